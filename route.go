@@ -1,0 +1,104 @@
+package openrecall
+
+import "time"
+
+// Route step names, in the order they can occur.
+const (
+	StepIntake       = "intake"
+	StepFingerprint  = "fingerprint"
+	StepMemoryBypass = "memory-bypass"
+	StepAnalysis     = "analysis"
+)
+
+// Tier is the model tier of an analysis step.
+type Tier string
+
+// Model tiers; TierNone marks deterministic steps.
+const (
+	TierNone   Tier = ""
+	TierCheap  Tier = "cheap"
+	TierStrong Tier = "strong"
+)
+
+// Step outcomes.
+const (
+	OutcomeOK             = "ok"              // the step did its job
+	OutcomeRejected       = "rejected"        // intake refused the record
+	OutcomeRecorded       = "recorded"        // a resolved alert, recorded and not triaged
+	OutcomeAccepted       = "accepted"        // a model answer passed the quality gate
+	OutcomeGateFailed     = "gate-failed"     // a model answer failed the quality gate
+	OutcomeRefused        = "refused"         // the guard refused the model's proposal
+	OutcomeModelError     = "model-error"     // the model call failed
+	OutcomeBudgetExceeded = "budget-exceeded" // no call was made: it would pass the run budget
+)
+
+// BudgetState is the run budget as a step left it. Limit 0 means no budget.
+type BudgetState struct {
+	Limit     NanoUSD `json:"limit"`
+	Spent     NanoUSD `json:"spent"`
+	Exhausted bool    `json:"exhausted,omitempty"`
+}
+
+// RouteStep is one step an alert took through the pipeline. Every step has
+// exactly one audit entry.
+type RouteStep struct {
+	Step             string        `json:"step"`
+	Model            string        `json:"model,omitempty"`
+	Tier             Tier          `json:"tier,omitempty"`
+	Live             bool          `json:"live"`
+	Skipped          bool          `json:"skipped,omitempty"`
+	Reason           string        `json:"reason"`
+	Outcome          string        `json:"outcome"`
+	MemoryHits       int           `json:"memory_hits,omitempty"`
+	Proposed         Decision      `json:"proposed_decision,omitempty"`
+	EscalationReason string        `json:"escalation_reason,omitempty"`
+	PromptTokens     int           `json:"prompt_tokens,omitempty"`
+	CompletionTokens int           `json:"completion_tokens,omitempty"`
+	Cost             NanoUSD       `json:"cost_nano_usd"`
+	Baseline         NanoUSD       `json:"baseline_nano_usd"`
+	Latency          time.Duration `json:"latency_ns"`
+	Budget           BudgetState   `json:"budget"`
+}
+
+// AuditEntry is one persisted, hash-chained record of one route step.
+type AuditEntry struct {
+	Sequence         int64         `json:"sequence"`
+	AnalysisID       string        `json:"analysis_id"`
+	Batch            string        `json:"batch"`
+	AlertID          string        `json:"alert_id"`
+	StepIndex        int           `json:"step_index"`
+	Step             string        `json:"step"`
+	Model            string        `json:"model,omitempty"`
+	Tier             Tier          `json:"tier,omitempty"`
+	Reason           string        `json:"reason"`
+	Outcome          string        `json:"outcome"`
+	MemoryHits       int           `json:"memory_hits"`
+	ProposedDecision Decision      `json:"proposed_decision,omitempty"`
+	EscalationReason string        `json:"escalation_reason,omitempty"`
+	Live             bool          `json:"live"`
+	Skipped          bool          `json:"skipped"`
+	Cost             NanoUSD       `json:"cost_nano_usd"`
+	Baseline         NanoUSD       `json:"baseline_nano_usd"`
+	Savings          NanoUSD       `json:"savings_nano_usd"`
+	Latency          time.Duration `json:"latency_ns"`
+	Time             time.Time     `json:"time"`
+	PrevHash         string        `json:"prev_hash"`
+	Hash             string        `json:"hash"`
+}
+
+// CostPoint is one analysed alert on the cost curve of a batch (a run).
+type CostPoint struct {
+	Index              int     `json:"index"`
+	Batch              string  `json:"batch"`
+	AlertID            string  `json:"alert_id"`
+	Tier               Tier    `json:"tier,omitempty"`
+	Bypassed           bool    `json:"bypassed"`
+	Cost               NanoUSD `json:"cost_nano_usd"`
+	Baseline           NanoUSD `json:"baseline_nano_usd"`
+	CumulativeCost     NanoUSD `json:"cumulative_cost_nano_usd"`
+	CumulativeBaseline NanoUSD `json:"cumulative_baseline_nano_usd"`
+}
+
+// Savings returns the savings band at this point: cumulative baseline minus
+// cumulative cost.
+func (p CostPoint) Savings() NanoUSD { return p.CumulativeBaseline - p.CumulativeCost }
