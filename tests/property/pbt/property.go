@@ -1,0 +1,143 @@
+package pbt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/leanovate/gopter"
+)
+
+// T is the part of *testing.T the helper reports through. Tests of the helper
+// pass a fake.
+type T interface {
+	Helper()
+	Name() string
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Property is one permanent rule of the design turned into code: an ID, the
+// sentence it enforces, the named generator it draws from, and how to check
+// one value. Build it with [ForAll] or [ForAllProp].
+type Property struct {
+	// ID is permanent and unique, such as "P11_guard_iff_four_clauses".
+	ID string
+	// Statement is the sentence of the design the property enforces.
+	Statement string
+	// Generator names the generator the cases come from.
+	Generator string
+
+	gen      gopter.Gen
+	check    func(any) error
+	prop     func() gopter.Prop
+	classify func(any) []string
+	pinned   []pinned
+	cover    []coverage
+}
+
+type pinned struct {
+	name  string
+	value any
+	hasV  bool
+	run   func() error
+}
+
+type coverage struct {
+	label   string
+	percent float64
+}
+
+// Option configures a property.
+type Option func(*Property)
+
+// Pin keeps a value as a pinned example: it is checked before any generated
+// case, on every run, under every seed. Pin shrunk counterexamples here.
+func Pin[V any](name string, v V) Option {
+	return func(p *Property) { p.pinned = append(p.pinned, pinned{name: name, value: v, hasV: true}) }
+}
+
+// PinFunc keeps an example that is not a generated value, such as a replayed
+// command sequence of a stateful property; run returns nil when it holds.
+func PinFunc(name string, run func() error) Option {
+	return func(p *Property) { p.pinned = append(p.pinned, pinned{name: name, run: run}) }
+}
+
+// Classify labels each generated value for the statistics; a value may carry
+// several labels.
+func Classify[V any](f func(V) []string) Option {
+	return func(p *Property) {
+		p.classify = func(v any) []string {
+			x, ok := v.(V)
+			if !ok {
+				return nil
+			}
+			return f(x)
+		}
+	}
+}
+
+// Cover requires that at least percent % of the generated cases carry label.
+// A run that generates the class too rarely fails.
+func Cover(label string, percent float64) Option {
+	return func(p *Property) { p.cover = append(p.cover, coverage{label: label, percent: percent}) }
+}
+
+// ForAll builds a property that holds when check returns nil for every value
+// of g. check reports a failure as an error whose text before the first ':'
+// names its kind ("confidence out of range: 1.2"); the slippage guard keeps
+// shrinking on that kind.
+func ForAll[V any](id, statement, generator string, g gopter.Gen, check func(V) error, opts ...Option) Property {
+	p := Property{ID: id, Statement: statement, Generator: generator, gen: g}
+	p.check = func(v any) error {
+		x, ok := v.(V)
+		if !ok {
+			var zero V
+			if v != nil {
+				return fmt.Errorf("generator type: got %T, want %T", v, zero)
+			}
+			x = zero
+		}
+		return check(x)
+	}
+	for _, o := range opts {
+		o(&p)
+	}
+	return p
+}
+
+// ForAllProp builds a property from a gopter Prop, for stateful properties
+// built with gopter's commands package. mk is called once per case so that no
+// state leaks between cases; gopter shrinks the failing argument itself.
+func ForAllProp(id, statement, generator string, mk func() gopter.Prop, opts ...Option) Property {
+	p := Property{ID: id, Statement: statement, Generator: generator, prop: mk}
+	for _, o := range opts {
+		o(&p)
+	}
+	return p
+}
+
+// ValidID reports whether id has the shape P<n>_<words>: a 'P', a number
+// without leading zero, '_', then lowercase letters, digits and '_'.
+func ValidID(id string) bool {
+	n, rest, ok := strings.Cut(id, "_")
+	if !ok || len(n) < 2 || n[0] != 'P' || n[1] == '0' || rest == "" {
+		return false
+	}
+	for _, c := range n[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	for _, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Number returns the "P<n>" prefix of an ID.
+func Number(id string) string {
+	n, _, _ := strings.Cut(id, "_")
+	return n
+}
