@@ -1,0 +1,198 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// walkPage is how many audit entries WalkAudit reads per query.
+const walkPage = 512
+
+// SealFunc seals entries for appending after the chain head: given the head's
+// hash, the sequence number the first entry must take and the entries, it
+// returns them with Sequence set to nextSeq, nextSeq+1, … and their PrevHash
+// and Hash filled. Memory stores what it returns and knows nothing of hashing.
+type SealFunc func(prevHash string, nextSeq int64, entries []openrecall.AuditEntry) []openrecall.AuditEntry
+
+const auditColumns = `sequence, analysis_id, batch, alert_id, step_index, step, model, tier, reason,
+	outcome, memory_hits, proposed_decision, escalation_reason, live, skipped, cost, baseline, savings,
+	latency_ns, time_ns, prev_hash, hash`
+
+// AppendAudit appends entries to the audit trail atomically: in one immediate
+// transaction it reads the head, fills a zero Time with the Store's clock,
+// calls seal(headHash, headSeq+1, entries), inserts what seal returns and
+// moves the head to the last of them. It returns the entries as stored (times
+// in UTC). seal must return as many entries as it was given, numbered from
+// nextSeq without gaps; anything else is refused and nothing is stored. The
+// caller's slice is not modified.
+func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry, seal SealFunc) ([]openrecall.AuditEntry, error) {
+	if seal == nil {
+		return nil, fmt.Errorf("append audit: nil seal function: %w", openrecall.ErrInvalid)
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	in := make([]openrecall.AuditEntry, len(entries))
+	copy(in, entries)
+	now := s.now().UTC()
+	for i := range in {
+		if in[i].Time.IsZero() {
+			in[i].Time = now
+		} else {
+			in[i].Time = in[i].Time.UTC()
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, translate("append audit: begin", err)
+	}
+	defer tx.Rollback()
+	var headSeq int64
+	var headHash string
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
+		return nil, translate("append audit: read head", err)
+	}
+	sealed := seal(headHash, headSeq+1, in)
+	if len(sealed) != len(in) {
+		return nil, fmt.Errorf("append audit: seal returned %d entries for %d: %w", len(sealed), len(in), openrecall.ErrInvalid)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_entries (`+auditColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, translate("append audit: prepare", err)
+	}
+	defer stmt.Close()
+	out := make([]openrecall.AuditEntry, len(sealed))
+	for i, e := range sealed {
+		if want := headSeq + 1 + int64(i); e.Sequence != want {
+			return nil, fmt.Errorf("append audit: seal numbered entry %d as %d, want %d: %w", i, e.Sequence, want, openrecall.ErrInvalid)
+		}
+		var ts sql.NullInt64
+		if !e.Time.IsZero() {
+			e.Time = e.Time.UTC()
+			ns, err := nanos(e.Time)
+			if err != nil {
+				return nil, fmt.Errorf("append audit: entry %d: %w", e.Sequence, err)
+			}
+			ts = sql.NullInt64{Int64: ns, Valid: true}
+		}
+		if _, err := stmt.ExecContext(ctx, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, e.StepIndex, e.Step,
+			e.Model, string(e.Tier), e.Reason, e.Outcome, e.MemoryHits, string(e.ProposedDecision),
+			e.EscalationReason, e.Live, e.Skipped, int64(e.Cost), int64(e.Baseline), int64(e.Savings),
+			int64(e.Latency), ts, e.PrevHash, e.Hash); err != nil {
+			return nil, translate(fmt.Sprintf("append audit: insert entry %d", e.Sequence), err)
+		}
+		out[i] = e
+	}
+	last := out[len(out)-1]
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1`, last.Sequence, last.Hash); err != nil {
+		return nil, translate("append audit: move head", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, translate("append audit: commit", err)
+	}
+	return out, nil
+}
+
+func scanAudit(r rowScanner) (openrecall.AuditEntry, error) {
+	var (
+		e                     openrecall.AuditEntry
+		tier, proposed        string
+		cost, baseline, saved int64
+		latency               int64
+		ts                    sql.NullInt64
+	)
+	if err := r.Scan(&e.Sequence, &e.AnalysisID, &e.Batch, &e.AlertID, &e.StepIndex, &e.Step, &e.Model, &tier,
+		&e.Reason, &e.Outcome, &e.MemoryHits, &proposed, &e.EscalationReason, &e.Live, &e.Skipped,
+		&cost, &baseline, &saved, &latency, &ts, &e.PrevHash, &e.Hash); err != nil {
+		return openrecall.AuditEntry{}, err
+	}
+	e.Tier = openrecall.Tier(tier)
+	e.ProposedDecision = openrecall.Decision(proposed)
+	e.Cost, e.Baseline, e.Savings = openrecall.NanoUSD(cost), openrecall.NanoUSD(baseline), openrecall.NanoUSD(saved)
+	e.Latency = time.Duration(latency)
+	if ts.Valid {
+		e.Time = fromNanos(ts.Int64)
+	}
+	return e, nil
+}
+
+// AuditByAnalysis returns the audit entries of one analysis in sequence
+// order; none is an empty slice, not an error.
+func (s *Store) AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
+		WHERE analysis_id = ? ORDER BY sequence`, analysisID)
+	if err != nil {
+		return nil, translate("audit by analysis", err)
+	}
+	defer rows.Close()
+	out := []openrecall.AuditEntry{}
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, translate("audit by analysis: scan", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate("audit by analysis", err)
+	}
+	return out, nil
+}
+
+// WalkAudit calls fn for every audit entry in sequence order, stopping at the
+// first error fn returns (which WalkAudit returns unwrapped). It reads in
+// pages and holds no connection while fn runs, so fn may use the Store.
+func (s *Store) WalkAudit(ctx context.Context, fn func(openrecall.AuditEntry) error) error {
+	after := int64(-1 << 63)
+	for {
+		page, err := s.auditPage(ctx, after)
+		if err != nil {
+			return err
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(page) < walkPage {
+			return nil
+		}
+		after = page[len(page)-1].Sequence
+	}
+}
+
+func (s *Store) auditPage(ctx context.Context, after int64) ([]openrecall.AuditEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
+		WHERE sequence > ? ORDER BY sequence LIMIT ?`, after, walkPage)
+	if err != nil {
+		return nil, translate("walk audit", err)
+	}
+	defer rows.Close()
+	var out []openrecall.AuditEntry
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, translate("walk audit: scan", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate("walk audit", err)
+	}
+	return out, nil
+}
+
+// AuditHead returns the sequence number and hash of the last appended entry
+// as recorded in the head row, (0, "") for an empty trail. It is kept apart
+// from the entries so that deleting the last entries is detectable.
+func (s *Store) AuditHead(ctx context.Context) (seq int64, hash string, err error) {
+	if err := s.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&seq, &hash); err != nil {
+		return 0, "", translate("audit head", err)
+	}
+	return seq, hash, nil
+}

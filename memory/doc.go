@@ -1,0 +1,57 @@
+// Package memory is openrecall's embedded memory: a SQLite adapter that
+// retains analyst decisions (incidents), recalls them for a fingerprint, and
+// persists the audit trail and cost curve points of the other stages. It is
+// the only package that imports a database driver.
+//
+// # Storage
+//
+// One SQLite file opened in WAL mode with a busy timeout, foreign keys and
+// immediate transactions, through one writer connection. Migrations are
+// embedded (migrations/*.sql), applied one per transaction and recorded in
+// schema_migrations; a file whose schema is newer than the binary is refused
+// (ErrNewerSchema). A Store is safe for concurrent use, and several Stores in
+// one or many processes may share a file.
+//
+// # Retain
+//
+// Retain validates and normalizes an incident (root Incident.Normalized: the
+// dedupe key and a stable id derived from the canonical fingerprint, the
+// decision and the content normalized for case, Unicode forms and white
+// space), sets CreatedAt to the Store's clock when zero, and inserts it with
+// ON CONFLICT(dedupe_key) DO NOTHING in an immediate transaction. Equivalent
+// input retained twice, by one process or by two at the same moment, leaves
+// one record; the second call returns the stored record and created=false.
+// Times are stored as UTC unix nanoseconds (years 1678 to 2261).
+//
+// # Recall
+//
+// Recall(fp, limit) is exactly:
+//
+//   - candidates are the incidents that agree with fp on the four critical
+//     fields (error_class, service_role, environment, attack_pattern; see
+//     openrecall.SameCritical); no other incident is ever returned;
+//   - each scores openrecall.Similarity(fp, incident fingerprint): 1 when
+//     identical, 89/98 when one of dependency_pattern and signal_shape
+//     differs, 80/98 when both do;
+//   - matches are ordered by score descending, then created time descending
+//     (newer first), then id ascending, and the first limit are returned;
+//     limit <= 0 returns an empty slice and no error.
+//
+// Recall reads indexes, not the table: exact fingerprints through
+// (fp, created_at DESC, id), the 89-point tier through (k4,
+// dependency_pattern, …) and (k4, signal_shape, …), the 80-point tier
+// through (k4, created_at DESC, id), where fp and k4 are 64-bit hashes of
+// the whole fingerprint and of its four critical values. Each tier is asked
+// only for the matches still missing, and each query compares the plain
+// columns as well, so a hash collision cannot produce a wrong match. Its
+// cost depends on limit, not on how many incidents are stored.
+//
+// # Audit and cost
+//
+// Audit entries are append-only (triggers refuse UPDATE and DELETE) and
+// numbered by sequence. A one-row audit_head holds the last sequence and
+// hash and moves in the same transaction as each append, so a deleted tail is
+// detectable. Hash chaining belongs to the caller's SealFunc. Cost points
+// are keyed by (batch, index); batches are listed in the order they were
+// first appended to.
+package memory
