@@ -1,0 +1,99 @@
+package intake
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Format is an input format, as named on the command line (--format).
+type Format string
+
+// Input formats. FormatAuto detects the format per file and, in JSON Lines,
+// per line.
+const (
+	FormatAuto         Format = "auto"
+	FormatJSONL        Format = "jsonl"
+	FormatJSON         Format = "json"
+	FormatAlertmanager Format = "alertmanager"
+	FormatPrometheus   Format = "prometheus"
+	FormatPagerDuty    Format = "pagerduty"
+	FormatText         Format = "text"
+)
+
+// Formats lists every format ParseFormat accepts. Callers must not modify it.
+var Formats = []Format{FormatAuto, FormatJSONL, FormatJSON, FormatAlertmanager, FormatPrometheus, FormatPagerDuty, FormatText}
+
+// Default limits.
+const (
+	// DefaultMaxRecordBytes bounds one record: a line, an array element or
+	// one alerts[] item of a webhook.
+	DefaultMaxRecordBytes = 1 << 20
+	// DefaultMaxDocumentBytes bounds one whole JSON document read at once (a
+	// pretty-printed webhook).
+	DefaultMaxDocumentBytes = 64 << 20
+)
+
+// ParseFormat returns s as a Format; "" means FormatAuto. Case and
+// surrounding space are ignored. An unknown name is an error wrapping
+// openrecall.ErrInvalid.
+func ParseFormat(s string) (Format, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return FormatAuto, nil
+	}
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("format %q is not one of %s: %w", s, strings.Join(names, ", "), openrecall.ErrInvalid)
+}
+
+// Options configures a Reader. The zero value detects the format and uses
+// the default limits.
+type Options struct {
+	// Format forces a format; FormatAuto when empty.
+	Format Format
+	// MaxRecordBytes bounds one record (line, array element, alerts[] item);
+	// 0 means DefaultMaxRecordBytes. A longer record is rejected without
+	// being buffered and reading continues.
+	MaxRecordBytes int
+	// MaxDocumentBytes bounds one whole JSON document (a multi-line webhook
+	// or a single-document body); 0 means DefaultMaxDocumentBytes.
+	MaxDocumentBytes int
+	// Source names the input in positions (a file name or "-"); may be empty.
+	Source string
+}
+
+// RecordError is a rejected record: where it was and why.
+type RecordError struct {
+	Position openrecall.Position
+	// Reason is for a person, such as "invalid JSON: unexpected character
+	// 'o' at byte 2" or "alerts[3]: labels must be an object".
+	Reason string
+}
+
+// Error returns the position and the reason, such as
+// "line 1: invalid JSON: unexpected character 'o' at byte 2".
+func (e *RecordError) Error() string { return e.Position.String() + ": " + e.Reason }
+
+// Record is one result of reading: a normalized alert, or, when Err is not
+// nil, a rejected record. Exactly one of them is meaningful.
+type Record struct {
+	Alert openrecall.Alert
+	Err   *RecordError
+}
+
+// Position returns where the record was in its input, rejected or not.
+func (r Record) Position() openrecall.Position {
+	if r.Err != nil {
+		return r.Err.Position
+	}
+	return r.Alert.Position
+}

@@ -1,0 +1,246 @@
+package intake
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/openrecall/openrecall"
+)
+
+// NormalizeSeverity maps a source severity or priority to one of the
+// normalized severities: crit/fatal/emergency/p1/sev1/page are critical;
+// error/err/major/p2/sev2 high; warning/warn/moderate/p3/sev3 medium;
+// minor/low/p4/sev4/notice low; info/informational/ok/debug/p5 info. Case,
+// spaces, '-' and '_' are ignored ("SEV-1", "P 2"). Missing or unknown
+// values are medium, so an alert is never silently demoted to info.
+func NormalizeSeverity(s string) openrecall.Severity {
+	k := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || unicode.IsSpace(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+	switch k {
+	case "critical", "crit", "fatal", "emergency", "emerg", "alert", "disaster", "p0", "p1", "sev0", "sev1", "page", "urgent", "highest", "blocker":
+		return openrecall.SeverityCritical
+	case "high", "error", "err", "major", "p2", "sev2":
+		return openrecall.SeverityHigh
+	case "medium", "warning", "warn", "moderate", "average", "p3", "sev3":
+		return openrecall.SeverityMedium
+	case "low", "minor", "p4", "sev4", "notice", "lowest":
+		return openrecall.SeverityLow
+	case "info", "informational", "information", "ok", "debug", "p5", "sev5", "none":
+		return openrecall.SeverityInfo
+	}
+	return openrecall.SeverityMedium
+}
+
+// NormalizeEnvironment maps an environment, stage, cluster or namespace
+// name to "prod", "staging", "dev" or "" (unknown). The name is split into
+// words at every character that is not a letter or digit, and the first
+// known word decides: production/prod/prd/live are prod ("prod-eu-1",
+// "shop-prod"); staging/stage/stg/preprod/uat/qa are staging;
+// development/dev/test/sandbox/local are dev. "pre-prod" is staging and
+// "non-prod" is unknown, not prod.
+func NormalizeEnvironment(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for _, joined := range []string{"pre", "non"} {
+		for _, sep := range []string{"-", "_", " ", "."} {
+			s = strings.ReplaceAll(s, joined+sep+"prod", joined+"prod")
+		}
+	}
+	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
+		switch w {
+		case "production", "prod", "prd", "live":
+			return "prod"
+		case "staging", "stage", "stg", "preprod", "uat", "qa":
+			return "staging"
+		case "development", "dev", "test", "sandbox", "local":
+			return "dev"
+		}
+	}
+	return ""
+}
+
+// cleanText trims s and removes control characters other than newline and
+// tab; invalid UTF-8 becomes U+FFFD. "\r\n" becomes "\n".
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	clean := true
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) && r != '\n' && r != '\t' {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return strings.TrimSpace(s)
+}
+
+// cleanLine is cleanText on one line: newlines and tabs become spaces.
+func cleanLine(s string) string {
+	s = cleanText(s)
+	if strings.ContainsAny(s, "\n\t") {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	return s
+}
+
+// firstLine returns the first non-empty line of s.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return cleanLine(l)
+		}
+	}
+	return ""
+}
+
+// cleanMap cleans keys and values, dropping empty keys; nil for no entries.
+func cleanMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if k = cleanLine(k); k != "" {
+			out[k] = cleanText(v)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// first returns the first non-empty value of keys in m.
+func first(m map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := strings.TrimSpace(m[k]); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// environmentFrom returns the first environment that normalizes to a known
+// one among the candidates, in order.
+func environmentFrom(candidates ...string) string {
+	for _, c := range candidates {
+		if e := NormalizeEnvironment(c); e != "" {
+			return e
+		}
+	}
+	return ""
+}
+
+// finish cleans and completes a built alert: title fallback, severity,
+// environment and service from labels, and a content hash id when the source
+// gave none.
+func finish(a *openrecall.Alert, severity, environment, service string) {
+	a.Title = cleanLine(a.Title)
+	a.Text = cleanText(a.Text)
+	a.Labels = cleanMap(a.Labels)
+	a.Annotations = cleanMap(a.Annotations)
+	a.Source = cleanLine(a.Source)
+	a.ID = cleanLine(a.ID)
+	if a.Title == "" {
+		a.Title = first(a.Labels, "alertname")
+	}
+	if a.Title == "" {
+		a.Title = firstLine(a.Text)
+	}
+	if severity == "" {
+		severity = first(a.Labels, "severity", "priority", "level")
+	}
+	a.Severity = NormalizeSeverity(severity)
+	a.Environment = environmentFrom(environment, a.Labels["env"], a.Labels["environment"], a.Labels["stage"], a.Labels["cluster"], a.Labels["namespace"])
+	if service == "" {
+		service = first(a.Labels, "service", "app", "app.kubernetes.io/name", "job", "container")
+	}
+	a.Service = cleanLine(service)
+	if a.Status == "" {
+		a.Status = openrecall.StatusFiring
+	}
+	if a.ID == "" {
+		a.ID = contentID(*a)
+	}
+}
+
+// contentID is "h-" and the first 16 hex digits of SHA-256 over the
+// normalized content, so that a re-sent alert gets the same id.
+func contentID(a openrecall.Alert) string {
+	h := sha256.New()
+	field := func(s string) {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	field(a.Title)
+	field(a.Text)
+	keys := make([]string, 0, len(a.Labels))
+	for k := range a.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	field(strconv.Itoa(len(keys)))
+	for _, k := range keys {
+		field(k)
+		field(a.Labels[k])
+	}
+	field(string(a.Severity))
+	field(a.Service)
+	field(a.Environment)
+	field(a.Source)
+	ts := ""
+	if !a.Timestamp.IsZero() {
+		ts = a.Timestamp.UTC().Format(time.RFC3339Nano)
+	}
+	field(ts)
+	sum := h.Sum(nil)
+	return "h-" + hex.EncodeToString(sum[:8])
+}
+
+// alertmanagerFingerprint computes Alertmanager's fingerprint of a label
+// set: FNV-1a-64 over the sorted label names and values, each followed by a
+// 0xFF byte, as 16 hex digits. A Prometheus postable alert gets the same id
+// as the webhook Alertmanager later sends for it.
+func alertmanagerFingerprint(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := fnv.New64a()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0xff})
+		h.Write([]byte(labels[k]))
+		h.Write([]byte{0xff})
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// episodeID is "am-" + fingerprint + "-" + startsAt in unix seconds: one id
+// per firing episode, the same for its resolved notice.
+func episodeID(fingerprint string, startsAt time.Time) string {
+	if startsAt.IsZero() {
+		return "am-" + fingerprint
+	}
+	return "am-" + fingerprint + "-" + strconv.FormatInt(startsAt.Unix(), 10)
+}

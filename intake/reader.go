@@ -1,0 +1,534 @@
+package intake
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/openrecall/openrecall"
+)
+
+// mode is what the Reader is reading now.
+type mode int
+
+const (
+	modeDetect mode = iota // nothing read yet
+	modeLines              // JSON Lines or plain text, line by line
+	modeDocs               // a sequence of JSON documents, arrays streamed
+	modeArray              // inside a streamed top-level array
+	modeDone               // end of input
+)
+
+// array parser states.
+const (
+	arrayOpen  = iota // after '[': a value or ']'
+	arrayValue        // after a value: ',' or ']'
+	arrayComma        // after ',': a value
+)
+
+// Reader reads records from a stream. It buffers at most one record (or one
+// bounded document) and the records of one webhook, whatever the length of
+// the stream. A Reader is not safe for concurrent use.
+type Reader struct {
+	in      *bufio.Reader
+	pending []byte // bytes pushed back in front of in
+	line    int    // newlines consumed so far
+	opts    Options
+	maxRec  int
+	maxDoc  int
+	mode    mode
+	text    bool // modeLines: plain text rather than JSON Lines
+	p       parser
+	queue   []Record
+	err     error // sticky I/O error
+	buf     []byte
+
+	arrayIndex int
+	arrayState int
+	arrayLine  int
+	forceDocs  bool
+}
+
+// NewReader returns a Reader of r with opts.
+func NewReader(r io.Reader, opts Options) *Reader {
+	if opts.Format == "" {
+		opts.Format = FormatAuto
+	}
+	if opts.MaxRecordBytes <= 0 {
+		opts.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if opts.MaxDocumentBytes <= 0 {
+		opts.MaxDocumentBytes = DefaultMaxDocumentBytes
+	}
+	if opts.MaxDocumentBytes < opts.MaxRecordBytes {
+		opts.MaxDocumentBytes = opts.MaxRecordBytes
+	}
+	rd := &Reader{
+		in:     bufio.NewReaderSize(r, 64<<10),
+		opts:   opts,
+		maxRec: opts.MaxRecordBytes,
+		maxDoc: opts.MaxDocumentBytes,
+		p:      parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source},
+	}
+	switch opts.Format {
+	case FormatAlertmanager, FormatPrometheus, FormatPagerDuty:
+		rd.p.shape = opts.Format
+	}
+	return rd
+}
+
+// ParseBytes reads every record of body, a whole request body or file. A
+// body that is one JSON object on one line is read as one document, so a
+// compact webhook is bounded by MaxDocumentBytes rather than
+// MaxRecordBytes. The error is nil unless the options are unusable.
+func ParseBytes(body []byte, opts Options) ([]Record, error) {
+	if opts.Format != "" {
+		if _, err := ParseFormat(string(opts.Format)); err != nil {
+			return nil, err
+		}
+	}
+	r := NewReader(bytes.NewReader(body), opts)
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, bom))
+	if len(trimmed) > 0 && trimmed[0] == '{' && !bytes.ContainsRune(trimmed, '\n') && len(trimmed) <= r.maxDoc &&
+		r.opts.Format != FormatJSONL && r.opts.Format != FormatText {
+		r.forceDocs = true
+	}
+	var out []Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Next returns the next record: an alert, or a rejected record with Err
+// set. It returns io.EOF at the end of the input, and another error only
+// when reading the underlying reader fails; bad input is never an error.
+func (r *Reader) Next() (Record, error) {
+	for {
+		if len(r.queue) > 0 {
+			rec := r.queue[0]
+			r.queue[0] = Record{}
+			r.queue = r.queue[1:]
+			return rec, nil
+		}
+		r.queue = r.queue[:0]
+		if r.err != nil {
+			return Record{}, r.err
+		}
+		var err error
+		switch r.mode {
+		case modeDetect:
+			err = r.detect()
+		case modeLines:
+			err = r.nextLine()
+		case modeDocs:
+			err = r.nextDoc()
+		case modeArray:
+			err = r.nextElement()
+		default:
+			err = io.EOF
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				r.mode = modeDone
+				if len(r.queue) > 0 {
+					continue
+				}
+				return Record{}, io.EOF
+			}
+			r.err = fmt.Errorf("read alerts: %w", err)
+			if len(r.queue) > 0 {
+				continue
+			}
+			return Record{}, r.err
+		}
+	}
+}
+
+// pos is a line position.
+func (r *Reader) pos(line int) openrecall.Position {
+	return openrecall.Position{Source: r.opts.Source, Line: line}
+}
+
+// detect skips a byte order mark and leading space, then chooses how to
+// read the stream.
+func (r *Reader) detect() error {
+	if b, err := r.in.Peek(3); err == nil && bytes.Equal(b, bom) {
+		r.in.Discard(3)
+	}
+	switch r.opts.Format {
+	case FormatText:
+		r.mode, r.text = modeLines, true
+		return nil
+	case FormatJSONL:
+		r.mode = modeLines
+		return nil
+	}
+	c, err := r.skipSpace()
+	if err != nil {
+		return err
+	}
+	if r.forceDocs || c == '[' {
+		r.mode, r.p.container = modeDocs, FormatJSON
+		return nil
+	}
+	if c != '{' {
+		r.mode = modeLines
+		r.text = c != '"' && r.opts.Format == FormatAuto
+		return nil
+	}
+	// An object: JSON Lines if its first line is a whole value, else a
+	// sequence of (pretty-printed) documents.
+	start := r.line + 1
+	line, size, nl, err := r.readLine(r.maxRec)
+	if err != nil {
+		return err
+	}
+	r.mode = modeLines
+	if size <= r.maxRec && incomplete(line) {
+		r.mode, r.p.container = modeDocs, FormatJSON
+		r.pending = append(append([]byte(nil), line...), '\n')
+		if nl {
+			r.line--
+		}
+		return nil
+	}
+	r.lineRecord(line, size, start)
+	return nil
+}
+
+// skipSpace consumes white space and returns the next byte, unread.
+func (r *Reader) skipSpace() (byte, error) {
+	for {
+		c, err := r.peekByte()
+		if err != nil {
+			return 0, err
+		}
+		if !isSpace(c) {
+			return c, nil
+		}
+		r.readByte()
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (r *Reader) peekByte() (byte, error) {
+	if len(r.pending) > 0 {
+		return r.pending[0], nil
+	}
+	b, err := r.in.Peek(1)
+	if len(b) == 1 {
+		return b[0], nil
+	}
+	return 0, err
+}
+
+func (r *Reader) readByte() (byte, error) {
+	var c byte
+	if len(r.pending) > 0 {
+		c = r.pending[0]
+		r.pending = r.pending[1:]
+	} else {
+		var err error
+		if c, err = r.in.ReadByte(); err != nil {
+			return 0, err
+		}
+	}
+	if c == '\n' {
+		r.line++
+	}
+	return c, nil
+}
+
+// readLine reads one line without its "\n" or "\r\n". It keeps at most max
+// bytes (plus a final "\r"): a longer line is consumed to its end and its
+// size reported, but not buffered. nl reports whether a newline ended it.
+func (r *Reader) readLine(max int) (line []byte, size int, nl bool, err error) {
+	r.buf = r.buf[:0]
+	for {
+		frag, err := r.in.ReadSlice('\n')
+		size += len(frag)
+		if len(r.buf)+len(frag) <= max+2 {
+			r.buf = append(r.buf, frag...)
+		}
+		switch {
+		case err == nil:
+			r.line++
+			size--
+			line = r.buf
+			if len(line) > 0 && line[len(line)-1] == '\n' {
+				line = line[:len(line)-1]
+			}
+			if len(line) > 0 && line[len(line)-1] == '\r' {
+				line = line[:len(line)-1]
+				size--
+			}
+			return line, size, true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if size == 0 {
+				return nil, 0, false, io.EOF
+			}
+			line = r.buf
+			if len(line) > 0 && line[len(line)-1] == '\r' {
+				line = line[:len(line)-1]
+				size--
+			}
+			return line, size, false, nil
+		default:
+			return nil, 0, false, err
+		}
+	}
+}
+
+// nextLine reads one line of JSON Lines or plain text.
+func (r *Reader) nextLine() error {
+	start := r.line + 1
+	line, size, _, err := r.readLine(r.maxRec)
+	if err != nil {
+		return err
+	}
+	r.lineRecord(line, size, start)
+	return nil
+}
+
+// lineRecord queues the records of one line.
+func (r *Reader) lineRecord(line []byte, size, n int) {
+	if n == 1 {
+		line = bytes.TrimPrefix(line, bom)
+	}
+	if size > r.maxRec {
+		r.queue = reject(r.queue, r.pos(n), "%s", oversize(size, r.maxRec))
+		return
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	if r.text {
+		a, err := textAlert(string(line))
+		if err != nil {
+			return
+		}
+		a.Position = r.pos(n)
+		r.queue = append(r.queue, Record{Alert: a})
+		return
+	}
+	r.queue = r.p.value(r.queue, line, r.pos(n), n, false)
+}
+
+// nextDoc reads one JSON document of a sequence; an array is streamed
+// element by element.
+func (r *Reader) nextDoc() error {
+	c, err := r.skipSpace()
+	if err != nil {
+		return err
+	}
+	start := r.line + 1
+	if c == '[' {
+		r.readByte()
+		r.mode, r.arrayIndex, r.arrayState, r.arrayLine = modeArray, 0, arrayOpen, start
+		return nil
+	}
+	raw, size, err := r.scanValue(r.maxDoc)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	pos := r.pos(start)
+	switch {
+	case size > r.maxDoc:
+		r.queue = reject(r.queue, pos, "document is %d bytes, over the limit of %d bytes", size, r.maxDoc)
+	case size > r.maxRec && !isWebhook(raw):
+		r.queue = reject(r.queue, pos, "%s", oversize(size, r.maxRec))
+	default:
+		r.queue = r.p.value(r.queue, raw, pos, start, false)
+	}
+	return nil
+}
+
+// nextElement reads one element of a streamed array, or its end.
+func (r *Reader) nextElement() error {
+	pos := openrecall.Position{Source: r.opts.Source, Index: r.arrayIndex, HasIndex: true}
+	c, err := r.skipSpace()
+	if errors.Is(err, io.EOF) {
+		r.queue = reject(r.queue, pos, "invalid JSON: unexpected end of input: the array that starts on line %d is not closed with ']'", r.arrayLine)
+		return io.EOF
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == ']':
+		r.readByte()
+		r.mode = modeDocs
+		return nil
+	case c == ',' && r.arrayState == arrayValue:
+		r.readByte()
+		r.arrayState = arrayComma
+		return nil
+	case c == ',':
+		r.readByte()
+		r.queue = reject(r.queue, pos, "invalid JSON: unexpected ',' with no element before it")
+		r.arrayIndex++
+		return nil
+	}
+	missingComma := r.arrayState == arrayValue
+	start := r.line + 1
+	raw, size, err := r.scanValue(r.maxRec)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	r.arrayState = arrayValue
+	r.arrayIndex++
+	switch {
+	case size > r.maxRec:
+		r.queue = reject(r.queue, pos, "%s", oversize(size, r.maxRec))
+	case missingComma:
+		r.queue = reject(r.queue, pos, "invalid JSON: missing ',' before this element")
+	default:
+		r.queue = r.p.value(r.queue, raw, pos, start, true)
+	}
+	return nil
+}
+
+// scanValue consumes one JSON value, finding its end by bracket depth and
+// string quoting only; the caller validates it. It keeps at most max bytes
+// and returns the full size. A value that does not start like JSON extends
+// to the end of its line, and a string never spans lines, so scanning
+// resynchronizes after garbage.
+func (r *Reader) scanValue(max int) (raw []byte, size int, err error) {
+	r.buf = r.buf[:0]
+	keep := func(c byte) {
+		size++
+		if len(r.buf) <= max {
+			r.buf = append(r.buf, c)
+		}
+	}
+	c, err := r.peekByte()
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case c == '{' || c == '[':
+		depth, inString, escaped := 0, false, false
+		for {
+			c, err := r.readByte()
+			if err != nil {
+				return r.buf, size, err
+			}
+			keep(c)
+			switch {
+			case inString && escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case inString && (c == '"' || c == '\n'):
+				inString = false
+			case inString:
+			case c == '"':
+				inString = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				depth--
+				if depth == 0 {
+					return r.buf, size, nil
+				}
+			}
+		}
+	case c == '"':
+		r.readByte()
+		keep(c)
+		escaped := false
+		for {
+			c, err := r.peekByte()
+			if err != nil {
+				return r.buf, size, err
+			}
+			if c == '\n' {
+				return r.buf, size, nil
+			}
+			r.readByte()
+			keep(c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				return r.buf, size, nil
+			}
+		}
+	case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
+		for {
+			c, err := r.peekByte()
+			if err != nil {
+				return r.buf, size, err
+			}
+			if isSpace(c) || c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == '"' {
+				return r.buf, size, nil
+			}
+			r.readByte()
+			keep(c)
+		}
+	default:
+		for {
+			c, err := r.peekByte()
+			if err != nil {
+				return r.buf, size, err
+			}
+			if c == '\n' {
+				return r.buf, size, nil
+			}
+			r.readByte()
+			keep(c)
+		}
+	}
+}
+
+// incomplete reports whether line is the start of a JSON object or array
+// that does not end on this line.
+func incomplete(line []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range line {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth <= 0 {
+				return false
+			}
+		}
+	}
+	return depth > 0
+}
+
+// isWebhook reports whether raw is a JSON object with an alerts field: a
+// webhook document, whose items rather than itself are records.
+func isWebhook(raw []byte) bool {
+	var o object
+	return len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &o) == nil && o.has("alerts")
+}

@@ -1,0 +1,624 @@
+package intake
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// parser turns one JSON value into records. It holds no state between
+// values.
+type parser struct {
+	// shape is the forced shape (alertmanager, prometheus, pagerduty) or ""
+	// to classify each object.
+	shape Format
+	// container names generic objects: FormatJSONL or FormatJSON.
+	container Format
+	maxRecord int
+	source    string
+}
+
+// reject appends a rejected record.
+func reject(out []Record, pos openrecall.Position, format string, args ...any) []Record {
+	return append(out, Record{Err: &RecordError{Position: pos, Reason: fmt.Sprintf(format, args...)}})
+}
+
+// oversize is the reason for a record over the limit.
+func oversize(size, limit int) string {
+	return fmt.Sprintf("record is %d bytes, over the limit of %d bytes", size, limit)
+}
+
+// value parses one top-level JSON value (a JSON Lines line, an element of a
+// streamed array, or a document) that starts on line. pos is the position of
+// the single record it yields; webhook items get line and their index.
+func (p *parser) value(out []Record, raw []byte, pos openrecall.Position, line int, nested bool) []Record {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return reject(out, pos, "invalid JSON: empty value")
+	}
+	switch raw[0] {
+	case '{':
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return reject(out, pos, "%s", jsonReason(err))
+		}
+		return p.object(out, object(m), pos, line)
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return reject(out, pos, "%s", jsonReason(err))
+		}
+		if p.shape != "" {
+			return reject(out, pos, "%s", shapeMismatch(p.shape, "a JSON string"))
+		}
+		a, err := textAlert(s)
+		if err != nil {
+			return reject(out, pos, "%v", err)
+		}
+		a.Position = pos
+		return append(out, Record{Alert: a})
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return reject(out, pos, "%s", jsonReason(err))
+		}
+		if nested {
+			return reject(out, pos, "an array element must be an alert object or string, not an array")
+		}
+		if len(items) == 0 {
+			return reject(out, pos, "empty array: no alerts")
+		}
+		for i, item := range items {
+			ipos := openrecall.Position{Source: p.source, Line: line, Index: i, HasIndex: true}
+			if len(item) > p.maxRecord {
+				out = reject(out, ipos, "[%d]: %s", i, oversize(len(item), p.maxRecord))
+				continue
+			}
+			out = p.value(out, item, ipos, line, true)
+		}
+		return out
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return reject(out, pos, "%s", jsonReason(err))
+	}
+	return reject(out, pos, "an alert must be a JSON object or string, not %s", jsonKind(raw))
+}
+
+// jsonKind names the kind of a valid JSON scalar.
+func jsonKind(raw []byte) string {
+	switch raw[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	case '"':
+		return "a string"
+	}
+	return "a number"
+}
+
+// shapeMismatch explains why a value is not the forced shape.
+func shapeMismatch(shape Format, got string) string {
+	switch shape {
+	case FormatAlertmanager:
+		return got + " is not an Alertmanager webhook (it needs an alerts array)"
+	case FormatPagerDuty:
+		return got + " is not a PagerDuty Events v2 event (it needs event_action and payload)"
+	default:
+		return got + " is not a Prometheus alert (it needs a labels object)"
+	}
+}
+
+// classify names the shape of an object.
+func (p *parser) classify(o object) Format {
+	switch {
+	case o.has("alerts"):
+		return FormatAlertmanager
+	case o.has("event_action") && (o.has("payload") || o.has("dedup_key") || o.has("routing_key")):
+		return FormatPagerDuty
+	case o.has("labels") && !o.has("title") && !o.has("text") &&
+		(o.has("startsAt") || o.has("endsAt") || o.has("generatorURL") || p.shape == FormatPrometheus):
+		return FormatPrometheus
+	}
+	return p.container
+}
+
+// object parses one JSON object by its shape.
+func (p *parser) object(out []Record, o object, pos openrecall.Position, line int) []Record {
+	shape := p.classify(o)
+	if p.shape != "" && shape != p.shape {
+		return reject(out, pos, "%s", shapeMismatch(p.shape, "the object"))
+	}
+	if shape == FormatAlertmanager {
+		return p.webhook(out, o, pos, line)
+	}
+	var (
+		a   openrecall.Alert
+		err error
+	)
+	switch shape {
+	case FormatPagerDuty:
+		a, err = pagerDutyAlert(o)
+	case FormatPrometheus:
+		a, err = prometheusAlert(o)
+	default:
+		a, err = genericAlert(o, string(shape))
+	}
+	if err != nil {
+		return reject(out, pos, "%v", err)
+	}
+	a.Position = pos
+	return append(out, Record{Alert: a})
+}
+
+// webhook expands an Alertmanager or Grafana webhook into one record per
+// alerts[] item.
+func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line int) []Record {
+	var items []json.RawMessage
+	if raw, ok := o["alerts"]; !ok || json.Unmarshal(raw, &items) != nil {
+		return reject(out, pos, "alerts must be an array")
+	}
+	version, err := o.str("version")
+	if err != nil {
+		return reject(out, pos, "%v", err)
+	}
+	status, err := o.str("status")
+	if err != nil {
+		return reject(out, pos, "%v", err)
+	}
+	if len(items) == 0 {
+		return reject(out, pos, "webhook has no alerts")
+	}
+	source := "alertmanager"
+	if version == "1" || o.has("orgId") {
+		source = "grafana"
+	}
+	for i, item := range items {
+		ipos := openrecall.Position{Source: p.source, Line: line, Index: i, HasIndex: true}
+		if line == 0 {
+			ipos = openrecall.Position{Source: p.source, Index: i, HasIndex: true}
+		}
+		if len(item) > p.maxRecord {
+			out = reject(out, ipos, "alerts[%d]: %s", i, oversize(len(item), p.maxRecord))
+			continue
+		}
+		a, err := webhookAlert(item, status, source)
+		if err != nil {
+			out = reject(out, ipos, "alerts[%d]: %v", i, err)
+			continue
+		}
+		a.Position = ipos
+		out = append(out, Record{Alert: a})
+	}
+	return out
+}
+
+// webhookAlert parses one alerts[] item of a webhook.
+func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.Alert, error) {
+	var o object
+	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
+		return openrecall.Alert{}, errors.New("alert must be an object")
+	}
+	labels, err := o.strMap("labels")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	annotations, err := o.strMap("annotations")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	status, err := o.str("status")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	if status == "" {
+		status = groupStatus
+	}
+	status, err = alertStatus(status)
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	startsAt, err := o.time("startsAt")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	if _, err := o.time("endsAt"); err != nil {
+		return openrecall.Alert{}, err
+	}
+	fp, err := o.str("fingerprint")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	if len(labels) == 0 && annotations["summary"] == "" && annotations["description"] == "" {
+		return openrecall.Alert{}, errors.New("empty alert: no labels, summary or description")
+	}
+	if fp == "" {
+		fp = alertmanagerFingerprint(labels)
+	}
+	a := openrecall.Alert{
+		ID:          episodeID(strings.TrimSpace(fp), startsAt),
+		Format:      string(FormatAlertmanager),
+		Title:       annotations["summary"],
+		Text:        annotations["description"],
+		Labels:      labels,
+		Annotations: annotations,
+		Source:      source,
+		Status:      status,
+		Timestamp:   startsAt,
+	}
+	finish(&a, "", "", "")
+	return a, nil
+}
+
+// alertStatus checks an Alertmanager status: firing (also when empty) or
+// resolved.
+func alertStatus(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", openrecall.StatusFiring:
+		return openrecall.StatusFiring, nil
+	case openrecall.StatusResolved:
+		return openrecall.StatusResolved, nil
+	}
+	return "", fmt.Errorf("status must be firing or resolved, not %q", s)
+}
+
+// prometheusAlert parses one Prometheus postable alert (an element of what
+// Prometheus posts to Alertmanager's /api/v2/alerts).
+func prometheusAlert(o object) (openrecall.Alert, error) {
+	labels, err := o.strMap("labels")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	annotations, err := o.strMap("annotations")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	startsAt, err := o.time("startsAt")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	if _, err := o.time("endsAt"); err != nil {
+		return openrecall.Alert{}, err
+	}
+	if _, err := o.str("generatorURL"); err != nil {
+		return openrecall.Alert{}, err
+	}
+	if len(labels) == 0 {
+		return openrecall.Alert{}, errors.New("empty alert: a Prometheus alert needs labels")
+	}
+	a := openrecall.Alert{
+		ID:          episodeID(alertmanagerFingerprint(labels), startsAt),
+		Format:      string(FormatPrometheus),
+		Title:       annotations["summary"],
+		Text:        annotations["description"],
+		Labels:      labels,
+		Annotations: annotations,
+		Source:      "prometheus",
+		Status:      openrecall.StatusFiring,
+		Timestamp:   startsAt,
+	}
+	finish(&a, "", "", "")
+	return a, nil
+}
+
+// pagerDutyAlert parses one PagerDuty Events API v2 event.
+func pagerDutyAlert(o object) (openrecall.Alert, error) {
+	action, err := o.str("event_action")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	action = strings.ToLower(strings.TrimSpace(action))
+	if action != "trigger" && action != "acknowledge" && action != "resolve" {
+		return openrecall.Alert{}, fmt.Errorf("event_action must be trigger, acknowledge or resolve, not %q", action)
+	}
+	key, err := o.str("dedup_key")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	key = strings.TrimSpace(key)
+	var payload object
+	if raw, ok := o["payload"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &payload); err != nil || payload == nil {
+			return openrecall.Alert{}, errors.New("payload must be an object")
+		}
+	}
+	if action == "trigger" && payload == nil {
+		return openrecall.Alert{}, errors.New("a trigger event needs a payload")
+	}
+	if action != "trigger" && key == "" {
+		return openrecall.Alert{}, fmt.Errorf("a %s event needs a dedup_key", action)
+	}
+	a := openrecall.Alert{Format: string(FormatPagerDuty), Status: openrecall.StatusFiring}
+	if action != "trigger" {
+		a.Status = openrecall.StatusResolved
+		a.Annotations = map[string]string{"event_action": action}
+	}
+	if key != "" {
+		a.ID = "pd-" + key
+	}
+	fields := map[string]string{}
+	for _, k := range []string{"summary", "source", "severity", "component", "group", "class"} {
+		if fields[k], err = payload.str(k); err != nil {
+			return openrecall.Alert{}, fmt.Errorf("payload.%w", err)
+		}
+	}
+	if a.Timestamp, err = payload.time("timestamp"); err != nil {
+		return openrecall.Alert{}, fmt.Errorf("payload.%w", err)
+	}
+	a.Labels = map[string]string{}
+	if raw, ok := payload["custom_details"]; ok {
+		var details object
+		switch {
+		case string(raw) == "null":
+		case json.Unmarshal(raw, &details) == nil && details != nil:
+			for k, v := range details {
+				if s, ok := scalarString(v); ok {
+					a.Labels[k] = s
+				}
+			}
+		default:
+			a.Text, _ = scalarString(raw)
+		}
+	}
+	for _, k := range []string{"component", "group", "class"} {
+		if _, taken := a.Labels[k]; !taken && fields[k] != "" {
+			a.Labels[k] = fields[k]
+		}
+	}
+	a.Title = fields["summary"]
+	a.Source = fields["source"]
+	if action == "trigger" && strings.TrimSpace(a.Title) == "" && strings.TrimSpace(a.Text) == "" && len(a.Labels) == 0 {
+		return openrecall.Alert{}, errors.New("empty alert: no summary, custom_details or labels")
+	}
+	service := strings.TrimSpace(fields["component"])
+	if service == "" {
+		service = strings.TrimSpace(fields["source"])
+	}
+	finish(&a, fields["severity"], "", service)
+	return a, nil
+}
+
+// genericAlert parses the product's own alert object.
+func genericAlert(o object, format string) (openrecall.Alert, error) {
+	s := map[string]string{}
+	for _, k := range []string{"title", "text", "raw_alert", "summary", "description", "message", "service", "environment", "env", "source", "status"} {
+		v, err := o.str(k)
+		if err != nil {
+			return openrecall.Alert{}, err
+		}
+		s[k] = v
+	}
+	for _, k := range []string{"id", "severity"} {
+		v, err := o.scalar(k)
+		if err != nil {
+			return openrecall.Alert{}, err
+		}
+		s[k] = v
+	}
+	labels, err := o.strMap("labels")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	annotations, err := o.strMap("annotations")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	ts, err := o.time("timestamp")
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	blank := func(k string) bool { return strings.TrimSpace(s[k]) == "" }
+	if blank("title") && blank("text") && blank("raw_alert") && blank("summary") && blank("description") && blank("message") && len(cleanMap(labels)) == 0 {
+		return openrecall.Alert{}, errors.New("empty alert: no title, text or labels")
+	}
+	a := openrecall.Alert{
+		ID:          s["id"],
+		Format:      format,
+		Title:       s["title"],
+		Labels:      labels,
+		Annotations: annotations,
+		Source:      s["source"],
+		Timestamp:   ts,
+	}
+	if blank("title") {
+		a.Title = s["summary"]
+	}
+	var text []string
+	for _, k := range []string{"text", "raw_alert"} {
+		if !blank(k) {
+			text = append(text, s[k])
+		}
+	}
+	if len(text) == 0 {
+		for _, k := range []string{"description", "message"} {
+			if !blank(k) {
+				text = append(text, s[k])
+				break
+			}
+		}
+	}
+	a.Text = strings.Join(text, "\n\n")
+	switch strings.ToLower(strings.TrimSpace(s["status"])) {
+	case "resolved", "closed", "ok", "inactive":
+		a.Status = openrecall.StatusResolved
+	default:
+		a.Status = openrecall.StatusFiring
+	}
+	env := s["environment"]
+	if strings.TrimSpace(env) == "" {
+		env = s["env"]
+	}
+	finish(&a, s["severity"], env, s["service"])
+	return a, nil
+}
+
+// textAlert is a free-text alert: the first line is its title, and the
+// whole text its text when it has more than one line.
+func textAlert(s string) (openrecall.Alert, error) {
+	a := openrecall.Alert{Format: string(FormatText), Title: firstLine(s)}
+	if text := cleanText(s); strings.Contains(text, "\n") {
+		a.Text = text
+	}
+	if a.Title == "" {
+		return openrecall.Alert{}, errors.New("empty alert: the text is blank")
+	}
+	finish(&a, "", "", "")
+	return a, nil
+}
+
+// object is a decoded JSON object whose values are still raw.
+type object map[string]json.RawMessage
+
+// has reports whether key is present with a non-null value.
+func (o object) has(key string) bool {
+	raw, ok := o[key]
+	return ok && string(raw) != "null"
+}
+
+// str returns a string field; absent or null is "".
+func (o object) str(key string) (string, error) {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%s is not a string", key)
+	}
+	return s, nil
+}
+
+// scalar returns a string or number field as a string.
+func (o object) scalar(key string) (string, error) {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	if len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		s, _ := scalarString(raw)
+		return s, nil
+	}
+	return "", fmt.Errorf("%s is not a string", key)
+}
+
+// scalarString returns a JSON value as a label value: a string as itself,
+// null as absent, anything else as its compact JSON text.
+func scalarString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw), true
+	}
+	return buf.String(), true
+}
+
+// strMap returns an object field as a string map; absent or null is nil.
+// Values that are not strings are kept as their JSON text.
+func (o object) strMap(key string) (map[string]string, error) {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var m object
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%s must be an object", key)
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := scalarString(v); ok {
+			out[k] = s
+		}
+	}
+	return out, nil
+}
+
+// time returns a time field: an RFC 3339 string, or a number of unix
+// seconds (milliseconds when above 1e12). Absent, null, "" and Go's zero
+// time are the zero time.
+func (o object) time(key string) (time.Time, error) {
+	raw, ok := o[key]
+	if !ok || string(raw) == "null" {
+		return time.Time{}, nil
+	}
+	var s string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return time.Time{}, fmt.Errorf("%s is not a string", key)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return time.Time{}, nil
+		}
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
+			if t, err := time.Parse(layout, s); err == nil {
+				if t.Year() <= 1 {
+					return time.Time{}, nil
+				}
+				return t.UTC(), nil
+			}
+		}
+	} else {
+		s = string(raw)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e17 {
+		return time.Time{}, fmt.Errorf("%s %s is not an RFC 3339 time or unix seconds", key, strconv.Quote(truncate(s, 64)))
+	}
+	if f > 1e12 {
+		return time.UnixMilli(int64(f)).UTC(), nil
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
+}
+
+// truncate shortens s to at most n bytes for a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// jsonReason turns a decoding error into a reason for a person.
+func jsonReason(err error) string {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return "invalid JSON: " + err.Error()
+	}
+	msg := syn.Error()
+	if strings.HasPrefix(msg, "unexpected end of JSON input") {
+		return fmt.Sprintf("invalid JSON: unexpected end of input after %d bytes", syn.Offset)
+	}
+	const prefix = "invalid character "
+	if strings.HasPrefix(msg, prefix) {
+		rest := msg[len(prefix):]
+		if end := strings.Index(rest[1:], "' "); end >= 0 {
+			char := rest[:end+2]
+			if strings.Contains(rest, "after top-level value") {
+				return fmt.Sprintf("invalid JSON: unexpected character %s after the end of the value at byte %d", char, syn.Offset)
+			}
+			return fmt.Sprintf("invalid JSON: unexpected character %s at byte %d", char, syn.Offset)
+		}
+	}
+	return fmt.Sprintf("invalid JSON: %s at byte %d", msg, syn.Offset)
+}
