@@ -1,0 +1,161 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+)
+
+func schemaVersion(t *testing.T, s *Store) int {
+	t.Helper()
+	st, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.SchemaVersion
+}
+
+func TestOpenCreatesParentAndUsesWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b?c#d%20", "memory.db")
+	s := openAt(t, path)
+	if s.Path() != path {
+		t.Errorf("Path() = %q, want %q", s.Path(), path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database file not at the given path: %v", err)
+	}
+	var mode string
+	if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q (%v), want wal", mode, err)
+	}
+	var fk int
+	if err := s.db.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		t.Errorf("foreign_keys = %d (%v), want 1", fk, err)
+	}
+	if v := schemaVersion(t, s); v != SchemaVersion() || v < 1 {
+		t.Errorf("schema version %d, want %d", v, SchemaVersion())
+	}
+}
+
+func TestMigrationsOnExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	// A SQLite file that predates openrecall's tables.
+	raw, err := sql.Open("sqlite3", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('kept')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := mustRetain(t, s, openrecall.Incident{Fingerprint: fpOf("timeout", "", "", "", "", ""), Decision: openrecall.DecisionReal})
+	var kept string
+	if err := s.db.QueryRow(`SELECT x FROM notes`).Scan(&kept); err != nil || kept != "kept" {
+		t.Errorf("existing table lost: %q %v", kept, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openAt(t, path)
+	var applied int
+	if err := s.db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != SchemaVersion() {
+		t.Errorf("%d migrations recorded after reopening, want %d (each once)", applied, SchemaVersion())
+	}
+	if _, err := s.Get(context.Background(), inc.ID); err != nil {
+		t.Errorf("incident lost across reopen: %v", err)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future.sql', 0)`, SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(context.Background(), path, Options{})
+	if !errors.Is(err, ErrNewerSchema) {
+		t.Fatalf("Open of a newer database: err = %v, want ErrNewerSchema", err)
+	}
+	if !strings.Contains(err.Error(), "upgrade openrecall") {
+		t.Errorf("error %q does not tell the user what to do", err)
+	}
+}
+
+func TestOpenNotADatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("this is not sqlite\n", 200)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), path, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("err = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestOpenEmptyPath(t *testing.T) {
+	if _, err := Open(context.Background(), "", Options{}); !errors.Is(err, openrecall.ErrInvalid) {
+		t.Errorf("err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestStats(t *testing.T) {
+	s := openTemp(t)
+	fpA := fpOf("timeout", "cache", "", "", "", "prod")
+	fpB := fpOf("http_5xx", "api_edge", "", "", "", "prod")
+	for i, d := range []openrecall.Decision{openrecall.DecisionDuplicate, openrecall.DecisionDuplicate, openrecall.DecisionReal} {
+		mustRetain(t, s, openrecall.Incident{Fingerprint: fpA, Decision: d, Note: itoa(i)})
+	}
+	mustRetain(t, s, openrecall.Incident{Fingerprint: fpB, Decision: openrecall.DecisionFalsePositive})
+	if err := s.AppendCostPoints(context.Background(), []openrecall.CostPoint{{Batch: "b1", Index: 0}, {Batch: "b2", Index: 0}, {Batch: "b2", Index: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendAudit(context.Background(), []openrecall.AuditEntry{{Step: "intake"}}, testSeal); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stats{
+		Incidents: 4,
+		ByDecision: map[openrecall.Decision]int{openrecall.DecisionDuplicate: 2, openrecall.DecisionReal: 1,
+			openrecall.DecisionFalsePositive: 1, openrecall.DecisionKnownBenign: 0},
+		Fingerprints:  2,
+		TopFamilies:   []FamilyCount{{fpA, 3}, {fpB, 1}},
+		AuditEntries:  1,
+		CostPoints:    3,
+		Batches:       2,
+		SchemaVersion: SchemaVersion(),
+		Path:          s.Path(),
+	}
+	if diff := cmpDiff(want, got); diff != "" {
+		t.Errorf("Stats (-want +got):\n%s", diff)
+	}
+}
+
+func TestTopFamilies(t *testing.T) {
+	fam := func(ec string, n int) FamilyCount { return FamilyCount{fpOf(ec, "", "", "", "", ""), n} }
+	in := []FamilyCount{fam("a", 1), fam("b", 5), fam("c", 3), fam("d", 5), fam("e", 2)}
+	want := []FamilyCount{fam("b", 5), fam("d", 5), fam("c", 3)}
+	if diff := cmpDiff(want, top(in, 3)); diff != "" {
+		t.Errorf("top (-want +got):\n%s", diff)
+	}
+}
