@@ -1,0 +1,16 @@
+// Package fingerprint extracts the Alert DNA of an alert (DESIGN.md §4): six
+// canonical fields — error class, service role, dependency pattern, signal
+// shape, attack pattern and environment — read from the alert's labels,
+// service, environment, title and text by rules kept in a readable YAML file.
+//
+// The default rules are embedded (rules.yaml, see DefaultRules); a user's
+// file loaded with LoadRules extends or replaces them through Rules.Merge.
+// New compiles rules once into an Extractor, which is safe for concurrent
+// use. Extraction is deterministic, independent of label order, and blind to
+// high-cardinality noise (pods, addresses, numbers, timestamps): see
+// Extractor.Normalize. An attack pattern is set only by explicit security
+// signals in the alert. Explain reports which rule set each field.
+//
+// The package imports only the root package, the standard library and the
+// YAML parser.
+package fingerprint

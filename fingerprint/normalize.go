@@ -1,0 +1,258 @@
+package fingerprint
+
+import (
+	"net/netip"
+	"regexp"
+	"strings"
+)
+
+// Placeholders that Normalize writes in place of high-cardinality noise.
+const (
+	PlaceholderTimestamp  = "<ts>"
+	PlaceholderUUID       = "<uuid>"
+	PlaceholderIP         = "<ip>"
+	PlaceholderMetadataIP = "<metadata_ip>"
+	PlaceholderPod        = "<pod>"
+	PlaceholderHex        = "<hex>"
+	PlaceholderDuration   = "<dur>"
+	PlaceholderNumber     = "<num>"
+)
+
+// normalizer holds the compiled expressions of Normalize. It is immutable
+// after newNormalizer and safe for concurrent use.
+type normalizer struct {
+	timestamp *regexp.Regexp
+	clock     *regexp.Regexp
+	uuid      *regexp.Regexp
+	ipv6      *regexp.Regexp
+	ipv4      *regexp.Regexp
+	pod       *regexp.Regexp
+	hex       *regexp.Regexp
+	number    *regexp.Regexp
+	statusKey *regexp.Regexp
+	reason    *regexp.Regexp
+	nameTail  *regexp.Regexp
+}
+
+func newNormalizer() *normalizer {
+	return &normalizer{
+		// RFC 3339 / ISO 8601 date-times and bare dates.
+		timestamp: regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b`),
+		// Times of day such as 03:42:06 or 03:42:06.123.
+		clock: regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`),
+		uuid:  regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`),
+		// IPv6 candidates, checked with netip: optional brackets and port.
+		ipv6: regexp.MustCompile(`\[?[0-9a-f]{0,4}:[0-9a-f:.]*:[0-9a-f.]*\]?(?::\d{1,5})?`),
+		ipv4: regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b`),
+		// Deployment pods: NAME-<replicaset hash>-<suffix>.
+		pod: regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
+		hex: regexp.MustCompile(`\b(?:0x)?[0-9a-f]{8,}\b`),
+		// A number, possibly with unit suffixes (5m, 1h30m, 512mi, 5xx).
+		number: regexp.MustCompile(`\b\d+(?:[.,]\d+)*(?:[a-z]+\d+(?:[.,]\d+)*)*[a-z]*\b`),
+		// Keywords after which a 3-digit number is an HTTP status code.
+		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
+		// Reason phrases that follow an HTTP status code.
+		reason: regexp.MustCompile(`^\s+(?:ok|created|accepted|no content|moved|found|not modified|bad request|unauthori[sz]ed|forbidden|not found|method not allowed|conflict|gone|too many requests|internal server error|not implemented|bad gateway|service unavailable|gateway time-?out)\b`),
+		nameTail: regexp.MustCompile(`(?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$`),
+	}
+}
+
+func (n *normalizer) normalize(s string) string {
+	s = strings.ToLower(s)
+	s = n.timestamp.ReplaceAllLiteralString(s, PlaceholderTimestamp)
+	s = n.clock.ReplaceAllLiteralString(s, PlaceholderTimestamp)
+	s = n.uuid.ReplaceAllLiteralString(s, PlaceholderUUID)
+	s = n.ipv6.ReplaceAllStringFunc(s, replaceIPv6)
+	s = n.ipv4.ReplaceAllStringFunc(s, replaceIPv4)
+	s = n.pod.ReplaceAllStringFunc(s, func(m string) string {
+		sub := n.pod.FindStringSubmatch(m)
+		if !hasDigit(sub[2]) {
+			return m
+		}
+		return sub[1] + "-" + PlaceholderPod
+	})
+	s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
+		h := strings.TrimPrefix(m, "0x")
+		if !hasDigit(h) || !strings.ContainsAny(h, "abcdef") && !strings.HasPrefix(m, "0x") {
+			return m
+		}
+		return PlaceholderHex
+	})
+	return n.numbers(s)
+}
+
+// numbers replaces every number, keeping HTTP status codes after a keyword or
+// before a reason phrase, and words such as 5xx, s3 or t1110 (digits inside a
+// word are not numbers).
+func (n *normalizer) numbers(s string) string {
+	idx := n.number.FindAllStringIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, m := range idx {
+		start, end := m[0], m[1]
+		b.WriteString(s[last:start])
+		last = end
+		tok := s[start:end]
+		digits := strings.TrimRight(tok, "abcdefghijklmnopqrstuvwxyz")
+		unit := tok[len(digits):]
+		switch {
+		case unit == "" && n.isStatusCode(s, start, end):
+			b.WriteString(tok)
+		case unit == "":
+			b.WriteString(PlaceholderNumber)
+		case isDuration(tok):
+			b.WriteString(PlaceholderDuration)
+		case isPlainNumber(digits) && isQuantityUnit(unit):
+			b.WriteString(PlaceholderNumber)
+		default:
+			// 5xx, 2fa: a word, not a number.
+			b.WriteString(tok)
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// isStatusCode reports whether s[start:end] is a 3-digit HTTP status code in
+// a context that says so.
+func (n *normalizer) isStatusCode(s string, start, end int) bool {
+	tok := s[start:end]
+	if len(tok) != 3 || tok[0] < '1' || tok[0] > '5' {
+		return false
+	}
+	if start > 0 && strings.IndexByte(".-/_", s[start-1]) >= 0 {
+		// Part of a dotted, dashed or path value: 10.500, id-500, /500.
+		return false
+	}
+	if n.statusKey.MatchString(s[max(0, start-24):start]) {
+		return true
+	}
+	return n.reason.MatchString(s[end:])
+}
+
+// isDuration reports whether tok is a duration: one or more groups of a
+// number and a time unit (5m, 250ms, 1h30m, 10min).
+func isDuration(tok string) bool {
+	i := 0
+	for i < len(tok) {
+		j := i
+		for j < len(tok) && (tok[j] >= '0' && tok[j] <= '9' || tok[j] == '.' || tok[j] == ',') {
+			j++
+		}
+		if j == i {
+			return false
+		}
+		k := j
+		for k < len(tok) && tok[k] >= 'a' && tok[k] <= 'z' {
+			k++
+		}
+		if !isTimeUnit(tok[j:k]) {
+			return false
+		}
+		i = k
+	}
+	return len(tok) > 0
+}
+
+func isTimeUnit(u string) bool {
+	switch u {
+	case "ns", "us", "ms", "s", "m", "h", "d", "w", "sec", "secs", "second", "seconds",
+		"min", "mins", "minute", "minutes", "hr", "hrs", "hour", "hours", "day", "days", "week", "weeks":
+		return true
+	}
+	return false
+}
+
+func isQuantityUnit(u string) bool {
+	switch u {
+	case "b", "k", "kb", "kib", "ki", "mb", "mib", "mi", "gb", "gib", "gi", "tb", "tib", "ti", "pb",
+		"x", "rps", "qps", "ops", "st", "nd", "rd", "th", "pct", "mbps", "gbps":
+		return true
+	}
+	return false
+}
+
+func isPlainNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == ',') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func replaceIPv6(m string) string {
+	addr := strings.TrimPrefix(m, "[")
+	port := ""
+	if i := strings.LastIndex(addr, "]"); i >= 0 {
+		addr, port = addr[:i], addr[i+1:]
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		// A trailing colon belongs to the sentence ("fe80::1: refused").
+		trimmed := strings.TrimRight(addr, ":")
+		ip, err = netip.ParseAddr(trimmed)
+		if err != nil || !ip.Is6() {
+			return m
+		}
+		port = addr[len(trimmed):] + port
+	}
+	if !ip.Is6() {
+		return m
+	}
+	if ip == netip.MustParseAddr("fd00:ec2::254") {
+		return PlaceholderMetadataIP
+	}
+	if port != "" && !strings.HasPrefix(port, ":") {
+		return m
+	}
+	if strings.HasPrefix(port, ":") && len(port) > 1 {
+		return PlaceholderIP
+	}
+	return PlaceholderIP + port
+}
+
+func replaceIPv4(m string) string {
+	addr, _, _ := strings.Cut(m, ":")
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return m
+	}
+	if ip == netip.MustParseAddr("169.254.169.254") {
+		return PlaceholderMetadataIP
+	}
+	return PlaceholderIP
+}
+
+// name prepares a label, service or environment value for the rules:
+// lowercased, trimmed, and without a trailing pod hash or ordinal.
+func (n *normalizer) name(v string) string {
+	v = strings.ToLower(strings.TrimSpace(v))
+	for {
+		sub := n.nameTail.FindStringSubmatchIndex(v)
+		if sub == nil || sub[0] == 0 {
+			return v
+		}
+		if sub[2] >= 0 && !hasDigit(v[sub[2]:sub[3]]) {
+			return v
+		}
+		v = v[:sub[0]]
+	}
+}
+
+func hasDigit(s string) bool {
+	return strings.ContainsAny(s, "0123456789")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
