@@ -257,37 +257,44 @@ func (r *Reader) readByte() (byte, error) {
 // size reported, but not buffered. nl reports whether a newline ended it.
 func (r *Reader) readLine(max int) (line []byte, size int, nl bool, err error) {
 	r.buf = r.buf[:0]
+	var last [2]byte // the last two bytes read, for a final "\r"
 	for {
 		frag, err := r.in.ReadSlice('\n')
 		size += len(frag)
 		if len(r.buf)+len(frag) <= max+2 {
 			r.buf = append(r.buf, frag...)
 		}
+		switch len(frag) {
+		case 0:
+		case 1:
+			last[0], last[1] = last[1], frag[0]
+		default:
+			last[0], last[1] = frag[len(frag)-2], frag[len(frag)-1]
+		}
 		switch {
 		case err == nil:
 			r.line++
 			size--
-			line = r.buf
-			if len(line) > 0 && line[len(line)-1] == '\n' {
-				line = line[:len(line)-1]
-			}
-			if len(line) > 0 && line[len(line)-1] == '\r' {
-				line = line[:len(line)-1]
+			if last[0] == '\r' {
 				size--
 			}
-			return line, size, true, nil
+			if size <= max {
+				return r.buf[:size], size, true, nil
+			}
+			return nil, size, true, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
 			if size == 0 {
 				return nil, 0, false, io.EOF
 			}
-			line = r.buf
-			if len(line) > 0 && line[len(line)-1] == '\r' {
-				line = line[:len(line)-1]
+			if last[1] == '\r' {
 				size--
 			}
-			return line, size, false, nil
+			if size <= max {
+				return r.buf[:size], size, false, nil
+			}
+			return nil, size, false, nil
 		default:
 			return nil, 0, false, err
 		}
