@@ -1,0 +1,54 @@
+package routing
+
+import "context"
+
+// Model is a language model as routing consumes it: complete one prompt and
+// report token usage. Implementations must be safe for concurrent use.
+type Model interface {
+	Name() string
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// PricedModel is optionally implemented by a Model whose calls are priced as
+// another model (the local model stands in for gpt-4o and gpt-4o-mini). The
+// router prices the worst case of a call with PricedAs before making it.
+type PricedModel interface {
+	PricedAs() string
+}
+
+// Request is one completion request. System holds the instructions and the
+// answer schema; Prompt holds the case file. MaxTokens caps the completion
+// (0 means the model's own limit). JSON asks for a JSON object answer.
+type Request struct {
+	System    string
+	Prompt    string
+	MaxTokens int
+	JSON      bool
+}
+
+// Response is a model's answer with its token usage. Live is true only when a
+// real model was called. Model is the priced-as name the provider reported;
+// empty means the model's Name (or PricedAs).
+type Response struct {
+	Text             string
+	PromptTokens     int
+	CompletionTokens int
+	Live             bool
+	Model            string
+}
+
+// MessageOverheadTokens is the fixed number of tokens EstimatePromptTokens adds
+// for the chat framing of a system and a user message.
+const MessageOverheadTokens = 8
+
+// EstimateTokens returns the deterministic token estimate of s: its length in
+// bytes divided by four, rounded up.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// EstimatePromptTokens returns the deterministic prompt token estimate of
+// req: EstimateTokens of the system and user texts together plus
+// MessageOverheadTokens. The router prices worst cases with it when no live
+// usage exists.
+func EstimatePromptTokens(req Request) int {
+	return (len(req.System)+len(req.Prompt)+3)/4 + MessageOverheadTokens
+}

@@ -1,0 +1,465 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"strings"
+	"time"
+
+	openrecall "github.com/openrecall/openrecall"
+)
+
+// Defaults of Config.
+const (
+	DefaultCheapMaxTokens       = 400
+	DefaultStrongMaxTokens      = 800
+	DefaultFingerprintMaxTokens = 120
+	DefaultGateConfidence       = 0.60
+)
+
+// OutcomeOverBaseline marks a model call the router did not make because it
+// could pass the alert's always-strong baseline (possible only when a live
+// provider reported more usage than it was asked for). The alert is
+// escalated.
+const OutcomeOverBaseline = "over-baseline"
+
+// memoryModel is the Model name of a memory-bypass analysis.
+const memoryModel = "memory"
+
+// Config configures a Router.
+type Config struct {
+	// Cheap is the cheap tier; nil means the router always uses Strong.
+	Cheap Model
+	// Strong is the strong tier; required.
+	Strong Model
+	// Prices prices every call; nil means DefaultPrices.
+	Prices Prices
+	// CheapMaxTokens and StrongMaxTokens cap each call's completion
+	// (defaults 400 and 800).
+	CheapMaxTokens, StrongMaxTokens int
+	// FingerprintMaxTokens is what the naive pipeline would let the strong
+	// model write for the fingerprint step (default 120).
+	FingerprintMaxTokens int
+	// GateConfidence is the quality gate's minimum confidence (default 0.60).
+	GateConfidence float64
+	// Vet is the guard's check of a proposed decision; required.
+	Vet VetFunc
+	// Budget is the optional run budget; nil means unlimited.
+	Budget *Budget
+	// Now is the clock latencies are measured with; nil means time.Now.
+	Now func() time.Time
+}
+
+// Router routes analysed alerts to the memory bypass or the model tiers. It
+// is safe for concurrent use when its models are.
+type Router struct {
+	cfg          Config
+	cheapPriced  string
+	strongPriced string
+}
+
+// Input is what routing needs about one alert: the results of the earlier
+// stages. Route does not modify it.
+type Input struct {
+	Alert       openrecall.Alert
+	Fingerprint openrecall.Fingerprint
+	Matches     []openrecall.Match
+	Triage      openrecall.TriageResult
+	Guard       openrecall.GuardVerdict
+}
+
+// Output is what routing concluded: the steps after intake and fingerprint,
+// the final decision, the analysis (nil when no usable one exists), whether
+// the memory bypass happened, the cost of the steps and the analysis part of
+// the always-strong baseline.
+type Output struct {
+	Steps    []openrecall.RouteStep
+	Decision openrecall.Decision
+	Analysis *openrecall.Analysis
+	Bypassed bool
+	Cost     openrecall.NanoUSD
+	Baseline openrecall.NanoUSD
+}
+
+// New returns a Router, or an error wrapping openrecall.ErrInvalid when the
+// configuration is unusable: no strong model or Vet, a model the price table
+// cannot price, a strong model priced at zero input (the baseline must be
+// positive), negative token limits or a gate outside [0, 1].
+func New(cfg Config) (*Router, error) {
+	if cfg.Strong == nil {
+		return nil, fmt.Errorf("routing: strong model is required: %w", openrecall.ErrInvalid)
+	}
+	if cfg.Vet == nil {
+		return nil, fmt.Errorf("routing: vet function is required: %w", openrecall.ErrInvalid)
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = DefaultPrices()
+	} else {
+		cfg.Prices = maps.Clone(cfg.Prices)
+	}
+	if err := cfg.Prices.Validate(); err != nil {
+		return nil, fmt.Errorf("routing: %w", err)
+	}
+	for _, v := range []struct {
+		name string
+		n    *int
+		def  int
+	}{
+		{"cheap max tokens", &cfg.CheapMaxTokens, DefaultCheapMaxTokens},
+		{"strong max tokens", &cfg.StrongMaxTokens, DefaultStrongMaxTokens},
+		{"fingerprint max tokens", &cfg.FingerprintMaxTokens, DefaultFingerprintMaxTokens},
+	} {
+		switch {
+		case *v.n < 0:
+			return nil, fmt.Errorf("routing: %s %d is negative: %w", v.name, *v.n, openrecall.ErrInvalid)
+		case *v.n == 0:
+			*v.n = v.def
+		}
+	}
+	if cfg.GateConfidence == 0 {
+		cfg.GateConfidence = DefaultGateConfidence
+	}
+	if math.IsNaN(cfg.GateConfidence) || cfg.GateConfidence < 0 || cfg.GateConfidence > 1 {
+		return nil, fmt.Errorf("routing: gate confidence %v is outside [0, 1]: %w", cfg.GateConfidence, openrecall.ErrInvalid)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	r := &Router{cfg: cfg, strongPriced: pricedName(cfg.Strong)}
+	sp, ok := cfg.Prices.Lookup(r.strongPriced)
+	if !ok {
+		return nil, fmt.Errorf("routing: strong model %s priced as %q: %w", cfg.Strong.Name(), r.strongPriced, ErrUnknownModel)
+	}
+	if sp.InputPerMillion <= 0 {
+		return nil, fmt.Errorf("routing: strong model %s has no input price, so the baseline would be zero: %w", r.strongPriced, openrecall.ErrInvalid)
+	}
+	if cfg.Cheap != nil {
+		r.cheapPriced = pricedName(cfg.Cheap)
+		if _, ok := cfg.Prices.Lookup(r.cheapPriced); !ok {
+			return nil, fmt.Errorf("routing: cheap model %s priced as %q: %w", cfg.Cheap.Name(), r.cheapPriced, ErrUnknownModel)
+		}
+	}
+	return r, nil
+}
+
+func pricedName(m Model) string {
+	if p, ok := m.(PricedModel); ok && p.PricedAs() != "" {
+		return p.PricedAs()
+	}
+	return m.Name()
+}
+
+// FingerprintBaseline returns what the strong model would cost to extract
+// the alert's fingerprint: the prompt of BuildFingerprintPrompt plus
+// FingerprintMaxTokens of completion. It is positive for any Router built by
+// New (whose prices cannot overflow on a bounded prompt).
+func (r *Router) FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD {
+	c, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildFingerprintPrompt(a)), r.cfg.FingerprintMaxTokens)
+	if err != nil {
+		return 0
+	}
+	return c
+}
+
+// route is the state of one Route call.
+type route struct {
+	r      *Router
+	in     Input
+	req    Request
+	out    Output
+	prompt int // estimated prompt tokens of req
+}
+
+// Route runs the routing steps of one alert after intake and fingerprint:
+// the memory bypass, or the cheap and/or strong analysis. It never panics on
+// a model error and never returns an error: every failure is a step and an
+// escalation. The first step carries Output.Baseline; later steps carry 0.
+func (r *Router) Route(ctx context.Context, in Input) Output {
+	rt := &route{r: r, in: in, req: BuildPrompt(in)}
+	rt.prompt = EstimatePromptTokens(rt.req)
+	strongWorst, err := r.cfg.Prices.Cost(r.strongPriced, rt.prompt, r.cfg.StrongMaxTokens)
+	if err != nil {
+		start := r.cfg.Now()
+		rt.add(openrecall.RouteStep{
+			Step: openrecall.StepAnalysis, Model: r.strongPriced, Tier: openrecall.TierStrong, Skipped: true,
+			Reason: "pricing the strong analysis failed", Outcome: openrecall.OutcomeModelError,
+			EscalationReason: "pricing failed: " + err.Error(),
+		}, start)
+		rt.out.Decision = openrecall.DecisionEscalated
+		return rt.out
+	}
+	rt.out.Baseline = strongWorst
+
+	strongReason := ""
+	if in.Guard.Bypass {
+		why := bypassConflict(in)
+		if why == "" {
+			rt.bypass()
+			return rt.out
+		}
+		strongReason = "guard verdict says bypass but " + why + ": strong model forced"
+	}
+	fpBase := r.FingerprintBaseline(in.Alert)
+	if strongReason == "" {
+		var useCheap bool
+		useCheap, strongReason = rt.chooseTier(fpBase)
+		if useCheap {
+			res := rt.analyse(ctx, openrecall.TierCheap, strongReason, 0, fpBase)
+			if res.done {
+				return rt.out
+			}
+			strongReason = fmt.Sprintf("cheap answer %s (%s): strong model follows", res.outcome, res.reason)
+		}
+	}
+	rt.analyse(ctx, openrecall.TierStrong, strongReason, rt.out.Cost, fpBase+strongWorst)
+	return rt.out
+}
+
+// bypassConflict names why a guard verdict that says bypass contradicts the
+// rest of the input, or returns "".
+func bypassConflict(in Input) string {
+	switch {
+	case in.Fingerprint.HasAttack():
+		return "the alert has attack pattern " + in.Fingerprint.AttackPattern
+	case !in.Triage.Decision.Benign():
+		return fmt.Sprintf("triage proposes %q, not a benign decision", in.Triage.Decision)
+	case in.Triage.StrongCount < 1:
+		return "no strong memory match supports it"
+	}
+	return ""
+}
+
+// add appends a step with its latency, budget state and (first step only)
+// the baseline, and adds its cost.
+func (rt *route) add(s openrecall.RouteStep, start time.Time) *openrecall.RouteStep {
+	s.MemoryHits = len(rt.in.Matches)
+	if len(rt.out.Steps) == 0 {
+		s.Baseline = rt.out.Baseline
+	}
+	s.Latency = rt.r.cfg.Now().Sub(start)
+	s.Budget = rt.r.cfg.Budget.State()
+	rt.out.Steps = append(rt.out.Steps, s)
+	rt.out.Cost += s.Cost
+	return &rt.out.Steps[len(rt.out.Steps)-1]
+}
+
+func (rt *route) bypass() {
+	start := rt.r.cfg.Now()
+	in := rt.in
+	var supporting []openrecall.Match
+	for _, m := range in.Matches {
+		if contains(in.Triage.Supporting, m.Incident.ID) {
+			supporting = append(supporting, m)
+		}
+	}
+	mems := CaseMemories(supporting)
+	a := &openrecall.Analysis{
+		Decision:   in.Triage.Decision,
+		Confidence: in.Triage.Confidence,
+		Summary: fmt.Sprintf("Closed from memory without a model call: %d of %d strong matches were decided %s (confidence %.2f).",
+			in.Triage.ConsistentCount, in.Triage.StrongCount, in.Triage.Decision, in.Triage.Confidence),
+		SkipPaths:   SkipPaths(mems),
+		CitedMemory: append([]string(nil), in.Triage.Supporting...),
+		Model:       memoryModel,
+		Live:        false,
+	}
+	if len(a.SkipPaths) == 0 {
+		a.SkipPaths = nil
+	}
+	if len(a.CitedMemory) == 0 {
+		a.CitedMemory = nil
+	}
+	reason := "memory vouches for a benign, non-attack alert"
+	if in.Guard.Reason != "" {
+		reason += ": " + in.Guard.Reason
+	}
+	rt.add(openrecall.RouteStep{
+		Step: openrecall.StepMemoryBypass, Model: memoryModel, Skipped: true,
+		Reason: reason, Outcome: openrecall.OutcomeOK, Proposed: in.Triage.Decision,
+	}, start)
+	rt.out.Decision = in.Triage.Decision
+	rt.out.Analysis = a
+	rt.out.Bypassed = true
+}
+
+// chooseTier decides whether the cheap model is tried first, and why.
+func (rt *route) chooseTier(fpBase openrecall.NanoUSD) (bool, string) {
+	in, r := rt.in, rt.r
+	t := in.Triage
+	switch {
+	case in.Fingerprint.HasAttack():
+		return false, "attack pattern " + in.Fingerprint.AttackPattern + ": security case, strong model forced"
+	case t.Decision == openrecall.DecisionReal:
+		return false, "triage proposes real: strong model forced"
+	case t.StrongCount < 1:
+		return false, fmt.Sprintf("weak or absent memory (%d matches, best score %.2f): strong model forced", len(in.Matches), t.BestScore)
+	case !t.Decision.Benign():
+		return false, fmt.Sprintf("inconsistent memory (triage %s, consistency %.2f over %d strong matches): strong model forced", t.Decision, t.Consistency, t.StrongCount)
+	case r.cfg.Cheap == nil:
+		return false, "no cheap model configured: strong model"
+	}
+	cheapWorst, err := r.cfg.Prices.Cost(r.cheapPriced, rt.prompt, r.cfg.CheapMaxTokens)
+	if err != nil {
+		return false, "pricing the cheap model failed (" + err.Error() + "): strong model"
+	}
+	if cheapWorst > fpBase {
+		return false, fmt.Sprintf("cheap worst case %s would pass the fingerprint baseline %s: strong model", cheapWorst, fpBase)
+	}
+	guard := ""
+	if in.Guard.Reason != "" {
+		guard = " (" + in.Guard.Reason + ")"
+	}
+	return true, fmt.Sprintf("strong consistent %s memory (%d/%d strong matches, confidence %.2f) the guard did not bypass%s: cheap model first, worst case %s within the fingerprint baseline %s",
+		t.Decision, t.ConsistentCount, t.StrongCount, t.Confidence, guard, cheapWorst, fpBase)
+}
+
+// callResult is how one analysis step ended.
+type callResult struct {
+	done    bool // the route is finished (accepted, escalated or stopped)
+	outcome string
+	reason  string
+}
+
+// analyse makes one model call of the given tier, unless the run budget or
+// the conservation allowance forbids it, gates the answer and records the
+// step. spent is what the alert's analysis has cost so far; allowance caps
+// spent plus this call's worst case. For the strong tier every failure
+// escalates.
+func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason string, spent, allowance openrecall.NanoUSD) callResult {
+	r := rt.r
+	start := r.cfg.Now()
+	m, priced, maxTokens := r.cfg.Strong, r.strongPriced, r.cfg.StrongMaxTokens
+	if tier == openrecall.TierCheap {
+		m, priced, maxTokens = r.cfg.Cheap, r.cheapPriced, r.cfg.CheapMaxTokens
+	}
+	step := openrecall.RouteStep{Step: openrecall.StepAnalysis, Model: priced, Tier: tier, Reason: reason}
+	worst, err := r.cfg.Prices.Cost(priced, rt.prompt, maxTokens)
+	if err != nil {
+		step.Skipped, step.Outcome = true, openrecall.OutcomeModelError
+		return rt.stop(step, start, "pricing failed: "+err.Error())
+	}
+	if spent+worst > allowance {
+		step.Skipped, step.Outcome = true, OutcomeOverBaseline
+		return rt.stop(step, start, fmt.Sprintf("worst case %s on top of %s spent would pass the always-strong baseline %s", worst, spent, allowance))
+	}
+	if !r.cfg.Budget.Reserve(worst) {
+		st := r.cfg.Budget.State()
+		step.Skipped, step.Outcome = true, openrecall.OutcomeBudgetExceeded
+		return rt.stop(step, start, fmt.Sprintf("run budget: worst case %s of this call would pass the budget (%s spent of %s)", worst, st.Spent, st.Limit))
+	}
+	req := rt.req
+	req.MaxTokens = maxTokens
+	resp, callErr := completeSafely(ctx, m, req)
+	if callErr != nil {
+		r.cfg.Budget.Settle(worst, 0)
+		step.Outcome = openrecall.OutcomeModelError
+		return rt.fail(tier, step, start, nil, "model error: "+callErr.Error())
+	}
+	// A live answer's usage wins. A deterministic answer is priced on the
+	// estimates, its completion capped at maxTokens as a provider would stop
+	// it there.
+	promptTok, complTok := rt.prompt, min(EstimateTokens(resp.Text), maxTokens)
+	if resp.Live && (resp.PromptTokens > 0 || resp.CompletionTokens > 0) {
+		promptTok, complTok = resp.PromptTokens, resp.CompletionTokens
+	}
+	if resp.Model != "" {
+		if _, ok := r.cfg.Prices.Lookup(resp.Model); ok {
+			priced = resp.Model
+		}
+	}
+	cost, err := r.cfg.Prices.Cost(priced, promptTok, complTok)
+	if err != nil {
+		// The call happened but cannot be priced from its reported usage:
+		// charge the worst case it was allowed, never zero.
+		cost = worst
+	}
+	r.cfg.Budget.Settle(worst, cost)
+	step.Model, step.Live = priced, resp.Live
+	step.PromptTokens, step.CompletionTokens, step.Cost = promptTok, complTok, cost
+	if tier == openrecall.TierStrong && resp.Live && promptTok > rt.prompt {
+		// The baseline is priced on the same prompt: the provider's count of
+		// it wins over the estimate.
+		if b, err := r.cfg.Prices.Cost(r.strongPriced, promptTok, r.cfg.StrongMaxTokens); err == nil && b > rt.out.Baseline {
+			rt.out.Baseline = b
+			if len(rt.out.Steps) > 0 {
+				rt.out.Steps[0].Baseline = b
+			}
+		}
+	}
+	v := r.gate(rt.in, resp.Text)
+	step.Outcome, step.Proposed = v.outcome, v.proposed
+	if v.outcome != openrecall.OutcomeAccepted {
+		return rt.fail(tier, step, start, v.analysis, v.reason)
+	}
+	a := *v.analysis
+	a.Live, a.Model = resp.Live, m.Name()
+	rt.add(step, start)
+	rt.out.Decision = a.Decision
+	rt.out.Analysis = &a
+	return callResult{done: true, outcome: v.outcome}
+}
+
+// completeSafely calls the model and turns a panic into an error, so one bad
+// model cannot abort a queue.
+func completeSafely(ctx context.Context, m Model, req Request) (resp Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("model %s panicked: %v", m.Name(), p)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	return m.Complete(ctx, req)
+}
+
+// stop records a skipped step and escalates the alert.
+func (rt *route) stop(step openrecall.RouteStep, start time.Time, why string) callResult {
+	step.EscalationReason = why
+	rt.add(step, start)
+	rt.out.Decision = openrecall.DecisionEscalated
+	rt.out.Analysis = nil
+	return callResult{done: true, outcome: step.Outcome, reason: why}
+}
+
+// fail records a failed model answer. A cheap failure hands over to the
+// strong model; a strong failure escalates the alert, keeping the parsed
+// analysis (if any) for the person, with its decision set to escalated and
+// its citations limited to recalled memories.
+func (rt *route) fail(tier openrecall.Tier, step openrecall.RouteStep, start time.Time, parsed *openrecall.Analysis, why string) callResult {
+	if tier == openrecall.TierCheap {
+		step.EscalationReason = "cheap answer " + step.Outcome + ": " + why + "; handed to the strong model"
+		rt.add(step, start)
+		return callResult{outcome: step.Outcome, reason: why}
+	}
+	step.EscalationReason = "strong answer " + step.Outcome + ": " + why + "; escalated to a person"
+	rt.add(step, start)
+	rt.out.Decision = openrecall.DecisionEscalated
+	rt.out.Analysis = nil
+	if parsed != nil {
+		a := *parsed
+		proposed := a.Decision
+		a.Decision = openrecall.DecisionEscalated
+		a.Model = rt.r.cfg.Strong.Name()
+		a.Live = step.Live
+		a.CitedMemory = knownIDs(a.CitedMemory, rt.in.Matches)
+		a.Summary = strings.TrimSpace(fmt.Sprintf("Escalated for a person: the model proposed %q but its answer %s (%s). %s", proposed, step.Outcome, why, a.Summary))
+		rt.out.Analysis = &a
+	}
+	return callResult{done: true, outcome: step.Outcome, reason: why}
+}
+
+func knownIDs(ids []string, matches []openrecall.Match) []string {
+	var out []string
+	for _, id := range ids {
+		for _, m := range matches {
+			if m.Incident.ID == id {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,522 @@
+package routing_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	openrecall "github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/model/local"
+	"github.com/openrecall/openrecall/routing"
+)
+
+// stepView is what a table asserts about one step.
+type stepView struct {
+	Step    string
+	Tier    openrecall.Tier
+	Model   string
+	Outcome string
+	Skipped bool
+}
+
+func view(steps []openrecall.RouteStep) []stepView {
+	out := make([]stepView, len(steps))
+	for i, s := range steps {
+		out[i] = stepView{Step: s.Step, Tier: s.Tier, Model: s.Model, Outcome: s.Outcome, Skipped: s.Skipped}
+	}
+	return out
+}
+
+// checkInvariants asserts what holds for every routed alert.
+func checkInvariants(t *testing.T, r *routing.Router, in routing.Input, out routing.Output) {
+	t.Helper()
+	if len(out.Steps) == 0 {
+		t.Fatal("no steps")
+	}
+	var sum openrecall.NanoUSD
+	calls := 0
+	for i, s := range out.Steps {
+		sum += s.Cost
+		if s.Cost < 0 {
+			t.Errorf("step %d: negative cost %d", i, s.Cost)
+		}
+		if i == 0 && s.Baseline != out.Baseline {
+			t.Errorf("first step baseline %d, want Output.Baseline %d", s.Baseline, out.Baseline)
+		}
+		if i > 0 && s.Baseline != 0 {
+			t.Errorf("step %d baseline %d, want 0", i, s.Baseline)
+		}
+		if s.MemoryHits != len(in.Matches) {
+			t.Errorf("step %d memory hits %d, want %d", i, s.MemoryHits, len(in.Matches))
+		}
+		if s.Skipped && s.Cost != 0 {
+			t.Errorf("step %d skipped but cost %d", i, s.Cost)
+		}
+		if s.Step == openrecall.StepAnalysis && !s.Skipped && s.Outcome != openrecall.OutcomeModelError {
+			calls++
+		}
+		if s.Reason == "" {
+			t.Errorf("step %d has no reason", i)
+		}
+		if s.Latency <= 0 {
+			t.Errorf("step %d latency %v not measured with the injected clock", i, s.Latency)
+		}
+	}
+	if sum != out.Cost {
+		t.Errorf("Output.Cost %d != sum of step costs %d", out.Cost, sum)
+	}
+	if out.Baseline <= 0 {
+		t.Errorf("baseline %d not positive", out.Baseline)
+	}
+	if fb := r.FingerprintBaseline(in.Alert); out.Cost > out.Baseline+fb {
+		t.Errorf("conservation: cost %d > baseline %d + fingerprint baseline %d", out.Cost, out.Baseline, fb)
+	}
+	if calls <= 1 && out.Cost > out.Baseline {
+		t.Errorf("conservation: one call cost %d > analysis baseline %d", out.Cost, out.Baseline)
+	}
+	if !out.Decision.Valid() {
+		t.Errorf("decision %q outside the closed set", out.Decision)
+	}
+	if in.Fingerprint.HasAttack() && (out.Bypassed || out.Decision.Benign()) {
+		t.Errorf("attack alert ended bypassed=%v decision=%s", out.Bypassed, out.Decision)
+	}
+	if out.Bypassed && out.Cost != 0 {
+		t.Errorf("bypass cost %d", out.Cost)
+	}
+	if out.Analysis != nil && out.Analysis.Live {
+		for _, s := range out.Steps {
+			if s.Live {
+				return
+			}
+		}
+		t.Errorf("analysis claims live but no step was live")
+	}
+}
+
+func newRouter(t *testing.T, cfg routing.Config) *routing.Router {
+	t.Helper()
+	if cfg.Vet == nil {
+		cfg.Vet = vet
+	}
+	if cfg.Now == nil {
+		cfg.Now = stepClock()
+	}
+	r, err := routing.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return r
+}
+
+func worst(t *testing.T, in routing.Input, model string, maxTokens int) openrecall.NanoUSD {
+	t.Helper()
+	c, err := routing.DefaultPrices().Cost(model, routing.EstimatePromptTokens(routing.BuildPrompt(in)), maxTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRoute(t *testing.T) {
+	analysis := func(tier openrecall.Tier, model, outcome string) stepView {
+		return stepView{Step: openrecall.StepAnalysis, Tier: tier, Model: model, Outcome: outcome}
+	}
+	skipped := func(tier openrecall.Tier, model, outcome string) stepView {
+		return stepView{Step: openrecall.StepAnalysis, Tier: tier, Model: model, Outcome: outcome, Skipped: true}
+	}
+	cheap := func(answer func(routing.Request) (routing.Response, error)) routing.Model {
+		return &fakeModel{name: "fake-cheap", priced: "gpt-4o-mini", answer: answer}
+	}
+	strong := func(answer func(routing.Request) (routing.Response, error)) routing.Model {
+		return &fakeModel{name: "fake-strong", priced: "gpt-4o", answer: answer}
+	}
+	cheapWorst := worst(t, benignInput(openrecall.SeverityCritical), "gpt-4o-mini", routing.DefaultCheapMaxTokens)
+
+	tests := []struct {
+		name         string
+		in           routing.Input
+		cfg          routing.Config
+		want         []stepView
+		wantDecision openrecall.Decision
+		wantBypass   bool
+		wantReason   string // substring of the first step's reason
+		wantEsc      string // substring of the last step's escalation reason
+	}{
+		{
+			name:         "bypass",
+			in:           bypassInput(),
+			want:         []stepView{{Step: openrecall.StepMemoryBypass, Model: "memory", Outcome: openrecall.OutcomeOK, Skipped: true}},
+			wantDecision: openrecall.DecisionKnownBenign,
+			wantBypass:   true,
+			wantReason:   "memory vouches",
+		},
+		{
+			name:         "cheap accepted",
+			in:           benignInput(openrecall.SeverityLow),
+			want:         []stepView{analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionKnownBenign,
+			wantReason:   "cheap model first",
+		},
+		{
+			name: "cheap gate-failed then strong",
+			in:   benignInput(openrecall.SeverityCritical),
+			want: []stepView{
+				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed),
+				analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted),
+			},
+			wantDecision: openrecall.DecisionKnownBenign,
+			wantReason:   "cheap model first",
+		},
+		{
+			name:         "attack forces strong",
+			in:           attackInput(),
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionReal,
+			wantReason:   "attack pattern brute_force",
+		},
+		{
+			name: "guard says bypass on an attack: strong instead",
+			in: func() routing.Input {
+				in := attackInput()
+				in.Guard.Bypass = true
+				return in
+			}(),
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionReal,
+			wantReason:   "guard verdict says bypass but",
+		},
+		{
+			name:         "no memory forces strong",
+			in:           noMemoryInput(),
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionReal,
+			wantReason:   "weak or absent memory",
+		},
+		{
+			name:         "budget exceeded before the first call",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Budget: routing.NewBudget(1)},
+			want:         []stepView{skipped(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeBudgetExceeded)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "run budget",
+		},
+		{
+			name: "budget exceeded before the second call",
+			in:   benignInput(openrecall.SeverityCritical),
+			cfg:  routing.Config{Budget: routing.NewBudget(cheapWorst)},
+			want: []stepView{
+				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed),
+				skipped(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeBudgetExceeded),
+			},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "run budget",
+		},
+		{
+			name:         "strong model error escalates",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(failing("connection reset by peer"))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeModelError)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "connection reset by peer",
+		},
+		{
+			name: "strong model panic is a model error",
+			in:   noMemoryInput(),
+			cfg: routing.Config{Strong: strong(func(routing.Request) (routing.Response, error) {
+				panic("boom")
+			})},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeModelError)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "panicked",
+		},
+		{
+			name: "cheap model error hands over to strong",
+			in:   benignInput(openrecall.SeverityLow),
+			cfg:  routing.Config{Cheap: cheap(failing("timeout"))},
+			want: []stepView{
+				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeModelError),
+				analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted),
+			},
+			wantDecision: openrecall.DecisionKnownBenign,
+		},
+		{
+			name:         "cited unknown memory id fails the gate",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(fixed(`{"decision":"real","confidence":0.95,"cited_memory_ids":["inc_made_up"]}`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "inc_made_up",
+		},
+		{
+			name: "cheap cites unknown memory: strong follows",
+			in:   benignInput(openrecall.SeverityLow),
+			cfg:  routing.Config{Cheap: cheap(fixed(`{"decision":"known_benign","confidence":0.9,"cited_memory_ids":["inc_a","inc_zzz"]}`))},
+			want: []stepView{
+				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed),
+				analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted),
+			},
+			wantDecision: openrecall.DecisionKnownBenign,
+		},
+		{
+			name:         "benign on attack refused even when vet accepts",
+			in:           attackInput(),
+			cfg:          routing.Config{Vet: vetNothing, Strong: strong(fixed(`{"decision":"known_benign","confidence":0.99,"cited_memory_ids":["inc_a"]}`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeRefused)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "attack pattern brute_force",
+		},
+		{
+			name: "vet refusal",
+			in:   noMemoryInput(),
+			cfg: routing.Config{
+				Vet:    func(openrecall.Fingerprint, openrecall.Decision) (bool, string) { return false, "policy says no" },
+				Strong: strong(fixed(`{"decision":"real","confidence":0.9}`)),
+			},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeRefused)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "policy says no",
+		},
+		{
+			name:         "decision outside the closed set refused",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(fixed(`{"decision":"auto_close","confidence":0.9}`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeRefused)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "auto_close",
+		},
+		{
+			name:         "prose instead of JSON fails the gate",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(fixed(`Sure! The decision is real.`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "invalid answer",
+		},
+		{
+			name:         "unknown field fails the gate",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(fixed(`{"decision":"real","confidence":0.9,"bypass_guard":true}`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+		},
+		{
+			name:         "missing confidence fails the gate",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(fixed(`{"decision":"real"}`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "confidence",
+		},
+		{
+			name:         "low confidence fails the gate",
+			in:           noMemoryInput(),
+			cfg:          routing.Config{Strong: strong(fixed(`{"decision":"real","confidence":0.59}`))},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "below the gate",
+		},
+		{
+			name: "cheap that does not fit under the fingerprint baseline is skipped",
+			in:   benignInput(openrecall.SeverityLow),
+			cfg: func() routing.Config {
+				p := routing.DefaultPrices()
+				p["gpt-4o-mini"] = routing.Price{InputPerMillion: 100 * openrecall.NanoPerDollar, OutputPerMillion: 100 * openrecall.NanoPerDollar}
+				return routing.Config{Prices: p}
+			}(),
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionKnownBenign,
+			wantReason:   "would pass the fingerprint baseline",
+		},
+		{
+			name:         "no cheap model configured",
+			in:           benignInput(openrecall.SeverityLow),
+			cfg:          routing.Config{Cheap: routing.Model(nil)},
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionKnownBenign,
+			wantReason:   "no cheap model",
+		},
+		{
+			name:         "triage real forces strong",
+			in:           func() routing.Input { in := benignInput(openrecall.SeverityHigh); in.Triage.Decision = openrecall.DecisionReal; return in }(),
+			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
+			wantDecision: openrecall.DecisionReal,
+			wantReason:   "triage proposes real",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			if cfg.Strong == nil {
+				cfg.Strong = local.NewStrong()
+			}
+			if cfg.Cheap == nil && tt.name != "no cheap model configured" {
+				cfg.Cheap = local.NewCheap()
+			}
+			r := newRouter(t, cfg)
+			out := r.Route(context.Background(), tt.in)
+			if diff := cmp.Diff(tt.want, view(out.Steps)); diff != "" {
+				t.Fatalf("steps (-want +got):\n%s\nsteps: %+v", diff, out.Steps)
+			}
+			if out.Decision != tt.wantDecision {
+				t.Errorf("decision %s, want %s", out.Decision, tt.wantDecision)
+			}
+			if out.Bypassed != tt.wantBypass {
+				t.Errorf("bypassed %v, want %v", out.Bypassed, tt.wantBypass)
+			}
+			if !strings.Contains(out.Steps[0].Reason, tt.wantReason) {
+				t.Errorf("first reason %q lacks %q", out.Steps[0].Reason, tt.wantReason)
+			}
+			last := out.Steps[len(out.Steps)-1]
+			if !strings.Contains(last.EscalationReason, tt.wantEsc) {
+				t.Errorf("last escalation reason %q lacks %q", last.EscalationReason, tt.wantEsc)
+			}
+			if out.Decision == openrecall.DecisionEscalated && last.EscalationReason == "" {
+				t.Errorf("escalated without a reason")
+			}
+			checkInvariants(t, r, tt.in, out)
+		})
+	}
+}
+
+func TestRouteBypassAnalysis(t *testing.T) {
+	r := newRouter(t, routing.Config{Strong: local.NewStrong(), Cheap: local.NewCheap()})
+	in := bypassInput()
+	out := r.Route(context.Background(), in)
+	want := &openrecall.Analysis{
+		Decision:    openrecall.DecisionKnownBenign,
+		Confidence:  0.9,
+		Summary:     "Closed from memory without a model call: 3 of 3 strong matches were decided known_benign (confidence 0.90).",
+		SkipPaths:   []string{"skip: restarting the pod (tried in inc_a)", "skip: rolled back the deploy (tried in inc_b)"},
+		CitedMemory: []string{"inc_a", "inc_b", "inc_c"},
+		Model:       "memory",
+	}
+	if diff := cmp.Diff(want, out.Analysis); diff != "" {
+		t.Errorf("bypass analysis (-want +got):\n%s", diff)
+	}
+	s := out.Steps[0]
+	if s.Live || s.Cost != 0 || s.PromptTokens != 0 || s.Proposed != openrecall.DecisionKnownBenign {
+		t.Errorf("bypass step %+v: want not live, free, no tokens, proposing known_benign", s)
+	}
+	if want := worst(t, in, "gpt-4o", routing.DefaultStrongMaxTokens); out.Baseline != want {
+		t.Errorf("bypass baseline %d, want strong worst case %d", out.Baseline, want)
+	}
+}
+
+func TestRouteStepAccounting(t *testing.T) {
+	in := benignInput(openrecall.SeverityCritical)
+	b := routing.NewBudget(openrecall.NanoPerDollar)
+	r := newRouter(t, routing.Config{Strong: local.NewStrong(), Cheap: local.NewCheap(), Budget: b})
+	out := r.Route(context.Background(), in)
+	if len(out.Steps) != 2 {
+		t.Fatalf("steps %+v", out.Steps)
+	}
+	prompt := routing.EstimatePromptTokens(routing.BuildPrompt(in))
+	var spent openrecall.NanoUSD
+	for i, s := range out.Steps {
+		if s.PromptTokens != prompt {
+			t.Errorf("step %d prompt tokens %d, want %d", i, s.PromptTokens, prompt)
+		}
+		want, err := routing.DefaultPrices().Cost(s.Model, s.PromptTokens, s.CompletionTokens)
+		if err != nil || s.Cost != want {
+			t.Errorf("step %d cost %d, want %d (%v)", i, s.Cost, want, err)
+		}
+		spent += s.Cost
+		if s.Budget.Spent != spent || s.Budget.Limit != openrecall.NanoPerDollar {
+			t.Errorf("step %d budget %+v, want spent %d", i, s.Budget, spent)
+		}
+		if s.Live {
+			t.Errorf("step %d: the local model must never be reported live", i)
+		}
+	}
+	if out.Steps[0].Proposed != openrecall.DecisionEscalated || out.Steps[1].Proposed != openrecall.DecisionKnownBenign {
+		t.Errorf("proposals %s, %s", out.Steps[0].Proposed, out.Steps[1].Proposed)
+	}
+	if out.Analysis == nil || out.Analysis.Live || out.Analysis.Model != "local-strong" {
+		t.Errorf("analysis %+v: want the local-strong analysis, not live", out.Analysis)
+	}
+}
+
+func TestRouteLiveUsage(t *testing.T) {
+	in := noMemoryInput()
+	est := routing.EstimatePromptTokens(routing.BuildPrompt(in))
+	strong := &fakeModel{name: "live-strong", priced: "gpt-4o", answer: func(routing.Request) (routing.Response, error) {
+		return routing.Response{Text: `{"decision":"real","confidence":0.8}`, PromptTokens: est + 100, CompletionTokens: 50, Live: true, Model: "gpt-4o-2024-08-06"}, nil
+	}}
+	r := newRouter(t, routing.Config{Strong: strong})
+	out := r.Route(context.Background(), in)
+	s := out.Steps[0]
+	if !s.Live || s.PromptTokens != est+100 || s.CompletionTokens != 50 || s.Model != "gpt-4o-2024-08-06" {
+		t.Errorf("step %+v: want the live usage and the reported model", s)
+	}
+	wantBase, _ := routing.DefaultPrices().Cost("gpt-4o", est+100, routing.DefaultStrongMaxTokens)
+	if out.Baseline != wantBase || s.Baseline != wantBase {
+		t.Errorf("baseline %d / step %d, want %d priced on the provider's prompt count", out.Baseline, s.Baseline, wantBase)
+	}
+	if !out.Analysis.Live || out.Analysis.Model != "live-strong" {
+		t.Errorf("analysis %+v", out.Analysis)
+	}
+	checkInvariants(t, r, in, out)
+}
+
+func TestRouteOverBaseline(t *testing.T) {
+	// A live cheap model that reports far more usage than it was allowed:
+	// it is charged what it reports, and the strong follow-up that would
+	// pass the baseline is not made.
+	in := benignInput(openrecall.SeverityLow)
+	cheap := &fakeModel{name: "live-cheap", priced: "gpt-4o-mini", answer: func(routing.Request) (routing.Response, error) {
+		return routing.Response{Text: `{"decision":"escalated","confidence":0.1}`, PromptTokens: 5_000_000, CompletionTokens: 10, Live: true}, nil
+	}}
+	strong := &fakeModel{name: "fake-strong", priced: "gpt-4o", answer: fixed(`{"decision":"known_benign","confidence":0.9}`)}
+	r := newRouter(t, routing.Config{Strong: strong, Cheap: cheap})
+	out := r.Route(context.Background(), in)
+	want := []stepView{
+		{Step: openrecall.StepAnalysis, Tier: openrecall.TierCheap, Model: "gpt-4o-mini", Outcome: openrecall.OutcomeGateFailed},
+		{Step: openrecall.StepAnalysis, Tier: openrecall.TierStrong, Model: "gpt-4o", Outcome: routing.OutcomeOverBaseline, Skipped: true},
+	}
+	if diff := cmp.Diff(want, view(out.Steps)); diff != "" {
+		t.Fatalf("steps (-want +got):\n%s", diff)
+	}
+	if strong.calls.Load() != 0 || out.Decision != openrecall.DecisionEscalated {
+		t.Errorf("strong calls %d, decision %s", strong.calls.Load(), out.Decision)
+	}
+}
+
+func TestRouteCanceledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	strong := &fakeModel{name: "s", priced: "gpt-4o", answer: fixed(`{"decision":"real","confidence":0.9}`)}
+	r := newRouter(t, routing.Config{Strong: strong})
+	out := r.Route(ctx, noMemoryInput())
+	if out.Steps[0].Outcome != openrecall.OutcomeModelError || !strings.Contains(out.Steps[0].EscalationReason, context.Canceled.Error()) || strong.calls.Load() != 0 {
+		t.Errorf("steps %+v, calls %d", out.Steps, strong.calls.Load())
+	}
+}
+
+func TestNew(t *testing.T) {
+	strong := local.NewStrong()
+	tests := []struct {
+		name string
+		cfg  routing.Config
+		want error
+	}{
+		{"no strong", routing.Config{Vet: vet}, openrecall.ErrInvalid},
+		{"no vet", routing.Config{Strong: strong}, openrecall.ErrInvalid},
+		{"unpriced strong", routing.Config{Strong: &fakeModel{name: "mystery"}, Vet: vet}, routing.ErrUnknownModel},
+		{"unpriced cheap", routing.Config{Strong: strong, Cheap: &fakeModel{name: "mystery"}, Vet: vet}, routing.ErrUnknownModel},
+		{"free strong", routing.Config{Strong: strong, Vet: vet, Prices: routing.Prices{"gpt-4o": {}}}, openrecall.ErrInvalid},
+		{"negative price", routing.Config{Strong: strong, Vet: vet, Prices: routing.Prices{"gpt-4o": {InputPerMillion: -1}}}, openrecall.ErrInvalid},
+		{"negative tokens", routing.Config{Strong: strong, Vet: vet, StrongMaxTokens: -1}, openrecall.ErrInvalid},
+		{"gate above one", routing.Config{Strong: strong, Vet: vet, GateConfidence: 1.5}, openrecall.ErrInvalid},
+		{"ok", routing.Config{Strong: strong, Cheap: local.NewCheap(), Vet: vet}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := routing.New(tt.cfg)
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Errorf("New: %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
