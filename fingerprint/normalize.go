@@ -50,9 +50,9 @@ func newNormalizer() *normalizer {
 		// A number, possibly with unit suffixes (5m, 1h30m, 512mi, 5xx).
 		number: regexp.MustCompile(`\b\d+(?:[.,]\d+)*(?:[a-z]+\d+(?:[.,]\d+)*)*[a-z]*\b`),
 		// Keywords after which a 3-digit number is an HTTP status code.
-		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
+		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?|/<num>)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
 		// Reason phrases that follow an HTTP status code.
-		reason: regexp.MustCompile(`^\s+(?:ok|created|accepted|no content|moved|found|not modified|bad request|unauthori[sz]ed|forbidden|not found|method not allowed|conflict|gone|too many requests|internal server error|not implemented|bad gateway|service unavailable|gateway time-?out)\b`),
+		reason:   regexp.MustCompile(`^\s+(?:ok|created|accepted|no content|moved|found|not modified|bad request|unauthori[sz]ed|forbidden|not found|method not allowed|conflict|gone|too many requests|internal server error|not implemented|bad gateway|service unavailable|gateway time-?out)\b`),
 		nameTail: regexp.MustCompile(`(?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$`),
 	}
 }
@@ -73,7 +73,8 @@ func (n *normalizer) normalize(s string) string {
 	})
 	s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
 		h := strings.TrimPrefix(m, "0x")
-		if !hasDigit(h) || !strings.ContainsAny(h, "abcdef") && !strings.HasPrefix(m, "0x") {
+		if !strings.HasPrefix(m, "0x") && (!hasDigit(h) || !strings.ContainsAny(h, "abcdef")) {
+			// A word (deadbeef) or a plain number (the number pass takes it).
 			return m
 		}
 		return PlaceholderHex
