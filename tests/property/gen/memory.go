@@ -1,0 +1,91 @@
+package gen
+
+import (
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/leanovate/gopter"
+	gg "github.com/leanovate/gopter/gen"
+	"github.com/openrecall/openrecall"
+)
+
+// Epoch is the first creation time generated incidents use.
+func Epoch() time.Time { return time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC) }
+
+// Times returns a small pool of creation times, so ties by recency happen.
+func Times() []time.Time {
+	var ts []time.Time
+	for i := 0; i < 6; i++ {
+		ts = append(ts, Epoch().Add(time.Duration(i*37)*time.Minute))
+	}
+	return ts
+}
+
+// IncidentIDs is a small pool of incident ids, so repeats happen.
+func IncidentIDs() []string {
+	var ids []string
+	for i := 0; i < 12; i++ {
+		ids = append(ids, fmt.Sprintf("inc_%02d", i))
+	}
+	return ids
+}
+
+// Notes is a small pool of analyst notes, the empty note first.
+func Notes() []string {
+	return []string{"", "known noisy alert", "Nightly ETL restart", "duplicate of INC-42", "Scanner from the red team", "  Known   NOISY alert ", "disk cleanup ran"}
+}
+
+// SourceAlertIDs is a small pool of source alert ids, none first.
+func SourceAlertIDs() []string {
+	return []string{"", "am-1a2b3c4d5e6f7a8b-1767258000", "pd-checkout-5xx", "h-00112233aabbccdd"}
+}
+
+// DeadEnds is a small pool of analyst dead ends.
+func DeadEnds() []string {
+	return []string{"restarting the pod", "scaling the deployment", "flushing the cache", "rolling back the release"}
+}
+
+// IncidentGen generates retainable incidents: a valid fingerprint, a decision
+// from openrecall.MemoryDecisions, notes, source alert ids, dead ends and
+// creation times from small pools so that duplicates and ties happen.
+func IncidentGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(openrecall.Incident{}), map[string]gopter.Gen{
+		"ID":            Of(IncidentIDs(), 0),
+		"Fingerprint":   AlertFingerprintGen(),
+		"Decision":      Of(openrecall.MemoryDecisions, 0),
+		"Note":          Of(Notes(), 0.2),
+		"DeadEnds":      SliceUpTo(3, Of(DeadEnds(), 0), reflect.TypeOf("")),
+		"Analyst":       Of([]string{"", "ana", "bo"}, 0.3),
+		"ImpactMinutes": Of([]int{0, 5, 60}, 0.5),
+		"SourceAlertID": Of(SourceAlertIDs(), 0.4),
+		"CreatedAt":     Of(Times(), 0),
+	})
+}
+
+// MemoryMatchGen generates a recalled match: an incident and a score in
+// [0, 1], edge scores (0, 1, exactly the strong threshold and its float
+// neighbours, 89/98, 80/98) drawn often.
+func MemoryMatchGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(openrecall.Match{}), map[string]gopter.Gen{
+		"Incident": IncidentGen(),
+		"Score":    scoreGen(ScoreEdges()),
+	})
+}
+
+// StrongScores are scores at or above the default strong-match threshold.
+func StrongScores() []float64 { return []float64{1, 0.85, 89.0 / 98, 0.9, 0.95} }
+
+// StrongMatchGen generates a match whose score is at or above the default
+// strong-match threshold.
+func StrongMatchGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(openrecall.Match{}), map[string]gopter.Gen{
+		"Incident": IncidentGen(),
+		"Score":    Of(StrongScores(), 0.3),
+	})
+}
+
+// StrongMatchSetGen generates up to 12 strong matches.
+func StrongMatchSetGen() gopter.Gen {
+	return SliceUpTo(12, StrongMatchGen(), reflect.TypeOf(openrecall.Match{}))
+}

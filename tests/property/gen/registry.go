@@ -1,0 +1,141 @@
+package gen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/leanovate/gopter"
+	"github.com/openrecall/openrecall"
+)
+
+// Named is a generator with its name and the predicate its values satisfy.
+type Named struct {
+	Name string
+	Gen  gopter.Gen
+	// Valid returns nil when v is a value the generator may produce.
+	Valid func(v any) error
+}
+
+// All lists every named generator of the suite with its validity predicate.
+func All() []Named {
+	return []Named{
+		{"AlertFingerprintGen", AlertFingerprintGen(), validAs(ValidFingerprint)},
+		{"FingerprintMutationGen", FingerprintMutationGen(), validAs(func(m FingerprintMutation) error {
+			if err := ValidFingerprint(m.Fingerprint); err != nil {
+				return err
+			}
+			if m.Mutation < 0 || m.Mutation >= len(Mutations()) {
+				return fmt.Errorf("mutation %d out of range", m.Mutation)
+			}
+			return nil
+		})},
+		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
+		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
+		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
+		{"MemoryMatchGen", MemoryMatchGen(), validAs(ValidMatch)},
+		{"StrongMatchSetGen", StrongMatchSetGen(), validAs(func(ms []openrecall.Match) error {
+			for _, m := range ms {
+				if err := ValidMatch(m); err != nil {
+					return err
+				}
+				if m.Score < 0.85 {
+					return fmt.Errorf("score %v below the strong threshold", m.Score)
+				}
+			}
+			return nil
+		})},
+		{"TriageCaseGen", TriageCaseGen(), validAs(ValidTriageCase)},
+		{"TriageResultGen", TriageResultGen(), validAs(ValidTriageResult)},
+		{"GuardCaseGen", GuardCaseGen(), validAs(func(c GuardCase) error {
+			if err := ValidFingerprint(c.Fingerprint); err != nil {
+				return err
+			}
+			return ValidTriageResult(c.Triage)
+		})},
+		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
+		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
+			for i, s := range steps {
+				if s.Cost < 0 || s.Extra < 0 {
+					return fmt.Errorf("step %d: negative amount %+v", i, s)
+				}
+			}
+			return nil
+		})},
+	}
+}
+
+func validAs[V any](f func(V) error) func(any) error {
+	return func(v any) error {
+		x, ok := v.(V)
+		if !ok {
+			var zero V
+			return fmt.Errorf("value of type %T, want %T", v, zero)
+		}
+		return f(x)
+	}
+}
+
+func indexesIn(xs []int, n int, what string) error {
+	for _, x := range xs {
+		if x < 0 || x >= n {
+			return fmt.Errorf("%s index %d outside [0, %d)", what, x, n)
+		}
+	}
+	return nil
+}
+
+// ValidFingerprint reports a fingerprint that is not valid Alert DNA.
+func ValidFingerprint(fp openrecall.Fingerprint) error { return fp.Validate() }
+
+// ValidNoteVariant reports indexes outside their pools.
+func ValidNoteVariant(n NoteVariant) error {
+	for _, e := range []error{
+		indexesIn(n.Words, len(NoteWords()), "word"),
+		indexesIn(n.Forms, len(Forms()), "form"),
+		indexesIn(n.Seps, len(Spaces()), "separator"),
+		indexesIn([]int{n.Lead, n.Trail}, len(Spaces()), "space"),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// ValidMatch reports a match whose score is outside [0, 1] or whose incident
+// is not retainable.
+func ValidMatch(m openrecall.Match) error {
+	if !(m.Score >= 0 && m.Score <= 1) {
+		return fmt.Errorf("score %v outside [0, 1]", m.Score)
+	}
+	return m.Incident.Validate()
+}
+
+// ValidTriageCase reports an invalid fingerprint or match.
+func ValidTriageCase(c TriageCase) error {
+	if err := ValidFingerprint(c.Fingerprint); err != nil {
+		return err
+	}
+	for _, m := range c.Matches {
+		if err := ValidMatch(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidTriageResult reports a proposal outside the closed set or with
+// confidence or consistency outside [0, 1] or negative counts.
+func ValidTriageResult(tr openrecall.TriageResult) error {
+	switch {
+	case !tr.Decision.Valid():
+		return fmt.Errorf("decision %q outside the closed set", tr.Decision)
+	case math.IsNaN(tr.Confidence) || tr.Confidence < 0 || tr.Confidence > 1:
+		return fmt.Errorf("confidence %v outside [0, 1]", tr.Confidence)
+	case math.IsNaN(tr.Consistency) || tr.Consistency < 0 || tr.Consistency > 1:
+		return fmt.Errorf("consistency %v outside [0, 1]", tr.Consistency)
+	case tr.StrongCount < 0 || tr.ConsistentCount < 0:
+		return fmt.Errorf("negative count")
+	}
+	return nil
+}
