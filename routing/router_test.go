@@ -338,8 +338,12 @@ func TestRoute(t *testing.T) {
 			wantReason:   "no cheap model",
 		},
 		{
-			name:         "triage real forces strong",
-			in:           func() routing.Input { in := benignInput(openrecall.SeverityHigh); in.Triage.Decision = openrecall.DecisionReal; return in }(),
+			name: "triage real forces strong",
+			in: func() routing.Input {
+				in := benignInput(openrecall.SeverityHigh)
+				in.Triage.Decision = openrecall.DecisionReal
+				return in
+			}(),
 			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
 			wantDecision: openrecall.DecisionReal,
 			wantReason:   "triage proposes real",
