@@ -1,0 +1,155 @@
+package costcurve
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Curve builds the points of one batch's cost curve, in the order alerts
+// are added. It is not safe for concurrent use.
+type Curve struct {
+	batch    string
+	next     int
+	cost     openrecall.NanoUSD
+	baseline openrecall.NanoUSD
+}
+
+// New returns an empty curve for the named batch.
+func New(batch string) *Curve { return &Curve{batch: batch} }
+
+// Add appends one analysed alert and returns its point: Index counts from 0
+// and the cumulative fields are the running sums including this alert. A
+// negative cost or a cost above the baseline is recorded as given, so that
+// Validate and the conservation checks upstream can see it.
+func (c *Curve) Add(alertID string, tier openrecall.Tier, bypassed bool, cost, baseline openrecall.NanoUSD) openrecall.CostPoint {
+	c.cost += cost
+	c.baseline += baseline
+	p := openrecall.CostPoint{
+		Index:              c.next,
+		Batch:              c.batch,
+		AlertID:            alertID,
+		Tier:               tier,
+		Bypassed:           bypassed,
+		Cost:               cost,
+		Baseline:           baseline,
+		CumulativeCost:     c.cost,
+		CumulativeBaseline: c.baseline,
+	}
+	c.next++
+	return p
+}
+
+// Tier keys of Summary.PerTier.
+const (
+	TierBypass      = "bypass"
+	TierCheap       = "cheap"
+	TierStrong      = "strong"
+	TierCheapStrong = "cheap+strong"
+	TierNone        = "none"
+)
+
+// Summary is the totals of a cost curve.
+type Summary struct {
+	Batch string
+	// Alerts is the number of points; Bypassed of them skipped the model.
+	Alerts, Bypassed int
+	// PerTier counts points by how they were analysed: "bypass" for a
+	// memory bypass, else the point's tier ("cheap", "strong",
+	// "cheap+strong"), or "none" without one. The five documented keys are
+	// always present.
+	PerTier map[string]int
+	// Cost and Baseline are the sums over the points; Savings is Baseline
+	// minus Cost.
+	Cost, Baseline, Savings openrecall.NanoUSD
+	// SavingsPercent is Savings as a percentage of Baseline, 0 without a
+	// baseline.
+	SavingsPercent float64
+}
+
+// TierKey returns the Summary.PerTier key of a point.
+func TierKey(p openrecall.CostPoint) string {
+	switch {
+	case p.Bypassed:
+		return TierBypass
+	case p.Tier == openrecall.TierNone:
+		return TierNone
+	}
+	return string(p.Tier)
+}
+
+// Summarize totals points. Batch is the points' batch (the first point's,
+// when they disagree, which Validate reports).
+func Summarize(points []openrecall.CostPoint) Summary {
+	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0}}
+	for i, p := range points {
+		if i == 0 {
+			s.Batch = p.Batch
+		}
+		s.Alerts++
+		if p.Bypassed {
+			s.Bypassed++
+		}
+		s.PerTier[TierKey(p)]++
+		s.Cost += p.Cost
+		s.Baseline += p.Baseline
+	}
+	s.Savings = s.Baseline - s.Cost
+	if s.Baseline != 0 {
+		s.SavingsPercent = float64(s.Savings) / float64(s.Baseline) * 100
+	}
+	return s
+}
+
+// Validate checks a batch's points in order and names the first bad one:
+// indexes consecutive, one batch, cumulative cost never decreasing, the
+// savings band never decreasing, and each cumulative sum equal to the
+// previous one plus the point's own amount (from zero at index 0). The
+// error wraps openrecall.ErrInvalid. No points is a valid, empty curve.
+func Validate(points []openrecall.CostPoint) error {
+	var prev openrecall.CostPoint
+	for i, p := range points {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("cost curve point %d (alert %q): %s: %w", p.Index, p.AlertID, fmt.Sprintf(format, args...), openrecall.ErrInvalid)
+		}
+		if i == 0 {
+			if p.Index < 0 {
+				return bad("negative index")
+			}
+			if p.Index == 0 {
+				prev = openrecall.CostPoint{Index: -1, Batch: p.Batch}
+			} else {
+				// A tail of a curve: take the first point's sums as given.
+				prev = openrecall.CostPoint{Index: p.Index - 1, Batch: p.Batch,
+					CumulativeCost: p.CumulativeCost - p.Cost, CumulativeBaseline: p.CumulativeBaseline - p.Baseline}
+			}
+		}
+		switch {
+		case p.Index != prev.Index+1:
+			return bad("index follows %d (position %d)", prev.Index, i)
+		case p.Batch != prev.Batch:
+			return bad("batch %q differs from %q", p.Batch, prev.Batch)
+		case p.CumulativeCost < prev.CumulativeCost:
+			return bad("cumulative cost decreases from %s to %s", exact(prev.CumulativeCost), exact(p.CumulativeCost))
+		case p.Savings() < prev.Savings():
+			return bad("savings band decreases from %s to %s (cost %s above baseline %s)", exact(prev.Savings()), exact(p.Savings()), exact(p.Cost), exact(p.Baseline))
+		case p.CumulativeCost != prev.CumulativeCost+p.Cost:
+			return bad("cumulative cost %s is not %s plus the point's cost %s", exact(p.CumulativeCost), exact(prev.CumulativeCost), exact(p.Cost))
+		case p.CumulativeBaseline != prev.CumulativeBaseline+p.Baseline:
+			return bad("cumulative baseline %s is not %s plus the point's baseline %s", exact(p.CumulativeBaseline), exact(prev.CumulativeBaseline), exact(p.Baseline))
+		}
+		prev = p
+	}
+	return nil
+}
+
+// exact formats n as dollars to the nano-dollar, with at least six decimals,
+// so that error messages never round two different amounts alike.
+func exact(n openrecall.NanoUSD) string {
+	s := dollars(n, 9)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 7 {
+		s = s[:len(s)-1]
+	}
+	return s
+}
