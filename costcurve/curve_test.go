@@ -127,7 +127,7 @@ func TestSummarize(t *testing.T) {
 		{
 			name:   "deterministic steps only",
 			points: build(add{"r1", none, false, 0, 0}),
-			want: Summary{Batch: "b1", Alerts: 1, PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 1}},
+			want:   Summary{Batch: "b1", Alerts: 1, PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 1}},
 		},
 	}
 	for _, tt := range tests {
