@@ -1,0 +1,24 @@
+// Command smoke drives the built openrecall binary as a user would, on a
+// fresh temporary database, and asserts the system-level numbers of the
+// bundled example:
+//
+//	go run ./scripts/smoke -bin ./bin/openrecall
+//
+// It seeds memory from examples/seed.jsonl (twice: the second time must store
+// nothing new), analyses examples/queue.jsonl with --output jsonl and checks,
+// against the ground truth in examples/truth.json: one result per alert in
+// input order; at least one memory bypass, and every bypass a repeat of a
+// benign family (never an attack, never a real incident); no benign decision
+// on an attack; audit and route traces of equal length; cost ≤ baseline for
+// every result and every persisted cost point, and savings > 0 overall. It
+// compares `cost --output json` with the results, runs `audit verify` and
+// `audit show`, the malformed-input demo (exit status 3, line 1 reported),
+// the resolved Alertmanager fixture (recorded, not triaged; skipped with a
+// message when ../shared is absent), and finally edits one audit row with
+// database/sql and asserts that `audit verify` exits 4 naming the entry.
+//
+// On success it prints one figures line (bypass_steps=… results=…
+// savings=…%) and exits 0. Otherwise it lists every failed assertion on
+// stderr and exits 1; it exits 2 when it cannot run at all (no binary, no
+// example files).
+package main
