@@ -50,22 +50,26 @@ const (
 	TierNone        = "none"
 )
 
-// Summary is the totals of a cost curve.
+// Summary is the totals of a cost curve. Its JSON names follow the rest of
+// the product's output (money in nano-dollars).
 type Summary struct {
-	Batch string
+	Batch string `json:"batch"`
 	// Alerts is the number of points; Bypassed of them skipped the model.
-	Alerts, Bypassed int
+	Alerts   int `json:"alerts"`
+	Bypassed int `json:"bypassed"`
 	// PerTier counts points by how they were analysed: "bypass" for a
 	// memory bypass, else the point's tier ("cheap", "strong",
 	// "cheap+strong"), or "none" without one. The five documented keys are
 	// always present.
-	PerTier map[string]int
+	PerTier map[string]int `json:"per_tier"`
 	// Cost and Baseline are the sums over the points; Savings is Baseline
 	// minus Cost.
-	Cost, Baseline, Savings openrecall.NanoUSD
+	Cost     openrecall.NanoUSD `json:"cost_nano_usd"`
+	Baseline openrecall.NanoUSD `json:"baseline_nano_usd"`
+	Savings  openrecall.NanoUSD `json:"savings_nano_usd"`
 	// SavingsPercent is Savings as a percentage of Baseline, 0 without a
 	// baseline.
-	SavingsPercent float64
+	SavingsPercent float64 `json:"savings_percent"`
 }
 
 // TierKey returns the Summary.PerTier key of a point.

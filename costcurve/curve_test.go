@@ -1,6 +1,7 @@
 package costcurve
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -204,5 +205,24 @@ func BenchmarkAdd(b *testing.B) {
 	c := New("bench")
 	for b.Loop() {
 		c.Add("a", strong, false, 4_500_000, 4_800_000)
+	}
+}
+
+func TestSummaryJSON(t *testing.T) {
+	got, err := json.Marshal(Summarize(build(add{"a1", none, true, 0, 4_800_000}, add{"a2", strong, false, 4_500_000, 4_800_000})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"batch":"b1","alerts":2,"bypassed":1,"per_tier":{"bypass":1,"cheap":0,"cheap+strong":0,"none":0,"strong":1},` +
+		`"cost_nano_usd":4500000,"baseline_nano_usd":9600000,"savings_nano_usd":5100000,"savings_percent":53.125}`
+	if string(got) != want {
+		t.Errorf("JSON = %s\nwant   %s", got, want)
+	}
+	var back Summary
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Summarize(build(add{"a1", none, true, 0, 4_800_000}, add{"a2", strong, false, 4_500_000, 4_800_000})), back); diff != "" {
+		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
 	}
 }
