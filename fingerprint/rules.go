@@ -398,7 +398,7 @@ func compilePattern(s string) (*regexp.Regexp, error) {
 	if err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s in %q", se.Code, se.Expr)
+			return nil, fmt.Errorf("%s in %q", se.Code, s)
 		}
 		return nil, err
 	}
