@@ -42,6 +42,10 @@ func (f figures) String() string {
 		f.BypassSteps, f.Results, f.Triaged, f.Resolved, f.Cheap, f.Strong, f.Cost, f.Baseline, f.SavingsPercent(), strings.Join(fams, ","))
 }
 
+// exact formats an amount for a failure message: dollars, and the exact
+// nano-dollars that the six-decimal display rounds away.
+func exact(n openrecall.NanoUSD) string { return fmt.Sprintf("%s (%d nano-USD)", n, int64(n)) }
+
 // Example targets: what `make run` on the bundled example must show.
 const (
 	minExampleBypasses = 30
@@ -107,13 +111,13 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 		}
 
 		if r.Cost < 0 {
-			fail("%s: negative cost %s", where, r.Cost)
+			fail("%s: negative cost %s", where, exact(r.Cost))
 		}
 		if r.Cost > r.Baseline {
-			fail("%s: cost %s is above its baseline %s", where, r.Cost, r.Baseline)
+			fail("%s: cost %s is above its baseline %s", where, exact(r.Cost), exact(r.Baseline))
 		}
 		if r.Outcome == openrecall.ResultTriaged && r.Baseline <= 0 {
-			fail("%s: a triaged alert has baseline %s, want > 0", where, r.Baseline)
+			fail("%s: a triaged alert has baseline %s, want > 0", where, exact(r.Baseline))
 		}
 		f.Cost += r.Cost
 		f.Baseline += r.Baseline
@@ -138,14 +142,14 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 		}
 		if r.Bypassed {
 			if r.Cost != 0 {
-				fail("%s: a memory bypass cost %s, want 0", where, r.Cost)
+				fail("%s: a memory bypass cost %s, want 0", where, exact(r.Cost))
 			}
 			if r.Fingerprint.HasAttack() {
 				fail("%s: bypassed an alert with attack pattern %s", where, r.Fingerprint.AttackPattern)
 			}
 			if t != nil {
 				if !t.mayBypass() {
-					fail("%s: memory bypassed a %s alert (%s, family %s); only benign family repeats may be bypassed", where, t.Truth, t.Kind, t.Family)
+					fail("%s: memory bypassed an alert whose truth is %s (%s, family %s); only benign family repeats may be bypassed", where, t.Truth, t.Kind, t.Family)
 				}
 				f.BypassByFamily[t.Family]++
 			}
@@ -161,7 +165,7 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 		fail("no memory bypass at all: seeded benign families should be bypassed")
 	}
 	if f.Savings() <= 0 {
-		fail("no savings: cost %s, baseline %s", f.Cost, f.Baseline)
+		fail("no savings: cost %s, baseline %s", exact(f.Cost), exact(f.Baseline))
 	}
 	return f, fails
 }
@@ -196,20 +200,20 @@ func checkCostPoints(points []openrecall.CostPoint, triaged int, cost, baseline 
 			fail("cost point %d has index %d", i, p.Index)
 		}
 		if p.Cost < 0 || p.Cost > p.Baseline {
-			fail("cost point %d (alert %s): cost %s, baseline %s: want 0 ≤ cost ≤ baseline", i, p.AlertID, p.Cost, p.Baseline)
+			fail("cost point %d (alert %s): cost %s, baseline %s: want 0 ≤ cost ≤ baseline", i, p.AlertID, exact(p.Cost), exact(p.Baseline))
 		}
 		prevSavings := cb - cc
 		cc += p.Cost
 		cb += p.Baseline
 		if p.CumulativeCost != cc || p.CumulativeBaseline != cb {
-			fail("cost point %d: cumulative cost %s / baseline %s, want %s / %s", i, p.CumulativeCost, p.CumulativeBaseline, cc, cb)
+			fail("cost point %d: cumulative cost %s / baseline %s, want %s / %s", i, exact(p.CumulativeCost), exact(p.CumulativeBaseline), exact(cc), exact(cb))
 		}
 		if p.Savings() < prevSavings {
-			fail("cost point %d: the savings band shrank from %s to %s", i, prevSavings, p.Savings())
+			fail("cost point %d: the savings band shrank from %s to %s", i, exact(prevSavings), exact(p.Savings()))
 		}
 	}
 	if len(points) > 0 && (cc != cost || cb != baseline) {
-		fail("cost curve totals %s / %s, results total %s / %s", cc, cb, cost, baseline)
+		fail("cost curve totals %s / %s, results total %s / %s", exact(cc), exact(cb), exact(cost), exact(baseline))
 	}
 	return fails
 }

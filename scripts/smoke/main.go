@@ -418,9 +418,9 @@ func (s *smoke) cost(ctx context.Context, results []openrecall.Result, figs figu
 	case sum.Bypassed != bypassed:
 		s.failf("cost: %d bypassed, results say %d", sum.Bypassed, bypassed)
 	case sum.Cost != figs.Cost || sum.Baseline != figs.Baseline:
-		s.failf("cost: %s against %s, results total %s against %s", sum.Cost, sum.Baseline, figs.Cost, figs.Baseline)
+		s.failf("cost: %s against %s, results total %s against %s", exact(sum.Cost), exact(sum.Baseline), exact(figs.Cost), exact(figs.Baseline))
 	case sum.Savings <= 0 || sum.Cost > sum.Baseline:
-		s.failf("cost: savings %s (cost %s, baseline %s), want > 0", sum.Savings, sum.Cost, sum.Baseline)
+		s.failf("cost: savings %s (cost %s, baseline %s), want > 0", exact(sum.Savings), exact(sum.Cost), exact(sum.Baseline))
 	}
 
 	st, err := memory.Open(ctx, s.db, memory.Options{})
