@@ -51,9 +51,15 @@ func NormalizeSeverity(s string) openrecall.Severity {
 // "non-prod" is unknown, not prod.
 func NormalizeEnvironment(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
-	for _, joined := range []string{"pre", "non"} {
-		for _, sep := range []string{"-", "_", " ", "."} {
-			s = strings.ReplaceAll(s, joined+sep+"prod", joined+"prod")
+	if s == "" {
+		return ""
+	}
+	if strings.Contains(s, "prod") {
+		for _, pair := range [...][2]string{
+			{"pre-prod", "preprod"}, {"pre_prod", "preprod"}, {"pre prod", "preprod"}, {"pre.prod", "preprod"},
+			{"non-prod", "nonprod"}, {"non_prod", "nonprod"}, {"non prod", "nonprod"}, {"non.prod", "nonprod"},
+		} {
+			s = strings.ReplaceAll(s, pair[0], pair[1])
 		}
 	}
 	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })

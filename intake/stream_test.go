@@ -1,0 +1,252 @@
+package intake
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// queueReader generates a JSON Lines queue of n alerts on the fly, so that
+// the test itself holds none of it in memory.
+type queueReader struct {
+	n, i int
+	buf  []byte
+}
+
+func (q *queueReader) Read(p []byte) (int, error) {
+	for len(q.buf) == 0 {
+		if q.i == q.n {
+			return 0, io.EOF
+		}
+		switch q.i % 4 {
+		case 0:
+			q.buf = fmt.Appendf(q.buf, `{"id":"a-%d","title":"disk full on db-%d","labels":{"env":"prod","service":"db"},"severity":"p2"}`+"\n", q.i, q.i%50)
+		case 1:
+			q.buf = fmt.Appendf(q.buf, `{"version":"4","alerts":[{"labels":{"alertname":"HighErrorRate","pod":"api-%d"},"fingerprint":"%016x","startsAt":"2026-11-30T03:42:06Z"}]}`+"\n", q.i, q.i)
+		case 2:
+			q.buf = fmt.Appendf(q.buf, `"free text alert %d"`+"\n", q.i)
+		default:
+			q.buf = fmt.Appendf(q.buf, "not json %d\n", q.i)
+		}
+		q.i++
+	}
+	n := copy(p, q.buf)
+	q.buf = q.buf[n:]
+	return n, nil
+}
+
+// hugeLine is one line of n bytes and then a short good line.
+type hugeLine struct{ n, i int }
+
+func (h *hugeLine) Read(p []byte) (int, error) {
+	tail := "\n{\"title\":\"after\"}\n"
+	if h.i >= h.n+len(tail) {
+		return 0, io.EOF
+	}
+	k := 0
+	for k < len(p) && h.i < h.n+len(tail) {
+		if h.i < h.n {
+			p[k] = 'x'
+		} else {
+			p[k] = tail[h.i-h.n]
+		}
+		k++
+		h.i++
+	}
+	return k, nil
+}
+
+func heapInuse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// TestHeapFlat reads a generated 200k-line queue and checks that the heap
+// in use stays under a fixed bound: the reader streams, it does not collect.
+func TestHeapFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 200k lines")
+	}
+	const lines, bound = 200_000, 32 << 20
+	before := heapInuse()
+	r := NewReader(&queueReader{n: lines}, Options{})
+	var alerts, rejected, peak uint64
+	for i := 0; ; i++ {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Err != nil {
+			rejected++
+		} else {
+			alerts++
+		}
+		if i%50_000 == 0 {
+			peak = max(peak, heapInuse())
+		}
+	}
+	after := heapInuse()
+	peak = max(peak, after)
+	if alerts != 150_000 || rejected != 50_000 {
+		t.Errorf("read %d alerts and %d rejected records, want 150000 and 50000", alerts, rejected)
+	}
+	if peak > before+bound {
+		t.Errorf("heap in use grew from %d to %d bytes reading %d lines, over the %d bound", before, peak, lines, bound)
+	}
+}
+
+// TestOversizedLineNotBuffered reads a 64 MiB line with a 1 KiB limit: it
+// is rejected, the next line is read, and the heap never holds the line.
+func TestOversizedLineNotBuffered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 64 MiB")
+	}
+	const size = 64 << 20
+	for _, format := range []Format{FormatAuto, FormatJSONL, FormatText} {
+		t.Run(string(format), func(t *testing.T) {
+			before := heapInuse()
+			r := NewReader(&hugeLine{n: size}, Options{Format: format, MaxRecordBytes: 1024})
+			rec, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mid := heapInuse()
+			if rec.Err == nil || rec.Err.Error() != fmt.Sprintf("line 1: record is %d bytes, over the limit of 1024 bytes", size) {
+				t.Errorf("first record %+v, want an oversize rejection", rec)
+			}
+			if mid > before+8<<20 {
+				t.Errorf("heap grew from %d to %d bytes rejecting a %d-byte line", before, mid, size)
+			}
+			rec, err = r.Next()
+			if err != nil || rec.Err != nil || !strings.Contains(rec.Alert.Title, "after") || rec.Alert.Position.Line != 2 {
+				t.Errorf("second record %+v, %v; want the line after", rec, err)
+			}
+		})
+	}
+}
+
+// FuzzReader checks that no input makes the reader panic or loop, and that
+// every record is either an alert with an id and a valid severity or a
+// rejection with a position and a reason.
+func FuzzReader(f *testing.F) {
+	seeds := []string{
+		"", "\xEF\xBB\xBF", "{\"title\":\"a\"}\n", "not json\n", "[1,2,{\"title\":\"x\"}]", "{\n\"title\":\"pretty\"\n}\n",
+		`{"version":"4","alerts":[{"labels":{"alertname":"A"}},{"labels":3}]}`,
+		`{"event_action":"trigger","dedup_key":"k","payload":{"summary":"s","custom_details":{"a":[1]}}}`,
+		`[{"labels":{"alertname":"P"},"startsAt":"2026-11-30T03:00:00Z"}`, "\"free\"\n\"\"\n", "[,,]", "{\"a\":\"\\\"}\n}",
+		"{\"title\":\"a\"} x\r\n\r\n", "]]]}}}", "[[[[", "\"unterminated\n{\"title\":\"b\"}",
+	}
+	for _, s := range seeds {
+		for _, format := range []Format{FormatAuto, FormatJSONL} {
+			f.Add(s, string(format), 64)
+		}
+	}
+	f.Add("{\"title\":\"a\"}", string(FormatPagerDuty), 0)
+	f.Fuzz(func(t *testing.T, in, format string, limit int) {
+		fm, err := ParseFormat(format)
+		if err != nil {
+			fm = FormatAuto
+		}
+		limit = limit%4096 + 1
+		if limit < 1 {
+			limit = -limit + 1
+		}
+		opts := Options{Format: fm, MaxRecordBytes: limit, MaxDocumentBytes: 2 * limit}
+		r := NewReader(strings.NewReader(in), opts)
+		for n := 0; ; n++ {
+			if n > len(in)+1 {
+				t.Fatalf("more records (%d) than input bytes (%d)", n, len(in))
+			}
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("I/O error from a strings.Reader: %v", err)
+			}
+			checkRecord(t, rec)
+		}
+		recs, err := ParseBytes([]byte(in), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			checkRecord(t, rec)
+		}
+	})
+}
+
+func checkRecord(t *testing.T, rec Record) {
+	t.Helper()
+	if rec.Err != nil {
+		if rec.Err.Reason == "" {
+			t.Fatalf("rejection without a reason at %v", rec.Err.Position)
+		}
+		if rec.Alert.ID != "" {
+			t.Fatalf("record has both an alert and an error: %+v", rec)
+		}
+		return
+	}
+	a := rec.Alert
+	if a.ID == "" || a.Format == "" || (a.Status != "firing" && a.Status != "resolved") {
+		t.Fatalf("alert lacks id, format or status: %+v", a)
+	}
+	if a.Title == "" && a.Text == "" && len(a.Labels) == 0 && a.Status != "resolved" {
+		t.Fatalf("empty alert accepted: %+v", a)
+	}
+	valid := false
+	for _, s := range []string{"critical", "high", "medium", "low", "info"} {
+		valid = valid || string(a.Severity) == s
+	}
+	if !valid {
+		t.Fatalf("severity %q is not normalized", a.Severity)
+	}
+	if e := a.Environment; e != "" && e != "prod" && e != "staging" && e != "dev" {
+		t.Fatalf("environment %q is not normalized", e)
+	}
+	if a.Position.Line == 0 && !a.Position.HasIndex {
+		t.Fatalf("alert without a position: %+v", a)
+	}
+	for _, s := range []string{a.Title, a.Text, a.Service, a.ID} {
+		if !utf8.ValidString(s) {
+			t.Fatalf("invalid UTF-8 in %q", s)
+		}
+		for _, r := range s {
+			if r < 0x20 && r != '\n' && r != '\t' {
+				t.Fatalf("control character %U in %q", r, s)
+			}
+		}
+	}
+}
+
+// BenchmarkReaderJSONL reads a generated JSON Lines queue (a mix of generic
+// alerts, webhooks, bare strings and bad lines).
+func BenchmarkReaderJSONL(b *testing.B) {
+	const lines = 20_000
+	var size int64
+	q := &queueReader{n: lines}
+	data, _ := io.ReadAll(q)
+	size = int64(len(data))
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data), Options{})
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "alerts/s")
+}
