@@ -170,6 +170,7 @@ func errorTemplate(class string) template {
 			verify: []item{
 				it(`psql -X -c "SELECT state, count(*) FROM pg_stat_activity GROUP BY state ORDER BY 2 DESC;"`, "pg_stat_activity"),
 				it(`psql -X -c "SELECT pid, now() - query_start AS age, state, left(query, 80) FROM pg_stat_activity WHERE state <> 'idle' ORDER BY age DESC LIMIT 10;"`, "pg_stat_activity", "long running"),
+				it(`psql -X -c "SELECT calls, round(mean_exec_time) AS mean_ms, left(query, 80) FROM pg_stat_statements ORDER BY mean_exec_time DESC LIMIT 10;"`, "pg_stat_statements", "slow quer"),
 			},
 			next: []item{it("Kill only clearly stuck sessions; find the code path that holds connections before resizing the pool.")},
 		}
@@ -457,8 +458,15 @@ func plan(c routing.CaseFile, fp openrecall.Fingerprint) advice {
 		add(&adv.verify, t.verify, maxVerify)
 		add(&adv.next, t.next, maxNext)
 	}
+	// Dead ends may cover most of a template: fall back on the generic
+	// advice so every answer keeps two hypotheses and two commands where
+	// the generic advice still has uncovered ones.
+	generic := errorTemplate("")
 	if len(adv.hypotheses) < 2 {
-		add(&adv.hypotheses, errorTemplate("").hypotheses, 2)
+		add(&adv.hypotheses, generic.hypotheses, 2)
+	}
+	if len(adv.verify) < 2 {
+		add(&adv.verify, generic.verify, 2)
 	}
 	return adv
 }
