@@ -21,6 +21,10 @@ import (
 // cfg.Consistency escalates, and either way Confidence is
 // c·(n+1)/(n+2), computed as Consistency*float64(n+1)/float64(n+2).
 //
+// Supporting lists, in match order, the ids of the strong matches that carry
+// the dominant decision; an escalation for a split keeps them, and its
+// ConsistentCount and Consistency, so a person sees the majority view.
+//
 // A strong match whose incident carries a decision that memory may not hold
 // (escalated, or outside the closed set) counts as strong evidence that
 // memory disagrees, but can never be the proposed decision. NaN scores are
