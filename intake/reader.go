@@ -361,9 +361,32 @@ func (r *Reader) nextDoc() error {
 	case size > r.maxRec && !isWebhook(raw):
 		r.queue = reject(r.queue, pos, "%s", oversize(size, r.maxRec))
 	default:
+		if !json.Valid(raw) {
+			raw = r.resync(raw)
+		}
 		r.queue = r.p.value(r.queue, raw, pos, start, false)
 	}
 	return nil
+}
+
+// resync cuts an invalid document short at the first later line that
+// starts, in its first column, with '{' or '[', and pushes the rest
+// back to be read again. So a broken first line of a JSON Lines queue, or a
+// broken pretty-printed document, costs one rejected record rather than
+// every record after it. It returns the part that stays rejected.
+func (r *Reader) resync(raw []byte) []byte {
+	for i := 0; i+1 < len(raw); i++ {
+		if raw[i] != '\n' {
+			continue
+		}
+		if c := raw[i+1]; c == '{' || c == '[' {
+			rest := raw[i+1:]
+			r.pending = append(append(make([]byte, 0, len(rest)+len(r.pending)), rest...), r.pending...)
+			r.line -= bytes.Count(rest, []byte{'\n'})
+			return raw[:i]
+		}
+	}
+	return raw
 }
 
 // nextElement reads one element of a streamed array, or its end.
