@@ -31,6 +31,7 @@ type normalizer struct {
 	number    *regexp.Regexp
 	statusKey *regexp.Regexp
 	reason    *regexp.Regexp
+	timeWord  *regexp.Regexp
 	nameTail  *regexp.Regexp
 }
 
@@ -53,6 +54,7 @@ func newNormalizer() *normalizer {
 		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?|/<num>)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
 		// Reason phrases that follow an HTTP status code.
 		reason:   regexp.MustCompile(`^\s+(?:ok|created|accepted|no content|moved|found|not modified|bad request|unauthori[sz]ed|forbidden|not found|method not allowed|conflict|gone|too many requests|internal server error|not implemented|bad gateway|service unavailable|gateway time-?out)\b`),
+		timeWord: regexp.MustCompile(`^\s*(?:ms|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\b`),
 		nameTail: regexp.MustCompile(`(?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$`),
 	}
 }
@@ -104,6 +106,12 @@ func (n *normalizer) numbers(s string) string {
 		case unit == "" && n.isStatusCode(s, start, end):
 			b.WriteString(tok)
 		case unit == "":
+			if w := n.timeWord.FindString(s[end:]); w != "" {
+				// "5 minutes" is a duration like "5m".
+				b.WriteString(PlaceholderDuration)
+				last = end + len(w)
+				continue
+			}
 			b.WriteString(PlaceholderNumber)
 		case isDuration(tok):
 			b.WriteString(PlaceholderDuration)
@@ -187,6 +195,10 @@ func isPlainNumber(s string) bool {
 }
 
 func replaceIPv6(m string) string {
+	if len(m) < 3 || !hasDigit(m) {
+		// "std::vector", "a::b": not an address worth a placeholder.
+		return m
+	}
 	addr := strings.TrimPrefix(m, "[")
 	port := ""
 	if i := strings.LastIndex(addr, "]"); i >= 0 {

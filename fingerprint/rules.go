@@ -10,6 +10,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -392,9 +393,12 @@ func lookup(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// compilePattern compiles a rule's regular expression, case-insensitively.
+// compilePattern compiles a rule's regular expression so that it matches
+// case-insensitively. The extractor lowercases everything the rules read, so
+// instead of case folding at match time (slow) the expression's own letters
+// are lowercased once here.
 func compilePattern(s string) (*regexp.Regexp, error) {
-	re, err := regexp.Compile("(?i)" + s)
+	tree, err := syntax.Parse(s, syntax.Perl)
 	if err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
@@ -402,7 +406,37 @@ func compilePattern(s string) (*regexp.Regexp, error) {
 		}
 		return nil, err
 	}
-	return re, nil
+	lowerRegexp(tree)
+	return regexp.Compile(tree.String())
+}
+
+// lowerRegexp rewrites literals and character classes of re to their
+// lowercase forms, so that re matches lowercased input as (?i)re would.
+func lowerRegexp(re *syntax.Regexp) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for i, r := range re.Rune {
+			re.Rune[i] = unicode.ToLower(r)
+		}
+		re.Flags &^= syntax.FoldCase
+	case syntax.OpCharClass:
+		var add []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if hi-lo > 0x400 {
+				continue // wide classes such as \S already hold both cases
+			}
+			for r := lo; r <= hi; r++ {
+				if l := unicode.ToLower(r); l != r {
+					add = append(add, l, l)
+				}
+			}
+		}
+		re.Rune = append(re.Rune, add...)
+	}
+	for _, sub := range re.Sub {
+		lowerRegexp(sub)
+	}
 }
 
 // Merge returns the rules of r extended by o; neither is modified. When o

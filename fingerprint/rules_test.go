@@ -221,13 +221,13 @@ fields:
         sources: [label:alertname]
         values: {Other: timeout}
 `, openrecall.Alert{Labels: labels("alertname", "TargetDown"), Text: "dns lookup failed"}, openrecall.FieldErrorClass, "dns_failure"},
-		{"value outside vocabulary", `
+		{"value outside vocabulary, uppercase regex", `
 fields:
   error_class:
     patterns:
       - name: gpu
         value: gpu_xid_error
-        regex: 'xid <num>|nvrm: xid'
+        regex: 'Xid <num>|NVRM: Xid'
 `, openrecall.Alert{Text: "NVRM: Xid 79, GPU has fallen off the bus"}, openrecall.FieldErrorClass, "gpu_xid_error"},
 		{"new pattern wins over defaults", `
 fields:
