@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,10 +50,14 @@ func vet(fp openrecall.Fingerprint, d openrecall.Decision) (bool, string) {
 // vetNothing accepts every proposal, to show the router's own attack rule.
 func vetNothing(openrecall.Fingerprint, openrecall.Decision) (bool, string) { return true, "" }
 
-// stepClock is a fake clock that advances one millisecond per reading.
+// stepClock is a fake clock that advances one millisecond per reading. It
+// is safe for concurrent use.
 func stepClock() func() time.Time {
+	var mu sync.Mutex
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
 		t = t.Add(time.Millisecond)
 		return t
 	}
