@@ -8,6 +8,11 @@ import (
 	gg "github.com/leanovate/gopter/gen"
 )
 
+// IntUpTo returns ints in [0, max], uniform, shrinking toward 0 and never
+// out of range (gopter's IntRange shrinks through negative values and relies
+// on a sieve that gen.Weighted drops).
+func IntUpTo(max int) gopter.Gen { return Index(max+1, 0) }
+
 // Index returns a generator of indexes in [0, n): 0 with probability p0,
 // otherwise uniform over [1, n). It shrinks toward 0 by halving the distance,
 // and every shrink candidate stays in range. gopter's Weighted drops the
@@ -106,6 +111,6 @@ func scoreGen(edges []float64) gopter.Gen {
 			return n, int(math.Round(s * 1e6))
 		},
 		Index(n+1, 0.1),
-		gg.IntRange(0, 1_000_000),
+		Index(1_000_001, 0),
 	)
 }

@@ -33,22 +33,22 @@ func amountGen() gopter.Gen {
 	pool := Amounts()
 	n := len(pool)
 	return gopter.DeriveGen(
-		func(kind int, v int64) openrecall.NanoUSD {
+		func(kind int, v int) openrecall.NanoUSD {
 			if kind < n {
 				return pool[kind]
 			}
 			return openrecall.NanoUSD(v)
 		},
-		func(a openrecall.NanoUSD) (int, int64) {
+		func(a openrecall.NanoUSD) (int, int) {
 			for i, x := range pool {
 				if x == a {
 					return i, 0
 				}
 			}
-			return n, int64(a)
+			return n, int(a)
 		},
 		Index(n+1, 0.15),
-		gg.Int64Range(0, 20_000_000),
+		IntUpTo(20_000_000),
 	)
 }
 

@@ -142,7 +142,66 @@ func (m FingerprintMutation) Text() string {
 func FingerprintMutationGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(FingerprintMutation{}), map[string]gopter.Gen{
 		"Fingerprint": AlertFingerprintGen(),
-		"Mutation":    gg.IntRange(0, len(Mutations())-1),
-		"At":          gg.IntRange(0, 1000),
+		"Mutation":    IntUpTo(len(Mutations()) - 1),
+		"At":          IntUpTo(1000),
 	})
 }
+
+// FingerprintPair is two fingerprints: A, and Second(), which takes from B
+// each field whose bit is set in Differ and from A every other field (bit i
+// is field i of openrecall.FingerprintFields). It shrinks toward identical
+// fingerprints.
+type FingerprintPair struct {
+	A, B   openrecall.Fingerprint
+	Differ int
+}
+
+// Second returns the second fingerprint of the pair.
+func (p FingerprintPair) Second() openrecall.Fingerprint {
+	out := p.A
+	for i, field := range openrecall.FingerprintFields {
+		if p.Differ&(1<<i) != 0 {
+			v, _ := p.B.Get(field)
+			out, _ = out.With(field, v)
+		}
+	}
+	return out
+}
+
+// FingerprintPairGen generates pairs of fingerprints that are identical,
+// differ in descriptive fields only, or differ in critical fields.
+func FingerprintPairGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(FingerprintPair{}), map[string]gopter.Gen{
+		"A":      AlertFingerprintGen(),
+		"B":      AlertFingerprintGen(),
+		"Differ": Of([]int{0, 1 << 2, 1 << 3, 1<<2 | 1<<3, 1, 1 << 1, 1 << 4, 1 << 5, 63, 17, 42}, 0.15),
+	})
+}
+
+// Families returns a small pool of alert families' fingerprints and their
+// descriptive variants, so that recall finds exact, 89-point and 80-point
+// matches and critical-field strangers.
+func Families() []openrecall.Fingerprint {
+	base := []openrecall.Fingerprint{
+		{ErrorClass: "crashloopbackoff", ServiceRole: "batch_worker", DependencyPattern: "configmap", SignalShape: "flapping", Environment: "prod"},
+		{ErrorClass: "crashloopbackoff", ServiceRole: "batch_worker", DependencyPattern: "configmap", SignalShape: "flapping", Environment: "dev"},
+		{ErrorClass: "auth_failure", ServiceRole: "auth_service", AttackPattern: "brute_force", Environment: "prod"},
+		{},
+	}
+	var out []openrecall.Fingerprint
+	for _, b := range base {
+		out = append(out, b)
+		v := b
+		v.DependencyPattern = "dns"
+		out = append(out, v)
+		v = b
+		v.SignalShape = "spike"
+		out = append(out, v)
+		v.DependencyPattern = "queue"
+		out = append(out, v)
+	}
+	return out
+}
+
+// FamilyFingerprintGen draws from Families.
+func FamilyFingerprintGen() gopter.Gen { return Of(Families(), 0) }

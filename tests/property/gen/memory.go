@@ -3,6 +3,8 @@ package gen
 import (
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/leanovate/gopter"
@@ -88,4 +90,89 @@ func StrongMatchGen() gopter.Gen {
 // StrongMatchSetGen generates up to 12 strong matches.
 func StrongMatchSetGen() gopter.Gen {
 	return SliceUpTo(12, StrongMatchGen(), reflect.TypeOf(openrecall.Match{}))
+}
+
+// FamilyIncidentGen generates retainable incidents whose fingerprints come
+// from the small Families pool, so retains collide and recalls hit.
+func FamilyIncidentGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(openrecall.Incident{}), map[string]gopter.Gen{
+		"Fingerprint":   FamilyFingerprintGen(),
+		"Decision":      Of(openrecall.MemoryDecisions, 0),
+		"Note":          Of(Notes(), 0.3),
+		"DeadEnds":      SliceUpTo(2, Of(DeadEnds(), 0), reflect.TypeOf("")),
+		"SourceAlertID": Of(SourceAlertIDs(), 0.5),
+		"CreatedAt":     Of(Times(), 0),
+	})
+}
+
+// RetainPlan is a set of retains applied in two orders. Listed returns the
+// incidents followed by a re-retain of Incidents[r] for each r in Repeats
+// (an equivalent incident: its note upper-cased and padded with white space,
+// a later time); Permuted returns the same retains sorted by the keys in Order
+// (missing keys count as 0, ties keep the listed order).
+type RetainPlan struct {
+	Incidents []openrecall.Incident
+	Repeats   []int
+	Order     []int
+}
+
+// Listed returns the retains in their first order.
+func (p RetainPlan) Listed() []openrecall.Incident {
+	out := append([]openrecall.Incident(nil), p.Incidents...)
+	if len(p.Incidents) == 0 {
+		return out
+	}
+	for _, r := range p.Repeats {
+		inc := p.Incidents[r%len(p.Incidents)]
+		inc.Note = " " + strings.ToUpper(inc.Note) + "  "
+		inc.CreatedAt = inc.CreatedAt.Add(time.Minute)
+		out = append(out, inc)
+	}
+	return out
+}
+
+// Permuted returns the retains in the plan's second order.
+func (p RetainPlan) Permuted() []openrecall.Incident {
+	listed := p.Listed()
+	idx := make([]int, len(listed))
+	for i := range idx {
+		idx[i] = i
+	}
+	key := func(i int) int {
+		if i < len(p.Order) {
+			return p.Order[i]
+		}
+		return 0
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return key(idx[a]) > key(idx[b]) })
+	out := make([]openrecall.Incident, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, listed[i])
+	}
+	return out
+}
+
+// RetainPlanGen generates up to 12 incidents of a few families, up to 4
+// equivalent re-retains and a reordering of them all.
+func RetainPlanGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(RetainPlan{}), map[string]gopter.Gen{
+		"Incidents": SliceUpTo(12, FamilyIncidentGen(), reflect.TypeOf(openrecall.Incident{})),
+		"Repeats":   SliceUpTo(4, IntUpTo(11), reflect.TypeOf(0)),
+		"Order":     SliceUpTo(16, IntUpTo(15), reflect.TypeOf(0)),
+	})
+}
+
+// ConcurrentRetain is one decision retained through two connections at the
+// same moment, the second time with its note written differently.
+type ConcurrentRetain struct {
+	Incident openrecall.Incident
+	Note     NoteVariant
+}
+
+// ConcurrentRetainGen generates concurrent retains.
+func ConcurrentRetainGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(ConcurrentRetain{}), map[string]gopter.Gen{
+		"Incident": FamilyIncidentGen(),
+		"Note":     NoteVariantGen(),
+	})
 }

@@ -29,6 +29,30 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"FingerprintPairGen", FingerprintPairGen(), validAs(func(p FingerprintPair) error {
+			if err := ValidFingerprint(p.A); err != nil {
+				return err
+			}
+			return ValidFingerprint(p.Second())
+		})},
+		{"FamilyIncidentGen", FamilyIncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
+		{"RetainPlanGen", RetainPlanGen(), validAs(func(p RetainPlan) error {
+			for _, inc := range p.Incidents {
+				if err := inc.Validate(); err != nil {
+					return err
+				}
+			}
+			if len(p.Permuted()) != len(p.Listed()) {
+				return fmt.Errorf("permutation lost incidents")
+			}
+			return nil
+		})},
+		{"ConcurrentRetainGen", ConcurrentRetainGen(), validAs(func(c ConcurrentRetain) error {
+			if err := c.Incident.Validate(); err != nil {
+				return err
+			}
+			return ValidNoteVariant(c.Note)
+		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
 		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
@@ -51,6 +75,24 @@ func All() []Named {
 				return err
 			}
 			return ValidTriageResult(c.Triage)
+		})},
+		{"DecisionCaseGen", DecisionCaseGen(), validAs(func(c DecisionCase) error { return ValidTriageCase(c.Case) })},
+		{"WeakeningGen", WeakeningGen(), validAs(func(w Weakening) error {
+			if err := ValidTriageResult(w.Case.Triage); err != nil {
+				return err
+			}
+			return ValidTriageResult(w.Weaker())
+		})},
+		{"LivenessCaseGen", LivenessCaseGen(), validAs(func(c LivenessCase) error {
+			if c.Fingerprint.HasAttack() || !c.Decision.Benign() || c.N < 5 {
+				return fmt.Errorf("not a liveness case: %+v", c)
+			}
+			for _, m := range c.Matches() {
+				if err := ValidMatch(m); err != nil {
+					return err
+				}
+			}
+			return ValidFingerprint(c.Fingerprint)
 		})},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {

@@ -210,3 +210,93 @@ func ModelProposalGen() gopter.Gen {
 		"Proposed":    Of(Proposals(), 0),
 	})
 }
+
+// DecisionCase is a triage input together with a decision a model proposes
+// for the same alert.
+type DecisionCase struct {
+	Case     TriageCase
+	Proposed openrecall.Decision
+}
+
+// DecisionCaseGen generates triage inputs with arbitrary model proposals.
+func DecisionCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(DecisionCase{}), map[string]gopter.Gen{
+		"Case":     TriageCaseGen(),
+		"Proposed": Of(Proposals(), 0),
+	})
+}
+
+// Weakening is a guard input and weaker evidence for the same alert:
+// confidence and consistency lowered by the given fractions (in thousandths),
+// StrongDrop strong matches and ConsistentDrop agreeing matches fewer.
+type Weakening struct {
+	Case           GuardCase
+	ConfidenceCut  int
+	ConsistencyCut int
+	StrongDrop     int
+	ConsistentDrop int
+}
+
+// Weaker returns the weakened proposal.
+func (w Weakening) Weaker() openrecall.TriageResult {
+	tr := w.Case.Triage
+	tr.Confidence *= 1 - float64(w.ConfidenceCut)/1000
+	tr.Consistency *= 1 - float64(w.ConsistencyCut)/1000
+	tr.StrongCount = max(0, tr.StrongCount-w.StrongDrop)
+	tr.ConsistentCount = max(0, tr.ConsistentCount-w.ConsistentDrop)
+	return tr
+}
+
+// WeakeningGen generates guard inputs with weaker evidence beside them; a
+// zero cut (no change) is common so that equal evidence is covered too.
+func WeakeningGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(Weakening{}), map[string]gopter.Gen{
+		"Case":           GuardCaseGen(),
+		"ConfidenceCut":  Index(1001, 0.3),
+		"ConsistencyCut": Index(1001, 0.3),
+		"StrongDrop":     Index(6, 0.4),
+		"ConsistentDrop": Index(6, 0.4),
+	})
+}
+
+// LivenessCase is a non-attack alert whose fingerprint has N strong memories
+// (N ≥ 5) that all carry one benign decision.
+type LivenessCase struct {
+	Fingerprint openrecall.Fingerprint
+	Decision    openrecall.Decision
+	N           int
+	Scores      []float64
+}
+
+// Matches returns the N unanimous strong matches (score Scores[i], or 1).
+func (c LivenessCase) Matches() []openrecall.Match {
+	var ms []openrecall.Match
+	for i := 0; i < c.N; i++ {
+		score := 1.0
+		if i < len(c.Scores) {
+			score = c.Scores[i]
+		}
+		ms = append(ms, openrecall.Match{
+			Incident: openrecall.Incident{ID: IncidentIDs()[i%12] + "_" + string(rune('a'+i/12)), Fingerprint: c.Fingerprint, Decision: c.Decision, CreatedAt: Times()[i%6]},
+			Score:    score,
+		})
+	}
+	return ms
+}
+
+// LivenessCaseGen generates alerts memory can vouch for: no attack pattern,
+// 5 to 20 strong matches, one benign decision.
+func LivenessCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(LivenessCase{}), map[string]gopter.Gen{
+		"Fingerprint": gg.Struct(reflect.TypeOf(openrecall.Fingerprint{}), map[string]gopter.Gen{
+			"ErrorClass":        FieldGen(openrecall.FieldErrorClass, 0.2),
+			"ServiceRole":       FieldGen(openrecall.FieldServiceRole, 0.2),
+			"DependencyPattern": FieldGen(openrecall.FieldDependencyPattern, 0.2),
+			"SignalShape":       FieldGen(openrecall.FieldSignalShape, 0.2),
+			"Environment":       FieldGen(openrecall.FieldEnvironment, 0.2),
+		}),
+		"Decision": Of([]openrecall.Decision{openrecall.DecisionKnownBenign, openrecall.DecisionFalsePositive, openrecall.DecisionDuplicate}, 0),
+		"N":        Of([]int{5, 6, 7, 8, 10, 12, 20}, 0.3),
+		"Scores":   SliceUpTo(20, Of(StrongScores(), 0.3), reflect.TypeOf(0.0)),
+	})
+}

@@ -33,6 +33,7 @@ type Property struct {
 	classify func(any) []string
 	pinned   []pinned
 	cover    []coverage
+	divisor  int
 }
 
 type pinned struct {
@@ -81,6 +82,20 @@ func Classify[V any](f func(V) []string) Option {
 func Cover(label string, percent float64) Option {
 	return func(p *Property) { p.cover = append(p.cover, coverage{label: label, percent: percent}) }
 }
+
+// Expensive divides the profile's number of cases by divisor (at least 10
+// cases remain) for a property whose every case is costly, such as one that
+// opens SQLite files.
+func Expensive(divisor int) Option {
+	return func(p *Property) { p.divisor = divisor }
+}
+
+// Printed is a value shown as its text, for counterexamples whose Go form is
+// not readable (gopter's command sequences print as their String()).
+type Printed string
+
+// GoString returns the text itself.
+func (p Printed) GoString() string { return string(p) }
 
 // ForAll builds a property that holds when check returns nil for every value
 // of g. check reports a failure as an error whose text before the first ':'

@@ -119,8 +119,12 @@ func Check(t T, s Settings, p Property) Report {
 	if s.Replay != nil {
 		cases = append(cases, *s.Replay)
 	} else {
-		for i := 0; i < s.Profile.Cases; i++ {
-			cases = append(cases, Case{Seed: CaseSeed(propSeed, i), Size: CaseSize(i, s.Profile.Cases, s.Profile.MaxSize)})
+		n := s.Profile.Cases
+		if p.divisor > 1 {
+			n = max(min(n, 10), n/p.divisor)
+		}
+		for i := 0; i < n; i++ {
+			cases = append(cases, Case{Seed: CaseSeed(propSeed, i), Size: CaseSize(i, n, s.Profile.MaxSize)})
 		}
 	}
 	extra := 0
@@ -138,7 +142,7 @@ func Check(t T, s Settings, p Property) Report {
 			r.Discards++
 			if s.Replay == nil && extra < s.Profile.Cases {
 				extra++
-				cases = append(cases, Case{Seed: CaseSeed(propSeed, s.Profile.Cases+extra), Size: c.Size})
+				cases = append(cases, Case{Seed: CaseSeed(propSeed, 1_000_000+extra), Size: c.Size})
 			}
 			continue
 		}
@@ -273,7 +277,7 @@ func runProp(p Property, s Settings, c Case) (f *Failure, labels []string, disca
 	}
 	if len(res.Args) > 0 {
 		a := res.Args[0]
-		f.Original, f.Shrunk, f.Shrinks = a.OrigArg, a.Arg, a.Shrinks
+		f.Original, f.Shrunk, f.Shrinks = Printed(fmt.Sprint(a.OrigArg)), Printed(fmt.Sprint(a.Arg)), a.Shrinks
 	}
 	return f, res.Labels, false
 }

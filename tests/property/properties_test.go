@@ -1,0 +1,36 @@
+package property
+
+import (
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/openrecall/openrecall/tests/property/pbt"
+)
+
+// registry returns every property of the suite, in ID order. IDs are
+// permanent: a retired property's number is never reused.
+func registry() []pbt.Property {
+	var props []pbt.Property
+	props = append(props, rootProperties()...)
+	props = append(props, triageProperties()...)
+	props = append(props, memoryProperties()...)
+	props = append(props, pipelineProperties()...)
+	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
+	return props
+}
+
+// TestProperties runs every property as a subtest named by its ID.
+func TestProperties(t *testing.T) {
+	s, err := pbt.FromEnv(testing.Short())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pbt.Run(t, s, registry())
+}
+
+// idNumber is n of an ID P<n>_….
+func idNumber(id string) int {
+	n, _ := strconv.Atoi(pbt.Number(id)[1:])
+	return n
+}

@@ -1,0 +1,323 @@
+package property
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/tests/property/gen"
+	"github.com/openrecall/openrecall/tests/property/pbt"
+	"github.com/openrecall/openrecall/triage"
+)
+
+// triageProperties are the rules of triage and the guard (DESIGN §6).
+func triageProperties() []pbt.Property {
+	cfg := triage.DefaultConfig()
+	return []pbt.Property{
+		pbt.ForAll("P3_no_strong_memory_escalates",
+			"No strong match → escalated (confidence = best score, or 0), and a person must approve.",
+			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
+				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				if strongCount(c.Matches, cfg) > 0 {
+					return nil
+				}
+				switch {
+				case tr.Decision != openrecall.DecisionEscalated:
+					return fmt.Errorf("no strong match: decision %q, want escalated", tr.Decision)
+				case !tr.RequiresHumanApproval:
+					return fmt.Errorf("no strong match: escalated without requiring human approval")
+				case tr.Confidence != bestScore(c.Matches):
+					return fmt.Errorf("no strong match: confidence %v, want the best score %v", tr.Confidence, bestScore(c.Matches))
+				}
+				if v := triage.Guard(c.Fingerprint, tr, cfg); v.Bypass {
+					return fmt.Errorf("no strong match: the guard bypasses: %s", v.Reason)
+				}
+				return nil
+			},
+			pbt.Pin("no matches at all", gen.TriageCase{}),
+			pbt.Pin("best score just below the threshold", gen.TriageCase{Matches: []openrecall.Match{{Incident: openrecall.Incident{ID: "inc_00", Decision: openrecall.DecisionKnownBenign}, Score: math.Nextafter(0.85, 0)}}}),
+			pbt.Classify(classifyTriage(cfg)),
+			pbt.Cover("no matches", 5), pbt.Cover("only weak matches", 5),
+		),
+		pbt.ForAll("P4_decision_in_closed_set",
+			"The decision is always in the closed set false_positive|duplicate|known_benign|real|escalated, also when a model proposes anything at all: a proposal outside it, or a benign verdict on an attack alert, is refused.",
+			"DecisionCaseGen", gen.DecisionCaseGen(), func(c gen.DecisionCase) error {
+				fp := c.Case.Fingerprint
+				tr := triage.Triage(fp, c.Case.Matches, cfg)
+				if !tr.Decision.Valid() {
+					return fmt.Errorf("triage: decision %q outside the closed set", tr.Decision)
+				}
+				ok, reason := triage.Vet(fp, c.Proposed)
+				want := c.Proposed.Valid() && !(c.Proposed.Benign() && fp.HasAttack())
+				if ok != want {
+					return fmt.Errorf("vet: Vet(%s, %q) = %v (%q), want %v", fp, c.Proposed, ok, reason, want)
+				}
+				if !ok && reason == "" {
+					return fmt.Errorf("vet: refused %q without a reason", c.Proposed)
+				}
+				final := c.Proposed
+				if !ok {
+					final = openrecall.DecisionEscalated
+				}
+				if !final.Valid() {
+					return fmt.Errorf("vet: accepted %q, outside the closed set", final)
+				}
+				return nil
+			},
+			pbt.Pin("upper-case benign", gen.DecisionCase{Proposed: "BENIGN"}),
+			pbt.Pin("benign on an attack", gen.DecisionCase{Case: gen.TriageCase{Fingerprint: openrecall.Fingerprint{AttackPattern: "sql_injection"}}, Proposed: openrecall.DecisionKnownBenign}),
+			pbt.Classify(func(c gen.DecisionCase) []string {
+				switch {
+				case !c.Proposed.Valid():
+					return []string{"proposal outside the closed set"}
+				case c.Proposed.Benign() && c.Case.Fingerprint.HasAttack():
+					return []string{"benign proposal on an attack alert"}
+				}
+				return []string{"valid proposal"}
+			}),
+			pbt.Cover("proposal outside the closed set", 20), pbt.Cover("benign proposal on an attack alert", 3),
+		),
+		pbt.ForAll("P5_confidence_formula",
+			"Confidence is in [0, 1] and equals the documented formula: best score (or 0) without a strong match, else c·(n+1)/(n+2) with c = n_dominant/n_strong.",
+			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
+				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				if !(tr.Confidence >= 0 && tr.Confidence <= 1) {
+					return fmt.Errorf("range: confidence %v outside [0, 1]", tr.Confidence)
+				}
+				n, dom := strongCount(c.Matches, cfg), dominantCount(c.Matches, cfg)
+				want := bestScore(c.Matches)
+				if n > 0 {
+					want = float64(dom) / float64(n) * float64(n+1) / float64(n+2)
+				}
+				if math.Abs(tr.Confidence-want) > 1e-12 {
+					return fmt.Errorf("formula: confidence %v, want %v (n=%d, dominant %d)", tr.Confidence, want, n, dom)
+				}
+				if tr.StrongCount != n || tr.ConsistentCount != dom {
+					return fmt.Errorf("counts: strong %d consistent %d, want %d and %d", tr.StrongCount, tr.ConsistentCount, n, dom)
+				}
+				if tr.BestScore != bestScore(c.Matches) {
+					return fmt.Errorf("best score: %v, want %v", tr.BestScore, bestScore(c.Matches))
+				}
+				return nil
+			},
+			pbt.Classify(classifyTriage(cfg)),
+			pbt.Cover("unanimous strong memory", 15), pbt.Cover("split strong memory", 10),
+		),
+		pbt.ForAll("P6_agreeing_match_raises_consistent_count",
+			"Adding a strong match that carries the dominant decision raises consistent_decision_count by one and never lowers consistency or confidence.",
+			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
+				before := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				if before.StrongCount == 0 {
+					return nil
+				}
+				d := dominantDecision(c.Matches, cfg, before)
+				extra := openrecall.Match{Incident: openrecall.Incident{ID: "inc_added", Decision: d, CreatedAt: gen.Epoch()}, Score: cfg.StrongMatch}
+				after := triage.Triage(c.Fingerprint, append(append([]openrecall.Match(nil), c.Matches...), extra), cfg)
+				switch {
+				case after.ConsistentCount != before.ConsistentCount+1:
+					return fmt.Errorf("count: consistent count %d → %d after adding a strong %s match", before.ConsistentCount, after.ConsistentCount, d)
+				case after.Consistency < before.Consistency:
+					return fmt.Errorf("consistency: fell %v → %v", before.Consistency, after.Consistency)
+				case after.Confidence < before.Confidence:
+					return fmt.Errorf("confidence: fell %v → %v", before.Confidence, after.Confidence)
+				}
+				return nil
+			},
+			pbt.Pin("one id on two decisions (once broke this property's own oracle)", gen.TriageCase{Matches: []openrecall.Match{
+				{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionDuplicate, CreatedAt: gen.Epoch()}, Score: 0.85},
+				{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.95},
+				{Incident: openrecall.Incident{ID: "inc_01", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.85},
+			}}),
+			pbt.Classify(classifyTriage(cfg)),
+			pbt.Cover("split strong memory", 10),
+		),
+		pbt.ForAll("P11_guard_iff_four_clauses",
+			"Bypass happens if and only if all four hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign.",
+			"GuardCaseGen", gen.GuardCaseGen(), func(c gen.GuardCase) error {
+				v := triage.Guard(c.Fingerprint, c.Triage, cfg)
+				tr := c.Triage
+				want := openrecall.GuardVerdict{
+					StrongMatch:    tr.StrongCount >= 1,
+					Consistent:     tr.Consistency >= cfg.Consistency,
+					Confident:      tr.Confidence >= cfg.BypassConfidence,
+					BenignNoAttack: c.Fingerprint.AttackPattern == "" && tr.Decision.Benign(),
+				}
+				want.Bypass = want.StrongMatch && want.Consistent && want.Confident && want.BenignNoAttack
+				want.Reason = v.Reason
+				if diff := cmp.Diff(want, v); diff != "" {
+					return fmt.Errorf("clauses: verdict differs from the four clauses (-want +got):\n%s", diff)
+				}
+				if v.Reason == "" {
+					return fmt.Errorf("reason: verdict without a reason")
+				}
+				return nil
+			},
+			pbt.Pin("every threshold met exactly", gen.GuardCase{Triage: openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, StrongCount: 1, Confidence: 0.85, Consistency: 0.9}}),
+			pbt.Pin("confidence a hair below", gen.GuardCase{Triage: openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, StrongCount: 20, Confidence: math.Nextafter(0.85, 0), Consistency: 1}}),
+			pbt.Classify(func(c gen.GuardCase) []string {
+				var l []string
+				if triage.Guard(c.Fingerprint, c.Triage, cfg).Bypass {
+					l = append(l, "bypass")
+				}
+				if c.Triage.Confidence == cfg.BypassConfidence {
+					l = append(l, "confidence exactly at threshold")
+				}
+				if c.Triage.Consistency == cfg.Consistency {
+					l = append(l, "consistency exactly at threshold")
+				}
+				return l
+			}),
+			pbt.Cover("bypass", 2), pbt.Cover("confidence exactly at threshold", 3), pbt.Cover("consistency exactly at threshold", 3),
+		),
+		pbt.ForAll("P12_attack_blocks_bypass",
+			"An attack pattern blocks bypass unconditionally: whatever memory says, an alert with an attack pattern is never bypassed.",
+			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
+				if !c.Fingerprint.HasAttack() {
+					return nil
+				}
+				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				if v := triage.Guard(c.Fingerprint, tr, cfg); v.Bypass {
+					return fmt.Errorf("attack: %s alert bypassed: %s", c.Fingerprint.AttackPattern, v.Reason)
+				}
+				if !tr.RequiresHumanApproval {
+					return fmt.Errorf("attack: %s alert does not require human approval", c.Fingerprint.AttackPattern)
+				}
+				strongest := openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, Confidence: 1, Consistency: 1, StrongCount: 20, ConsistentCount: 20, BestScore: 1}
+				if v := triage.Guard(c.Fingerprint, strongest, cfg); v.Bypass {
+					return fmt.Errorf("attack: %s alert bypassed on unanimous benign memory: %s", c.Fingerprint.AttackPattern, v.Reason)
+				}
+				return nil
+			},
+			pbt.Pin("brute force with 12 unanimous benign memories", gen.TriageCase{
+				Fingerprint: openrecall.Fingerprint{ErrorClass: "auth_failure", AttackPattern: "brute_force", Environment: "prod"},
+				Matches:     gen.LivenessCase{Decision: openrecall.DecisionKnownBenign, N: 12}.Matches(),
+			}),
+			pbt.Classify(func(c gen.TriageCase) []string {
+				l := classifyTriage(cfg)(c)
+				if c.Fingerprint.HasAttack() {
+					l = append(l, "attack")
+					tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+					if tr.StrongCount > 0 && tr.ConsistentCount == tr.StrongCount && tr.Decision.Benign() {
+						l = append(l, "attack alert with unanimous benign memory")
+					}
+				}
+				return l
+			}),
+			pbt.Cover("attack", 20), pbt.Cover("attack alert with unanimous benign memory", 3),
+		),
+		pbt.ForAll("P19_guard_monotone_in_evidence",
+			"Monotonicity: if the guard refuses a bypass, it also refuses with weaker evidence (lower scores, fewer agreeing matches, lower confidence).",
+			"WeakeningGen", gen.WeakeningGen(), func(w gen.Weakening) error {
+				fp := w.Case.Fingerprint
+				if triage.Guard(fp, w.Case.Triage, cfg).Bypass {
+					return nil
+				}
+				if v := triage.Guard(fp, w.Weaker(), cfg); v.Bypass {
+					return fmt.Errorf("monotone: refused %+v but bypassed the weaker %+v: %s", w.Case.Triage, w.Weaker(), v.Reason)
+				}
+				return nil
+			},
+			pbt.Classify(func(w gen.Weakening) []string {
+				if triage.Guard(w.Case.Fingerprint, w.Case.Triage, cfg).Bypass {
+					return []string{"bypassed before weakening"}
+				}
+				return []string{"refused before weakening"}
+			}),
+			pbt.Cover("refused before weakening", 50),
+		),
+		pbt.ForAll("P21_liveness_unanimous_benign_bypasses",
+			"Liveness: a non-attack alert whose fingerprint has enough unanimous benign strong memories (≥ 5 at the defaults) is bypassed; a guard that refuses everything fails.",
+			"LivenessCaseGen", gen.LivenessCaseGen(), func(c gen.LivenessCase) error {
+				tr := triage.Triage(c.Fingerprint, c.Matches(), cfg)
+				if tr.Decision != c.Decision {
+					return fmt.Errorf("triage: %d unanimous %s memories proposed %q (%s)", c.N, c.Decision, tr.Decision, tr.EscalationReason)
+				}
+				if v := triage.Guard(c.Fingerprint, tr, cfg); !v.Bypass {
+					return fmt.Errorf("liveness: %d unanimous %s memories, confidence %v, not bypassed: %s", c.N, c.Decision, tr.Confidence, v.Reason)
+				}
+				return checkWorkflowLiveness(c)
+			},
+			pbt.Pin("five memories, the least that bypasses", gen.LivenessCase{Decision: openrecall.DecisionFalsePositive, N: 5, Scores: []float64{0.85, 0.85, 0.85, 0.85, 0.85}}),
+		),
+	}
+}
+
+func strongCount(ms []openrecall.Match, cfg triage.Config) int {
+	n := 0
+	for _, m := range ms {
+		if m.Score >= cfg.StrongMatch {
+			n++
+		}
+	}
+	return n
+}
+
+func bestScore(ms []openrecall.Match) float64 {
+	best := 0.0
+	for _, m := range ms {
+		best = math.Max(best, m.Score)
+	}
+	return best
+}
+
+func dominantCount(ms []openrecall.Match, cfg triage.Config) int {
+	counts := map[openrecall.Decision]int{}
+	top := 0
+	for _, m := range ms {
+		if m.Score >= cfg.StrongMatch {
+			counts[m.Incident.Decision]++
+			top = max(top, counts[m.Incident.Decision])
+		}
+	}
+	return top
+}
+
+// dominantDecision is a decision whose strong matches the triage counted as
+// consistent: the proposal, or for an escalated split a decision with
+// ConsistentCount strong matches (when several tie, adding a match to any of
+// them raises the count).
+func dominantDecision(ms []openrecall.Match, cfg triage.Config, tr openrecall.TriageResult) openrecall.Decision {
+	if tr.Decision != openrecall.DecisionEscalated {
+		return tr.Decision
+	}
+	counts := map[openrecall.Decision]int{}
+	for _, m := range ms {
+		if m.Score >= cfg.StrongMatch {
+			counts[m.Incident.Decision]++
+		}
+	}
+	for _, d := range openrecall.MemoryDecisions {
+		if counts[d] == tr.ConsistentCount {
+			return d
+		}
+	}
+	return openrecall.DecisionReal
+}
+
+func classifyTriage(cfg triage.Config) func(gen.TriageCase) []string {
+	return func(c gen.TriageCase) []string {
+		n, dom := strongCount(c.Matches, cfg), dominantCount(c.Matches, cfg)
+		var l []string
+		switch {
+		case len(c.Matches) == 0:
+			l = append(l, "no matches")
+		case n == 0:
+			l = append(l, "only weak matches")
+		case dom == n:
+			l = append(l, "unanimous strong memory")
+		default:
+			l = append(l, "split strong memory")
+		}
+		for _, m := range c.Matches {
+			if m.Score == cfg.StrongMatch {
+				l = append(l, "a score exactly at the strong threshold")
+				break
+			}
+		}
+		if n > 0 && float64(dom)/float64(n) == cfg.Consistency {
+			l = append(l, "consistency exactly at threshold")
+		}
+		return l
+	}
+}
