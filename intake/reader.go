@@ -42,7 +42,8 @@ type Reader struct {
 	mode    mode
 	text    bool // modeLines: plain text rather than JSON Lines
 	p       parser
-	queue   []Record
+	queue   []Record // records of the last value read, from next on
+	next    int
 	err     error // sticky I/O error
 	buf     []byte
 
@@ -116,13 +117,13 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // when reading the underlying reader fails; bad input is never an error.
 func (r *Reader) Next() (Record, error) {
 	for {
-		if len(r.queue) > 0 {
-			rec := r.queue[0]
-			r.queue[0] = Record{}
-			r.queue = r.queue[1:]
+		if r.next < len(r.queue) {
+			rec := r.queue[r.next]
+			r.queue[r.next] = Record{}
+			r.next++
 			return rec, nil
 		}
-		r.queue = r.queue[:0]
+		r.queue, r.next = r.queue[:0], 0
 		if r.err != nil {
 			return Record{}, r.err
 		}
@@ -142,13 +143,13 @@ func (r *Reader) Next() (Record, error) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				r.mode = modeDone
-				if len(r.queue) > 0 {
+				if r.next < len(r.queue) {
 					continue
 				}
 				return Record{}, io.EOF
 			}
 			r.err = fmt.Errorf("read alerts: %w", err)
-			if len(r.queue) > 0 {
+			if r.next < len(r.queue) {
 				continue
 			}
 			return Record{}, r.err

@@ -40,23 +40,27 @@ func (q *queueReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// hugeLine is one line of n bytes and then a short good line.
-type hugeLine struct{ n, i int }
+// hugeLine is head, n bytes of 'x', then tail, generated on the fly.
+type hugeLine struct {
+	head, tail string
+	n, i       int
+}
 
 func (h *hugeLine) Read(p []byte) (int, error) {
-	tail := "\n{\"title\":\"after\"}\n"
-	if h.i >= h.n+len(tail) {
-		return 0, io.EOF
-	}
+	total := len(h.head) + h.n + len(h.tail)
 	k := 0
-	for k < len(p) && h.i < h.n+len(tail) {
-		if h.i < h.n {
+	for ; k < len(p) && h.i < total; k, h.i = k+1, h.i+1 {
+		switch {
+		case h.i < len(h.head):
+			p[k] = h.head[h.i]
+		case h.i < len(h.head)+h.n:
 			p[k] = 'x'
-		} else {
-			p[k] = tail[h.i-h.n]
+		default:
+			p[k] = h.tail[h.i-len(h.head)-h.n]
 		}
-		k++
-		h.i++
+	}
+	if k == 0 {
+		return 0, io.EOF
 	}
 	return k, nil
 }
@@ -74,7 +78,7 @@ func TestHeapFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 200k lines")
 	}
-	const lines, bound = 200_000, 32 << 20
+	const lines, bound = 200_000, 8 << 20
 	before := heapInuse()
 	r := NewReader(&queueReader{n: lines}, Options{})
 	var alerts, rejected, peak uint64
@@ -100,36 +104,53 @@ func TestHeapFlat(t *testing.T) {
 	if alerts != 150_000 || rejected != 50_000 {
 		t.Errorf("read %d alerts and %d rejected records, want 150000 and 50000", alerts, rejected)
 	}
+	t.Logf("heap in use: %d bytes before, %d at peak, %d after %d lines", before, peak, after, lines)
 	if peak > before+bound {
 		t.Errorf("heap in use grew from %d to %d bytes reading %d lines, over the %d bound", before, peak, lines, bound)
 	}
 }
 
-// TestOversizedLineNotBuffered reads a 64 MiB line with a 1 KiB limit: it
-// is rejected, the next line is read, and the heap never holds the line.
+// TestOversizedLineNotBuffered reads a 64 MiB line (or array element) with
+// a 1 KiB limit: it is rejected, the next record is read, and the heap never
+// holds the oversized one.
 func TestOversizedLineNotBuffered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 64 MiB")
 	}
 	const size = 64 << 20
-	for _, format := range []Format{FormatAuto, FormatJSONL, FormatText} {
-		t.Run(string(format), func(t *testing.T) {
+	after := "\n{\"title\":\"after\"}\n"
+	tests := []struct {
+		name       string
+		format     Format
+		head, tail string
+		wantErr    string
+		wantPos    string
+	}{
+		{"text", FormatAuto, "", after, fmt.Sprintf("line 1: record is %d bytes, over the limit of 1024 bytes", size), "line 2"},
+		{"jsonl", FormatJSONL, "", after, fmt.Sprintf("line 1: record is %d bytes, over the limit of 1024 bytes", size), "line 2"},
+		{"forced text", FormatText, "", after, fmt.Sprintf("line 1: record is %d bytes, over the limit of 1024 bytes", size), "line 2"},
+		{"json object line", FormatAuto, `{"title":"`, `"}` + after, fmt.Sprintf("line 1: record is %d bytes, over the limit of 1024 bytes", size+12), "line 2"},
+		{"array element", FormatAuto, `[{"title":"`, `"},{"title":"after"}]`, fmt.Sprintf("index 0: record is %d bytes, over the limit of 1024 bytes", size+12), "index 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			before := heapInuse()
-			r := NewReader(&hugeLine{n: size}, Options{Format: format, MaxRecordBytes: 1024})
+			r := NewReader(&hugeLine{head: tt.head, tail: tt.tail, n: size}, Options{Format: tt.format, MaxRecordBytes: 1024})
 			rec, err := r.Next()
 			if err != nil {
 				t.Fatal(err)
 			}
 			mid := heapInuse()
-			if rec.Err == nil || rec.Err.Error() != fmt.Sprintf("line 1: record is %d bytes, over the limit of 1024 bytes", size) {
-				t.Errorf("first record %+v, want an oversize rejection", rec)
+			t.Logf("heap in use: %d bytes before, %d after rejecting the record", before, mid)
+			if rec.Err == nil || rec.Err.Error() != tt.wantErr {
+				t.Errorf("first record %+v, want %q", rec.Err, tt.wantErr)
 			}
 			if mid > before+8<<20 {
-				t.Errorf("heap grew from %d to %d bytes rejecting a %d-byte line", before, mid, size)
+				t.Errorf("heap grew from %d to %d bytes rejecting a %d-byte record", before, mid, size)
 			}
 			rec, err = r.Next()
-			if err != nil || rec.Err != nil || !strings.Contains(rec.Alert.Title, "after") || rec.Alert.Position.Line != 2 {
-				t.Errorf("second record %+v, %v; want the line after", rec, err)
+			if err != nil || rec.Err != nil || !strings.Contains(rec.Alert.Title, "after") || rec.Alert.Position.String() != tt.wantPos {
+				t.Errorf("second record %+v, %v; want the one after at %s", rec, err, tt.wantPos)
 			}
 		})
 	}
