@@ -205,20 +205,21 @@ func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
 	yAt := func(v openrecall.NanoUSD) float64 {
 		return svgTop + float64(s.hi-v)/float64(s.hi-s.lo)*ph
 	}
+	// Draw at most MaxSVGSamples+1 x positions: the curves are monotone
+	// sums, so a regular sample (ends included) keeps their shape while the
+	// document stays small for a queue of a million alerts.
+	ks := samples(n, MaxSVGSamples)
 	line := func(vals []openrecall.NanoUSD) string {
-		parts := make([]string, len(vals))
-		for k, v := range vals {
-			parts[k] = fmt.Sprintf("%.1f,%.1f", xAt(k), yAt(v))
+		parts := make([]string, len(ks))
+		for i, k := range ks {
+			parts[i] = fmt.Sprintf("%.1f,%.1f", xAt(k), yAt(vals[k]))
 		}
 		return strings.Join(parts, " ")
 	}
 	// The band runs along the baseline and back along the cost.
-	var bandPts []string
-	for k := range s.base {
-		bandPts = append(bandPts, fmt.Sprintf("%.1f,%.1f", xAt(k), yAt(s.base[k])))
-	}
-	for k := len(s.cost) - 1; k >= 0; k-- {
-		bandPts = append(bandPts, fmt.Sprintf("%.1f,%.1f", xAt(k), yAt(s.cost[k])))
+	bandPts := line(s.base)
+	for i := len(ks) - 1; i >= 0; i-- {
+		bandPts += fmt.Sprintf(" %.1f,%.1f", xAt(ks[i]), yAt(s.cost[ks[i]]))
 	}
 
 	var b bytes.Buffer
@@ -255,7 +256,7 @@ func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
 	fmt.Fprintf(&b, `<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">cumulative cost (USD)</text>`+"\n", svgTop+ph/2, svgTop+ph/2)
 
 	// The three series: band first, lines over it.
-	fmt.Fprintf(&b, `<polygon id="savings" fill="#2ca02c" fill-opacity="0.25" stroke="none" points="%s"/>`+"\n", strings.Join(bandPts, " "))
+	fmt.Fprintf(&b, `<polygon id="savings" fill="#2ca02c" fill-opacity="0.25" stroke="none" points="%s"/>`+"\n", bandPts)
 	fmt.Fprintf(&b, `<polyline id="baseline" fill="none" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4" points="%s"/>`+"\n", line(s.base))
 	fmt.Fprintf(&b, `<polyline id="cost" fill="none" stroke="#1f77b4" stroke-width="2" points="%s"/>`+"\n", line(s.cost))
 	if n == 0 {
@@ -278,6 +279,30 @@ func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
 		return fmt.Errorf("render cost curve svg: %w", err)
 	}
 	return nil
+}
+
+// MaxSVGSamples is the most alert positions RenderSVG draws per series;
+// longer curves are sampled evenly, first and last alerts included.
+const MaxSVGSamples = 1000
+
+// samples returns the x positions 0..n to draw, at most limit+1 of them,
+// evenly spread, 0 and n included.
+func samples(n, limit int) []int {
+	if n <= limit {
+		out := make([]int, n+1)
+		for k := range out {
+			out[k] = k
+		}
+		return out
+	}
+	out := make([]int, 0, limit+1)
+	for i := 0; i <= limit; i++ {
+		k := int(int64(i) * int64(n) / int64(limit))
+		if len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // xTicks returns up to six alert counts to label, 0 and n included.

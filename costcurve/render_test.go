@@ -286,3 +286,46 @@ func BenchmarkRenderSVG(b *testing.B) {
 		}
 	}
 }
+
+func TestRenderSVGSamplesLongCurves(t *testing.T) {
+	c := New("big")
+	pts := make([]openrecall.CostPoint, 25_003)
+	for i := range pts {
+		pts[i] = c.Add("a", strong, i%3 == 0, openrecall.NanoUSD(i%3)*1_000_000, 4_000_000)
+	}
+	var b bytes.Buffer
+	if err := RenderSVG(&b, pts, "big"); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseSVG(t, b.Bytes())
+	cost, base := doc.Polylines["cost"], doc.Polylines["baseline"]
+	if len(cost) != MaxSVGSamples+1 || len(base) != MaxSVGSamples+1 || len(doc.Polygons["savings"]) != 2*(MaxSVGSamples+1) {
+		t.Fatalf("series have %d, %d and %d points, want %d, %d and %d", len(cost), len(base), len(doc.Polygons["savings"]),
+			MaxSVGSamples+1, MaxSVGSamples+1, 2*(MaxSVGSamples+1))
+	}
+	// The last sample is the last alert: the lines end at the totals, which
+	// are the top of the chart (y = svgTop) for the baseline.
+	if last := base[len(base)-1]; last[0] != svgWidth-svgRight || last[1] != svgTop {
+		t.Errorf("baseline ends at %v, want (%d, %d)", last, svgWidth-svgRight, svgTop)
+	}
+	if first := cost[0]; first[0] != svgLeft || first[1] != svgHeight-svgBelow {
+		t.Errorf("cost starts at %v, want the origin (%d, %d)", first, svgLeft, svgHeight-svgBelow)
+	}
+}
+
+func TestSamples(t *testing.T) {
+	tests := []struct {
+		n, limit int
+		want     []int
+	}{
+		{0, 4, []int{0}},
+		{3, 4, []int{0, 1, 2, 3}},
+		{4, 4, []int{0, 1, 2, 3, 4}},
+		{10, 4, []int{0, 2, 5, 7, 10}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, samples(tt.n, tt.limit)); diff != "" {
+			t.Errorf("samples(%d, %d) mismatch (-want +got):\n%s", tt.n, tt.limit, diff)
+		}
+	}
+}
