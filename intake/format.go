@@ -22,8 +22,10 @@ const (
 	FormatText         Format = "text"
 )
 
-// Formats lists every format ParseFormat accepts. Callers must not modify it.
-var Formats = []Format{FormatAuto, FormatJSONL, FormatJSON, FormatAlertmanager, FormatPrometheus, FormatPagerDuty, FormatText}
+// Formats returns every format ParseFormat accepts, in a new slice.
+func Formats() []Format {
+	return []Format{FormatAuto, FormatJSONL, FormatJSON, FormatAlertmanager, FormatPrometheus, FormatPagerDuty, FormatText}
+}
 
 // Default limits.
 const (
@@ -43,13 +45,14 @@ func ParseFormat(s string) (Format, error) {
 	if s == "" {
 		return FormatAuto, nil
 	}
-	for _, f := range Formats {
+	formats := Formats()
+	for _, f := range formats {
 		if string(f) == s {
 			return f, nil
 		}
 	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
+	names := make([]string, len(formats))
+	for i, f := range formats {
 		names[i] = string(f)
 	}
 	return "", fmt.Errorf("format %q is not one of %s: %w", s, strings.Join(names, ", "), openrecall.ErrInvalid)
@@ -58,7 +61,8 @@ func ParseFormat(s string) (Format, error) {
 // Options configures a Reader. The zero value detects the format and uses
 // the default limits.
 type Options struct {
-	// Format forces a format; FormatAuto when empty.
+	// Format forces a format; FormatAuto when empty. Validate names from
+	// users with ParseFormat: an unknown Format reads like FormatJSON.
 	Format Format
 	// MaxRecordBytes bounds one record (line, array element, alerts[] item);
 	// 0 means DefaultMaxRecordBytes. A longer record is rejected without

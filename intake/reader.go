@@ -92,7 +92,7 @@ func ParseBytes(body []byte, opts Options) ([]Record, error) {
 		}
 	}
 	r := NewReader(bytes.NewReader(body), opts)
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, bom))
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, []byte(bom)))
 	if len(trimmed) > 0 && trimmed[0] == '{' && !bytes.ContainsRune(trimmed, '\n') && len(trimmed) <= r.maxDoc &&
 		r.opts.Format != FormatJSONL && r.opts.Format != FormatText {
 		r.forceDocs = true
@@ -110,7 +110,8 @@ func ParseBytes(body []byte, opts Options) ([]Record, error) {
 	}
 }
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
+// bom is the UTF-8 byte order mark, skipped at the start of the input.
+const bom = "\xEF\xBB\xBF"
 
 // Next returns the next record: an alert, or a rejected record with Err
 // set. It returns io.EOF at the end of the input, and another error only
@@ -165,7 +166,7 @@ func (r *Reader) pos(line int) openrecall.Position {
 // detect skips a byte order mark and leading space, then chooses how to
 // read the stream.
 func (r *Reader) detect() error {
-	if b, err := r.in.Peek(3); err == nil && bytes.Equal(b, bom) {
+	if b, err := r.in.Peek(3); err == nil && string(b) == bom {
 		r.in.Discard(3)
 	}
 	switch r.opts.Format {
@@ -316,7 +317,7 @@ func (r *Reader) nextLine() error {
 // lineRecord queues the records of one line.
 func (r *Reader) lineRecord(line []byte, size, n int) {
 	if n == 1 {
-		line = bytes.TrimPrefix(line, bom)
+		line = bytes.TrimPrefix(line, []byte(bom))
 	}
 	if size > r.maxRec {
 		r.queue = reject(r.queue, r.pos(n), "%s", oversize(size, r.maxRec))

@@ -185,13 +185,24 @@ func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line i
 	if version == "1" || o.has("orgId") {
 		source = "grafana"
 	}
+	// {"alerts": [...]} with none of a webhook's own fields is a batch of
+	// alerts of any shape.
+	batch := p.shape != FormatAlertmanager && version == "" && status == "" &&
+		!o.has("receiver") && !o.has("groupKey") && !o.has("groupLabels") && !o.has("commonLabels")
 	for i, item := range items {
 		ipos := openrecall.Position{Source: p.source, Line: line, Index: i, HasIndex: true}
-		if line == 0 {
-			ipos = openrecall.Position{Source: p.source, Index: i, HasIndex: true}
-		}
 		if len(item) > p.maxRecord {
 			out = reject(out, ipos, "alerts[%d]: %s", i, oversize(len(item), p.maxRecord))
+			continue
+		}
+		if batch {
+			n := len(out)
+			out = p.value(out, item, ipos, line, true)
+			for _, rec := range out[n:] {
+				if rec.Err != nil {
+					rec.Err.Reason = fmt.Sprintf("alerts[%d]: %s", i, rec.Err.Reason)
+				}
+			}
 			continue
 		}
 		a, err := webhookAlert(item, status, source)
