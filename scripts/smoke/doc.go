@@ -11,11 +11,14 @@
 // benign family (never an attack, never a real incident); no benign decision
 // on an attack; audit and route traces of equal length; cost ≤ baseline for
 // every result and every persisted cost point, and savings > 0 overall. It
-// compares `cost --output json` with the results, runs `audit verify` and
-// `audit show`, the malformed-input demo (exit status 3, line 1 reported),
+// compares `cost --output json` with the results, runs `audit show`, checks
+// that analysing left memory as seeded and that `analyze --workers 4` is
+// equivalent to the sequential run, runs the malformed-input demo (exit
+// status 3, line 1 reported) and a bad flag (exit status 2),
 // the resolved Alertmanager fixture (recorded, not triaged; skipped with a
-// message when ../shared is absent), and finally edits one audit row with
-// database/sql and asserts that `audit verify` exits 4 naming the entry.
+// message when ../shared is absent), `audit verify` on the intact trail, and
+// finally edits one audit row with database/sql and asserts that `audit
+// verify` exits 4 naming the entry.
 //
 // On success it prints one figures line (bypass_steps=… results=…
 // savings=…%) and exits 0. Otherwise it lists every failed assertion on

@@ -29,6 +29,7 @@ import (
 // Exit codes of openrecall, as documented in README.md.
 const (
 	exitOK       = 0
+	exitUsage    = 2
 	exitPartial  = 3
 	exitTampered = 4
 )
@@ -272,15 +273,22 @@ func (s *smoke) all(ctx context.Context) (figures, error) {
 	if err := s.auditShow(ctx, results); err != nil {
 		return figs, err
 	}
+	if err := s.rerun(ctx, results); err != nil {
+		return figs, err
+	}
 	if err := s.malformed(ctx); err != nil {
+		return figs, err
+	}
+	if err := s.usage(ctx); err != nil {
 		return figs, err
 	}
 	if err := s.resolvedFixture(ctx); err != nil {
 		return figs, err
 	}
+	// The example run and its concurrent rerun both wrote their trails.
 	total := 0
 	for _, r := range results {
-		total += len(r.Audit)
+		total += 2 * len(r.Audit)
 	}
 	if err := s.verifyIntact(ctx, total); err != nil {
 		return figs, err
@@ -488,6 +496,56 @@ func (s *smoke) auditShow(ctx context.Context, results []openrecall.Result) erro
 		if s.expect(table, exitOK) && r.Bypassed && !bytes.Contains(table.stdout, []byte(openrecall.StepMemoryBypass)) {
 			s.failf("%s: the table does not show the memory-bypass step", table)
 		}
+	}
+	return nil
+}
+
+// rerun checks that analysing never teaches memory anything (it grows only
+// by retain: the agent cannot reinforce itself) and that a concurrent run of
+// the same queue is equivalent, result by result, to the sequential one.
+func (s *smoke) rerun(ctx context.Context, results []openrecall.Result) error {
+	seeded, err := seedLines(s.path("examples/seed.jsonl"))
+	if err != nil {
+		return err
+	}
+	o, err := s.openrecall(ctx, nil, "memory", "stats", "--output", "json")
+	if err != nil {
+		return err
+	}
+	if s.expect(o, exitOK) {
+		var st memory.Stats
+		if err := json.Unmarshal(o.stdout, &st); err != nil {
+			s.failf("%s: not memory stats: %v", o, err)
+		} else if st.Incidents != seeded {
+			s.failf("memory holds %d incidents after analysing, want the %d seeded: analysis must never retain", st.Incidents, seeded)
+		}
+	}
+	o, err = s.openrecall(ctx, nil, "analyze", "--workers", "4", "--output", "jsonl", s.path("examples/queue.jsonl"))
+	if err != nil {
+		return err
+	}
+	if !s.expect(o, exitOK) {
+		return nil
+	}
+	again, err := parseResults(o.stdout)
+	if err != nil {
+		s.failf("%s: %v", o, err)
+		return nil
+	}
+	if err := openrecall.EquivalentRuns(results, again); err != nil {
+		s.failf("analyze --workers 4 is not equivalent to the sequential run: %v", err)
+	}
+	return nil
+}
+
+// usage checks the documented exit status of a bad flag value.
+func (s *smoke) usage(ctx context.Context) error {
+	o, err := s.openrecall(ctx, nil, "analyze", "--output", "xml", s.path("examples/queue.jsonl"))
+	if err != nil {
+		return err
+	}
+	if s.expect(o, exitUsage) && len(o.stdout) > 0 {
+		s.failf("%s: printed results for a usage error", o)
 	}
 	return nil
 }
