@@ -217,10 +217,12 @@ func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
 		return strings.Join(parts, " ")
 	}
 	// The band runs along the baseline and back along the cost.
-	bandPts := line(s.base)
+	var band strings.Builder
+	band.WriteString(line(s.base))
 	for i := len(ks) - 1; i >= 0; i-- {
-		bandPts += fmt.Sprintf(" %.1f,%.1f", xAt(ks[i]), yAt(s.cost[ks[i]]))
+		fmt.Fprintf(&band, " %.1f,%.1f", xAt(ks[i]), yAt(s.cost[ks[i]]))
 	}
+	bandPts := band.String()
 
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
