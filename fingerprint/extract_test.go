@@ -69,6 +69,7 @@ func TestErrorClass(t *testing.T) {
 		{"bare number is not a status", openrecall.Alert{Text: "queue has 503 items waiting"}, ""},
 		{"port is not a status", openrecall.Alert{Text: "listening on 10.0.0.1:500"}, ""},
 		{"tls", openrecall.Alert{Text: "remote error: tls: handshake failure"}, "tls_handshake"},
+		{"certificate name expired", openrecall.Alert{Text: "test certificate dev-playground.example.dev expired in dev"}, "cert_expiry"},
 		{"x509 expired is cert expiry", openrecall.Alert{Text: "x509: certificate has expired or is not yet valid"}, "cert_expiry"},
 		{"dns", openrecall.Alert{Text: "dial tcp: lookup db.internal on 10.96.0.10:53: no such host"}, "dns_failure"},
 		{"pool", openrecall.Alert{Text: "HikariPool-1 - Connection is not available, request timed out after 30000ms"}, "pool_exhausted"},
@@ -137,6 +138,7 @@ func TestDependencyPattern(t *testing.T) {
 		{"feature flag", openrecall.Alert{Text: "LaunchDarkly stream disconnected"}, "feature_flag"},
 		{"secret store", openrecall.Alert{Text: "Vault sealed"}, "secret_store"},
 		{"label", openrecall.Alert{Labels: labels("dependency", "postgres"), Text: "kafka"}, "database"},
+		{"replica set is not a database", openrecall.Alert{Text: "6 of 12 new pods stuck, old replica set still serving"}, ""},
 		{"none", openrecall.Alert{Text: "cpu high"}, ""},
 	})
 }
