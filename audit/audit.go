@@ -51,7 +51,7 @@ const hashVersion = "openrecall.audit.v1"
 // byte, Time as its UTC Unix nanoseconds. Length prefixes make the encoding
 // unambiguous: no two different entries encode alike.
 func Hash(e openrecall.AuditEntry) string {
-	var enc encoder
+	enc := encoder{b: make([]byte, 0, 256+len(e.AnalysisID)+len(e.Batch)+len(e.AlertID)+len(e.Reason)+len(e.EscalationReason)+len(e.PrevHash))}
 	enc.str(hashVersion)
 	enc.int(e.Sequence)
 	enc.str(e.AnalysisID)
