@@ -227,7 +227,7 @@ func (s *Store) Recall(ctx context.Context, fp openrecall.Fingerprint, limit int
 }
 
 func (s *Store) recallTier(ctx context.Context, query string, args []any) ([]openrecall.Incident, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.recall[query].QueryContext(ctx, args...)
 	if err != nil {
 		return nil, translate("recall", err)
 	}

@@ -49,6 +49,8 @@ type Store struct {
 	path string
 	log  *zap.Logger
 	now  func() time.Time
+	// recall holds the prepared recall tier queries, by query text.
+	recall map[string]*sql.Stmt
 }
 
 type migration struct {
@@ -106,7 +108,18 @@ func (s *Store) init(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
 	}
-	return s.migrate(ctx)
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	s.recall = map[string]*sql.Stmt{}
+	for _, q := range []string{recallExact, recallShapeDiffers, recallDependencyDiffers, recallBothDiffer} {
+		stmt, err := s.db.PrepareContext(ctx, q)
+		if err != nil {
+			return translate("prepare recall", err)
+		}
+		s.recall[q] = stmt
+	}
+	return nil
 }
 
 func loadMigrations() ([]migration, error) {
@@ -197,6 +210,9 @@ func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bo
 
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
+	for _, stmt := range s.recall {
+		stmt.Close()
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close memory %s: %w", s.path, err)
 	}

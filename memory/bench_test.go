@@ -1,0 +1,145 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// benchTarget is the fingerprint BenchmarkRecall recalls; its family (same
+// critical fields) holds benchFamily incidents at every size.
+var benchTarget = fpOf("timeout", "api_edge", "database", "spike", "", "prod")
+
+const benchFamily = 300
+
+// benchDB returns a database of n incidents, built once and cached under
+// os.TempDir() (the name carries the schema version and n).
+func benchDB(b *testing.B, n int) string {
+	b.Helper()
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("openrecall-bench-recall-s%d-g1-%d.db", SchemaVersion(), n))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tmp := path + ".building"
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(tmp + suffix)
+	}
+	start := time.Now()
+	s, err := Open(context.Background(), tmp, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bulkInsert(s, n); err != nil {
+		s.Close()
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built %s with %d incidents in %s", path, n, time.Since(start).Round(time.Millisecond))
+	return path
+}
+
+// bulkInsert stores n incidents in one transaction: benchFamily in the
+// target's family with random descriptive fields, the rest spread over many
+// other families.
+func bulkInsert(s *Store, n int) error {
+	ctx := context.Background()
+	if _, err := s.db.ExecContext(ctx, `PRAGMA cache_size = -262144`); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewSource(int64(n)))
+	pick := func(vals []string) string { return vals[rng.Intn(len(vals))] }
+	attacks := append([]string{"", "", "", ""}, openrecall.AttackPatterns...)
+	deps := append([]string{""}, openrecall.DependencyPatterns...)
+	shapes := append([]string{""}, openrecall.SignalShapes...)
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, insertIncident)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := 0; i < n; i++ {
+		var fp openrecall.Fingerprint
+		if i%(n/benchFamily) == 0 {
+			fp = benchTarget
+			fp.DependencyPattern, fp.SignalShape = pick(deps), pick(shapes)
+		} else {
+			for {
+				fp = fpOf(pick(openrecall.ErrorClasses), pick(openrecall.ServiceRoles), pick(deps), pick(shapes),
+					pick(attacks), pick(openrecall.Environments))
+				if !openrecall.SameCritical(fp, benchTarget) {
+					break
+				}
+			}
+		}
+		inc := openrecall.Incident{Fingerprint: fp, Decision: openrecall.MemoryDecisions[rng.Intn(4)],
+			Note: fmt.Sprintf("bench note %d", i), SourceAlertID: fmt.Sprintf("alert-%d", i),
+			Analyst: "bench", CreatedAt: base.Add(time.Duration(rng.Int63n(int64(365 * 24 * time.Hour))))}
+		_, args, err := s.prepare(inc)
+		if err != nil {
+			return err
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func BenchmarkRecall(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1k", 1_000}, {"100k", 100_000}, {"1M", 1_000_000}} {
+		b.Run(size.name, func(b *testing.B) {
+			path := benchDB(b, size.n)
+			s, err := Open(context.Background(), path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			got, err := s.Recall(ctx, benchTarget, 10)
+			if err != nil || len(got) != 10 {
+				b.Fatalf("Recall = %d matches, %v; want 10", len(got), err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Recall(ctx, benchTarget, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRetain(b *testing.B) {
+	s := openTemp(b)
+	ctx := context.Background()
+	fp := benchTarget
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		inc := openrecall.Incident{Fingerprint: fp, Decision: openrecall.DecisionDuplicate,
+			Note: "retained in a benchmark", SourceAlertID: fmt.Sprintf("alert-%d", i)}
+		if _, _, err := s.Retain(ctx, inc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
