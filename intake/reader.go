@@ -437,31 +437,21 @@ func (r *Reader) nextElement() error {
 }
 
 // scanValue consumes one JSON value, finding its end by bracket depth and
-// string quoting only; the caller validates it. It keeps at most max bytes
-// and returns the full size. A value that does not start like JSON extends
-// to the end of its line, and a string never spans lines, so scanning
-// resynchronizes after garbage.
+// string quoting only; the caller validates it. It keeps at most max+1
+// bytes and returns the full size. A value that does not start like JSON
+// extends to the end of its line, and a string never spans lines, so
+// scanning resynchronizes after garbage.
 func (r *Reader) scanValue(max int) (raw []byte, size int, err error) {
 	r.buf = r.buf[:0]
-	keep := func(c byte) {
-		size++
-		if len(r.buf) <= max {
-			r.buf = append(r.buf, c)
-		}
-	}
 	c, err := r.peekByte()
 	if err != nil {
 		return nil, 0, err
 	}
+	var step func(c byte) (take, end bool)
 	switch {
 	case c == '{' || c == '[':
 		depth, inString, escaped := 0, false, false
-		for {
-			c, err := r.readByte()
-			if err != nil {
-				return r.buf, size, err
-			}
-			keep(c)
+		step = func(c byte) (bool, bool) {
 			switch {
 			case inString && escaped:
 				escaped = false
@@ -476,59 +466,101 @@ func (r *Reader) scanValue(max int) (raw []byte, size int, err error) {
 				depth++
 			case c == '}' || c == ']':
 				depth--
-				if depth == 0 {
-					return r.buf, size, nil
-				}
+				return true, depth == 0
 			}
+			return true, false
 		}
 	case c == '"':
-		r.readByte()
-		keep(c)
-		escaped := false
-		for {
-			c, err := r.peekByte()
-			if err != nil {
-				return r.buf, size, err
-			}
-			if c == '\n' {
-				return r.buf, size, nil
-			}
-			r.readByte()
-			keep(c)
+		opened, escaped := false, false
+		step = func(c byte) (bool, bool) {
 			switch {
+			case !opened:
+				opened = true
+			case c == '\n':
+				return false, true
 			case escaped:
 				escaped = false
 			case c == '\\':
 				escaped = true
 			case c == '"':
-				return r.buf, size, nil
+				return true, true
 			}
+			return true, false
 		}
 	case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
-		for {
-			c, err := r.peekByte()
-			if err != nil {
-				return r.buf, size, err
-			}
+		step = func(c byte) (bool, bool) {
 			if isSpace(c) || c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == '"' {
-				return r.buf, size, nil
+				return false, true
 			}
-			r.readByte()
-			keep(c)
+			return true, false
 		}
 	default:
-		for {
-			c, err := r.peekByte()
-			if err != nil {
-				return r.buf, size, err
-			}
+		step = func(c byte) (bool, bool) {
 			if c == '\n' {
-				return r.buf, size, nil
+				return false, true
 			}
-			r.readByte()
-			keep(c)
+			return true, false
 		}
 	}
+	err = r.scan(max, &size, step)
+	return r.buf, size, err
+}
+
+// scan consumes bytes while step takes them, until step ends the value or
+// the input ends, keeping at most max+1 of them in r.buf and counting all
+// in size. It works on whole buffered chunks, not byte by byte.
+func (r *Reader) scan(max int, size *int, step func(c byte) (take, end bool)) error {
+	for {
+		w, err := r.window()
+		if err != nil {
+			return err
+		}
+		i, end := 0, false
+		for i < len(w) {
+			take, stop := step(w[i])
+			if take {
+				i++
+			}
+			if stop {
+				end = true
+				break
+			}
+		}
+		*size += i
+		if room := max + 1 - len(r.buf); room > 0 {
+			r.buf = append(r.buf, w[:min(room, i)]...)
+		}
+		r.consume(i)
+		if end {
+			return nil
+		}
+	}
+}
+
+// window returns the bytes available without a read, reading when there
+// are none. They stay valid until the next read.
+func (r *Reader) window() ([]byte, error) {
+	if len(r.pending) > 0 {
+		return r.pending, nil
+	}
+	if r.in.Buffered() == 0 {
+		if _, err := r.in.Peek(1); err != nil {
+			return nil, err
+		}
+	}
+	return r.in.Peek(r.in.Buffered())
+}
+
+// consume advances past the first n bytes of the window.
+func (r *Reader) consume(n int) {
+	if len(r.pending) > 0 {
+		r.line += bytes.Count(r.pending[:n], []byte{'\n'})
+		r.pending = r.pending[n:]
+		return
+	}
+	w, _ := r.in.Peek(n)
+	r.line += bytes.Count(w, []byte{'\n'})
+	r.in.Discard(n)
 }
 
 // incomplete reports whether line is the start of a JSON object or array

@@ -271,3 +271,39 @@ func BenchmarkReaderJSONL(b *testing.B) {
 	}
 	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "alerts/s")
 }
+
+// BenchmarkReaderArray reads a generated JSON array of alerts, streamed
+// element by element.
+func BenchmarkReaderArray(b *testing.B) {
+	const elements = 20_000
+	var buf bytes.Buffer
+	buf.WriteString("[\n")
+	for i := range elements {
+		if i > 0 {
+			buf.WriteString(",\n")
+		}
+		fmt.Fprintf(&buf, `  {"id":"a-%d","title":"disk full on db-%d","labels":{"env":"prod","service":"db"},"severity":"p2","text":"free space below 5%% on /var/lib/postgresql"}`, i, i%50)
+	}
+	buf.WriteString("\n]\n")
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data), Options{})
+		n := 0
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break
+			}
+			if rec.Err != nil {
+				b.Fatal(rec.Err)
+			}
+			n++
+		}
+		if n != elements {
+			b.Fatalf("read %d alerts, want %d", n, elements)
+		}
+	}
+	b.ReportMetric(float64(elements)*float64(b.N)/b.Elapsed().Seconds(), "alerts/s")
+}
