@@ -661,3 +661,50 @@ func TestReaderIOError(t *testing.T) {
 		}
 	}
 }
+
+// TestContainersAgree reads the same alerts as JSON Lines, as an array and
+// as pretty-printed documents: ids, titles and normalized fields agree, so
+// a re-sent alert is recognised whatever container carried it.
+func TestContainersAgree(t *testing.T) {
+	alerts := []string{
+		`{"id":"x-1","title":"a","severity":"sev2","labels":{"env":"prd"}}`,
+		`{"title":"b","text":"t","labels":{"app":"web","namespace":"shop-staging"}}`,
+		`"free text"`,
+		`{"event_action":"trigger","dedup_key":"k","payload":{"summary":"pd","severity":"critical","source":"h"}}`,
+		`{"labels":{"alertname":"P","job":"node"},"startsAt":"2026-11-30T03:00:00Z"}`,
+	}
+	jsonl := strings.Join(alerts, "\n")
+	array := "[" + strings.Join(alerts, ",") + "]"
+	var pretty bytes.Buffer
+	for _, a := range alerts {
+		if err := json.Indent(&pretty, []byte(a), "", "    "); err != nil {
+			t.Fatal(err)
+		}
+		pretty.WriteString("\n")
+	}
+	type key struct {
+		ID, Title, Service, Env string
+		Sev                     openrecall.Severity
+	}
+	keys := func(recs []Record) []key {
+		var out []key
+		for _, r := range recs {
+			if r.Err != nil {
+				t.Fatalf("unexpected rejection: %v", r.Err)
+			}
+			out = append(out, key{r.Alert.ID, r.Alert.Title, r.Alert.Service, r.Alert.Environment, r.Alert.Severity})
+		}
+		return out
+	}
+	want := keys(readAll(t, jsonl, Options{}))
+	if len(want) != len(alerts) {
+		t.Fatalf("JSON Lines gave %d alerts, want %d", len(want), len(alerts))
+	}
+	for name, in := range map[string]string{"array": array, "pretty": pretty.String(), "jsonl with CRLF": strings.ReplaceAll(jsonl, "\n", "\r\n")} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(want, keys(readAll(t, in, Options{}))); diff != "" {
+				t.Errorf("%s disagrees with JSON Lines (-jsonl +%s):\n%s", name, name, diff)
+			}
+		})
+	}
+}
