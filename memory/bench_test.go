@@ -143,3 +143,25 @@ func BenchmarkRetain(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkStats(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"100k", 100_000}, {"1M", 1_000_000}} {
+		b.Run(size.name, func(b *testing.B) {
+			s, err := Open(context.Background(), benchDB(b, size.n), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st, err := s.Stats(context.Background())
+				if err != nil || st.Incidents != size.n {
+					b.Fatalf("Stats = %d incidents, %v; want %d", st.Incidents, err, size.n)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/openrecall/openrecall"
 )
@@ -20,7 +21,7 @@ type Stats struct {
 	// Fingerprints is the number of distinct fingerprints.
 	Fingerprints int `json:"fingerprints"`
 	// TopFamilies lists the most retained fingerprints (up to 10), most
-	// incidents first, ties by canonical string.
+	// incidents first, then by canonical string.
 	TopFamilies []FamilyCount `json:"top_families"`
 	// AuditEntries is the number of stored audit entries.
 	AuditEntries int64 `json:"audit_entries"`
@@ -65,28 +66,14 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, translate("stats: decisions", err)
 	}
 
-	rows, err = s.db.QueryContext(ctx, `SELECT error_class, service_role, dependency_pattern, signal_shape,
-		attack_pattern, environment, COUNT(*) AS n FROM incidents
-		GROUP BY error_class, service_role, dependency_pattern, signal_shape, attack_pattern, environment`)
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM incidents GROUP BY fp)`).Scan(&st.Fingerprints); err != nil {
+		return Stats{}, translate("stats: fingerprints", err)
+	}
+	fams, err := s.topFamilies(ctx)
 	if err != nil {
-		return Stats{}, translate("stats: families", err)
+		return Stats{}, err
 	}
-	var fams []FamilyCount
-	for rows.Next() {
-		var f FamilyCount
-		if err := rows.Scan(&f.Fingerprint.ErrorClass, &f.Fingerprint.ServiceRole, &f.Fingerprint.DependencyPattern,
-			&f.Fingerprint.SignalShape, &f.Fingerprint.AttackPattern, &f.Fingerprint.Environment, &f.Count); err != nil {
-			rows.Close()
-			return Stats{}, translate("stats: families", err)
-		}
-		fams = append(fams, f)
-		st.Fingerprints++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return Stats{}, translate("stats: families", err)
-	}
-	st.TopFamilies = append(st.TopFamilies, top(fams, topFamilies)...)
+	st.TopFamilies = append(st.TopFamilies, fams...)
 
 	queries := []struct {
 		what string
@@ -106,30 +93,48 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// top returns the n largest families, most incidents first, ties by the
-// canonical fingerprint string.
-func top(fams []FamilyCount, n int) []FamilyCount {
-	less := func(a, b FamilyCount) bool {
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		return a.Fingerprint.String() < b.Fingerprint.String()
+// topFamilies returns the most retained fingerprints. Families are grouped
+// by the indexed 64-bit fingerprint hash, which keeps Stats to index scans;
+// ties at the cut are broken by that hash, and the result is ordered by
+// count, then canonical string.
+func (s *Store) topFamilies(ctx context.Context) ([]FamilyCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT fp, COUNT(*) AS n FROM incidents GROUP BY fp ORDER BY n DESC, fp LIMIT ?`, topFamilies)
+	if err != nil {
+		return nil, translate("stats: families", err)
 	}
-	// Selection keeps this linear in len(fams) for small n.
-	out := make([]FamilyCount, 0, n)
-	for _, f := range fams {
-		i := len(out)
-		for i > 0 && less(f, out[i-1]) {
-			i--
-		}
-		if i >= n {
-			continue
-		}
-		if len(out) < n {
-			out = append(out, FamilyCount{})
-		}
-		copy(out[i+1:], out[i:len(out)-1])
-		out[i] = f
+	type group struct {
+		key   int64
+		count int
 	}
-	return out
+	var groups []group
+	for rows.Next() {
+		var g group
+		if err := rows.Scan(&g.key, &g.count); err != nil {
+			rows.Close()
+			return nil, translate("stats: families", err)
+		}
+		groups = append(groups, g)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate("stats: families", err)
+	}
+	out := make([]FamilyCount, 0, len(groups))
+	for _, g := range groups {
+		f := FamilyCount{Count: g.count}
+		if err := s.db.QueryRowContext(ctx, `SELECT error_class, service_role, dependency_pattern, signal_shape,
+			attack_pattern, environment FROM incidents WHERE fp = ? LIMIT 1`, g.key).Scan(&f.Fingerprint.ErrorClass,
+			&f.Fingerprint.ServiceRole, &f.Fingerprint.DependencyPattern, &f.Fingerprint.SignalShape,
+			&f.Fingerprint.AttackPattern, &f.Fingerprint.Environment); err != nil {
+			return nil, translate("stats: family fingerprint", err)
+		}
+		out = append(out, f)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Fingerprint.String() < out[j].Fingerprint.String()
+	})
+	return out, nil
 }

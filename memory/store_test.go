@@ -151,11 +151,26 @@ func TestStats(t *testing.T) {
 	}
 }
 
-func TestTopFamilies(t *testing.T) {
-	fam := func(ec string, n int) FamilyCount { return FamilyCount{fpOf(ec, "", "", "", "", ""), n} }
-	in := []FamilyCount{fam("a", 1), fam("b", 5), fam("c", 3), fam("d", 5), fam("e", 2)}
-	want := []FamilyCount{fam("b", 5), fam("d", 5), fam("c", 3)}
-	if diff := cmpDiff(want, top(in, 3)); diff != "" {
-		t.Errorf("top (-want +got):\n%s", diff)
+func TestStatsTopFamilies(t *testing.T) {
+	s := openTemp(t)
+	var want []FamilyCount
+	for f := 1; f <= 12; f++ {
+		fp := fpOf(openrecall.ErrorClasses[f], "cache", "", "", "", "dev")
+		for i := 0; i < f; i++ {
+			mustRetain(t, s, openrecall.Incident{Fingerprint: fp, Decision: openrecall.DecisionDuplicate, Note: itoa(i)})
+		}
+		if f >= 3 {
+			want = append([]FamilyCount{{fp, f}}, want...)
+		}
+	}
+	got, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fingerprints != 12 {
+		t.Errorf("Fingerprints = %d, want 12", got.Fingerprints)
+	}
+	if diff := cmpDiff(want, got.TopFamilies); diff != "" {
+		t.Errorf("TopFamilies (-want +got):\n%s", diff)
 	}
 }
