@@ -488,7 +488,9 @@ func (c recallCmd) PostCondition(state commands.State, result commands.Result) *
 	return &gopter.PropResult{Status: gopter.PropTrue}
 }
 
-func (c recallCmd) String() string { return fmt.Sprintf("recallCmd{FP: %#v, Limit: %d}", c.FP, c.Limit) }
+func (c recallCmd) String() string {
+	return fmt.Sprintf("recallCmd{FP: %#v, Limit: %d}", c.FP, c.Limit)
+}
 
 // memoryCommands describes the stateful test: a fresh store per sequence, and
 // commands whose arguments shrink (built with DeriveGen).

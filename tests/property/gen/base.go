@@ -14,7 +14,7 @@ import (
 func IntUpTo(max int) gopter.Gen { return Index(max+1, 0) }
 
 // Index returns a generator of indexes in [0, n): 0 with probability p0,
-// otherwise uniform over [1, n). It shrinks toward 0 by halving the distance,
+// otherwise uniform over [1, n); p0 ≤ 0 means uniform over [0, n). It shrinks toward 0 by halving the distance,
 // and every shrink candidate stays in range. gopter's Weighted drops the
 // range sieve of its parts (so their shrinks leave the range); Index is the
 // weighted pick that keeps it.
@@ -24,7 +24,10 @@ func Index(n int, p0 float64) gopter.Gen {
 	}
 	return func(gp *gopter.GenParameters) *gopter.GenResult {
 		i := 0
-		if n > 1 && gp.Rng.Float64() >= p0 {
+		switch {
+		case p0 <= 0:
+			i = gp.Rng.Intn(n)
+		case n > 1 && gp.Rng.Float64() >= p0:
 			i = 1 + gp.Rng.Intn(n-1)
 		}
 		r := gopter.NewGenResult(i, IndexShrinker)

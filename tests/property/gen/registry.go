@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/leanovate/gopter"
 	"github.com/openrecall/openrecall"
@@ -93,6 +94,26 @@ func All() []Named {
 				}
 			}
 			return ValidFingerprint(c.Fingerprint)
+		})},
+		{"RawAlertGen", RawAlertGen(), validAs(func(r RawAlert) error {
+			if r.Family < 0 || r.Family >= len(AlertFamilies()) {
+				return fmt.Errorf("family %d out of range", r.Family)
+			}
+			return nil
+		})},
+		{"WorkflowInputGen", WorkflowInputGen(), validAs(func(in WorkflowInput) error {
+			if in.Workers < 2 || in.Budget < 0 {
+				return fmt.Errorf("workers %d budget %d", in.Workers, in.Budget)
+			}
+			for _, s := range in.Seeds {
+				if s.N < 0 || s.Dissent < 0 {
+					return fmt.Errorf("seed %+v", s)
+				}
+			}
+			if strings.Count(in.Queue(), "\n") != len(in.Records) {
+				return fmt.Errorf("queue has another line count than records")
+			}
+			return nil
 		})},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
