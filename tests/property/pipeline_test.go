@@ -49,6 +49,7 @@ func pipelineProperties() []pbt.Property {
 				}
 				return nil
 			},
+			pbt.Found("a duration written as {n}m gave \"5mm\": a generator artifact, fixed with a {dur} placeholder", gen.RawAlert{Family: 3, B: gen.Noise{N: 8}}),
 			pbt.Classify(func(r gen.RawAlert) []string { return []string{"family " + gen.AlertFamilies()[r.Family].Name} }),
 			pbt.Cover("family bruteforce", 3), pbt.Cover("family crashloop", 5),
 		),

@@ -124,7 +124,7 @@ func triageProperties() []pbt.Property {
 				}
 				return nil
 			},
-			pbt.Pin("one id on two decisions (once broke this property's own oracle)", gen.TriageCase{Matches: []openrecall.Match{
+			pbt.Found("one incident id on two decisions broke this property's own oracle (test bug, fixed in the oracle)", gen.TriageCase{Matches: []openrecall.Match{
 				{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionDuplicate, CreatedAt: gen.Epoch()}, Score: 0.85},
 				{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.95},
 				{Incident: openrecall.Incident{ID: "inc_01", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.85},

@@ -40,6 +40,7 @@ type pinned struct {
 	name  string
 	value any
 	hasV  bool
+	found bool
 	run   func() error
 }
 
@@ -55,6 +56,29 @@ type Option func(*Property)
 // case, on every run, under every seed. Pin shrunk counterexamples here.
 func Pin[V any](name string, v V) Option {
 	return func(p *Property) { p.pinned = append(p.pinned, pinned{name: name, value: v, hasV: true}) }
+}
+
+// Found keeps a counterexample the property once found (in the product or in
+// the property itself) as a pinned example, and lists it in
+// docs/properties.md: a failure found once is kept as a value.
+func Found[V any](name string, v V) Option {
+	return func(p *Property) { p.pinned = append(p.pinned, pinned{name: name, value: v, hasV: true, found: true}) }
+}
+
+// FoundFunc is Found for an example that is not a generated value.
+func FoundFunc(name string, run func() error) Option {
+	return func(p *Property) { p.pinned = append(p.pinned, pinned{name: name, run: run, found: true}) }
+}
+
+// FoundNames returns the names of the counterexamples kept with Found.
+func (p Property) FoundNames() []string {
+	var out []string
+	for _, pin := range p.pinned {
+		if pin.found {
+			out = append(out, pin.name)
+		}
+	}
+	return out
 }
 
 // PinFunc keeps an example that is not a generated value, such as a replayed
