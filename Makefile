@@ -1,0 +1,57 @@
+# openrecall — make targets. `make run` and `make test` are the two commands a
+# newcomer needs; see README.md.
+export CGO_ENABLED := 1
+
+GO      ?= go
+BIN     := bin/openrecall
+RUN_DB  := .openrecall/example.db
+PBT_SEED ?= 20260101
+
+.PHONY: build run test race lint smoke bench cover clean pbt pbt-nightly eval
+
+build:
+	$(GO) build -o $(BIN) ./cmd/openrecall
+
+# The main job on the bundled example with the embedded defaults: a fresh
+# memory seeded with the example's analyst decisions, then the example queue.
+run: build
+	@rm -f $(RUN_DB) $(RUN_DB)-wal $(RUN_DB)-shm
+	@./$(BIN) --db $(RUN_DB) memory seed
+	./$(BIN) --db $(RUN_DB) analyze examples/queue.jsonl
+
+# Unit, golden, integration and property tests (property suite: ci profile,
+# fixed seed), then the black-box test of the built binary.
+test:
+	OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
+		$(GO) test -count=1 -timeout 20m ./...
+
+race:
+	$(GO) test -race -short -count=1 -timeout 30m ./...
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+smoke: build
+	$(GO) run ./scripts/smoke -bin ./$(BIN)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/...
+
+cover:
+	$(GO) test -short -count=1 -coverprofile=coverage.out ./...
+	$(GO) tool cover -func=coverage.out | tail -n 1
+
+# The property suite alone.
+pbt:
+	OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
+		$(GO) test -count=1 -v -run 'TestProperties' ./tests/property/...
+
+# The nightly profile with a date seed (a new seed every day; -count=1 defeats
+# the test cache, which keys on environment values).
+pbt-nightly:
+	OPENRECALL_PBT_SEED=$$(date -u +%Y%m%d) OPENRECALL_PBT_PROFILE=nightly \
+		$(GO) test -count=1 -timeout 60m -run 'TestProperties' ./tests/property/...
+
+clean:
+	rm -rf bin .openrecall coverage.out

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+type analyzeOptions struct {
+	input     string
+	output    string
+	format    string
+	workers   int
+	budgetUSD float64
+	rules     string
+}
+
+func newAnalyzeCmd(a *app) *cobra.Command {
+	opts := &analyzeOptions{}
+	cmd := &cobra.Command{
+		Use:   "analyze [FILE|-]",
+		Short: "Triage a queue of alerts (the main job)",
+		Long: `Triage every alert of FILE (or standard input) and print one decision per record.
+
+Formats are detected per file and per line (--format forces one). A malformed record is
+reported with its position and reason, appears as a rejected result, and the rest of the queue
+is processed; the exit status is then 3. Results go to stdout; the summary goes to stderr.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.input = args[0]
+			}
+			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+				return err
+			}
+			if opts.workers < 1 {
+				return usageErr("--workers %d: want at least 1", opts.workers)
+			}
+			if opts.budgetUSD < 0 {
+				return usageErr("--budget-usd %v: want a non-negative amount", opts.budgetUSD)
+			}
+			return analyzeRun(cmd.Context(), a, opts, cmd.Flags().Changed("budget-usd"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "output", "o", "table", "result format: table, json or jsonl")
+	f.StringVar(&opts.format, "format", "auto", "input format: auto, jsonl, json, alertmanager, prometheus, pagerduty, text")
+	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
+	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
+	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	return cmd
+}
+
+// openInput opens FILE, or standard input for "" and "-".
+func (a *app) openInput(name string) (io.ReadCloser, string, error) {
+	if name == "" || name == "-" {
+		return io.NopCloser(a.in), "-", nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, name, nil
+}
+
+func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bool) error {
+	format, err := intake.ParseFormat(opts.format)
+	if err != nil {
+		return usageErr("--format: %v", err)
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	if budgetFlag {
+		cfg.BudgetUSD = opts.budgetUSD
+	}
+	in, source, err := a.openInput(opts.input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var budget *routing.Budget
+	if b := cfg.Budget(); b > 0 {
+		budget = routing.NewBudget(b)
+	}
+	wf, err := a.newWorkflow(cfg, st, opts.rules, budget, true)
+	if err != nil {
+		return err
+	}
+
+	w := newResultWriter(opts.output, a.out, wf)
+	if err := w.begin(); err != nil {
+		return err
+	}
+	prog := newProgress(a.errOut, a.stderrTTY, a.now)
+	reader := intake.NewReader(in, intake.Options{Format: format, Source: source})
+	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update}, w.write)
+	prog.clear()
+	if err := w.end(sum); err != nil && runErr == nil {
+		runErr = err
+	}
+	printSummary(a.errOut, sum, budget)
+	if runErr != nil {
+		return runErr
+	}
+	if sum.Rejected > 0 {
+		return &exitError{code: exitPartial}
+	}
+	return nil
+}
+
+// resultWriter streams results to stdout in one of the output formats.
+type resultWriter struct {
+	format string
+	w      io.Writer
+	enc    *json.Encoder
+	n      int
+	mode   openrecall.Mode
+}
+
+func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultWriter {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &resultWriter{format: format, w: w, enc: enc, mode: wf.Mode()}
+}
+
+func (rw *resultWriter) begin() error {
+	switch rw.format {
+	case "json":
+		_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
+		return err
+	case "table":
+		_, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
+			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY")
+		return err
+	}
+	return nil
+}
+
+func (rw *resultWriter) write(r openrecall.Result) error {
+	defer func() { rw.n++ }()
+	switch rw.format {
+	case "jsonl":
+		return rw.enc.Encode(r)
+	case "json":
+		if rw.n > 0 {
+			if _, err := io.WriteString(rw.w, ",\n"); err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		_, err = rw.w.Write(b)
+		return err
+	}
+	pos := r.Position
+	pos.Source = ""
+	decision, summary := string(r.Decision), r.Alert.Title
+	fpID := r.FingerprintID
+	switch r.Outcome {
+	case openrecall.ResultRejected:
+		decision, summary, fpID = "-", "rejected: "+r.Error, "-"
+	case openrecall.ResultResolved:
+		decision, summary = "-", "resolved: recorded, not triaged"
+	}
+	if summary == "" {
+		summary = r.Alert.Text
+	}
+	_, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
+		clip(pos.String(), 16), clip(r.Alert.ID, 24), decision, routeName(r),
+		r.Cost, r.Baseline, fpID, clip(oneLine(summary), 80))
+	return err
+}
+
+func (rw *resultWriter) end(sum workflow.Summary) error {
+	if rw.format == "json" {
+		_, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum))
+		return err
+	}
+	return nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+// routeName names the path a result took, for the table.
+func routeName(r openrecall.Result) string {
+	switch r.Outcome {
+	case openrecall.ResultRejected:
+		return "rejected"
+	case openrecall.ResultResolved:
+		return "recorded"
+	}
+	if r.Bypassed {
+		return "memory-bypass"
+	}
+	var tiers []string
+	for _, s := range r.Steps {
+		if s.Step != openrecall.StepAnalysis {
+			continue
+		}
+		if s.Outcome == openrecall.OutcomeBudgetExceeded {
+			tiers = append(tiers, "budget")
+			continue
+		}
+		tiers = append(tiers, string(s.Tier))
+	}
+	if len(tiers) == 0 {
+		return "-"
+	}
+	return strings.Join(tiers, ">")
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
+	live := "no live model calls"
+	if s.LiveCalls > 0 {
+		live = fmt.Sprintf("%d live model calls", s.LiveCalls)
+	}
+	fmt.Fprintf(w, "\nopenrecall analyze  %s (%s)  batch %s\n", s.Mode, live, s.Batch)
+	fmt.Fprintf(w, "  records   %d: %d triaged, %d resolved (recorded), %d rejected\n", s.Records, s.Triaged, s.Resolved, s.Rejected)
+	fmt.Fprintf(w, "  decisions %s\n", countList(s.Decisions))
+	calls := make(map[string]int, len(s.ModelCalls))
+	for k, v := range s.ModelCalls {
+		calls[k] = v
+	}
+	fmt.Fprintf(w, "  bypasses  %d memory bypasses (no model call); model calls: %s\n", s.Bypassed, countList(calls))
+	fmt.Fprintf(w, "  cost      %s against an always-strong baseline of %s: savings %s (%.1f%%)\n",
+		s.Cost, s.Baseline, s.Savings(), s.SavingsPercent())
+	if budget != nil {
+		bs := budget.State()
+		fmt.Fprintf(w, "  budget    %s spent of %s\n", bs.Spent, bs.Limit)
+	}
+}
+
+func countList[K ~string](m map[K]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[K(k)]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// progress shows a one-line counter on stderr for long queues, only when
+// stderr is a terminal.
+type progress struct {
+	w       io.Writer
+	on      bool
+	now     func() time.Time
+	start   time.Time
+	last    time.Time
+	printed bool
+}
+
+func newProgress(w io.Writer, tty bool, now func() time.Time) *progress {
+	t := now()
+	return &progress{w: w, on: tty, now: now, start: t, last: t}
+}
+
+func (p *progress) update(done int) {
+	if !p.on {
+		return
+	}
+	t := p.now()
+	if t.Sub(p.start) < time.Second || t.Sub(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = t
+	rate := float64(done) / t.Sub(p.start).Seconds()
+	fmt.Fprintf(p.w, "\r\033[K  analysed %d records (%.0f/s)", done, rate)
+	p.printed = true
+}
+
+func (p *progress) clear() {
+	if p.printed {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

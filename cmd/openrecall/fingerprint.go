@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/intake"
+)
+
+type fingerprintOptions struct {
+	input   string
+	format  string
+	rules   string
+	explain bool
+	output  string
+}
+
+func newFingerprintCmd(a *app) *cobra.Command {
+	opts := &fingerprintOptions{}
+	cmd := &cobra.Command{
+		Use:   "fingerprint [FILE|-]",
+		Short: "Print the Alert DNA of every alert",
+		Long: `Print each alert's six-field Alert DNA: its short id and canonical string
+(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…).
+--explain shows which rule set each field. No database is opened.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.input = args[0]
+			}
+			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+				return err
+			}
+			return fingerprintRun(a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.format, "format", "auto", "input format (see analyze --format)")
+	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
+	f.BoolVar(&opts.explain, "explain", false, "show the rule behind each field")
+	f.StringVarP(&opts.output, "output", "o", "table", "table, json or jsonl")
+	return cmd
+}
+
+type fingerprintLine struct {
+	Position    openrecall.Position     `json:"position"`
+	AlertID     string                  `json:"alert_id,omitempty"`
+	Error       string                  `json:"error,omitempty"`
+	ID          string                  `json:"fingerprint_id,omitempty"`
+	Canonical   string                  `json:"canonical,omitempty"`
+	Fingerprint *openrecall.Fingerprint `json:"fingerprint,omitempty"`
+	Evidence    []fingerprint.Evidence  `json:"evidence,omitempty"`
+}
+
+func fingerprintRun(a *app, opts *fingerprintOptions) error {
+	format, err := intake.ParseFormat(opts.format)
+	if err != nil {
+		return usageErr("--format: %v", err)
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	ex, err := a.extractor(cfg, opts.rules)
+	if err != nil {
+		return err
+	}
+	in, source, err := a.openInput(opts.input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	r := intake.NewReader(in, intake.Options{Format: format, Source: source})
+	rejected := 0
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var l fingerprintLine
+		if rec.Err != nil {
+			rejected++
+			l = fingerprintLine{Position: rec.Err.Position, Error: rec.Err.Reason}
+		} else {
+			fp, ev := ex.Explain(rec.Alert)
+			l = fingerprintLine{Position: rec.Alert.Position, AlertID: rec.Alert.ID, ID: fp.ID(), Canonical: fp.String(), Fingerprint: &fp}
+			if opts.explain {
+				l.Evidence = ev
+			}
+		}
+		if err := printFingerprintLine(a.out, opts.output, l); err != nil {
+			return err
+		}
+	}
+	if rejected > 0 {
+		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
+		return &exitError{code: exitPartial}
+	}
+	return nil
+}
+
+func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
+	if format != "table" {
+		return json.NewEncoder(w).Encode(l)
+	}
+	pos := l.Position
+	pos.Source = ""
+	if l.Error != "" {
+		_, err := fmt.Fprintf(w, "%-16s rejected: %s\n", pos.String(), l.Error)
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical); err != nil {
+		return err
+	}
+	for _, e := range l.Evidence {
+		if _, err := fmt.Fprintf(w, "    %-18s = %-20s from %s (%s)\n", e.Field, e.Value, e.Source, e.Rule); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/examples"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/memory"
+)
+
+func newMemoryCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "Seed, import, export and inspect the memory database",
+	}
+	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a))
+	return cmd
+}
+
+// seedRecord is one line of a seed file: an analyst decision about an alert
+// (fingerprinted with the current rules) or about a canonical fingerprint.
+type seedRecord struct {
+	Alert         json.RawMessage     `json:"alert"`
+	Fingerprint   string              `json:"fingerprint"`
+	AlertID       string              `json:"alert_id"`
+	Decision      openrecall.Decision `json:"decision"`
+	Note          string              `json:"note"`
+	DeadEnds      []string            `json:"dead_ends"`
+	Analyst       string              `json:"analyst"`
+	ImpactMinutes int                 `json:"business_impact_minutes"`
+}
+
+func newMemorySeedCmd(a *app) *cobra.Command {
+	var rules string
+	cmd := &cobra.Command{
+		Use:   "seed [FILE|-]",
+		Short: "Retain analyst decisions from a seed file (default: the bundled example's)",
+		Long: `Retain every decision of a seed file: JSON Lines, each line an object with "decision",
+"note", "dead_ends", "analyst", "business_impact_minutes" and either "alert" (an alert in any
+intake format, fingerprinted with the current rules; its id becomes the source alert id) or
+"fingerprint" (a canonical fingerprint, with an optional "alert_id"). Without FILE the bundled
+example's seed is used. Seeding twice stores nothing new. Bad lines are reported with their line
+number and the rest is seeded (exit status 3).`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return memorySeedRun(cmd.Context(), a, name, rules)
+		},
+	}
+	cmd.Flags().StringVar(&rules, "rules", "", "extra fingerprint rules file (YAML)")
+	return cmd
+}
+
+func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	var in io.Reader
+	source := "bundled example seed"
+	if name == "" {
+		in = bytes.NewReader(examples.Seed())
+	} else {
+		rc, src, err := a.openInput(name)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		in, source = rc, src
+	}
+	ex, err := a.extractor(cfg, rules)
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	created, known, bad := 0, 0, 0
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		inc, err := seedIncident(b, ex)
+		if err == nil {
+			var isNew bool
+			_, isNew, err = st.Retain(ctx, inc)
+			if err == nil {
+				if isNew {
+					created++
+				} else {
+					known++
+				}
+				continue
+			}
+		}
+		bad++
+		fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %v\n", source, line, err)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", source, err)
+	}
+	fmt.Fprintf(a.out, "seeded %d memories from %s: %d new, %d already known, %d rejected\n", created+known, source, created, known, bad)
+	if bad > 0 {
+		return &exitError{code: exitPartial}
+	}
+	return nil
+}
+
+func seedIncident(line []byte, ex *fingerprint.Extractor) (openrecall.Incident, error) {
+	var r seedRecord
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return openrecall.Incident{}, fmt.Errorf("invalid seed record: %w", err)
+	}
+	inc := openrecall.Incident{
+		Decision: r.Decision, Note: r.Note, DeadEnds: r.DeadEnds, Analyst: r.Analyst,
+		ImpactMinutes: r.ImpactMinutes, SourceAlertID: r.AlertID,
+	}
+	switch {
+	case r.Fingerprint != "" && len(r.Alert) > 0:
+		return inc, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
+	case r.Fingerprint != "":
+		fp, err := openrecall.ParseFingerprint(r.Fingerprint)
+		if err != nil {
+			return inc, err
+		}
+		inc.Fingerprint = fp
+	case len(r.Alert) > 0:
+		recs, err := intake.ParseBytes(r.Alert, intake.Options{})
+		if err != nil {
+			return inc, err
+		}
+		if len(recs) != 1 {
+			return inc, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
+		}
+		if recs[0].Err != nil {
+			return inc, fmt.Errorf("alert: %s", recs[0].Err.Reason)
+		}
+		inc.Fingerprint = ex.Extract(recs[0].Alert)
+		if inc.SourceAlertID == "" {
+			inc.SourceAlertID = recs[0].Alert.ID
+		}
+	default:
+		return inc, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
+	}
+	return inc, nil
+}
+
+func newMemoryImportCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import FILE|-",
+		Short: "Import memories exported by 'memory export' (JSON Lines of incidents)",
+		Long: `Import incidents (the JSON Lines that 'memory export' writes). Existing memories are
+kept; equivalent ones are recognised by their dedupe key and not stored twice. Bad lines are
+reported with their line number and the rest is imported (exit status 3).`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			in, source, err := a.openInput(args[0])
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			st, err := a.openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := st.Import(ctx, in)
+			if err != nil {
+				return err
+			}
+			for _, e := range rep.Rejected {
+				fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %s\n", source, e.Line, e.Reason)
+			}
+			fmt.Fprintf(a.out, "imported %d records from %s: %d new, %d already known, %d rejected\n",
+				rep.Read, source, rep.Created, rep.Existing, len(rep.Rejected))
+			if len(rep.Rejected) > 0 {
+				return &exitError{code: exitPartial}
+			}
+			return nil
+		},
+	}
+}
+
+func newMemoryExportCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "export [FILE|-]",
+		Short: "Write every memory as JSON Lines (oldest first)",
+		Args:  maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			out := a.out
+			if len(args) == 1 && args[0] != "-" {
+				f, err := os.Create(args[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				out = f
+			}
+			bw := bufio.NewWriter(out)
+			n, err := st.Export(ctx, bw)
+			if err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.errOut, "exported %d memories\n", n)
+			return nil
+		},
+	}
+}
+
+func newMemoryStatsCmd(a *app) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Summarise the memory database",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := oneOf("output", output, "table", "json"); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			s, err := st.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return json.NewEncoder(a.out).Encode(s)
+			}
+			printStats(a.out, s)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+func printStats(w io.Writer, s memory.Stats) {
+	fmt.Fprintf(w, "database     %s (schema v%d)\n", s.Path, s.SchemaVersion)
+	fmt.Fprintf(w, "memories     %d across %d fingerprints\n", s.Incidents, s.Fingerprints)
+	ds := make([]string, 0, len(s.ByDecision))
+	for d := range s.ByDecision {
+		ds = append(ds, string(d))
+	}
+	sort.Strings(ds)
+	for _, d := range ds {
+		fmt.Fprintf(w, "  %-14s %d\n", d, s.ByDecision[openrecall.Decision(d)])
+	}
+	fmt.Fprintf(w, "audit        %d entries\n", s.AuditEntries)
+	fmt.Fprintf(w, "cost curve   %d points in %d runs\n", s.CostPoints, s.Batches)
+	if len(s.TopFamilies) > 0 {
+		fmt.Fprintln(w, "largest families:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, f := range s.TopFamilies {
+			fmt.Fprintf(tw, "  %d\t%s\t%s\n", f.Count, f.Fingerprint.ID(), f.Fingerprint)
+		}
+		tw.Flush()
+	}
+}

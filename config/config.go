@@ -1,0 +1,172 @@
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/triage"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML returns the embedded default configuration text.
+func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// Triage holds the triage thresholds.
+type Triage struct {
+	StrongMatch      float64 `yaml:"strong_match"`
+	Consistency      float64 `yaml:"consistency"`
+	BypassConfidence float64 `yaml:"bypass_confidence"`
+	GateConfidence   float64 `yaml:"gate_confidence"`
+	RecallLimit      int     `yaml:"recall_limit"`
+}
+
+// Models names the model tiers.
+type Models struct {
+	Provider             string `yaml:"provider"`
+	Cheap                string `yaml:"cheap"`
+	Strong               string `yaml:"strong"`
+	CheapMaxTokens       int    `yaml:"cheap_max_tokens"`
+	StrongMaxTokens      int    `yaml:"strong_max_tokens"`
+	FingerprintMaxTokens int    `yaml:"fingerprint_max_tokens"`
+}
+
+// Price is one model's price in dollars per million tokens.
+type Price struct {
+	InputPerMillionUSD  float64 `yaml:"input_per_million_usd"`
+	OutputPerMillionUSD float64 `yaml:"output_per_million_usd"`
+}
+
+// Config is the whole configuration.
+type Config struct {
+	DB        string           `yaml:"db"`
+	Rules     string           `yaml:"rules"`
+	Triage    Triage           `yaml:"triage"`
+	Models    Models           `yaml:"models"`
+	BudgetUSD float64          `yaml:"budget_usd"`
+	Prices    map[string]Price `yaml:"prices"`
+}
+
+// Default returns the embedded defaults.
+func Default() (Config, error) {
+	var c Config
+	if err := decode(bytes.NewReader(defaultYAML), &c); err != nil {
+		return Config{}, fmt.Errorf("embedded default config: %w", err)
+	}
+	return c, nil
+}
+
+// Load returns the defaults overlaid by the YAML file at path; an empty path
+// returns the defaults. Keys the file leaves out keep their defaults.
+func Load(path string) (Config, error) {
+	c, err := Default()
+	if err != nil {
+		return Config{}, err
+	}
+	if path == "" {
+		return c, c.Validate()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	if err := decode(f, &c); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func decode(r io.Reader, c *Config) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// Validate checks every value and names the first bad key.
+func (c Config) Validate() error {
+	if err := c.TriageConfig().Validate(); err != nil {
+		return err
+	}
+	if c.BudgetUSD < 0 || math.IsNaN(c.BudgetUSD) || math.IsInf(c.BudgetUSD, 0) {
+		return fmt.Errorf("budget_usd %v must be a non-negative number: %w", c.BudgetUSD, openrecall.ErrInvalid)
+	}
+	if c.Models.Provider != "local" {
+		return fmt.Errorf("models.provider %q: this build knows the provider \"local\": %w", c.Models.Provider, openrecall.ErrInvalid)
+	}
+	for name, v := range map[string]int{
+		"models.cheap_max_tokens": c.Models.CheapMaxTokens, "models.strong_max_tokens": c.Models.StrongMaxTokens,
+		"models.fingerprint_max_tokens": c.Models.FingerprintMaxTokens,
+	} {
+		if v < 1 || v > 1_000_000 {
+			return fmt.Errorf("%s %d must be between 1 and 1000000: %w", name, v, openrecall.ErrInvalid)
+		}
+	}
+	for model, p := range c.Prices {
+		if p.InputPerMillionUSD < 0 || p.OutputPerMillionUSD < 0 || math.IsNaN(p.InputPerMillionUSD) || math.IsNaN(p.OutputPerMillionUSD) {
+			return fmt.Errorf("prices.%s must be non-negative: %w", model, openrecall.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// TriageConfig returns the triage thresholds as the triage package takes them.
+func (c Config) TriageConfig() triage.Config {
+	return triage.Config{
+		StrongMatch:      c.Triage.StrongMatch,
+		Consistency:      c.Triage.Consistency,
+		BypassConfidence: c.Triage.BypassConfidence,
+		GateConfidence:   c.Triage.GateConfidence,
+		RecallLimit:      c.Triage.RecallLimit,
+	}
+}
+
+// PriceTable returns the default price table with this configuration's
+// prices laid over it, in nano-dollars per million tokens.
+func (c Config) PriceTable() routing.Prices {
+	p := routing.DefaultPrices()
+	for model, v := range c.Prices {
+		p[model] = routing.Price{
+			InputPerMillion:  openrecall.DollarsToNano(v.InputPerMillionUSD),
+			OutputPerMillion: openrecall.DollarsToNano(v.OutputPerMillionUSD),
+		}
+	}
+	return p
+}
+
+// Budget returns the run budget in nano-dollars; 0 means none.
+func (c Config) Budget() openrecall.NanoUSD { return openrecall.DollarsToNano(c.BudgetUSD) }
+
+// DefaultDBPath returns the default memory database file in the user's data
+// directory.
+func DefaultDBPath() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "openrecall", "memory.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user's data directory: %w", err)
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "openrecall", "memory.db"), nil
+	}
+	return filepath.Join(home, ".local", "share", "openrecall", "memory.db"), nil
+}

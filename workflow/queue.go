@@ -1,0 +1,247 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/costcurve"
+	"github.com/openrecall/openrecall/intake"
+)
+
+// Source yields intake records one at a time; io.EOF ends it.
+// intake.Reader satisfies it.
+type Source interface {
+	Next() (intake.Record, error)
+}
+
+// QueueOptions tunes AnalyzeQueue.
+type QueueOptions struct {
+	// Workers is the number of records analysed concurrently; values below
+	// 1 mean 1.
+	Workers int
+	// Progress, when not nil, is called after each emitted result with the
+	// number emitted so far.
+	Progress func(done int)
+}
+
+// Summary totals a run.
+type Summary struct {
+	Batch      string                      `json:"batch"`
+	Mode       openrecall.Mode             `json:"mode"`
+	Records    int                         `json:"records"`
+	Triaged    int                         `json:"triaged"`
+	Rejected   int                         `json:"rejected"`
+	Resolved   int                         `json:"resolved"`
+	Bypassed   int                         `json:"bypassed"`
+	Decisions  map[openrecall.Decision]int `json:"decisions"`
+	ModelCalls map[string]int              `json:"model_calls"`
+	LiveCalls  int                         `json:"live_calls"`
+	Cost       openrecall.NanoUSD          `json:"cost_nano_usd"`
+	Baseline   openrecall.NanoUSD          `json:"baseline_nano_usd"`
+}
+
+// Savings returns baseline minus cost.
+func (s Summary) Savings() openrecall.NanoUSD { return s.Baseline - s.Cost }
+
+// SavingsPercent returns the savings as a percentage of the baseline, 0 when
+// the baseline is 0.
+func (s Summary) SavingsPercent() float64 {
+	if s.Baseline == 0 {
+		return 0
+	}
+	return 100 * float64(s.Savings()) / float64(s.Baseline)
+}
+
+func (s *Summary) add(r openrecall.Result) {
+	s.Records++
+	switch r.Outcome {
+	case openrecall.ResultRejected:
+		s.Rejected++
+	case openrecall.ResultResolved:
+		s.Resolved++
+	case openrecall.ResultTriaged:
+		s.Triaged++
+		s.Decisions[r.Decision]++
+		if r.Bypassed {
+			s.Bypassed++
+		}
+	}
+	for _, st := range r.Steps {
+		if st.Step == openrecall.StepAnalysis && !st.Skipped {
+			s.ModelCalls[string(st.Tier)]++
+			if st.Live {
+				s.LiveCalls++
+			}
+		}
+	}
+	s.Cost += r.Cost
+	s.Baseline += r.Baseline
+}
+
+type job struct {
+	seq int
+	rec intake.Record
+	out chan openrecall.Result
+}
+
+// AnalyzeQueue reads src to the end, analyses every record on opts.Workers
+// workers and calls emit with each result in input order. Audit entries and
+// cost points go to the Sink (when configured) in that same order, before
+// emit sees the result. It stops at the first error from src (other than
+// io.EOF), from the Sink or from emit, or when ctx is done, and returns the
+// summary of what was emitted so far with that error.
+func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptions, emit func(openrecall.Result) error) (Summary, error) {
+	workers := max(opts.Workers, 1)
+	sum := Summary{Batch: w.cfg.Batch, Mode: w.cfg.Mode, Decisions: map[openrecall.Decision]int{}, ModelCalls: map[string]int{}}
+	ctx, cancel := context.WithCancel(ctx)
+
+	var turn *turnstile
+	if w.cfg.OrderedRouting {
+		turn = newTurnstile()
+	}
+
+	jobs := make(chan job)
+	// pending carries each job's result channel in input order; its
+	// capacity bounds the records in flight.
+	pending := make(chan chan openrecall.Result, workers*4)
+	var readErr error
+
+	go func() {
+		defer close(pending)
+		defer close(jobs)
+		for seq := 0; ; seq++ {
+			rec, err := src.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				readErr = fmt.Errorf("read queue: %w", err)
+				return
+			}
+			j := job{seq: seq, rec: rec, out: make(chan openrecall.Result, 1)}
+			select {
+			case pending <- j.out:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.out <- w.process(ctx, j.rec, j.seq, turn)
+			}
+		}()
+	}
+	// On every return, stop the reader first, then wait for the workers:
+	// waiting first would block forever on a reader stuck on a full
+	// pending queue.
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+
+	curve := costcurve.New(w.cfg.Batch)
+	for out := range pending {
+		var r openrecall.Result
+		select {
+		case r = <-out:
+		case <-ctx.Done():
+			return sum, ctx.Err()
+		}
+		var point *openrecall.CostPoint
+		if r.Outcome == openrecall.ResultTriaged {
+			p := curve.Add(r.Alert.ID, pointTier(r), r.Bypassed, r.Cost, r.Baseline)
+			point = &p
+		}
+		if w.cfg.Sink != nil {
+			sealed, err := w.cfg.Sink.Persist(ctx, r, point)
+			if err != nil {
+				return sum, fmt.Errorf("persist %s: %w", r.AnalysisID, err)
+			}
+			r.Audit = sealed
+		}
+		sum.add(r)
+		if err := emit(r); err != nil {
+			return sum, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(sum.Records)
+		}
+	}
+	if readErr != nil {
+		return sum, readErr
+	}
+	return sum, ctx.Err()
+}
+
+// pointTier names the tiers an alert's analysis used, for the cost curve.
+func pointTier(r openrecall.Result) openrecall.Tier {
+	if r.Bypassed {
+		return "bypass"
+	}
+	cheap, strong := false, false
+	for _, s := range r.Steps {
+		if s.Step != openrecall.StepAnalysis || s.Skipped {
+			continue
+		}
+		switch s.Tier {
+		case openrecall.TierCheap:
+			cheap = true
+		case openrecall.TierStrong:
+			strong = true
+		}
+	}
+	switch {
+	case cheap && strong:
+		return "cheap+strong"
+	case cheap:
+		return openrecall.TierCheap
+	case strong:
+		return openrecall.TierStrong
+	}
+	return "none"
+}
+
+// turnstile lets records pass one at a time in sequence order.
+type turnstile struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	next int
+}
+
+func newTurnstile() *turnstile {
+	t := &turnstile{}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+// wait blocks until it is seq's turn.
+func (t *turnstile) wait(seq int) {
+	t.mu.Lock()
+	for t.next != seq {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
+// done passes the turn to the next sequence number.
+func (t *turnstile) done() {
+	t.mu.Lock()
+	t.next++
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
