@@ -55,6 +55,10 @@ type Config struct {
 	// Sink persists audit entries and cost points; nil keeps them in results
 	// only.
 	Sink Sink
+	// Guard rules on the memory bypass; nil means triage.Guard, the
+	// product's rule. Only tests that prove an unsafe guard gets caught set
+	// it.
+	Guard func(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict
 	// OrderedRouting makes routing take turns in input order. Set it when a
 	// run budget is in force, so that a concurrent run spends the budget as a
 	// sequential run does.
@@ -196,7 +200,11 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	if memoryNote != "" {
 		tr.EscalationReason = memoryNote
 	}
-	verdict := triage.Guard(fp, tr, w.cfg.Triage)
+	guard := w.cfg.Guard
+	if guard == nil {
+		guard = triage.Guard
+	}
+	verdict := guard(fp, tr, w.cfg.Triage)
 	res.Triage = tr
 	res.Guard = verdict
 
