@@ -114,7 +114,13 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	}
 	prog := newProgress(a.errOut, a.stderrTTY, a.now)
 	reader := intake.NewReader(in, intake.Options{Format: format, Source: source})
-	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update}, w.write)
+	rejects := &rejectReporter{w: a.errOut, limit: 20}
+	emit := func(r openrecall.Result) error {
+		rejects.report(r)
+		return w.write(r)
+	}
+	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update}, emit)
+	rejects.finish()
 	prog.clear()
 	if err := w.end(sum); err != nil && runErr == nil {
 		runErr = err
@@ -318,5 +324,30 @@ func (p *progress) update(done int) {
 func (p *progress) clear() {
 	if p.printed {
 		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// rejectReporter echoes rejected records on stderr, where a person sees them
+// whatever the output format, up to a limit so a broken feed does not flood
+// the terminal.
+type rejectReporter struct {
+	w     io.Writer
+	limit int
+	n     int
+}
+
+func (rr *rejectReporter) report(r openrecall.Result) {
+	if r.Outcome != openrecall.ResultRejected {
+		return
+	}
+	rr.n++
+	if rr.n <= rr.limit {
+		fmt.Fprintf(rr.w, "openrecall: rejected %s: %s\n", r.Position, r.Error)
+	}
+}
+
+func (rr *rejectReporter) finish() {
+	if rr.n > rr.limit {
+		fmt.Fprintf(rr.w, "openrecall: … and %d more rejected records (see the results)\n", rr.n-rr.limit)
 	}
 }
