@@ -1,0 +1,424 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/scripts/bench/queuegen"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the benchmark's flags.
+type options struct {
+	bin     string
+	n       int
+	seed    int64
+	workers []int
+	repeat  int
+	dir     string
+	keep    bool
+	timeout time.Duration
+}
+
+// row is one line of the result table.
+type row struct {
+	name     string
+	records  int
+	elapsed  time.Duration
+	rssBytes int64         // peak resident set size; 0 when not measured
+	cpu      time.Duration // user + system CPU time; 0 when not measured
+}
+
+func (r row) perSecond() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.records) / r.elapsed.Seconds()
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	if err := bench(ctx, opts, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var opts options
+	var workers string
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&opts.bin, "bin", "./bin/openrecall", "openrecall binary to time")
+	fs.IntVar(&opts.n, "n", 100000, "alerts in the generated queue")
+	fs.Int64Var(&opts.seed, "seed", 1, "generator seed (same seed, same queue)")
+	fs.StringVar(&workers, "workers", "1,2", "comma-separated --workers values, one timed run each")
+	fs.IntVar(&opts.repeat, "repeat", 3, "timed repetitions of each in-process baseline (the fastest counts)")
+	fs.StringVar(&opts.dir, "dir", "", "work directory (default: a new temporary directory)")
+	fs.BoolVar(&opts.keep, "keep", false, "keep the work directory (queue, seed, databases) and print its path")
+	fs.DurationVar(&opts.timeout, "timeout", 30*time.Minute, "limit on each analyze run")
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	fail := func(format string, a ...any) (options, error) {
+		err := fmt.Errorf(format, a...)
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected arguments %q", fs.Args())
+	}
+	if opts.n < 1 {
+		return fail("-n %d: want at least 1", opts.n)
+	}
+	if opts.repeat < 1 {
+		return fail("-repeat %d: want at least 1", opts.repeat)
+	}
+	for _, f := range strings.Split(workers, ",") {
+		w, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || w < 1 {
+			return fail("-workers %q: want positive integers separated by commas", workers)
+		}
+		opts.workers = append(opts.workers, w)
+	}
+	return opts, nil
+}
+
+func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
+	bin, err := filepath.Abs(opts.bin)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("binary: %w (build it with `make build`)", err)
+	}
+	dir := opts.dir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "openrecall-bench-")
+		if err != nil {
+			return err
+		}
+		if opts.keep {
+			fmt.Fprintf(stderr, "bench: work directory %s\n", dir)
+		} else {
+			defer os.RemoveAll(dir)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+
+	queue := filepath.Join(dir, "queue.jsonl")
+	counts, size, err := writeQueue(queue, opts.n, opts.seed)
+	if err != nil {
+		return fmt.Errorf("generate queue: %w", err)
+	}
+	fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%s)\n", queue, opts.n, float64(size)/(1<<20), countsString(counts))
+
+	seedDB := filepath.Join(dir, "seeded.db")
+	if err := seedDatabase(ctx, bin, dir, seedDB, opts.seed, stderr); err != nil {
+		return err
+	}
+
+	var rows []row
+	jsonRow, err := fastest(opts.repeat, "read+json.Unmarshal", func() (int, error) { return decodeJSONLines(queue) })
+	if err != nil {
+		return err
+	}
+	intakeRow, err := fastest(opts.repeat, "read+intake.Reader", func() (int, error) { return readIntake(queue) })
+	if err != nil {
+		return err
+	}
+	for _, r := range []row{jsonRow, intakeRow} {
+		if r.records != opts.n {
+			return fmt.Errorf("%s read %d records, want %d", r.name, r.records, opts.n)
+		}
+	}
+	rows = append(rows, jsonRow, intakeRow)
+
+	for _, w := range opts.workers {
+		db := filepath.Join(dir, fmt.Sprintf("run-workers-%d.db", w))
+		if err := copyDatabase(seedDB, db); err != nil {
+			return err
+		}
+		r, err := timeAnalyze(ctx, bin, db, queue, w, opts.timeout)
+		if err != nil {
+			return err
+		}
+		if r.records != opts.n {
+			return fmt.Errorf("%s analysed %d records, want %d", r.name, r.records, opts.n)
+		}
+		rows = append(rows, r)
+		fmt.Fprintf(stderr, "bench: %s: %.1fs\n", r.name, r.elapsed.Seconds())
+	}
+	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts, seed %d, %s/%s, GOMAXPROCS %d\n",
+		opts.n, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	printTable(stdout, rows, jsonRow, intakeRow)
+	return nil
+}
+
+func countsString(c queuegen.Counts) string {
+	kinds := []queuegen.Kind{queuegen.KindRepeat, queuegen.KindThin, queuegen.KindNovel, queuegen.KindAttack,
+		queuegen.KindDisguised, queuegen.KindResent, queuegen.KindResolved}
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, c[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeQueue(path string, n int, seed int64) (queuegen.Counts, int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	counts, err := queuegen.Write(f, n, seed)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	return counts, fi.Size(), nil
+}
+
+// seedDatabase writes the seed file and retains it into a fresh database
+// through the binary, as a user would.
+func seedDatabase(ctx context.Context, bin, dir, db string, seed int64, stderr io.Writer) error {
+	path := filepath.Join(dir, "seed.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	n, err := queuegen.WriteSeeds(f, seed)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write seed file: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "--db", db, "memory", "seed", path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("memory seed: %w: %s", err, bytes.TrimSpace(out))
+	}
+	want := fmt.Sprintf("%d new", n)
+	if !bytes.Contains(out, []byte(want)) {
+		return fmt.Errorf("memory seed: want %q in %q", want, bytes.TrimSpace(out))
+	}
+	fmt.Fprintf(stderr, "bench: %s", out)
+	return nil
+}
+
+// copyDatabase copies a closed SQLite database (and its WAL, if one was
+// left) so that every run starts from the same seeded memory.
+func copyDatabase(src, dst string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(dst + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(src + suffix)
+		if errors.Is(err, os.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("copy database: %w", err)
+		}
+		if err := os.WriteFile(dst+suffix, b, 0o644); err != nil {
+			return fmt.Errorf("copy database: %w", err)
+		}
+	}
+	return nil
+}
+
+var recordsLine = regexp.MustCompile(`(?m)^\s*records\s+(\d+):`)
+
+// timeAnalyze runs analyze once with stdout discarded and returns its wall
+// time, peak RSS and CPU time. The record count comes from the summary the
+// command prints on stderr.
+func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration) (row, error) {
+	name := fmt.Sprintf("analyze --workers %d", workers)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return row{}, err
+	}
+	defer devNull.Close()
+	var errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "--db", db, "analyze", "--output", "jsonl", "--workers", strconv.Itoa(workers), queue)
+	cmd.Stdout = devNull
+	cmd.Stderr = &errOut
+	start := time.Now()
+	err = cmd.Run()
+	elapsed := time.Since(start)
+	if err != nil {
+		return row{}, fmt.Errorf("%s: %w: %s", name, err, tail(errOut.String(), 800))
+	}
+	r := row{name: name, elapsed: elapsed}
+	m := recordsLine.FindStringSubmatch(errOut.String())
+	if m == nil {
+		return row{}, fmt.Errorf("%s: no records line in the summary: %s", name, tail(errOut.String(), 800))
+	}
+	r.records, _ = strconv.Atoi(m[1])
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rssBytes = maxRSSBytes(ru.Maxrss)
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return r, nil
+}
+
+// maxRSSBytes converts rusage's ru_maxrss, which Linux reports in KiB and
+// macOS in bytes.
+func maxRSSBytes(maxrss int64) int64 {
+	if runtime.GOOS == "darwin" {
+		return maxrss
+	}
+	return maxrss * 1024
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// fastest runs f once to warm the page cache, then repeat times, and
+// returns the fastest run with its CPU time.
+func fastest(repeat int, name string, f func() (int, error)) (row, error) {
+	if _, err := f(); err != nil {
+		return row{}, fmt.Errorf("%s: %w", name, err)
+	}
+	best := row{name: name}
+	for i := range repeat {
+		cpu0 := processCPU()
+		start := time.Now()
+		n, err := f()
+		elapsed := time.Since(start)
+		if err != nil {
+			return row{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if i == 0 || elapsed < best.elapsed {
+			best.records, best.elapsed, best.cpu = n, elapsed, processCPU()-cpu0
+		}
+	}
+	return best, nil
+}
+
+// processCPU returns this process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// decodeJSONLines reads the file line by line and decodes every non-empty
+// line into a generic value (map[string]any for objects; some lines of the
+// queue are bare JSON strings).
+func decodeJSONLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 256<<10), 4<<20)
+	n := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(line, &v); err != nil {
+			return n, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		n++
+	}
+	return n, sc.Err()
+}
+
+// readIntake parses and normalises the file with openrecall's intake reader
+// and counts the alerts (rejected records would count too; the generated
+// queue has none).
+func readIntake(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd := intake.NewReader(bufio.NewReaderSize(f, 256<<10), intake.Options{Source: path})
+	n := 0
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if rec.Err != nil {
+			return n, fmt.Errorf("record %d rejected: %s", n+1, rec.Err.Reason)
+		}
+		n++
+	}
+}
+
+func printTable(w io.Writer, rows []row, jsonRow, intakeRow row) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\trecords\tseconds\talerts/s\tpeak RSS MiB\tCPU s\tx json\tx intake\t")
+	for _, r := range rows {
+		rss := "-"
+		if r.rssBytes > 0 {
+			rss = fmt.Sprintf("%.1f", float64(r.rssBytes)/(1<<20))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%s\t%.2f\t%s\t%s\t\n", r.name, r.records, r.elapsed.Seconds(), r.perSecond(),
+			rss, r.cpu.Seconds(), ratio(r, jsonRow), ratio(r, intakeRow))
+	}
+	tw.Flush()
+}
+
+// ratio returns how many times longer r took than base.
+func ratio(r, base row) string {
+	if base.elapsed <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", r.elapsed.Seconds()/base.elapsed.Seconds())
+}
