@@ -224,7 +224,7 @@ func triageProperties() []pbt.Property {
 				}
 				return []string{"refused before weakening"}
 			}),
-			pbt.Cover("refused before weakening", 50),
+			pbt.Cover("refused before weakening", 25), pbt.Cover("bypassed before weakening", 25),
 		),
 		pbt.ForAll("P21_liveness_unanimous_benign_bypasses",
 			"Liveness: a non-attack alert whose fingerprint has enough unanimous benign strong memories (≥ 5 at the defaults) is bypassed; a guard that refuses everything fails.",

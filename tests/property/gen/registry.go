@@ -78,6 +78,12 @@ func All() []Named {
 			return ValidTriageResult(c.Triage)
 		})},
 		{"DecisionCaseGen", DecisionCaseGen(), validAs(func(c DecisionCase) error { return ValidTriageCase(c.Case) })},
+		{"NearBypassGuardCaseGen", NearBypassGuardCaseGen(), validAs(func(c GuardCase) error {
+			if err := ValidFingerprint(c.Fingerprint); err != nil {
+				return err
+			}
+			return ValidTriageResult(c.Triage)
+		})},
 		{"WeakeningGen", WeakeningGen(), validAs(func(w Weakening) error {
 			if err := ValidTriageResult(w.Case.Triage); err != nil {
 				return err

@@ -226,36 +226,66 @@ func DecisionCaseGen() gopter.Gen {
 	})
 }
 
-// Weakening is a guard input and weaker evidence for the same alert:
-// confidence and consistency lowered by the given fractions (in thousandths),
-// StrongDrop strong matches and ConsistentDrop agreeing matches fewer.
+// Weakening is a guard input and weaker evidence for the same alert: one
+// dimension of the evidence (or all of them) made weaker by Amount.
 type Weakening struct {
-	Case           GuardCase
-	ConfidenceCut  int
-	ConsistencyCut int
-	StrongDrop     int
-	ConsistentDrop int
+	Case GuardCase
+	// Dimension is what weakens: 0 confidence, 1 consistency, 2 the number
+	// of strong matches, 3 the number of agreeing matches, 4 all of them.
+	Dimension int
+	// Amount is the cut: thousandths of confidence or consistency, or a
+	// number of matches.
+	Amount int
 }
 
 // Weaker returns the weakened proposal.
 func (w Weakening) Weaker() openrecall.TriageResult {
 	tr := w.Case.Triage
-	tr.Confidence *= 1 - float64(w.ConfidenceCut)/1000
-	tr.Consistency *= 1 - float64(w.ConsistencyCut)/1000
-	tr.StrongCount = max(0, tr.StrongCount-w.StrongDrop)
-	tr.ConsistentCount = max(0, tr.ConsistentCount-w.ConsistentDrop)
+	all := w.Dimension%5 == 4
+	if all || w.Dimension%5 == 0 {
+		tr.Confidence = math.Max(0, tr.Confidence-float64(w.Amount)/1000)
+	}
+	if all || w.Dimension%5 == 1 {
+		tr.Consistency = math.Max(0, tr.Consistency-float64(w.Amount)/1000)
+	}
+	if all || w.Dimension%5 == 2 {
+		tr.StrongCount = max(0, tr.StrongCount-w.Amount)
+	}
+	if all || w.Dimension%5 == 3 {
+		tr.ConsistentCount = max(0, tr.ConsistentCount-w.Amount)
+	}
 	return tr
 }
 
-// WeakeningGen generates guard inputs with weaker evidence beside them; a
-// zero cut (no change) is common so that equal evidence is covered too.
+// NearBypassGuardCaseGen generates guard inputs close to the bypass region:
+// mostly benign decisions on non-attack alerts, counts from 0 to 20, and
+// confidence and consistency mostly at or above their thresholds, so that a
+// refusal is usually decided by one clause.
+func NearBypassGuardCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(GuardCase{}), map[string]gopter.Gen{
+		"Fingerprint": gg.Struct(reflect.TypeOf(openrecall.Fingerprint{}), map[string]gopter.Gen{
+			"ErrorClass":    FieldGen(openrecall.FieldErrorClass, 0.2),
+			"AttackPattern": FieldGen(openrecall.FieldAttackPattern, 0.9),
+			"Environment":   FieldGen(openrecall.FieldEnvironment, 0.2),
+		}),
+		"Triage": gg.Struct(reflect.TypeOf(openrecall.TriageResult{}), map[string]gopter.Gen{
+			"Decision":        Of([]openrecall.Decision{openrecall.DecisionKnownBenign, openrecall.DecisionFalsePositive, openrecall.DecisionDuplicate, openrecall.DecisionReal, openrecall.DecisionEscalated}, 0.6),
+			"Confidence":      Of([]float64{1, 0.85, 0.9, 0.95, 6.0 / 7, math.Nextafter(0.85, 0), 0.5}, 0.3),
+			"Consistency":     Of([]float64{1, 0.9, 0.95, math.Nextafter(0.9, 0), 0.5}, 0.4),
+			"StrongCount":     Index(21, 0),
+			"ConsistentCount": Index(21, 0),
+		}),
+	})
+}
+
+// WeakeningGen generates guard inputs near the bypass region with weaker
+// evidence beside them: mostly small cuts of one dimension, and no cut at
+// all now and then so that equal evidence is covered too.
 func WeakeningGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(Weakening{}), map[string]gopter.Gen{
-		"Case":           GuardCaseGen(),
-		"ConfidenceCut":  Index(1001, 0.3),
-		"ConsistencyCut": Index(1001, 0.3),
-		"StrongDrop":     Index(6, 0.4),
-		"ConsistentDrop": Index(6, 0.4),
+		"Case":      NearBypassGuardCaseGen(),
+		"Dimension": Index(5, 0),
+		"Amount":    Of([]int{0, 1, 2, 3, 5, 8, 13, 50, 100, 1000}, 0.1),
 	})
 }
 
