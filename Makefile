@@ -6,6 +6,8 @@ GO      ?= go
 BIN     := bin/openrecall
 RUN_DB  := .openrecall/example.db
 PBT_SEED ?= 20260101
+EVAL_SEED ?= 20260101
+EVAL_SIZE ?= 2400
 
 .PHONY: build run test race lint smoke bench cover clean pbt pbt-nightly eval
 
@@ -41,6 +43,13 @@ bench:
 cover:
 	$(GO) test -short -count=1 -coverprofile=coverage.out ./...
 	$(GO) tool cover -func=coverage.out | tail -n 1
+
+# The replay benchmark: a generated labelled corpus (seed $(EVAL_SEED),
+# $(EVAL_SIZE) alerts) replayed on a fresh temporary memory with a simulated
+# analyst, under every memory × model mode. Exits 5 if any alert whose truth
+# is real or an attack was bypassed. See eval/README.md.
+eval: build
+	./$(BIN) eval --seed $(EVAL_SEED) --size $(EVAL_SIZE) --modes
 
 # The property suite alone.
 pbt:

@@ -37,6 +37,7 @@ is benign. Every routing step is audited and costed against an always-strong bas
 		newCostCmd(a),
 		newAuditCmd(a),
 		newConfigCmd(a),
+		newEvalCmd(a),
 	)
 	return root
 }

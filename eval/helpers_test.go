@@ -1,0 +1,131 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/config"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/model/local"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+// fixedNow is a clock that advances one millisecond per reading, so
+// throughput figures are deterministic in tests.
+func fixedNow() func() time.Time {
+	t := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		t = t.Add(time.Millisecond)
+		return t
+	}
+}
+
+// unsafeGuard approves the memory bypass for everything memory proposes,
+// attacks included.
+func unsafeGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict {
+	return openrecall.GuardVerdict{Bypass: tr.Decision.Retainable(), Reason: "unsafe test guard"}
+}
+
+// obedientRouter honours every bypass verdict, where routing.Router refuses
+// contradictory ones: together with unsafeGuard it makes the unsafe path
+// real.
+type obedientRouter struct{ *routing.Router }
+
+func (o obedientRouter) Route(ctx context.Context, in routing.Input) routing.Output {
+	if !in.Guard.Bypass {
+		return o.Router.Route(ctx, in)
+	}
+	return routing.Output{
+		Steps: []openrecall.RouteStep{{
+			Step: openrecall.StepMemoryBypass, Model: "memory", Skipped: true,
+			Reason: "unsafe test router", Outcome: openrecall.OutcomeOK, Proposed: in.Triage.Decision,
+		}},
+		Decision: in.Triage.Decision,
+		Bypassed: true,
+	}
+}
+
+type pipeline struct {
+	wf *workflow.Workflow
+	st *memory.Store
+	ex *fingerprint.Extractor
+}
+
+// newPipeline wires the real pipeline over a fresh SQLite file; unsafe
+// swaps in unsafeGuard and obedientRouter.
+func newPipeline(t *testing.T, unsafe bool) pipeline {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := memory.Open(ctx, filepath.Join(t.TempDir(), "eval.db"), memory.Options{Now: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rules, err := fingerprint.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := fingerprint.New(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := routing.New(routing.Config{
+		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: cfg.PriceTable(),
+		CheapMaxTokens: cfg.Models.CheapMaxTokens, StrongMaxTokens: cfg.Models.StrongMaxTokens,
+		FingerprintMaxTokens: cfg.Models.FingerprintMaxTokens, GateConfidence: cfg.Triage.GateConfidence,
+		Vet: triage.Vet, Now: fixedNow(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := workflow.Config{
+		Fingerprinter: ex, Memory: st, Router: rt, Triage: cfg.TriageConfig(),
+		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "eval-test", Now: fixedNow(),
+	}
+	if unsafe {
+		wc.Guard = unsafeGuard
+		wc.Router = obedientRouter{rt}
+	}
+	wf, err := workflow.New(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline{wf: wf, st: st, ex: ex}
+}
+
+func (p pipeline) config() Config {
+	return Config{Analyzer: p.wf, Memory: p.st, Mode: p.wf.Mode(), Now: fixedNow()}
+}
+
+// readAlerts parses a corpus's alerts with the real intake.
+func readAlerts(t *testing.T, c Corpus) []intake.Record {
+	t.Helper()
+	recs, err := intake.ParseBytes(c.Alerts, intake.Options{Source: AlertsFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func mustGenerate(t *testing.T, seed uint64, size int) Corpus {
+	t.Helper()
+	c, err := Generate(seed, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func lines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }

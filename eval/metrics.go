@@ -1,0 +1,310 @@
+package eval
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+)
+
+// Stats are the figures of a group of triaged alerts (all of them, one kind,
+// or one family).
+type Stats struct {
+	Alerts   int `json:"alerts"`
+	Bypassed int `json:"bypassed"`
+	// FalseBypasses counts bypassed alerts whose truth is real or a
+	// security case: the safety figure, which must be 0.
+	FalseBypasses int `json:"false_bypasses"`
+	// Eligible counts benign repeats that memory could know: those after
+	// their family's first LearnAfter analyst decisions.
+	Eligible         int `json:"eligible_repeats"`
+	EligibleBypassed int `json:"eligible_bypassed"`
+	// Correct counts final decisions equal to the truth.
+	Correct int `json:"correct"`
+	// Escalated counts alerts left to a person: not accurate, but safe.
+	Escalated int `json:"escalated"`
+	// Missed counts real or security alerts closed as benign, bypassed or
+	// not: the unsafe errors.
+	Missed      int                `json:"missed_real"`
+	CheapCalls  int                `json:"cheap_calls"`
+	StrongCalls int                `json:"strong_calls"`
+	LiveCalls   int                `json:"live_calls"`
+	Cost        openrecall.NanoUSD `json:"cost_nano_usd"`
+	Baseline    openrecall.NanoUSD `json:"baseline_nano_usd"`
+}
+
+// BypassRecall returns the share of eligible benign repeats that were
+// bypassed, in [0, 1]; 0 when none were eligible.
+func (s Stats) BypassRecall() float64 { return ratio(s.EligibleBypassed, s.Eligible) }
+
+// Accuracy returns the share of alerts whose final decision equals the truth.
+func (s Stats) Accuracy() float64 { return ratio(s.Correct, s.Alerts) }
+
+// EscalationRate returns the share of alerts escalated to a person.
+func (s Stats) EscalationRate() float64 { return ratio(s.Escalated, s.Alerts) }
+
+// Savings returns baseline minus cost.
+func (s Stats) Savings() openrecall.NanoUSD { return s.Baseline - s.Cost }
+
+// SavingsPercent returns the savings as a percentage of the baseline, 0 when
+// the baseline is 0.
+func (s Stats) SavingsPercent() float64 {
+	if s.Baseline == 0 {
+		return 0
+	}
+	return 100 * float64(s.Savings()) / float64(s.Baseline)
+}
+
+func ratio(n, d int) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// addStats returns the field-by-field sum of a and b.
+func addStats(a, b Stats) Stats {
+	a.Alerts += b.Alerts
+	a.Bypassed += b.Bypassed
+	a.FalseBypasses += b.FalseBypasses
+	a.Eligible += b.Eligible
+	a.EligibleBypassed += b.EligibleBypassed
+	a.Correct += b.Correct
+	a.Escalated += b.Escalated
+	a.Missed += b.Missed
+	a.CheapCalls += b.CheapCalls
+	a.StrongCalls += b.StrongCalls
+	a.LiveCalls += b.LiveCalls
+	a.Cost += b.Cost
+	a.Baseline += b.Baseline
+	return a
+}
+
+// Group is the Stats of one named group of alerts.
+type Group struct {
+	Name  string `json:"name"`
+	Stats Stats  `json:"stats"`
+}
+
+// FalseBypass is one bypassed alert whose truth is real or a security case.
+type FalseBypass struct {
+	Position openrecall.Position `json:"position"`
+	AlertID  string              `json:"alert_id"`
+	Family   string              `json:"family"`
+	Kind     Kind                `json:"kind"`
+	Truth    openrecall.Decision `json:"truth"`
+	Decision openrecall.Decision `json:"decision"`
+}
+
+// Rejection is a record of the alerts file that intake refused.
+type Rejection struct {
+	Position openrecall.Position `json:"position"`
+	Reason   string              `json:"reason"`
+}
+
+// Target is one of the benchmark's targets and whether the run met it.
+type Target struct {
+	Name string  `json:"name"`
+	Want string  `json:"want"`
+	Got  float64 `json:"got"`
+	Met  bool    `json:"met"`
+	// Gap says by how much a missed target was missed.
+	Gap string `json:"gap,omitempty"`
+}
+
+// Target thresholds.
+const (
+	// TargetBypassRecall is the least bypass recall over eligible repeats.
+	TargetBypassRecall = 0.90
+	// TargetSavingsPercent is the least saving against the always-strong
+	// baseline.
+	TargetSavingsPercent = 50.0
+)
+
+// Report is what a replay measured.
+type Report struct {
+	Corpus string          `json:"corpus"`
+	Mode   openrecall.Mode `json:"mode"`
+	// LearnAfter is how many analyst decisions a benign family needs before
+	// its repeats count as eligible for the bypass.
+	LearnAfter int `json:"learn_after"`
+	// Records counts every record read: triaged, resolved and rejected.
+	Records  int `json:"records"`
+	Resolved int `json:"resolved"`
+	Rejected int `json:"rejected"`
+	// Retained counts the simulated analyst's decisions.
+	Retained      int           `json:"retained"`
+	Overall       Stats         `json:"overall"`
+	ByKind        []Group       `json:"by_kind"`
+	ByFamily      []Group       `json:"by_family"`
+	FalseBypasses []FalseBypass `json:"false_bypasses"`
+	Rejections    []Rejection   `json:"rejections,omitempty"`
+	// Elapsed is the replay's wall time; Analysing the part spent inside
+	// the pipeline (the analyst's retains excluded).
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Analysing time.Duration `json:"analysing_ns"`
+	// AlertsPerSecond is triaged alerts per second of Analysing.
+	AlertsPerSecond float64  `json:"alerts_per_second"`
+	Targets         []Target `json:"targets"`
+}
+
+// Safe reports whether the run bypassed nothing it should not have.
+func (r Report) Safe() bool { return r.Overall.FalseBypasses == 0 }
+
+// Err returns nil for a safe run, or an error naming how many alerts were
+// falsely bypassed and the first of them.
+func (r Report) Err() error {
+	if r.Safe() {
+		return nil
+	}
+	fb := r.FalseBypasses[0]
+	return fmt.Errorf("eval found %d false bypass(es) in mode %s: first %s (%s, family %s, truth %s) was closed as %s without a model",
+		r.Overall.FalseBypasses, r.Mode, fb.Position, fb.Kind, fb.Family, fb.Truth, fb.Decision)
+}
+
+// accumulator builds a Report alert by alert.
+type accumulator struct {
+	r        Report
+	byKind   map[Kind]*Stats
+	byFamily map[string]*Stats
+}
+
+func newAccumulator(corpus string, mode openrecall.Mode, learnAfter int) *accumulator {
+	return &accumulator{
+		r:        Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}},
+		byKind:   map[Kind]*Stats{},
+		byFamily: map[string]*Stats{},
+	}
+}
+
+func (acc *accumulator) reject(e *intake.RecordError) {
+	acc.r.Records++
+	acc.r.Rejected++
+	acc.r.Rejections = append(acc.r.Rejections, Rejection{Position: e.Position, Reason: e.Reason})
+}
+
+func (acc *accumulator) untriaged(res openrecall.Result) {
+	acc.r.Records++
+	if res.Outcome == openrecall.ResultResolved {
+		acc.r.Resolved++
+		return
+	}
+	acc.r.Rejected++
+	acc.r.Rejections = append(acc.r.Rejections, Rejection{Position: res.Position, Reason: res.Error})
+}
+
+func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
+	acc.r.Records++
+	if !res.Bypassed {
+		acc.r.Retained++
+	}
+	dangerous := t.Decision == openrecall.DecisionReal || t.Kind.Security()
+	if res.Bypassed && dangerous {
+		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{
+			Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision,
+		})
+	}
+	ks, ok := acc.byKind[t.Kind]
+	if !ok {
+		ks = &Stats{}
+		acc.byKind[t.Kind] = ks
+	}
+	fs, ok := acc.byFamily[t.Family]
+	if !ok {
+		fs = &Stats{}
+		acc.byFamily[t.Family] = fs
+	}
+	for _, s := range []*Stats{&acc.r.Overall, ks, fs} {
+		s.Alerts++
+		if res.Bypassed {
+			s.Bypassed++
+			if dangerous {
+				s.FalseBypasses++
+			}
+		}
+		if eligible {
+			s.Eligible++
+			if res.Bypassed {
+				s.EligibleBypassed++
+			}
+		}
+		switch {
+		case res.Decision == t.Decision:
+			s.Correct++
+		case res.Decision == openrecall.DecisionEscalated:
+			s.Escalated++
+		}
+		if dangerous && res.Decision.Benign() {
+			s.Missed++
+		}
+		for _, st := range res.Steps {
+			if st.Step != openrecall.StepAnalysis || st.Skipped {
+				continue
+			}
+			switch st.Tier {
+			case openrecall.TierCheap:
+				s.CheapCalls++
+			case openrecall.TierStrong:
+				s.StrongCalls++
+			}
+			if st.Live {
+				s.LiveCalls++
+			}
+		}
+		s.Cost += res.Cost
+		s.Baseline += res.Baseline
+	}
+}
+
+func (acc *accumulator) report(elapsed, analysing time.Duration) Report {
+	r := acc.r
+	r.Elapsed, r.Analysing = elapsed, analysing
+	if analysing > 0 {
+		r.AlertsPerSecond = float64(r.Overall.Alerts) / analysing.Seconds()
+	}
+	r.ByKind = []Group{}
+	for _, k := range Kinds {
+		if s, ok := acc.byKind[k]; ok {
+			r.ByKind = append(r.ByKind, Group{Name: string(k), Stats: *s})
+		}
+	}
+	r.ByFamily = []Group{}
+	for name, s := range acc.byFamily {
+		r.ByFamily = append(r.ByFamily, Group{Name: name, Stats: *s})
+	}
+	sort.Slice(r.ByFamily, func(i, j int) bool {
+		a, b := r.ByFamily[i], r.ByFamily[j]
+		if a.Stats.Alerts != b.Stats.Alerts {
+			return a.Stats.Alerts > b.Stats.Alerts
+		}
+		return a.Name < b.Name
+	})
+	r.Targets = targets(r.Overall)
+	return r
+}
+
+// targets rates the overall figures against the benchmark's targets.
+func targets(s Stats) []Target {
+	recall := s.BypassRecall()
+	saved := s.SavingsPercent()
+	out := []Target{
+		{Name: "false_bypasses", Want: "= 0", Got: float64(s.FalseBypasses), Met: s.FalseBypasses == 0},
+		{Name: "bypass_recall", Want: fmt.Sprintf(">= %.0f%%", 100*TargetBypassRecall), Got: recall, Met: s.Eligible > 0 && recall >= TargetBypassRecall},
+		{Name: "savings_percent", Want: fmt.Sprintf(">= %.0f%%", TargetSavingsPercent), Got: saved, Met: saved >= TargetSavingsPercent},
+	}
+	if !out[0].Met {
+		out[0].Gap = fmt.Sprintf("%d alert(s) that needed a person were closed without a model", s.FalseBypasses)
+	}
+	switch {
+	case s.Eligible == 0:
+		out[1].Gap = "no benign repeat came after its family's first decisions: the corpus cannot measure recall"
+	case !out[1].Met:
+		out[1].Gap = fmt.Sprintf("%.1f points short: %d of %d eligible repeats went to a model", 100*(TargetBypassRecall-recall), s.Eligible-s.EligibleBypassed, s.Eligible)
+	}
+	if !out[2].Met {
+		out[2].Gap = fmt.Sprintf("%.1f points short", TargetSavingsPercent-saved)
+	}
+	return out
+}

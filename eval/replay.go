@@ -1,0 +1,161 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+)
+
+// Analyzer runs one intake record through the pipeline. workflow.Workflow
+// satisfies it.
+type Analyzer interface {
+	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result
+}
+
+// Retainer records an analyst decision. memory.Store satisfies it.
+type Retainer interface {
+	Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error)
+}
+
+// Analyst is the name the simulated analyst retains its decisions under.
+const Analyst = "eval-analyst"
+
+// Config configures a Replay.
+type Config struct {
+	// Analyzer and Memory are required. Memory should start empty: the
+	// replay measures how memory learns from the corpus.
+	Analyzer Analyzer
+	Memory   Retainer
+	// Mode is reported as is.
+	Mode openrecall.Mode
+	// LearnAfter is how many analyst decisions on a benign family memory
+	// needs before it can vouch for the family; 0 means
+	// DecisionsToVouch(triage.DefaultBypassConfidence).
+	LearnAfter int
+	// Now is the clock throughput is measured with; nil means time.Now.
+	Now func() time.Time
+}
+
+// DecisionsToVouch returns the fewest unanimous strong matches n whose
+// triage confidence (n+1)/(n+2) reaches bypassConfidence: 5 for the default
+// 0.85 (6/7 ≈ 0.857). A family's benign repeats count towards bypass recall
+// from the one after its first n analyst decisions. A threshold of 1 or more
+// can never be reached; it returns 0 then, and no repeat counts.
+func DecisionsToVouch(bypassConfidence float64) int {
+	if bypassConfidence >= 1 {
+		return 0
+	}
+	for n := 1; ; n++ {
+		if float64(n+1)/float64(n+2) >= bypassConfidence {
+			return n
+		}
+	}
+}
+
+// Replay runs the corpus in order through cfg.Analyzer, one alert at a time,
+// and after each triaged alert that was not bypassed retains its ground-truth
+// decision into cfg.Memory, as an analyst would. It returns the report, or an
+// error when truth and alerts do not line up (wrapping ErrMismatch), when a
+// retain fails, or when ctx is done.
+func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
+	if cfg.Analyzer == nil || cfg.Memory == nil {
+		return Report{}, errors.New("eval: an analyzer and a memory are required")
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	learnAfter := cfg.LearnAfter
+	if learnAfter <= 0 {
+		learnAfter = DecisionsToVouch(0.85)
+	}
+	acc := newAccumulator(c.Name, cfg.Mode, learnAfter)
+	rd := intake.NewReader(bytes.NewReader(c.Alerts), intake.Options{Source: AlertsFile})
+	// decided counts the analyst's retained decisions per benign family.
+	decided := map[string]int{}
+	next := 0
+	start := now()
+	var analysing time.Duration
+	for seq := 0; ; seq++ {
+		if err := ctx.Err(); err != nil {
+			return Report{}, err
+		}
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Report{}, fmt.Errorf("eval: read alerts: %w", err)
+		}
+		if rec.Err != nil {
+			acc.reject(rec.Err)
+			// A truth line written for a record intake refuses is skipped
+			// with it, so one bad line does not shift every later one.
+			if next < len(c.Truth) && samePosition(c.Truth[next].Position(), rec.Err.Position) {
+				next++
+			}
+			continue
+		}
+		a := rec.Alert
+		if next >= len(c.Truth) {
+			return Report{}, fmt.Errorf("eval: %s holds an alert at %s but %s has only %d lines: %w",
+				AlertsFile, a.Position, TruthFile, len(c.Truth), ErrMismatch)
+		}
+		t := c.Truth[next]
+		if !samePosition(t.Position(), a.Position) {
+			return Report{}, fmt.Errorf("eval: %s entry %d is for %s, but the next alert of %s is at %s: %w",
+				TruthFile, next+1, t.Position(), AlertsFile, a.Position, ErrMismatch)
+		}
+		if t.ID != "" && t.ID != a.ID {
+			return Report{}, fmt.Errorf("eval: %s entry %d names alert %q, but the alert at %s has id %q: %w",
+				TruthFile, next+1, t.ID, a.Position, a.ID, ErrMismatch)
+		}
+		next++
+
+		eligible := t.Kind == KindBenignRepeat && learnAfter > 0 && decided[t.Family] >= learnAfter
+		began := now()
+		res := cfg.Analyzer.AnalyzeRecord(ctx, rec, seq)
+		analysing += now().Sub(began)
+		if res.Outcome != openrecall.ResultTriaged {
+			acc.untriaged(res)
+			continue
+		}
+		acc.add(t, res, eligible)
+		if res.Bypassed {
+			continue
+		}
+		note := t.Note
+		if note == "" {
+			note = "family " + t.Family + ": " + string(t.Decision)
+		}
+		inc := openrecall.Incident{
+			Fingerprint:   res.Fingerprint,
+			Decision:      t.Decision,
+			Note:          note,
+			DeadEnds:      t.DeadEnds,
+			Analyst:       Analyst,
+			SourceAlertID: a.ID,
+		}
+		if _, _, err := cfg.Memory.Retain(ctx, inc); err != nil {
+			return Report{}, fmt.Errorf("eval: retain the analyst decision on %s: %w", a.Position, err)
+		}
+		if t.Kind == KindBenignRepeat {
+			decided[t.Family]++
+		}
+	}
+	if next < len(c.Truth) {
+		return Report{}, fmt.Errorf("eval: %s has %d lines but %s holds only %d alerts; entry %d (%s) has no alert: %w",
+			TruthFile, len(c.Truth), AlertsFile, next, next+1, c.Truth[next].Position(), ErrMismatch)
+	}
+	return acc.report(now().Sub(start), analysing), nil
+}
+
+func samePosition(a, b openrecall.Position) bool {
+	return a.Line == b.Line && a.HasIndex == b.HasIndex && (!a.HasIndex || a.Index == b.Index)
+}
