@@ -91,7 +91,7 @@ func All() []Named {
 			return ValidTriageResult(w.Weaker())
 		})},
 		{"LivenessCaseGen", LivenessCaseGen(), validAs(func(c LivenessCase) error {
-			if c.Fingerprint.HasAttack() || !c.Decision.Benign() || c.N < 5 {
+			if c.Fingerprint.HasAttack() || c.Fingerprint.ErrorClass == "" || !c.Decision.Benign() || c.N < 5 {
 				return fmt.Errorf("not a liveness case: %+v", c)
 			}
 			for _, m := range c.Matches() {

@@ -314,12 +314,14 @@ func (c LivenessCase) Matches() []openrecall.Match {
 	return ms
 }
 
-// LivenessCaseGen generates alerts memory can vouch for: no attack pattern,
-// 5 to 20 strong matches, one benign decision.
+// LivenessCaseGen generates alerts memory can vouch for: a classified
+// fingerprint (an error class always named: the workflow does not let memory
+// speak for an alert whose Alert DNA names nothing), no attack pattern, 5 to
+// 20 strong matches, one benign decision.
 func LivenessCaseGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(LivenessCase{}), map[string]gopter.Gen{
 		"Fingerprint": gg.Struct(reflect.TypeOf(openrecall.Fingerprint{}), map[string]gopter.Gen{
-			"ErrorClass":        FieldGen(openrecall.FieldErrorClass, 0.2),
+			"ErrorClass":        Of(append(append([]string(nil), openrecall.ErrorClasses...), ExtraTokens()...), 0),
 			"ServiceRole":       FieldGen(openrecall.FieldServiceRole, 0.2),
 			"DependencyPattern": FieldGen(openrecall.FieldDependencyPattern, 0.2),
 			"SignalShape":       FieldGen(openrecall.FieldSignalShape, 0.2),
