@@ -61,7 +61,7 @@ type pipeline struct {
 
 // newPipeline wires the real pipeline over a fresh SQLite file; unsafe
 // swaps in unsafeGuard and obedientRouter.
-func newPipeline(t *testing.T, unsafe bool) pipeline {
+func newPipeline(t testing.TB, unsafe bool) pipeline {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := config.Default()
@@ -119,7 +119,7 @@ func readAlerts(t *testing.T, c Corpus) []intake.Record {
 	return recs
 }
 
-func mustGenerate(t *testing.T, seed uint64, size int) Corpus {
+func mustGenerate(t testing.TB, seed uint64, size int) Corpus {
 	t.Helper()
 	c, err := Generate(seed, size)
 	if err != nil {

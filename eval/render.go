@@ -36,9 +36,9 @@ func WriteTable(w io.Writer, out Output) error {
 		r.Records, r.Overall.Alerts, r.Resolved, r.Rejected, r.Retained, r.LearnAfter)
 
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	header := "\tALERTS\tBYPASSED\tFALSE BYPASS\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tCOST\tBASELINE\tSAVED\t\n"
+	header := "\tALERTS\tBYPASSED\tFALSE BYPASS\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tCOST\tBASELINE\tSAVED\n"
 	row := func(name string, s Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t\n", name, s.Alerts, s.Bypassed, s.FalseBypasses, s.Missed,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.FalseBypasses, s.Missed,
 			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
 	}
 	fmt.Fprint(tw, "KIND"+header)
@@ -46,7 +46,7 @@ func WriteTable(w io.Writer, out Output) error {
 	for _, g := range r.ByKind {
 		row(g.Name, g.Stats)
 	}
-	fmt.Fprint(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\t\n")
+	fmt.Fprint(tw, "\n")
 	fmt.Fprint(tw, "FAMILY"+header)
 	var singles Stats
 	nSingles := 0
@@ -128,6 +128,7 @@ func Summary(r Report) string {
 	s := r.Overall
 	parts := []string{
 		fmt.Sprintf("false_bypasses=%d", s.FalseBypasses),
+		fmt.Sprintf("missed_real=%d", s.Missed),
 		"bypass_recall=" + recallCell(s),
 		"accuracy=" + pct(s.Accuracy()),
 		"escalation_rate=" + pct(s.EscalationRate()),

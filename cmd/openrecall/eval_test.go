@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/eval"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+// approveAll is a deliberately unsafe guard: it approves the bypass for
+// whatever memory proposes, attacks included.
+func approveAll(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict {
+	return openrecall.GuardVerdict{Bypass: tr.Decision.Retainable(), Reason: "unsafe test guard"}
+}
+
+// obedient honours every bypass verdict, where the product's router refuses
+// contradictory ones, so the unsafe guard's verdicts really bypass.
+type obedient struct{ next workflow.Router }
+
+func (o obedient) Route(ctx context.Context, in routing.Input) routing.Output {
+	if !in.Guard.Bypass {
+		return o.next.Route(ctx, in)
+	}
+	return routing.Output{
+		Steps: []openrecall.RouteStep{{Step: openrecall.StepMemoryBypass, Model: "memory", Skipped: true,
+			Reason: "unsafe test router", Outcome: openrecall.OutcomeOK, Proposed: in.Triage.Decision}},
+		Decision: in.Triage.Decision,
+		Bypassed: true,
+	}
+}
+
+func (o obedient) FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD {
+	return o.next.FingerprintBaseline(a)
+}
+
+// runEval runs `eval ARGS` with opts (for the test-only wiring hook) and
+// returns the exit code the CLI would give.
+func runEval(t *testing.T, opts *evalOptions, args ...string) runResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &app{streams: streams{in: strings.NewReader(""), out: &out, errOut: &errOut}, now: fixedClock(),
+		newBatch: func() string { return "run-eval-test" }}
+	cmd := newEvalCmdWith(a, opts)
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	ctx := context.Background()
+	code := a.exitCode(ctx, cmd.ExecuteContext(ctx))
+	return runResult{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// TestEvalUnsafeGuardExits5 is the acceptance test: with a guard that
+// bypasses attacks (and a router that obeys it) eval reports the false
+// bypasses and exits 5; the product's wiring on the same corpus exits 0.
+func TestEvalUnsafeGuardExits5(t *testing.T) {
+	unsafe := &evalOptions{wire: func(c *workflow.Config) {
+		c.Guard = approveAll
+		c.Router = obedient{next: c.Router}
+	}}
+	r := runEval(t, unsafe, "--size", "300", "--seed", "11")
+	if r.code != exitUnsafeEval {
+		t.Fatalf("unsafe guard: exit %d, want %d\nstderr: %s", r.code, exitUnsafeEval, r.stderr)
+	}
+	for _, want := range []string{"FALSE BYPASSES", "summary: UNSAFE", "MISSED: "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("unsafe report lacks %q", want)
+		}
+	}
+	if !strings.Contains(r.stderr, "false bypass") {
+		t.Errorf("stderr %q does not say why the run failed", r.stderr)
+	}
+
+	r = runEval(t, &evalOptions{}, "--size", "300", "--seed", "11")
+	if r.code != exitOK {
+		t.Fatalf("product guard: exit %d, want 0\nstderr: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "summary: SAFE false_bypasses=0") {
+		t.Errorf("safe report lacks its summary line:\n%s", r.stdout)
+	}
+}
+
+// TestEvalGenThenCorpus writes a corpus with `eval gen` and replays it with
+// --corpus: the figures equal those of the generated run, and --modes says
+// why the missing quadrants did not run.
+func TestEvalGenThenCorpus(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "corpus")
+	r := runCLI(t, "", "eval", "gen", "--seed", "9", "--size", "200", "--out", dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, "wrote 200 alerts") {
+		t.Fatalf("eval gen: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	decode := func(r runResult) eval.Output {
+		t.Helper()
+		if r.code != exitOK {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		var out eval.Output
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("decode report: %v\n%s", err, r.stdout)
+		}
+		return out
+	}
+	replayed := decode(runCLI(t, "", "eval", "--corpus", dir, "--output", "json", "--modes"))
+	generated := decode(runCLI(t, "", "eval", "--seed", "9", "--size", "200", "--output", "json"))
+	if replayed.Report.Overall != generated.Report.Overall {
+		t.Errorf("replaying the written corpus changed the figures:\n%+v\n%+v", replayed.Report.Overall, generated.Report.Overall)
+	}
+	if len(replayed.Modes) != 4 {
+		t.Fatalf("%d mode rows, want 4", len(replayed.Modes))
+	}
+	for _, m := range replayed.Modes[1:] {
+		if m.Ran || m.Reason == "" {
+			t.Errorf("mode %s: ran=%v reason=%q; a missing quadrant must say why", m.Mode, m.Ran, m.Reason)
+		}
+	}
+	if len(generated.Modes) != 0 {
+		t.Errorf("without --modes, %d mode rows", len(generated.Modes))
+	}
+}
+
+func TestEvalUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"size too small", []string{"eval", "--size", "3"}, exitUsage, "--size 3"},
+		{"corpus and seed", []string{"eval", "--corpus", "x", "--seed", "2"}, exitUsage, "--corpus replays"},
+		{"bad output", []string{"eval", "--output", "yaml"}, exitUsage, "--output"},
+		{"gen without out", []string{"eval", "gen"}, exitUsage, "--out DIR is required"},
+		{"missing corpus", []string{"eval", "--corpus", "/nonexistent/corpus"}, exitFailure, "alerts.jsonl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d containing %q", r.code, r.stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
