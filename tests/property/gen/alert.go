@@ -25,7 +25,7 @@ type Family struct {
 	Attack bool
 }
 
-// Families of alerts, as kube-prometheus, node-exporter, Datadog, WAFs and
+// AlertFamilies returns families of alerts, as kube-prometheus, node-exporter, Datadog, WAFs and
 // sshd produce them.
 func AlertFamilies() []Family {
 	return []Family{

@@ -1,0 +1,171 @@
+package openrecall_test
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/openrecall/openrecall"
+
+// layer says what a package may import beyond the standard library.
+type layer struct {
+	module   []string // module packages (relative: "" is the root)
+	external []string // module path prefixes outside the module
+}
+
+// layers fixes the dependency directions of STYLE.md: the root imports
+// nothing of the module; stage packages import only the root; memory is the
+// only package that imports a database driver; concrete adapters are wired
+// only by the command, the evaluation and the scripts.
+var layers = map[string]layer{
+	"":            {external: []string{"golang.org/x/text"}},
+	"fingerprint": {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
+	"triage":      {module: []string{""}},
+	"routing":     {module: []string{""}},
+	"costcurve":   {module: []string{""}},
+	"audit":       {module: []string{""}},
+	"intake":      {module: []string{""}},
+	"memory":      {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "go.uber.org/zap"}},
+	"model/local": {module: []string{"", "routing"}},
+	"workflow":    {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
+	"config":      {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
+	"examples":    {},
+}
+
+// wiring packages may import anything of the module.
+var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/bench", "scripts/bench/queuegen", "tests/property", "tests/property/gen", "tests/property/pbt"}
+
+type pkgFiles struct {
+	dir   string
+	fset  *token.FileSet
+	files []*ast.File
+	names []string
+}
+
+func modulePackages(t *testing.T) []pkgFiles {
+	t.Helper()
+	var pkgs []pkgFiles
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if base := d.Name(); path != "." && (strings.HasPrefix(base, ".") || base == "testdata" || base == "bin" || base == "node_modules") {
+			return filepath.SkipDir
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		p := pkgFiles{dir: filepath.ToSlash(path), fset: token.NewFileSet()}
+		if p.dir == "." {
+			p.dir = ""
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(p.fset, filepath.Join(path, n), nil, parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			p.files = append(p.files, f)
+			p.names = append(p.names, n)
+		}
+		if len(p.files) > 0 {
+			pkgs = append(pkgs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// TestImportDirections keeps the layering of the module true.
+func TestImportDirections(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		if slices.Contains(wiring, p.dir) {
+			continue
+		}
+		l, ok := layers[p.dir]
+		if !ok {
+			t.Errorf("package %q has no layer in arch_test.go: say what it may import", p.dir)
+			continue
+		}
+		for i, f := range p.files {
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				where := filepath.Join(p.dir, p.names[i])
+				switch {
+				case path == "database/sql" && p.dir != "memory":
+					t.Errorf("%s imports database/sql: only memory talks to the database", where)
+				case path == module || strings.HasPrefix(path, module+"/"):
+					rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+					if !slices.Contains(l.module, rel) {
+						t.Errorf("%s imports %s: package %q may import only %q of the module", where, path, p.dir, l.module)
+					}
+				case strings.Contains(strings.Split(path, "/")[0], "."):
+					if !slices.ContainsFunc(l.external, func(prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }) {
+						t.Errorf("%s imports %s: not allowed for package %q (allowed: %q)", where, path, p.dir, l.external)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDocComments requires a package doc comment everywhere, and a doc
+// comment that starts with the name on every exported name of library
+// packages.
+func TestDocComments(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		dp, err := doc.NewFromFiles(p.fset, p.files, module+"/"+p.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(dp.Doc) == "" {
+			t.Errorf("package %q has no package doc comment", p.dir)
+		}
+		if dp.Name == "main" {
+			continue
+		}
+		check := func(name, text string) {
+			if !strings.HasPrefix(text, name+" ") && !strings.HasPrefix(text, "Deprecated") {
+				t.Errorf("%s: exported %s: doc comment %q does not start with its name", p.dir, name, firstLine(text))
+			}
+		}
+		for _, f := range dp.Funcs {
+			check(f.Name, f.Doc)
+		}
+		for _, typ := range dp.Types {
+			check(typ.Name, typ.Doc)
+			for _, f := range typ.Funcs {
+				check(f.Name, f.Doc)
+			}
+			for _, m := range typ.Methods {
+				if ast.IsExported(m.Name) {
+					check(m.Name, m.Doc)
+				}
+			}
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
