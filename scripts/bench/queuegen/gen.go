@@ -380,39 +380,67 @@ func families() []family {
 // resentPerMille is how often an earlier line is sent again verbatim.
 const resentPerMille = 40
 
+// stream yields the lines of one generated queue in order. It is not safe
+// for concurrent use.
+type stream struct {
+	g      *gen
+	fams   []family
+	total  int
+	recent []line
+}
+
+// line is one generated queue line and what it is.
+type line struct {
+	kind   Kind
+	family string
+	json   []byte
+}
+
+func newStream(seed int64) *stream {
+	s := &stream{g: newGen(seed), fams: families(), recent: make([]line, 0, 256)}
+	for _, f := range s.fams {
+		s.total += f.weight
+	}
+	return s
+}
+
+// next returns the next line. A re-sent line repeats an earlier line byte
+// for byte and reports KindResent with the family of the original.
+func (s *stream) next() (line, error) {
+	g := s.g
+	g.t = g.t.Add(time.Duration(100+g.r.IntN(400)) * time.Millisecond)
+	if len(s.recent) > 0 && g.r.IntN(1000) < resentPerMille {
+		l := s.recent[g.r.IntN(len(s.recent))]
+		l.kind = KindResent
+		return l, nil
+	}
+	f := pick(g, s.fams, s.total)
+	b, err := json.Marshal(f.render(g))
+	if err != nil {
+		return line{}, fmt.Errorf("%s alert: %w", f.name, err)
+	}
+	l := line{kind: f.kind, family: f.name, json: b}
+	if len(s.recent) < cap(s.recent) {
+		s.recent = append(s.recent, l)
+	} else {
+		s.recent[g.r.IntN(len(s.recent))] = l
+	}
+	return l, nil
+}
+
 // Write writes a queue of n alerts, one JSON line each, generated
 // deterministically from seed, and returns the number of alerts per kind.
 func Write(w io.Writer, n int, seed int64) (Counts, error) {
-	g := newGen(seed)
-	fams := families()
-	total := 0
-	for _, f := range fams {
-		total += f.weight
-	}
+	s := newStream(seed)
 	counts := Counts{}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	recent := make([][]byte, 0, 256)
 	for i := range n {
-		g.t = g.t.Add(time.Duration(100+g.r.IntN(400)) * time.Millisecond)
-		var line []byte
-		if len(recent) > 0 && g.r.IntN(1000) < resentPerMille {
-			line = recent[g.r.IntN(len(recent))]
-			counts[KindResent]++
-		} else {
-			f := pick(g, fams, total)
-			b, err := json.Marshal(f.render(g))
-			if err != nil {
-				return counts, fmt.Errorf("alert %d: %w", i, err)
-			}
-			line = b
-			counts[f.kind]++
-			if len(recent) < cap(recent) {
-				recent = append(recent, line)
-			} else {
-				recent[g.r.IntN(len(recent))] = line
-			}
+		l, err := s.next()
+		if err != nil {
+			return counts, fmt.Errorf("line %d: %w", i+1, err)
 		}
-		if _, err := bw.Write(line); err != nil {
+		counts[l.kind]++
+		if _, err := bw.Write(l.json); err != nil {
 			return counts, err
 		}
 		if err := bw.WriteByte('\n'); err != nil {

@@ -1,0 +1,155 @@
+package workflow_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/model/local"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/scripts/bench/queuegen"
+	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+// benchAlerts is the size of the generated queue of BenchmarkAnalyzeQueue.
+const benchAlerts = 3000
+
+// benchStoreSink persists audit entries and cost points into the store, as
+// `openrecall analyze` does.
+type benchStoreSink struct{ st *memory.Store }
+
+func (s benchStoreSink) Persist(ctx context.Context, r openrecall.Result, point *openrecall.CostPoint) ([]openrecall.AuditEntry, error) {
+	sealed, err := s.st.AppendAudit(ctx, r.Audit, audit.Seal)
+	if err != nil {
+		return nil, err
+	}
+	if point != nil {
+		if err := s.st.AppendCostPoints(ctx, []openrecall.CostPoint{*point}); err != nil {
+			return nil, err
+		}
+	}
+	return sealed, nil
+}
+
+// benchPipeline is the CLI's pipeline with the deterministic local models
+// over a real SQLite file seeded with queuegen's analyst decisions.
+type benchPipeline struct {
+	store  *memory.Store
+	ex     *fingerprint.Extractor
+	router *routing.Router
+}
+
+func newBenchPipeline(b *testing.B) *benchPipeline {
+	b.Helper()
+	ctx := context.Background()
+	st, err := memory.Open(ctx, filepath.Join(b.TempDir(), "memory.db"), memory.Options{Now: fixedNow})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	rules, err := fingerprint.DefaultRules()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, err := fingerprint.New(rules)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seeds, err := queuegen.Seeds(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, s := range seeds {
+		recs, err := intake.ParseBytes(s.Alert, intake.Options{})
+		if err != nil || len(recs) != 1 || recs[0].Err != nil {
+			b.Fatalf("seed %d: %d records, %v", i, len(recs), err)
+		}
+		_, isNew, err := st.Retain(ctx, openrecall.Incident{
+			Fingerprint: ex.Extract(recs[0].Alert), Decision: openrecall.Decision(s.Decision),
+			Note: s.Note, DeadEnds: s.DeadEnds, Analyst: s.Analyst, SourceAlertID: recs[0].Alert.ID,
+		})
+		if err != nil || !isNew {
+			b.Fatalf("seed %d: new %v, %v", i, isNew, err)
+		}
+	}
+	r, err := routing.New(routing.Config{
+		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(),
+		CheapMaxTokens: 400, StrongMaxTokens: 800, FingerprintMaxTokens: 120, GateConfidence: 0.6,
+		Vet: triage.Vet, Now: fixedNow,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &benchPipeline{store: st, ex: ex, router: r}
+}
+
+func (p *benchPipeline) workflow(b *testing.B, batch string, sink workflow.Sink) *workflow.Workflow {
+	b.Helper()
+	w, err := workflow.New(workflow.Config{
+		Fingerprinter: p.ex, Memory: p.store, Router: p.router, Triage: triage.DefaultConfig(),
+		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: batch,
+		Sink: sink, Now: fixedNow,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// BenchmarkAnalyzeQueue runs a generated queue of benchAlerts mixed-format
+// alerts (queuegen, the queue of scripts/bench) through the whole pipeline
+// as `openrecall analyze` does: intake from bytes, fingerprint, recall from
+// a seeded SQLite file, triage, routing with the deterministic models, and
+// the audit trail and cost curve persisted into the same file. It reports
+// alerts/s; the persisted sub-benchmarks grow the audit trail by every
+// iteration, as successive runs of the command do.
+func BenchmarkAnalyzeQueue(b *testing.B) {
+	var queue bytes.Buffer
+	if _, err := queuegen.Write(&queue, benchAlerts, 1); err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			benchQueue(b, queue.Bytes(), workers, true)
+		})
+	}
+	// Without the sink: what persisting the audit trail and cost curve
+	// costs, by difference.
+	b.Run("workers=1/unpersisted", func(b *testing.B) {
+		benchQueue(b, queue.Bytes(), 1, false)
+	})
+}
+
+func benchQueue(b *testing.B, queue []byte, workers int, persist bool) {
+	p := newBenchPipeline(b)
+	ctx := context.Background()
+	discard := func(openrecall.Result) error { return nil }
+	b.SetBytes(int64(len(queue)))
+	b.ReportAllocs()
+	run := 0
+	for b.Loop() {
+		var sink workflow.Sink
+		if persist {
+			sink = benchStoreSink{st: p.store}
+		}
+		w := p.workflow(b, fmt.Sprintf("bench-%d", run), sink)
+		run++
+		src := intake.NewReader(bytes.NewReader(queue), intake.Options{Source: "bench"})
+		sum, err := w.AnalyzeQueue(ctx, src, workflow.QueueOptions{Workers: workers}, discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.Records != benchAlerts || sum.Bypassed == 0 {
+			b.Fatalf("%d records, %d bypassed; want %d records and some bypasses", sum.Records, sum.Bypassed, benchAlerts)
+		}
+	}
+	b.ReportMetric(float64(benchAlerts*run)/b.Elapsed().Seconds(), "alerts/s")
+}
