@@ -161,6 +161,15 @@ func (a *app) openStore(ctx context.Context, cfg config.Config) (*memory.Store, 
 	return st, nil
 }
 
+// store loads the configuration and opens the memory database it names.
+func (a *app) store(ctx context.Context) (*memory.Store, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	return a.openStore(ctx, cfg)
+}
+
 func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extractor, error) {
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {

@@ -178,16 +178,12 @@ reported with their line number and the rest is imported (exit status 3).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
 			in, source, err := a.openInput(args[0])
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			st, err := a.openStore(ctx, cfg)
+			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
@@ -216,11 +212,7 @@ func newMemoryExportCmd(a *app) *cobra.Command {
 		Args:  maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(ctx, cfg)
+			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
@@ -259,11 +251,7 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(ctx, cfg)
+			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}

@@ -30,11 +30,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				return err
 			}
 			ctx := cmd.Context()
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(ctx, cfg)
+			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
@@ -108,11 +104,7 @@ func newAuditCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(ctx, cfg)
+			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
@@ -160,11 +152,7 @@ each problem names the entry.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(ctx, cfg)
+			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
