@@ -211,6 +211,14 @@ func TestCoverageFailsWhenAClassIsRare(t *testing.T) {
 	if !strings.Contains(strings.Join(ft.logs, "\n"), "% nonzero") {
 		t.Fatalf("stats not logged: %q", ft.logs)
 	}
+	// The fast profile's 40 cases are too few to enforce coverage.
+	fast := ciSettings(DefaultSeed)
+	fast.Profile, _ = ProfileNamed("fast")
+	ft = &fakeT{name: "T/P904"}
+	r = Check(ft, fast, p(30))
+	if len(ft.errors) != 0 || len(r.CoverageErrors) != 0 || !strings.Contains(strings.Join(ft.logs, "\n"), "coverage not enforced") {
+		t.Fatalf("fast profile: errors %q logs %q", ft.errors, ft.logs)
+	}
 }
 
 func TestDiscardsAreCountedAndHeavyFilteringFails(t *testing.T) {
