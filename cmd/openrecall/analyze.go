@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -113,7 +114,12 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 		return err
 	}
 	prog := newProgress(a.errOut, a.stderrTTY, a.now)
-	reader := intake.NewReader(in, intake.Options{Format: format, Source: source})
+	if f, ok := in.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			prog.total = fi.Size()
+		}
+	}
+	reader := intake.NewReader(&countingReader{r: in, n: &prog.read}, intake.Options{Format: format, Source: source})
 	rejects := &rejectReporter{w: a.errOut, limit: 20}
 	emit := func(r openrecall.Result) error {
 		rejects.report(r)
@@ -291,8 +297,9 @@ func countList[K ~string](m map[K]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// progress shows a one-line counter on stderr for long queues, only when
-// stderr is a terminal.
+// progress shows a one-line progress bar on stderr for long queues, only
+// when stderr is a terminal: a bar over the bytes read when the input is a
+// regular file of known size, a counter otherwise.
 type progress struct {
 	w       io.Writer
 	on      bool
@@ -300,6 +307,8 @@ type progress struct {
 	start   time.Time
 	last    time.Time
 	printed bool
+	total   int64        // input size in bytes, 0 when unknown
+	read    atomic.Int64 // bytes read so far, updated by countingReader
 }
 
 func newProgress(w io.Writer, tty bool, now func() time.Time) *progress {
@@ -316,15 +325,40 @@ func (p *progress) update(done int) {
 		return
 	}
 	p.last = t
-	rate := float64(done) / t.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\r\033[K  analysed %d records (%.0f/s)", done, rate)
+	fmt.Fprint(p.w, "\r\033[K"+progressLine(done, p.read.Load(), p.total, t.Sub(p.start)))
 	p.printed = true
+}
+
+// progressLine renders the progress line: a 30-column bar and percentage
+// when total is known, then the count and the rate.
+func progressLine(done int, read, total int64, elapsed time.Duration) string {
+	rate := float64(done) / max(elapsed.Seconds(), 1e-9)
+	counter := fmt.Sprintf("%d records (%.0f/s)", done, rate)
+	if total <= 0 {
+		return "  analysed " + counter
+	}
+	frac := min(float64(read)/float64(total), 1)
+	const width = 30
+	filled := int(frac * width)
+	return fmt.Sprintf("  [%s%s] %3.0f%%  %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), 100*frac, counter)
 }
 
 func (p *progress) clear() {
 	if p.printed {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // rejectReporter echoes rejected records on stderr, where a person sees them

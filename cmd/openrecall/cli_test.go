@@ -321,3 +321,20 @@ func TestCostPrintsCurveAndSVG(t *testing.T) {
 		t.Errorf("svg not written: %v", err)
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	tests := []struct {
+		done        int
+		read, total int64
+		want        string
+	}{
+		{500, 0, 0, "  analysed 500 records (250/s)"},
+		{500, 50, 100, "  [###############...............]  50%  500 records (250/s)"},
+		{1000, 120, 100, "  [##############################] 100%  1000 records (500/s)"},
+	}
+	for _, tt := range tests {
+		if got := progressLine(tt.done, tt.read, tt.total, 2*time.Second); got != tt.want {
+			t.Errorf("progressLine(%d, %d, %d) = %q, want %q", tt.done, tt.read, tt.total, got, tt.want)
+		}
+	}
+}
