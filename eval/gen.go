@@ -100,7 +100,10 @@ func Generate(seed uint64, size int) (Corpus, error) {
 	g.r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
 	assignAmbiguous(g.r, specs)
 
-	alerts, truth := g.render(specs)
+	alerts, truth, err := g.render(specs)
+	if err != nil {
+		return Corpus{}, err
+	}
 	return Corpus{Name: fmt.Sprintf("generated seed=%d size=%d", seed, size), Alerts: alerts, Truth: truth}, nil
 }
 
@@ -320,7 +323,7 @@ func (g *generator) injections(n int) []spec {
 // render lays the specs out as alerts.jsonl lines, grouping consecutive
 // Alertmanager alerts into webhooks of up to three, and returns the truth
 // in reading order.
-func (g *generator) render(specs []spec) ([]byte, []Truth) {
+func (g *generator) render(specs []spec) ([]byte, []Truth, error) {
 	var buf bytes.Buffer
 	truth := make([]Truth, 0, len(specs))
 	ts := time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
@@ -344,12 +347,16 @@ func (g *generator) render(specs []spec) ([]byte, []Truth) {
 				t.Line, t.Item = line, &item
 				truth = append(truth, t)
 			}
-			writeLine(&buf, g.webhook(items, group[0]))
+			if err := writeLine(&buf, g.webhook(items, group[0])); err != nil {
+				return nil, nil, err
+			}
 			i += len(group)
 		case formatPagerDuty:
 			ts = ts.Add(time.Duration(5+g.r.IntN(40)) * time.Second)
 			key := "pd-" + g.hex(12)
-			writeLine(&buf, g.pdEvent(specs[i], key, ts))
+			if err := writeLine(&buf, g.pdEvent(specs[i], key, ts)); err != nil {
+				return nil, nil, err
+			}
 			t := specs[i].truth
 			t.Line, t.ID = line, "pd-"+key
 			truth = append(truth, t)
@@ -357,14 +364,16 @@ func (g *generator) render(specs []spec) ([]byte, []Truth) {
 		default:
 			ts = ts.Add(time.Duration(5+g.r.IntN(40)) * time.Second)
 			id := strings.ToLower(g.pick([]string{"dd", "grafana", "zbx", "nr"})) + "-" + g.hex(10)
-			writeLine(&buf, g.jsonAlert(specs[i], id, ts))
+			if err := writeLine(&buf, g.jsonAlert(specs[i], id, ts)); err != nil {
+				return nil, nil, err
+			}
 			t := specs[i].truth
 			t.Line, t.ID = line, id
 			truth = append(truth, t)
 			i++
 		}
 	}
-	return buf.Bytes(), truth
+	return buf.Bytes(), truth, nil
 }
 
 func hasFormat(s spec, f format) bool {
@@ -376,15 +385,14 @@ func hasFormat(s spec, f format) bool {
 	return false
 }
 
-func writeLine(buf *bytes.Buffer, v ordered) {
+func writeLine(buf *bytes.Buffer, v ordered) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		// ordered values hold only strings, numbers and nested ordered
-		// values, which always marshal.
-		panic(fmt.Sprintf("eval: marshal generated alert: %v", err))
+		return fmt.Errorf("eval: marshal generated alert: %w", err)
 	}
 	buf.Write(b)
 	buf.WriteByte('\n')
+	return nil
 }
 
 // labels returns the spec's labels in a random order, as senders differ.

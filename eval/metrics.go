@@ -135,9 +135,11 @@ type Report struct {
 	Resolved int `json:"resolved"`
 	Rejected int `json:"rejected"`
 	// Retained counts the simulated analyst's decisions.
-	Retained      int           `json:"retained"`
-	Overall       Stats         `json:"overall"`
-	ByKind        []Group       `json:"by_kind"`
+	Retained int     `json:"retained"`
+	Overall  Stats   `json:"overall"`
+	ByKind   []Group `json:"by_kind"`
+	// ByTruth groups the alerts by their ground-truth decision.
+	ByTruth       []Group       `json:"by_truth"`
 	ByFamily      []Group       `json:"by_family"`
 	FalseBypasses []FalseBypass `json:"false_bypasses"`
 	Rejections    []Rejection   `json:"rejections,omitempty"`
@@ -168,6 +170,7 @@ func (r Report) Err() error {
 type accumulator struct {
 	r        Report
 	byKind   map[Kind]*Stats
+	byTruth  map[openrecall.Decision]*Stats
 	byFamily map[string]*Stats
 }
 
@@ -175,6 +178,7 @@ func newAccumulator(corpus string, mode openrecall.Mode, learnAfter int) *accumu
 	return &accumulator{
 		r:        Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}},
 		byKind:   map[Kind]*Stats{},
+		byTruth:  map[openrecall.Decision]*Stats{},
 		byFamily: map[string]*Stats{},
 	}
 }
@@ -211,12 +215,17 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 		ks = &Stats{}
 		acc.byKind[t.Kind] = ks
 	}
+	ds, ok := acc.byTruth[t.Decision]
+	if !ok {
+		ds = &Stats{}
+		acc.byTruth[t.Decision] = ds
+	}
 	fs, ok := acc.byFamily[t.Family]
 	if !ok {
 		fs = &Stats{}
 		acc.byFamily[t.Family] = fs
 	}
-	for _, s := range []*Stats{&acc.r.Overall, ks, fs} {
+	for _, s := range []*Stats{&acc.r.Overall, ks, ds, fs} {
 		s.Alerts++
 		if res.Bypassed {
 			s.Bypassed++
@@ -268,6 +277,12 @@ func (acc *accumulator) report(elapsed, analysing time.Duration) Report {
 	for _, k := range Kinds {
 		if s, ok := acc.byKind[k]; ok {
 			r.ByKind = append(r.ByKind, Group{Name: string(k), Stats: *s})
+		}
+	}
+	r.ByTruth = []Group{}
+	for _, d := range openrecall.MemoryDecisions {
+		if s, ok := acc.byTruth[d]; ok {
+			r.ByTruth = append(r.ByTruth, Group{Name: string(d), Stats: *s})
 		}
 	}
 	r.ByFamily = []Group{}

@@ -25,8 +25,8 @@ func WriteJSON(w io.Writer, out Output) error {
 	return nil
 }
 
-// WriteTable writes out for a person: the headline figures, a row per kind
-// and per family, the false bypasses, the targets, a one-line summary and,
+// WriteTable writes out for a person: the headline figures, a row per kind,
+// per ground-truth decision and per family, the false bypasses, the targets, a one-line summary and,
 // when present, the mode matrix.
 func WriteTable(w io.Writer, out Output) error {
 	r := out.Report
@@ -44,6 +44,11 @@ func WriteTable(w io.Writer, out Output) error {
 	fmt.Fprint(tw, "KIND"+header)
 	row("overall", r.Overall)
 	for _, g := range r.ByKind {
+		row(g.Name, g.Stats)
+	}
+	fmt.Fprint(tw, "\n")
+	fmt.Fprint(tw, "TRUTH"+header)
+	for _, g := range r.ByTruth {
 		row(g.Name, g.Stats)
 	}
 	fmt.Fprint(tw, "\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/triage"
 )
 
 // Analyzer runs one intake record through the pipeline. workflow.Workflow
@@ -36,7 +37,7 @@ type Config struct {
 	Mode openrecall.Mode
 	// LearnAfter is how many analyst decisions on a benign family memory
 	// needs before it can vouch for the family; 0 means
-	// DecisionsToVouch(triage.DefaultBypassConfidence).
+	// DecisionsToVouch(triage.DefaultBypassConfidence), 5.
 	LearnAfter int
 	// Now is the clock throughput is measured with; nil means time.Now.
 	Now func() time.Time
@@ -73,7 +74,7 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 	}
 	learnAfter := cfg.LearnAfter
 	if learnAfter <= 0 {
-		learnAfter = DecisionsToVouch(0.85)
+		learnAfter = DecisionsToVouch(triage.DefaultBypassConfidence)
 	}
 	acc := newAccumulator(c.Name, cfg.Mode, learnAfter)
 	rd := intake.NewReader(bytes.NewReader(c.Alerts), intake.Options{Source: AlertsFile})
