@@ -8,14 +8,20 @@ import (
 	"github.com/openrecall/openrecall/triage"
 )
 
-// Named regression tests for the counterexamples the properties found. Each
-// is also pinned on its property (pbt.Found), so it runs under every seed.
+// TestRegressions holds a named regression test for each counterexample a
+// property found, as a subtest named after the property's ID, so that
+// `-run '/^P6_'` runs a property and its regressions. Each value is also
+// pinned on its property (pbt.Found) and runs under every seed.
+func TestRegressions(t *testing.T) {
+	t.Run("P6_one_incident_id_on_two_decisions", regressionOneIncidentIDOnTwoDecisions)
+	t.Run("P2_duration_in_a_duration_slot", regressionDurationInADurationSlot)
+}
 
-// TestRegressionOneIncidentIDOnTwoDecisions: P6's shrunk counterexample. Two
+// regressionOneIncidentIDOnTwoDecisions: P6's shrunk counterexample. Two
 // strong matches share an incident id but carry different decisions; triage
 // counts decisions, not ids, so real (two matches) dominates and adding a
 // strong real match raises the consistent count from 2 to 3.
-func TestRegressionOneIncidentIDOnTwoDecisions(t *testing.T) {
+func regressionOneIncidentIDOnTwoDecisions(t *testing.T) {
 	cfg := triage.DefaultConfig()
 	ms := []openrecall.Match{
 		{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionDuplicate, CreatedAt: gen.Epoch()}, Score: 0.85},
@@ -33,11 +39,11 @@ func TestRegressionOneIncidentIDOnTwoDecisions(t *testing.T) {
 	}
 }
 
-// TestRegressionDurationInADurationSlot: P2's shrunk counterexample, a
+// regressionDurationInADurationSlot: P2's shrunk counterexample, a
 // generator artifact ("for 5mm") fixed by giving durations their own
 // placeholder. Two TargetDown alerts that differ only in the duration get one
 // fingerprint, and "for <duration>" reads as a sustained signal.
-func TestRegressionDurationInADurationSlot(t *testing.T) {
+func regressionDurationInADurationSlot(t *testing.T) {
 	ex := newExtractor()
 	r := gen.RawAlert{Family: 3, B: gen.Noise{N: 8, Dur: 2}}
 	a, b := ex.Extract(r.First()), ex.Extract(r.Second())
