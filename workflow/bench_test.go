@@ -123,7 +123,7 @@ func BenchmarkAnalyzeQueue(b *testing.B) {
 	}
 	// Without the sink: what persisting the audit trail and cost curve
 	// costs, by difference.
-	b.Run("workers=1/unpersisted", func(b *testing.B) {
+	b.Run("unpersisted/workers=1", func(b *testing.B) {
 		benchQueue(b, queue.Bytes(), 1, false)
 	})
 }
