@@ -326,6 +326,10 @@ type memModel struct {
 	lastID      string
 }
 
+// String describes the model without its latch's address, so reports are
+// the same on every run.
+func (m memModel) String() string { return fmt.Sprintf("memModel{%d incidents}", len(m.incidents)) }
+
 func (m memModel) with(inc openrecall.Incident) memModel {
 	next := m
 	next.incidents = make(map[string]openrecall.Incident, len(m.incidents)+1)
@@ -483,7 +487,7 @@ func (c recallCmd) PostCondition(state commands.State, result commands.Result) *
 		}
 	}
 	if diff := cmp.Diff(brief(want), brief(got)); diff != "" {
-		return m.latch.fail(fmt.Errorf("recall differs from the model (-model +store) for %s limit %d:\n%s", c.FP, c.Limit, diff))
+		return m.latch.fail(fmt.Errorf("recall differs: the store's matches for %s limit %d are not the model's (-model +store):\n%s", c.FP, c.Limit, diff))
 	}
 	return &gopter.PropResult{Status: gopter.PropTrue}
 }
