@@ -176,7 +176,8 @@ func TestPinnedExamplesRunFirst(t *testing.T) {
 	if r.Failure == nil || r.Failure.Pinned != "eleven is the bug" || r.Cases != 0 || r.Pinned != 2 {
 		t.Fatalf("got %+v, want the pinned 11 to fail before any generated case", r)
 	}
-	if !strings.Contains(ft.errors[0], `pinned example "eleven is the bug" failed`) || !strings.Contains(ft.errors[0], "value: 11") {
+	if !strings.Contains(ft.errors[0], `pinned example "eleven is the bug" failed`) || !strings.Contains(ft.errors[0], "value: 11") ||
+		!strings.Contains(ft.errors[0], "replay: go test ./tests/property/pbt/ -run '^T$/^P900_at_most_ten$' -count=1 -v") {
 		t.Fatalf("report:\n%s", ft.errors[0])
 	}
 	ft = &fakeT{name: "T/P903"}

@@ -335,12 +335,17 @@ func maskDigits(s string) string {
 // ReplayCommand returns the command line that replays case c of the test
 // named testName (a subtest path such as "TestProperties/P11_x").
 func ReplayCommand(s Settings, testName string, c Case) string {
+	return fmt.Sprintf("%s=%d %s=%s %s=%s go test %s -run '%s' -count=1 -v",
+		EnvSeed, s.Seed, EnvProfile, s.Profile.Name, EnvCase, c, s.Package, runPattern(testName))
+}
+
+// runPattern is the -run pattern that selects exactly the test testName.
+func runPattern(testName string) string {
 	parts := strings.Split(testName, "/")
 	for i, part := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(part) + "$"
 	}
-	return fmt.Sprintf("%s=%d %s=%s %s=%s go test %s -run '%s' -count=1 -v",
-		EnvSeed, s.Seed, EnvProfile, s.Profile.Name, EnvCase, c, s.Package, strings.Join(parts, "/"))
+	return strings.Join(parts, "/")
 }
 
 func formatFailure(t T, s Settings, p Property, f *Failure) string {
@@ -354,6 +359,8 @@ func formatFailure(t T, s Settings, p Property, f *Failure) string {
 		if f.Shrunk != nil {
 			fmt.Fprintf(&b, "  value: %#v\n", f.Shrunk)
 		}
+		f.Replay = fmt.Sprintf("go test %s -run '%s' -count=1 -v", s.Package, runPattern(t.Name()))
+		fmt.Fprintf(&b, "  replay: %s", f.Replay)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "  after %d passing cases; base seed %d, property seed %d, profile %s, case %s\n",
