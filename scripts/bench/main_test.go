@@ -1,0 +1,107 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    options
+		wantErr bool
+	}{
+		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", n: 100000, seed: 1, workers: []int{1, 2}, repeat: 3, timeout: 30 * time.Minute}},
+		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, timeout: 30 * time.Minute}},
+		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
+		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},
+		{name: "no alerts", args: []string{"-n", "0"}, wantErr: true},
+		{name: "stray argument", args: []string{"queue.jsonl"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBaselinesReadEveryAlert checks that both baselines read every alert
+// of a generated queue, bare JSON strings and webhooks included.
+func TestBaselinesReadEveryAlert(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.jsonl")
+	counts, _, err := writeQueue(path, 700, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	if total != 700 {
+		t.Fatalf("counts total %d, want 700", total)
+	}
+	for name, read := range map[string]func(string) (int, error){"json": decodeJSONLines, "intake": readIntake} {
+		n, err := read(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n != 700 {
+			t.Errorf("%s read %d alerts, want 700", name, n)
+		}
+	}
+}
+
+func TestCopyDatabaseReplacesTheTarget(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	for path, body := range map[string]string{src: "seeded", src + "-wal": "wal", dst: "old run", dst + "-shm": "stale"} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := copyDatabase(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{dst: "seeded", dst + "-wal": "wal"} {
+		b, err := os.ReadFile(path)
+		if err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", filepath.Base(path), b, err, want)
+		}
+	}
+	if _, err := os.Stat(dst + "-shm"); !os.IsNotExist(err) {
+		t.Errorf("stale -shm left beside the copy: %v", err)
+	}
+}
+
+func TestTableRatios(t *testing.T) {
+	jsonRow := row{name: "read+json.Unmarshal", records: 1000, elapsed: 100 * time.Millisecond}
+	intakeRow := row{name: "read+intake.Reader", records: 1000, elapsed: 250 * time.Millisecond}
+	run := row{name: "analyze --workers 1", records: 1000, elapsed: 2 * time.Second, rssBytes: 21 << 20, cpu: 1900 * time.Millisecond}
+	var b strings.Builder
+	printTable(&b, []row{jsonRow, intakeRow, run}, jsonRow, intakeRow)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), b.String())
+	}
+	got := strings.Fields(lines[3])
+	want := []string{"analyze", "--workers", "1", "1000", "2.000", "500", "21.0", "1.90", "20.0", "8.0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("analyze row (-want +got):\n%s", diff)
+	}
+}
