@@ -3,6 +3,8 @@ package property
 import (
 	"fmt"
 	"math"
+	"sort"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/openrecall/openrecall"
@@ -16,29 +18,30 @@ func triageProperties() []pbt.Property {
 	cfg := triage.DefaultConfig()
 	return []pbt.Property{
 		pbt.ForAll("P3_no_strong_memory_escalates",
-			"No strong match → escalated (confidence = best score, or 0), and a person must approve.",
+			"Weak memory escalates: no strong match → escalated (confidence = best score, or 0); strong matches below the consistency threshold → escalated; an escalated, real or attack proposal requires a person's approval.",
 			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
 				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
-				if strongCount(c.Matches, cfg) > 0 {
-					return nil
-				}
+				o := oracleTriage(c, cfg)
+				wantApproval := o.decision == openrecall.DecisionEscalated || o.decision == openrecall.DecisionReal || c.Fingerprint.HasAttack()
 				switch {
-				case tr.Decision != openrecall.DecisionEscalated:
+				case o.strong == 0 && tr.Decision != openrecall.DecisionEscalated:
 					return fmt.Errorf("no strong match: decision %q, want escalated", tr.Decision)
-				case !tr.RequiresHumanApproval:
-					return fmt.Errorf("no strong match: escalated without requiring human approval")
-				case tr.Confidence != bestScore(c.Matches):
+				case o.strong == 0 && tr.Confidence != bestScore(c.Matches):
 					return fmt.Errorf("no strong match: confidence %v, want the best score %v", tr.Confidence, bestScore(c.Matches))
+				case tr.Decision != o.decision:
+					return fmt.Errorf("escalation: decision %q, want %q (%d of %d strong matches agree, threshold %v)", tr.Decision, o.decision, o.consistent, o.strong, cfg.Consistency)
+				case tr.RequiresHumanApproval != wantApproval:
+					return fmt.Errorf("approval: %q on attack %q requires approval = %v, want %v", tr.Decision, c.Fingerprint.AttackPattern, tr.RequiresHumanApproval, wantApproval)
 				}
-				if v := triage.Guard(c.Fingerprint, tr, cfg); v.Bypass {
-					return fmt.Errorf("no strong match: the guard bypasses: %s", v.Reason)
+				if v := triage.Guard(c.Fingerprint, tr, cfg); v.Bypass && o.decision == openrecall.DecisionEscalated {
+					return fmt.Errorf("escalation: the guard bypasses an escalated proposal: %s", v.Reason)
 				}
 				return nil
 			},
 			pbt.Pin("no matches at all", gen.TriageCase{}),
 			pbt.Pin("best score just below the threshold", gen.TriageCase{Matches: []openrecall.Match{{Incident: openrecall.Incident{ID: "inc_00", Decision: openrecall.DecisionKnownBenign}, Score: math.Nextafter(0.85, 0)}}}),
 			pbt.Classify(classifyTriage(cfg)),
-			pbt.Cover("no matches", 5), pbt.Cover("only weak matches", 5),
+			pbt.Cover("no matches", 5), pbt.Cover("only weak matches", 5), pbt.Cover("consistency exactly at threshold", 3),
 		),
 		pbt.ForAll("P4_decision_in_closed_set",
 			"The decision is always in the closed set false_positive|duplicate|known_benign|real|escalated, also when a model proposes anything at all: a proposal outside it, or a benign verdict on an attack alert, is refused.",
@@ -79,30 +82,45 @@ func triageProperties() []pbt.Property {
 			pbt.Cover("proposal outside the closed set", 20), pbt.Cover("benign proposal on an attack alert", 3),
 		),
 		pbt.ForAll("P5_confidence_formula",
-			"Confidence is in [0, 1] and equals the documented formula: best score (or 0) without a strong match, else c·(n+1)/(n+2) with c = n_dominant/n_strong.",
+			"Confidence is in [0, 1] and equals the documented formula: best score (or 0) without a strong match, else c·(n+1)/(n+2) with c = n_dominant/n_strong, where the dominant decision has the most strong matches (ties: the higher best score, then the newer, then the smaller name) and Supporting lists its strong matches' ids in match order.",
 			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
 				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
 				if !(tr.Confidence >= 0 && tr.Confidence <= 1) {
 					return fmt.Errorf("range: confidence %v outside [0, 1]", tr.Confidence)
 				}
-				n, dom := strongCount(c.Matches, cfg), dominantCount(c.Matches, cfg)
+				o := oracleTriage(c, cfg)
 				want := bestScore(c.Matches)
-				if n > 0 {
-					want = float64(dom) / float64(n) * float64(n+1) / float64(n+2)
+				if o.strong > 0 {
+					want = float64(o.consistent) / float64(o.strong) * float64(o.strong+1) / float64(o.strong+2)
 				}
 				if math.Abs(tr.Confidence-want) > 1e-12 {
-					return fmt.Errorf("formula: confidence %v, want %v (n=%d, dominant %d)", tr.Confidence, want, n, dom)
+					return fmt.Errorf("formula: confidence %v, want %v (n=%d, dominant %d)", tr.Confidence, want, o.strong, o.consistent)
 				}
-				if tr.StrongCount != n || tr.ConsistentCount != dom {
-					return fmt.Errorf("counts: strong %d consistent %d, want %d and %d", tr.StrongCount, tr.ConsistentCount, n, dom)
+				if tr.StrongCount != o.strong || tr.ConsistentCount != o.consistent {
+					return fmt.Errorf("counts: strong %d consistent %d, want %d and %d", tr.StrongCount, tr.ConsistentCount, o.strong, o.consistent)
 				}
 				if tr.BestScore != bestScore(c.Matches) {
 					return fmt.Errorf("best score: %v, want %v", tr.BestScore, bestScore(c.Matches))
 				}
+				if diff := cmp.Diff(o.supporting, tr.Supporting); diff != "" {
+					return fmt.Errorf("supporting: not the %s strong matches in match order (-want +got):\n%s", o.dominant, diff)
+				}
 				return nil
 			},
+			pbt.Pin("a tie broken by the better score", gen.TriageCase{Matches: []openrecall.Match{
+				{Incident: openrecall.Incident{ID: "inc_a", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.9},
+				{Incident: openrecall.Incident{ID: "inc_b", Decision: openrecall.DecisionDuplicate, CreatedAt: gen.Epoch()}, Score: 0.95},
+			}}),
+			pbt.Pin("a tie broken by the newer match", gen.TriageCase{Matches: []openrecall.Match{
+				{Incident: openrecall.Incident{ID: "inc_a", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.9},
+				{Incident: openrecall.Incident{ID: "inc_b", Decision: openrecall.DecisionDuplicate, CreatedAt: gen.Epoch().Add(time.Minute)}, Score: 0.9},
+			}}),
+			pbt.Pin("a tie broken by the name", gen.TriageCase{Matches: []openrecall.Match{
+				{Incident: openrecall.Incident{ID: "inc_a", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.9},
+				{Incident: openrecall.Incident{ID: "inc_b", Decision: openrecall.DecisionDuplicate, CreatedAt: gen.Epoch()}, Score: 0.9},
+			}}),
 			pbt.Classify(classifyTriage(cfg)),
-			pbt.Cover("unanimous strong memory", 15), pbt.Cover("split strong memory", 10),
+			pbt.Cover("unanimous strong memory", 15), pbt.Cover("split strong memory", 10), pbt.Cover("a tie between decisions", 3),
 		),
 		pbt.ForAll("P6_agreeing_match_raises_consistent_count",
 			"Adding a strong match that carries the dominant decision raises consistent_decision_count by one and never lowers consistency or confidence.",
@@ -243,6 +261,78 @@ func triageProperties() []pbt.Property {
 	}
 }
 
+// triageOracle is DESIGN §6 written out again, independently of package
+// triage: the dominant decision among the strong matches by count, ties to
+// the decision whose best strong match scores higher, then is newer, then to
+// the smaller name; consistency below the threshold escalates.
+type triageOracle struct {
+	decision, dominant openrecall.Decision
+	strong, consistent int
+	supporting         []string
+	tie                bool
+}
+
+func oracleTriage(c gen.TriageCase, cfg triage.Config) triageOracle {
+	type group struct {
+		d     openrecall.Decision
+		count int
+		best  openrecall.Match
+	}
+	better := func(a, b openrecall.Match) bool {
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Incident.CreatedAt.After(b.Incident.CreatedAt)
+	}
+	var o triageOracle
+	var groups []*group
+	byDecision := map[openrecall.Decision]*group{}
+	for _, m := range c.Matches {
+		if m.Score < cfg.StrongMatch {
+			continue
+		}
+		o.strong++
+		g := byDecision[m.Incident.Decision]
+		if g == nil {
+			g = &group{d: m.Incident.Decision, best: m}
+			byDecision[m.Incident.Decision] = g
+			groups = append(groups, g)
+		}
+		g.count++
+		if better(m, g.best) {
+			g.best = m
+		}
+	}
+	o.decision = openrecall.DecisionEscalated
+	if o.strong == 0 {
+		return o
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		switch {
+		case a.count != b.count:
+			return a.count > b.count
+		case better(a.best, b.best):
+			return true
+		case better(b.best, a.best):
+			return false
+		}
+		return a.d < b.d
+	})
+	dom := groups[0]
+	o.tie = len(groups) > 1 && groups[1].count == dom.count
+	o.dominant, o.consistent = dom.d, dom.count
+	for _, m := range c.Matches {
+		if m.Score >= cfg.StrongMatch && m.Incident.Decision == dom.d {
+			o.supporting = append(o.supporting, m.Incident.ID)
+		}
+	}
+	if float64(o.consistent)/float64(o.strong) >= cfg.Consistency {
+		o.decision = dom.d
+	}
+	return o
+}
+
 func strongCount(ms []openrecall.Match, cfg triage.Config) int {
 	n := 0
 	for _, m := range ms {
@@ -317,6 +407,9 @@ func classifyTriage(cfg triage.Config) func(gen.TriageCase) []string {
 		}
 		if n > 0 && float64(dom)/float64(n) == cfg.Consistency {
 			l = append(l, "consistency exactly at threshold")
+		}
+		if oracleTriage(c, cfg).tie {
+			l = append(l, "a tie between decisions")
 		}
 		return l
 	}
