@@ -103,8 +103,21 @@ func decode(r io.Reader, c *Config) error {
 
 // Validate checks every value and names the first bad key.
 func (c Config) Validate() error {
+	t := c.Triage
+	if !(t.StrongMatch > openrecall.MinStrongThreshold && t.StrongMatch <= 1) {
+		return fmt.Errorf("triage.strong_match %v must be above %.2f and at most 1: at or below %.2f a match that differs in error class, service role, environment or attack pattern would count as strong: %w",
+			t.StrongMatch, openrecall.MinStrongThreshold, openrecall.MinStrongThreshold, openrecall.ErrInvalid)
+	}
+	for key, v := range map[string]float64{"triage.consistency": t.Consistency, "triage.bypass_confidence": t.BypassConfidence, "triage.gate_confidence": t.GateConfidence} {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%s %v must be between 0 and 1: %w", key, v, openrecall.ErrInvalid)
+		}
+	}
+	if t.RecallLimit < 1 || t.RecallLimit > 1000 {
+		return fmt.Errorf("triage.recall_limit %d must be between 1 and 1000: %w", t.RecallLimit, openrecall.ErrInvalid)
+	}
 	if err := c.TriageConfig().Validate(); err != nil {
-		return err
+		return fmt.Errorf("triage: %w", err)
 	}
 	if c.BudgetUSD < 0 || math.IsNaN(c.BudgetUSD) || math.IsInf(c.BudgetUSD, 0) {
 		return fmt.Errorf("budget_usd %v must be a non-negative number: %w", c.BudgetUSD, openrecall.ErrInvalid)

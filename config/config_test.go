@@ -1,0 +1,116 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/config"
+	"github.com/openrecall/openrecall/triage"
+)
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "openrecall.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaultsMatchTheTriagePackage(t *testing.T) {
+	c, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.TriageConfig(), triage.DefaultConfig(); got != want {
+		t.Errorf("embedded triage defaults %+v, triage.DefaultConfig %+v: keep them in step", got, want)
+	}
+	if c.Budget() != 0 || c.Models.Provider != "local" {
+		t.Errorf("defaults: budget %s provider %q", c.Budget(), c.Models.Provider)
+	}
+}
+
+func TestFileOverlaysDefaults(t *testing.T) {
+	p := writeConfig(t, `
+triage:
+  recall_limit: 25
+budget_usd: 1.25
+prices:
+  gpt-4o:
+    input_per_million_usd: 2.5
+    output_per_million_usd: 10
+  my-model:
+    input_per_million_usd: 0.000001
+    output_per_million_usd: 0
+`)
+	c, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Triage.RecallLimit != 25 || c.Triage.StrongMatch != triage.DefaultStrongMatch {
+		t.Errorf("overlay: recall_limit %d (want 25), strong_match %v (want the default kept)", c.Triage.RecallLimit, c.Triage.StrongMatch)
+	}
+	if c.Budget() != 1_250_000_000 {
+		t.Errorf("budget %d nano-dollars, want 1250000000", c.Budget())
+	}
+	prices := c.PriceTable()
+	if got := prices["gpt-4o"]; got.InputPerMillion != 2_500_000_000 || got.OutputPerMillion != 10_000_000_000 {
+		t.Errorf("gpt-4o price %+v", got)
+	}
+	if got := prices["my-model"]; got.InputPerMillion != 1_000 {
+		t.Errorf("my-model input %d nano-dollars per million, want 1000", got.InputPerMillion)
+	}
+	if _, ok := prices["gpt-4o-mini"]; !ok {
+		t.Error("the built-in price table was replaced instead of extended")
+	}
+}
+
+func TestBadConfigNamesTheKey(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"unknown key", "triage:\n  strong_mach: 0.9\n", "strong_mach"},
+		{"strong match too low", "triage:\n  strong_match: 0.8\n", "triage.strong_match"},
+		{"consistency above 1", "triage:\n  consistency: 1.5\n", "triage.consistency"},
+		{"recall limit 0", "triage:\n  recall_limit: 0\n", "triage.recall_limit"},
+		{"negative budget", "budget_usd: -1\n", "budget_usd"},
+		{"unknown provider", "models:\n  provider: magic\n", "models.provider"},
+		{"zero tokens", "models:\n  strong_max_tokens: 0\n", "models.strong_max_tokens"},
+		{"negative price", "prices:\n  x:\n    input_per_million_usd: -1\n", "prices.x"},
+		{"not yaml", "triage: [", "yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load(writeConfig(t, tt.text))
+			if err == nil {
+				t.Fatal("loaded a bad config")
+			}
+			if !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(tt.want)) {
+				t.Errorf("error %q does not name %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestInvalidValuesWrapErrInvalid(t *testing.T) {
+	_, err := config.Load(writeConfig(t, "budget_usd: -3\n"))
+	if !errors.Is(err, openrecall.ErrInvalid) {
+		t.Errorf("err = %v, want it to wrap openrecall.ErrInvalid", err)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	if _, err := config.Load(filepath.Join(t.TempDir(), "absent.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err = %v, want a not-exist error", err)
+	}
+}
+
+func TestDefaultDBPathHonoursXDG(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/data")
+	p, err := config.DefaultDBPath()
+	if err != nil || p != "/data/openrecall/memory.db" {
+		t.Errorf("DefaultDBPath = %q, %v", p, err)
+	}
+}
