@@ -22,23 +22,6 @@ import (
 // benchAlerts is the size of the generated queue of BenchmarkAnalyzeQueue.
 const benchAlerts = 3000
 
-// benchStoreSink persists audit entries and cost points into the store, as
-// `openrecall analyze` does.
-type benchStoreSink struct{ st *memory.Store }
-
-func (s benchStoreSink) Persist(ctx context.Context, r openrecall.Result, point *openrecall.CostPoint) ([]openrecall.AuditEntry, error) {
-	sealed, err := s.st.AppendAudit(ctx, r.Audit, audit.Seal)
-	if err != nil {
-		return nil, err
-	}
-	if point != nil {
-		if err := s.st.AppendCostPoints(ctx, []openrecall.CostPoint{*point}); err != nil {
-			return nil, err
-		}
-	}
-	return sealed, nil
-}
-
 // benchPipeline is the CLI's pipeline with the deterministic local models
 // over a real SQLite file seeded with queuegen's analyst decisions.
 type benchPipeline struct {
@@ -138,7 +121,7 @@ func benchQueue(b *testing.B, queue []byte, workers int, persist bool) {
 	for b.Loop() {
 		var sink workflow.Sink
 		if persist {
-			sink = benchStoreSink{st: p.store}
+			sink = memory.Sink{Seal: audit.Seal, Store: p.store}
 		}
 		w := p.workflow(b, fmt.Sprintf("bench-%d", run), sink)
 		run++

@@ -107,7 +107,7 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 	jobs := make(chan job)
 	// pending carries each job's result channel in input order; its
 	// capacity bounds the records in flight.
-	pending := make(chan chan openrecall.Result, workers*4)
+	pending := make(chan chan openrecall.Result, max(workers*4, maxPersistBatch))
 	var readErr error
 
 	go func() {
@@ -155,37 +155,118 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 	}()
 
 	curve := costcurve.New(w.cfg.Batch)
-	for out := range pending {
+	var lookahead chan openrecall.Result // taken from pending, not yet finished
+	batch := make([]openrecall.Result, 0, maxPersistBatch)
+	points := make([]*openrecall.CostPoint, 0, maxPersistBatch)
+	for {
+		// Wait for the next result in input order, then take every later
+		// one that is already finished, without waiting, up to the batch
+		// limit: the batch grows only when persisting is the bottleneck.
+		out := lookahead
+		lookahead = nil
+		if out == nil {
+			var ok bool
+			if out, ok = <-pending; !ok {
+				break
+			}
+		}
 		var r openrecall.Result
 		select {
 		case r = <-out:
 		case <-ctx.Done():
 			return sum, ctx.Err()
 		}
-		var point *openrecall.CostPoint
-		if r.Outcome == openrecall.ResultTriaged {
-			p := curve.Add(r.Alert.ID, pointTier(r), r.Bypassed, r.Cost, r.Baseline)
-			point = &p
-		}
-		if w.cfg.Sink != nil {
-			sealed, err := w.cfg.Sink.Persist(ctx, r, point)
-			if err != nil {
-				return sum, fmt.Errorf("persist %s: %w", r.AnalysisID, err)
+		batch, points = append(batch[:0], r), points[:0]
+	gather:
+		for len(batch) < maxPersistBatch && w.batchSink() != nil {
+			select {
+			case next, ok := <-pending:
+				if !ok {
+					break gather
+				}
+				select {
+				case r := <-next:
+					batch = append(batch, r)
+				default:
+					lookahead = next
+					break gather
+				}
+			default:
+				break gather
 			}
-			r.Audit = sealed
 		}
-		sum.add(r)
-		if err := emit(r); err != nil {
+		for i := range batch {
+			var point *openrecall.CostPoint
+			if batch[i].Outcome == openrecall.ResultTriaged {
+				p := curve.Add(batch[i].Alert.ID, pointTier(batch[i]), batch[i].Bypassed, batch[i].Cost, batch[i].Baseline)
+				point = &p
+			}
+			points = append(points, point)
+		}
+		if err := w.persist(ctx, batch, points); err != nil {
 			return sum, err
 		}
-		if opts.Progress != nil {
-			opts.Progress(sum.Records)
+		for _, r := range batch {
+			sum.add(r)
+			if err := emit(r); err != nil {
+				return sum, err
+			}
+			if opts.Progress != nil {
+				opts.Progress(sum.Records)
+			}
 		}
 	}
 	if readErr != nil {
 		return sum, readErr
 	}
 	return sum, ctx.Err()
+}
+
+// maxPersistBatch caps the results persisted in one transaction, and is the
+// least number of records read ahead.
+const maxPersistBatch = 64
+
+// BatchSink is a Sink that can persist several results, in input order, in
+// one go (one transaction per kind of record instead of one per result).
+// PersistBatch returns, per result, its audit entries as stored. points[i]
+// is the cost point of results[i], nil when it has none.
+type BatchSink interface {
+	Sink
+	PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error)
+}
+
+func (w *Workflow) batchSink() BatchSink {
+	bs, _ := w.cfg.Sink.(BatchSink)
+	return bs
+}
+
+// persist hands a batch of results to the sink, in input order, and puts the
+// stored audit entries back into them. Nothing is emitted before it returns.
+func (w *Workflow) persist(ctx context.Context, batch []openrecall.Result, points []*openrecall.CostPoint) error {
+	if w.cfg.Sink == nil {
+		return nil
+	}
+	if bs := w.batchSink(); bs != nil {
+		sealed, err := bs.PersistBatch(ctx, batch, points)
+		if err != nil {
+			return fmt.Errorf("persist %s to %s: %w", batch[0].AnalysisID, batch[len(batch)-1].AnalysisID, err)
+		}
+		if len(sealed) != len(batch) {
+			return fmt.Errorf("persist: the sink returned audit trails for %d results, not %d", len(sealed), len(batch))
+		}
+		for i := range batch {
+			batch[i].Audit = sealed[i]
+		}
+		return nil
+	}
+	for i := range batch {
+		sealed, err := w.cfg.Sink.Persist(ctx, batch[i], points[i])
+		if err != nil {
+			return fmt.Errorf("persist %s: %w", batch[i].AnalysisID, err)
+		}
+		batch[i].Audit = sealed
+	}
+	return nil
 }
 
 // pointTier names the tiers an alert's analysis used, for the cost curve.

@@ -320,3 +320,48 @@ func TestRecallable(t *testing.T) {
 		})
 	}
 }
+
+// batchSink records the batches a BatchSink receives.
+type batchSink struct {
+	orderSink
+	sizes []int
+}
+
+func (s *batchSink) PersistBatch(_ context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
+	out := make([][]openrecall.AuditEntry, len(results))
+	for i, r := range results {
+		s.ids = append(s.ids, r.AnalysisID)
+		if points[i] != nil {
+			s.seen++
+		}
+		out[i] = r.Audit
+	}
+	s.sizes = append(s.sizes, len(results))
+	return out, nil
+}
+
+func TestBatchSinkSeesEveryResultOnceInInputOrder(t *testing.T) {
+	p := newPipeline(t)
+	sink := &batchSink{}
+	var b strings.Builder
+	for range 40 {
+		b.WriteString(queue)
+	}
+	results, _ := analyze(t, p.workflow(t, nil, sink), b.String(), 4)
+	if len(sink.ids) != len(results) || len(results) != 200 {
+		t.Fatalf("sink saw %d results, emitted %d, want 200", len(sink.ids), len(results))
+	}
+	for i, id := range sink.ids {
+		if want := fmt.Sprintf("test-%06d", i); id != want || results[i].AnalysisID != want {
+			t.Fatalf("result %d: sink %s, emitted %s, want %s", i, id, results[i].AnalysisID, want)
+		}
+	}
+	for _, n := range sink.sizes {
+		if n < 1 || n > 64 {
+			t.Errorf("batch of %d results, want 1..64", n)
+		}
+	}
+	if sink.seen != 160 {
+		t.Errorf("%d cost points, want 160", sink.seen)
+	}
+}

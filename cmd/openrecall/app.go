@@ -215,22 +215,6 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 	return r, mode, nil
 }
 
-// storeSink persists audit entries and cost points into the memory file.
-type storeSink struct{ st *memory.Store }
-
-func (s storeSink) Persist(ctx context.Context, r openrecall.Result, point *openrecall.CostPoint) ([]openrecall.AuditEntry, error) {
-	sealed, err := s.st.AppendAudit(ctx, r.Audit, audit.Seal)
-	if err != nil {
-		return nil, err
-	}
-	if point != nil {
-		if err := s.st.AppendCostPoints(ctx, []openrecall.CostPoint{*point}); err != nil {
-			return nil, err
-		}
-	}
-	return sealed, nil
-}
-
 // newWorkflow wires the whole pipeline over an open store.
 func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
 	ex, err := a.extractor(cfg, rulesFlag)
@@ -253,7 +237,7 @@ func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string,
 		Logger:         a.log,
 	}
 	if persist {
-		wc.Sink = storeSink{st: st}
+		wc.Sink = memory.Sink{Store: st, Seal: audit.Seal}
 	}
 	return workflow.New(wc)
 }
