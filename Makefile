@@ -9,7 +9,7 @@ PBT_SEED ?= 20260101
 EVAL_SEED ?= 20260101
 EVAL_SIZE ?= 2400
 
-.PHONY: build run test race lint smoke bench cover clean pbt pbt-nightly eval
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval
 
 build:
 	$(GO) build -o $(BIN) ./cmd/openrecall
@@ -39,6 +39,11 @@ smoke: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/...
+
+# analyze throughput on a generated 100k-alert queue, 1 and 2 workers, peak
+# RSS, and the ratio to merely reading and JSON-decoding the same file.
+bench-analyze: build
+	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-100000}
 
 cover:
 	$(GO) test -short -count=1 -coverprofile=coverage.out ./...
