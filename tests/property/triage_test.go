@@ -227,12 +227,41 @@ func triageProperties() []pbt.Property {
 		pbt.ForAll("P19_guard_monotone_in_evidence",
 			"Monotonicity: if the guard refuses a bypass, it also refuses with weaker evidence (lower scores, fewer agreeing matches, lower confidence).",
 			"WeakeningGen", gen.WeakeningGen(), func(w gen.Weakening) error {
-				fp := w.Case.Fingerprint
-				if triage.Guard(fp, w.Case.Triage, cfg).Bypass {
+				fp, orig := w.Case.Fingerprint, w.Case.Triage
+				if triage.Guard(fp, orig, cfg).Bypass {
 					return nil
 				}
-				if v := triage.Guard(fp, w.Weaker(), cfg); v.Bypass {
-					return fmt.Errorf("monotone: refused %+v but bypassed the weaker %+v: %s", w.Case.Triage, w.Weaker(), v.Reason)
+				// The generated weakening, then every weaker value along each
+				// dimension on its own (a ladder down to nothing).
+				weaker := []openrecall.TriageResult{w.Weaker()}
+				for k := orig.StrongCount - 1; k >= 0; k-- {
+					tr := orig
+					tr.StrongCount = k
+					weaker = append(weaker, tr)
+				}
+				for k := orig.ConsistentCount - 1; k >= 0; k-- {
+					tr := orig
+					tr.ConsistentCount = k
+					weaker = append(weaker, tr)
+				}
+				for _, x := range []float64{math.Nextafter(orig.Confidence, 0), orig.Confidence - 0.01, cfg.BypassConfidence, 0.5, 0} {
+					if x >= 0 && x < orig.Confidence {
+						tr := orig
+						tr.Confidence = x
+						weaker = append(weaker, tr)
+					}
+				}
+				for _, x := range []float64{math.Nextafter(orig.Consistency, 0), orig.Consistency - 0.01, cfg.Consistency, 0.5, 0} {
+					if x >= 0 && x < orig.Consistency {
+						tr := orig
+						tr.Consistency = x
+						weaker = append(weaker, tr)
+					}
+				}
+				for _, tr := range weaker {
+					if v := triage.Guard(fp, tr, cfg); v.Bypass {
+						return fmt.Errorf("monotone: refused %+v but bypassed the weaker %+v: %s", orig, tr, v.Reason)
+					}
 				}
 				return nil
 			},
