@@ -374,7 +374,7 @@ func formatFailure(t T, s Settings, p Property, f *Failure) string {
 	}
 	f.Replay = ReplayCommand(s, t.Name(), f.Case)
 	fmt.Fprintf(&b, "  replay: %s\n", f.Replay)
-	fmt.Fprintf(&b, "  keep it: add pbt.Pin(\"<what it means>\", <shrunk value>) to %s and a named regression test", p.ID)
+	fmt.Fprintf(&b, "  keep it: add pbt.Found(\"<what it means>\", <shrunk value>) to %s and a named regression test", p.ID)
 	return b.String()
 }
 
