@@ -3,6 +3,8 @@ package property
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/tests/property/gen"
@@ -13,7 +15,7 @@ import (
 func rootProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P1_fingerprint_format_parse_round_trip",
-			"Format/parse round-trips every valid fingerprint exactly, and parsing is strict: every non-canonical string is rejected with ErrInvalid.",
+			"Format/parse round-trips every valid fingerprint exactly (and the field accessors follow the canonical order), and parsing is strict: every non-canonical string is rejected with ErrInvalid.",
 			"FingerprintMutationGen", gen.FingerprintMutationGen(), checkFingerprintRoundTrip,
 			pbt.Pin("all unknown", gen.FingerprintMutation{Mutation: 9}),
 			pbt.Pin("trailing separator", gen.FingerprintMutation{Fingerprint: openrecall.Fingerprint{ErrorClass: "oomkilled"}, Mutation: 5}),
@@ -70,7 +72,7 @@ func rootProperties() []pbt.Property {
 			pbt.Cover("variant differs", 50), pbt.Cover("Unicode white space", 15), pbt.Cover("upper-cased word", 15),
 		),
 		pbt.ForAll("P24_canonicalization_idempotent",
-			"Canonicalization is idempotent (a law): canonical(canonical(x)) == canonical(x) for openrecall.CanonicalText and openrecall.CanonicalToken, and CanonicalToken yields a canonical token or nothing.",
+			"Canonicalization is idempotent (a law): canonical(canonical(x)) == canonical(x) for openrecall.CanonicalText and openrecall.CanonicalToken, and CanonicalToken follows its rule (lowercase, runs outside [a-z0-9] folded to one '_', trimmed), yielding a canonical token or nothing.",
 			"TextGen", gen.TextGen(), checkCanonicalIdempotent,
 			pbt.Pin("dotted capital I", gen.Text{Atoms: []int{33}}),
 			pbt.Pin("ypogegrammeni", gen.Text{Atoms: []int{36, 37}}),
@@ -116,6 +118,17 @@ func checkFingerprintRoundTrip(m gen.FingerprintMutation) error {
 	}
 	if got != fp {
 		return fmt.Errorf("round trip: parse(format(x)) = %#v, want %#v", got, fp)
+	}
+	for i, name := range openrecall.FingerprintFields {
+		if v, ok := fp.Get(name); !ok || v != fp.Values()[i] {
+			return fmt.Errorf("accessors: Get(%q) = %q, %v; want %q", name, v, ok, fp.Values()[i])
+		}
+		if g, ok := (openrecall.Fingerprint{}).With(name, fp.Values()[i]); !ok || g.Values()[i] != fp.Values()[i] {
+			return fmt.Errorf("accessors: With(%q, %q) gave %#v", name, fp.Values()[i], g)
+		}
+	}
+	if fp.IsZero() != (fp == openrecall.Fingerprint{}) {
+		return fmt.Errorf("accessors: IsZero() = %v for %#v", fp.IsZero(), fp)
 	}
 	bad := m.Text()
 	parsed, err := openrecall.ParseFingerprint(bad)
@@ -174,5 +187,16 @@ func checkCanonicalIdempotent(x gen.Text) error {
 	if tok != "" && !openrecall.IsCanonicalToken(tok) {
 		return fmt.Errorf("CanonicalToken: %q gave %q, which is not a canonical token", s, tok)
 	}
+	if want := canonicalTokenOracle(s); tok != want {
+		return fmt.Errorf("CanonicalToken oracle: %q gave %q, want %q (lowercase, runs outside [a-z0-9] folded to one '_', trimmed)", s, tok, want)
+	}
 	return nil
+}
+
+// canonicalTokenOracle is CanonicalToken's documented rule written with a
+// regular expression: lowercase, every run of characters outside [a-z0-9]
+// folded into one '_', '_' trimmed at both ends.
+func canonicalTokenOracle(s string) string {
+	nonToken := regexp.MustCompile(`[^a-z0-9]+`)
+	return strings.Trim(nonToken.ReplaceAllString(strings.ToLower(s), "_"), "_")
 }

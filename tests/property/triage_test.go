@@ -48,11 +48,14 @@ func triageProperties() []pbt.Property {
 			"DecisionCaseGen", gen.DecisionCaseGen(), func(c gen.DecisionCase) error {
 				fp := c.Case.Fingerprint
 				tr := triage.Triage(fp, c.Case.Matches, cfg)
-				if !tr.Decision.Valid() {
+				if !inClosedSet(tr.Decision) {
 					return fmt.Errorf("triage: decision %q outside the closed set", tr.Decision)
 				}
+				if got := c.Proposed.Valid(); got != inClosedSet(c.Proposed) {
+					return fmt.Errorf("closed set: Decision(%q).Valid() = %v", c.Proposed, got)
+				}
 				ok, reason := triage.Vet(fp, c.Proposed)
-				want := c.Proposed.Valid() && !(c.Proposed.Benign() && fp.HasAttack())
+				want := inClosedSet(c.Proposed) && !(isBenign(c.Proposed) && fp.AttackPattern != "")
 				if ok != want {
 					return fmt.Errorf("vet: Vet(%s, %q) = %v (%q), want %v", fp, c.Proposed, ok, reason, want)
 				}
@@ -63,7 +66,7 @@ func triageProperties() []pbt.Property {
 				if !ok {
 					final = openrecall.DecisionEscalated
 				}
-				if !final.Valid() {
+				if !inClosedSet(final) {
 					return fmt.Errorf("vet: accepted %q, outside the closed set", final)
 				}
 				return nil
@@ -360,6 +363,21 @@ func oracleTriage(c gen.TriageCase, cfg triage.Config) triageOracle {
 		o.decision = dom.d
 	}
 	return o
+}
+
+// inClosedSet is the closed decision set of DESIGN §6, spelled out here so
+// that the oracle does not lean on the Decision.Valid it checks.
+func inClosedSet(d openrecall.Decision) bool {
+	switch d {
+	case "false_positive", "duplicate", "known_benign", "real", "escalated":
+		return true
+	}
+	return false
+}
+
+// isBenign is DESIGN §6's benign set, spelled out likewise.
+func isBenign(d openrecall.Decision) bool {
+	return d == "false_positive" || d == "duplicate" || d == "known_benign"
 }
 
 func strongCount(ms []openrecall.Match, cfg triage.Config) int {
