@@ -38,7 +38,7 @@ var layers = map[string]layer{
 	"model/local": {module: []string{"", "routing"}},
 	"workflow":    {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
 	"config":      {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
-	"examples":    {},
+	"examples":    {module: []string{""}},
 }
 
 // wiring packages may import anything of the module.

@@ -21,44 +21,24 @@ import (
 	"github.com/openrecall/openrecall/triage"
 )
 
-// truthEntry is one alert of truth.json (see README.md).
-type truthEntry struct {
-	Line   int    `json:"line"`
-	Item   *int   `json:"item,omitempty"`
-	ID     string `json:"id,omitempty"`
-	Truth  string `json:"truth"`
-	Kind   string `json:"kind"`
-	Family string `json:"family"`
-}
-
-func (e truthEntry) position() openrecall.Position {
-	p := openrecall.Position{Line: e.Line}
-	if e.Item != nil {
-		p.Index, p.HasIndex = *e.Item, true
-	}
-	return p
-}
-
 // exampleAlert is one alert of the queue with its truth and fingerprint.
 type exampleAlert struct {
 	alert openrecall.Alert
-	truth truthEntry
+	truth examples.TruthEntry
 	fp    openrecall.Fingerprint
 }
 
-func loadTruth(t *testing.T) []truthEntry {
+func loadTruth(t *testing.T) []examples.TruthEntry {
 	t.Helper()
 	b, err := os.ReadFile("truth.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f struct {
-		Alerts []truthEntry `json:"alerts"`
+	truth, err := examples.ParseTruth(b, "truth.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("truth.json: %v", err)
-	}
-	return f.Alerts
+	return truth
 }
 
 func extractor(t *testing.T) *fingerprint.Extractor {
@@ -106,8 +86,8 @@ func loadQueue(t *testing.T) []exampleAlert {
 		}
 		a := rec.Alert
 		e := truth[i]
-		if a.Position != e.position() {
-			t.Fatalf("record %d is at %s, truth.json entry %d says %s", i, a.Position, i, e.position())
+		if a.Position != e.Position() {
+			t.Fatalf("record %d is at %s, truth.json entry %d says %s", i, a.Position, i, e.Position())
 		}
 		if e.ID != "" && a.ID != e.ID {
 			t.Errorf("%s: alert id %q, truth.json says %q", a.Position, a.ID, e.ID)

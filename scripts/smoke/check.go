@@ -81,7 +81,7 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 		var t *truthEntry
 		if i < len(truth) {
 			t = &truth[i]
-			if want := t.position(); pos != want {
+			if want := t.Position(); pos != want {
 				fail("%s: out of input order: want the result for %s here", where, want)
 			}
 			if t.ID != "" && r.Alert.ID != t.ID {
@@ -148,7 +148,7 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 				fail("%s: bypassed an alert with attack pattern %s", where, r.Fingerprint.AttackPattern)
 			}
 			if t != nil {
-				if !t.mayBypass() {
+				if !t.MayBypass() {
 					fail("%s: memory bypassed an alert whose truth is %s (%s, family %s); only benign family repeats may be bypassed", where, t.Truth, t.Kind, t.Family)
 				}
 				f.BypassByFamily[t.Family]++
