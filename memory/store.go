@@ -101,9 +101,9 @@ func dsn(path string) string {
 }
 
 func (s *Store) init(ctx context.Context) error {
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return translate("read journal mode", err)
+	mode, err := s.journalMode(ctx)
+	if err != nil {
+		return err
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
@@ -121,6 +121,29 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	return nil
 }
+
+// journalMode reads the journal mode, waiting while another process is
+// switching a new file to WAL: SQLite answers SQLITE_BUSY at once there,
+// without consulting the busy handler, so the busy timeout does not cover it.
+func (s *Store) journalMode(ctx context.Context) (string, error) {
+	deadline := time.Now().Add(busyWait)
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		var mode string
+		err := translate("read journal mode", s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
+		if err == nil || !errors.Is(err, ErrBusy) || time.Now().After(deadline) {
+			return mode, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// busyWait is how long Open waits for another process that holds the file
+// while it creates or converts it; it matches the DSN's busy timeout.
+const busyWait = 5 * time.Second
 
 func loadMigrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
