@@ -27,18 +27,19 @@ type layer struct {
 // only package that imports a database driver; concrete adapters are wired
 // only by the command, the evaluation and the scripts.
 var layers = map[string]layer{
-	"":            {external: []string{"golang.org/x/text"}},
-	"fingerprint": {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
-	"triage":      {module: []string{""}},
-	"routing":     {module: []string{""}},
-	"costcurve":   {module: []string{""}},
-	"audit":       {module: []string{""}},
-	"intake":      {module: []string{""}},
-	"memory":      {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "go.uber.org/zap"}},
-	"model/local": {module: []string{"", "routing"}},
-	"workflow":    {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
-	"config":      {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
-	"examples":    {module: []string{""}},
+	"":                    {external: []string{"golang.org/x/text"}},
+	"fingerprint":         {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
+	"triage":              {module: []string{""}},
+	"routing":             {module: []string{""}},
+	"costcurve":           {module: []string{""}},
+	"audit":               {module: []string{""}},
+	"intake":              {module: []string{""}},
+	"memory":              {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "go.uber.org/zap"}},
+	"model/local":         {module: []string{"", "routing"}},
+	"workflow":            {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
+	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
+	"examples":            {module: []string{""}},
+	"internal/rulecorpus": {},
 }
 
 // wiring packages may import anything of the module.
