@@ -27,10 +27,10 @@ type Stats struct {
 	Escalated int `json:"escalated"`
 	// Missed counts real or security alerts closed as benign, bypassed or
 	// not: the unsafe errors.
-	Missed      int                `json:"missed_real"`
-	CheapCalls  int                `json:"cheap_calls"`
-	StrongCalls int                `json:"strong_calls"`
-	LiveCalls   int                `json:"live_calls"`
+	Missed      int `json:"missed_real"`
+	CheapCalls  int `json:"cheap_calls"`
+	StrongCalls int `json:"strong_calls"`
+	LiveCalls   int `json:"live_calls"`
 	// Unanalysed counts alerts escalated without analysis (no model
 	// answered); UnanalysedBaseline is their baseline, equal to their cost.
 	Unanalysed         int                `json:"escalated_without_analysis"`
