@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,5 +192,40 @@ func TestAnalyzeWorkersCostIdentical(t *testing.T) {
 		if a.Cost != b.Cost || a.Baseline != b.Baseline {
 			t.Errorf("%s: cost/baseline %d/%d under 1 worker, %d/%d under 4", a.Position, a.Cost, a.Baseline, b.Cost, b.Baseline)
 		}
+	}
+}
+
+func TestCostAgreesWithAnalyzeAndSaysEstimated(t *testing.T) {
+	db := seededDB(t)
+	doc, _ := analyzeDoc(t, exitUnanalysed, "--db", db, "--budget-usd", "0.05", "../../examples/queue.jsonl")
+	h := checkHonest(t, doc)
+	svg := filepath.Join(t.TempDir(), "curve.svg")
+	r := runCLI(t, "", "--db", db, "cost", "--svg", svg)
+	if r.code != exitOK {
+		t.Fatalf("cost: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("%d escalated without analysis", h.unanalysed),
+		"costs estimated, not billed",
+		"= " + h.percent() + " of the baseline of the " + fmt.Sprint(doc.Summary.Triaged-h.unanalysed) + " analysed alerts",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("cost output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(b), "costs estimated, not billed") {
+		t.Errorf("the SVG does not say the costs are estimated (%v)", err)
+	}
+	j := runCLI(t, "", "--db", db, "cost", "--output", "json")
+	var sum struct {
+		Savings    openrecall.NanoUSD `json:"savings_nano_usd"`
+		Unanalysed int                `json:"escalated_without_analysis"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Savings != h.saved || sum.Unanalysed != h.unanalysed {
+		t.Errorf("cost: saved %d, %d unanalysed; analyze results: %d, %d", sum.Savings, sum.Unanalysed, h.saved, h.unanalysed)
 	}
 }
