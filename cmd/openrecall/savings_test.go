@@ -229,3 +229,45 @@ func TestCostAgreesWithAnalyzeAndSaysEstimated(t *testing.T) {
 		t.Errorf("cost: saved %d, %d unanalysed; analyze results: %d, %d", sum.Savings, sum.Unanalysed, h.saved, h.unanalysed)
 	}
 }
+
+func TestAnalyzeBaselineUsesTheRecordedMeanCompletion(t *testing.T) {
+	// A memory that has seen the strong model answer prices the next run's
+	// bypasses with the mean of those answers instead of the configured
+	// 220 tokens: each bypass baseline moves by (mean − 220) completion
+	// tokens at 10000 nano-dollars each.
+	fresh := seededDB(t)
+	plain, _ := analyzeDoc(t, exitOK, "--db", fresh, "../../examples/queue.jsonl")
+
+	seen := filepath.Join(t.TempDir(), "seen.db")
+	first, _ := analyzeDoc(t, exitOK, "--db", seen, "../../examples/queue.jsonl") // empty memory: every alert strong
+	var calls, tokens int
+	for _, r := range first.Results {
+		for _, s := range r.Steps {
+			if s.Tier == openrecall.TierStrong && !s.Skipped && s.CompletionTokens > 0 {
+				calls++
+				tokens += s.CompletionTokens
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no strong call on an empty memory")
+	}
+	mean := (tokens + calls/2) / calls
+	if r := runCLI(t, "", "--db", seen, "memory", "seed"); r.code != exitOK {
+		t.Fatalf("memory seed: exit %d\n%s", r.code, r.stderr)
+	}
+	second, _ := analyzeDoc(t, exitOK, "--db", seen, "../../examples/queue.jsonl")
+	bypasses := 0
+	for i, r := range second.Results {
+		if !r.Bypassed {
+			continue
+		}
+		bypasses++
+		if want := plain.Results[i].Baseline + openrecall.NanoUSD(mean-220)*10000; r.Baseline != want {
+			t.Errorf("%s: bypass baseline %d, want %d (mean completion %d tokens instead of 220)", r.Position, r.Baseline, want, mean)
+		}
+	}
+	if bypasses == 0 {
+		t.Fatal("no bypass after memory seed")
+	}
+}
