@@ -1,8 +1,8 @@
 // Package routing is the routing stage of the pipeline (DESIGN §7): for one
 // alert that has been fingerprinted, recalled, triaged and judged by the
-// guard, it decides whether the memory bypass happens or which model tiers
-// analyse the alert, gates every model answer, prices every call in integer
-// nano-dollars against the naive always-strong baseline, and enforces the
+// guard, it decides whether the memory bypass happens or which one model
+// tier analyses the alert, gates every model answer, prices every call in integer
+// nano-dollars against the honest baseline (below), and enforces the
 // optional run budget.
 //
 // The package declares the Model interface it consumes; model adapters
