@@ -2,9 +2,8 @@ package memory
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/openrecall/openrecall"
 )
@@ -25,19 +24,41 @@ func (c CompletionStats) Mean() (int, bool) {
 	return int((c.CompletionTokens + c.Calls/2) / c.Calls), true
 }
 
-// StrongCompletions returns the recorded strong completions of the model
-// the strong tier is priced as; an unknown model gives zero stats.
+// StrongCompletions returns the recorded strong completions of model (the
+// name the strong tier is priced as), its dated snapshots included: a live
+// provider reports "gpt-4o-2024-08-06" for "gpt-4o". An unknown model gives
+// zero stats.
 func (s *Store) StrongCompletions(ctx context.Context, model string) (CompletionStats, error) {
-	var c CompletionStats
-	err := s.db.QueryRowContext(ctx, `SELECT calls, completion_tokens FROM strong_completions WHERE model = ?`, model).
-		Scan(&c.Calls, &c.CompletionTokens)
-	if errors.Is(err, sql.ErrNoRows) {
-		return CompletionStats{}, nil
-	}
+	rows, err := s.db.QueryContext(ctx, `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = ? OR model LIKE ? ESCAPE '\'`,
+		model, likeEscape(model)+"-%")
 	if err != nil {
 		return CompletionStats{}, translate("strong completions", err)
 	}
-	return c, nil
+	defer rows.Close()
+	var total CompletionStats
+	for rows.Next() {
+		var (
+			name string
+			c    CompletionStats
+		)
+		if err := rows.Scan(&name, &c.Calls, &c.CompletionTokens); err != nil {
+			return CompletionStats{}, translate("strong completions: scan", err)
+		}
+		if rest, dated := strings.CutPrefix(name, model+"-"); name != model && (!dated || rest == "" || rest[0] < '0' || rest[0] > '9') {
+			continue // another model that shares the prefix, such as gpt-4o-mini
+		}
+		total.Calls += c.Calls
+		total.CompletionTokens += c.CompletionTokens
+	}
+	if err := rows.Err(); err != nil {
+		return CompletionStats{}, translate("strong completions", err)
+	}
+	return total, nil
+}
+
+// likeEscape escapes the LIKE wildcards of s with a backslash.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // RecordStrongCompletions adds the strong analysis calls of results to the

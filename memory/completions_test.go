@@ -25,6 +25,9 @@ func TestStrongCompletionsRunningMean(t *testing.T) {
 		{Steps: []openrecall.RouteStep{step(openrecall.TierStrong, "gpt-4o", 0, true)}},       // no call made
 		{Steps: []openrecall.RouteStep{step(openrecall.TierStrong, "gpt-4o", 251, false)}},
 		{Steps: []openrecall.RouteStep{step(openrecall.TierStrong, "claude-sonnet-4", 300, false)}},
+		{Steps: []openrecall.RouteStep{step(openrecall.TierStrong, "gpt-4o-2024-08-06", 100, false)}}, // a dated snapshot of gpt-4o
+		{Steps: []openrecall.RouteStep{step(openrecall.TierStrong, "gpt-4o-mini", 999, false)}},       // another model
+		{Steps: []openrecall.RouteStep{step(openrecall.TierStrong, "gpt-4oX", 999, false)}},           // another model
 	}
 	if err := st.RecordStrongCompletions(ctx, results); err != nil {
 		t.Fatal(err)
@@ -36,12 +39,15 @@ func TestStrongCompletionsRunningMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 200 + 251 + 251 over 3 calls = 234
-	if want := (CompletionStats{Calls: 3, CompletionTokens: 702}); c != want {
+	// 200 + 251 + 251 + 100 (the dated snapshot) over 4 calls = 200.5 → 201
+	if want := (CompletionStats{Calls: 4, CompletionTokens: 802}); c != want {
 		t.Errorf("gpt-4o stats %+v, want %+v", c, want)
 	}
-	if m, ok := c.Mean(); !ok || m != 234 {
-		t.Errorf("mean %d %v, want 234", m, ok)
+	if m, ok := c.Mean(); !ok || m != 201 {
+		t.Errorf("mean %d %v, want 201", m, ok)
+	}
+	if c, _ := st.StrongCompletions(ctx, "gpt-4o_"); c.Calls != 0 {
+		t.Errorf("a LIKE wildcard in the name matched %+v", c)
 	}
 	if m, _ := (CompletionStats{Calls: 2, CompletionTokens: 5}).Mean(); m != 3 {
 		t.Errorf("mean of 5 over 2 = %d, want 3 (rounded half up)", m)

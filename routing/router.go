@@ -160,11 +160,6 @@ func pricedName(m Model) string {
 	return m.Name()
 }
 
-// PricedName returns the name m's calls are priced as: PricedAs when m is a
-// PricedModel that names one, else its Name. Memories record strong
-// completions under it.
-func PricedName(m Model) string { return pricedName(m) }
-
 // StrongPricedAs returns the name the strong model's calls are priced as.
 func (r *Router) StrongPricedAs() string { return r.strongPriced }
 
