@@ -271,3 +271,20 @@ func TestAnalyzeBaselineUsesTheRecordedMeanCompletion(t *testing.T) {
 		t.Fatal("no bypass after memory seed")
 	}
 }
+
+func TestAnalyzeRejectedWinsOverUnanalysed(t *testing.T) {
+	// DESIGN §11: exit 3 (some records rejected) comes before 6 (some
+	// alerts escalated without analysis).
+	db := filepath.Join(t.TempDir(), "m.db")
+	r := runCLI(t, "not json\n{\"title\":\"checkout 5xx spike\"}\n", "--db", db, "analyze", "--format", "jsonl", "--budget-usd", "0.000001", "--output", "jsonl", "-")
+	if r.code != exitPartial {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitPartial, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "escalated without analysis  1 alerts") {
+		t.Errorf("summary does not count the alert escalated without analysis:\n%s", r.stderr)
+	}
+	rs := decodeResults(t, r.stdout)
+	if len(rs) != 2 || !rs[1].EscalatedWithoutAnalysis || rs[1].Cost != 0 || rs[1].Baseline != 0 {
+		t.Errorf("results %+v: want the alert escalated without analysis, at no cost and no baseline", rs)
+	}
+}
