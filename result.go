@@ -40,14 +40,18 @@ type Result struct {
 	Guard         GuardVerdict `json:"guard"`
 	// Decision is the final decision: the bypassed memory decision, the
 	// accepted model decision, or escalated.
-	Decision Decision      `json:"decision,omitempty"`
-	Bypassed bool          `json:"bypassed"`
-	Analysis *Analysis     `json:"analysis,omitempty"`
-	Steps    []RouteStep   `json:"steps"`
-	Audit    []AuditEntry  `json:"audit"`
-	Cost     NanoUSD       `json:"cost_nano_usd"`
-	Baseline NanoUSD       `json:"baseline_nano_usd"`
-	Latency  time.Duration `json:"latency_ns"`
+	Decision Decision `json:"decision,omitempty"`
+	Bypassed bool     `json:"bypassed"`
+	// EscalatedWithoutAnalysis is true when no model answered for a triaged
+	// alert (the run budget was spent, or the model was unavailable): it
+	// was escalated to a person unanalysed, and it saves nothing.
+	EscalatedWithoutAnalysis bool          `json:"escalated_without_analysis"`
+	Analysis                 *Analysis     `json:"analysis,omitempty"`
+	Steps                    []RouteStep   `json:"steps"`
+	Audit                    []AuditEntry  `json:"audit"`
+	Cost                     NanoUSD       `json:"cost_nano_usd"`
+	Baseline                 NanoUSD       `json:"baseline_nano_usd"`
+	Latency                  time.Duration `json:"latency_ns"`
 }
 
 // Equivalent reports whether two results mean the same thing: equal
@@ -79,6 +83,8 @@ func Equivalent(a, b Result) error {
 		return diff("decision", a.Decision, b.Decision)
 	case a.Bypassed != b.Bypassed:
 		return diff("bypassed", a.Bypassed, b.Bypassed)
+	case a.EscalatedWithoutAnalysis != b.EscalatedWithoutAnalysis:
+		return diff("escalated without analysis", a.EscalatedWithoutAnalysis, b.EscalatedWithoutAnalysis)
 	case a.Cost != b.Cost:
 		return diff("cost", a.Cost, b.Cost)
 	case a.Baseline != b.Baseline:

@@ -35,12 +35,15 @@ type Triage struct {
 
 // Models names the model tiers.
 type Models struct {
-	Provider             string `yaml:"provider"`
-	Cheap                string `yaml:"cheap"`
-	Strong               string `yaml:"strong"`
-	CheapMaxTokens       int    `yaml:"cheap_max_tokens"`
-	StrongMaxTokens      int    `yaml:"strong_max_tokens"`
-	FingerprintMaxTokens int    `yaml:"fingerprint_max_tokens"`
+	Provider        string `yaml:"provider"`
+	Cheap           string `yaml:"cheap"`
+	Strong          string `yaml:"strong"`
+	CheapMaxTokens  int    `yaml:"cheap_max_tokens"`
+	StrongMaxTokens int    `yaml:"strong_max_tokens"`
+	// StrongExpectedCompletionTokens is the strong model's expected
+	// completion until the memory has recorded strong completions of its
+	// own (their running mean then wins). It prices the baseline.
+	StrongExpectedCompletionTokens int `yaml:"strong_expected_completion_tokens"`
 }
 
 // Price is one model's price in dollars per million tokens.
@@ -127,7 +130,7 @@ func (c Config) Validate() error {
 	}
 	for name, v := range map[string]int{
 		"models.cheap_max_tokens": c.Models.CheapMaxTokens, "models.strong_max_tokens": c.Models.StrongMaxTokens,
-		"models.fingerprint_max_tokens": c.Models.FingerprintMaxTokens,
+		"models.strong_expected_completion_tokens": c.Models.StrongExpectedCompletionTokens,
 	} {
 		if v < 1 || v > 1_000_000 {
 			return fmt.Errorf("%s %d must be between 1 and 1000000: %w", name, v, openrecall.ErrInvalid)

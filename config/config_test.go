@@ -9,6 +9,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
+	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
 )
 
@@ -31,6 +32,10 @@ func TestDefaultsMatchTheTriagePackage(t *testing.T) {
 	}
 	if c.Budget() != 0 || c.Models.Provider != "local" {
 		t.Errorf("defaults: budget %s provider %q", c.Budget(), c.Models.Provider)
+	}
+	if c.Models.StrongExpectedCompletionTokens != routing.DefaultExpectedCompletionTokens {
+		t.Errorf("embedded strong_expected_completion_tokens %d, routing.DefaultExpectedCompletionTokens %d: keep them in step",
+			c.Models.StrongExpectedCompletionTokens, routing.DefaultExpectedCompletionTokens)
 	}
 }
 
@@ -78,6 +83,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"negative budget", "budget_usd: -1\n", "budget_usd"},
 		{"unknown provider", "models:\n  provider: magic\n", "models.provider"},
 		{"zero tokens", "models:\n  strong_max_tokens: 0\n", "models.strong_max_tokens"},
+		{"zero expected completion", "models:\n  strong_expected_completion_tokens: 0\n", "models.strong_expected_completion_tokens"},
+		{"the removed classification key", "models:\n  fingerprint_max_tokens: 120\n", "fingerprint_max_tokens"},
 		{"negative price", "prices:\n  x:\n    input_per_million_usd: -1\n", "prices.x"},
 		{"not yaml", "triage: [", "yaml"},
 	}

@@ -84,7 +84,7 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 	rt, err := routing.New(routing.Config{
 		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: cfg.PriceTable(),
 		CheapMaxTokens: cfg.Models.CheapMaxTokens, StrongMaxTokens: cfg.Models.StrongMaxTokens,
-		FingerprintMaxTokens: cfg.Models.FingerprintMaxTokens, GateConfidence: cfg.Triage.GateConfidence,
+		ExpectedCompletionTokens: cfg.Models.StrongExpectedCompletionTokens, GateConfidence: cfg.Triage.GateConfidence,
 		Vet: triage.Vet, Now: fixedNow(),
 	})
 	if err != nil {

@@ -24,8 +24,10 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 	return out[0], nil
 }
 
-// PersistBatch stores a batch of results in two transactions: all their
-// audit entries, chained in input order, then all their cost points.
+// PersistBatch stores a batch of results in three transactions: all their
+// audit entries, chained in input order, then all their cost points, then
+// the completions of their strong calls (the running mean of the expected
+// completion).
 // points[i] belongs to results[i]. It returns each result's entries as
 // stored.
 func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
@@ -45,6 +47,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := s.Store.AppendCostPoints(ctx, costs); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.Store.RecordStrongCompletions(ctx, results); err != nil {
+		return nil, err
 	}
 	out := make([][]openrecall.AuditEntry, len(results))
 	for i, r := range results {

@@ -65,7 +65,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	}
 	r, err := routing.New(routing.Config{
 		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(),
-		CheapMaxTokens: 400, StrongMaxTokens: 800, FingerprintMaxTokens: 120, GateConfidence: 0.6,
+		CheapMaxTokens: 400, StrongMaxTokens: 800, GateConfidence: 0.6,
 		Vet: triage.Vet, Now: fixedNow,
 	})
 	if err != nil {

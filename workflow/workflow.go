@@ -31,7 +31,6 @@ type Recaller interface {
 // routing.Router satisfies it.
 type Router interface {
 	Route(ctx context.Context, in routing.Input) routing.Output
-	FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD
 }
 
 // Sink persists the audit trail and the cost curve of a run, in input order.
@@ -173,11 +172,10 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 
 	res.Outcome = openrecall.ResultTriaged
 	fpStep := openrecall.RouteStep{
-		Step:     openrecall.StepFingerprint,
-		Reason:   "deterministic rules: " + fp.String(),
-		Outcome:  openrecall.OutcomeOK,
-		Baseline: w.cfg.Router.FingerprintBaseline(a),
-		Latency:  w.now().Sub(fpStart),
+		Step:    openrecall.StepFingerprint,
+		Reason:  "deterministic rules: " + fp.String(),
+		Outcome: openrecall.OutcomeOK,
+		Latency: w.now().Sub(fpStart),
 	}
 
 	var matches []openrecall.Match
@@ -220,6 +218,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	res.Steps = append([]openrecall.RouteStep{intakeStep, fpStep}, out.Steps...)
 	res.Decision = out.Decision
 	res.Bypassed = out.Bypassed
+	res.EscalatedWithoutAnalysis = out.Unanalysed
 	res.Analysis = out.Analysis
 	w.log.Debug("analysed",
 		zap.String("alert", a.ID),

@@ -37,7 +37,11 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 
 Formats are detected per file and per line (--format forces one). A malformed record is
 reported with its position and reason, appears as a rejected result, and the rest of the queue
-is processed; the exit status is then 3. Results go to stdout; the summary goes to stderr.`,
+is processed; the exit status is then 3. Alerts no model could analyse (the --budget-usd cap
+reached, or the model unavailable) are escalated to a person without analysis, marked
+"escalated_without_analysis" in JSON results and counted in the summary; they save nothing, and
+the exit status is then 6 (3 wins when records were also rejected). Results go to stdout; the
+summary goes to stderr.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -137,6 +141,9 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	}
 	if sum.Rejected > 0 {
 		return &exitError{code: exitPartial}
+	}
+	if sum.Unanalysed > 0 {
+		return &exitError{code: exitUnanalysed}
 	}
 	return nil
 }
@@ -273,8 +280,12 @@ func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
 		calls[k] = v
 	}
 	fmt.Fprintf(w, "  bypasses  %d memory bypasses (no model call); model calls: %s\n", s.Bypassed, countList(calls))
-	fmt.Fprintf(w, "  cost      %s against an always-strong baseline of %s: savings %s (%.1f%%)\n",
-		s.Cost, s.Baseline, s.Savings(), s.SavingsPercent())
+	fmt.Fprintf(w, "  cost      %s; baseline %s (the strong model on every analysed alert, at its expected completion)\n", s.Cost, s.Baseline)
+	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n",
+		s.Savings(), s.SavingsPercent(), s.Triaged-s.Unanalysed)
+	if s.Unanalysed > 0 {
+		fmt.Fprintf(w, "  escalated without analysis  %d alerts (no model answered: budget spent or model unavailable); not counted as savings\n", s.Unanalysed)
+	}
 	if budget != nil {
 		bs := budget.State()
 		fmt.Fprintf(w, "  budget    %s spent of %s\n", bs.Spent, bs.Limit)

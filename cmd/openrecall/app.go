@@ -33,6 +33,7 @@ const (
 	exitUsage       = 2 // bad flags or arguments
 	exitPartial     = 3 // finished, but some input records were rejected
 	exitTampered    = 4 // audit verify found an edited or deleted entry
+	exitUnanalysed  = 6 // finished, but some alerts were escalated without analysis (budget spent, model unavailable)
 	exitInterrupted = 130
 )
 
@@ -198,16 +199,16 @@ func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extra
 func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router, openrecall.Mode, error) {
 	mode := openrecall.Mode{Memory: "sqlite", Model: "deterministic"}
 	r, err := routing.New(routing.Config{
-		Cheap:                local.NewCheap(),
-		Strong:               local.NewStrong(),
-		Prices:               cfg.PriceTable(),
-		CheapMaxTokens:       cfg.Models.CheapMaxTokens,
-		StrongMaxTokens:      cfg.Models.StrongMaxTokens,
-		FingerprintMaxTokens: cfg.Models.FingerprintMaxTokens,
-		GateConfidence:       cfg.Triage.GateConfidence,
-		Vet:                  triage.Vet,
-		Budget:               budget,
-		Now:                  a.now,
+		Cheap:                    local.NewCheap(),
+		Strong:                   local.NewStrong(),
+		Prices:                   cfg.PriceTable(),
+		CheapMaxTokens:           cfg.Models.CheapMaxTokens,
+		StrongMaxTokens:          cfg.Models.StrongMaxTokens,
+		ExpectedCompletionTokens: cfg.Models.StrongExpectedCompletionTokens,
+		GateConfidence:           cfg.Triage.GateConfidence,
+		Vet:                      triage.Vet,
+		Budget:                   budget,
+		Now:                      a.now,
 	})
 	if err != nil {
 		return nil, mode, err
@@ -224,6 +225,20 @@ func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string,
 	r, mode, err := a.router(cfg, budget)
 	if err != nil {
 		return nil, err
+	}
+	// The strong model's expected completion is the running mean of the
+	// strong completions this memory has recorded, frozen now for the whole
+	// run (so --workers N prices as a sequential run does); the configured
+	// default holds until there is one.
+	seen, err := st.StrongCompletions(context.Background(), r.StrongPricedAs())
+	if err != nil {
+		return nil, err
+	}
+	if mean, ok := seen.Mean(); ok && mean != cfg.Models.StrongExpectedCompletionTokens {
+		cfg.Models.StrongExpectedCompletionTokens = mean
+		if r, mode, err = a.router(cfg, budget); err != nil {
+			return nil, err
+		}
 	}
 	wc := workflow.Config{
 		Fingerprinter:  ex,

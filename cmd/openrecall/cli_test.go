@@ -158,8 +158,10 @@ func TestAnalyzeExampleShowsBypassesAndSavings(t *testing.T) {
 }
 
 func TestAnalyzeWorkersEquivalentAndRepeatable(t *testing.T) {
-	db := seededDB(t)
+	// Each run starts from the same memory (a run records its strong
+	// completions, whose mean prices the next run's baselines).
 	run := func(workers string) []openrecall.Result {
+		db := seededDB(t)
 		r := runCLI(t, "", "--db", db, "analyze", "--output", "jsonl", "--workers", workers, "../../examples/queue.jsonl")
 		if r.code != exitOK {
 			t.Fatalf("--workers %s: exit %d\n%s", workers, r.code, r.stderr)

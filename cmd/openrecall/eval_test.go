@@ -37,10 +37,6 @@ func (o obedient) Route(ctx context.Context, in routing.Input) routing.Output {
 	}
 }
 
-func (o obedient) FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD {
-	return o.next.FingerprintBaseline(a)
-}
-
 // runEval runs `eval ARGS` with opts (for the test-only wiring hook) and
 // returns the exit code the CLI would give.
 func runEval(t *testing.T, opts *evalOptions, args ...string) runResult {

@@ -20,7 +20,7 @@ func newCostCmd(a *app) *cobra.Command {
 	var width, height int
 	cmd := &cobra.Command{
 		Use:   "cost",
-		Short: "Show a run's cost against the always-strong baseline, with its curve",
+		Short: "Show a run's cost against the strong-model baseline, with its curve",
 		Long: `Show the cost curve of a run (the latest one unless --batch names another): totals,
 savings, counts per tier, and the cumulative cost and baseline drawn in the terminal.
 --svg FILE also writes the curve as an SVG image with the savings band shaded.`,
@@ -55,12 +55,20 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				fmt.Fprintf(a.errOut, "openrecall: warning: %v\n", err)
 			}
 			sum := costcurve.Summarize(points)
+			live, err := st.BatchLive(ctx, batch)
+			if err != nil {
+				return err
+			}
+			note := costcurve.EstimatedNote
+			if live {
+				note = costcurve.BilledNote
+			}
 			if svg != "" {
 				f, err := os.Create(svg)
 				if err != nil {
 					return err
 				}
-				if err := costcurve.RenderSVG(f, points, "openrecall cost curve — "+batch); err != nil {
+				if err := costcurve.RenderSVGNote(f, points, "openrecall cost curve — "+batch, note); err != nil {
 					f.Close()
 					return err
 				}
@@ -73,10 +81,11 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				return json.NewEncoder(a.out).Encode(sum)
 			}
 			fmt.Fprintf(a.out, "batch      %s\n", sum.Batch)
-			fmt.Fprintf(a.out, "alerts     %d analysed, %d bypassed by memory\n", sum.Alerts, sum.Bypassed)
+			fmt.Fprintf(a.out, "alerts     %d triaged: %d bypassed by memory, %d escalated without analysis (no model answered; never savings)\n",
+				sum.Alerts, sum.Bypassed, sum.Unanalysed)
 			fmt.Fprintf(a.out, "per tier   %s\n", countList(sum.PerTier))
-			fmt.Fprintf(a.out, "cost       %s\nbaseline   %s (the strong model on every step that could use a model)\nsavings    %s (%.1f%%)\n\n",
-				sum.Cost, sum.Baseline, sum.Savings, sum.SavingsPercent)
+			fmt.Fprintf(a.out, "cost       %s (%s)\nbaseline   %s (the strong model analysing each alert, at its expected completion)\nsavings    %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n\n",
+				sum.Cost, note, sum.Baseline, sum.Savings, sum.SavingsPercent, sum.Alerts-sum.Unanalysed)
 			return costcurve.RenderTerminal(a.out, points, width, height)
 		},
 	}
