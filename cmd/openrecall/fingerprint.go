@@ -26,9 +26,9 @@ func newFingerprintCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fingerprint [FILE|-]",
 		Short: "Print the identity and Alert DNA of every alert",
-		Long: `Print each alert's identity (rule @ service, "-" when it has none) and its
-six-field Alert DNA: its short id and canonical string
-(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…).
+		Long: `Print each alert's six-field Alert DNA — its short id and canonical string
+(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…) —
+and its identity, last: "rule @ service", or "-" when it has none.
 --explain shows which label or rule set each identity part and each field.
 No database is opened.`,
 		Args: maxArgs(1),
@@ -125,7 +125,8 @@ func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
 		_, err := fmt.Fprintf(w, "%-16s rejected: %s\n", pos.String(), l.Error)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %-40s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, clip(l.Identity.String(), 40), l.Canonical); err != nil {
+	// The identity comes last and whole: clipped, two rules could look alike.
+	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical, l.Identity.String()); err != nil {
 		return err
 	}
 	for _, e := range append(l.IdentityEvidence, l.Evidence...) {
