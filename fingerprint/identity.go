@@ -179,16 +179,19 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 // name.
 func normalizeService(s string) string { return strings.ToLower(collapse(s)) }
 
-// templateMasks are the variable parts a template masks as "*" before it
-// splits the text into words, in order.
+// templateMasks are the variable parts a template masks before it splits
+// the text into words, in order. Each has one group, the text before the
+// part that is kept; the part itself becomes the digit "0", so the word that
+// holds it is masked whole like any word with a digit, whatever the value's
+// shape.
 var templateMasks = []*regexp.Regexp{
-	regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`),                                 // URLs
-	regexp.MustCompile(`[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+`),                       // e-mail addresses
-	regexp.MustCompile(`"[^"]*"|` + "`[^`]*`"),                                             // double- and back-quoted values
-	regexp.MustCompile(`(?:^|[\s(\[=:,])'[^'\n]*'`),                                        // single-quoted values (not apostrophes)
-	regexp.MustCompile(`(?:^|[\s(\[=:,])(?:~?/|[a-z]:\\)[^\s,;)\]]*`),                      // paths
-	regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), // UUIDs
-	regexp.MustCompile(`\b(?:0x)?[0-9a-f]{12,}\b`),                                         // hex ids
+	regexp.MustCompile(`()\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`),                                 // URLs
+	regexp.MustCompile(`()[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+`),                       // e-mail addresses
+	regexp.MustCompile(`()(?:"[^"]*"|` + "`[^`]*`)"),                                         // double- and back-quoted values
+	regexp.MustCompile(`(^|[\s(\[=:,])'[^'\n]*'`),                                            // single-quoted values (not apostrophes)
+	regexp.MustCompile(`(^|[\s(\[=:,])(?:~?/|[a-z]:\\)[^\s,;)\]]*`),                          // paths
+	regexp.MustCompile(`()\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), // UUIDs
+	regexp.MustCompile(`()\b(?:0x)?[0-9a-f]{12,}\b`),                                         // hex ids
 }
 
 // podSuffix is a Deployment pod's replica-set hash and pod suffix, written
@@ -214,12 +217,12 @@ func Template(s string) string {
 	s = strings.ToLower(s)
 	s = tmplNorm.ipv6.ReplaceAllStringFunc(s, func(m string) string {
 		if r := replaceIPv6(m); r != m {
-			return " * "
+			return "0"
 		}
 		return m
 	})
 	for _, re := range templateMasks {
-		s = re.ReplaceAllString(s, " * ")
+		s = re.ReplaceAllString(s, "${1}0")
 	}
 	var out []string
 	letters := false
