@@ -197,6 +197,39 @@ func (p parser) str(n *yaml.Node, what string) (string, error) {
 	return n.Value, nil
 }
 
+// entryName reads the name of a table, pattern or identity rule (what, as
+// "field error_class: table", names it in errors): a non-empty string.
+func (p parser) entryName(n *yaml.Node, what string) (string, error) {
+	var name string
+	if nn := lookup(n, "name"); nn != nil {
+		s, err := p.str(nn, what+" name")
+		if err != nil {
+			return "", err
+		}
+		name = s
+	}
+	if name == "" {
+		return "", p.errf(n, "%s without a name", what)
+	}
+	return name, nil
+}
+
+// regex reads a rule's regular expression: a non-empty string that
+// compiles.
+func (p parser) regex(n *yaml.Node, what string) (string, error) {
+	s, err := p.str(n, what+": regex")
+	if err != nil {
+		return "", err
+	}
+	if s == "" {
+		return "", p.errf(n, "%s: regex: empty", what)
+	}
+	if _, err := compilePattern(s); err != nil {
+		return "", p.errf(n, "%s: regex: %v", what, err)
+	}
+	return s, nil
+}
+
 func (p parser) boolean(n *yaml.Node, what string, dst *bool) error {
 	if n.Kind != yaml.ScalarNode || n.Decode(dst) != nil {
 		return p.errf(n, "%s: want true or false", what)
@@ -241,18 +274,12 @@ func (p parser) identityRule(n *yaml.Node) (identityRule, error) {
 	if n.Kind != yaml.MappingNode {
 		return ir, p.errf(n, "identity: rule: want a mapping")
 	}
-	if nameNode := lookup(n, "name"); nameNode != nil {
-		s, err := p.str(nameNode, "identity: rule name")
-		if err != nil {
-			return ir, err
-		}
-		ir.name = s
-	}
-	if ir.name == "" {
-		return ir, p.errf(n, "identity: rule without a name")
+	var err error
+	if ir.name, err = p.entryName(n, "identity: rule"); err != nil {
+		return ir, err
 	}
 	what := fmt.Sprintf("identity: rule %q", ir.name)
-	err := p.mapping(n, what, func(key string, val *yaml.Node) error {
+	err = p.mapping(n, what, func(key string, val *yaml.Node) error {
 		switch key {
 		case "name":
 		case "rules":
@@ -274,15 +301,9 @@ func (p parser) identityRule(n *yaml.Node) (identityRule, error) {
 				ir.rules = append(ir.rules, k)
 			}
 		case "regex":
-			s, err := p.str(val, what+": regex")
+			s, err := p.regex(val, what)
 			if err != nil {
 				return err
-			}
-			if s == "" {
-				return p.errf(val, "%s: regex: empty", what)
-			}
-			if _, err := compilePattern(s); err != nil {
-				return p.errf(val, "%s: regex: %v", what, err)
 			}
 			ir.regex = s
 		case "labels":
@@ -358,18 +379,12 @@ func (p parser) table(field string, n *yaml.Node) (table, error) {
 	if n.Kind != yaml.MappingNode {
 		return t, p.errf(n, "field %s: table: want a mapping", field)
 	}
-	if nameNode := lookup(n, "name"); nameNode != nil {
-		s, err := p.str(nameNode, fmt.Sprintf("field %s: table name", field))
-		if err != nil {
-			return t, err
-		}
-		t.name = s
-	}
-	if t.name == "" {
-		return t, p.errf(n, "field %s: table without a name", field)
+	var err error
+	if t.name, err = p.entryName(n, "field "+field+": table"); err != nil {
+		return t, err
 	}
 	what := fmt.Sprintf("field %s: table %q", field, t.name)
-	err := p.mapping(n, what, func(key string, val *yaml.Node) error {
+	err = p.mapping(n, what, func(key string, val *yaml.Node) error {
 		switch key {
 		case "name":
 		case "sources":
@@ -414,18 +429,12 @@ func (p parser) pattern(field string, n *yaml.Node) (pattern, error) {
 	if n.Kind != yaml.MappingNode {
 		return pt, p.errf(n, "field %s: pattern: want a mapping", field)
 	}
-	if nameNode := lookup(n, "name"); nameNode != nil {
-		s, err := p.str(nameNode, fmt.Sprintf("field %s: pattern name", field))
-		if err != nil {
-			return pt, err
-		}
-		pt.name = s
-	}
-	if pt.name == "" {
-		return pt, p.errf(n, "field %s: pattern without a name", field)
+	var err error
+	if pt.name, err = p.entryName(n, "field "+field+": pattern"); err != nil {
+		return pt, err
 	}
 	what := fmt.Sprintf("field %s: pattern %q", field, pt.name)
-	err := p.mapping(n, what, func(key string, val *yaml.Node) error {
+	err = p.mapping(n, what, func(key string, val *yaml.Node) error {
 		switch key {
 		case "name":
 		case "value":
@@ -435,15 +444,9 @@ func (p parser) pattern(field string, n *yaml.Node) (pattern, error) {
 			}
 			pt.value = v
 		case "regex":
-			s, err := p.str(val, what+": regex")
+			s, err := p.regex(val, what)
 			if err != nil {
 				return err
-			}
-			if s == "" {
-				return p.errf(val, "%s: regex: empty", what)
-			}
-			if _, err := compilePattern(s); err != nil {
-				return p.errf(val, "%s: regex: %v", what, err)
 			}
 			pt.regex = s
 		case "sources":
