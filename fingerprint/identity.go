@@ -172,6 +172,25 @@ func (e *Extractor) podOwner(pod string) string {
 	return e.norm.name(pod)
 }
 
+// IdentityLabels returns the labels that the rules file's identity section
+// makes part of the identity of alerts of the given rule (every alternative,
+// in order), or nil. Two firings of the rule that differ in one of these
+// labels are two alerts: a blackbox probe of another target, a crash loop
+// of another workload.
+func (e *Extractor) IdentityLabels(rule string) []string {
+	lower := strings.ToLower(collapse(rule))
+	for _, ci := range e.identity {
+		if ci.matches(lower) {
+			var out []string
+			for _, alts := range ci.labels {
+				out = append(out, alts...)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
 // collapse trims s and collapses its runs of white space to one space.
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 

@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,19 @@ func TestIdentify(t *testing.T) {
 				t.Errorf("Identify = %+v, want %+v (evidence %+v)", got, tt.want, ev)
 			}
 		})
+	}
+}
+
+func TestIdentityLabels(t *testing.T) {
+	e := newExtractor(t, nil)
+	if got := e.IdentityLabels("blackboxprobefailed"); !slices.Equal(got, []string{"target", "instance"}) {
+		t.Errorf("blackbox: %v", got)
+	}
+	if got := e.IdentityLabels(" KubeNodeNotReady "); !slices.Equal(got, []string{"node"}) {
+		t.Errorf("node: %v", got)
+	}
+	if got := e.IdentityLabels("MysqlDown"); got != nil {
+		t.Errorf("MysqlDown: %v, want none", got)
 	}
 }
 
