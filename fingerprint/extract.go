@@ -12,8 +12,9 @@ import (
 // Extractor turns alerts into Alert DNA with one set of compiled rules. It is
 // immutable after New and safe for concurrent use.
 type Extractor struct {
-	norm   *normalizer
-	fields [6]compiledField
+	norm     *normalizer
+	fields   [6]compiledField
+	identity []compiledIdentity
 	// labels lists every label name any rule reads, sorted.
 	labels []string
 }
@@ -71,6 +72,10 @@ func New(rules *Rules) (*Extractor, error) {
 		}
 	}
 	slices.Sort(e.labels)
+	var err error
+	if e.identity, err = compileIdentity(rules); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/openrecall/openrecall"
 )
 
 // queueReader generates a JSON Lines queue of n alerts on the fly, so that
@@ -226,8 +228,8 @@ func checkRecord(t *testing.T, rec Record) {
 		t.Fatalf("empty alert accepted: %+v", a)
 	}
 	valid := false
-	for _, s := range []string{"critical", "high", "medium", "low", "info"} {
-		valid = valid || string(a.Severity) == s
+	for _, s := range openrecall.Severities {
+		valid = valid || a.Severity == s
 	}
 	if !valid {
 		t.Fatalf("severity %q is not normalized", a.Severity)

@@ -15,10 +15,11 @@ import (
 	"github.com/openrecall/openrecall/triage"
 )
 
-// Fingerprinter reduces an alert to its Alert DNA. fingerprint.Extractor
-// satisfies it.
+// Fingerprinter reduces an alert to its Alert DNA and its identity.
+// fingerprint.Extractor satisfies it.
 type Fingerprinter interface {
 	Extract(a openrecall.Alert) openrecall.Fingerprint
+	Identify(a openrecall.Alert) openrecall.Identity
 }
 
 // Recaller finds what analysts decided before on similar fingerprints.
@@ -161,6 +162,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	fp := w.cfg.Fingerprinter.Extract(a)
 	res.Fingerprint = fp
 	res.FingerprintID = fp.ID()
+	res.Identity = w.cfg.Fingerprinter.Identify(a)
 
 	if a.Status == openrecall.StatusResolved {
 		res.Outcome = openrecall.ResultResolved

@@ -25,10 +25,12 @@ func newFingerprintCmd(a *app) *cobra.Command {
 	opts := &fingerprintOptions{}
 	cmd := &cobra.Command{
 		Use:   "fingerprint [FILE|-]",
-		Short: "Print the Alert DNA of every alert",
-		Long: `Print each alert's six-field Alert DNA: its short id and canonical string
-(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…).
---explain shows which rule set each field. No database is opened.`,
+		Short: "Print the identity and Alert DNA of every alert",
+		Long: `Print each alert's six-field Alert DNA — its short id and canonical string
+(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…) —
+and its identity, last: "rule @ service", or "-" when it has none.
+--explain shows which label or rule set each identity part and each field.
+No database is opened.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -43,7 +45,7 @@ func newFingerprintCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "auto", "input format (see analyze --format)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
-	f.BoolVar(&opts.explain, "explain", false, "show the rule behind each field")
+	f.BoolVar(&opts.explain, "explain", false, "show the label or rule behind each identity part and field")
 	f.StringVarP(&opts.output, "output", "o", "table", "table, json or jsonl")
 	return cmd
 }
@@ -55,7 +57,10 @@ type fingerprintLine struct {
 	ID          string                  `json:"fingerprint_id,omitempty"`
 	Canonical   string                  `json:"canonical,omitempty"`
 	Fingerprint *openrecall.Fingerprint `json:"fingerprint,omitempty"`
-	Evidence    []fingerprint.Evidence  `json:"evidence,omitempty"`
+	Identity    *openrecall.Identity    `json:"identity,omitempty"`
+	// IdentityEvidence says which label or rule set each identity part.
+	IdentityEvidence []fingerprint.Evidence `json:"identity_evidence,omitempty"`
+	Evidence         []fingerprint.Evidence `json:"evidence,omitempty"`
 }
 
 func fingerprintRun(a *app, opts *fingerprintOptions) error {
@@ -92,9 +97,11 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 			l = fingerprintLine{Position: rec.Err.Position, Error: rec.Err.Reason}
 		} else {
 			fp, ev := ex.Explain(rec.Alert)
-			l = fingerprintLine{Position: rec.Alert.Position, AlertID: rec.Alert.ID, ID: fp.ID(), Canonical: fp.String(), Fingerprint: &fp}
+			id, idEv := ex.ExplainIdentity(rec.Alert)
+			l = fingerprintLine{Position: rec.Alert.Position, AlertID: rec.Alert.ID, ID: fp.ID(), Canonical: fp.String(), Fingerprint: &fp, Identity: &id}
 			if opts.explain {
 				l.Evidence = ev
+				l.IdentityEvidence = idEv
 			}
 		}
 		if err := printFingerprintLine(a.out, opts.output, l); err != nil {
@@ -118,10 +125,11 @@ func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
 		_, err := fmt.Fprintf(w, "%-16s rejected: %s\n", pos.String(), l.Error)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical); err != nil {
+	// The identity comes last and whole: clipped, two rules could look alike.
+	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical, l.Identity.String()); err != nil {
 		return err
 	}
-	for _, e := range l.Evidence {
+	for _, e := range append(l.IdentityEvidence, l.Evidence...) {
 		if _, err := fmt.Fprintf(w, "    %-18s = %-20s from %s (%s)\n", e.Field, e.Value, e.Source, e.Rule); err != nil {
 			return err
 		}

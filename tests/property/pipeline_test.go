@@ -520,6 +520,12 @@ func (f fixedFingerprinter) Extract(openrecall.Alert) openrecall.Fingerprint {
 	return openrecall.Fingerprint(f)
 }
 
+// Identify gives every alert no identity: the fixed fingerprint is all the
+// liveness case is about.
+func (f fixedFingerprinter) Identify(openrecall.Alert) openrecall.Identity {
+	return openrecall.Identity{}
+}
+
 // checkWorkflowLiveness runs the liveness case through the whole pipeline:
 // memory holds the N unanimous benign decisions, and the alert is bypassed.
 func checkWorkflowLiveness(c gen.LivenessCase) error {
