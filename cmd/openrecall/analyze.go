@@ -37,7 +37,12 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 
 Formats are detected per file and per line (--format forces one). A malformed record is
 reported with its position and reason, appears as a rejected result, and the rest of the queue
-is processed; the exit status is then 3. Results go to stdout; the summary goes to stderr.`,
+is processed; the exit status is then 3, as it is when the input holds no alerts at all.
+Results go to stdout; the summary goes to stderr.`,
+		Example: `  openrecall analyze examples/queue.jsonl
+  openrecall analyze -o jsonl --workers 4 queue.jsonl > results.jsonl
+  openrecall analyze --format alertmanager -o json - < webhook.json
+  openrecall analyze --budget-usd 0.50 queue.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

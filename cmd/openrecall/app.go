@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
@@ -26,15 +27,58 @@ import (
 	"github.com/openrecall/openrecall/workflow"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes: one table for every command (DESIGN §11), documented in
+// README.md and in the root command's help.
 const (
 	exitOK          = 0 // success
-	exitFailure     = 1 // the command failed (I/O, database, configuration)
-	exitUsage       = 2 // bad flags or arguments
-	exitPartial     = 3 // finished, but some input records were rejected
+	exitFailure     = 1 // nothing, or not everything, could be done
+	exitUsage       = 2 // bad flags, arguments or command
+	exitPartial     = 3 // some input records were rejected, or the input held no alerts
 	exitTampered    = 4 // audit verify found an edited or deleted entry
+	exitUnsafeEval  = 5 // eval found alerts whose truth is real or an attack bypassed
+	exitEscalated   = 6 // some alerts were escalated without analysis (budget spent, model unavailable)
 	exitInterrupted = 130
 )
+
+// exitTable lists the exit codes in precedence order: when several apply,
+// the first one listed is the status. Help text and README are written
+// from it.
+var exitTable = []struct {
+	code    int
+	short   string // a few words, for every command's help footer
+	meaning string
+}{
+	{exitUsage, "usage", "usage error: unknown command, bad flags or arguments"},
+	{exitFailure, "failure", "failure: nothing, or not everything, could be done"},
+	{exitTampered, "tampered", "audit trail tampered (audit verify)"},
+	{exitUnsafeEval, "unsafe eval", "eval found an unsafe bypass"},
+	{exitPartial, "rejected input or no alerts", "some input records were rejected, or the input held no alerts"},
+	{exitEscalated, "escalated without analysis", "some alerts were escalated without analysis (budget spent or model unavailable)"},
+	{exitOK, "success", "success"},
+	{exitInterrupted, "interrupted", "interrupted (SIGINT or SIGTERM)"},
+}
+
+// firstExit returns, of the codes that apply, the one the exit table lists
+// first; exitOK when none is given.
+func firstExit(codes ...int) int {
+	for _, row := range exitTable {
+		for _, c := range codes {
+			if c == row.code {
+				return c
+			}
+		}
+	}
+	return exitOK
+}
+
+// exitTableText renders the exit table for help output.
+func exitTableText(indent string) string {
+	var b strings.Builder
+	for _, row := range exitTable {
+		fmt.Fprintf(&b, "%s%-4d %s\n", indent, row.code, row.meaning)
+	}
+	return b.String()
+}
 
 // exitError carries an exit code; a nil err means nothing more to print.
 type exitError struct {
@@ -254,12 +298,13 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.errOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	defer a.syncLogger()
-	return a.exitCode(ctx, err)
+	return a.exitCode(ctx, cmd, err)
 }
 
-func (a *app) exitCode(ctx context.Context, err error) int {
+// exitCode reports err once on stderr and maps it to the exit table.
+func (a *app) exitCode(ctx context.Context, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -273,13 +318,14 @@ func (a *app) exitCode(ctx context.Context, err error) int {
 		}
 	case ctx.Err() != nil:
 		code = exitInterrupted
-	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),
-		strings.HasPrefix(err.Error(), "unknown shorthand flag"):
-		code = exitUsage
 	}
 	fmt.Fprintf(a.errOut, "openrecall: %v\n", err)
 	if code == exitUsage {
-		fmt.Fprintln(a.errOut, "Run 'openrecall --help' for usage.")
+		path := "openrecall"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(a.errOut, "Run '%s --help' for usage.\n", path)
 	}
 	return code
 }

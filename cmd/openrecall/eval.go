@@ -16,10 +16,6 @@ import (
 	"github.com/openrecall/openrecall/workflow"
 )
 
-// exitUnsafeEval is the exit status of an eval run that found false
-// bypasses: alerts whose truth is real or an attack, closed without a model.
-const exitUnsafeEval = 5
-
 // Defaults of `openrecall eval`, the figures `make eval` reports.
 const (
 	evalDefaultSeed = 20260101
@@ -214,6 +210,8 @@ func newEvalGenCmd(a *app) *cobra.Command {
 		Long: `Write the labelled corpus that 'openrecall eval' would generate from --seed and --size into
 DIR/alerts.jsonl and DIR/truth.jsonl, to read, edit or replay with 'openrecall eval --corpus DIR'.
 The same seed and size always write the same bytes.`,
+		Example: `  openrecall eval gen --out ./corpus
+  openrecall eval gen --seed 7 --size 500 --out ./corpus && openrecall eval --corpus ./corpus`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.out == "" {

@@ -29,6 +29,9 @@ func newFingerprintCmd(a *app) *cobra.Command {
 		Long: `Print each alert's six-field Alert DNA: its short id and canonical string
 (error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…).
 --explain shows which rule set each field. No database is opened.`,
+		Example: `  openrecall fingerprint examples/queue.jsonl
+  openrecall fingerprint --explain alert.json
+  openrecall fingerprint -o jsonl --rules my-rules.yaml - < queue.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

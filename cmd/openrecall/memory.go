@@ -24,6 +24,9 @@ func newMemoryCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "Seed, import, export and inspect the memory database",
+		Example: `  openrecall memory seed
+  openrecall memory export backup.jsonl
+  openrecall memory stats`,
 	}
 	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a))
 	return cmd
@@ -53,6 +56,9 @@ intake format, fingerprinted with the current rules; its id becomes the source a
 "fingerprint" (a canonical fingerprint, with an optional "alert_id"). Without FILE the bundled
 example's seed is used. Seeding twice stores nothing new. Bad lines are reported with their line
 number and the rest is seeded (exit status 3).`,
+		Example: `  openrecall memory seed
+  openrecall memory seed decisions.jsonl
+  openrecall --db team.db memory seed - < decisions.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
@@ -175,6 +181,8 @@ func newMemoryImportCmd(a *app) *cobra.Command {
 		Long: `Import incidents (the JSON Lines that 'memory export' writes). Existing memories are
 kept; equivalent ones are recognised by their dedupe key and not stored twice. Bad lines are
 reported with their line number and the rest is imported (exit status 3).`,
+		Example: `  openrecall memory import backup.jsonl
+  openrecall --db old.db memory export | openrecall --db new.db memory import -`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -209,7 +217,9 @@ func newMemoryExportCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export [FILE|-]",
 		Short: "Write every memory as JSON Lines (oldest first)",
-		Args:  maxArgs(1),
+		Example: `  openrecall memory export backup.jsonl
+  openrecall memory export | jq -r .decision | sort | uniq -c`,
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.store(ctx)
@@ -245,7 +255,9 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Summarise the memory database",
-		Args:  exactArgs(0),
+		Example: `  openrecall memory stats
+  openrecall --db team.db memory stats -o json`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := oneOf("output", output, "table", "json"); err != nil {
 				return err

@@ -24,6 +24,9 @@ func newCostCmd(a *app) *cobra.Command {
 		Long: `Show the cost curve of a run (the latest one unless --batch names another): totals,
 savings, counts per tier, and the cumulative cost and baseline drawn in the terminal.
 --svg FILE also writes the curve as an SVG image with the savings band shaded.`,
+		Example: `  openrecall cost
+  openrecall cost --batch run-20261130T120000.000000Z-a1b2c3 --svg curve.svg
+  openrecall cost -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := oneOf("output", output, "table", "json"); err != nil {
@@ -93,12 +96,16 @@ func newAuditCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Show and verify the hash-chained audit trail",
+		Example: `  openrecall audit verify
+  openrecall audit show run-20261130T044536.263208Z-89e913-000002`,
 	}
 	var output string
 	show := &cobra.Command{
 		Use:   "show ANALYSIS_ID",
 		Short: "Show the audit entries of one analysis (one per route step)",
-		Args:  exactArgs(1),
+		Example: `  openrecall audit show run-20261130T044536.263208Z-89e913-000002
+  openrecall audit show -o json run-20261130T044536.263208Z-89e913-000002`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := oneOf("output", output, "table", "json"); err != nil {
 				return err
@@ -149,6 +156,8 @@ func newAuditCmd(a *app) *cobra.Command {
 		Long: `Recompute every audit entry's hash and follow the chain from the first entry to the
 head record. Exit status 0: intact. Exit status 4: an entry was edited, deleted or reordered;
 each problem names the entry.`,
+		Example: `  openrecall audit verify
+  openrecall --db /backups/memory.db audit verify`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -187,19 +196,23 @@ each problem names the entry.`,
 }
 
 func newConfigCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Show the configuration"}
+	cmd := &cobra.Command{Use: "config", Short: "Show the configuration",
+		Example: `  openrecall config defaults > openrecall.yaml
+  openrecall --config openrecall.yaml config check`}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "defaults",
-		Short: "Print the embedded default configuration (a commented starting point for --config)",
-		Args:  exactArgs(0),
+		Use:     "defaults",
+		Short:   "Print the embedded default configuration (a commented starting point for --config)",
+		Example: `  openrecall config defaults > openrecall.yaml`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := a.out.Write(config.DefaultYAML())
 			return err
 		},
 	}, &cobra.Command{
-		Use:   "check",
-		Short: "Load --config over the defaults and report the first problem, if any",
-		Args:  exactArgs(0),
+		Use:     "check",
+		Short:   "Load --config over the defaults and report the first problem, if any",
+		Example: `  openrecall --config openrecall.yaml config check`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.config()
 			if err != nil {

@@ -174,6 +174,9 @@ func newRecallCmd(a *app) *cobra.Command {
 		Long: `Show the memories recalled for the first alert of FILE (or standard input), or for
 --fingerprint, with their scores, decisions, notes and dead ends, best first. Only memories
 that agree on error class, service role, environment and attack pattern are recalled.`,
+		Example: `  openrecall recall alert.json
+  openrecall recall -o json --limit 3 alert.json
+  openrecall recall --fingerprint 'error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod'`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
