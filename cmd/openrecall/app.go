@@ -193,25 +193,44 @@ func expandHome(p string) string {
 	return p
 }
 
+// openStore opens the memory database for writing, creating it when
+// missing. memory.Open's errors already name the file.
 func (a *app) openStore(ctx context.Context, cfg config.Config) (*memory.Store, error) {
+	return a.openDB(ctx, cfg, false)
+}
+
+// openReadStore opens an existing memory database read-only: no file or
+// directory is created, nothing is migrated, no write lock is taken.
+func (a *app) openReadStore(ctx context.Context, cfg config.Config) (*memory.Store, error) {
+	return a.openDB(ctx, cfg, true)
+}
+
+func (a *app) openDB(ctx context.Context, cfg config.Config, readOnly bool) (*memory.Store, error) {
 	path, err := a.resolveDB(cfg)
 	if err != nil {
 		return nil, err
 	}
-	st, err := memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now})
-	if err != nil {
-		return nil, fmt.Errorf("open memory %s: %w", path, err)
-	}
-	return st, nil
+	return memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, ReadOnly: readOnly})
 }
 
-// store loads the configuration and opens the memory database it names.
+// store loads the configuration and opens the memory database it names
+// for writing.
 func (a *app) store(ctx context.Context) (*memory.Store, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, err
 	}
 	return a.openStore(ctx, cfg)
+}
+
+// readStore loads the configuration and opens the memory database it
+// names read-only.
+func (a *app) readStore(ctx context.Context) (*memory.Store, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	return a.openReadStore(ctx, cfg)
 }
 
 func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extractor, error) {

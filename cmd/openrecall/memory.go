@@ -28,7 +28,7 @@ func newMemoryCmd(a *app) *cobra.Command {
   openrecall memory export backup.jsonl
   openrecall memory stats`,
 	}
-	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a))
+	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a), newMemoryMigrateCmd(a))
 	return cmd
 }
 
@@ -222,7 +222,7 @@ func newMemoryExportCmd(a *app) *cobra.Command {
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -263,7 +263,7 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -281,6 +281,33 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
 	return cmd
+}
+
+func newMemoryMigrateCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create the memory database, or upgrade its schema to this binary's",
+		Long: `Open the memory database for writing: create it when missing, apply pending schema
+migrations and mark the file as openrecall's. Commands that write (analyze, retain, memory seed
+and import) do this by themselves; read-only commands (audit show and verify, cost, recall,
+memory export and stats) never change the file and refuse an older schema until this is run.`,
+		Example: `  openrecall memory migrate
+  openrecall --db team.db memory migrate`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			s, err := st.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.out, "memory database %s is at schema v%d\n", s.Path, s.SchemaVersion)
+			return err
+		},
+	}
 }
 
 func printStats(w io.Writer, s memory.Stats) {

@@ -33,7 +33,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func newAuditCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -161,7 +161,7 @@ each problem names the entry.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}

@@ -212,7 +212,7 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 	if limit <= 0 {
 		limit = cfg.Triage.RecallLimit
 	}
-	st, err := a.openStore(ctx, cfg)
+	st, err := a.openReadStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
