@@ -48,7 +48,7 @@ Results go to stdout; the summary goes to stderr.`,
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.workers < 1 {
@@ -61,7 +61,7 @@ Results go to stdout; the summary goes to stderr.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "table", "result format: table, json or jsonl")
+	addOutputFlag(cmd, &opts.output)
 	f.StringVar(&opts.format, "format", "auto", "input format: auto, jsonl, json, alertmanager, prometheus, pagerduty, text")
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
@@ -136,14 +136,27 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err := w.end(sum); err != nil && runErr == nil {
 		runErr = err
 	}
-	printSummary(a.errOut, sum, budget)
 	if runErr != nil {
+		printSummary(a.errOut, sum, budget)
 		return runErr
 	}
+	if sum.Records == 0 {
+		return noAlerts(source)
+	}
+	printSummary(a.errOut, sum, budget)
 	if sum.Rejected > 0 {
 		return &exitError{code: exitPartial}
 	}
 	return nil
+}
+
+// noAlerts is the error of a command whose input held no alert at all
+// (an empty file, or only blank and comment lines): exit status 3.
+func noAlerts(source string) error {
+	if source == "-" {
+		source = "standard input"
+	}
+	return &exitError{code: exitPartial, err: fmt.Errorf("no alerts in %s", source)}
 }
 
 // resultWriter streams results to stdout in one of the output formats.
@@ -162,24 +175,19 @@ func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultW
 }
 
 func (rw *resultWriter) begin() error {
-	switch rw.format {
-	case "json":
-		_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
-		return err
-	case "table":
-		_, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
-			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY")
-		return err
+	if rw.format != outputJSON {
+		return nil
 	}
-	return nil
+	_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
+	return err
 }
 
 func (rw *resultWriter) write(r openrecall.Result) error {
 	defer func() { rw.n++ }()
 	switch rw.format {
-	case "jsonl":
+	case outputJSONL:
 		return rw.enc.Encode(r)
-	case "json":
+	case outputJSON:
 		if rw.n > 0 {
 			if _, err := io.WriteString(rw.w, ",\n"); err != nil {
 				return err
@@ -191,6 +199,13 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 		}
 		_, err = rw.w.Write(b)
 		return err
+	}
+	// The table's header waits for the first result: no alerts, no table.
+	if rw.n == 0 {
+		if _, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
+			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY"); err != nil {
+			return err
+		}
 	}
 	pos := r.Position
 	pos.Source = ""
@@ -212,7 +227,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 }
 
 func (rw *resultWriter) end(sum workflow.Summary) error {
-	if rw.format == "json" {
+	if rw.format == outputJSON {
 		_, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum))
 		return err
 	}

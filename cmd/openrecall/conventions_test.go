@@ -142,3 +142,106 @@ func allCommands(c *cobra.Command) []*cobra.Command {
 	}
 	return out
 }
+
+// resultCommands runs every command that prints results, on one database
+// that has seen a run, with -o output.
+func resultCommands(t *testing.T) (db string, cmds [][]string) {
+	t.Helper()
+	db = seededDB(t)
+	r := runCLI(t, "", "--db", db, "analyze", "-o", "jsonl", "../../examples/queue.jsonl")
+	if r.code != exitOK {
+		t.Fatalf("analyze: exit %d\n%s", r.code, r.stderr)
+	}
+	id := decodeResults(t, r.stdout)[0].AnalysisID
+	fp := "error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod"
+	return db, [][]string{
+		{"analyze", "../../examples/queue.jsonl"},
+		{"fingerprint", "../../examples/queue.jsonl"},
+		{"retain", "--fingerprint", fp, "--decision", "real"},
+		{"recall", "--fingerprint", fp},
+		{"memory", "stats"},
+		{"cost"},
+		{"audit", "show", id},
+		{"eval", "--size", "200"},
+		{"version"},
+	}
+}
+
+// TestOutputVocabulary: every command that prints results takes the same
+// -o table|json|jsonl, where json is exactly one JSON document and jsonl
+// one JSON value per line; anything else is a usage error. Before, the
+// values differed per command and `audit show -o json` printed JSON Lines.
+func TestOutputVocabulary(t *testing.T) {
+	db, cmds := resultCommands(t)
+	for _, args := range cmds {
+		name := strings.Join(args[:min(2, len(args))], " ")
+		for _, o := range []string{"table", "json", "jsonl"} {
+			r := runCLI(t, "", append([]string{"--db", db}, append(args, "-o", o)...)...)
+			if r.code != exitOK || r.stdout == "" {
+				t.Errorf("%s -o %s: exit %d, %d bytes on stdout\n%s", name, o, r.code, len(r.stdout), r.stderr)
+				continue
+			}
+			switch o {
+			case "json":
+				dec := json.NewDecoder(strings.NewReader(r.stdout))
+				var v any
+				if err := dec.Decode(&v); err != nil {
+					t.Errorf("%s -o json: not JSON: %v", name, err)
+				} else if dec.More() {
+					t.Errorf("%s -o json: more than one JSON document:\n%s", name, clip(r.stdout, 400))
+				}
+			case "jsonl":
+				for i, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+					if !json.Valid([]byte(line)) || !strings.HasPrefix(line, "{") {
+						t.Errorf("%s -o jsonl: line %d is not one JSON object: %s", name, i+1, clip(line, 200))
+						break
+					}
+				}
+			}
+		}
+		if r := runCLI(t, "", append([]string{"--db", db}, append(args, "-o", "yaml")...)...); r.code != exitUsage || r.stdout != "" {
+			t.Errorf("%s -o yaml: exit %d, want %d and nothing on stdout", name, r.code, exitUsage)
+		}
+	}
+	// One wording of the flag everywhere.
+	usage := map[string][]string{}
+	for _, c := range allCommands(newRootCmd(&app{})) {
+		if f := c.Flags().Lookup("output"); f != nil {
+			usage[f.Usage] = append(usage[f.Usage], c.CommandPath())
+		}
+	}
+	if len(usage) != 1 {
+		t.Errorf("-o is described %d ways: %v", len(usage), usage)
+	}
+}
+
+// TestNoAlertsInInput: an empty input is not a successful triage of
+// nothing; it says so on stderr and exits 3 with nothing on stdout.
+func TestNoAlertsInInput(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "m.db")
+	for _, tt := range []struct {
+		stdin string
+		args  []string
+		where string
+	}{
+		{"", []string{"analyze"}, "standard input"},
+		{"\n  \n\n", []string{"analyze", "-"}, "standard input"},
+		{"", []string{"analyze", "-o", "jsonl", empty}, empty},
+		{"", []string{"fingerprint"}, "standard input"},
+		{"", []string{"fingerprint", "-o", "jsonl", empty}, empty},
+	} {
+		r := runCLI(t, tt.stdin, append([]string{"--db", db}, tt.args...)...)
+		if r.code != exitPartial || r.stdout != "" || !strings.Contains(r.stderr, "no alerts in "+tt.where) {
+			t.Errorf("%v on %q: exit %d, stdout %q, stderr:\n%s", tt.args, tt.stdin, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runCLI(t, "", "--db", db, "analyze", "-o", "json", empty)
+	var doc struct{ Results []json.RawMessage }
+	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != exitPartial || err != nil || len(doc.Results) != 0 {
+		t.Errorf("analyze -o json on no alerts: exit %d, %v: %s", r.code, err, r.stdout)
+	}
+}

@@ -62,7 +62,7 @@ first), 1 on a bad corpus or another failure, 2 on bad flags.`,
   openrecall eval --corpus ./my-corpus --modes`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", opts.output, "table", "json"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.corpus != "" && (cmd.Flags().Changed("seed") || cmd.Flags().Changed("size")) {
@@ -78,7 +78,7 @@ first), 1 on a bad corpus or another failure, 2 on bad flags.`,
 	f.StringVar(&opts.corpus, "corpus", "", "replay the labelled corpus in this directory instead of generating one")
 	f.Uint64Var(&opts.seed, "seed", evalDefaultSeed, "seed of the generated corpus")
 	f.IntVar(&opts.size, "size", evalDefaultSize, "alerts in the generated corpus")
-	f.StringVarP(&opts.output, "output", "o", "table", "report format: table or json")
+	addOutputFlag(cmd, &opts.output)
 	f.BoolVar(&opts.modes, "modes", false, "run every memory backend × model mode and print one row per mode")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
 	cmd.AddCommand(newEvalGenCmd(a))
@@ -118,9 +118,12 @@ func evalRun(ctx context.Context, a *app, opts *evalOptions) error {
 	if opts.modes {
 		out.Modes = rows
 	}
-	if opts.output == "json" {
+	switch opts.output {
+	case outputJSON:
 		err = eval.WriteJSON(a.out, out)
-	} else {
+	case outputJSONL:
+		err = writeJSON(a.out, outputJSONL, out)
+	default:
 		err = eval.WriteTable(a.out, out)
 	}
 	if err != nil {

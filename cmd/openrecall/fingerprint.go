@@ -37,7 +37,7 @@ func newFingerprintCmd(a *app) *cobra.Command {
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			return fingerprintRun(a, opts)
@@ -47,7 +47,7 @@ func newFingerprintCmd(a *app) *cobra.Command {
 	f.StringVar(&opts.format, "format", "auto", "input format (see analyze --format)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
 	f.BoolVar(&opts.explain, "explain", false, "show the rule behind each field")
-	f.StringVarP(&opts.output, "output", "o", "table", "table, json or jsonl")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -80,7 +80,8 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 	}
 	defer in.Close()
 	r := intake.NewReader(in, intake.Options{Format: format, Source: source})
-	rejected := 0
+	rejected, records := 0, 0
+	doc := &jsonArray{w: a.out} // -o json: one array of every line
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -100,9 +101,23 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 				l.Evidence = ev
 			}
 		}
-		if err := printFingerprintLine(a.out, opts.output, l); err != nil {
+		records++
+		if opts.output == outputJSON {
+			err = doc.add(l)
+		} else {
+			err = printFingerprintLine(a.out, opts.output, l)
+		}
+		if err != nil {
 			return err
 		}
+	}
+	if opts.output == outputJSON {
+		if err := doc.close(); err != nil {
+			return err
+		}
+	}
+	if records == 0 {
+		return noAlerts(source)
 	}
 	if rejected > 0 {
 		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
@@ -112,7 +127,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 }
 
 func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
-	if format != "table" {
+	if format != outputTable {
 		return json.NewEncoder(w).Encode(l)
 	}
 	pos := l.Position

@@ -259,7 +259,7 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
   openrecall --db team.db memory stats -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", output, "table", "json"); err != nil {
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -272,14 +272,14 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return json.NewEncoder(a.out).Encode(s)
+			if output != outputTable {
+				return writeJSON(a.out, output, s)
 			}
 			printStats(a.out, s)
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -35,4 +37,37 @@ func writeJSON(w io.Writer, output string, v any) error {
 		enc.SetIndent("", "  ")
 	}
 	return enc.Encode(v)
+}
+
+// jsonArray streams a JSON array, one element per line, so that -o json
+// is one document without holding every element in memory.
+type jsonArray struct {
+	w io.Writer
+	n int
+}
+
+func (j *jsonArray) add(v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	sep := ",\n"
+	if j.n == 0 {
+		sep = "[\n"
+	}
+	j.n++
+	_, err := io.WriteString(j.w, sep+strings.TrimSuffix(b.String(), "\n"))
+	return err
+}
+
+// close ends the array; an empty one is [].
+func (j *jsonArray) close() error {
+	end := "\n]\n"
+	if j.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(j.w, end)
+	return err
 }

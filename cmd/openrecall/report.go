@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +28,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
   openrecall cost -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", output, "table", "json"); err != nil {
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -72,8 +71,8 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				}
 				fmt.Fprintf(a.errOut, "wrote %s\n", svg)
 			}
-			if output == "json" {
-				return json.NewEncoder(a.out).Encode(sum)
+			if output != outputTable {
+				return writeJSON(a.out, output, sum)
 			}
 			fmt.Fprintf(a.out, "batch      %s\n", sum.Batch)
 			fmt.Fprintf(a.out, "alerts     %d analysed, %d bypassed by memory\n", sum.Alerts, sum.Bypassed)
@@ -88,7 +87,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 	f.StringVar(&svg, "svg", "", "also write the curve as an SVG file")
 	f.IntVar(&width, "width", 72, "terminal chart width in columns")
 	f.IntVar(&height, "height", 16, "terminal chart height in rows")
-	f.StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 
@@ -107,7 +106,7 @@ func newAuditCmd(a *app) *cobra.Command {
   openrecall audit show -o json run-20261130T044536.263208Z-89e913-000002`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("output", output, "table", "json"); err != nil {
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -123,10 +122,12 @@ func newAuditCmd(a *app) *cobra.Command {
 			if len(entries) == 0 {
 				return fmt.Errorf("no audit entries for analysis %q: %w", args[0], openrecall.ErrNotFound)
 			}
-			if output == "json" {
-				enc := json.NewEncoder(a.out)
+			switch output {
+			case outputJSON:
+				return writeJSON(a.out, output, entries)
+			case outputJSONL:
 				for _, e := range entries {
-					if err := enc.Encode(e); err != nil {
+					if err := writeJSON(a.out, output, e); err != nil {
 						return err
 					}
 				}
@@ -149,7 +150,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	show.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(show, &output)
 	verify := &cobra.Command{
 		Use:   "verify",
 		Short: "Check the hash chain: find any edited or deleted entry",

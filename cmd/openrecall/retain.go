@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +50,7 @@ evidence accumulates until memory can vouch for the family.`,
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "text", "json"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.decision == "" {
@@ -75,7 +74,7 @@ evidence accumulates until memory can vouch for the family.`,
 	f.StringVar(&opts.analyst, "analyst", "", "who decided")
 	f.IntVar(&opts.impact, "impact-minutes", 0, "business impact in minutes")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
-	f.StringVarP(&opts.output, "output", "o", "text", "text or json")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -125,8 +124,8 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.output == "json" {
-		return json.NewEncoder(a.out).Encode(struct {
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, struct {
 			Created  bool                `json:"created"`
 			Incident openrecall.Incident `json:"incident"`
 		}{created, stored})
@@ -182,7 +181,7 @@ that agree on error class, service role, environment and attack pattern are reca
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.fingerprint != "" && len(args) == 1 {
@@ -195,7 +194,7 @@ that agree on error class, service role, environment and attack pattern are reca
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.IntVar(&opts.limit, "limit", 0, "memories to show (default: the config's recall_limit)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
-	f.StringVarP(&opts.output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -221,8 +220,8 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.output == "json" {
-		return json.NewEncoder(a.out).Encode(struct {
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, struct {
 			Fingerprint openrecall.Fingerprint `json:"fingerprint"`
 			Matches     []openrecall.Match     `json:"matches"`
 		}{fp, matches})
