@@ -85,7 +85,7 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := decode(f, &c); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}

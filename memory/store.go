@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
@@ -140,8 +140,7 @@ func open(ctx context.Context, path, dsn string, opts Options) (*Store, error) {
 // beside it, the database file alone holds every committed transaction,
 // and SQLite can read it as immutable (no locks, no -shm).
 func needsImmutable(path string, err error) bool {
-	var se sqlite3.Error
-	if !errors.As(err, &se) || (se.Code != sqlite3.ErrReadonly && se.Code != sqlite3.ErrCantOpen) {
+	if !cannotOpenWritable(err) {
 		return false
 	}
 	fi, statErr := os.Stat(path + "-wal")
@@ -473,16 +472,8 @@ func translate(op string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%s: %w", op, openrecall.ErrNotFound)
 	}
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return fmt.Errorf("%s: %w: %w", op, ErrBusy, err)
-		case sqlite3.ErrNotADB, sqlite3.ErrCorrupt:
-			return fmt.Errorf("%s: %w: %w", op, ErrCorrupt, err)
-		case sqlite3.ErrConstraint:
-			return fmt.Errorf("%s: %w: %w", op, openrecall.ErrInvalid, err)
-		}
+	if sentinel := classify(err); sentinel != nil {
+		return fmt.Errorf("%s: %w: %w", op, sentinel, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -51,7 +51,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future.sql', 0)`, SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	_ = s.Close()
 	_, err = Open(context.Background(), path, Options{})
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer database: err = %v, want ErrNewerSchema", err)

@@ -97,13 +97,13 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 
 	st, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 
 	var budget *routing.Budget
 	if b := cfg.Budget(); b > 0 {

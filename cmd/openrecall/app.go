@@ -155,6 +155,15 @@ func (a *app) setupLogger() error {
 	return nil
 }
 
+// closeLogged closes c, a store or an input file, when a command ends.
+// Every write was committed or flushed before, so a failure loses nothing:
+// it is logged, not made the command's error.
+func (a *app) closeLogged(what string, c io.Closer) {
+	if err := c.Close(); err != nil && a.log != nil {
+		a.log.Warn("close "+what, zap.Error(err))
+	}
+}
+
 func (a *app) syncLogger() {
 	if a.log != nil {
 		// Terminals and pipes answer Sync with EINVAL; nothing to report.
@@ -247,7 +256,7 @@ func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extra
 			return nil, fmt.Errorf("rules: %w", err)
 		}
 		extra, err := fingerprint.LoadRules(f, path)
-		f.Close()
+		_ = f.Close() // read to the end already; closing a read-only file loses nothing
 		if err != nil {
 			return nil, err
 		}
@@ -312,6 +321,8 @@ func run(ctx context.Context, args []string, s streams) int {
 }
 
 func (a *app) execute(ctx context.Context, args []string) int {
+	stdout := &stickyWriter{w: a.out}
+	a.out = stdout
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(a.in)
@@ -319,7 +330,12 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	root.SetErr(a.errOut)
 	cmd, err := root.ExecuteContextC(ctx)
 	defer a.syncLogger()
-	return a.exitCode(ctx, cmd, err)
+	code := a.exitCode(ctx, cmd, err)
+	if stdout.err != nil && !errors.Is(err, stdout.err) {
+		fmt.Fprintf(a.errOut, "openrecall: write standard output: %v\n", stdout.err)
+		code = firstExit(code, exitFailure)
+	}
+	return code
 }
 
 // exitCode reports err once on stderr and maps it to the exit table.

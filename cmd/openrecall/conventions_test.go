@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -243,5 +245,25 @@ func TestNoAlertsInInput(t *testing.T) {
 	var doc struct{ Results []json.RawMessage }
 	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != exitPartial || err != nil || len(doc.Results) != 0 {
 		t.Errorf("analyze -o json on no alerts: exit %d, %v: %s", r.code, err, r.stdout)
+	}
+}
+
+// failingWriter fails every write, like a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestFailedStdoutWriteIsAFailure: results that could not be written are
+// not a success. Before, a table printed with unchecked Fprintf calls to a
+// full disk exited 0.
+func TestFailedStdoutWriteIsAFailure(t *testing.T) {
+	db := seededDB(t)
+	for _, args := range [][]string{{"memory", "stats"}, {"version"}, {"fingerprint", "../../examples/queue.jsonl"}} {
+		var errOut strings.Builder
+		a := &app{streams: streams{in: strings.NewReader(""), out: failingWriter{}, errOut: &errOut}, now: fixedClock()}
+		code := a.execute(context.Background(), append([]string{"--db", db}, args...))
+		if code != exitFailure || strings.Count(errOut.String(), "no space left on device") != 1 {
+			t.Errorf("%v to a full disk: exit %d, stderr:\n%s", args, code, errOut.String())
+		}
 	}
 }

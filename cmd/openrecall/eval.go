@@ -175,8 +175,7 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	}
 	st, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Logger: a.log, Now: a.now})
 	if err != nil {
-		os.RemoveAll(dir)
-		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", err)
+		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, os.RemoveAll(dir)))
 	}
 	closeAll := func() error { return errors.Join(st.Close(), os.RemoveAll(dir)) }
 	wc := workflow.Config{

@@ -78,7 +78,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 	r := intake.NewReader(in, intake.Options{Format: format, Source: source})
 	rejected, records := 0, 0
 	doc := &jsonArray{w: a.out} // -o json: one array of every line

@@ -86,7 +86,7 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		if err != nil {
 			return err
 		}
-		defer rc.Close()
+		defer a.closeLogged("input", rc)
 		in, source = rc, src
 	}
 	ex, err := a.extractor(cfg, rules)
@@ -97,7 +97,7 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
@@ -190,12 +190,12 @@ reported with their line number and the rest is imported (exit status 3).`,
 			if err != nil {
 				return err
 			}
-			defer in.Close()
+			defer a.closeLogged("input", in)
 			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			rep, err := st.Import(ctx, in)
 			if err != nil {
 				return err
@@ -220,20 +220,25 @@ func newMemoryExportCmd(a *app) *cobra.Command {
 		Example: `  openrecall memory export backup.jsonl
   openrecall memory export | jq -r .decision | sort | uniq -c`,
 		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
 			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			out := a.out
 			if len(args) == 1 && args[0] != "-" {
 				f, err := os.Create(args[0])
 				if err != nil {
 					return err
 				}
-				defer f.Close()
+				// The export is only complete once the file is closed.
+				defer func() {
+					if cerr := f.Close(); cerr != nil && err == nil {
+						err = fmt.Errorf("export to %s: %w", args[0], cerr)
+					}
+				}()
 				out = f
 			}
 			bw := bufio.NewWriter(out)
@@ -267,7 +272,7 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			s, err := st.Stats(ctx)
 			if err != nil {
 				return err
@@ -299,7 +304,7 @@ memory export and stats) never change the file and refuse an older schema until 
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			s, err := st.Stats(cmd.Context())
 			if err != nil {
 				return err
@@ -329,6 +334,6 @@ func printStats(w io.Writer, s memory.Stats) {
 		for _, f := range s.TopFamilies {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\n", f.Count, f.Fingerprint.ID(), f.Fingerprint)
 		}
-		tw.Flush()
+		_ = tw.Flush() // tw writes to w, whose errors the caller's writer keeps
 	}
 }

@@ -71,3 +71,23 @@ func (j *jsonArray) close() error {
 	_, err := io.WriteString(j.w, end)
 	return err
 }
+
+// stickyWriter remembers the first write error. Standard output goes
+// through one, so that commands print without checking every line and a
+// failed write (a full disk, a closed file) is still reported, once, with
+// exit status 1.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}

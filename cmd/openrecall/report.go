@@ -36,7 +36,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			if batch == "" {
 				batch, err = st.LatestBatch(ctx)
 				if errors.Is(err, openrecall.ErrNotFound) {
@@ -63,7 +63,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 					return err
 				}
 				if err := costcurve.RenderSVG(f, points, "openrecall cost curve — "+batch); err != nil {
-					f.Close()
+					_ = f.Close() // the render error is the one to report
 					return err
 				}
 				if err := f.Close(); err != nil {
@@ -114,7 +114,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			entries, err := st.AuditByAnalysis(ctx, args[0])
 			if err != nil {
 				return err
@@ -166,7 +166,7 @@ each problem names the entry.`,
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			v := audit.NewVerifier()
 			n := 0
 			if err := st.WalkAudit(ctx, func(e openrecall.AuditEntry) error {

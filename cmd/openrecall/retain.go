@@ -119,7 +119,7 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 	stored, created, err := st.Retain(ctx, inc)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func (a *app) firstAlert(name string) (openrecall.Alert, error) {
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 	rec, err := intake.NewReader(in, intake.Options{Source: source}).Next()
 	switch {
 	case errors.Is(err, io.EOF):
@@ -215,7 +215,7 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 	matches, err := st.Recall(ctx, fp, limit)
 	if err != nil {
 		return err
