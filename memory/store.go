@@ -1,14 +1,18 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,6 +108,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		err = checkExists(path)
 	} else {
 		err = createFile(path)
+	}
+	if err == nil {
+		err = precheck(ctx, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open memory %s: %w", path, err)
@@ -250,26 +257,13 @@ func (s *Store) inspect(ctx context.Context) (fileState, error) {
 	var st fileState
 	var tables []string
 	err := retryBusy(ctx, func() error {
-		st, tables = fileState{}, nil
-		if err := s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&st.appID); err != nil {
-			return translate("read application id", err)
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+		var err error
+		st = fileState{}
+		st.appID, tables, err = readOwner(ctx, s.db)
 		if err != nil {
-			return translate("read tables", err)
+			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				return translate("read tables", err)
-			}
-			tables = append(tables, name)
-			st.hasSchema = st.hasSchema || name == "schema_migrations"
-		}
-		if err := rows.Err(); err != nil {
-			return translate("read tables", err)
-		}
+		st.hasSchema = slices.Contains(tables, "schema_migrations")
 		if st.hasSchema {
 			if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&st.version); err != nil {
 				return translate("read schema version", err)
@@ -280,16 +274,88 @@ func (s *Store) inspect(ctx context.Context) (fileState, error) {
 	if err != nil {
 		return st, err
 	}
-	switch {
-	case st.appID != 0 && st.appID != ApplicationID:
-		st.foreign = fmt.Errorf("a SQLite database of another application (application_id %#x), left untouched: %w", st.appID, ErrForeign)
-	case st.appID == 0 && len(tables) > 0 && !st.hasSchema:
-		if len(tables) > 5 {
-			tables = append(tables[:5], "…")
-		}
-		st.foreign = fmt.Errorf("a SQLite database with tables of its own (%s) that openrecall did not create, left untouched: %w", strings.Join(tables, ", "), ErrForeign)
-	}
+	st.foreign = foreignErr(st.appID, tables)
 	return st, nil
+}
+
+// readOwner reads the application id and the names of the tables and views.
+func readOwner(ctx context.Context, db *sql.DB) (int64, []string, error) {
+	var appID int64
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return 0, nil, translate("read application id", err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return 0, nil, translate("read tables", err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return 0, nil, translate("read tables", err)
+		}
+		tables = append(tables, name)
+	}
+	return appID, tables, translate("read tables", rows.Err())
+}
+
+// foreignErr says why a file with this application id and these tables
+// belongs to another application; nil when it is openrecall's or new.
+func foreignErr(appID int64, tables []string) error {
+	switch {
+	case appID != 0 && appID != ApplicationID:
+		return fmt.Errorf("a SQLite database of another application (application_id %#x), left untouched: %w", appID, ErrForeign)
+	case appID == 0 && len(tables) > 0 && !slices.Contains(tables, "schema_migrations"):
+		if len(tables) > 5 {
+			tables = append(tables[:5:5], "…")
+		}
+		return fmt.Errorf("a SQLite database with tables of its own (%s) that openrecall did not create, left untouched: %w", strings.Join(tables, ", "), ErrForeign)
+	}
+	return nil
+}
+
+// sqliteHeader starts every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// precheck refuses a foreign file before any ordinary connection touches
+// it: even reading a WAL-mode file through one creates -wal and -shm
+// beside it. It reads the application id from the file header (offset 68)
+// and, when that is 0, the tables through an immutable connection, which
+// takes no locks and creates no files. Tables that only a WAL file holds
+// are not seen here; inspect checks again.
+func precheck(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return pathErrCause(err)
+	}
+	hdr := make([]byte, 100)
+	n, err := io.ReadFull(f, hdr)
+	_ = f.Close() // read-only
+	if n < len(hdr) || !bytes.HasPrefix(hdr, []byte(sqliteHeader)) {
+		return nil // new, empty or not SQLite at all: SQLite itself says which
+	}
+	if err != nil {
+		return err
+	}
+	switch id := int64(int32(binary.BigEndian.Uint32(hdr[68:72]))); id {
+	case ApplicationID:
+		return nil
+	case 0:
+	default:
+		return foreignErr(id, nil)
+	}
+	db, err := sql.Open("sqlite3", dsn(path, true)+"&immutable=1")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }() // read-only and immutable: nothing to lose
+	db.SetMaxOpenConns(1)
+	appID, tables, err := readOwner(ctx, db)
+	if err != nil {
+		return err
+	}
+	return foreignErr(appID, tables)
 }
 
 // useWAL switches the file to WAL unless it already is.

@@ -463,7 +463,7 @@ func (s *smoke) auditShow(ctx context.Context, results []openrecall.Result) erro
 		s.failf("audit show: no bypassed or analysed result to show")
 	}
 	for _, r := range picks {
-		o, err := s.openrecall(ctx, nil, "audit", "show", "--output", "json", r.AnalysisID)
+		o, err := s.openrecall(ctx, nil, "audit", "show", "--output", "jsonl", r.AnalysisID)
 		if err != nil {
 			return err
 		}

@@ -55,6 +55,7 @@ func All() []Named {
 			return ValidNoteVariant(c.Note)
 		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
+		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
 		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
 		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
 		{"MemoryMatchGen", MemoryMatchGen(), validAs(ValidMatch)},
