@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,6 +42,17 @@ func applicationID(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// headerApplicationID reads the application id from the file header
+// (offset 68, big-endian), as precheck does.
+func headerApplicationID(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 100 {
+		t.Fatalf("read header: %v (%d bytes)", err, len(b))
+	}
+	return int64(int32(binary.BigEndian.Uint32(b[68:72])))
 }
 
 // snapshot is what must not change when openrecall refuses a file: its
@@ -122,6 +134,11 @@ func TestOpenMarksFiles(t *testing.T) {
 	inc := mustRetain(t, s, openrecall.Incident{Fingerprint: fpOf("timeout", "", "", "", "", ""), Decision: openrecall.DecisionReal})
 	if id := applicationID(t, path); id != ApplicationID {
 		t.Fatalf("new database: application_id %#x, want %#x", id, ApplicationID)
+	}
+	// The mark is in the file header while the writer is still open, where
+	// a reader checks it without taking a lock.
+	if id := headerApplicationID(t, path); id != ApplicationID {
+		t.Errorf("file header of an open database: application_id %#x, want %#x", id, ApplicationID)
 	}
 	mustExec(t, rawDB(t, path), "PRAGMA application_id = 0") // as written before this change
 

@@ -353,7 +353,9 @@ func precheck(ctx context.Context, path string) error {
 	db.SetMaxOpenConns(1)
 	appID, tables, err := readOwner(ctx, db)
 	if err != nil {
-		return err
+		// An immutable read can see a page that a writer's checkpoint is
+		// changing: inconclusive, and inspect decides under the locks.
+		return nil
 	}
 	return foreignErr(appID, tables)
 }
@@ -480,7 +482,16 @@ func (s *Store) claim(ctx context.Context) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		return translate("create schema_migrations", err)
 	}
-	return translate("commit claim", tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return translate("commit claim", err)
+	}
+	// Copy the mark into the database file now, not at the next automatic
+	// checkpoint, so that precheck reads it from the header of a file that
+	// a writer keeps open. Best effort: a busy reader only delays it.
+	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		s.log.Debug("checkpoint after marking", zap.Error(err))
+	}
+	return nil
 }
 
 // applyMigration applies m unless the database already has it; the version
