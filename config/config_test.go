@@ -121,3 +121,22 @@ func TestDefaultDBPathHonoursXDG(t *testing.T) {
 		t.Errorf("DefaultDBPath = %q, %v", p, err)
 	}
 }
+
+// TestUnknownKeyNamedByItsYAMLPath: a typo names the key as written in the
+// file, with its section and line, not the Go type that has no such field.
+func TestUnknownKeyNamedByItsYAMLPath(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"triage:\n  bypas_confidence: 0.9\n", "line 2: unknown key triage.bypas_confidence"},
+		{"budget_us: 1\n", "line 1: unknown key budget_us"},
+		{"prices:\n  strong:\n    input_per_milion_usd: 1\n", "line 3: unknown key prices.<name>.input_per_milion_usd"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := config.Load(path)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "config.Triage") {
+			t.Errorf("%q: err = %v, want it to say %q", tt.yaml, err, tt.want)
+		}
+	}
+}

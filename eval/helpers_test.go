@@ -72,7 +72,11 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)

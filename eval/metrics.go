@@ -247,10 +247,10 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 				s.EligibleBypassed++
 			}
 		}
-		switch {
-		case res.Decision == t.Decision:
+		switch res.Decision {
+		case t.Decision:
 			s.Correct++
-		case res.Decision == openrecall.DecisionEscalated:
+		case openrecall.DecisionEscalated:
 			s.Escalated++
 		}
 		if dangerous && res.Decision.Benign() {

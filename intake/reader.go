@@ -167,7 +167,7 @@ func (r *Reader) pos(line int) openrecall.Position {
 // read the stream.
 func (r *Reader) detect() error {
 	if b, err := r.in.Peek(3); err == nil && string(b) == bom {
-		r.in.Discard(3)
+		_, _ = r.in.Discard(3) // bytes peeked above: it cannot fail
 	}
 	switch r.opts.Format {
 	case FormatText:
@@ -220,7 +220,7 @@ func (r *Reader) skipSpace() (byte, error) {
 		if !isSpace(c) {
 			return c, nil
 		}
-		r.readByte()
+		_, _ = r.readByte() // a byte peeked above: it cannot fail
 	}
 }
 
@@ -348,7 +348,7 @@ func (r *Reader) nextDoc() error {
 	}
 	start := r.line + 1
 	if c == '[' {
-		r.readByte()
+		_, _ = r.readByte() // a byte peeked above: it cannot fail
 		r.mode, r.arrayIndex, r.arrayState, r.arrayLine = modeArray, 0, arrayOpen, start
 		return nil
 	}
@@ -404,15 +404,15 @@ func (r *Reader) nextElement() error {
 	}
 	switch {
 	case c == ']':
-		r.readByte()
+		_, _ = r.readByte() // a byte peeked above: it cannot fail
 		r.mode = modeDocs
 		return nil
 	case c == ',' && r.arrayState == arrayValue:
-		r.readByte()
+		_, _ = r.readByte() // a byte peeked above: it cannot fail
 		r.arrayState = arrayComma
 		return nil
 	case c == ',':
-		r.readByte()
+		_, _ = r.readByte() // a byte peeked above: it cannot fail
 		r.queue = reject(r.queue, pos, "invalid JSON: unexpected ',' with no element before it")
 		r.arrayIndex++
 		return nil
@@ -560,7 +560,7 @@ func (r *Reader) consume(n int) {
 	}
 	w, _ := r.in.Peek(n)
 	r.line += bytes.Count(w, []byte{'\n'})
-	r.in.Discard(n)
+	_, _ = r.in.Discard(n) // bytes peeked above: it cannot fail
 }
 
 // incomplete reports whether line is the start of a JSON object or array

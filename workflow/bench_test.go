@@ -37,7 +37,11 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
+	b.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			b.Error(err)
+		}
+	})
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		b.Fatal(err)

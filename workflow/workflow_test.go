@@ -33,7 +33,11 @@ func newPipeline(t *testing.T) *pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)

@@ -42,12 +42,16 @@ reached, or the model unavailable) are escalated to a person without analysis, m
 "escalated_without_analysis" in JSON results and counted in the summary; they save nothing, and
 the exit status is then 6 (3 wins when records were also rejected). Results go to stdout; the
 summary goes to stderr.`,
+		Example: `  openrecall analyze examples/queue.jsonl
+  openrecall analyze -o jsonl --workers 4 queue.jsonl > results.jsonl
+  openrecall analyze --format alertmanager -o json - < webhook.json
+  openrecall analyze --budget-usd 0.50 queue.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.workers < 1 {
@@ -60,7 +64,7 @@ summary goes to stderr.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "table", "result format: table, json or jsonl")
+	addOutputFlag(cmd, &opts.output)
 	f.StringVar(&opts.format, "format", "auto", "input format: auto, jsonl, json, alertmanager, prometheus, pagerduty, text")
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
@@ -96,13 +100,13 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 
 	st, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 
 	var budget *routing.Budget
 	if b := cfg.Budget(); b > 0 {
@@ -135,10 +139,14 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err := w.end(sum); err != nil && runErr == nil {
 		runErr = err
 	}
-	printSummary(a.errOut, sum, budget)
 	if runErr != nil {
+		printSummary(a.errOut, sum, budget)
 		return runErr
 	}
+	if sum.Records == 0 {
+		return noAlerts(source)
+	}
+	printSummary(a.errOut, sum, budget)
 	if sum.Rejected > 0 {
 		return &exitError{code: exitPartial}
 	}
@@ -146,6 +154,15 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 		return &exitError{code: exitUnanalysed}
 	}
 	return nil
+}
+
+// noAlerts is the error of a command whose input held no alert at all
+// (an empty file, or only blank and comment lines): exit status 3.
+func noAlerts(source string) error {
+	if source == "-" {
+		source = "standard input"
+	}
+	return &exitError{code: exitPartial, err: fmt.Errorf("no alerts in %s", source)}
 }
 
 // resultWriter streams results to stdout in one of the output formats.
@@ -164,24 +181,19 @@ func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultW
 }
 
 func (rw *resultWriter) begin() error {
-	switch rw.format {
-	case "json":
-		_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
-		return err
-	case "table":
-		_, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
-			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY")
-		return err
+	if rw.format != outputJSON {
+		return nil
 	}
-	return nil
+	_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
+	return err
 }
 
 func (rw *resultWriter) write(r openrecall.Result) error {
 	defer func() { rw.n++ }()
 	switch rw.format {
-	case "jsonl":
+	case outputJSONL:
 		return rw.enc.Encode(r)
-	case "json":
+	case outputJSON:
 		if rw.n > 0 {
 			if _, err := io.WriteString(rw.w, ",\n"); err != nil {
 				return err
@@ -193,6 +205,13 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 		}
 		_, err = rw.w.Write(b)
 		return err
+	}
+	// The table's header waits for the first result: no alerts, no table.
+	if rw.n == 0 {
+		if _, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
+			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY"); err != nil {
+			return err
+		}
 	}
 	pos := r.Position
 	pos.Source = ""
@@ -214,7 +233,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 }
 
 func (rw *resultWriter) end(sum workflow.Summary) error {
-	if rw.format == "json" {
+	if rw.format == outputJSON {
 		_, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum))
 		return err
 	}

@@ -239,7 +239,7 @@ func TestAuditVerifyDetectsEditedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sqldb.Close()
+	defer func() { _ = sqldb.Close() }()
 	if _, err := sqldb.Exec(`UPDATE audit_entries SET reason = 'nothing to see here' WHERE sequence = 7`); err == nil {
 		t.Fatal("a plain UPDATE of an audit entry succeeded; the append-only trigger should refuse it")
 	}

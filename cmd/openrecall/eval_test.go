@@ -50,7 +50,8 @@ func runEval(t *testing.T, opts *evalOptions, args ...string) runResult {
 	cmd.SetErr(&errOut)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	ctx := context.Background()
-	code := a.exitCode(ctx, cmd.ExecuteContext(ctx))
+	ran, err := cmd.ExecuteContextC(ctx)
+	code := a.exitCode(ctx, ran, err)
 	return runResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 

@@ -31,12 +31,15 @@ func newFingerprintCmd(a *app) *cobra.Command {
 and its identity, last: "rule @ service", or "-" when it has none.
 --explain shows which label or rule set each identity part and each field.
 No database is opened.`,
+		Example: `  openrecall fingerprint examples/queue.jsonl
+  openrecall fingerprint --explain alert.json
+  openrecall fingerprint -o jsonl --rules my-rules.yaml - < queue.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			return fingerprintRun(a, opts)
@@ -46,7 +49,7 @@ No database is opened.`,
 	f.StringVar(&opts.format, "format", "auto", "input format (see analyze --format)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
 	f.BoolVar(&opts.explain, "explain", false, "show the label or rule behind each identity part and field")
-	f.StringVarP(&opts.output, "output", "o", "table", "table, json or jsonl")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -80,9 +83,10 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 	r := intake.NewReader(in, intake.Options{Format: format, Source: source})
-	rejected := 0
+	rejected, records := 0, 0
+	doc := &jsonArray{w: a.out} // -o json: one array of every line
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -104,9 +108,23 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 				l.IdentityEvidence = idEv
 			}
 		}
-		if err := printFingerprintLine(a.out, opts.output, l); err != nil {
+		records++
+		if opts.output == outputJSON {
+			err = doc.add(l)
+		} else {
+			err = printFingerprintLine(a.out, opts.output, l)
+		}
+		if err != nil {
 			return err
 		}
+	}
+	if opts.output == outputJSON {
+		if err := doc.close(); err != nil {
+			return err
+		}
+	}
+	if records == 0 {
+		return noAlerts(source)
 	}
 	if rejected > 0 {
 		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
@@ -116,7 +134,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 }
 
 func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
-	if format != "table" {
+	if format != outputTable {
 		return json.NewEncoder(w).Encode(l)
 	}
 	pos := l.Position

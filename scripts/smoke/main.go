@@ -121,7 +121,7 @@ func newSmoke(ctx context.Context, opts options, log io.Writer) (*smoke, error) 
 			return nil, err
 		}
 		if _, err := os.Stat(s.bin); err != nil {
-			os.RemoveAll(dir)
+			_ = os.RemoveAll(dir)
 			return nil, fmt.Errorf("binary: %w (run `make build` first, or leave -bin empty to build one)", err)
 		}
 		return s, nil
@@ -133,7 +133,7 @@ func newSmoke(ctx context.Context, opts options, log io.Writer) (*smoke, error) 
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("go build ./cmd/openrecall: %v\n%s", err, out)
 	}
 	return s, nil
@@ -162,7 +162,7 @@ func (s *smoke) cleanup(w io.Writer) {
 		fmt.Fprintf(w, "smoke: kept %s\n", s.dir)
 		return
 	}
-	os.RemoveAll(s.dir)
+	_ = os.RemoveAll(s.dir)
 }
 
 func (s *smoke) failf(format string, a ...any) { s.fails = append(s.fails, fmt.Sprintf(format, a...)) }
@@ -338,7 +338,7 @@ func seedLines(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
 	n := 0
@@ -436,7 +436,7 @@ func (s *smoke) cost(ctx context.Context, results []openrecall.Result, figs figu
 	if err != nil {
 		return fmt.Errorf("open %s: %w", s.db, err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	points, err := st.CostPoints(ctx, batch)
 	if err != nil {
 		return fmt.Errorf("cost points of %s: %w", batch, err)
@@ -464,7 +464,7 @@ func (s *smoke) auditShow(ctx context.Context, results []openrecall.Result) erro
 		s.failf("audit show: no bypassed or analysed result to show")
 	}
 	for _, r := range picks {
-		o, err := s.openrecall(ctx, nil, "audit", "show", "--output", "json", r.AnalysisID)
+		o, err := s.openrecall(ctx, nil, "audit", "show", "--output", "jsonl", r.AnalysisID)
 		if err != nil {
 			return err
 		}
@@ -680,7 +680,7 @@ func (s *smoke) tamper(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var n int64
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM audit_entries`).Scan(&n); err != nil {
 		return fmt.Errorf("tamper: %w", err)

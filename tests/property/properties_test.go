@@ -17,6 +17,7 @@ func registry() []pbt.Property {
 	props = append(props, memoryProperties()...)
 	props = append(props, pipelineProperties()...)
 	props = append(props, identityProperties()...)
+	props = append(props, dbFileProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

@@ -56,6 +56,7 @@ func All() []Named {
 		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
+		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
 		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
 		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
 		{"MemoryMatchGen", MemoryMatchGen(), validAs(ValidMatch)},
