@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -81,6 +81,13 @@ pbt:
 pbt-nightly:
 	OPENRECALL_PBT_SEED=$$(date -u +%Y%m%d) OPENRECALL_PBT_PROFILE=nightly \
 		$(GO) test -count=1 -timeout 60m -run 'TestProperties' ./tests/property/...
+
+# The teeth of the property suite: each semantic mutant of
+# tests/property/mutants/ applied to a scratch copy, judged by the property
+# suite alone (profile MUTANTS_PROFILE, default ci); prints killed/survived
+# per mutant and the kill rate. A mutant that no longer applies is an error.
+mutants:
+	$(GO) run ./scripts/mutants -profile $${MUTANTS_PROFILE:-ci} -seed $${OPENRECALL_PBT_SEED:-$(PBT_SEED)}
 
 clean:
 	rm -rf bin .openrecall coverage.out
