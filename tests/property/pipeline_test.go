@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -128,10 +129,13 @@ func pipelineProperties() []pbt.Property {
 			},
 		),
 		pbt.ForAll("P15_one_audit_entry_per_route_step",
-			"len(audit trace) == len(route trace), in the same order, for every result — rejected and resolved records included.",
+			"len(audit trace) == len(route trace), in the same order, for every result — rejected and resolved records included — and the route steps are those of DESIGN §7 by an expected-steps model written from the input: intake alone for rejected and resolved records (a resolved alert inside a firing webhook too), else intake, fingerprint, then the memory bypass or one analysis, on the strong model for attack, unclassified, weak or real memory and the cheap one for consistent benign memory the guard does not bypass.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
 				if err != nil {
+					return err
+				}
+				if err := checkExpectedSteps(in, out.results); err != nil {
 					return err
 				}
 				for _, r := range out.results {
@@ -158,7 +162,8 @@ func pipelineProperties() []pbt.Property {
 			},
 			pbt.Expensive(2),
 			pbt.Classify(classifyRun),
-			pbt.Cover("a rejected record", 20), pbt.Cover("a resolved record", 10),
+			pbt.Cover("a rejected record", 20), pbt.Cover("a resolved record", 10), pbt.Cover("a mixed-status webhook", 5),
+			pbt.Cover("an attack alert with unanimous benign memory", 5), pbt.Cover("an unclassified alert", 10), pbt.Cover("a cheap confirmation", 10),
 		),
 		pbt.ForAll("P16_workers_equivalent_to_sequential",
 			"AnalyzeQueue with several workers is equivalent to the sequential run, by the product's equivalence predicate openrecall.EquivalentRuns, with the same summary and cost curve.",
@@ -456,7 +461,7 @@ func newWorkflow(ex workflow.Fingerprinter, st *memory.Store, budget *routing.Bu
 func classifyRun(in gen.WorkflowInput) []string {
 	var l []string
 	kinds := map[string]bool{}
-	for _, r := range in.Records {
+	for _, r := range in.AllRecords() {
 		kinds[gen.RecordKinds()[r.Kind%len(gen.RecordKinds())]] = true
 	}
 	if kinds["invalid JSON"] || kinds["empty object"] {
@@ -467,7 +472,7 @@ func classifyRun(in gen.WorkflowInput) []string {
 	}
 	if in.Budget > 0 {
 		l = append(l, "a run budget")
-		if in.Budget < 10_000_000 && len(in.Records) > 0 {
+		if in.Budget < 10_000_000 && len(in.AllRecords()) > 0 {
 			l = append(l, "budget exhausted")
 		}
 	}
@@ -496,20 +501,62 @@ func classifyRun(in gen.WorkflowInput) []string {
 			}
 		}
 	}
-	for _, r := range in.Records {
+	for _, r := range in.AllRecords() {
 		k := gen.RecordKinds()[r.Kind%len(gen.RecordKinds())]
 		if (k == "alert" || k == "re-sent alert" || k == "webhook with two alerts") && seeded[r.Alert.Family] {
 			l = append(l, "some alert bypassed")
 			break
 		}
 	}
-	for _, r := range in.Records {
+	for _, r := range in.AllRecords() {
 		k := gen.RecordKinds()[r.Kind%len(gen.RecordKinds())]
 		if (k == "alert" || k == "re-sent alert" || k == "webhook with two alerts") && !seeded[r.Alert.Family] {
 			l = append(l, "a model call")
 			break
 		}
 	}
+	return append(l, classifyBlindSpots(in)...)
+}
+
+// classifyBlindSpots labels the classes the suite once never generated.
+func classifyBlindSpots(in gen.WorkflowInput) []string {
+	seen := map[string]bool{}
+	fams := gen.AlertFamilies()
+	for _, r := range in.AllRecords() {
+		k := gen.RecordKinds()[r.Kind%len(gen.RecordKinds())]
+		f := r.Alert.Family % len(fams)
+		if k == "mixed-status webhook" {
+			seen["a mixed-status webhook"] = true
+		}
+		if k == "invalid JSON" || k == "empty object" || k == "resolved webhook" || k == "bare string" {
+			continue
+		}
+		if fams[f].Unclassified {
+			seen["an unclassified alert"] = true
+		}
+		route := memoryRoute(in, f, false)
+		if route == routeCheap {
+			seen["a cheap confirmation"] = true
+		}
+		benignMemory := route == routeCheap || route == routeBypass
+		if fams[f].Attack {
+			// memoryRoute says strong for attacks; ask what memory holds.
+			for _, s := range in.AllSeeds() {
+				if s.Family == f && s.N >= 5 && s.Dissent == 0 && openrecall.MemoryDecisions[s.Decision%len(openrecall.MemoryDecisions)].Benign() {
+					seen["an attack alert with unanimous benign memory"] = true
+					benignMemory = true
+				}
+			}
+		}
+		if benignMemory && in.Budget > 0 && in.Budget <= 1_000_000 && route != routeBypass {
+			seen["a budget skip of an alert memory calls benign"] = true
+		}
+	}
+	var l []string
+	for k := range seen {
+		l = append(l, k)
+	}
+	sort.Strings(l)
 	return l
 }
 

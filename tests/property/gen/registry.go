@@ -103,6 +103,22 @@ func All() []Named {
 			}
 			return ValidFingerprint(c.Fingerprint)
 		})},
+		{"GateCaseGen", GateCaseGen(), validAs(ValidGateCase)},
+		{"AuditTamperGen", AuditTamperGen(), validAs(func(a AuditTamper) error {
+			if a.N < 1 || a.Op < 0 || a.Op >= len(AuditOps()) || a.Field < 0 || a.Field >= len(AuditFields()) || a.I < 0 || a.J < 0 || a.Cut < 0 {
+				return fmt.Errorf("tamper %+v", a)
+			}
+			return nil
+		})},
+		{"NormalizationCaseGen", NormalizationCaseGen(), validAs(func(c NormalizationCase) error {
+			return indexesIn([]int{c.Severity}, len(Severities()), "severity")
+		})},
+		{"ThresholdCaseGen", ThresholdCaseGen(), validAs(func(c ThresholdCase) error {
+			if c.N < 0 || c.N > 20 || c.Dissent < 0 || c.Score < 0 || c.Score >= len(ThresholdScores()) {
+				return fmt.Errorf("threshold case %+v", c)
+			}
+			return nil
+		})},
 		{"RawAlertGen", RawAlertGen(), validAs(func(r RawAlert) error {
 			if r.Family < 0 || r.Family >= len(AlertFamilies()) {
 				return fmt.Errorf("family %d out of range", r.Family)
@@ -118,7 +134,7 @@ func All() []Named {
 					return fmt.Errorf("seed %+v", s)
 				}
 			}
-			if strings.Count(in.Queue(), "\n") != len(in.Records) {
+			if strings.Count(in.Queue(), "\n") != len(in.AllRecords()) {
 				return fmt.Errorf("queue has another line count than records")
 			}
 			return nil

@@ -1,0 +1,412 @@
+package property
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/costcurve"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/tests/property/gen"
+	"github.com/openrecall/openrecall/tests/property/pbt"
+	"github.com/openrecall/openrecall/triage"
+)
+
+// Literals of DESIGN, written here rather than read from the product's
+// configuration, so that a changed default is caught (§6 and §7).
+const (
+	designStrongMatch      = 0.85
+	designConsistency      = 0.90
+	designBypassConfidence = 0.85
+	designGateConfidence   = 0.60
+	designCheapMaxTokens   = 400
+	designStrongMaxTokens  = 800
+)
+
+// designDecisions is the closed set of DESIGN §6, spelled out.
+var designDecisions = map[string]bool{"false_positive": true, "duplicate": true, "known_benign": true, "real": true, "escalated": true}
+
+func designBenign(d string) bool {
+	return d == "false_positive" || d == "duplicate" || d == "known_benign"
+}
+
+// blindSpotProperties are the rules the suite had no property for: the
+// quality gate, budget refusal, audit verification, intake normalization,
+// the savings percentage and the bypass threshold at every count.
+func blindSpotProperties() []pbt.Property {
+	ex := newExtractor()
+	return []pbt.Property{
+		pbt.ForAll("P28_quality_gate",
+			"Quality gate (DESIGN §7): a model answer is accepted only when it is one JSON object of the analysis schema, its decision is in the closed set, the guard accepts it (no benign verdict on an attack), every cited memory was recalled and its confidence is in [0.60, 1]; every other answer escalates the alert to a person, with no second model call; a call never costs more than its worst case (the completion capped at 400 cheap or 800 strong tokens), priced by the price table.",
+			"GateCaseGen", gen.GateCaseGen(), checkGate,
+			pbt.Pin("a confidence just under the gate", gen.GateCase{Memories: 3, Confidence: 1}),
+			pbt.Pin("a citation of a memory that was never recalled", gen.GateCase{Memories: 3, Cite: 3}),
+			pbt.Pin("a benign verdict on an attack", gen.GateCase{Memories: 3, Attack: true}),
+			pbt.Classify(func(c gen.GateCase) []string {
+				l := []string{"shape " + gen.AnswerShapes()[c.Shape]}
+				if gateWants(c) {
+					l = append(l, "an answer that passes")
+				}
+				if !c.Attack && c.Memories > 0 {
+					l = append(l, "cheap tier")
+				}
+				if c.Attack && designBenign(gen.AnswerDecisions()[c.Decision]) {
+					l = append(l, "benign verdict on an attack")
+				}
+				return l
+			}),
+			pbt.Cover("an answer that passes", 8), pbt.Cover("cheap tier", 30), pbt.Cover("shape huge", 3),
+			pbt.Cover("shape invalid JSON", 3), pbt.Cover("shape unknown field", 3), pbt.Cover("benign verdict on an attack", 3),
+		),
+		pbt.ForAll("P29_budget_refusal_escalates",
+			"Budget (DESIGN §7): an alert whose model call was not made for the run budget ends escalated to a person without analysis: no benign decision (even when memory proposed one), no bypass, cost 0 and baseline 0, so it never counts as a saving; with a budget of one nano-dollar every model call is refused.",
+			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
+				out, err := runWorkflow(ex, in, in.Workers)
+				if err != nil {
+					return err
+				}
+				for _, r := range out.results {
+					for _, s := range r.Steps {
+						if s.Step != openrecall.StepAnalysis {
+							continue
+						}
+						if in.Budget == 1 && s.Outcome != openrecall.OutcomeBudgetExceeded {
+							return fmt.Errorf("liveness: %s: a model call (%s, outcome %s) under a one nano-dollar budget", r.Position, s.Tier, s.Outcome)
+						}
+						if s.Outcome != openrecall.OutcomeBudgetExceeded {
+							continue
+						}
+						switch {
+						case !s.Skipped || s.Cost != 0 || s.Live:
+							return fmt.Errorf("step: %s budget step made a call: skipped %v cost %d live %v", r.Position, s.Skipped, s.Cost, s.Live)
+						case r.Decision != openrecall.DecisionEscalated || r.Bypassed || !r.EscalatedWithoutAnalysis:
+							return fmt.Errorf("escalation: %s skipped for budget ends %q (bypassed %v, without analysis %v); memory proposed %q", r.Position, r.Decision, r.Bypassed, r.EscalatedWithoutAnalysis, r.Triage.Decision)
+						case r.Cost != 0 || r.Baseline != 0:
+							return fmt.Errorf("saving: %s skipped for budget has cost %d and baseline %d, want 0 and 0", r.Position, r.Cost, r.Baseline)
+						}
+					}
+				}
+				return nil
+			},
+			pbt.Expensive(2),
+			pbt.Classify(classifyRun),
+			pbt.Cover("budget exhausted", 5), pbt.Cover("a budget skip of an alert memory calls benign", 3),
+		),
+		pbt.ForAll("P30_audit_verify_detects_tampering",
+			"Audit (DESIGN §9): a sealed trail verifies with no problem; any single-field edit (with or without a recomputed hash), deletion, reordering or truncation of it makes verify report a problem.",
+			"AuditTamperGen", gen.AuditTamperGen(), checkAudit,
+			pbt.Classify(func(a gen.AuditTamper) []string { return []string{"op " + tamperOp(a)} }),
+			pbt.Cover("op none", 5), pbt.Cover("op edit", 5), pbt.Cover("op edit and re-hash", 5), pbt.Cover("op delete", 5), pbt.Cover("op swap", 5), pbt.Cover("op truncate", 5),
+		),
+		pbt.ForAll("P31_intake_normalization",
+			"Intake normalization (DESIGN §3): severity maps every input to critical|high|medium|low|info|unknown (known spellings to their level, whatever their case and separators; anything else to unknown), environment to prod|staging|dev|\"\"; both maps are total and idempotent.",
+			"NormalizationCaseGen", gen.NormalizationCaseGen(), func(c gen.NormalizationCase) error {
+				sev, env := gen.Severities()[c.Severity], gen.Environments()[c.Environment]
+				s, e := sev[0], env[0]
+				if c.Upper {
+					s, e = strings.ToUpper(s), strings.ToUpper(e)
+				}
+				got := intake.NormalizeSeverity(s)
+				if string(got) != sev[1] {
+					return fmt.Errorf("severity: %q normalizes to %q, want %q", s, got, sev[1])
+				}
+				if again := intake.NormalizeSeverity(string(got)); again != got {
+					return fmt.Errorf("severity idempotence: %q → %q → %q", s, got, again)
+				}
+				gotEnv := intake.NormalizeEnvironment(e)
+				if gotEnv != env[1] {
+					return fmt.Errorf("environment: %q normalizes to %q, want %q", e, gotEnv, env[1])
+				}
+				if again := intake.NormalizeEnvironment(gotEnv); again != gotEnv {
+					return fmt.Errorf("environment idempotence: %q → %q → %q", e, gotEnv, again)
+				}
+				return nil
+			},
+			pbt.Classify(func(c gen.NormalizationCase) []string {
+				return []string{"severity " + gen.Severities()[c.Severity][1], "environment " + gen.Environments()[c.Environment][1]}
+			}),
+			pbt.Cover("severity unknown", 5), pbt.Cover("severity medium", 5), pbt.Cover("environment staging", 5), pbt.Cover("environment ", 5),
+		),
+		pbt.ForAll("P32_savings_percent",
+			"Savings percentage (DESIGN §7, §8): the cost curve's summary states savings as exactly 100 × (Σ baseline − Σ cost) / Σ analysed baseline, 0 when nothing was analysed.",
+			"CostCurveGen", gen.CostCurveGen(), func(steps []gen.CostStep) error {
+				points := curve(steps)
+				var cost, baseline, analysed openrecall.NanoUSD
+				for _, s := range steps {
+					cost += s.Cost
+					baseline += s.Baseline()
+					if s.Tier != costcurve.TierUnanalysed {
+						analysed += s.Baseline()
+					}
+				}
+				want := 0.0
+				if analysed != 0 {
+					want = 100 * float64(baseline-cost) / float64(analysed)
+				}
+				sum := costcurve.Summarize(points)
+				if sum.Savings != baseline-cost || math.Abs(sum.SavingsPercent-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					return fmt.Errorf("percent: summary saves %d (%.12f%%), want %d (%.12f%%) of the analysed baseline %d", sum.Savings, sum.SavingsPercent, baseline-cost, want, analysed)
+				}
+				return nil
+			},
+			pbt.Pin("one third saved", []gen.CostStep{{Cost: 2, Extra: 1}}),
+		),
+		pbt.ForAll("P33_bypass_threshold_every_count",
+			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold and attack patterns, the guard agrees with a reference guard written from DESIGN.",
+			"ThresholdCaseGen", gen.ThresholdCaseGen(), checkThreshold,
+			pbt.Pin("four unanimous memories, one short", gen.ThresholdCase{N: 4, Decision: 2}),
+			pbt.Pin("five unanimous memories, the least that bypasses", gen.ThresholdCase{N: 5, Decision: 2}),
+			pbt.Pin("eighteen against two: exactly 90% consistent", gen.ThresholdCase{N: 18, Dissent: 2, Decision: 0}),
+			pbt.PinFunc("every count from 0 to 20, each memory decision, unanimous at score 1", func() error {
+				for n := 0; n <= 20; n++ {
+					for d := range openrecall.MemoryDecisions {
+						if err := checkThreshold(gen.ThresholdCase{N: n, Decision: d}); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			}),
+			pbt.Classify(func(c gen.ThresholdCase) []string {
+				if c.Dissent == 0 && !c.Attack && gen.ThresholdScores()[c.Score] >= designStrongMatch {
+					return []string{"unanimous strong"}
+				}
+				return nil
+			}),
+			pbt.Cover("unanimous strong", 10),
+		),
+	}
+}
+
+// gateWants is the gate's expected ruling, from the case alone.
+func gateWants(c gen.GateCase) bool {
+	shape := gen.AnswerShapes()[c.Shape]
+	d := gen.AnswerDecisions()[c.Decision]
+	conf := gen.AnswerConfidences()[c.Confidence]
+	if shape != "clean" && shape != "huge" {
+		return false
+	}
+	if !designDecisions[d] || c.Attack && designBenign(d) {
+		return false
+	}
+	for _, id := range gen.AnswerCitations()[c.Cite] {
+		if !strings.HasPrefix(id, "inc_") || id == "inc_404" || id == "inc_999" {
+			return false
+		}
+		var k int
+		if _, err := fmt.Sscanf(id, "inc_%d", &k); err != nil || k >= c.Memories {
+			return false
+		}
+	}
+	return conf >= designGateConfidence && conf <= 1
+}
+
+// answeringModel is an adversarial model: it answers every prompt with one
+// fixed text (as a live provider could), priced as name.
+type answeringModel struct{ name, text string }
+
+func (m answeringModel) Name() string { return m.name }
+func (m answeringModel) Complete(context.Context, routing.Request) (routing.Response, error) {
+	return routing.Response{Text: m.text}, nil
+}
+
+func checkGate(c gen.GateCase) error {
+	fp := openrecall.Fingerprint{ErrorClass: "crashloopbackoff", ServiceRole: "api_edge", DependencyPattern: "configmap", Environment: "prod"}
+	if c.Attack {
+		fp.AttackPattern = "ssrf"
+	}
+	var matches []openrecall.Match
+	for i := 0; i < c.Memories; i++ {
+		matches = append(matches, openrecall.Match{Score: 1, Incident: openrecall.Incident{
+			ID: fmt.Sprintf("inc_%d", i), Fingerprint: fp, Decision: openrecall.DecisionKnownBenign, CreatedAt: gen.Times()[i%len(gen.Times())]}})
+	}
+	text := c.Answer()
+	r, err := routing.New(routing.Config{Cheap: answeringModel{"gpt-4o-mini", text}, Strong: answeringModel{"gpt-4o", text}, Vet: triage.Vet, Now: fixedClock})
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	tr := triage.Triage(fp, matches, triage.DefaultConfig())
+	alert := openrecall.Alert{ID: "gate-1", Format: "jsonl", Title: "checkout-api crash looping", Severity: openrecall.SeverityMedium, Status: openrecall.StatusFiring}
+	out := r.Route(context.Background(), routing.Input{Alert: alert, Fingerprint: fp, Matches: matches, Triage: tr,
+		Guard: openrecall.GuardVerdict{Reason: "pbt: not bypassed"}})
+	if len(out.Steps) != 1 || out.Steps[0].Step != openrecall.StepAnalysis || out.Steps[0].Skipped {
+		return fmt.Errorf("calls: want exactly one model call, got steps %+v", out.Steps)
+	}
+	s := out.Steps[0]
+	wantTier, maxTok := openrecall.TierStrong, designStrongMaxTokens
+	if !c.Attack && c.Memories > 0 {
+		wantTier, maxTok = openrecall.TierCheap, designCheapMaxTokens
+	}
+	if s.Tier != wantTier {
+		return fmt.Errorf("tier: %s model answered, want %s (attack %v, %d benign memories)", s.Tier, wantTier, c.Attack, c.Memories)
+	}
+	p := perToken[s.Model]
+	if p[0] == 0 || s.CompletionTokens > maxTok || s.Cost != openrecall.NanoUSD(s.PromptTokens)*p[0]+openrecall.NanoUSD(s.CompletionTokens)*p[1] {
+		return fmt.Errorf("price: %s call of %d+%d tokens costs %d (completion cap %d)", s.Model, s.PromptTokens, s.CompletionTokens, s.Cost, maxTok)
+	}
+	if worst := openrecall.NanoUSD(s.PromptTokens)*p[0] + openrecall.NanoUSD(maxTok)*p[1]; s.Cost > worst {
+		return fmt.Errorf("worst case: call costs %d, more than its worst case %d", s.Cost, worst)
+	}
+	want := gateWants(c)
+	accepted := s.Outcome == openrecall.OutcomeAccepted
+	switch {
+	case want != accepted:
+		return fmt.Errorf("gate: answer %.120q ruled %s (%s), want accepted=%v", text, s.Outcome, s.EscalationReason, want)
+	case accepted && string(out.Decision) != gen.AnswerDecisions()[c.Decision]:
+		return fmt.Errorf("accepted: decision %q, the model proposed %q", out.Decision, gen.AnswerDecisions()[c.Decision])
+	case !accepted && (out.Decision != openrecall.DecisionEscalated || s.EscalationReason == "" || out.Bypassed):
+		return fmt.Errorf("rejected: %q ended %q (reason %q), want escalated to a person", text[:min(len(text), 120)], out.Decision, s.EscalationReason)
+	case !accepted && out.Analysis != nil && out.Analysis.Decision != openrecall.DecisionEscalated:
+		return fmt.Errorf("rejected: the attached analysis still says %q", out.Analysis.Decision)
+	case out.Cost > out.Baseline:
+		return fmt.Errorf("conservation: cost %d > baseline %d", out.Cost, out.Baseline)
+	}
+	return nil
+}
+
+func tamperOp(a gen.AuditTamper) string {
+	op := gen.AuditOps()[a.Op]
+	if op == "swap" && a.N < 2 {
+		return "delete"
+	}
+	if op == "edit and re-hash" && gen.AuditFields()[a.Field] == "Hash" {
+		return "edit"
+	}
+	return op
+}
+
+// editField changes one field of e to another value.
+func editField(e *openrecall.AuditEntry, field string) {
+	switch field {
+	case "Reason":
+		e.Reason += "x"
+	case "Cost":
+		e.Cost++
+	case "Baseline":
+		e.Baseline++
+	case "Savings":
+		e.Savings--
+	case "Step":
+		e.Step += "x"
+	case "Model":
+		e.Model += "x"
+	case "Outcome":
+		e.Outcome += "x"
+	case "Live":
+		e.Live = !e.Live
+	case "Skipped":
+		e.Skipped = !e.Skipped
+	case "AnalysisID":
+		e.AnalysisID += "x"
+	case "AlertID":
+		e.AlertID += "x"
+	case "ProposedDecision":
+		e.ProposedDecision += "x"
+	case "EscalationReason":
+		e.EscalationReason += "x"
+	case "MemoryHits":
+		e.MemoryHits++
+	case "StepIndex":
+		e.StepIndex++
+	case "Latency":
+		e.Latency += time.Millisecond
+	case "Time":
+		e.Time = e.Time.Add(time.Second)
+	case "Sequence":
+		e.Sequence += 100
+	case "PrevHash":
+		e.PrevHash += "0"
+	case "Hash":
+		e.Hash = strings.Repeat("0", 64)
+	case "Tier":
+		e.Tier += "x"
+	case "Batch":
+		e.Batch += "x"
+	default:
+		panic("unknown audit field " + field)
+	}
+}
+
+func checkAudit(a gen.AuditTamper) error {
+	sealed := audit.Seal("", 1, a.Entries())
+	n := len(sealed)
+	headSeq, headHash := sealed[n-1].Sequence, sealed[n-1].Hash
+	trail := slices.Clone(sealed)
+	i, j := a.I%n, a.J%n
+	op := tamperOp(a)
+	field := gen.AuditFields()[a.Field]
+	switch op {
+	case "edit":
+		editField(&trail[i], field)
+	case "edit and re-hash":
+		editField(&trail[i], field)
+		trail[i].Hash = audit.Hash(trail[i])
+	case "delete":
+		trail = slices.Delete(trail, i, i+1)
+	case "swap":
+		if i == j {
+			j = (i + 1) % n
+		}
+		trail[i], trail[j] = trail[j], trail[i]
+	case "truncate":
+		trail = trail[:n-1-a.Cut%n]
+	}
+	v := audit.NewVerifier()
+	for _, e := range trail {
+		v.Add(e)
+	}
+	problems := v.Finish(headSeq, headHash)
+	if op == "none" && len(problems) > 0 {
+		return fmt.Errorf("untouched: a sealed trail of %d entries fails verify: %v", n, problems)
+	}
+	if op != "none" && len(problems) == 0 {
+		return fmt.Errorf("undetected: %s (entry %d, field %s) of a sealed trail of %d entries passes verify", op, i+1, field, n)
+	}
+	return nil
+}
+
+func checkThreshold(c gen.ThresholdCase) error {
+	fp := openrecall.Fingerprint{ErrorClass: "http_5xx", ServiceRole: "api_edge", Environment: "prod"}
+	if c.Attack {
+		fp.AttackPattern = "brute_force"
+	}
+	d := openrecall.MemoryDecisions[c.Decision]
+	score := gen.ThresholdScores()[c.Score]
+	var matches []openrecall.Match
+	for i := 0; i < c.N+c.Dissent; i++ {
+		di := d
+		if i >= c.N {
+			di = openrecall.DecisionReal
+		}
+		matches = append(matches, openrecall.Match{Score: score, Incident: openrecall.Incident{
+			ID: fmt.Sprintf("inc_%02d", i), Fingerprint: fp, Decision: di, CreatedAt: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute)}})
+	}
+	// The reference guard of DESIGN §6 with its thresholds as literals.
+	want := false
+	if score >= designStrongMatch && len(matches) > 0 {
+		n := float64(len(matches))
+		dom, domN := string(d), c.N
+		if c.Dissent > c.N {
+			dom, domN = "real", c.Dissent
+		}
+		consistency := float64(domN) / n
+		confidence := consistency * (n + 1) / (n + 2)
+		want = c.N != c.Dissent && consistency >= designConsistency && confidence >= designBypassConfidence && designBenign(dom) && !c.Attack
+	}
+	cfg := triage.DefaultConfig()
+	tr := triage.Triage(fp, matches, cfg)
+	v := triage.Guard(fp, tr, cfg)
+	if v.Bypass != want {
+		return fmt.Errorf("threshold: %d %s and %d real memories at score %v (attack %v): bypass %v, the reference guard says %v (%s)", c.N, d, c.Dissent, score, c.Attack, v.Bypass, want, v.Reason)
+	}
+	if c.Dissent == 0 && !c.Attack && score >= designStrongMatch && d.Benign() && v.Bypass != (c.N >= 5) {
+		return fmt.Errorf("threshold: %d unanimous %s memories: bypass %v, want %v (n ≥ 5)", c.N, d, v.Bypass, c.N >= 5)
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package gen
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/leanovate/gopter"
+	gg "github.com/leanovate/gopter/gen"
+	"github.com/openrecall/openrecall"
+)
+
+// AnswerShapes are the shapes an adversarial model answer takes: a clean
+// object, a huge one (a completion far past the token cap), and ways of not
+// being one object of the schema.
+func AnswerShapes() []string {
+	return []string{"clean", "huge", "invalid JSON", "data after the object", "unknown field", "no confidence", "not an object", "confidence as text"}
+}
+
+// AnswerDecisions are proposed decisions: the closed set and values outside it.
+func AnswerDecisions() []string {
+	return []string{"known_benign", "false_positive", "duplicate", "real", "escalated", "", "benign", "KNOWN_BENIGN", "close", "known_benign "}
+}
+
+// AnswerConfidences are confidences around the quality gate (0.60) and the
+// edges of [0, 1].
+func AnswerConfidences() []float64 {
+	return []float64{0.9, math.Nextafter(0.6, 0), 0.6, math.Nextafter(0.6, 1), 0, 1, 0.59, 0.61, math.Nextafter(1, 2), -0.01}
+}
+
+// AnswerCitations are the memory ids an answer cites: none, recalled ones,
+// and ids memory never returned.
+func AnswerCitations() [][]string {
+	return [][]string{nil, {"inc_0"}, {"inc_0", "inc_1"}, {"inc_404"}, {"inc_0", "inc_999"}, {""}}
+}
+
+// GateCase is one alert routed to a model whose answer is adversarial:
+// Memories unanimous benign strong memories (0 for none) of the alert's
+// fingerprint, an attack pattern or none, and the answer both models give.
+type GateCase struct {
+	Memories   int
+	Attack     bool
+	Shape      int
+	Decision   int
+	Confidence int
+	Cite       int
+}
+
+// Answer renders the model's answer text.
+func (c GateCase) Answer() string {
+	d := AnswerDecisions()[c.Decision]
+	conf := AnswerConfidences()[c.Confidence]
+	cites := AnswerCitations()[c.Cite]
+	obj := fmt.Sprintf(`{"decision":%q,"confidence":%v,"summary":"checked","cited_memory_ids":[%s]}`, d, conf, quoteAll(cites))
+	switch AnswerShapes()[c.Shape] {
+	case "huge":
+		obj = fmt.Sprintf(`{"decision":%q,"confidence":%v,"summary":%q,"cited_memory_ids":[%s]}`, d, conf, strings.Repeat("the pool is exhausted again ", 3000), quoteAll(cites))
+	case "invalid JSON":
+		obj = obj[:len(obj)-1]
+	case "data after the object":
+		obj += ` {"decision":"real"}`
+	case "unknown field":
+		obj = obj[:len(obj)-1] + `,"bypass":true}`
+	case "no confidence":
+		obj = fmt.Sprintf(`{"decision":%q,"summary":"checked"}`, d)
+	case "not an object":
+		obj = fmt.Sprintf(`[%q, %v]`, d, conf)
+	case "confidence as text":
+		obj = fmt.Sprintf(`{"decision":%q,"confidence":"%v"}`, d, conf)
+	}
+	return obj
+}
+
+func quoteAll(ss []string) string {
+	var q []string
+	for _, s := range ss {
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	return strings.Join(q, ",")
+}
+
+// GateCaseGen generates adversarial model answers (invalid JSON, decisions
+// outside the closed set, benign verdicts on attacks, citations of ids
+// memory never returned, confidence just under, at and over the gate, huge
+// completions) for alerts with 0 to 4 unanimous benign memories (the cheap
+// tier confirms 1 to 4) and with or without an attack pattern.
+func GateCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(GateCase{}), map[string]gopter.Gen{
+		"Memories":   Of([]int{3, 0, 1, 4}, 0.5),
+		"Attack":     gg.Weighted([]gg.WeightedGen{{Weight: 3, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
+		"Shape":      Index(len(AnswerShapes()), 0.45),
+		"Decision":   Index(len(AnswerDecisions()), 0.3),
+		"Confidence": Index(len(AnswerConfidences()), 0.3),
+		"Cite":       Index(len(AnswerCitations()), 0.3),
+	})
+}
+
+// ValidGateCase checks the indexes of c.
+func ValidGateCase(c GateCase) error {
+	if c.Memories < 0 || c.Memories > 4 {
+		return fmt.Errorf("memories %d", c.Memories)
+	}
+	for _, x := range []struct{ i, n int }{{c.Shape, len(AnswerShapes())}, {c.Decision, len(AnswerDecisions())}, {c.Confidence, len(AnswerConfidences())}, {c.Cite, len(AnswerCitations())}} {
+		if x.i < 0 || x.i >= x.n {
+			return fmt.Errorf("index %d out of [0, %d)", x.i, x.n)
+		}
+	}
+	return nil
+}
+
+// AuditOps are the ways AuditTamperGen changes a sealed trail: none, or one
+// edit, edit with a recomputed hash, deletion, swap or truncation.
+func AuditOps() []string {
+	return []string{"none", "edit", "edit and re-hash", "delete", "swap", "truncate"}
+}
+
+// AuditFields names the entry fields an edit changes.
+func AuditFields() []string {
+	return []string{"Reason", "Cost", "Baseline", "Savings", "Step", "Model", "Outcome", "Live", "Skipped", "AnalysisID", "AlertID",
+		"ProposedDecision", "EscalationReason", "MemoryHits", "StepIndex", "Latency", "Time", "Sequence", "PrevHash", "Hash", "Tier", "Batch"}
+}
+
+// AuditTamper is a trail of N route steps (1..8) sealed into a chain, and
+// one change to it: Op on the entry at I (and J for a swap), Field for an
+// edit, Cut entries for a truncation.
+type AuditTamper struct {
+	N, Op, Field, I, J, Cut int
+}
+
+// AuditTamperGen generates sealed trails and one tampering each.
+func AuditTamperGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(AuditTamper{}), map[string]gopter.Gen{
+		"N":     Of([]int{3, 1, 2, 5, 8}, 0.3),
+		"Op":    Index(len(AuditOps()), 0.15),
+		"Field": Index(len(AuditFields()), 0),
+		"I":     IntUpTo(7),
+		"J":     IntUpTo(7),
+		"Cut":   IntUpTo(7),
+	})
+}
+
+// Entries returns the unsealed entries of the trail: varied steps, costs
+// and reasons.
+func (a AuditTamper) Entries() []openrecall.AuditEntry {
+	steps := []string{openrecall.StepIntake, openrecall.StepFingerprint, openrecall.StepAnalysis, openrecall.StepMemoryBypass}
+	var out []openrecall.AuditEntry
+	for i := 0; i < a.N; i++ {
+		out = append(out, openrecall.AuditEntry{
+			AnalysisID: fmt.Sprintf("pbt-%06d", i/3), Batch: "pbt", AlertID: fmt.Sprintf("a-%d", i/3), StepIndex: i % 3,
+			Step: steps[i%len(steps)], Model: "gpt-4o", Tier: openrecall.TierStrong, Reason: fmt.Sprintf("step %d", i), Outcome: openrecall.OutcomeOK,
+			MemoryHits: i, Cost: openrecall.NanoUSD(1000 * i), Baseline: openrecall.NanoUSD(2000 * i), Savings: openrecall.NanoUSD(1000 * i),
+			Time: Times()[i%len(Times())],
+		})
+	}
+	return out
+}
+
+// Severities are source severity spellings (DESIGN §3), with the
+// normalized severity each must map to; "" means unknown.
+func Severities() [][2]string {
+	return [][2]string{
+		{"critical", "critical"}, {"CRIT", "critical"}, {"fatal", "critical"}, {"P1", "critical"}, {"sev-1", "critical"}, {"page", "critical"},
+		{"high", "high"}, {"error", "high"}, {"ERR", "high"}, {"major", "high"}, {"p2", "high"}, {"SEV_2", "high"},
+		{"medium", "medium"}, {"warning", "medium"}, {"Warn", "medium"}, {"moderate", "medium"}, {"P 3", "medium"},
+		{"low", "low"}, {"minor", "low"}, {"p4", "low"}, {"notice", "low"},
+		{"info", "info"}, {"informational", "info"}, {"ok", "info"}, {"debug", "info"}, {"p5", "info"},
+		{"unknown", "unknown"}, {"", "unknown"}, {"bogus", "unknown"}, {"p9", "unknown"}, {"ｃｒｉｔｉｃａｌ", "unknown"}, {"\u200bhigh", "unknown"}, {"sev 9", "unknown"},
+	}
+}
+
+// Environments are environment, stage, cluster or namespace names, with the
+// normalized environment each must map to (prod, staging, dev or "").
+func Environments() [][2]string {
+	return [][2]string{
+		{"prod", "prod"}, {"production", "prod"}, {"PRD", "prod"}, {"live", "prod"}, {"prod-eu-1", "prod"}, {"shop-prod", "prod"},
+		{"staging", "staging"}, {"stage", "staging"}, {"stg", "staging"}, {"pre-prod", "staging"}, {"uat", "staging"}, {"qa", "staging"},
+		{"dev", "dev"}, {"development", "dev"}, {"test", "dev"}, {"sandbox", "dev"}, {"local", "dev"},
+		{"", ""}, {"non-prod", ""}, {"eu-west-1", ""}, {"kube-system", ""}, {"producer", ""}, {"  ", ""},
+	}
+}
+
+// NormalizationCase is one severity and one environment spelling, with
+// extra case and separator noise on the known ones.
+type NormalizationCase struct {
+	Severity, Environment int
+	Upper                 bool
+}
+
+// NormalizationCaseGen draws severity and environment spellings.
+func NormalizationCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(NormalizationCase{}), map[string]gopter.Gen{
+		"Severity":    Index(len(Severities()), 0),
+		"Environment": Index(len(Environments()), 0),
+		"Upper":       gg.Bool(),
+	})
+}
+
+// ThresholdCase is N unanimous memories of one decision, plus Dissent
+// memories decided real, all scoring Score against the alert, whose
+// fingerprint has an attack pattern when Attack.
+type ThresholdCase struct {
+	N, Dissent, Decision, Score int
+	Attack                      bool
+}
+
+// ThresholdScores are match scores at and beside the strong threshold 0.85.
+func ThresholdScores() []float64 {
+	return []float64{1, 0.85, math.Nextafter(0.85, 0), 89.0 / 98, 0.9}
+}
+
+// ThresholdCaseGen draws every count from 0 to 20 (uniform, so each count
+// appears), dissent 0 to 3, every memory decision and scores at the
+// strong threshold.
+func ThresholdCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(ThresholdCase{}), map[string]gopter.Gen{
+		"N":        IntUpTo(20),
+		"Dissent":  Of([]int{0, 1, 2, 3}, 0.6),
+		"Decision": Index(len(openrecall.MemoryDecisions), 0),
+		"Score":    Index(len(ThresholdScores()), 0.5),
+		"Attack":   gg.Weighted([]gg.WeightedGen{{Weight: 4, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
+	})
+}
