@@ -31,7 +31,7 @@ func (q *queueReader) Read(p []byte) (int, error) {
 		case 2:
 			q.buf = fmt.Appendf(q.buf, `"free text alert %d"`+"\n", q.i)
 		default:
-			q.buf = fmt.Appendf(q.buf, "not json %d\n", q.i)
+			q.buf = fmt.Appendf(q.buf, "{\"title\": broken %d\n", q.i)
 		}
 		q.i++
 	}
