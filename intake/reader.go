@@ -922,10 +922,14 @@ func (r *Reader) scanValue(max, limit int) (raw []byte, size int, cut bool, err 
 			return true, false
 		}
 	default:
+		// Garbage: to the end of its line or the next delimiter, but at
+		// least one byte, so that reading always advances.
+		first := true
 		step = func(c byte) (bool, bool) {
-			if c == '\n' || c == ',' || c == '}' || c == ']' {
+			if c == '\n' || (!first && (c == ',' || c == '}' || c == ']')) {
 				return false, true
 			}
+			first = false
 			return true, false
 		}
 	}
