@@ -245,7 +245,7 @@ func (r *Reader) nextTop() error {
 			r.p.container = FormatJSON
 			return nil
 		}
-		return r.lineRecord(start, true)
+		return r.lineRecord(start, r.textAllowed())
 	default:
 		return r.lineRecord(start, r.textAllowed())
 	}
@@ -298,14 +298,11 @@ func jsonLine(line []byte) bool {
 	return false
 }
 
-// arrayAhead reports whether the '[' ahead starts a JSON array rather than
-// a text line such as "[FIRING:2] disk full": a line that closes its
-// brackets must parse (or hold objects); a longer one must go on like
-// JSON.
+// arrayAhead reports whether the '[' ahead starts a JSON array to stream
+// rather than a line to read whole (a text line such as "[FIRING:2] disk
+// full", or one bad JSON record): a line that closes its brackets must
+// parse (or hold objects); a longer one must go on like JSON.
 func (r *Reader) arrayAhead() bool {
-	if !r.textAllowed() {
-		return true
-	}
 	w := r.peekAhead(64 << 10)
 	line, complete := w, false
 	if i := bytes.IndexByte(w, '\n'); i >= 0 {
