@@ -9,7 +9,7 @@ PBT_SEED ?= 20260101
 EVAL_SEED ?= 20260101
 EVAL_SIZE ?= 2400
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz
 
 build:
 	$(GO) build -o $(BIN) ./cmd/openrecall
@@ -55,6 +55,13 @@ cover:
 # is real or an attack was bypassed. See eval/README.md.
 eval: build
 	./$(BIN) eval --seed $(EVAL_SEED) --size $(EVAL_SIZE) --modes
+
+# Fuzz the intake reader (seeded with the bad-input corpus of
+# tests/reliability) for FUZZTIME; failing inputs land in
+# intake/testdata/fuzz and then run with every `make test`.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./intake
 
 # The property suite alone.
 pbt:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -173,6 +175,19 @@ func FuzzReader(f *testing.F) {
 		}
 	}
 	f.Add("{\"title\":\"a\"}", string(FormatPagerDuty), 0)
+	// The bad-input corpus of the reliability suite.
+	corpus, err := filepath.Glob("../tests/reliability/testdata/badinput/*")
+	if err != nil || len(corpus) == 0 {
+		f.Fatalf("bad-input corpus: %v (%d files)", err, len(corpus))
+	}
+	for _, path := range corpus {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data), string(FormatAuto), 0)
+		f.Add(string(data), string(FormatJSONL), 48)
+	}
 	f.Fuzz(func(t *testing.T, in, format string, limit int) {
 		fm, err := ParseFormat(format)
 		if err != nil {
