@@ -248,3 +248,21 @@ func TestWebhookHeapFlat(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookAlertsFirst: a webhook whose alerts array comes before its
+// own fields (Go's encoding/json sorts map keys, so "alerts" is first) is
+// still read as a webhook: a resolved item stays resolved, and an item with
+// null labels but a summary is an alert. Found by P27.
+func TestWebhookAlertsFirst(t *testing.T) {
+	in := `{"alerts":[{"annotations":{"summary":"DNS failures"},"endsAt":"2026-11-29T21:20:00Z","fingerprint":"0000000000000001","labels":null,"startsAt":"2026-11-29T21:10:00Z","status":"resolved"},` +
+		`{"fingerprint":"0000000000000002","labels":{"alertname":"B"},"startsAt":"2026-11-29T21:10:00Z","status":"firing"}],"groupKey":"{}","receiver":"r","status":"resolved","version":"4"}`
+	recs := readAll(t, in, Options{})
+	if len(recs) != 2 || recs[0].Err != nil || recs[1].Err != nil {
+		t.Fatalf("got %+v", recs)
+	}
+	for i, want := range []string{"resolved", "firing"} {
+		if a := recs[i].Alert; a.Status != want || a.Format != "alertmanager" {
+			t.Errorf("item %d: status %q format %q, want %q alertmanager", i, a.Status, a.Format, want)
+		}
+	}
+}

@@ -583,7 +583,7 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 		return
 	}
 	ipos := openrecall.Position{Source: r.opts.Source, Line: o.line, Index: i, HasIndex: true}
-	if o.batch {
+	if o.batch && !alertmanagerItem(raw) {
 		n := len(r.queue)
 		r.queue = r.p.value(r.queue, raw, ipos, o.line, true)
 		for _, rec := range r.queue[n:] {
@@ -600,6 +600,18 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 	}
 	a.Position = ipos
 	r.queue = append(r.queue, Record{Alert: a})
+}
+
+// alertmanagerItem reports whether raw is an alerts[] item of an
+// Alertmanager webhook (labels or annotations and its own status or
+// fingerprint, no title or text), so that it is read as one even when the webhook's own fields
+// come after its alerts array (Go's encoding/json sorts map keys).
+func alertmanagerItem(raw []byte) bool {
+	var o object
+	if json.Unmarshal(raw, &o) != nil || o == nil {
+		return false
+	}
+	return (o.has("labels") || o.has("annotations")) && !o.has("title") && !o.has("text") && (o.has("status") || o.has("fingerprint"))
 }
 
 // objectEnd finishes the current object after its '}'.
