@@ -727,7 +727,8 @@ func (r *Reader) objectFailed(reason string) error {
 
 // skipBroken skips the rest of a broken document: the rest of the current
 // line, then every line that starts with white space or with a character
-// that only continues a JSON document ('}', ']', '"', ',', ':').
+// that only continues a JSON document ('}', ']', ',', ':', or '"' opening
+// a key).
 func (r *Reader) skipBroken() error {
 	if !r.lineStart {
 		if err := r.discardLine(); err != nil {
@@ -745,6 +746,9 @@ func (r *Reader) skipBroken() error {
 		if err != nil {
 			return err
 		}
+		if c == '"' && !keyLine(r.peekAhead(4<<10)) {
+			return nil // a JSON string alert, not a key of the broken document
+		}
 		switch c {
 		case ' ', '\t', '\r', '\n', '}', ']', '"', ',', ':':
 			if err := r.discardLine(); err != nil {
@@ -757,6 +761,26 @@ func (r *Reader) skipBroken() error {
 			return nil
 		}
 	}
+}
+
+// keyLine reports whether line starts with a JSON string followed by ':',
+// the key of an object member.
+func keyLine(line []byte) bool {
+	escaped := false
+	for i := 1; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\n':
+			return false
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			rest := bytes.TrimLeft(line[i+1:], " \t")
+			return len(rest) > 0 && rest[0] == ':'
+		}
+	}
+	return false
 }
 
 // resync cuts a broken object short at the first later line that starts,
