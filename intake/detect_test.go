@@ -2,7 +2,6 @@ package intake
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -222,24 +221,9 @@ func TestWebhookHeapFlat(t *testing.T) {
 		t.Run(fmt.Sprintf("pretty=%v", pretty), func(t *testing.T) {
 			const n, bound = 100_000, 8 << 20
 			before := heapInuse()
-			r := NewReader(&webhookReader{n: n, pretty: pretty}, Options{})
-			var alerts int
-			var peak uint64
-			for i := 0; ; i++ {
-				rec, err := r.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rec.Err != nil {
-					t.Fatalf("rejected: %v", rec.Err)
-				}
-				alerts++
-				if i%25_000 == 0 {
-					peak = max(peak, heapInuse())
-				}
+			alerts, rejected, peak := readCounting(t, NewReader(&webhookReader{n: n, pretty: pretty}, Options{}), 25_000)
+			if rejected != 0 {
+				t.Errorf("%d records rejected", rejected)
 			}
 			if alerts != n {
 				t.Errorf("read %d alerts, want %d", alerts, n)

@@ -67,6 +67,29 @@ func (h *hugeLine) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// readCounting reads r to its end and counts alerts and rejected records,
+// sampling the heap in use every n records.
+func readCounting(t *testing.T, r *Reader, n int) (alerts, rejected, peak uint64) {
+	t.Helper()
+	for i := 0; ; i++ {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return alerts, rejected, peak
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Err != nil {
+			rejected++
+		} else {
+			alerts++
+		}
+		if i%n == 0 {
+			peak = max(peak, heapInuse())
+		}
+	}
+}
+
 func heapInuse() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -82,25 +105,7 @@ func TestHeapFlat(t *testing.T) {
 	}
 	const lines, bound = 200_000, 8 << 20
 	before := heapInuse()
-	r := NewReader(&queueReader{n: lines}, Options{})
-	var alerts, rejected, peak uint64
-	for i := 0; ; i++ {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Err != nil {
-			rejected++
-		} else {
-			alerts++
-		}
-		if i%50_000 == 0 {
-			peak = max(peak, heapInuse())
-		}
-	}
+	alerts, rejected, peak := readCounting(t, NewReader(&queueReader{n: lines}, Options{}), 50_000)
 	after := heapInuse()
 	peak = max(peak, after)
 	if alerts != 150_000 || rejected != 50_000 {
