@@ -396,9 +396,7 @@ func (r *Reader) readByte() (byte, error) {
 func (r *Reader) track(b []byte) {
 	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 		r.line += bytes.Count(b, []byte{'\n'})
-		r.lineStart = true
-		b2 := b[i+1:]
-		r.lineStart = len(bytes.TrimLeft(b2, " \t\r")) == 0
+		r.lineStart = len(bytes.TrimLeft(b[i+1:], " \t\r")) == 0
 	} else if r.lineStart && len(bytes.TrimLeft(b, " \t\r")) > 0 {
 		r.lineStart = false
 	}
