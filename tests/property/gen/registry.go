@@ -57,6 +57,8 @@ func All() []Named {
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
+		{"SeveritySpellingGen", SeveritySpellingGen(), validAs(func(s SeveritySpelling) error { return ValidSpelling(s.Spelling) })},
+		{"EnvironmentSpellingGen", EnvironmentSpellingGen(), validAs(func(s EnvironmentSpelling) error { return ValidSpelling(s.Spelling) })},
 		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
 		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
 		{"MemoryMatchGen", MemoryMatchGen(), validAs(ValidMatch)},
