@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval mutants
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -70,6 +70,13 @@ cover:
 # is real or an attack was bypassed. See eval/README.md.
 eval: build
 	./$(BIN) eval --seed $(EVAL_SEED) --size $(EVAL_SIZE) --modes
+
+# Fuzz the intake reader (seeded with the bad-input corpus of
+# tests/reliability) for FUZZTIME; failing inputs land in
+# intake/testdata/fuzz and then run with every `make test`.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./intake
 
 # The property suite alone.
 pbt:

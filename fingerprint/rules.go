@@ -31,6 +31,7 @@ const (
 	SourceTitle       = "title"       // Alert.Title
 	SourceText        = "text"        // Alert.Text and the summary and description annotations
 	SourceLabelPrefix = "label:"      // "label:NAME": the value of label NAME
+	SourceFields      = "fields"      // every label and annotation value, one per line, normalized like text
 )
 
 // Rules is a parsed rules file: per Alert DNA field, exact-lookup tables and
@@ -260,13 +261,13 @@ func (p parser) sources(n *yaml.Node, what string) ([]string, error) {
 
 func checkSource(s string) error {
 	switch s {
-	case SourceEnvironment, SourceService, SourceTitle, SourceText:
+	case SourceEnvironment, SourceService, SourceTitle, SourceText, SourceFields:
 		return nil
 	}
 	if name, ok := strings.CutPrefix(s, SourceLabelPrefix); ok && name != "" && strings.TrimSpace(name) == name {
 		return nil
 	}
-	return fmt.Errorf("unknown source %q (want environment, service, title, text or label:NAME)", s)
+	return fmt.Errorf("unknown source %q (want environment, service, title, text, fields or label:NAME)", s)
 }
 
 func (p parser) identityRule(n *yaml.Node) (identityRule, error) {

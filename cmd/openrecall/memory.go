@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,11 +100,22 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 	}
 	defer a.closeLogged("memory", st)
 
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	br := bufio.NewReaderSize(in, 64<<10)
 	created, known, bad := 0, 0, 0
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
+	for line := 1; ; line++ {
+		raw, size, rerr := readRecordLine(br, memory.MaxRecordBytes)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return fmt.Errorf("read %s: line %d: %w", source, line, rerr)
+		}
+		if errors.Is(rerr, io.EOF) && size == 0 {
+			break
+		}
+		if size > memory.MaxRecordBytes {
+			bad++
+			fmt.Fprintf(a.errOut, "openrecall: %s: line %d: record is %d bytes, over the limit of %d bytes\n", source, line, size, memory.MaxRecordBytes)
+			continue
+		}
+		b := bytes.TrimSpace(raw)
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
@@ -122,9 +134,6 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		}
 		bad++
 		fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %v\n", source, line, err)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", source, err)
 	}
 	fmt.Fprintf(a.out, "seeded %d memories from %s: %d new, %d already known, %d rejected\n", created+known, source, created, known, bad)
 	if bad > 0 {
@@ -335,5 +344,34 @@ func printStats(w io.Writer, s memory.Stats) {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\n", f.Count, f.Fingerprint.ID(), f.Fingerprint)
 		}
 		_ = tw.Flush() // tw writes to w, whose errors the caller's writer keeps
+	}
+}
+
+// readRecordLine reads one line of br without its newline, keeping at most
+// limit bytes of it: a longer line is consumed to its end, not buffered, and
+// only its size is returned. err is io.EOF after the last line.
+func readRecordLine(br *bufio.Reader, limit int) (line []byte, size int, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += len(frag)
+		if size <= limit+2 {
+			line = append(line, frag...)
+		} else {
+			line = nil
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && !errors.Is(err, io.EOF):
+			return nil, 0, err
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if size > 0 && err == nil {
+			size-- // the newline
+		}
+		if size > limit {
+			return nil, size, err
+		}
+		return line, len(line), err
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/costcurve"
-	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/tests/property/gen"
 	"github.com/openrecall/openrecall/tests/property/pbt"
@@ -37,12 +36,12 @@ func designBenign(d string) bool {
 }
 
 // blindSpotProperties are the rules the suite had no property for: the
-// quality gate, budget refusal, audit verification, intake normalization,
+// quality gate, budget refusal, audit verification,
 // the savings percentage and the bypass threshold at every count.
 func blindSpotProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
-		pbt.ForAll("P28_quality_gate",
+		pbt.ForAll("P31_quality_gate",
 			"Quality gate (DESIGN §7): a model answer is accepted only when it is one JSON object of the analysis schema, its decision is in the closed set, the guard accepts it (no benign verdict on an attack), every cited memory was recalled and its confidence is in [0.60, 1]; every other answer escalates the alert to a person, with no second model call; a call never costs more than its worst case (the completion capped at 400 cheap or 800 strong tokens), priced by the price table.",
 			"GateCaseGen", gen.GateCaseGen(), checkGate,
 			pbt.Pin("a confidence just under the gate", gen.GateCase{Memories: 3, Confidence: 1}),
@@ -64,7 +63,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Cover("an answer that passes", 8), pbt.Cover("cheap tier", 30), pbt.Cover("shape huge", 3),
 			pbt.Cover("shape invalid JSON", 3), pbt.Cover("shape unknown field", 3), pbt.Cover("benign verdict on an attack", 3),
 		),
-		pbt.ForAll("P29_budget_refusal_escalates",
+		pbt.ForAll("P32_budget_refusal_escalates",
 			"Budget (DESIGN §7): an alert whose model call was not made for the run budget ends escalated to a person without analysis: no benign decision (even when memory proposed one), no bypass, cost 0 and baseline 0, so it never counts as a saving; with a budget of one nano-dollar every model call is refused.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
@@ -98,42 +97,13 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Classify(classifyRun),
 			pbt.Cover("budget exhausted", 5), pbt.Cover("a budget skip of an alert memory calls benign", 3),
 		),
-		pbt.ForAll("P30_audit_verify_detects_tampering",
+		pbt.ForAll("P33_audit_verify_detects_tampering",
 			"Audit (DESIGN §9): a sealed trail verifies with no problem; any single-field edit (with or without a recomputed hash), deletion, reordering or truncation of it makes verify report a problem.",
 			"AuditTamperGen", gen.AuditTamperGen(), checkAudit,
 			pbt.Classify(func(a gen.AuditTamper) []string { return []string{"op " + tamperOp(a)} }),
 			pbt.Cover("op none", 5), pbt.Cover("op edit", 5), pbt.Cover("op edit and re-hash", 5), pbt.Cover("op delete", 5), pbt.Cover("op swap", 5), pbt.Cover("op truncate", 5),
 		),
-		pbt.ForAll("P31_intake_normalization",
-			"Intake normalization (DESIGN §3): severity maps every input to critical|high|medium|low|info|unknown (known spellings to their level, whatever their case and separators; anything else to unknown), environment to prod|staging|dev|\"\"; both maps are total and idempotent.",
-			"NormalizationCaseGen", gen.NormalizationCaseGen(), func(c gen.NormalizationCase) error {
-				sev, env := gen.Severities()[c.Severity], gen.Environments()[c.Environment]
-				s, e := sev[0], env[0]
-				if c.Upper {
-					s, e = strings.ToUpper(s), strings.ToUpper(e)
-				}
-				got := intake.NormalizeSeverity(s)
-				if string(got) != sev[1] {
-					return fmt.Errorf("severity: %q normalizes to %q, want %q", s, got, sev[1])
-				}
-				if again := intake.NormalizeSeverity(string(got)); again != got {
-					return fmt.Errorf("severity idempotence: %q → %q → %q", s, got, again)
-				}
-				gotEnv := intake.NormalizeEnvironment(e)
-				if gotEnv != env[1] {
-					return fmt.Errorf("environment: %q normalizes to %q, want %q", e, gotEnv, env[1])
-				}
-				if again := intake.NormalizeEnvironment(gotEnv); again != gotEnv {
-					return fmt.Errorf("environment idempotence: %q → %q → %q", e, gotEnv, again)
-				}
-				return nil
-			},
-			pbt.Classify(func(c gen.NormalizationCase) []string {
-				return []string{"severity " + gen.Severities()[c.Severity][1], "environment " + gen.Environments()[c.Environment][1]}
-			}),
-			pbt.Cover("severity unknown", 5), pbt.Cover("severity medium", 5), pbt.Cover("environment staging", 5), pbt.Cover("environment ", 5),
-		),
-		pbt.ForAll("P32_savings_percent",
+		pbt.ForAll("P34_savings_percent",
 			"Savings percentage (DESIGN §7, §8): the cost curve's summary states savings as exactly 100 × (Σ baseline − Σ cost) / Σ analysed baseline, 0 when nothing was analysed.",
 			"CostCurveGen", gen.CostCurveGen(), func(steps []gen.CostStep) error {
 				points := curve(steps)
@@ -157,7 +127,7 @@ func blindSpotProperties() []pbt.Property {
 			},
 			pbt.Pin("one third saved", []gen.CostStep{{Cost: 2, Extra: 1}}),
 		),
-		pbt.ForAll("P33_bypass_threshold_every_count",
+		pbt.ForAll("P35_bypass_threshold_every_count",
 			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold and attack patterns, the guard agrees with a reference guard written from DESIGN.",
 			"ThresholdCaseGen", gen.ThresholdCaseGen(), checkThreshold,
 			pbt.Pin("four unanimous memories, one short", gen.ThresholdCase{N: 4, Decision: 2}),

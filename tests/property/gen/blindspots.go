@@ -156,46 +156,6 @@ func (a AuditTamper) Entries() []openrecall.AuditEntry {
 	return out
 }
 
-// Severities are source severity spellings (DESIGN §3), with the
-// normalized severity each must map to; "" means unknown.
-func Severities() [][2]string {
-	return [][2]string{
-		{"critical", "critical"}, {"CRIT", "critical"}, {"fatal", "critical"}, {"P1", "critical"}, {"sev-1", "critical"}, {"page", "critical"},
-		{"high", "high"}, {"error", "high"}, {"ERR", "high"}, {"major", "high"}, {"p2", "high"}, {"SEV_2", "high"},
-		{"medium", "medium"}, {"warning", "medium"}, {"Warn", "medium"}, {"moderate", "medium"}, {"P 3", "medium"},
-		{"low", "low"}, {"minor", "low"}, {"p4", "low"}, {"notice", "low"},
-		{"info", "info"}, {"informational", "info"}, {"ok", "info"}, {"debug", "info"}, {"p5", "info"},
-		{"unknown", "unknown"}, {"", "unknown"}, {"bogus", "unknown"}, {"p9", "unknown"}, {"ｃｒｉｔｉｃａｌ", "unknown"}, {"\u200bhigh", "unknown"}, {"sev 9", "unknown"},
-	}
-}
-
-// Environments are environment, stage, cluster or namespace names, with the
-// normalized environment each must map to (prod, staging, dev or "").
-func Environments() [][2]string {
-	return [][2]string{
-		{"prod", "prod"}, {"production", "prod"}, {"PRD", "prod"}, {"live", "prod"}, {"prod-eu-1", "prod"}, {"shop-prod", "prod"},
-		{"staging", "staging"}, {"stage", "staging"}, {"stg", "staging"}, {"pre-prod", "staging"}, {"uat", "staging"}, {"qa", "staging"},
-		{"dev", "dev"}, {"development", "dev"}, {"test", "dev"}, {"sandbox", "dev"}, {"local", "dev"},
-		{"", ""}, {"non-prod", ""}, {"eu-west-1", ""}, {"kube-system", ""}, {"producer", ""}, {"  ", ""},
-	}
-}
-
-// NormalizationCase is one severity and one environment spelling, with
-// extra case and separator noise on the known ones.
-type NormalizationCase struct {
-	Severity, Environment int
-	Upper                 bool
-}
-
-// NormalizationCaseGen draws severity and environment spellings.
-func NormalizationCaseGen() gopter.Gen {
-	return gg.Struct(reflect.TypeOf(NormalizationCase{}), map[string]gopter.Gen{
-		"Severity":    Index(len(Severities()), 0),
-		"Environment": Index(len(Environments()), 0),
-		"Upper":       gg.Bool(),
-	})
-}
-
 // ThresholdCase is N unanimous memories of one decision, plus Dissent
 // memories decided real, all scoring Score against the alert, whose
 // fingerprint has an attack pattern when Attack.

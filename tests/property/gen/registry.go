@@ -57,6 +57,8 @@ func All() []Named {
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
+		{"SeveritySpellingGen", SeveritySpellingGen(), validAs(func(s SeveritySpelling) error { return ValidSpelling(s.Spelling) })},
+		{"EnvironmentSpellingGen", EnvironmentSpellingGen(), validAs(func(s EnvironmentSpelling) error { return ValidSpelling(s.Spelling) })},
 		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
 		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
 		{"MemoryMatchGen", MemoryMatchGen(), validAs(ValidMatch)},
@@ -109,9 +111,6 @@ func All() []Named {
 				return fmt.Errorf("tamper %+v", a)
 			}
 			return nil
-		})},
-		{"NormalizationCaseGen", NormalizationCaseGen(), validAs(func(c NormalizationCase) error {
-			return indexesIn([]int{c.Severity}, len(Severities()), "severity")
 		})},
 		{"ThresholdCaseGen", ThresholdCaseGen(), validAs(func(c ThresholdCase) error {
 			if c.N < 0 || c.N > 20 || c.Dissent < 0 || c.Score < 0 || c.Score >= len(ThresholdScores()) {
