@@ -53,7 +53,7 @@ func pipelineProperties() []pbt.Property {
 			},
 			pbt.Found("a duration written as {n}m gave \"5mm\": a generator artifact, fixed with a {dur} placeholder", gen.RawAlert{Family: 3, B: gen.Noise{N: 8}}),
 			pbt.Classify(func(r gen.RawAlert) []string { return []string{"family " + gen.AlertFamilies()[r.Family].Name} }),
-			pbt.Cover("family bruteforce", 3), pbt.Cover("family crashloop", 5),
+			pbt.Cover("family bruteforce", 3), pbt.Cover("family crashloop", 3), pbt.Cover("family metadata4", 2), pbt.Cover("family sqliannotation", 2),
 		),
 		pbt.ForAll("P8_cumulative_cost_never_decreases",
 			"Cumulative cost never decreases along the cost curve, and each point's cumulative sums are the running totals.",
