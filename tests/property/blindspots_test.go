@@ -216,10 +216,13 @@ func checkGate(c gen.GateCase) error {
 	if s.Tier != wantTier {
 		return fmt.Errorf("tier: %s model answered, want %s (attack %v, %d benign memories)", s.Tier, wantTier, c.Attack, c.Memories)
 	}
-	p := perToken[s.Model]
-	if p[0] == 0 || s.CompletionTokens > maxTok || s.Cost != openrecall.NanoUSD(s.PromptTokens)*p[0]+openrecall.NanoUSD(s.CompletionTokens)*p[1] {
-		return fmt.Errorf("price: %s call of %d+%d tokens costs %d (completion cap %d)", s.Model, s.PromptTokens, s.CompletionTokens, s.Cost, maxTok)
+	if err := checkHandPrice("gate-1", s); err != nil {
+		return err
 	}
+	if s.CompletionTokens > maxTok {
+		return fmt.Errorf("cap: %s call billed %d completion tokens, over the cap %d", s.Model, s.CompletionTokens, maxTok)
+	}
+	p := perToken[s.Model]
 	if worst := openrecall.NanoUSD(s.PromptTokens)*p[0] + openrecall.NanoUSD(maxTok)*p[1]; s.Cost > worst {
 		return fmt.Errorf("worst case: call costs %d, more than its worst case %d", s.Cost, worst)
 	}

@@ -192,14 +192,22 @@ func pipelineProperties() []pbt.Property {
 			pbt.Cover("a run budget", 20), pbt.Cover("some alert bypassed", 10),
 		),
 		pbt.ForAll("P18_cost_conservation",
-			"Conservation: per alert, cost ≤ baseline (the strong model analysing it at its expected completion, or the cost itself when no strong call was spared); per run, spend ≤ budget, for any budget; the persisted cost curve is consistent.",
+			"Conservation: per alert, cost ≤ baseline (the strong model analysing it at its expected completion, or the cost itself when no strong call was spared); per run, spend ≤ budget, for any budget; the persisted cost curve is consistent. Every call is priced by a hand-written price table (not the product's price function) and the route steps are those of the expected-steps model of DESIGN §7.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
 				if err != nil {
 					return err
 				}
+				if err := checkExpectedSteps(in, out.results); err != nil {
+					return err
+				}
 				var spent openrecall.NanoUSD
 				for _, r := range out.results {
+					for _, s := range r.Steps {
+						if err := checkHandPrice(r.Position.String(), s); err != nil {
+							return err
+						}
+					}
 					if r.Cost > r.Baseline || r.Cost < 0 {
 						return fmt.Errorf("per alert: %s cost %d > baseline %d", r.Position, r.Cost, r.Baseline)
 					}
@@ -242,10 +250,13 @@ func pipelineProperties() []pbt.Property {
 			pbt.Cover("some alert bypassed", 10), pbt.Cover("a model call", 30), pbt.Cover("budget exhausted", 5),
 		),
 		pbt.ForAll("P22_result_json_round_trip",
-			"A result serialized to the documented JSON (--output json/jsonl) and read back is equivalent to the original.",
+			"A result serialized to the documented JSON (--output json/jsonl) and read back is equivalent to the original; the results are those of the expected-steps model of DESIGN §7 (so an equivalence that ignores a missing step cannot pass).",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
 				if err != nil {
+					return err
+				}
+				if err := checkExpectedSteps(in, out.results); err != nil {
 					return err
 				}
 				for _, r := range out.results {
@@ -297,9 +308,8 @@ func checkHonestSavings(out runOut) error {
 				continue
 			}
 			calls = append(calls, s)
-			p := perToken[s.Model]
-			if want := openrecall.NanoUSD(s.PromptTokens)*p[0] + openrecall.NanoUSD(s.CompletionTokens)*p[1]; s.Cost != want || p[0] == 0 {
-				return fmt.Errorf("price: %s %s call (%s) costs %d, want %d", r.Position, s.Tier, s.Model, s.Cost, want)
+			if err := checkHandPrice(r.Position.String(), s); err != nil {
+				return err
 			}
 		}
 		if len(calls) > 1 {
@@ -341,6 +351,23 @@ func checkHonestSavings(out runOut) error {
 	}
 	if !recalled && saved != 0 {
 		return fmt.Errorf("empty memory: no alert recalled a memory, yet %d saved", saved)
+	}
+	return nil
+}
+
+// checkHandPrice checks a model call's cost against the hand-written price
+// table: prompt tokens at the input price plus completion tokens at the
+// output price, and nothing for a step that made no call.
+func checkHandPrice(position string, s openrecall.RouteStep) error {
+	if s.Step != openrecall.StepAnalysis || s.Skipped {
+		if s.Cost != 0 {
+			return fmt.Errorf("price: %s %s step made no call but costs %d", position, s.Step, s.Cost)
+		}
+		return nil
+	}
+	p := perToken[s.Model]
+	if want := openrecall.NanoUSD(s.PromptTokens)*p[0] + openrecall.NanoUSD(s.CompletionTokens)*p[1]; s.Cost != want || p[0] == 0 {
+		return fmt.Errorf("price: %s %s call (%s, %d+%d tokens) costs %d, want %d", position, s.Tier, s.Model, s.PromptTokens, s.CompletionTokens, s.Cost, want)
 	}
 	return nil
 }
