@@ -104,7 +104,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if b := cfg.Budget(); b > 0 {
 		budget = routing.NewBudget(b)
 	}
-	wf, err := a.newWorkflow(cfg, st, opts.rules, budget, true)
+	wf, err := a.newWorkflow(ctx, cfg, st, opts.rules, budget, true)
 	if err != nil {
 		return err
 	}

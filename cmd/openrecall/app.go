@@ -16,7 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/memory"
@@ -76,6 +75,9 @@ type app struct {
 	logFormat  string
 	log        *zap.Logger
 	now        func() time.Time
+	// auditKeyFile overrides where the audit key file is (tests); empty
+	// means $OPENRECALL_AUDIT_KEY_FILE or the user's config directory.
+	auditKeyFile string
 	// newBatch names a run; nil means the time plus a random suffix, so two
 	// runs started in the same microsecond still get their own cost curves.
 	newBatch func() string
@@ -216,7 +218,7 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 }
 
 // newWorkflow wires the whole pipeline over an open store.
-func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
+func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
 	ex, err := a.extractor(cfg, rulesFlag)
 	if err != nil {
 		return nil, err
@@ -237,7 +239,11 @@ func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string,
 		Logger:         a.log,
 	}
 	if persist {
-		wc.Sink = memory.Sink{Store: st, Seal: audit.Seal}
+		sealer, err := a.sealer(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
 	}
 	return workflow.New(wc)
 }
