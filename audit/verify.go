@@ -109,9 +109,9 @@ type Verifier struct {
 	key           Key   // zero: every entry is checked as unkeyed SHA-256
 	legacyThrough int64 // entries up to this sequence are unkeyed
 	count         int64
-	pending       *link  // the link added last, judged when the next arrives
-	expected      int64  // the next sequence in order
-	prev          link   // the last link taken in order
+	pending       *link            // the link added last, judged when the next arrives
+	expected      int64            // the next sequence in order
+	prev          link             // the last link taken in order
 	early         map[int64]string // hashes of links stored before their turn, by sequence
 	gaps          []gap            // sequences skipped so far, in order
 	max           *link            // the link with the highest sequence

@@ -93,7 +93,6 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 	return nil
 }
 
-
 // eachRow runs query on conn and calls fn for every row.
 func eachRow(ctx context.Context, conn *sql.Conn, query string, fn func(*sql.Rows) error) error {
 	rows, err := conn.QueryContext(ctx, query)
