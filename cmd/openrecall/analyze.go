@@ -113,7 +113,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err := w.begin(); err != nil {
 		return err
 	}
-	prog := newProgress(a.errOut, a.stderrTTY, a.now)
+	prog := newProgress(a.rawErrOut, a.stderrTTY, a.now)
 	if f, ok := in.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			prog.total = fi.Size()

@@ -60,6 +60,8 @@ type streams struct {
 	out       io.Writer
 	errOut    io.Writer
 	stderrTTY bool
+	// rawErrOut is errOut before sanitizing, for the progress line.
+	rawErrOut io.Writer
 }
 
 func newStreams(in *os.File, out, errOut *os.File) streams {
@@ -255,6 +257,13 @@ func run(ctx context.Context, args []string, s streams) int {
 }
 
 func (a *app) execute(ctx context.Context, args []string) int {
+	// Everything printed passes through the one sanitizer, so stored or
+	// input text cannot steer the terminal; the progress line alone writes
+	// its own control sequences, to the raw stream.
+	a.rawErrOut = a.errOut
+	out, errOut := &safeWriter{w: a.out}, &safeWriter{w: a.errOut}
+	a.out, a.errOut = out, errOut
+	defer func() { _ = out.Flush(); _ = errOut.Flush() }()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(a.in)
