@@ -73,8 +73,11 @@ type safeWriter struct {
 
 // Write writes terminalSafe(p), holding back an incomplete last character.
 func (s *safeWriter) Write(p []byte) (int, error) {
-	buf := append(s.pending, p...)
-	s.pending = nil
+	buf := p
+	if len(s.pending) > 0 {
+		buf = append(s.pending, p...)
+		s.pending = nil
+	}
 	// Hold back the start of a character whose end is still to come.
 	for k := 1; k <= utf8.UTFMax-1 && k <= len(buf); k++ {
 		if tail := buf[len(buf)-k:]; utf8.RuneStart(tail[0]) {
@@ -85,10 +88,27 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	if _, err := io.WriteString(s.w, terminalSafe(string(buf))); err != nil {
+	var err error
+	if plainASCII(buf) {
+		_, err = s.w.Write(buf)
+	} else {
+		_, err = io.WriteString(s.w, terminalSafe(string(buf)))
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// plainASCII reports whether b is printable ASCII, tabs and newlines only:
+// terminalSafe would leave it as it is.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x7f || (c < 0x20 && c != '\n' && c != '\t') {
+			return false
+		}
+	}
+	return true
 }
 
 // Flush writes what Write held back, escaped as the bytes it is.
