@@ -126,6 +126,7 @@ func All() []Named {
 			return nil
 		})},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
+		{"TrailCaseGen", TrailCaseGen(), validAs(ValidTrailCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {
