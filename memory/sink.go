@@ -8,10 +8,12 @@ import (
 
 // Sink persists a run's audit trail and cost curve into a Store, in the
 // order the workflow hands results over. It satisfies workflow.Sink and
-// workflow.BatchSink. Seal chains the audit entries (audit.Seal).
+// workflow.BatchSink. Seal chains the audit entries and SealCosts the cost
+// points (audit.Sealer's methods).
 type Sink struct {
-	Store *Store
-	Seal  SealFunc
+	Store     *Store
+	Seal      SealFunc
+	SealCosts CostSealFunc
 }
 
 // Persist stores one result's audit entries and its cost point (nil for
@@ -44,7 +46,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		return nil, err
 	}
 	if len(costs) > 0 {
-		if err := s.Store.AppendCostPoints(ctx, costs); err != nil {
+		if err := s.Store.AppendCostPoints(ctx, costs, s.SealCosts); err != nil {
 			return nil, err
 		}
 	}

@@ -85,7 +85,7 @@ func TestStats(t *testing.T) {
 		mustRetain(t, s, openrecall.Incident{Fingerprint: fpA, Decision: d, Note: itoa(i)})
 	}
 	mustRetain(t, s, openrecall.Incident{Fingerprint: fpB, Decision: openrecall.DecisionFalsePositive})
-	if err := s.AppendCostPoints(context.Background(), []openrecall.CostPoint{{Batch: "b1", Index: 0}, {Batch: "b2", Index: 0}, {Batch: "b2", Index: 1}}); err != nil {
+	if err := s.AppendCostPoints(context.Background(), []openrecall.CostPoint{{Batch: "b1", Index: 0}, {Batch: "b2", Index: 0}, {Batch: "b2", Index: 1}}, testCostSeal); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AppendAudit(context.Background(), []openrecall.AuditEntry{{Step: "intake"}}, testSeal); err != nil {

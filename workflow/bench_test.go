@@ -115,6 +115,9 @@ func BenchmarkAnalyzeQueue(b *testing.B) {
 	})
 }
 
+// benchKey keys the benchmark's audit chain and cost chain.
+var benchKey, _ = audit.NewKey(bytes.Repeat([]byte{7}, audit.KeySize))
+
 func benchQueue(b *testing.B, queue []byte, workers int, persist bool) {
 	p := newBenchPipeline(b)
 	ctx := context.Background()
@@ -125,7 +128,8 @@ func benchQueue(b *testing.B, queue []byte, workers int, persist bool) {
 	for b.Loop() {
 		var sink workflow.Sink
 		if persist {
-			sink = memory.Sink{Seal: audit.Seal, Store: p.store}
+			sealer := audit.NewSealer(benchKey)
+			sink = memory.Sink{Seal: sealer.Seal, SealCosts: sealer.SealCosts, Store: p.store}
 		}
 		w := p.workflow(b, fmt.Sprintf("bench-%d", run), sink)
 		run++

@@ -112,7 +112,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if b := cfg.Budget(); b > 0 {
 		budget = routing.NewBudget(b)
 	}
-	wf, err := a.newWorkflow(cfg, st, opts.rules, budget, true)
+	wf, err := a.newWorkflow(ctx, cfg, st, opts.rules, budget, true)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err := w.begin(); err != nil {
 		return err
 	}
-	prog := newProgress(a.errOut, a.stderrTTY, a.now)
+	prog := newProgress(a.rawErrOut, a.stderrTTY, a.now)
 	if f, ok := in.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			prog.total = fi.Size()

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/memory"
@@ -105,6 +104,8 @@ type streams struct {
 	out       io.Writer
 	errOut    io.Writer
 	stderrTTY bool
+	// rawErrOut is errOut before sanitizing, for the progress line.
+	rawErrOut io.Writer
 }
 
 func newStreams(in *os.File, out, errOut *os.File) streams {
@@ -120,6 +121,9 @@ type app struct {
 	logFormat  string
 	log        *zap.Logger
 	now        func() time.Time
+	// auditKeyFile overrides where the audit key file is (tests); empty
+	// means $OPENRECALL_AUDIT_KEY_FILE or the user's config directory.
+	auditKeyFile string
 	// newBatch names a run; nil means the time plus a random suffix, so two
 	// runs started in the same microsecond still get their own cost curves.
 	newBatch func() string
@@ -288,7 +292,7 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 }
 
 // newWorkflow wires the whole pipeline over an open store.
-func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
+func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
 	ex, err := a.extractor(cfg, rulesFlag)
 	if err != nil {
 		return nil, err
@@ -323,7 +327,11 @@ func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string,
 		Logger:         a.log,
 	}
 	if persist {
-		wc.Sink = memory.Sink{Store: st, Seal: audit.Seal}
+		sealer, err := a.sealer(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
 	}
 	return workflow.New(wc)
 }
@@ -335,8 +343,15 @@ func run(ctx context.Context, args []string, s streams) int {
 }
 
 func (a *app) execute(ctx context.Context, args []string) int {
+	// Everything printed passes through the one sanitizer, so stored or
+	// input text cannot steer the terminal; the progress line alone writes
+	// its own control sequences, to the raw stream. Standard output also
+	// remembers its first write failure (a full disk is exit 1, not 0).
 	stdout := &stickyWriter{w: a.out}
-	a.out = stdout
+	a.rawErrOut = a.errOut
+	out, errOut := &safeWriter{w: stdout}, &safeWriter{w: a.errOut}
+	a.out, a.errOut = out, errOut
+	defer func() { _ = out.Flush(); _ = errOut.Flush() }()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(a.in)

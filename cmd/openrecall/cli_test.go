@@ -71,6 +71,8 @@ func decodeResults(t *testing.T, jsonl string) []openrecall.Result {
 }
 
 func TestAnalyzeExampleJSONGolden(t *testing.T) {
+	t.Setenv(envAuditKey, strings.Repeat("ab", 32)) // a fixed key: stable audit hashes
+	batchSeq = 0                                    // batch names as in the golden file, whichever tests ran first
 	db := seededDB(t)
 	r := runCLI(t, "", "--db", db, "analyze", "--output", "json", "../../examples/queue.jsonl")
 	if r.code != exitOK {

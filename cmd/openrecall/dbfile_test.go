@@ -145,6 +145,9 @@ func TestBinaryReadOnlyCopy(t *testing.T) {
 		}
 		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 	}
+	// The audit key travels in the environment: the key file under the
+	// test's config directory is root's alone (mode 0600).
+	useTestKey(t)
 	base := t.TempDir()
 	db := filepath.Join(base, "m.db")
 	if code, _, errOut := runBinary(t, bin, "", "--db", db, "memory", "seed"); code != 0 {

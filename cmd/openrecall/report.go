@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/costcurve"
 )
@@ -103,7 +102,7 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 func newAuditCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
-		Short: "Show and verify the hash-chained audit trail",
+		Short: "Show and verify the keyed, hash-chained audit trail",
 		Example: `  openrecall audit verify
   openrecall audit show run-20261130T044536.263208Z-89e913-000002`,
 	}
@@ -160,48 +159,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		},
 	}
 	addOutputFlag(show, &output)
-	verify := &cobra.Command{
-		Use:   "verify",
-		Short: "Check the hash chain: find any edited or deleted entry",
-		Long: `Recompute every audit entry's hash and follow the chain from the first entry to the
-head record. Exit status 0: intact. Exit status 4: an entry was edited, deleted or reordered;
-each problem names the entry.`,
-		Example: `  openrecall audit verify
-  openrecall --db /backups/memory.db audit verify`,
-		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			st, err := a.readStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			v := audit.NewVerifier()
-			n := 0
-			if err := st.WalkAudit(ctx, func(e openrecall.AuditEntry) error {
-				v.Add(e)
-				n++
-				return nil
-			}); err != nil {
-				return err
-			}
-			seq, hash, err := st.AuditHead(ctx)
-			if err != nil {
-				return err
-			}
-			problems := v.Finish(seq, hash)
-			if len(problems) == 0 {
-				fmt.Fprintf(a.out, "audit trail intact: %d entries, head %d %s\n", n, seq, hash)
-				return nil
-			}
-			for _, p := range problems {
-				fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
-			}
-			fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries\n", len(problems), n)
-			return &exitError{code: exitTampered}
-		},
-	}
-	cmd.AddCommand(show, verify)
+	cmd.AddCommand(show, newAuditVerifyCmd(a), newAuditHeadCmd(a))
 	return cmd
 }
 

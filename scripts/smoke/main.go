@@ -209,7 +209,7 @@ func (s *smoke) openrecall(ctx context.Context, stdin []byte, args ...string) (o
 	cmd.Dir = s.repo
 	// A private data directory and no inherited database or config, so the
 	// run never touches the user's memory.
-	cmd.Env = append(filterEnv(os.Environ(), "OPENRECALL_"), "XDG_DATA_HOME="+filepath.Join(s.dir, "xdg"), "HOME="+s.dir)
+	cmd.Env = append(filterEnv(os.Environ(), "OPENRECALL_"), "XDG_DATA_HOME="+filepath.Join(s.dir, "xdg"), "XDG_CONFIG_HOME="+filepath.Join(s.dir, "xdg-config"), "HOME="+s.dir)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -106,12 +106,6 @@ func All() []Named {
 			return ValidFingerprint(c.Fingerprint)
 		})},
 		{"GateCaseGen", GateCaseGen(), validAs(ValidGateCase)},
-		{"AuditTamperGen", AuditTamperGen(), validAs(func(a AuditTamper) error {
-			if a.N < 1 || a.Op < 0 || a.Op >= len(AuditOps()) || a.Field < 0 || a.Field >= len(AuditFields()) || a.I < 0 || a.J < 0 || a.Cut < 0 {
-				return fmt.Errorf("tamper %+v", a)
-			}
-			return nil
-		})},
 		{"ThresholdCaseGen", ThresholdCaseGen(), validAs(func(c ThresholdCase) error {
 			if c.N < 0 || c.N > 20 || c.Dissent < 0 || c.Score < 0 || c.Score >= len(ThresholdScores()) {
 				return fmt.Errorf("threshold case %+v", c)
@@ -139,6 +133,7 @@ func All() []Named {
 			return nil
 		})},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
+		{"TrailCaseGen", TrailCaseGen(), validAs(ValidTrailCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {
