@@ -93,8 +93,9 @@ pbt-nightly:
 # tests/property/mutants/ applied to a scratch copy, judged by the property
 # suite alone (profile MUTANTS_PROFILE, default ci); prints killed/survived
 # per mutant and the kill rate. A mutant that no longer applies is an error.
+# MUTANTS_FLAGS=-all lists every property that kills each mutant.
 mutants:
-	$(GO) run ./scripts/mutants -profile $${MUTANTS_PROFILE:-ci} -seed $${OPENRECALL_PBT_SEED:-$(PBT_SEED)}
+	$(GO) run ./scripts/mutants -profile $${MUTANTS_PROFILE:-ci} -seed $${OPENRECALL_PBT_SEED:-$(PBT_SEED)} $(MUTANTS_FLAGS)
 
 clean:
 	rm -rf bin .openrecall coverage.out

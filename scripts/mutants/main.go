@@ -5,7 +5,7 @@
 // whose find text no longer occurs exactly once in its file does not apply:
 // it is reported as an error, never counted as killed.
 //
-//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07]
+//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all]
 package main
 
 import (
@@ -35,7 +35,9 @@ func main() {
 	seed := flag.String("seed", "20260101", "OPENRECALL_PBT_SEED")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default all)")
 	keep := flag.Bool("keep", false, "keep the scratch copy")
+	all := flag.Bool("all", false, "run every property on each mutant (no -failfast), to list every property that kills it")
 	flag.Parse()
+	failFast = !*all
 	if err := run(*dir, *profile, *seed, *only, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
@@ -129,13 +131,21 @@ func apply(scratch string, m mutant, profile, seed string) (string, string) {
 	return "survived", ""
 }
 
+// failFast stops the suite at the first failing property (the kill rate
+// needs no more); -all turns it off.
+var failFast = true
+
 var failRe = regexp.MustCompile(`--- FAIL: TestProperties/(P\d+)_`)
 
 // suite runs the property suite alone; killed is true when it fails, by
 // names the failing properties.
 func suite(dir, profile, seed string) (bool, string, string) {
 	env := []string{"OPENRECALL_PBT_PROFILE=" + profile, "OPENRECALL_PBT_SEED=" + seed}
-	out, err := goCmd(dir, env, "test", "-count=1", "-failfast", "-timeout", "15m", "-run", "^TestProperties$", "./tests/property/")
+	args := []string{"test", "-count=1", "-timeout", "15m", "-run", "^TestProperties$", "./tests/property/"}
+	if failFast {
+		args = append(args[:1], append([]string{"-failfast"}, args[1:]...)...)
+	}
+	out, err := goCmd(dir, env, args...)
 	var ids []string
 	seen := map[string]bool{}
 	for _, m := range failRe.FindAllStringSubmatch(out, -1) {
