@@ -38,7 +38,7 @@ func designBenign(d string) bool {
 func blindSpotProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
-		pbt.ForAll("P32_quality_gate",
+		pbt.ForAll("P34_quality_gate",
 			"Quality gate (DESIGN §7): a model answer is accepted only when it is one JSON object of the analysis schema, its decision is in the closed set, the guard accepts it (no benign verdict on an attack), every cited memory was recalled and its confidence is in [0.60, 1]; every other answer escalates the alert to a person, with no second model call; a call never costs more than its worst case (the completion capped at 400 cheap or 800 strong tokens), priced by the price table.",
 			"GateCaseGen", gen.GateCaseGen(), checkGate,
 			pbt.Pin("a confidence just under the gate", gen.GateCase{Memories: 3, Confidence: 1}),
@@ -60,7 +60,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Cover("an answer that passes", 5), pbt.Cover("cheap tier", 30), pbt.Cover("shape huge", 2),
 			pbt.Cover("shape invalid JSON", 2), pbt.Cover("shape unknown field", 2), pbt.Cover("benign verdict on an attack", 3),
 		),
-		pbt.ForAll("P33_budget_refusal_escalates",
+		pbt.ForAll("P35_budget_refusal_escalates",
 			"Budget (DESIGN §7): an alert whose model call was not made for the run budget ends escalated to a person without analysis: no benign decision (even when memory proposed one), no bypass, cost 0 and baseline 0, so it never counts as a saving; with a budget of one nano-dollar every model call is refused.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
@@ -94,7 +94,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Classify(classifyRun),
 			pbt.Cover("budget exhausted", 5), pbt.Cover("a budget skip of an alert memory calls benign", 3),
 		),
-		pbt.ForAll("P34_savings_percent",
+		pbt.ForAll("P36_savings_percent",
 			"Savings percentage (DESIGN §7, §8): the cost curve's summary states savings as exactly 100 × (Σ baseline − Σ cost) / Σ analysed baseline, 0 when nothing was analysed.",
 			"CostCurveGen", gen.CostCurveGen(), func(steps []gen.CostStep) error {
 				points := curve(steps)
@@ -118,8 +118,8 @@ func blindSpotProperties() []pbt.Property {
 			},
 			pbt.Pin("one third saved", []gen.CostStep{{Cost: 2, Extra: 1}}),
 		),
-		pbt.ForAll("P35_bypass_threshold_every_count",
-			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold and attack patterns, the guard agrees with a reference guard written from DESIGN.",
+		pbt.ForAll("P37_bypass_threshold_every_count",
+			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories of the alert's severity bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold, attack patterns and every alert and memory severity, the guard agrees with a reference guard written from DESIGN (clause e: unknown alert as critical, unknown memory as medium).",
 			"ThresholdCaseGen", gen.ThresholdCaseGen(), checkThreshold,
 			pbt.Pin("four unanimous memories, one short", gen.ThresholdCase{N: 4, Decision: 2}),
 			pbt.Pin("five unanimous memories, the least that bypasses", gen.ThresholdCase{N: 5, Decision: 2}),
@@ -135,7 +135,7 @@ func blindSpotProperties() []pbt.Property {
 				return nil
 			}),
 			pbt.Classify(func(c gen.ThresholdCase) []string {
-				if c.Dissent == 0 && !c.Attack && gen.ThresholdScores()[c.Score] >= designStrongMatch {
+				if c.Dissent == 0 && !c.Attack && gen.ThresholdScores()[c.Score] >= designStrongMatch && c.AlertSeverity == c.MemorySeverity {
 					return []string{"unanimous strong"}
 				}
 				return nil
@@ -185,14 +185,15 @@ func checkGate(c gen.GateCase) error {
 	var matches []openrecall.Match
 	for i := 0; i < c.Memories; i++ {
 		matches = append(matches, openrecall.Match{Score: 1, Incident: openrecall.Incident{
-			ID: fmt.Sprintf("inc_%d", i), Fingerprint: fp, Decision: openrecall.DecisionKnownBenign, CreatedAt: gen.Times()[i%len(gen.Times())]}})
+			ID: fmt.Sprintf("inc_%d", i), Fingerprint: fp, Decision: openrecall.DecisionKnownBenign, Severity: openrecall.SeverityMedium,
+			CreatedAt: gen.Times()[i%len(gen.Times())]}})
 	}
 	text := c.Answer()
 	r, err := routing.New(routing.Config{Cheap: answeringModel{"gpt-4o-mini", text}, Strong: answeringModel{"gpt-4o", text}, Vet: triage.Vet, Now: fixedClock})
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	tr := triage.Triage(fp, matches, triage.DefaultConfig())
+	tr := triage.Triage(fp, openrecall.SeverityMedium, matches, triage.DefaultConfig())
 	alert := openrecall.Alert{ID: "gate-1", Format: "jsonl", Title: "checkout-api crash looping", Severity: openrecall.SeverityMedium, Status: openrecall.StatusFiring}
 	out := r.Route(context.Background(), routing.Input{Alert: alert, Fingerprint: fp, Matches: matches, Triage: tr,
 		Guard: openrecall.GuardVerdict{Reason: "pbt: not bypassed"}})
@@ -248,8 +249,10 @@ func checkThreshold(c gen.ThresholdCase) error {
 			di = openrecall.DecisionReal
 		}
 		matches = append(matches, openrecall.Match{Score: score, Incident: openrecall.Incident{
-			ID: fmt.Sprintf("inc_%02d", i), Fingerprint: fp, Decision: di, CreatedAt: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute)}})
+			ID: fmt.Sprintf("inc_%02d", i), Fingerprint: fp, Decision: di, Severity: openrecall.Severity(gen.ThresholdSeverities()[c.MemorySeverity]),
+			CreatedAt: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute)}})
 	}
+	alertSev := gen.ThresholdSeverities()[c.AlertSeverity]
 	// The reference guard of DESIGN §6 with its thresholds as literals.
 	want := false
 	if score >= designStrongMatch && len(matches) > 0 {
@@ -260,15 +263,18 @@ func checkThreshold(c gen.ThresholdCase) error {
 		}
 		consistency := float64(domN) / n
 		confidence := consistency * (n + 1) / (n + 2)
-		want = c.N != c.Dissent && consistency >= designConsistency && confidence >= designBypassConfidence && designBenign(dom) && !c.Attack
+		// Clause (e): the supporting memories all carry MemorySeverity.
+		covered := designSeverityRank(alertSev, 5) <= designSeverityRank(gen.ThresholdSeverities()[c.MemorySeverity], 3)
+		want = c.N != c.Dissent && consistency >= designConsistency && confidence >= designBypassConfidence && designBenign(dom) && !c.Attack && covered
 	}
 	cfg := triage.DefaultConfig()
-	tr := triage.Triage(fp, matches, cfg)
+	tr := triage.Triage(fp, openrecall.Severity(alertSev), matches, cfg)
 	v := triage.Guard(fp, tr, cfg)
 	if v.Bypass != want {
-		return fmt.Errorf("threshold: %d %s and %d real memories at score %v (attack %v): bypass %v, the reference guard says %v (%s)", c.N, d, c.Dissent, score, c.Attack, v.Bypass, want, v.Reason)
+		return fmt.Errorf("threshold: %d %s and %d real memories at score %v (attack %v, alert %q, memories %q): bypass %v, the reference guard says %v (%s)",
+			c.N, d, c.Dissent, score, c.Attack, alertSev, gen.ThresholdSeverities()[c.MemorySeverity], v.Bypass, want, v.Reason)
 	}
-	if c.Dissent == 0 && !c.Attack && score >= designStrongMatch && d.Benign() && v.Bypass != (c.N >= 5) {
+	if c.Dissent == 0 && !c.Attack && score >= designStrongMatch && d.Benign() && c.AlertSeverity == c.MemorySeverity && alertSev != "unknown" && v.Bypass != (c.N >= 5) {
 		return fmt.Errorf("threshold: %d unanimous %s memories: bypass %v, want %v (n ≥ 5)", c.N, d, v.Bypass, c.N >= 5)
 	}
 	return nil

@@ -163,7 +163,7 @@ func pipelineProperties() []pbt.Property {
 			pbt.Expensive(2),
 			pbt.Classify(classifyRun),
 			pbt.Cover("a rejected record", 20), pbt.Cover("a resolved record", 10), pbt.Cover("a mixed-status webhook", 5),
-			pbt.Cover("an attack alert with unanimous benign memory", 5), pbt.Cover("an unclassified alert", 10), pbt.Cover("a cheap confirmation", 10),
+			pbt.Cover("an attack alert with unanimous benign memory", 5), pbt.Cover("an alert without identity", 4), pbt.Cover("a cheap confirmation", 10),
 		),
 		pbt.ForAll("P16_workers_equivalent_to_sequential",
 			"AnalyzeQueue with several workers is equivalent to the sequential run, by the product's equivalence predicate openrecall.EquivalentRuns, with the same summary and cost curve.",
@@ -426,8 +426,9 @@ func runWorkflow(ex workflow.Fingerprinter, in gen.WorkflowInput, workers int) (
 	err := withStores(1, func(ctx context.Context, ss []*memory.Store) error {
 		st := ss[0]
 		for k, s := range in.AllSeeds() {
-			fp := ex.Extract(s.SeedAlert())
-			for _, inc := range s.Incidents(k, fp) {
+			seed := s.SeedAlert()
+			fp := ex.Extract(seed)
+			for _, inc := range s.Incidents(k, ex.Identify(seed), fp, intake.NormalizeSeverity(string(seed.Severity))) {
 				if _, _, err := st.Retain(ctx, inc); err != nil {
 					return fmt.Errorf("setup: seed: %v", err)
 				}
@@ -558,8 +559,8 @@ func classifyBlindSpots(in gen.WorkflowInput) []string {
 		if k == "invalid JSON" || k == "empty object" || k == "resolved webhook" || k == "bare string" {
 			continue
 		}
-		if fams[f].Unclassified {
-			seen["an unclassified alert"] = true
+		if fams[f].Anonymous {
+			seen["an alert without identity"] = true
 		}
 		route := memoryRoute(in, f, false)
 		if route == routeCheap {
@@ -594,10 +595,9 @@ func (f fixedFingerprinter) Extract(openrecall.Alert) openrecall.Fingerprint {
 	return openrecall.Fingerprint(f)
 }
 
-// Identify gives every alert no identity: the fixed fingerprint is all the
-// liveness case is about.
+// Identify gives every alert the liveness case's identity.
 func (f fixedFingerprinter) Identify(openrecall.Alert) openrecall.Identity {
-	return openrecall.Identity{}
+	return gen.LivenessIdentity()
 }
 
 // checkWorkflowLiveness runs the liveness case through the whole pipeline:
@@ -615,7 +615,8 @@ func checkWorkflowLiveness(c gen.LivenessCase) error {
 		if err != nil {
 			return err
 		}
-		r := wf.Analyze(ctx, openrecall.Alert{ID: "live-1", Format: "jsonl", Title: "a known benign repeat", Status: openrecall.StatusFiring})
+		r := wf.Analyze(ctx, openrecall.Alert{ID: "live-1", Format: "jsonl", Title: "a known benign repeat", Status: openrecall.StatusFiring,
+			Severity: openrecall.SeverityMedium})
 		if !r.Bypassed || r.Decision != c.Decision || r.Cost != 0 {
 			return fmt.Errorf("liveness: workflow with %d unanimous %s memories: bypassed %v, decision %q, cost %d (%s)", c.N, c.Decision, r.Bypassed, r.Decision, r.Cost, r.Guard.Reason)
 		}

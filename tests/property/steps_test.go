@@ -3,7 +3,6 @@ package property
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/tests/property/gen"
@@ -43,43 +42,25 @@ func (w wantResult) steps() []string {
 	return []string{openrecall.StepIntake, openrecall.StepFingerprint, openrecall.StepAnalysis}
 }
 
-// familyFingerprints are the fingerprints of the generated families (P2
-// checks extraction on its own).
-var familyFingerprints = sync.OnceValue(func() []openrecall.Fingerprint {
-	ex := newExtractor()
-	var fps []openrecall.Fingerprint
-	for i := range gen.AlertFamilies() {
-		fps = append(fps, ex.Extract(gen.RawAlert{Family: i}.First()))
-	}
-	return fps
-})
-
-// critical are the four fields a strong match must share (DESIGN §5).
-func critical(fp openrecall.Fingerprint) [4]string {
-	return [4]string{fp.ErrorClass, fp.ServiceRole, fp.AttackPattern, fp.Environment}
-}
-
 // memoryRoute is the route DESIGN §7 gives an alert of family f rendered
 // with its labels (asWebhook: as an Alertmanager webhook entry), given the
-// memories the run seeded.
+// memories the run seeded. Only memories of the alert's own identity vote
+// (§5), and the generated families have distinct identities (P26), so only
+// the family's own seeds count.
 func memoryRoute(in gen.WorkflowInput, f int, asWebhook bool) string {
 	fam := gen.AlertFamilies()[f]
-	if fam.Attack || fam.Unclassified {
+	if fam.Attack || fam.Anonymous {
 		return routeStrong
 	}
 	if asWebhook && (len(fam.Labels) == 0 || fam.Service != "" || fam.Environment != "") {
 		// A webhook carries labels only: the family's other fields are lost.
 		return routeAny
 	}
-	fps := familyFingerprints()
 	total := 0
 	decisions := map[openrecall.Decision]bool{}
 	for _, s := range in.AllSeeds() {
-		if s.N == 0 || critical(fps[s.Family]) != critical(fps[f]) {
+		if s.N == 0 || s.Family != f {
 			continue
-		}
-		if fps[s.Family] != fps[f] {
-			return routeAny // a near match: its score decides
 		}
 		total += s.N
 		d := openrecall.MemoryDecisions[s.Decision%len(openrecall.MemoryDecisions)]
@@ -100,11 +81,40 @@ func memoryRoute(in gen.WorkflowInput, f int, asWebhook bool) string {
 		switch {
 		case !designBenign(string(d)):
 			return routeStrong
-		case total >= 5:
-			return routeBypass
+		case total < 5:
+			return routeCheap
 		}
 	}
-	return routeCheap
+	// Clause (e): a webhook entry has no severity (unknown counts as
+	// critical); the memories carry the family's.
+	memory := designSeverityRank(fam.Severity, 3)
+	alert := memory
+	if asWebhook {
+		alert = 5
+	}
+	if alert > memory {
+		return routeStrong
+	}
+	return routeBypass
+}
+
+// designSeverityRank ranks a source severity as DESIGN §3 and §6 do:
+// critical 5, high 4, medium 3, low 2, info 1; unknown ranks as
+// unknownRank (critical for an alert, medium for a memory).
+func designSeverityRank(source string, unknownRank int) int {
+	switch strings.ToLower(source) {
+	case "critical":
+		return 5
+	case "high", "error":
+		return 4
+	case "medium", "warning":
+		return 3
+	case "low":
+		return 2
+	case "info":
+		return 1
+	}
+	return unknownRank
 }
 
 // expectedRun lists the results in's queue must give, in input order.

@@ -27,12 +27,9 @@ type Family struct {
 	// Attack tells whether the family carries explicit security signals.
 	Attack bool
 	// Anonymous tells that the family's alerts have no identity: no rule
-	// and no word in the title.
+	// and no word in the title. They are unclassified: memory may not vouch
+	// for them, whatever their Alert DNA (DESIGN §5).
 	Anonymous bool
-	// Unclassified tells that the family's Alert DNA names no error class,
-	// nor a service role with a dependency or signal shape: memory may not
-	// vouch for it (DESIGN §5).
-	Unclassified bool
 }
 
 // AlertFamilies returns families of alerts, as kube-prometheus, node-exporter, Datadog, WAFs and
@@ -74,10 +71,11 @@ func AlertFamilies() []Family {
 		{Name: "sqliannotation", Labels: [][2]string{{"alertname", "BillingErrorRate"}, {"service", "billing-api"}, {"env", "prod"}},
 			Annotations: [][2]string{{"description", "id=1' or 1=1 -- union select password from users, request {uuid}"}},
 			Title:       "payments-api 5xx spike", Text: "HTTP 503 from payments-api for {n}% of requests from {ip} over {dur} since {ts}.", Severity: "high", Attack: true},
-		// Alerts memory cannot classify: a vague one, and one without
-		// identity (no rule, no word in its title).
-		{Name: "vague", Title: "something looks off", Text: "check the dashboard at {ts}", Severity: "low", Unclassified: true},
-		{Name: "anonymous", Title: "{n} {ip}", Text: "{ts}", Severity: "", Unclassified: true, Anonymous: true},
+		// An alert with an empty Alert DNA but an identity (its title), and
+		// one with an Alert DNA but no identity (no rule, no word in its
+		// title): unclassified.
+		{Name: "vague", Title: "something looks off", Text: "check the dashboard at {ts}", Severity: "low"},
+		{Name: "anonymous", Title: "{n} {ip}", Text: "container OOMKilled after {n} restarts at {ts}", Severity: "", Anonymous: true},
 	}
 }
 

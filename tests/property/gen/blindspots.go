@@ -115,6 +115,14 @@ func ValidGateCase(c GateCase) error {
 type ThresholdCase struct {
 	N, Dissent, Decision, Score int
 	Attack                      bool
+	// AlertSeverity and MemorySeverity index ThresholdSeverities: the
+	// alert's and every memory's (clause e).
+	AlertSeverity, MemorySeverity int
+}
+
+// ThresholdSeverities are the normalized severities, medium first.
+func ThresholdSeverities() []string {
+	return []string{"medium", "critical", "high", "low", "info", "unknown", ""}
 }
 
 // ThresholdScores are match scores at and beside the strong threshold 0.85.
@@ -132,5 +140,8 @@ func ThresholdCaseGen() gopter.Gen {
 		"Decision": Index(len(openrecall.MemoryDecisions), 0),
 		"Score":    Index(len(ThresholdScores()), 0.5),
 		"Attack":   gg.Weighted([]gg.WeightedGen{{Weight: 4, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
+		// Equal severities most often: the count is the subject.
+		"AlertSeverity":  Index(len(ThresholdSeverities()), 0.7),
+		"MemorySeverity": Index(len(ThresholdSeverities()), 0.7),
 	})
 }

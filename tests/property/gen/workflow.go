@@ -70,7 +70,7 @@ func AttackFamilies() []int { return familiesWhere(func(f Family) bool { return 
 // gets the same fingerprint as a JSON line).
 func ConfirmFamilies() []int {
 	return familiesWhere(func(f Family) bool {
-		return !f.Attack && !f.Unclassified && len(f.Labels) > 0 && f.Service == "" && f.Environment == ""
+		return !f.Attack && !f.Anonymous && len(f.Labels) > 0 && f.Service == "" && f.Environment == ""
 	})
 }
 
@@ -186,8 +186,10 @@ func webhook(status string, statuses []string, alerts ...openrecall.Alert) strin
 	return string(b)
 }
 
-// Incidents returns the memories the seed retains for fingerprint fp.
-func (s SeedSpec) Incidents(k int, fp openrecall.Fingerprint) []openrecall.Incident {
+// Incidents returns the memories the seed retains for the alert of
+// identity id, fingerprint fp and severity sev (the seed alert's, as an
+// analyst retains a decision about that alert).
+func (s SeedSpec) Incidents(k int, id openrecall.Identity, fp openrecall.Fingerprint, sev openrecall.Severity) []openrecall.Incident {
 	var out []openrecall.Incident
 	d := openrecall.MemoryDecisions[s.Decision%len(openrecall.MemoryDecisions)]
 	for i := 0; i < s.N; i++ {
@@ -196,7 +198,7 @@ func (s SeedSpec) Incidents(k int, fp openrecall.Fingerprint) []openrecall.Incid
 			di = openrecall.DecisionReal
 		}
 		out = append(out, openrecall.Incident{
-			Fingerprint: fp, Decision: di, Note: fmt.Sprintf("seed %d decision %d", k, i),
+			Fingerprint: fp, Identity: id, Severity: sev, Decision: di, Note: fmt.Sprintf("seed %d decision %d", k, i),
 			SourceAlertID: fmt.Sprintf("seed-%d-%d", k, i), Analyst: "pbt", CreatedAt: Times()[i%len(Times())],
 		})
 	}
