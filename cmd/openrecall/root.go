@@ -38,6 +38,7 @@ is benign. Every routing step is audited and costed against an always-strong bas
 		newAuditCmd(a),
 		newConfigCmd(a),
 		newEvalCmd(a),
+		newServeCmd(a),
 	)
 	return root
 }
