@@ -117,7 +117,9 @@ func redelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery) error {
 	}
 	switch want {
 	case openrecall.AlertFiring:
-		if status != openrecall.AlertResolved && severityRank(d.Alert.Severity) <= severityRank(openrecall.Severity(severity)) {
+		// Only a firing already triaged makes a repeat: an alert first seen
+		// acknowledged has never been triaged.
+		if status != openrecall.AlertResolved && triageID != "" && severityRank(d.Alert.Severity) <= severityRank(openrecall.Severity(severity)) {
 			d.Duplicate, d.AnalysisID, d.State = true, triageID, status
 		}
 	case openrecall.AlertAcknowledged:

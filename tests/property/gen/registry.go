@@ -121,6 +121,7 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"DeliveryPlanGen", DeliveryPlanGen(), validAs(ValidDeliveryPlan)},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
