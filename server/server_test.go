@@ -82,7 +82,7 @@ func TestAlertmanagerWebhook(t *testing.T) {
 	}
 	var list struct {
 		Results []openrecall.Served `json:"results"`
-		Next    int64              `json:"next"`
+		Next    int64               `json:"next"`
 	}
 	e.do(http.MethodGet, "/api/v1/results?since=0", "", nil, nil, &list)
 	if len(list.Results) != 4 || list.Next != list.Results[3].Cursor {
