@@ -16,9 +16,11 @@ import (
 //
 //   - a rejected record (Rejection set) is queued, to get its rejected result
 //     and audit entry;
-//   - a firing alert whose id is already firing or acknowledged, at a severity
-//     not higher than the one already accepted, is a redelivery: it is not
-//     queued, Duplicate is set and AnalysisID names the earlier triage;
+//   - a firing alert already triaged, at a severity not higher than the one
+//     triaged, is a redelivery unless the alert was resolved since (a new
+//     episode; for an id that names its episode, such as Alertmanager's, a
+//     firing after the resolve is a late redelivery too): it is not queued,
+//     Duplicate is set and AnalysisID names the earlier triage;
 //   - a resolved or acknowledged notice that repeats the alert's state is a
 //     redelivery too;
 //   - anything else is queued and moves the alert's state.
@@ -90,6 +92,13 @@ func severityRank(s openrecall.Severity) int {
 	return 5
 }
 
+// episodic reports whether an alert's id names one firing episode, as
+// intake's ids for Alertmanager webhooks and Prometheus alerts do (the
+// fingerprint and the start time): a new episode gets a new id.
+func episodic(a openrecall.Alert) bool {
+	return a.Format == "alertmanager" || a.Format == "prometheus"
+}
+
 // noticeState is the alert state a delivery asks for.
 func noticeState(a openrecall.Alert) string {
 	switch {
@@ -118,8 +127,11 @@ func redelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery) error {
 	switch want {
 	case openrecall.AlertFiring:
 		// Only a firing already triaged makes a repeat: an alert first seen
-		// acknowledged has never been triaged.
-		if status != openrecall.AlertResolved && triageID != "" && severityRank(d.Alert.Severity) <= severityRank(openrecall.Severity(severity)) {
+		// acknowledged has never been triaged. After a resolve, a firing is
+		// a new episode, unless the id names the episode (Alertmanager's
+		// fingerprint and start time): then it is a late redelivery.
+		again := status != openrecall.AlertResolved || episodic(d.Alert)
+		if again && triageID != "" && severityRank(d.Alert.Severity) <= severityRank(openrecall.Severity(severity)) {
 			d.Duplicate, d.AnalysisID, d.State = true, triageID, status
 		}
 	case openrecall.AlertAcknowledged:

@@ -247,6 +247,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(drained)
 		s.drain(workCtx, stop)
 	}()
+	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil && n > 0 {
+		s.log.Info("draining deliveries accepted before this start", zap.Int("pending", n))
+	}
 	s.ready.Store(true)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

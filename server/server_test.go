@@ -70,6 +70,12 @@ func TestAlertmanagerWebhook(t *testing.T) {
 			t.Errorf("resolved %s: outcome %s", a.AnalysisID, sv.Result.Outcome)
 		}
 	}
+	// A firing notification of the same episode arriving after the resolve
+	// is a late redelivery (Alertmanager ids name the episode).
+	var late accepted
+	if e.post("/api/v1/alerts/alertmanager", "", fixture(t, "alertmanager_payload.json"), &late); late.Duplicates != 2 {
+		t.Errorf("late redelivery after the resolve: %+v", late)
+	}
 	var rep server.AuditReport
 	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact {
 		t.Fatalf("audit verify: %d %s", resp.StatusCode, b)
@@ -92,8 +98,8 @@ func TestAlertmanagerWebhook(t *testing.T) {
 	if len(list.Results) != 0 {
 		t.Errorf("results past the last cursor: %d", len(list.Results))
 	}
-	if got := e.metric(`openrecall_alerts_redelivered_total{endpoint="alertmanager"}`); got != "2" {
-		t.Errorf("redelivered metric %s, want 2", got)
+	if got := e.metric(`openrecall_alerts_redelivered_total{endpoint="alertmanager"}`); got != "4" {
+		t.Errorf("redelivered metric %s, want 4", got)
 	}
 	if got := e.metric(`openrecall_alerts_analysed_total{decision="",outcome="resolved"}`); got != "2" {
 		t.Errorf("resolved metric %s, want 2", got)

@@ -15,12 +15,14 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/memory"
 )
 
 type retainOptions struct {
 	input       string
 	fingerprint string
 	alertID     string
+	analysisID  string
 	decision    string
 	note        string
 	deadEnds    []string
@@ -60,6 +62,9 @@ evidence accumulates until memory can vouch for the family.`,
 			if opts.fingerprint != "" && len(args) == 1 {
 				return usageErr("give an alert or --fingerprint, not both")
 			}
+			if opts.analysisID != "" && (opts.fingerprint != "" || len(args) == 1) {
+				return usageErr("give --analysis-id alone, without an alert or --fingerprint")
+			}
 			if opts.impact < 0 {
 				return usageErr("--impact-minutes %d: want 0 or more", opts.impact)
 			}
@@ -69,6 +74,7 @@ evidence accumulates until memory can vouch for the family.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.StringVar(&opts.alertID, "alert-id", "", "source alert id the decision is about (with --fingerprint)")
+	f.StringVar(&opts.analysisID, "analysis-id", "", "an analysis of 'openrecall serve' (serve-NNNNNN): retain about the alert it analysed")
 	f.StringVar(&opts.decision, "decision", "", "false_positive, duplicate, known_benign or real")
 	f.StringVar(&opts.note, "note", "", "what the analyst found")
 	f.StringArrayVar(&opts.deadEnds, "dead-end", nil, "something tried that did not help (repeatable)")
@@ -96,6 +102,9 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		ImpactMinutes: opts.impact,
 		SourceAlertID: opts.alertID,
 	}
+	if opts.analysisID != "" {
+		return retainAnalysis(ctx, a, cfg, opts, inc)
+	}
 	if opts.fingerprint != "" {
 		fp, err := openrecall.ParseFingerprint(opts.fingerprint)
 		if err != nil {
@@ -121,6 +130,39 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		return err
 	}
 	defer st.Close()
+	return retainStore(ctx, a, st, opts, inc)
+}
+
+// retainAnalysis retains a decision about the alert a served analysis
+// analysed: server users have no alert file.
+func retainAnalysis(ctx context.Context, a *app, cfg config.Config, opts *retainOptions, inc openrecall.Incident) error {
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sv, err := st.Served(ctx, opts.analysisID)
+	if errors.Is(err, openrecall.ErrNotFound) {
+		return fmt.Errorf("analysis %q is not among the analyses 'openrecall serve' stored in %s (for analyze runs, retain the alert file): %w", opts.analysisID, st.Path(), err)
+	}
+	if err != nil {
+		return err
+	}
+	if sv.Rejection != "" {
+		return fmt.Errorf("analysis %q is of a rejected record (%s): %w", opts.analysisID, sv.Rejection, openrecall.ErrInvalid)
+	}
+	ex, err := a.extractor(cfg, opts.rules)
+	if err != nil {
+		return err
+	}
+	inc.Fingerprint = ex.Extract(sv.Alert)
+	if inc.SourceAlertID == "" {
+		inc.SourceAlertID = sv.Alert.ID
+	}
+	return retainStore(ctx, a, st, opts, inc)
+}
+
+func retainStore(ctx context.Context, a *app, st *memory.Store, opts *retainOptions, inc openrecall.Incident) error {
 	stored, created, err := st.Retain(ctx, inc)
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 func inboxProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P25_redelivery_triaged_once",
-			"A redelivered notification (same alert id) is not queued again, but a re-trigger whose severity rose, a firing after a resolve, and each change of state (acknowledged, resolved) are; a rejected record is always queued. Every queued delivery gets a new analysis id, and a redelivery is answered with the id of the analysis that handled it; what was queued survives reopening the database.",
+			"A redelivered notification (same alert id) is not queued again, but a re-trigger whose severity rose, a firing after a resolve (a new episode, unless the id names its episode as Alertmanager's does), and each change of state (acknowledged, resolved) are; a rejected record is always queued. Every queued delivery gets a new analysis id, and a redelivery is answered with the id of the analysis that handled it; what was queued survives reopening the database.",
 			"DeliveryPlanGen", gen.DeliveryPlanGen(), checkRedelivery,
 			pbt.Expensive(3),
 			pbt.Found("an alert first seen acknowledged, then firing, was taken for a redelivery and never triaged (fixed: only a triaged firing makes a repeat)",
@@ -61,8 +61,9 @@ func (m *inboxModel) expect(s gen.DeliveryStep) (queued bool, state string) {
 	switch s.Kind {
 	case gen.DeliverFiring:
 		// Queued unless a triage of this firing exists at a severity at
-		// least as high.
-		queued = m.triage[s.Alert] == "" || st == openrecall.AlertResolved || severityOrder(s.Severity) > m.severity[s.Alert]
+		// least as high since the last resolve; for an id that names its
+		// episode, a resolve does not open a new one.
+		queued = m.triage[s.Alert] == "" || st == openrecall.AlertResolved && !gen.Episodic(s.Alert) || severityOrder(s.Severity) > m.severity[s.Alert]
 		if queued {
 			m.status[s.Alert], m.severity[s.Alert] = openrecall.AlertFiring, severityOrder(s.Severity)
 		}

@@ -41,7 +41,10 @@ func (s DeliveryStep) Delivery() openrecall.Delivery {
 		d.Rejection = "invalid JSON"
 		return d
 	}
-	a := openrecall.Alert{ID: fmt.Sprintf("am-%016x-1796010126", s.Alert), Severity: DeliverySeverities()[s.Severity], Status: openrecall.StatusFiring}
+	a := openrecall.Alert{ID: fmt.Sprintf("a-%d", s.Alert), Format: "pagerduty", Severity: DeliverySeverities()[s.Severity], Status: openrecall.StatusFiring}
+	if Episodic(s.Alert) {
+		a.ID, a.Format = fmt.Sprintf("am-%016x-1796010126", s.Alert), "alertmanager"
+	}
 	switch s.Kind {
 	case DeliverAcknowledge:
 		a.Status, a.Annotations = openrecall.StatusResolved, map[string]string{"event_action": "acknowledge"}
@@ -51,6 +54,10 @@ func (s DeliveryStep) Delivery() openrecall.Delivery {
 	d.Alert = a
 	return d
 }
+
+// Episodic reports whether alert number i of a plan has an id that names its
+// firing episode (Alertmanager's): alert 0 has, the others have not.
+func Episodic(i int) bool { return i == 0 }
 
 // DeliveryPlan is a sequence of bodies, each of a few deliveries, as
 // senders that retry and redeliver produce them.
