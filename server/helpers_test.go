@@ -47,6 +47,8 @@ type options struct {
 	webhook    string
 	noServe    bool // handler only: nothing drains the inbox
 	db         string
+	now        func() time.Time
+	days       *[]string // records the days pipelines were built for
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -76,7 +78,10 @@ func newEnv(t *testing.T, o options) *env {
 			return v
 		}
 	}
-	newPipeline := func(string) (server.Pipeline, error) {
+	newPipeline := func(day string) (server.Pipeline, error) {
+		if o.days != nil {
+			*o.days = append(*o.days, day)
+		}
 		r, err := routing.New(routing.Config{
 			Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(),
 			CheapMaxTokens: 400, StrongMaxTokens: 800, FingerprintMaxTokens: 120, GateConfidence: 0.6, Vet: triage.Vet,
@@ -113,7 +118,7 @@ func newEnv(t *testing.T, o options) *env {
 			return server.AuditReport{Intact: len(problems) == 0, Entries: n, HeadSeq: seq, HeadHash: hash}, nil
 		},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
-		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second,
+		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now,
 	})
 	if err != nil {
 		t.Fatal(err)

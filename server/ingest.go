@@ -41,7 +41,34 @@ func (s *Server) routes() {
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
+	// A known path with another method: 405 in JSON, with Allow.
+	for path, allow := range map[string]string{
+		"/api/v1/alerts/alertmanager": "POST", "/api/v1/alerts": "POST", "/api/v1/alerts/pagerduty": "POST", "/v2/enqueue": "POST",
+		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
+		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
+	} {
+		m.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use "+allow)
+		})
+	}
 	s.mux = m
+}
+
+// counts tallies what Enqueue made of a body: queued, redelivered and
+// rejected records.
+func counts(ds []openrecall.Delivery) (accepted, duplicates, rejected int) {
+	for _, d := range ds {
+		switch {
+		case d.Rejection != "":
+			rejected++
+		case d.Duplicate:
+			duplicates++
+		default:
+			accepted++
+		}
+	}
+	return accepted, duplicates, rejected
 }
 
 // Accepted is the 202 answer of the intake endpoints.
@@ -134,17 +161,7 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, endpoint string
 		return nil, http.StatusServiceUnavailable, "could not store the alerts; retry later"
 	}
 	s.notify()
-	acc, dup, rej := 0, 0, 0
-	for _, d := range out {
-		switch {
-		case d.Rejection != "":
-			rej++
-		case d.Duplicate:
-			dup++
-		default:
-			acc++
-		}
-	}
+	acc, dup, rej := counts(out)
 	s.obs.Received(endpoint, acc, dup, rej)
 	return out, 0, ""
 }
@@ -182,15 +199,8 @@ func (s *Server) ingest(format intake.Format, endpoint string) http.HandlerFunc 
 			return
 		}
 		acc := Accepted{RequestID: requestID(r), Analyses: make([]Analysis, len(out))}
+		acc.Accepted, acc.Duplicates, acc.Rejected = counts(out)
 		for i, d := range out {
-			switch {
-			case d.Rejection != "":
-				acc.Rejected++
-			case d.Duplicate:
-				acc.Duplicates++
-			default:
-				acc.Accepted++
-			}
 			acc.Analyses[i] = Analysis{AnalysisID: d.AnalysisID, AlertID: d.Alert.ID, State: d.State, Duplicate: d.Duplicate,
 				Position: d.Alert.Position, Rejection: d.Rejection}
 		}

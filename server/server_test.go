@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/server"
@@ -347,6 +348,8 @@ func TestEscapingAndErrors(t *testing.T) {
 		want               int
 	}{
 		{http.MethodGet, "/nope", "", http.StatusNotFound},
+		{http.MethodGet, "/api/v1/alerts/alertmanager", "", http.StatusMethodNotAllowed},
+		{http.MethodDelete, "/api/v1/results/serve-000001", "", http.StatusMethodNotAllowed},
 		{http.MethodGet, "/api/v1/results/serve-999999", "", http.StatusNotFound},
 		{http.MethodPost, "/api/v1/alerts", `{"title": broken`, http.StatusBadRequest},
 		{http.MethodPost, "/api/v1/alerts/alertmanager", `{"title":"not a webhook"}`, http.StatusBadRequest},
@@ -393,5 +396,38 @@ func TestEscalationWebhook(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 1 || got[0].AnalysisID != sv.AnalysisID || got[0].Decision != sv.Result.Decision {
 		t.Fatalf("webhook got %+v for decision %s", got, sv.Result.Decision)
+	}
+}
+
+// TestNewDayNewPipeline: on a new UTC day the server builds a new pipeline
+// (so the daily model budget starts afresh) and a new cost curve batch.
+func TestNewDayNewPipeline(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	var days []string
+	e := newEnv(t, options{now: clock, days: &days})
+	var acc accepted
+	e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &acc)
+	e.wait(acc.Analyses[0].AnalysisID, "")
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	e.post("/api/v1/alerts", "", `{"id":"b","title":"checkout 5xx spike","service":"checkout"}`, &acc)
+	e.wait(acc.Analyses[0].AnalysisID, "")
+	if fmt.Sprint(days) != "[2026-11-30 2026-12-01]" {
+		t.Errorf("pipelines built for %v, want one per day", days)
+	}
+	for _, batch := range []string{"serve-2026-11-30", "serve-2026-12-01"} {
+		var cost struct {
+			Alerts int `json:"alerts"`
+		}
+		if resp, b := e.do(http.MethodGet, "/api/v1/cost?batch="+batch, "", nil, nil, &cost); resp.StatusCode != http.StatusOK || cost.Alerts != 1 {
+			t.Errorf("cost of %s: %d %s, want 1 alert", batch, resp.StatusCode, b)
+		}
 	}
 }

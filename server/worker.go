@@ -74,18 +74,23 @@ func (s *Server) process(ctx context.Context, d openrecall.Delivery, stop <-chan
 	if d.Rejection != "" {
 		rec = intake.Record{Err: &intake.RecordError{Position: d.Alert.Position, Reason: d.Rejection}}
 	}
-	p, err := s.currentPipeline()
-	if err != nil {
-		s.log.Error("no pipeline", zap.Error(err))
-		return
-	}
-	res := p.AnalyzeRecord(ctx, rec, int(d.ID))
+	var res openrecall.Result
+	analysed := false
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		err := s.complete(ctx, d, &res)
+		err := func() error {
+			if !analysed {
+				p, err := s.currentPipeline()
+				if err != nil {
+					return err
+				}
+				res, analysed = p.AnalyzeRecord(ctx, rec, int(d.ID)), true
+			}
+			return s.complete(ctx, d, &res)
+		}()
 		if err == nil {
 			break
 		}
-		s.log.Error("store result; will retry", zap.String("analysis_id", d.AnalysisID), zap.Error(err))
+		s.log.Error("analyse or store; will retry", zap.String("analysis_id", d.AnalysisID), zap.Error(err))
 		select {
 		case <-stop:
 			return
