@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/costcurve"
 )
@@ -157,28 +156,18 @@ each problem names the entry.`,
 				return err
 			}
 			defer st.Close()
-			v := audit.NewVerifier()
-			n := 0
-			if err := st.WalkAudit(ctx, func(e openrecall.AuditEntry) error {
-				v.Add(e)
-				n++
-				return nil
-			}); err != nil {
-				return err
-			}
-			seq, hash, err := st.AuditHead(ctx)
+			rep, err := verifyAudit(ctx, st)
 			if err != nil {
 				return err
 			}
-			problems := v.Finish(seq, hash)
-			if len(problems) == 0 {
-				fmt.Fprintf(a.out, "audit trail intact: %d entries, head %d %s\n", n, seq, hash)
+			if rep.Intact {
+				fmt.Fprintf(a.out, "audit trail intact: %d entries, head %d %s\n", rep.Entries, rep.HeadSeq, rep.HeadHash)
 				return nil
 			}
-			for _, p := range problems {
+			for _, p := range rep.Problems {
 				fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
 			}
-			fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries\n", len(problems), n)
+			fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries\n", len(rep.Problems), rep.Entries)
 			return &exitError{code: exitTampered}
 		},
 	}

@@ -181,7 +181,8 @@ func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg tria
 	return v
 }
 
-// verifyAudit walks the audit trail and checks its chain against the head.
+// verifyAudit walks the audit trail and checks its chain against the head:
+// `audit verify` and the server's GET /api/v1/audit/verify share it.
 func verifyAudit(ctx context.Context, st *memory.Store) (server.AuditReport, error) {
 	v := audit.NewVerifier()
 	n := 0
