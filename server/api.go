@@ -270,6 +270,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 type readiness struct {
 	Ready      bool            `json:"ready"`
 	Mode       openrecall.Mode `json:"mode"`
+	Shadow     bool            `json:"shadow"`
 	Database   string          `json:"database"`
 	Models     string          `json:"models"`
 	InboxDepth int             `json:"inbox_depth"`
@@ -278,7 +279,7 @@ type readiness struct {
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	p, err := s.currentPipeline()
-	rd := readiness{Ready: s.ready.Load() && err == nil, Database: "writable", InboxLimit: s.cfg.InboxLimit}
+	rd := readiness{Ready: s.ready.Load() && err == nil, Shadow: s.cfg.Shadow, Database: "writable", InboxLimit: s.cfg.InboxLimit}
 	if err == nil {
 		rd.Mode = p.Mode()
 		rd.Models = "reachable"

@@ -96,6 +96,9 @@ type Config struct {
 	RecallLimit     int
 	// WebhookURL receives a POST for each alert escalated to a person.
 	WebhookURL string
+	// Shadow says the pipelines never bypass (their guard refuses); readyz
+	// reports it.
+	Shadow bool
 	// Observer receives events for metrics; nil observes nothing.
 	Observer Observer
 	Logger   *zap.Logger

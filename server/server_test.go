@@ -77,6 +77,11 @@ func TestAlertmanagerWebhook(t *testing.T) {
 	if e.post("/api/v1/alerts/alertmanager", "", fixture(t, "alertmanager_payload.json"), &late); late.Duplicates != 2 {
 		t.Errorf("late redelivery after the resolve: %+v", late)
 	}
+	var ready map[string]any
+	if resp, b := e.do(http.MethodGet, "/readyz", "", nil, nil, &ready); resp.StatusCode != http.StatusOK || ready["ready"] != true ||
+		ready["database"] != "writable" || ready["shadow"] != false {
+		t.Errorf("readyz: %d %s", resp.StatusCode, b)
+	}
 	var rep server.AuditReport
 	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact {
 		t.Fatalf("audit verify: %d %s", resp.StatusCode, b)
@@ -209,8 +214,8 @@ func TestInboxFull(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || out["status"] == nil {
 		t.Fatalf("pagerduty into a full inbox: %d %v", resp.StatusCode, out)
 	}
-	if resp, _ := e.do(http.MethodGet, "/readyz", "", nil, nil, &out); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("readyz with a full inbox: %d", resp.StatusCode)
+	if resp, b := e.do(http.MethodGet, "/readyz", "", nil, nil, &out); resp.StatusCode != http.StatusServiceUnavailable || out["inbox_depth"] != 1.0 || out["ready"] != false {
+		t.Errorf("readyz with a full inbox: %d %s", resp.StatusCode, b)
 	}
 }
 

@@ -105,9 +105,6 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		if opts.shadow {
-			mode.Model += "+shadow"
-		}
 		return workflow.New(workflow.Config{
 			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
 			Batch: serveBatch, Guard: guard, Now: a.now, Logger: a.log,
@@ -142,6 +139,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		ShutdownTimeout: sc.ShutdownTimeout,
 		RecallLimit:     cfg.Triage.RecallLimit,
 		WebhookURL:      sc.WebhookURL,
+		Shadow:          opts.shadow,
 		Observer:        prom,
 		Logger:          a.log,
 		Now:             a.now,
