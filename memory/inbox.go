@@ -207,25 +207,41 @@ func (s *Store) Pending(ctx context.Context, after int64, limit int) ([]openreca
 	return out, translate("inbox pending", rows.Err())
 }
 
-// Complete stores the result of inbox delivery id and takes it off the
-// inbox, giving it the next completion cursor. Completing a delivery twice
-// keeps the first result.
-func (s *Store) Complete(ctx context.Context, id int64, r openrecall.Result) error {
-	body, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("complete %d: encode result: %w", id, err)
+// Complete stores the results of inbox deliveries ids (rs[i] is the result
+// of ids[i]) and takes them off the inbox in one transaction, giving them
+// the next completion cursors in that order. A delivery completed before
+// keeps its first result; an unknown id wraps openrecall.ErrNotFound and
+// stores nothing.
+func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error {
+	if len(ids) != len(rs) {
+		return fmt.Errorf("complete: %d ids, %d results: %w", len(ids), len(rs), openrecall.ErrInvalid)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return translate("complete: begin", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE inbox SET done_seq = (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM inbox),
-		done_at = ?, result = ? WHERE id = ? AND done_seq IS NULL`, s.now().UnixNano(), string(body), id)
-	if err != nil {
-		return translate(fmt.Sprintf("complete %d", id), err)
+	// The WHERE clause lets SQLite read the maximum off the inbox_done index
+	// instead of scanning the table.
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(done_seq), 0) FROM inbox WHERE done_seq IS NOT NULL`).Scan(&seq); err != nil {
+		return translate("complete: cursor", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	now := s.now().UnixNano()
+	for i, id := range ids {
+		body, err := json.Marshal(rs[i])
+		if err != nil {
+			return fmt.Errorf("complete %d: encode result: %w", id, err)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE inbox SET done_seq = ?, done_at = ?, result = ? WHERE id = ? AND done_seq IS NULL`,
+			seq+1, now, string(body), id)
+		if err != nil {
+			return translate(fmt.Sprintf("complete %d", id), err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			seq++
+			continue
+		}
 		var exists int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
 			return translate(fmt.Sprintf("complete %d", id), err)

@@ -35,7 +35,7 @@ func TestEnqueueFullStoresNothing(t *testing.T) {
 	}
 	// Nor did the refused body move alert a's state: its critical re-trigger
 	// is still new once there is room.
-	if err := s.Complete(ctx, 1, openrecall.Result{AnalysisID: "serve-000001", Outcome: openrecall.ResultTriaged}); err != nil {
+	if err := s.Complete(ctx, []int64{1}, []openrecall.Result{{AnalysisID: "serve-000001", Outcome: openrecall.ResultTriaged}}); err != nil {
 		t.Fatal(err)
 	}
 	out, err = s.Enqueue(ctx, []openrecall.Delivery{firing("a", "critical")}, 2, inboxName)
@@ -53,7 +53,7 @@ func TestCompleteServedSince(t *testing.T) {
 	// Completed out of order: the cursor follows completion, so a reader
 	// that polls with since= misses nothing.
 	for _, id := range []int64{3, 1} {
-		if err := s.Complete(ctx, id, openrecall.Result{AnalysisID: inboxName(id), Outcome: openrecall.ResultTriaged, Decision: openrecall.DecisionReal}); err != nil {
+		if err := s.Complete(ctx, []int64{id}, []openrecall.Result{{AnalysisID: inboxName(id), Outcome: openrecall.ResultTriaged, Decision: openrecall.DecisionReal}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +61,7 @@ func TestCompleteServedSince(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].AnalysisID != "serve-000003" || got[1].AnalysisID != "serve-000001" {
 		t.Fatalf("served since 0: %+v, %v", got, err)
 	}
-	if err := s.Complete(ctx, 2, openrecall.Result{AnalysisID: "serve-000002"}); err != nil {
+	if err := s.Complete(ctx, []int64{2}, []openrecall.Result{{AnalysisID: "serve-000002"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err = s.ServedSince(ctx, got[1].Cursor, 10)
@@ -69,14 +69,14 @@ func TestCompleteServedSince(t *testing.T) {
 		t.Fatalf("served since the cursor: %+v, %v", got, err)
 	}
 	// Completing twice keeps the first result.
-	if err := s.Complete(ctx, 3, openrecall.Result{AnalysisID: "serve-000003", Decision: openrecall.DecisionEscalated}); err != nil {
+	if err := s.Complete(ctx, []int64{3}, []openrecall.Result{{AnalysisID: "serve-000003", Decision: openrecall.DecisionEscalated}}); err != nil {
 		t.Fatal(err)
 	}
 	sv, err := s.Served(ctx, "serve-000003")
 	if err != nil || !sv.Done || sv.Result.Decision != openrecall.DecisionReal || sv.Alert.ID != "c" {
 		t.Fatalf("served: %+v, %v", sv, err)
 	}
-	if err := s.Complete(ctx, 99, openrecall.Result{}); !errors.Is(err, openrecall.ErrNotFound) {
+	if err := s.Complete(ctx, []int64{99}, []openrecall.Result{{}}); !errors.Is(err, openrecall.ErrNotFound) {
 		t.Fatalf("complete unknown: %v, want ErrNotFound", err)
 	}
 	if p, err := s.Pending(ctx, 0, 10); err != nil || len(p) != 0 {

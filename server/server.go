@@ -23,7 +23,7 @@ import (
 type Store interface {
 	Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error)
 	Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error)
-	Complete(ctx context.Context, id int64, r openrecall.Result) error
+	Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error
 	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
 	ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error)
 	InboxDepth(ctx context.Context) (int, error)
@@ -129,9 +129,8 @@ type Server struct {
 	pipeline Pipeline
 	day      string
 
-	// persistMu serializes persisting, so cost points keep their order.
-	persistMu sync.Mutex
-	curve     curve
+	// curve is the cost curve; only the persister goroutine uses it.
+	curve curve
 
 	notifier *notifier
 	ready    atomic.Bool

@@ -21,23 +21,43 @@ func (s *Server) notify() {
 	}
 }
 
+// done is an analysed delivery on its way to storage.
+type done struct {
+	d   openrecall.Delivery
+	res openrecall.Result
+}
+
+// maxPersistBatch caps the results persisted in one go.
+const maxPersistBatch = 64
+
 // drain hands pending deliveries, oldest first, to the workers until stop is
-// closed; each worker finishes the delivery it holds.
+// closed; each worker finishes the delivery it holds, and the persister
+// stores every finished analysis before drain returns.
 func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 	jobs := make(chan openrecall.Delivery)
+	finished := make(chan done, maxPersistBatch)
 	var wg sync.WaitGroup
 	for range s.cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for d := range jobs {
-				s.process(ctx, d, stop)
+				if res, ok := s.analyse(ctx, d, stop); ok {
+					finished <- done{d, res}
+				}
 			}
 		}()
 	}
+	persisted := make(chan struct{})
+	go func() {
+		defer close(persisted)
+		s.persist(ctx, finished)
+	}()
 	defer func() {
 		close(jobs)
 		wg.Wait()
+		close(finished)
+		<-persisted
 	}()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -67,76 +87,141 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// process analyses one delivery and completes it, retrying storage errors
-// until stop; a delivery left unfinished stays pending for the next start.
-func (s *Server) process(ctx context.Context, d openrecall.Delivery, stop <-chan struct{}) {
+// analyse runs one delivery through today's pipeline, waiting while the
+// pipeline cannot be built; false means stop came first and the delivery
+// stays pending for the next start.
+func (s *Server) analyse(ctx context.Context, d openrecall.Delivery, stop <-chan struct{}) (openrecall.Result, bool) {
 	rec := intake.Record{Alert: d.Alert}
 	if d.Rejection != "" {
 		rec = intake.Record{Err: &intake.RecordError{Position: d.Alert.Position, Reason: d.Rejection}}
 	}
-	var res openrecall.Result
-	analysed := false
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		err := func() error {
-			if !analysed {
-				p, err := s.currentPipeline()
-				if err != nil {
-					return err
-				}
-				res, analysed = p.AnalyzeRecord(ctx, rec, int(d.ID)), true
-			}
-			return s.complete(ctx, d, &res)
-		}()
+		p, err := s.currentPipeline()
 		if err == nil {
-			break
+			return p.AnalyzeRecord(ctx, rec, int(d.ID)), true
 		}
-		s.log.Error("analyse or store; will retry", zap.String("analysis_id", d.AnalysisID), zap.Error(err))
+		s.log.Error("no pipeline; will retry", zap.String("analysis_id", d.AnalysisID), zap.Error(err))
 		select {
 		case <-stop:
-			return
+			return openrecall.Result{}, false
 		case <-ctx.Done():
-			return
+			return openrecall.Result{}, false
 		case <-time.After(delay):
 		}
 	}
-	s.obs.Analysed(res)
-	s.log.Debug("analysed", zap.String("analysis_id", res.AnalysisID), zap.String("alert", d.Alert.ID),
-		zap.String("outcome", res.Outcome), zap.String("decision", string(res.Decision)), zap.Bool("bypassed", res.Bypassed))
-	if s.notifier != nil && escalated(res) {
-		s.notifier.send(escalation(res))
+}
+
+// persist stores finished analyses until in is closed: it takes every one
+// already waiting, up to a batch, and stores them together, retrying storage
+// errors until ctx is done (then they stay pending for the next start).
+func (s *Server) persist(ctx context.Context, in <-chan done) {
+	batch := make([]done, 0, maxPersistBatch)
+	for first := range in {
+		batch = append(batch[:0], first)
+	gather:
+		for len(batch) < maxPersistBatch {
+			select {
+			case next, ok := <-in:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, next)
+			default:
+				break gather
+			}
+		}
+		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+			err := s.complete(ctx, batch)
+			if err == nil {
+				break
+			}
+			s.log.Error("store results; will retry", zap.String("first", batch[0].d.AnalysisID), zap.Int("results", len(batch)), zap.Error(err))
+			select {
+			case <-ctx.Done():
+				// Past the shutdown deadline: what is left stays pending
+				// in the inbox; let the workers finish sending.
+				for range in {
+				}
+				return
+			case <-time.After(delay):
+			}
+		}
+		for _, f := range batch {
+			s.obs.Analysed(f.res)
+			s.log.Debug("analysed", zap.String("analysis_id", f.res.AnalysisID), zap.String("alert", f.d.Alert.ID),
+				zap.String("outcome", f.res.Outcome), zap.String("decision", string(f.res.Decision)), zap.Bool("bypassed", f.res.Bypassed))
+			if s.notifier != nil && escalated(f.res) {
+				s.notifier.send(escalation(f.res))
+			}
+		}
 	}
 }
 
-// complete persists the audit entries and cost point of res, unless an
-// earlier run persisted them before it was killed (then the stored entries
-// are kept and nothing is appended twice), and completes the delivery.
-func (s *Server) complete(ctx context.Context, d openrecall.Delivery, res *openrecall.Result) error {
-	s.persistMu.Lock()
-	defer s.persistMu.Unlock()
-	stored, err := s.cfg.Store.AuditByAnalysis(ctx, d.AnalysisID)
-	if err != nil {
-		return err
-	}
-	if len(stored) > 0 {
-		res.Audit = stored
-	} else {
+// complete persists the audit entries and cost points of a batch, except
+// for analyses an earlier run persisted before it was killed (their stored
+// entries are kept and nothing is appended twice), then completes the
+// deliveries in one transaction. On error nothing of the batch is completed
+// and the cost curve is as before.
+func (s *Server) complete(ctx context.Context, batch []done) error {
+	var fresh []openrecall.Result
+	var points []*openrecall.CostPoint
+	var at []int // index in batch of each fresh result
+	saved := s.curve
+	for i := range batch {
+		stored, err := s.cfg.Store.AuditByAnalysis(ctx, batch[i].d.AnalysisID)
+		if err != nil {
+			return err
+		}
+		if len(stored) > 0 {
+			batch[i].res.Audit = stored
+			continue
+		}
 		var point *openrecall.CostPoint
-		saved := s.curve
-		if res.Outcome == openrecall.ResultTriaged {
-			p, err := s.curve.add(ctx, s.cfg.Store, s.now(), *res)
+		if batch[i].res.Outcome == openrecall.ResultTriaged {
+			p, err := s.curve.add(ctx, s.cfg.Store, s.now(), batch[i].res)
 			if err != nil {
+				s.curve = saved
 				return err
 			}
 			point = &p
 		}
-		sealed, err := s.cfg.Sink.Persist(ctx, *res, point)
+		fresh = append(fresh, batch[i].res)
+		points = append(points, point)
+		at = append(at, i)
+	}
+	if len(fresh) > 0 {
+		sealed, err := s.persistResults(ctx, fresh, points)
 		if err != nil {
 			s.curve = saved
 			return err
 		}
-		res.Audit = sealed
+		for j, i := range at {
+			batch[i].res.Audit = sealed[j]
+		}
 	}
-	return s.cfg.Store.Complete(ctx, d.ID, *res)
+	ids := make([]int64, len(batch))
+	results := make([]openrecall.Result, len(batch))
+	for i, f := range batch {
+		ids[i], results[i] = f.d.ID, f.res
+	}
+	return s.cfg.Store.Complete(ctx, ids, results)
+}
+
+// persistResults hands results to the sink, in one go when it can take a
+// batch, and returns each result's audit entries as stored.
+func (s *Server) persistResults(ctx context.Context, rs []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
+	if bs, ok := s.cfg.Sink.(workflow.BatchSink); ok {
+		return bs.PersistBatch(ctx, rs, points)
+	}
+	out := make([][]openrecall.AuditEntry, len(rs))
+	for i := range rs {
+		sealed, err := s.cfg.Sink.Persist(ctx, rs[i], points[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sealed
+	}
+	return out, nil
 }
 
 // curve continues the server's cost curve: one batch per UTC day

@@ -33,7 +33,8 @@ func newServeCmd(a *app) *cobra.Command {
 senders to /v2/enqueue, anything else to /api/v1/alerts. Accepted alerts are written to a durable
 inbox before the 202 answer and analysed by workers through the same workflow as analyze; a
 redelivered notification is not triaged twice. Results, retain, recall, cost and audit verification
-are served under /api/v1; /healthz, /readyz and /metrics for operators.
+are served under /api/v1; /healthz, /readyz and /metrics for operators. Logs (with one access
+line per request) go to stderr as JSON at info level unless --log-format/--log-level say otherwise.
 
 Tokens come from the config (server.tokens) and from OPENRECALL_INGEST_TOKEN,
 OPENRECALL_RETAIN_TOKEN and OPENRECALL_READ_TOKEN. Without a token the server listens on loopback
@@ -45,6 +46,17 @@ in the inbox for the next start.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("workers") && opts.workers < 1 {
 				return usageErr("--workers %d: want at least 1", opts.workers)
+			}
+			// A server logs for machines: JSON access logs at info, unless
+			// asked otherwise.
+			if !cmd.Flags().Changed("log-level") {
+				a.logLevel = "info"
+			}
+			if !cmd.Flags().Changed("log-format") {
+				a.logFormat = "json"
+			}
+			if err := a.setupLogger(); err != nil {
+				return err
 			}
 			return serveRun(cmd.Context(), a, opts)
 		},
