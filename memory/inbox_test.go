@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/openrecall/openrecall"
@@ -84,5 +85,33 @@ func TestCompleteServedSince(t *testing.T) {
 	}
 	if err := s.Writable(ctx); err != nil {
 		t.Fatalf("writable: %v", err)
+	}
+}
+
+// TestInboxQueriesUseIndexes pins the plans of the inbox's hot queries: a
+// completion cursor read by scanning the table made draining quadratic.
+func TestInboxQueriesUseIndexes(t *testing.T) {
+	s := openTemp(t)
+	for q, index := range map[string]string{
+		lastCursor: "inbox_done",
+		`SELECT id FROM inbox INDEXED BY inbox_pending WHERE done_seq IS NULL AND id > 0 ORDER BY id LIMIT 8`: "inbox_pending",
+	} {
+		var plan strings.Builder
+		rows, err := s.db.Query("EXPLAIN QUERY PLAN " + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(detail + "; ")
+		}
+		rows.Close()
+		if !strings.Contains(plan.String(), index) {
+			t.Errorf("%s: plan %q does not use %s", q, plan.String(), index)
+		}
 	}
 }
