@@ -185,9 +185,11 @@ func (s *Server) ingest(format intake.Format, endpoint string) http.HandlerFunc 
 		ds, alerts := deliveries(recs, endpoint, requestID(r))
 		if alerts == 0 {
 			msg := "the body holds no alert"
-			for _, d := range ds {
-				msg += "; " + d.Alert.Position.String() + ": " + d.Rejection
-				break
+			if len(ds) > 0 {
+				msg += fmt.Sprintf("; %s: %s", ds[0].Alert.Position, ds[0].Rejection)
+				if len(ds) > 1 {
+					msg += fmt.Sprintf(" (and %d more rejected records)", len(ds)-1)
+				}
 			}
 			s.obs.Received(endpoint, 0, 0, len(ds))
 			writeError(w, r, http.StatusBadRequest, msg)
