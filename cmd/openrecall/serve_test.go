@@ -306,3 +306,42 @@ func TestServeRefusesOpenListen(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }
+
+// TestServeDailyBudget: server.budget_usd_per_day caps model spend: with a
+// budget smaller than one strong call, an alert that needs the model is
+// escalated to a person without a call.
+func TestServeDailyBudget(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "openrecall.yaml")
+	if err := os.WriteFile(cfg, []byte("server:\n  budget_usd_per_day: 0.000001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, bin, filepath.Join(dir, "m.db"), nil, "--config", cfg)
+	var acc e2eAccepted
+	body := `{"id":"ssh-1","title":"Brute force: 500 failed ssh logins for root from 203.0.113.9","service":"bastion","severity":"high"}`
+	if code := s.call(http.MethodPost, "/api/v1/alerts", "", strings.NewReader(body), &acc); code != http.StatusAccepted {
+		t.Fatalf("post: %d", code)
+	}
+	results := s.allResults("", 1)
+	if len(results) != 1 {
+		t.Fatalf("%d results", len(results))
+	}
+	type step struct {
+		Step    string `json:"step"`
+		Outcome string `json:"outcome"`
+		Cost    int64  `json:"cost_nano_usd"`
+	}
+	var steps []step
+	for _, raw := range results[0].Result.Steps {
+		var st step
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, st)
+	}
+	last := steps[len(steps)-1]
+	if results[0].Result.Decision != "escalated" || last.Outcome != "budget-exceeded" || last.Cost != 0 {
+		t.Errorf("decision %s, steps %+v: want escalated without a call for budget", results[0].Result.Decision, steps)
+	}
+}
