@@ -83,8 +83,7 @@ func newEnv(t *testing.T, o options) *env {
 			*o.days = append(*o.days, day)
 		}
 		r, err := routing.New(routing.Config{
-			Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(),
-			CheapMaxTokens: 400, StrongMaxTokens: 800, FingerprintMaxTokens: 120, GateConfidence: 0.6, Vet: triage.Vet,
+			Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(), GateConfidence: 0.6, Vet: triage.Vet,
 		})
 		if err != nil {
 			return nil, err
