@@ -248,9 +248,10 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, costcurve.Summarize(points))
 }
 
-// auditVerify answers 200 for an intact trail and 409 for a tampered one.
+// auditVerify answers 200 for an intact trail and 409 for a tampered one;
+// ?checkpoint= also proves the trail extends that checkpoint.
 func (s *Server) auditVerify(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.cfg.VerifyAudit(r.Context())
+	rep, err := s.cfg.VerifyAudit(r.Context(), r.URL.Query().Get("checkpoint"))
 	if err != nil {
 		s.answerErr(w, r, err)
 		return

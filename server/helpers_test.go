@@ -36,7 +36,6 @@ type env struct {
 	store *memory.Store
 	srv   *server.Server
 	stop  func() error
-	token string
 }
 
 type options struct {
@@ -61,7 +60,14 @@ func newEnv(t *testing.T, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
+	// The trail is keyed, as the command keys it.
+	if _, err := st.BindAuditKey(ctx, trailKey.ID(), func(through, costs int64) string {
+		return audit.BoundaryMAC(trailKey, through, costs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sealer := audit.NewSealer(trailKey)
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)
@@ -96,25 +102,15 @@ func newEnv(t *testing.T, o options) *env {
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store: st, Sink: memory.Sink{Store: st, Seal: audit.Seal}, NewPipeline: newPipeline, Fingerprinter: ex,
+		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline, Fingerprinter: ex,
 		Recall: func(ctx context.Context, _ *openrecall.Alert, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
 			return st.Recall(ctx, fp, limit)
 		},
 		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
 			return st.Retain(ctx, inc)
 		},
-		VerifyAudit: func(ctx context.Context) (server.AuditReport, error) {
-			v := audit.NewVerifier()
-			n := 0
-			if err := st.WalkAudit(ctx, func(e openrecall.AuditEntry) error { v.Add(e); n++; return nil }); err != nil {
-				return server.AuditReport{}, err
-			}
-			seq, hash, err := st.AuditHead(ctx)
-			if err != nil {
-				return server.AuditReport{}, err
-			}
-			problems := v.Finish(seq, hash)
-			return server.AuditReport{Intact: len(problems) == 0, Entries: n, HeadSeq: seq, HeadHash: hash}, nil
+		VerifyAudit: func(ctx context.Context, _ string) (server.AuditReport, error) {
+			return verifyTrail(ctx, st)
 		},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now,
@@ -129,7 +125,7 @@ func newEnv(t *testing.T, o options) *env {
 	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv}
 	if o.noServe {
 		hs := &http.Server{Handler: srv.Handler()}
-		go hs.Serve(ln)
+		go func() { _ = hs.Serve(ln) }() // ErrServerClosed once stopped
 		e.stop = func() error { return hs.Close() }
 	} else {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -143,7 +139,9 @@ func newEnv(t *testing.T, o options) *env {
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
-			e.stop()
+			if err := e.stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
 		}
 	})
 	orig := e.stop
@@ -168,7 +166,7 @@ func (e *env) do(method, path, token string, body io.Reader, header map[string]s
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		e.t.Fatal(err)
@@ -238,4 +236,34 @@ func (e *env) metric(sample string) string {
 		}
 	}
 	return fmt.Sprintf("(no sample %s)", sample)
+}
+
+// trailKey keys the test servers' audit trails.
+var trailKey, _ = audit.NewKey(bytes.Repeat([]byte{0x12}, audit.KeySize))
+
+// verifyTrail verifies st's keyed trail in one snapshot, as `openrecall
+// audit verify` does.
+func verifyTrail(ctx context.Context, st *memory.Store) (server.AuditReport, error) {
+	var tv *audit.TrailVerifier
+	err := st.ReadTrail(ctx, memory.TrailReader{
+		State: func(s memory.TrailState) (err error) {
+			tv, err = audit.NewTrailVerifier(trailKey, audit.State(s), nil)
+			return err
+		},
+		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
+		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
+			tv.Cost(seq, prev, hash, p)
+			return nil
+		},
+	})
+	if err != nil {
+		return server.AuditReport{}, err
+	}
+	rep := tv.Finish()
+	out := server.AuditReport{Intact: len(rep.Problems) == 0, Entries: rep.Entries, Costs: rep.Costs,
+		HeadSeq: rep.State.HeadSeq, HeadHash: rep.State.HeadHash, KeyID: rep.State.KeyID}
+	for _, p := range rep.Problems {
+		out.Problems = append(out.Problems, p.String())
+	}
+	return out, nil
 }

@@ -96,8 +96,9 @@ var errBodyTooLarge = errors.New("request body too large")
 
 // readRecords streams body through intake within the size limit.
 func (s *Server) readRecords(body io.Reader, format intake.Format, endpoint string) ([]intake.Record, error) {
-	limit := int(min(s.cfg.MaxBodyBytes, intake.DefaultMaxDocumentBytes))
-	rd := intake.NewReader(body, intake.Options{Format: format, Source: endpoint, MaxRecordBytes: limit, MaxDocumentBytes: limit})
+	// Intake streams webhooks and arrays item by item; one record may be as
+	// long as the body limit allows (the body itself is bounded before).
+	rd := intake.NewReader(body, intake.Options{Format: format, Source: endpoint, MaxRecordBytes: int(s.cfg.MaxBodyBytes)})
 	var out []intake.Record
 	for {
 		rec, err := rd.Next()

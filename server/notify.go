@@ -83,7 +83,7 @@ func (n *notifier) post(body []byte) error {
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // the answer's status is all the webhook says
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("webhook answered %s", resp.Status)
 	}

@@ -41,13 +41,29 @@ type Pipeline interface {
 	Mode() openrecall.Mode
 }
 
-// AuditReport is the outcome of verifying the audit trail.
+// AuditReport is the outcome of verifying the audit trail: the keyed
+// chains of audit entries and cost points, read in one snapshot, and,
+// when asked, a checkpoint the trail must extend (what `openrecall audit
+// verify` reports).
 type AuditReport struct {
-	Intact   bool     `json:"intact"`
-	Entries  int      `json:"entries"`
-	HeadSeq  int64    `json:"head_sequence"`
-	HeadHash string   `json:"head_hash"`
-	Problems []string `json:"problems,omitempty"`
+	Intact bool `json:"intact"`
+	// Summary is the one-line description `audit verify` prints.
+	Summary  string `json:"summary"`
+	Entries  int64  `json:"entries"`
+	HeadSeq  int64  `json:"head_sequence"`
+	HeadHash string `json:"head_hash"`
+	// Costs counts the chained cost points, LegacyCosts those stored
+	// before cost points were chained (not covered).
+	Costs        int64  `json:"cost_points"`
+	LegacyCosts  int64  `json:"legacy_cost_points,omitempty"`
+	CostHeadSeq  int64  `json:"cost_head_sequence"`
+	CostHeadHash string `json:"cost_head_hash"`
+	// LegacyThrough is the last entry written before the trail was keyed.
+	LegacyThrough int64  `json:"legacy_through,omitempty"`
+	KeyID         string `json:"key_id,omitempty"`
+	// Checkpoint is true when the trail was checked against a checkpoint.
+	Checkpoint bool     `json:"checkpoint"`
+	Problems   []string `json:"problems,omitempty"`
 }
 
 // Token is one accepted bearer token and the scopes it grants.
@@ -81,8 +97,12 @@ type Config struct {
 	Recall func(ctx context.Context, a *openrecall.Alert, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
 	// Retain stores an analyst decision; about is the alert it is about,
 	// when known. created is false for a decision memory already holds.
-	Retain      func(ctx context.Context, inc openrecall.Incident, about *openrecall.Alert) (stored openrecall.Incident, created bool, err error)
-	VerifyAudit func(ctx context.Context) (AuditReport, error)
+	Retain func(ctx context.Context, inc openrecall.Incident, about *openrecall.Alert) (stored openrecall.Incident, created bool, err error)
+	// VerifyAudit verifies the whole trail, against checkpoint (a value
+	// `openrecall audit head` printed) when it is not empty; a checkpoint
+	// that is malformed or not signed with the trail's key is an error
+	// wrapping openrecall.ErrInvalid.
+	VerifyAudit func(ctx context.Context, checkpoint string) (AuditReport, error)
 
 	Tokens []Token
 	// MaxBodyBytes bounds a request body (default 32 MiB).

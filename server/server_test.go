@@ -83,7 +83,7 @@ func TestAlertmanagerWebhook(t *testing.T) {
 		t.Errorf("readyz: %d %s", resp.StatusCode, b)
 	}
 	var rep server.AuditReport
-	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact {
+	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact || rep.Costs == 0 || rep.KeyID != trailKey.ID() {
 		t.Fatalf("audit verify: %d %s", resp.StatusCode, b)
 	}
 	var cost struct {
@@ -330,8 +330,12 @@ func TestRestartDrainsInbox(t *testing.T) {
 	e := newEnv(t, options{noServe: true, db: db})
 	var acc accepted
 	e.post("/api/v1/alerts/alertmanager", "", fixture(t, "alertmanager_payload_from_prometheus.json"), &acc)
-	e.stop()
-	e.store.Close()
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Close(); err != nil {
+		t.Fatal(err)
+	}
 	e2 := newEnv(t, options{db: db})
 	if sv := e2.wait(acc.Analyses[0].AnalysisID, ""); sv.Result.Outcome != openrecall.ResultTriaged {
 		t.Fatalf("after restart: %+v", sv.Result)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -99,7 +100,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
+	sealer, err := a.sealer(ctx, st)
+	if err != nil {
+		return err
+	}
 	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
 		return err
@@ -113,7 +118,9 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
 			budget = routing.NewBudget(b)
 		}
-		r, mode, err := a.router(cfg, budget)
+		// Each day's pipeline prices the strong model at the mean of the
+		// strong completions recorded so far, as an analyze run does.
+		r, mode, err := a.pricedRouter(ctx, cfg, st, budget)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +140,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	})
 	srv, err := server.New(server.Config{
 		Store:         st,
-		Sink:          memory.Sink{Store: st, Seal: audit.Seal},
+		Sink:          memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
 		NewPipeline:   newPipeline,
 		Fingerprinter: ex,
 		Recall: func(ctx context.Context, _ *openrecall.Alert, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
@@ -142,7 +149,9 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
 			return st.Retain(ctx, inc)
 		},
-		VerifyAudit:     func(ctx context.Context) (server.AuditReport, error) { return verifyAudit(ctx, st) },
+		VerifyAudit: func(ctx context.Context, checkpoint string) (server.AuditReport, error) {
+			return a.serveAuditVerify(ctx, st, checkpoint)
+		},
 		Tokens:          tokens,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,
@@ -191,26 +200,35 @@ func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg tria
 	return v
 }
 
-// verifyAudit walks the audit trail and checks its chain against the head:
-// `audit verify` and the server's GET /api/v1/audit/verify share it.
-func verifyAudit(ctx context.Context, st *memory.Store) (server.AuditReport, error) {
-	v := audit.NewVerifier()
-	n := 0
-	if err := st.WalkAudit(ctx, func(e openrecall.AuditEntry) error {
-		v.Add(e)
-		n++
-		return nil
-	}); err != nil {
-		return server.AuditReport{}, err
+// serveAuditVerify is GET /api/v1/audit/verify: the verification of
+// `openrecall audit verify` (keyed chains, one snapshot, an optional
+// checkpoint), answered as JSON. The checkpoint is a value, never a file
+// name: a request does not read the server's files.
+func (a *app) serveAuditVerify(ctx context.Context, st *memory.Store, checkpoint string) (server.AuditReport, error) {
+	var cp *audit.Checkpoint
+	if checkpoint != "" {
+		c, err := audit.ParseCheckpoint(checkpoint)
+		if err != nil {
+			return server.AuditReport{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+		}
+		cp = &c
 	}
-	seq, hash, err := st.AuditHead(ctx)
+	rep, _, err := a.verifyTrail(ctx, st, cp, false)
+	if cp != nil && (errors.Is(err, audit.ErrBadCheckpoint) || errors.Is(err, audit.ErrWrongKey)) {
+		return server.AuditReport{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+	}
 	if err != nil {
 		return server.AuditReport{}, err
 	}
-	rep := server.AuditReport{Entries: n, HeadSeq: seq, HeadHash: hash}
-	for _, p := range v.Finish(seq, hash) {
-		rep.Problems = append(rep.Problems, p.String())
+	s := rep.State
+	out := server.AuditReport{
+		Intact: len(rep.Problems) == 0, Summary: describeTrail(rep),
+		Entries: rep.Entries, HeadSeq: s.HeadSeq, HeadHash: s.HeadHash,
+		Costs: rep.Costs, LegacyCosts: rep.LegacyCosts, CostHeadSeq: s.CostHeadSeq, CostHeadHash: s.CostHeadHash,
+		LegacyThrough: s.LegacyThrough, KeyID: s.KeyID, Checkpoint: rep.Checkpoint,
 	}
-	rep.Intact = len(rep.Problems) == 0
-	return rep, nil
+	for _, p := range rep.Problems {
+		out.Problems = append(out.Problems, p.String())
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func startServe(t *testing.T, bin, db string, env []string, args ...string) *ser
 	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // already gone is fine
 		}
 	})
 	select {
@@ -92,7 +93,7 @@ func (s *served) call(method, path, token string, body io.Reader, out any) int {
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -170,7 +171,7 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 		var acc e2eAccepted
 		code := s.call(http.MethodPost, "/api/v1/alerts/alertmanager", ingest, f, &acc)
-		f.Close()
+		_ = f.Close() // read to the end
 		if code != http.StatusAccepted || acc.Accepted == 0 {
 			t.Fatalf("%s: %d %+v", name, code, acc)
 		}
@@ -181,14 +182,14 @@ func TestServeEndToEnd(t *testing.T) {
 	if code := s.call(http.MethodPost, "/api/v1/alerts", ingest, f, &acc); code != http.StatusAccepted {
 		t.Fatalf("postable alerts: %d", code)
 	}
-	f.Close()
+	_ = f.Close() // read to the end
 	expected += acc.Accepted
 
 	// The redelivery is recognised.
 	f, _ = os.Open(fixtures + "alertmanager_payload.json")
 	acc = e2eAccepted{}
 	s.call(http.MethodPost, "/api/v1/alerts/alertmanager", ingest, f, &acc)
-	f.Close()
+	_ = f.Close() // read to the end
 	if acc.Accepted != 0 || acc.Duplicates != 2 {
 		t.Errorf("redelivery: %+v", acc)
 	}
@@ -226,7 +227,9 @@ func TestServeEndToEnd(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-s.done
+	if err := <-s.done; err == nil {
+		t.Fatal("serve exited 0 after kill -9")
+	}
 	expected += big
 
 	s = startServe(t, bin, db, env, "--workers", "2")
@@ -252,12 +255,32 @@ func TestServeEndToEnd(t *testing.T) {
 	if outcomes["resolved"] != 4 { // 2 Alertmanager resolves, a PagerDuty acknowledge and resolve
 		t.Errorf("outcomes %v, want 4 recorded resolves", outcomes)
 	}
+	// Audit verification over HTTP is the command's: the keyed chains of
+	// entries and cost points, and a checkpoint from 'audit head' (run
+	// while the server holds the database).
 	var rep struct {
-		Intact  bool `json:"intact"`
-		Entries int  `json:"entries"`
+		Intact     bool   `json:"intact"`
+		Summary    string `json:"summary"`
+		Entries    int    `json:"entries"`
+		Costs      int    `json:"cost_points"`
+		KeyID      string `json:"key_id"`
+		Checkpoint bool   `json:"checkpoint"`
 	}
-	if code := s.call(http.MethodGet, "/api/v1/audit/verify", read, nil, &rep); code != http.StatusOK || !rep.Intact {
+	if code := s.call(http.MethodGet, "/api/v1/audit/verify", read, nil, &rep); code != http.StatusOK || !rep.Intact ||
+		rep.KeyID == "" || rep.Costs == 0 || rep.Entries == 0 || !strings.Contains(rep.Summary, "cost points chained") {
 		t.Errorf("audit verify: %d %+v", code, rep)
+	}
+	code, cp, errOut := runBinary(t, bin, "", "--db", db, "audit", "head")
+	if code != 0 {
+		t.Fatalf("audit head beside the server: exit %d\n%s", code, errOut)
+	}
+	rep.Checkpoint = false
+	if code := s.call(http.MethodGet, "/api/v1/audit/verify?checkpoint="+url.QueryEscape(strings.TrimSpace(cp)), read, nil, &rep); code != http.StatusOK || !rep.Intact || !rep.Checkpoint {
+		t.Errorf("audit verify against the checkpoint: %d %+v", code, rep)
+	}
+	forged := strings.TrimSpace(cp) + "0"
+	if code := s.call(http.MethodGet, "/api/v1/audit/verify?checkpoint="+url.QueryEscape(forged), read, nil, &e); code != http.StatusBadRequest || e["error"] == nil {
+		t.Errorf("audit verify against a forged checkpoint: %d %v", code, e)
 	}
 
 	resp, err := http.Get(s.url + "/metrics")
@@ -265,7 +288,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	for _, want := range []string{"openrecall_alerts_analysed_total", "openrecall_inbox_depth 0", "openrecall_http_request_duration_seconds_bucket", "openrecall_alert_cost_usd_bucket"} {
 		if !bytes.Contains(metrics, []byte(want)) {
 			t.Errorf("/metrics lacks %s", want)

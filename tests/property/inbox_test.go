@@ -16,7 +16,7 @@ import (
 // inboxProperties are the rules of the server's durable inbox.
 func inboxProperties() []pbt.Property {
 	return []pbt.Property{
-		pbt.ForAll("P25_redelivery_triaged_once",
+		pbt.ForAll("P32_redelivery_triaged_once",
 			"A redelivered notification (same alert id) is not queued again, but a re-trigger whose severity rose, a firing after a resolve (a new episode, unless the id names its episode as Alertmanager's does), and each change of state (acknowledged, resolved) are; a rejected record is always queued. Every queued delivery gets a new analysis id, and a redelivery is answered with the id of the analysis that handled it; what was queued survives reopening the database.",
 			"DeliveryPlanGen", gen.DeliveryPlanGen(), checkRedelivery,
 			pbt.Expensive(3),
@@ -87,13 +87,13 @@ func checkRedelivery(p gen.DeliveryPlan) error {
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	path := filepath.Join(dir, "memory.db")
 	st, err := memory.Open(ctx, path, memory.Options{Now: fixedNow})
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	defer func() { st.Close() }()
+	defer func() { _ = st.Close() }()
 	name := func(id int64) string { return fmt.Sprintf("serve-%06d", id) }
 	m := inboxModel{status: map[int]string{}, severity: map[int]int{}, triage: map[int]string{}, last: map[int]string{}}
 	seen := map[string]bool{}
@@ -140,7 +140,9 @@ func checkRedelivery(p gen.DeliveryPlan) error {
 			}
 		}
 	}
-	st.Close()
+	if err := st.Close(); err != nil {
+		return fmt.Errorf("close: %v", err)
+	}
 	if st, err = memory.Open(ctx, path, memory.Options{Now: fixedNow}); err != nil {
 		return fmt.Errorf("reopen: %v", err)
 	}

@@ -91,7 +91,7 @@ func (r *run) main(keep bool) int {
 		if keep {
 			fmt.Printf("kept %s\n", r.dir)
 		} else {
-			os.RemoveAll(r.dir)
+			_ = os.RemoveAll(r.dir) // a temporary directory
 		}
 	}()
 	if err := r.setup(); err != nil {
@@ -150,7 +150,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -214,6 +214,8 @@ func (r *run) setup() error {
 	addr := make(chan string, 1)
 	_, err := r.start("openrecall serve", []string{
 		"OPENRECALL_INGEST_TOKEN=" + r.ingest, "OPENRECALL_RETAIN_TOKEN=" + r.retain, "OPENRECALL_READ_TOKEN=" + r.read,
+		// The audit key stays in the run's directory, not the user's.
+		"OPENRECALL_AUDIT_KEY_FILE=" + filepath.Join(r.dir, "audit.key"),
 	}, func(line string) {
 		if rest, ok := strings.CutPrefix(line, "openrecall serve: listening on "); ok {
 			addr <- strings.Fields(rest)[0]
@@ -264,7 +266,7 @@ receivers:
 	for {
 		resp, err := http.Get(r.amURL + "/-/ready")
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				break
 			}
@@ -297,7 +299,7 @@ func (r *run) api(method, path, token string, body any, out any) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return 0, err
@@ -489,14 +491,16 @@ func (r *run) scenario() error {
 		}
 	}
 	var rep struct {
-		Intact  bool `json:"intact"`
-		Entries int  `json:"entries"`
+		Intact  bool   `json:"intact"`
+		Summary string `json:"summary"`
+		Costs   int    `json:"cost_points"`
+		KeyID   string `json:"key_id"`
 	}
 	code, err := r.api(http.MethodGet, "/api/v1/audit/verify", r.read, nil, &rep)
 	if err != nil {
 		return err
 	}
-	r.check(code == http.StatusOK && rep.Intact, "audit trail intact (%d entries)", rep.Entries)
+	r.check(code == http.StatusOK && rep.Intact && rep.KeyID != "" && rep.Costs > 0, "audit trail intact, keyed, cost points chained (%s)", rep.Summary)
 
 	metrics, err := r.metrics()
 	if err != nil {
@@ -520,7 +524,7 @@ func (r *run) metrics() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
