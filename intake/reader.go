@@ -100,7 +100,7 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		opts.MaxRecordBytes = DefaultMaxRecordBytes
 	}
 	rd := &Reader{
-		in:        bufio.NewReaderSize(r, 64<<10),
+		in:        bufio.NewReaderSize(&stickyReader{r: r}, 64<<10),
 		opts:      opts,
 		maxRec:    opts.MaxRecordBytes,
 		lineStart: true,
@@ -182,6 +182,24 @@ func (r *Reader) Next() (Record, error) {
 			return Record{}, r.err
 		}
 	}
+}
+
+// stickyReader returns its source's first error on every later Read.
+// bufio hands a read error to one caller only, and a look-ahead that only
+// peeks (detect, peekAhead) has no error to return: the next read then
+// meets the error again, after the bytes that came before it.
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	s.err = err
+	return n, err
 }
 
 // pos is a line position.
@@ -325,7 +343,9 @@ func (r *Reader) peekAhead(n int) []byte {
 		return r.pending[:n]
 	}
 	if r.in.Buffered() < n {
-		_, _ = r.in.Peek(min(n, r.in.Size())) // an error shows at the next read
+		// Only fills the buffer: a short read's error (the end, or the
+		// source's, kept by stickyReader) comes back on the next read.
+		_, _ = r.in.Peek(min(n, r.in.Size()))
 	}
 	b, _ := r.in.Peek(min(n-len(r.pending), r.in.Buffered()))
 	if len(r.pending) == 0 {
@@ -359,7 +379,7 @@ func (r *Reader) skipSpace() (byte, error) {
 		if !isSpace(c) {
 			return c, nil
 		}
-		_, _ = r.readByte() // a byte peeked above: it cannot fail
+		r.skipPeeked()
 	}
 }
 
@@ -376,8 +396,8 @@ func (r *Reader) peekByte() (byte, error) {
 	return 0, err
 }
 
-// skipPeeked reads the byte the caller has just peeked: it is buffered, so
-// reading it cannot fail.
+// skipPeeked consumes the byte just returned by peekByte or skipSpace: it
+// is pending or buffered, so reading it cannot fail.
 func (r *Reader) skipPeeked() { _, _ = r.readByte() }
 
 func (r *Reader) readByte() (byte, error) {
@@ -838,7 +858,7 @@ func (r *Reader) nextElement() error {
 		r.mode = modeTop
 		return r.afterArray()
 	case c == ',' && r.arrayState == arrayValue:
-		_, _ = r.readByte() // a byte peeked above: it cannot fail
+		r.skipPeeked()
 		r.arrayState = arrayComma
 		return nil
 	case c == ',':
@@ -1029,7 +1049,7 @@ func (r *Reader) consume(n int) {
 	}
 	w, _ := r.in.Peek(n)
 	r.track(w)
-	_, _ = r.in.Discard(n) // the n bytes just peeked
+	_, _ = r.in.Discard(n) // n bytes of the window, buffered: it cannot fail
 }
 
 // incomplete reports whether line is the start of a JSON object or array

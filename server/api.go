@@ -34,6 +34,9 @@ type retainRequest struct {
 type retainAnswer struct {
 	Created  bool                `json:"created"`
 	Incident openrecall.Incident `json:"incident"`
+	// Warning says why the memory will never vote (no identity), as
+	// `openrecall retain` warns.
+	Warning string `json:"warning,omitempty"`
 }
 
 // subject resolves what a retain or recall names: the alert (nil when only a
@@ -124,8 +127,12 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	}
 	inc := openrecall.Incident{Fingerprint: fp, Decision: d, Note: req.Note, DeadEnds: req.DeadEnds, Analyst: req.Analyst,
 		ImpactMinutes: req.ImpactMinutes, SourceAlertID: req.AlertID}
-	if about != nil && inc.SourceAlertID == "" {
-		inc.SourceAlertID = about.ID
+	if about != nil {
+		// Only memories of the alert's own identity vote for a bypass.
+		inc.Identity, inc.Severity = s.cfg.Fingerprinter.Identify(*about), about.Severity
+		if inc.SourceAlertID == "" {
+			inc.SourceAlertID = about.ID
+		}
 	}
 	stored, created, err := s.cfg.Retain(r.Context(), inc, about)
 	if err != nil {
@@ -136,7 +143,11 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	if created {
 		code = http.StatusCreated
 	}
-	writeJSON(w, code, retainAnswer{Created: created, Incident: stored})
+	ans := retainAnswer{Created: created, Incident: stored}
+	if stored.Identity.IsZero() {
+		ans.Warning = "no identity (retained by fingerprint, or an alert without alertname, class or title): this memory is related knowledge only and never votes for a bypass"
+	}
+	writeJSON(w, code, ans)
 }
 
 // recallAnswer is the answer of GET /api/v1/recall.
@@ -157,7 +168,11 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) {
 		s.answerErr(w, r, err)
 		return
 	}
-	matches, err := s.cfg.Recall(r.Context(), about, fp, limit)
+	var id openrecall.Identity
+	if about != nil {
+		id = s.cfg.Fingerprinter.Identify(*about)
+	}
+	matches, err := s.cfg.Recall(r.Context(), id, fp, limit)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return

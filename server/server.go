@@ -92,11 +92,12 @@ type Config struct {
 	// budget starts afresh. Every pipeline must name analyses alike.
 	NewPipeline   func(day string) (Pipeline, error)
 	Fingerprinter workflow.Fingerprinter
-	// Recall returns memory matches for an alert (nil when only the
-	// fingerprint is known) and its fingerprint.
-	Recall func(ctx context.Context, a *openrecall.Alert, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
+	// Recall returns memory matches for an alert's identity (zero when
+	// only the fingerprint is known: related knowledge, never a vote) and
+	// its fingerprint (memory.Store.Recall).
+	Recall func(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
 	// Retain stores an analyst decision; about is the alert it is about,
-	// when known. created is false for a decision memory already holds.
+	// when known (the decision then carries its identity and severity). created is false for a decision memory already holds.
 	Retain func(ctx context.Context, inc openrecall.Incident, about *openrecall.Alert) (stored openrecall.Incident, created bool, err error)
 	// VerifyAudit verifies the whole trail, against checkpoint (a value
 	// `openrecall audit head` printed) when it is not empty; a checkpoint

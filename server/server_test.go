@@ -288,7 +288,7 @@ func TestRetainByAnalysisTeachesBypass(t *testing.T) {
 				e.wait(id, "")
 				var ret map[string]any
 				resp := e.post("/api/v1/retain", "", `{"analysis_id":"`+id+`","decision":"known_benign","note":"nightly ETL peak; limit is fine","analyst":"alice"}`, &ret)
-				if resp.StatusCode != http.StatusCreated {
+				if resp.StatusCode != http.StatusCreated || ret["warning"] != nil {
 					t.Fatalf("retain %s: %d %v", id, resp.StatusCode, ret)
 				}
 				if resp := e.post("/api/v1/retain", "", `{"analysis_id":"`+id+`","decision":"known_benign","note":"nightly ETL peak; limit is fine"}`, &ret); resp.StatusCode != http.StatusOK || ret["created"] != false {
@@ -317,6 +317,13 @@ func TestRetainByAnalysisTeachesBypass(t *testing.T) {
 			}
 			if got := e.metric("openrecall_alerts_bypassed_total"); got != want {
 				t.Errorf("bypassed metric %s, want %s", got, want)
+			}
+			// A decision by fingerprint alone has no identity: stored,
+			// with a warning that it never votes.
+			var ret map[string]any
+			fp := sv.Result.Fingerprint.String()
+			if resp := e.post("/api/v1/retain", "", `{"fingerprint":"`+fp+`","decision":"real","note":"by fingerprint"}`, &ret); resp.StatusCode != http.StatusCreated || ret["warning"] == nil {
+				t.Errorf("retain by fingerprint: %d %v", resp.StatusCode, ret)
 			}
 		})
 	}

@@ -143,9 +143,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		Sink:          memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
 		NewPipeline:   newPipeline,
 		Fingerprinter: ex,
-		Recall: func(ctx context.Context, _ *openrecall.Alert, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
-			return st.Recall(ctx, fp, limit)
-		},
+		Recall:        st.Recall,
 		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
 			return st.Retain(ctx, inc)
 		},

@@ -16,7 +16,7 @@ import (
 // inboxProperties are the rules of the server's durable inbox.
 func inboxProperties() []pbt.Property {
 	return []pbt.Property{
-		pbt.ForAll("P32_redelivery_triaged_once",
+		pbt.ForAll("P34_redelivery_triaged_once",
 			"A redelivered notification (same alert id) is not queued again, but a re-trigger whose severity rose, a firing after a resolve (a new episode, unless the id names its episode as Alertmanager's does), and each change of state (acknowledged, resolved) are; a rejected record is always queued. Every queued delivery gets a new analysis id, and a redelivery is answered with the id of the analysis that handled it; what was queued survives reopening the database.",
 			"DeliveryPlanGen", gen.DeliveryPlanGen(), checkRedelivery,
 			pbt.Expensive(3),

@@ -391,10 +391,12 @@ func (r *run) waitFor(what string, timeout time.Duration, done func([]served) bo
 
 func (r *run) scenario() error {
 	// 1. Seed memory: five analysts' decisions on five earlier firings of
-	// the family (other pods), through the retain API.
+	// the family (pods of an earlier ReplicaSet of the same Deployment:
+	// one identity, KubePodCrashLooping @ etl-worker/batch/etl-worker),
+	// through the retain API.
 	fmt.Println("seeding memory: 5 known_benign decisions on KubePodCrashLooping/etl-worker")
-	for i := range 5 {
-		pod := fmt.Sprintf("etl-worker-5c8d-seed%d", i)
+	for _, suffix := range []string{"s2k4m", "t5n6p", "v7q8r", "w9x2z", "b4c5d"} {
+		pod := "etl-worker-5c8d9f7b4-" + suffix
 		alert := map[string]any{"id": "seed-" + pod, "title": "Pod batch/" + pod + " is crash looping",
 			"labels": with(family, "pod", pod), "annotations": map[string]string{"summary": "Pod batch/" + pod + " is crash looping"}}
 		var ans struct {
@@ -406,13 +408,13 @@ func (r *run) scenario() error {
 			return err
 		}
 		if code != http.StatusCreated {
-			return fmt.Errorf("retain seed %d: status %d", i, code)
+			return fmt.Errorf("retain seed %s: status %d", pod, code)
 		}
 	}
 
 	// 2. Fire: three pods of the family and one attack.
 	start := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
-	pods := []string{"etl-worker-7d9f-a1", "etl-worker-7d9f-b2", "etl-worker-7d9f-c3"}
+	pods := []string{"etl-worker-7d9f8b6c5-x2x9z", "etl-worker-7d9f8b6c5-h4j5k", "etl-worker-7d9f8b6c5-m6n7p"}
 	fmt.Println("firing with amtool: 3 x KubePodCrashLooping/etl-worker, 1 x SSHBruteForce/bastion")
 	for _, pod := range pods {
 		if err := r.amtoolAdd(with(family, "pod", pod), "Pod batch/"+pod+" is crash looping", start, time.Time{}); err != nil {
