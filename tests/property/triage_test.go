@@ -161,10 +161,10 @@ func triageProperties() []pbt.Property {
 				v := triage.Guard(c.Fingerprint, c.Triage, cfg)
 				tr := c.Triage
 				want := openrecall.GuardVerdict{
-					StrongMatch:     tr.StrongCount >= 1,
-					Consistent:      tr.Consistency >= cfg.Consistency,
-					Confident:       tr.Confidence >= cfg.BypassConfidence,
-					BenignNoAttack:  c.Fingerprint.AttackPattern == "" && isBenign(tr.Decision),
+					StrongMatch:    tr.StrongCount >= 1,
+					Consistent:     tr.Consistency >= cfg.Consistency,
+					Confident:      tr.Confidence >= cfg.BypassConfidence,
+					BenignNoAttack: c.Fingerprint.AttackPattern == "" && isBenign(tr.Decision),
 					SeverityCovered: alertRank(tr.AlertSeverity) <= memoryRank(tr.SupportSeverity) ||
 						(!knownSeverity(tr.AlertSeverity) && tr.SupportSeverity == openrecall.SeverityUnknown),
 				}
