@@ -240,8 +240,9 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		}
 		defer a.closeLogged("memory", st)
 	}
-	var doc jsonArray
-	doc.w = a.out
+	// -o json is one document: the result when one alert was retained, an
+	// array of them when the file held several.
+	var results []retained
 	for _, inc := range incs {
 		r := retained{}
 		if opts.supersedes != "" {
@@ -266,9 +267,7 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		}
 		switch opts.output {
 		case outputJSON:
-			if err := doc.add(r); err != nil {
-				return err
-			}
+			results = append(results, r)
 			continue
 		case outputJSONL:
 			if err := writeJSON(a.out, outputJSONL, r); err != nil {
@@ -285,8 +284,12 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 			fmt.Fprintf(a.out, "took back %s: %s for %s\n", r.Superseded.ID, r.Superseded.Decision, r.Superseded.Identity)
 		}
 	}
-	if opts.output == outputJSON {
-		if err := doc.close(); err != nil {
+	if opts.output == outputJSON && len(results) > 0 {
+		var doc any = results
+		if len(results) == 1 {
+			doc = results[0]
+		}
+		if err := writeJSON(a.out, outputJSON, doc); err != nil {
 			return err
 		}
 	}
@@ -331,7 +334,7 @@ func (a *app) readAlerts(name string) ([]openrecall.Alert, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 	r := intake.NewReader(in, intake.Options{Source: source})
 	var alerts []openrecall.Alert
 	bad := 0
