@@ -46,7 +46,9 @@ func TestMigrationFromV1KeepsMemories(t *testing.T) {
 		string(old.Decision), old.Note, old.Analyst, old.SourceAlertID, created); err != nil {
 		t.Fatal(err)
 	}
-	raw.Close()
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	s := openAt(t, path)
 	got, err := s.Get(ctx, old.ID)

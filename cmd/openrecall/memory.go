@@ -360,7 +360,7 @@ func printStats(w io.Writer, s memory.Stats) {
 		for _, c := range s.TopIdentities {
 			fmt.Fprintf(tw, "  %d\t%s\n", c.Count, c.Identity)
 		}
-		tw.Flush()
+		_ = tw.Flush() // tw writes to w, whose errors the caller's writer keeps
 	}
 	if len(s.TopFamilies) > 0 {
 		fmt.Fprintln(w, "largest families:")

@@ -38,7 +38,7 @@ func designBenign(d string) bool {
 func blindSpotProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
-		pbt.ForAll("P34_quality_gate",
+		pbt.ForAll("P35_quality_gate",
 			"Quality gate (DESIGN §7): a model answer is accepted only when it is one JSON object of the analysis schema, its decision is in the closed set, the guard accepts it (no benign verdict on an attack), every cited memory was recalled and its confidence is in [0.60, 1]; every other answer escalates the alert to a person, with no second model call; a call never costs more than its worst case (the completion capped at 400 cheap or 800 strong tokens), priced by the price table.",
 			"GateCaseGen", gen.GateCaseGen(), checkGate,
 			pbt.Pin("a confidence just under the gate", gen.GateCase{Memories: 3, Confidence: 1}),
@@ -60,7 +60,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Cover("an answer that passes", 5), pbt.Cover("cheap tier", 30), pbt.Cover("shape huge", 2),
 			pbt.Cover("shape invalid JSON", 2), pbt.Cover("shape unknown field", 2), pbt.Cover("benign verdict on an attack", 3),
 		),
-		pbt.ForAll("P35_budget_refusal_escalates",
+		pbt.ForAll("P36_budget_refusal_escalates",
 			"Budget (DESIGN §7): an alert whose model call was not made for the run budget ends escalated to a person without analysis: no benign decision (even when memory proposed one), no bypass, cost 0 and baseline 0, so it never counts as a saving; with a budget of one nano-dollar every model call is refused.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
@@ -94,7 +94,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Classify(classifyRun),
 			pbt.Cover("budget exhausted", 5), pbt.Cover("a budget skip of an alert memory calls benign", 3),
 		),
-		pbt.ForAll("P36_savings_percent",
+		pbt.ForAll("P37_savings_percent",
 			"Savings percentage (DESIGN §7, §8): the cost curve's summary states savings as exactly 100 × (Σ baseline − Σ cost) / Σ analysed baseline, 0 when nothing was analysed.",
 			"CostCurveGen", gen.CostCurveGen(), func(steps []gen.CostStep) error {
 				points := curve(steps)
@@ -118,8 +118,8 @@ func blindSpotProperties() []pbt.Property {
 			},
 			pbt.Pin("one third saved", []gen.CostStep{{Cost: 2, Extra: 1}}),
 		),
-		pbt.ForAll("P37_bypass_threshold_every_count",
-			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories of the alert's severity bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold, attack patterns and every alert and memory severity, the guard agrees with a reference guard written from DESIGN (clause e: unknown alert as critical, unknown memory as medium).",
+		pbt.ForAll("P38_bypass_threshold_every_count",
+			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories of the alert's severity bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold, attack patterns and every alert and memory severity, the guard agrees with a reference guard written from DESIGN (clause e: unknown alert as critical, unknown memory as medium, an unknown alert covered by memories all of unknown severity).",
 			"ThresholdCaseGen", gen.ThresholdCaseGen(), checkThreshold,
 			pbt.Pin("four unanimous memories, one short", gen.ThresholdCase{N: 4, Decision: 2}),
 			pbt.Pin("five unanimous memories, the least that bypasses", gen.ThresholdCase{N: 5, Decision: 2}),
@@ -264,7 +264,11 @@ func checkThreshold(c gen.ThresholdCase) error {
 		consistency := float64(domN) / n
 		confidence := consistency * (n + 1) / (n + 2)
 		// Clause (e): the supporting memories all carry MemorySeverity.
-		covered := designSeverityRank(alertSev, 5) <= designSeverityRank(gen.ThresholdSeverities()[c.MemorySeverity], 3)
+		// An unknown alert is not more severe than memories all of unknown
+		// severity.
+		memSev := gen.ThresholdSeverities()[c.MemorySeverity]
+		bothUnknown := designSeverityRank(alertSev, 0) == 0 && designSeverityRank(memSev, 0) == 0
+		covered := bothUnknown || designSeverityRank(alertSev, 5) <= designSeverityRank(memSev, 3)
 		want = c.N != c.Dissent && consistency >= designConsistency && confidence >= designBypassConfidence && designBenign(dom) && !c.Attack && covered
 	}
 	cfg := triage.DefaultConfig()
