@@ -179,11 +179,13 @@ func webhook(status string, statuses []string, alerts ...openrecall.Alert) strin
 		}
 		items = append(items, item)
 	}
-	b, err := json.Marshal(map[string]any{"version": "4", "status": status, "receiver": "openrecall", "groupKey": "{}", "alerts": items})
+	b, err := json.Marshal(items)
 	if err != nil {
 		panic(fmt.Sprintf("gen: marshal webhook: %v", err))
 	}
-	return string(b)
+	// Alertmanager's field order: the group's status comes before its
+	// alerts, so a streaming reader knows it when it reads them.
+	return fmt.Sprintf(`{"version":"4","groupKey":"{}","status":%q,"receiver":"openrecall","alerts":%s}`, status, b)
 }
 
 // Incidents returns the memories the seed retains for the alert of
