@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/tests/property/gen"
@@ -117,6 +118,22 @@ func blindSpotProperties() []pbt.Property {
 				return nil
 			},
 			pbt.Pin("one third saved", []gen.CostStep{{Cost: 2, Extra: 1}}),
+		),
+		pbt.ForAll("P39_audit_splice_detected",
+			"Audit (DESIGN §9): an entry replaced by the entry of the same sequence from another trail sealed with the same key (a copy from another database sharing the key file: its own hash is valid) fails verify; the other trail alone verifies.",
+			"AuditSpliceGen", gen.AuditSpliceGen(), checkAuditSplice,
+			pbt.Pin("a middle entry spliced from a trail that differs from its start", gen.AuditSplice{N: 3, From: 0, I: 1}),
+			pbt.Classify(func(a gen.AuditSplice) []string {
+				switch i, from := a.I%a.N, a.From%a.N; {
+				case i < from:
+					return []string{"identical entry spliced"}
+				case i == a.N-1:
+					return []string{"last entry spliced"}
+				default:
+					return []string{"inner entry spliced"}
+				}
+			}),
+			pbt.Cover("inner entry spliced", 10),
 		),
 		pbt.ForAll("P38_bypass_threshold_every_count",
 			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories of the alert's severity bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold, attack patterns and every alert and memory severity, the guard agrees with a reference guard written from DESIGN (clause e: unknown alert as critical, unknown memory as medium, an unknown alert covered by memories all of unknown severity).",
@@ -231,6 +248,37 @@ func checkGate(c gen.GateCase) error {
 		return fmt.Errorf("rejected: the attached analysis still says %q", out.Analysis.Decision)
 	case out.Cost > out.Baseline:
 		return fmt.Errorf("conservation: cost %d > baseline %d", out.Cost, out.Baseline)
+	}
+	return nil
+}
+
+func checkAuditSplice(a gen.AuditSplice) error {
+	mine, other := a.Trails()
+	sealer := audit.NewSealer(trailKey)
+	trail, foreign := sealer.Seal("", 1, mine), sealer.Seal("", 1, other)
+	verify := func(entries []openrecall.AuditEntry, head openrecall.AuditEntry) []audit.Problem {
+		v := audit.NewKeyedVerifier(trailKey, 0)
+		for _, e := range entries {
+			v.Add(e)
+		}
+		return v.Finish(head.Sequence, head.Hash)
+	}
+	if p := verify(foreign, foreign[len(foreign)-1]); len(p) > 0 {
+		return fmt.Errorf("untouched: the other trail fails verify: %v", p)
+	}
+	i := a.I % a.N
+	spliced := append([]openrecall.AuditEntry(nil), trail...)
+	spliced[i] = foreign[i]
+	p := verify(spliced, trail[len(trail)-1])
+	if i < a.From%a.N {
+		// The two trails agree up to From: nothing was changed.
+		if len(p) > 0 {
+			return fmt.Errorf("identical splice: entry %d is the same in both trails, yet verify reports %v", i+1, p)
+		}
+		return nil
+	}
+	if len(p) == 0 {
+		return fmt.Errorf("undetected: entry %d spliced from another trail sealed with the same key passes verify", i+1)
 	}
 	return nil
 }

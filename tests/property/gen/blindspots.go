@@ -145,3 +145,35 @@ func ThresholdCaseGen() gopter.Gen {
 		"MemorySeverity": Index(len(ThresholdSeverities()), 0.7),
 	})
 }
+
+// AuditSplice is a trail of N entries sealed with a key, and a second trail
+// sealed with the same key whose entry From (and so every hash after it)
+// differs; entry I of the first is replaced by the second's entry of the
+// same sequence.
+type AuditSplice struct {
+	N, From, I int
+}
+
+// AuditSpliceGen generates splices of trails of 2 to 6 entries.
+func AuditSpliceGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(AuditSplice{}), map[string]gopter.Gen{
+		"N":    Of([]int{3, 2, 4, 6}, 0.3),
+		"From": IntUpTo(5),
+		"I":    IntUpTo(5),
+	})
+}
+
+// Trails returns the two trails' unsealed entries.
+func (a AuditSplice) Trails() (mine, other []openrecall.AuditEntry) {
+	for i := 0; i < a.N; i++ {
+		e := openrecall.AuditEntry{AnalysisID: fmt.Sprintf("pbt-%06d", i/3), Batch: "pbt", AlertID: fmt.Sprintf("a-%d", i/3), StepIndex: i % 3,
+			Step: openrecall.StepAnalysis, Model: "gpt-4o", Tier: openrecall.TierStrong, Reason: fmt.Sprintf("step %d", i), Outcome: openrecall.OutcomeOK,
+			Cost: openrecall.NanoUSD(1000 * i), Baseline: openrecall.NanoUSD(2000 * i), Savings: openrecall.NanoUSD(1000 * i), Time: Times()[i%len(Times())]}
+		mine = append(mine, e)
+		if i == a.From%a.N {
+			e.Reason += " (another database)"
+		}
+		other = append(other, e)
+	}
+	return mine, other
+}

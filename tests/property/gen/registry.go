@@ -129,6 +129,12 @@ func All() []Named {
 			return ValidFingerprint(c.Fingerprint)
 		})},
 		{"GateCaseGen", GateCaseGen(), validAs(ValidGateCase)},
+		{"AuditSpliceGen", AuditSpliceGen(), validAs(func(a AuditSplice) error {
+			if a.N < 2 || a.From < 0 || a.I < 0 {
+				return fmt.Errorf("splice %+v", a)
+			}
+			return nil
+		})},
 		{"ThresholdCaseGen", ThresholdCaseGen(), validAs(func(c ThresholdCase) error {
 			if c.N < 0 || c.N > 20 || c.Dissent < 0 || c.Score < 0 || c.Score >= len(ThresholdScores()) ||
 				c.AlertSeverity < 0 || c.AlertSeverity >= len(ThresholdSeverities()) || c.MemorySeverity < 0 || c.MemorySeverity >= len(ThresholdSeverities()) {
