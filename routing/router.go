@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -352,8 +353,13 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 	req := rt.req
 	req.MaxTokens = maxTokens
 	resp, callErr := completeSafely(ctx, m, req)
+	start = rt.attemptSteps(&step, start, resp.Attempts)
 	if callErr != nil {
 		r.cfg.Budget.Settle(worst, 0)
+		if errors.Is(callErr, ErrUnavailable) {
+			step.Outcome = openrecall.OutcomeUnavailable
+			return rt.stop(step, start, "escalated to a person: model unavailable: "+callErr.Error())
+		}
 		step.Outcome = openrecall.OutcomeModelError
 		return rt.fail(tier, step, start, nil, "model error: "+callErr.Error())
 	}
