@@ -36,6 +36,8 @@ var layers = map[string]layer{
 	"intake":              {module: []string{""}},
 	"memory":              {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "go.uber.org/zap"}},
 	"model/local":         {module: []string{"", "routing"}},
+	"model/openai":        {module: []string{"", "routing"}, external: []string{"github.com/openai/openai-go/v3"}},
+	"model/openai/fake":   {},
 	"workflow":            {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
