@@ -61,6 +61,7 @@ is processed; the exit status is then 3. Results go to stdout; the summary goes 
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	a.modelFlags.bind(f)
 	return cmd
 }
 
@@ -121,8 +122,10 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	}
 	reader := intake.NewReader(&countingReader{r: in, n: &prog.read}, intake.Options{Format: format, Source: source})
 	rejects := &rejectReporter{w: a.errOut, limit: 20}
+	unavailable := &unanalysed{}
 	emit := func(r openrecall.Result) error {
 		rejects.report(r)
+		unavailable.see(r)
 		return w.write(r)
 	}
 	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update}, emit)
@@ -138,7 +141,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if sum.Rejected > 0 {
 		return &exitError{code: exitPartial}
 	}
-	return nil
+	return unavailable.err()
 }
 
 // resultWriter streams results to stdout in one of the output formats.

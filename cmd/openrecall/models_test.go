@@ -1,0 +1,121 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/model/openai/fake"
+)
+
+const liveKey = "sk-cli-" + "neverInOutput0123456789"
+
+// realAnswer answers every request with a confident "real" analysis.
+func realAnswer(fake.Received) fake.Reply {
+	return fake.Answer(`{"decision":"real","confidence":0.9,"summary":"live answer","hypotheses":["h"],"verification_commands":["kubectl get pods"],"next_steps":["page the owner"],"skip_paths":[],"cited_memory_ids":[]}`, 700, 90)
+}
+
+func liveArgs(srv *fake.Server, db string, extra ...string) []string {
+	return append([]string{"--db", db, "analyze", "--provider", "openai", "--base-url", srv.URL,
+		"--cheap-model", "gpt-4o-mini", "--strong-model", "gpt-4o", "-o", "jsonl"}, extra...)
+}
+
+func TestAnalyzeOnAnOpenAICompatibleServer(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", liveKey)
+	srv := fake.New(realAnswer)
+	defer srv.Close()
+	db := seededDB(t)
+	r := runCLI(t, "", liveArgs(srv, db, "../../examples/queue.jsonl")...)
+	if r.code != exitOK && r.code != exitPartial {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	host := strings.TrimPrefix(strings.TrimSuffix(srv.URL, "/v1"), "http://")
+	if !strings.Contains(r.stderr, "model=openai (live: "+host+")") {
+		t.Fatalf("the mode line does not name the live server:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, liveKey) {
+		t.Fatal("the API key appears in the output")
+	}
+	for _, got := range srv.Received() {
+		if got.Header.Get("Authorization") != "Bearer "+liveKey {
+			t.Fatalf("Authorization %q: the key from OPENAI_API_KEY was not sent", got.Header.Get("Authorization"))
+		}
+	}
+	live, bypassed := 0, 0
+	for _, res := range decodeResults(t, r.stdout) {
+		if res.Bypassed {
+			bypassed++
+			for _, s := range res.Steps {
+				if s.Live {
+					t.Fatalf("%s: a bypassed alert has a live step", res.Position)
+				}
+			}
+		}
+		if res.Analysis != nil && res.Analysis.Live {
+			live++
+			if res.Analysis.Model != "gpt-4o" && res.Analysis.Model != "gpt-4o-mini" {
+				t.Fatalf("%s: live analysis by %q", res.Position, res.Analysis.Model)
+			}
+		}
+		if res.Mode.Model != "openai (live: "+host+")" {
+			t.Fatalf("%s: mode %+v", res.Position, res.Mode)
+		}
+	}
+	if live == 0 || bypassed == 0 || srv.Calls() == 0 {
+		t.Fatalf("%d live analyses, %d bypasses, %d calls: want some of each", live, bypassed, srv.Calls())
+	}
+}
+
+func TestAnalyzeWhenTheModelIsUnavailableExits6(t *testing.T) {
+	srv := fake.New(func(fake.Received) fake.Reply { return fake.InsufficientQuota() })
+	defer srv.Close()
+	db := seededDB(t)
+	queue := `{"id":"x1","title":"payment-api 5xx rate above 5%","service":"payment-api","severity":"critical","environment":"prod"}` + "\n" +
+		`{"id":"x2","title":"orders-db connection pool exhausted","service":"orders-db","severity":"high","environment":"prod"}` + "\n"
+	r := runCLI(t, queue, liveArgs(srv, db, "-")...)
+	if r.code != exitUnanalysed {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitUnanalysed, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "2 alerts were escalated to a person without analysis: model unavailable") {
+		t.Fatalf("stderr does not say why:\n%s", r.stderr)
+	}
+	rs := decodeResults(t, r.stdout)
+	if len(rs) != 2 {
+		t.Fatalf("%d results: the queue must go on after an outage", len(rs))
+	}
+	for _, res := range rs {
+		last := res.Steps[len(res.Steps)-1]
+		if res.Decision != openrecall.DecisionEscalated || last.Outcome != openrecall.OutcomeUnavailable ||
+			!strings.Contains(last.EscalationReason, "model unavailable") || len(res.Audit) != len(res.Steps) {
+			t.Fatalf("%s: decision %s, last step %+v, %d audit entries for %d steps", res.Position, res.Decision, last, len(res.Audit), len(res.Steps))
+		}
+	}
+}
+
+func TestModelFlagErrorsExit2(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", "--provider", "magic", "-"}, "models.provider"},
+		{[]string{"analyze", "--provider", "openai", "-"}, "models.cheap"},
+		{[]string{"analyze", "--provider", "openai", "--base-url", "localhost:1/v1", "--cheap-model", "a", "--strong-model", "b", "-"}, "models.base_url"},
+		{[]string{"eval", "--provider", "openai", "--cheap-model", "a"}, "models.strong"},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, "", append([]string{"--db", filepath.Join(t.TempDir(), "m.db")}, tt.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+func TestConfigDefaultsDocumentTheProviderKeys(t *testing.T) {
+	r := runCLI(t, "", "config", "defaults")
+	for _, key := range []string{"provider:", "base_url:", "api_key_env: OPENAI_API_KEY", "timeout:", "max_retries:", "concurrency:"} {
+		if !strings.Contains(r.stdout, key) {
+			t.Errorf("config defaults lacks %q", key)
+		}
+	}
+}
