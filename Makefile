@@ -9,7 +9,7 @@ PBT_SEED ?= 20260101
 EVAL_SEED ?= 20260101
 EVAL_SIZE ?= 2400
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval e2e-llm
 
 build:
 	$(GO) build -o $(BIN) ./cmd/openrecall
@@ -56,6 +56,13 @@ cover:
 eval: build
 	./$(BIN) eval --seed $(EVAL_SEED) --size $(EVAL_SIZE) --modes
 
+# End to end against a real third-party OpenAI-compatible server:
+# @dwmkerr/mock-llm 0.1.29 from npm (installed into the git-ignored .e2e-llm/),
+# on a loopback port, with the rules in scripts/e2ellm/mock-llm.yaml. Needs
+# node and npm. See scripts/e2ellm/doc.go for what it checks.
+e2e-llm: build
+	$(GO) run ./scripts/e2ellm -bin ./$(BIN)
+
 # The property suite alone.
 pbt:
 	OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
@@ -68,4 +75,4 @@ pbt-nightly:
 		$(GO) test -count=1 -timeout 60m -run 'TestProperties' ./tests/property/...
 
 clean:
-	rm -rf bin .openrecall coverage.out
+	rm -rf bin .openrecall coverage.out .e2e-llm
