@@ -186,3 +186,23 @@ func TestNoSecretReachesTheServer(t *testing.T) {
 		}
 	}
 }
+
+// A server that ignores max_tokens is billed what it reports: money spent
+// is spent, and the step says how many tokens it wrote.
+func TestHugeCompletionIsBilledAsReported(t *testing.T) {
+	realAnswer := `{"decision":"real","confidence":0.9,"summary":"` + strings.Repeat("very long ", 2000) + `","hypotheses":[],"verification_commands":[],"next_steps":[],"skip_paths":[],"cited_memory_ids":[]}`
+	srv := fake.New(nil, fake.Answer(realAnswer, 1500, 5000))
+	defer srv.Close()
+	out := cascade(t, srv).Route(context.Background(), input(crash, openrecall.Alert{ID: "a1", Title: "x"}))
+	want, err := routing.DefaultPrices().Cost("gpt-4o", 1500, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Steps[0]
+	if s.Cost != want || s.CompletionTokens != 5000 {
+		t.Fatalf("step %+v: want billed %s for 1500/5000 tokens, never capped at max_tokens", s, want)
+	}
+	if got := srv.Received()[0].Request.MaxTokens; got != routing.DefaultStrongMaxTokens {
+		t.Fatalf("max_tokens %d sent, want %d", got, routing.DefaultStrongMaxTokens)
+	}
+}
