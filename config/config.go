@@ -84,9 +84,9 @@ func (m Models) validate() error {
 	if u.User != nil {
 		return fmt.Errorf("models.base_url: put no credentials in the URL; name the key's environment variable in models.api_key_env: %w", openrecall.ErrInvalid)
 	}
-	for key, name := range map[string]string{"models.cheap": m.Cheap, "models.strong": m.Strong} {
-		if strings.TrimSpace(name) == "" || strings.HasPrefix(name, "local-") {
-			return fmt.Errorf("%s %q: with the openai provider, name the server's model (such as gpt-4o-mini or llama3.1:8b): %w", key, name, openrecall.ErrInvalid)
+	for _, t := range []struct{ key, name string }{{"models.cheap", m.Cheap}, {"models.strong", m.Strong}} {
+		if strings.TrimSpace(t.name) == "" || strings.HasPrefix(t.name, "local-") {
+			return fmt.Errorf("%s %q: with the openai provider, name the server's model (such as gpt-4o-mini or llama3.1:8b): %w", t.key, t.name, openrecall.ErrInvalid)
 		}
 	}
 	if !envName.MatchString(m.APIKeyEnv) {

@@ -19,7 +19,7 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^\s:/@"'<>]*:[^\s@/"'<>]+@`), "${1}" + Redacted + "@"},
 	// Authorization headers and bearer/basic credentials.
 	{regexp.MustCompile(`(?i)\b(authorization\s*[:=]\s*)(bearer|basic|token|apikey)?\s*[^\s"',;]+`), "${1}${2} " + Redacted},
-	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}`), "${1} " + Redacted},
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*`), "${1} " + Redacted},
 	// key=value or key: value where the key names a secret.
 	{regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|session[_-]?id|cookie)[a-z0-9_.-]*)(\s*[:=]\s*)('[^']*'|\\"[^"\\]*\\"|[^\s"',;&]+)`), "${1}${2}" + Redacted},
 	// Well-known token shapes, wherever they stand.

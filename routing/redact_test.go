@@ -43,6 +43,7 @@ func TestRedact(t *testing.T) {
 	for _, plain := range []string{
 		"KubePodCrashLooping: pod api-7f9c restarting (auth_failure on login)",
 		"Disk 91% full on db-7", "token bucket drained", "see https://runbooks.example.com/disk",
+		"basic authentication failed for the bearer service",
 	} {
 		if got := Redact(plain); got != plain {
 			t.Errorf("Redact(%q) = %q: text without a secret changed", plain, got)

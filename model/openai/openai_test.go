@@ -126,6 +126,8 @@ func TestRetries(t *testing.T) {
 		{"401 is never retried", []fake.Reply{fake.Status(401, "")}, nil, []int{401}, routing.ErrUnavailable, 1},
 		{"a 400 schema error is never retried", []fake.Reply{{Status: 400, Message: "messages[1].content: expected string"}},
 			nil, []int{400}, errAny, 1},
+		{"a 200 whose body is not JSON is not retried", []fake.Reply{{Body: "<html>proxy error</html>"}},
+			nil, []int{200}, errAny, 1},
 		{"Retry-After beyond the limit: unavailable at once", []fake.Reply{fake.Status(429, "3600")},
 			nil, []int{429}, routing.ErrUnavailable, 1},
 	}
