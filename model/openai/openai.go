@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -134,8 +135,30 @@ func New(o Options) (*Model, error) {
 		option.WithAPIKey(o.APIKey),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0), // attempts are ours to count and record
+		option.WithMiddleware(onlyOurCredentials(o.APIKey)),
 	)
 	return m, nil
+}
+
+// onlyOurCredentials undoes what the client takes from the environment
+// (OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS):
+// a server gets the key the configuration named, or none, and no account
+// identifiers meant for another server.
+func onlyOurCredentials(key string) option.Middleware {
+	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		r.Header.Del("Authorization")
+		if key != "" {
+			r.Header.Set("Authorization", "Bearer "+key)
+		}
+		r.Header.Del("OpenAI-Organization")
+		r.Header.Del("OpenAI-Project")
+		for _, line := range strings.Split(os.Getenv("OPENAI_CUSTOM_HEADERS"), "\n") {
+			if name, _, ok := strings.Cut(line, ":"); ok {
+				r.Header.Del(strings.TrimSpace(name))
+			}
+		}
+		return next(r)
+	}
 }
 
 // Name returns the model name sent to the server; the router prices calls

@@ -316,3 +316,38 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// The client reads OPENAI_* variables by itself; none of them may reach a
+// server the configuration did not give them to.
+func TestEnvironmentCredentialsDoNotLeak(t *testing.T) {
+	const envKey = "sk-from-" + "environment-0123456789abcdef"
+	t.Setenv("OPENAI_API_KEY", envKey)
+	t.Setenv("OPENAI_ORG_ID", "org-secret")
+	t.Setenv("OPENAI_PROJECT_ID", "proj-secret")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Team-Token: team-secret")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	srv := fake.New(nil, fake.Answer(answer, 1, 1), fake.Answer(answer, 1, 1))
+	defer srv.Close()
+	for _, key := range []string{"", "ollama-local-key"} {
+		if _, err := newModel(t, srv, newClock(), func(o *Options) { o.APIKey = key }).Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, got := range srv.Received() {
+		for name, vals := range got.Header {
+			for _, v := range vals {
+				for _, secret := range []string{envKey, "org-secret", "proj-secret", "team-secret"} {
+					if strings.Contains(v, secret) {
+						t.Fatalf("request %d: header %s carries %s from the environment", i, name, secret)
+					}
+				}
+			}
+		}
+	}
+	if h := srv.Received()[0].Header.Get("Authorization"); h != "" {
+		t.Fatalf("no key configured, yet Authorization %q", h)
+	}
+	if h := srv.Received()[1].Header.Get("Authorization"); h != "Bearer ollama-local-key" {
+		t.Fatalf("Authorization %q, want the configured key", h)
+	}
+}
