@@ -26,7 +26,7 @@ func TestAnalyzeOnAnOpenAICompatibleServer(t *testing.T) {
 	srv := fake.New(realAnswer)
 	defer srv.Close()
 	db := seededDB(t)
-	r := runCLI(t, "", liveArgs(srv, db, "../../examples/queue.jsonl")...)
+	r := runCLI(t, "", liveArgs(srv, db, "--workers", "3", "../../examples/queue.jsonl")...)
 	if r.code != exitOK && r.code != exitPartial {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
