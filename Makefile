@@ -8,11 +8,17 @@ RUN_DB  := .openrecall/example.db
 PBT_SEED ?= 20260101
 EVAL_SEED ?= 20260101
 EVAL_SIZE ?= 2400
+# The release version `openrecall version` prints; `git describe` when in a
+# git checkout.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# golangci-lint, pinned; `make lint` installs it into bin/tools when absent.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval e2e-llm
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-llm
 
 build:
-	$(GO) build -o $(BIN) ./cmd/openrecall
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
 
 # The main job on the bundled example with the embedded defaults: a fresh
 # memory seeded with the example's analyst decisions, then the example queue.
@@ -30,9 +36,18 @@ test:
 race:
 	$(GO) test -race -short -count=1 -timeout 30m ./...
 
-lint:
+# go vet, gofmt, go.mod tidiness and golangci-lint (default linters, see
+# .golangci.yml) at the pinned version.
+lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+	$(GOLANGCI_LINT) run ./...
+
+$(GOLANGCI_LINT):
+	@mkdir -p bin/tools
+	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv bin/tools/golangci-lint $@
 
 smoke: build
 	$(GO) run ./scripts/smoke -bin ./$(BIN)
@@ -55,6 +70,13 @@ cover:
 # is real or an attack was bypassed. See eval/README.md.
 eval: build
 	./$(BIN) eval --seed $(EVAL_SEED) --size $(EVAL_SIZE) --modes
+
+# Fuzz the intake reader (seeded with the bad-input corpus of
+# tests/reliability) for FUZZTIME; failing inputs land in
+# intake/testdata/fuzz and then run with every `make test`.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./intake
 
 # End to end against a real third-party OpenAI-compatible server:
 # @dwmkerr/mock-llm 0.1.29 from npm (installed into the git-ignored .e2e-llm/),

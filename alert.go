@@ -15,10 +15,14 @@ const (
 	SeverityMedium   Severity = "medium"
 	SeverityLow      Severity = "low"
 	SeverityInfo     Severity = "info"
+	// SeverityUnknown is a missing or unrecognized severity, kept distinct
+	// and never guessed (DESIGN §3).
+	SeverityUnknown Severity = "unknown"
 )
 
-// Severities lists the normalized severities. Callers must not modify it.
-var Severities = []Severity{SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo}
+// Severities lists the normalized severities, most urgent first, then
+// unknown. Callers must not modify it.
+var Severities = []Severity{SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo, SeverityUnknown}
 
 // Alert statuses.
 const (

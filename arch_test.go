@@ -45,7 +45,7 @@ var layers = map[string]layer{
 }
 
 // wiring packages may import anything of the module.
-var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "tests/property", "tests/property/gen", "tests/property/pbt"}
+var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability"}
 
 type pkgFiles struct {
 	dir   string

@@ -34,24 +34,31 @@ type Result struct {
 	Alert       Alert       `json:"alert"`
 	Fingerprint Fingerprint `json:"fingerprint"`
 	// FingerprintID is Fingerprint.ID(), kept for display.
-	FingerprintID string       `json:"fingerprint_id,omitempty"`
-	Matches       []Match      `json:"matches,omitempty"`
-	Triage        TriageResult `json:"triage"`
-	Guard         GuardVerdict `json:"guard"`
+	FingerprintID string `json:"fingerprint_id,omitempty"`
+	// Identity says which alert it is: the rule that fired and its service
+	// (DESIGN §4); zero when the alert has none.
+	Identity Identity     `json:"identity"`
+	Matches  []Match      `json:"matches,omitempty"`
+	Triage   TriageResult `json:"triage"`
+	Guard    GuardVerdict `json:"guard"`
 	// Decision is the final decision: the bypassed memory decision, the
 	// accepted model decision, or escalated.
-	Decision Decision      `json:"decision,omitempty"`
-	Bypassed bool          `json:"bypassed"`
-	Analysis *Analysis     `json:"analysis,omitempty"`
-	Steps    []RouteStep   `json:"steps"`
-	Audit    []AuditEntry  `json:"audit"`
-	Cost     NanoUSD       `json:"cost_nano_usd"`
-	Baseline NanoUSD       `json:"baseline_nano_usd"`
-	Latency  time.Duration `json:"latency_ns"`
+	Decision Decision `json:"decision,omitempty"`
+	Bypassed bool     `json:"bypassed"`
+	// EscalatedWithoutAnalysis is true when no model answered for a triaged
+	// alert (the run budget was spent, or the model was unavailable): it
+	// was escalated to a person unanalysed, and it saves nothing.
+	EscalatedWithoutAnalysis bool          `json:"escalated_without_analysis"`
+	Analysis                 *Analysis     `json:"analysis,omitempty"`
+	Steps                    []RouteStep   `json:"steps"`
+	Audit                    []AuditEntry  `json:"audit"`
+	Cost                     NanoUSD       `json:"cost_nano_usd"`
+	Baseline                 NanoUSD       `json:"baseline_nano_usd"`
+	Latency                  time.Duration `json:"latency_ns"`
 }
 
 // Equivalent reports whether two results mean the same thing: equal
-// positions, outcomes, alert ids, rejection reasons, fingerprints, triage
+// positions, outcomes, alert ids, rejection reasons, fingerprints, identities, triage
 // proposals, decisions, analyses, route steps and costs, exactly. It ignores
 // latencies, timestamps, analysis ids, batch names, audit sequence numbers
 // and hashes, which differ between runs by design. It returns nil when they
@@ -75,10 +82,14 @@ func Equivalent(a, b Result) error {
 		return diff("mode", a.Mode, b.Mode)
 	case a.Fingerprint != b.Fingerprint:
 		return diff("fingerprint", a.Fingerprint, b.Fingerprint)
+	case a.Identity != b.Identity:
+		return diff("identity", a.Identity, b.Identity)
 	case a.Decision != b.Decision:
 		return diff("decision", a.Decision, b.Decision)
 	case a.Bypassed != b.Bypassed:
 		return diff("bypassed", a.Bypassed, b.Bypassed)
+	case a.EscalatedWithoutAnalysis != b.EscalatedWithoutAnalysis:
+		return diff("escalated without analysis", a.EscalatedWithoutAnalysis, b.EscalatedWithoutAnalysis)
 	case a.Cost != b.Cost:
 		return diff("cost", a.Cost, b.Cost)
 	case a.Baseline != b.Baseline:

@@ -49,10 +49,29 @@ const hashVersion = "openrecall.audit.v1"
 // then every field except Hash in declaration order, strings as a uvarint
 // byte length and the bytes, integers as 8 big-endian bytes, booleans as one
 // byte, Time as its UTC Unix nanoseconds. Length prefixes make the encoding
-// unambiguous: no two different entries encode alike.
+// unambiguous: no two different entries encode alike. Hash is the unkeyed
+// hash of trails written before the chain was keyed; new entries use
+// HashKeyed.
 func Hash(e openrecall.AuditEntry) string {
+	sum := sha256.Sum256(encodeEntry(hashVersion, e))
+	return hex.EncodeToString(sum[:])
+}
+
+// keyedVersion names the encoding HashKeyed uses; it differs from
+// hashVersion, so an unkeyed hash never passes for a keyed one.
+const keyedVersion = "openrecall.audit.v2-hmac-sha256"
+
+// HashKeyed returns the hex HMAC-SHA-256 under k of e's canonical encoding
+// (as Hash describes, under its own version name). Without k no one can
+// compute it, so a trail rewritten by whoever holds only the database file
+// fails verification.
+func HashKeyed(k Key, e openrecall.AuditEntry) string {
+	return k.mac(encodeEntry(keyedVersion, e))
+}
+
+func encodeEntry(version string, e openrecall.AuditEntry) []byte {
 	enc := encoder{b: make([]byte, 0, 256+len(e.AnalysisID)+len(e.Batch)+len(e.AlertID)+len(e.Reason)+len(e.EscalationReason)+len(e.PrevHash))}
-	enc.str(hashVersion)
+	enc.str(version)
 	enc.int(e.Sequence)
 	enc.str(e.AnalysisID)
 	enc.str(e.Batch)
@@ -74,8 +93,30 @@ func Hash(e openrecall.AuditEntry) string {
 	enc.int(int64(e.Latency))
 	enc.int(e.Time.UTC().UnixNano())
 	enc.str(e.PrevHash)
-	sum := sha256.Sum256(enc.b)
-	return hex.EncodeToString(sum[:])
+	return enc.b
+}
+
+// costVersion names the encoding CostHash uses.
+const costVersion = "openrecall.cost.v1-hmac-sha256"
+
+// CostHash returns the hex HMAC-SHA-256 under k of cost point p at place seq
+// of the cost chain after prevHash: the version name, seq, every field of p
+// in declaration order and prevHash, encoded as Hash describes.
+func CostHash(k Key, seq int64, prevHash string, p openrecall.CostPoint) string {
+	enc := encoder{b: make([]byte, 0, 128+len(p.Batch)+len(p.AlertID)+len(prevHash))}
+	enc.str(costVersion)
+	enc.int(seq)
+	enc.int(int64(p.Index))
+	enc.str(p.Batch)
+	enc.str(p.AlertID)
+	enc.str(string(p.Tier))
+	enc.bool(p.Bypassed)
+	enc.int(int64(p.Cost))
+	enc.int(int64(p.Baseline))
+	enc.int(int64(p.CumulativeCost))
+	enc.int(int64(p.CumulativeBaseline))
+	enc.str(prevHash)
+	return k.mac(enc.b)
 }
 
 type encoder struct{ b []byte }
@@ -95,16 +136,45 @@ func (e *encoder) bool(v bool) {
 	e.b = append(e.b, 0)
 }
 
+// Sealer seals audit entries and cost points into chains keyed with its
+// Key. It is safe for concurrent use.
+type Sealer struct{ key Key }
+
+// NewSealer returns a Sealer that keys with k.
+func NewSealer(k Key) Sealer { return Sealer{key: k} }
+
+// Seal is the keyed Seal: entries get HashKeyed hashes.
+func (s Sealer) Seal(prevHash string, nextSeq int64, entries []openrecall.AuditEntry) []openrecall.AuditEntry {
+	return seal(prevHash, nextSeq, entries, func(e openrecall.AuditEntry) string { return HashKeyed(s.key, e) })
+}
+
+// SealCosts returns the CostHash of each point chained after prevHash, point
+// i taking sequence nextSeq+i. It does not modify points.
+func (s Sealer) SealCosts(prevHash string, nextSeq int64, points []openrecall.CostPoint) []string {
+	out := make([]string, len(points))
+	for i, p := range points {
+		out[i] = CostHash(s.key, nextSeq+int64(i), prevHash, p)
+		prevHash = out[i]
+	}
+	return out
+}
+
 // Seal returns copies of entries chained after prevHash: entry i gets
 // Sequence nextSeq+i, the previous entry's Hash as PrevHash (prevHash for
 // the first), and its own Hash. A new chain starts with Seal("", 1, ...).
 // Seal does not modify entries.
+// Seal hashes with the unkeyed Hash, as trails were written before the chain
+// was keyed; Sealer.Seal is the keyed form.
 func Seal(prevHash string, nextSeq int64, entries []openrecall.AuditEntry) []openrecall.AuditEntry {
+	return seal(prevHash, nextSeq, entries, Hash)
+}
+
+func seal(prevHash string, nextSeq int64, entries []openrecall.AuditEntry, hash func(openrecall.AuditEntry) string) []openrecall.AuditEntry {
 	out := make([]openrecall.AuditEntry, len(entries))
 	for i, e := range entries {
 		e.Sequence = nextSeq + int64(i)
 		e.PrevHash = prevHash
-		e.Hash = Hash(e)
+		e.Hash = hash(e)
 		prevHash = e.Hash
 		out[i] = e
 	}

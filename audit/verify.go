@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"crypto/hmac"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/openrecall/openrecall"
 )
@@ -19,24 +21,43 @@ const (
 	// KindHeadMismatch: the chain's last entry does not match the head
 	// record (the tail was cut, or entries were appended around the head).
 	KindHeadMismatch = "head-mismatch"
+	// KindCheckpoint: the chain does not extend a checkpoint kept elsewhere
+	// (it was cut back, or rewritten up to the checkpoint).
+	KindCheckpoint = "checkpoint"
+	// KindBoundary: the record of where keyed entries begin was changed.
+	KindBoundary = "boundary"
 )
 
 // Problem is one way a stored audit chain differs from what was sealed.
 // AnalysisID and Step are empty when the problem concerns entries that are
 // gone.
 type Problem struct {
+	// Chain is ChainAudit (empty) for audit entries, ChainCost for cost
+	// points.
+	Chain      string
 	Sequence   int64
 	AnalysisID string
 	Step       string
-	Kind       string
-	Detail     string
+	// Batch and Index name a cost point; they are empty for audit entries.
+	Batch  string
+	Index  int
+	Kind   string
+	Detail string
 }
+
+// Chains a Problem can concern.
+const (
+	// ChainAudit is the chain of audit entries.
+	ChainAudit = ""
+	// ChainCost is the chain of cost points.
+	ChainCost = "cost"
+)
 
 // String describes the problem for a person, such as "entry 42 (analysis
 // b1-000007, step analysis) was edited: stored hash 3fa… does not match its
 // content".
 func (p Problem) String() string {
-	known := p.AnalysisID != "" || p.Step != ""
+	known := p.AnalysisID != "" || p.Step != "" || p.Batch != ""
 	what := p.Kind
 	switch p.Kind {
 	case KindEdited:
@@ -50,100 +71,167 @@ func (p Problem) String() string {
 		what = "is out of order"
 	case KindHeadMismatch:
 		what = "does not match the head record"
+	case KindCheckpoint:
+		what = "does not match the checkpoint"
+	case KindBoundary:
+		what = "breaks the keyed boundary"
 	}
 	id := ""
-	if known {
+	switch {
+	case known && p.Chain == ChainCost:
+		id = fmt.Sprintf(" (batch %s, index %d)", p.Batch, p.Index)
+	case known:
 		id = fmt.Sprintf(" (analysis %s, step %s)", p.AnalysisID, p.Step)
 	}
-	return fmt.Sprintf("entry %d%s %s: %s", p.Sequence, id, what, p.Detail)
+	return fmt.Sprintf("%s %d%s %s: %s", nouns[p.Chain].one, p.Sequence, id, what, p.Detail)
 }
 
-// Verifier checks an audit chain streamed to it in stored order, which
-// must be sequence order for an untouched chain. It keeps the last entries
-// and the open sequence gaps, not the chain, so its memory does not grow
-// with the length of the chain. It is not safe for concurrent use.
+// noun names the links of a chain in messages.
+type noun struct{ one, many string }
+
+var nouns = map[string]noun{ChainAudit: {"entry", "entries"}, ChainCost: {"cost point", "cost points"}}
+
+// link is one stored element of a chain: its place, its links, whether its
+// content matches its stored hash, and the labels a Problem names it by.
+type link struct {
+	seq        int64
+	prev, hash string
+	edited     bool
+	label      Problem // Chain and names filled, Kind and Detail empty
+}
+
+// Verifier checks a chain streamed to it in stored order, which must be
+// sequence order for an untouched chain. It keeps the last links and the
+// open sequence gaps, not the chain, so its memory does not grow with the
+// length of the chain. It is not safe for concurrent use.
 type Verifier struct {
-	count    int64
-	pending  *openrecall.AuditEntry // the entry added last, judged when the next arrives
-	expected int64                  // the next sequence in order
-	prev     openrecall.AuditEntry  // the last entry taken in order
-	early    map[int64]string       // hashes of entries stored before their turn, by sequence
-	gaps     []gap                  // sequences skipped so far, in order
-	max      *openrecall.AuditEntry // the entry with the highest sequence
-	problems []Problem
-	finished bool
+	chain         string
+	key           Key   // zero: every entry is checked as unkeyed SHA-256
+	legacyThrough int64 // entries up to this sequence are unkeyed
+	count         int64
+	pending       *link            // the link added last, judged when the next arrives
+	expected      int64            // the next sequence in order
+	prev          link             // the last link taken in order
+	early         map[int64]string // hashes of links stored before their turn, by sequence
+	gaps          []gap            // sequences skipped so far, in order
+	max           *link            // the link with the highest sequence
+	seen          map[int64]string // hashes of the sequences a checkpoint names
+	expect        []checkpointLink
+	problems      []Problem
+	finished      bool
 }
 
 // gap is an inclusive range of sequences not seen yet.
 type gap struct{ lo, hi int64 }
 
-// NewVerifier returns a Verifier for a chain that starts at sequence 1 with
-// an empty PrevHash.
-func NewVerifier() *Verifier { return &Verifier{expected: 1, early: map[int64]string{}} }
+// NewVerifier returns a Verifier for an unkeyed chain of audit entries (every
+// entry hashed with Hash) that starts at sequence 1 with an empty PrevHash.
+func NewVerifier() *Verifier { return newVerifier(ChainAudit, Key{}, 0) }
+
+// NewKeyedVerifier returns a Verifier for a chain of audit entries whose
+// entries up to legacyThrough were written before the chain was keyed (and
+// are checked with Hash) and whose later entries are keyed with k (checked
+// with HashKeyed).
+func NewKeyedVerifier(k Key, legacyThrough int64) *Verifier {
+	return newVerifier(ChainAudit, k, legacyThrough)
+}
+
+// NewCostVerifier returns a Verifier for the chain of cost points keyed with
+// k (see CostHash).
+func NewCostVerifier(k Key) *Verifier { return newVerifier(ChainCost, k, 0) }
+
+func newVerifier(chain string, k Key, legacyThrough int64) *Verifier {
+	return &Verifier{chain: chain, key: k, legacyThrough: legacyThrough, expected: 1,
+		early: map[int64]string{}, seen: map[int64]string{}}
+}
 
 // Count returns the number of entries added so far.
 func (v *Verifier) Count() int64 { return v.count }
 
-// Add checks the next stored entry: its hash against its content, its
+// Add checks the next stored audit entry: its hash against its content, its
 // sequence against its neighbours, and its PrevHash against the Hash of the
 // entry before it. An entry is judged when the next one arrives (or at
 // Finish), so that a swap of two entries reads as one entry out of order,
 // not as a deletion.
 func (v *Verifier) Add(e openrecall.AuditEntry) {
-	v.count++
-	if h := Hash(e); h != e.Hash {
-		v.report(e, KindEdited, fmt.Sprintf("stored hash %s does not match its content", short(e.Hash)))
+	want := ""
+	if v.key.IsZero() || e.Sequence <= v.legacyThrough {
+		want = Hash(e)
+	} else {
+		want = HashKeyed(v.key, e)
 	}
-	if v.max == nil || e.Sequence > v.max.Sequence {
-		v.max = &e
+	v.add(link{seq: e.Sequence, prev: e.PrevHash, hash: e.Hash, edited: !hmac.Equal([]byte(want), []byte(e.Hash)),
+		label: Problem{Chain: v.chain, AnalysisID: e.AnalysisID, Step: e.Step}})
+}
+
+// AddCost checks the next stored cost point of a cost chain, as Add does for
+// audit entries: seq, prevHash and hash are its place in the chain.
+func (v *Verifier) AddCost(seq int64, prevHash, hash string, p openrecall.CostPoint) {
+	want := CostHash(v.key, seq, prevHash, p)
+	v.add(link{seq: seq, prev: prevHash, hash: hash, edited: !hmac.Equal([]byte(want), []byte(hash)),
+		label: Problem{Chain: v.chain, Batch: p.Batch, Index: p.Index}})
+}
+
+func (v *Verifier) add(l link) {
+	v.count++
+	if l.edited {
+		v.report(l, KindEdited, fmt.Sprintf("stored hash %s does not match its content", short(l.hash)))
+	}
+	if _, ok := v.seen[l.seq]; ok {
+		v.seen[l.seq] = l.hash
+	}
+	if v.max == nil || l.seq > v.max.seq {
+		v.max = &l
 	}
 	if v.pending != nil {
-		v.judge(*v.pending, &e)
+		v.judge(*v.pending, &l)
 	}
-	v.pending = &e
+	v.pending = &l
 }
 
-// judge places entry p in the chain, knowing the entry stored after it
-// (nil at the end).
-func (v *Verifier) judge(p openrecall.AuditEntry, next *openrecall.AuditEntry) {
+// judge places link p in the chain, knowing the link stored after it (nil
+// at the end).
+func (v *Verifier) judge(p link, next *link) {
+	n := nouns[v.chain]
 	switch {
-	case p.Sequence < 1:
-		v.report(p, KindReordered, fmt.Sprintf("sequence %d is before the start of the chain at 1", p.Sequence))
-	case p.Sequence == v.expected:
+	case p.seq < 1:
+		v.report(p, KindReordered, fmt.Sprintf("sequence %d is before the start of the chain at 1", p.seq))
+	case p.seq == v.expected:
 		v.inOrder(p)
-	case p.Sequence > v.expected && next != nil && next.Sequence >= v.expected && next.Sequence < p.Sequence:
+	case p.seq > v.expected && next != nil && next.seq >= v.expected && next.seq < p.seq:
 		// The chain resumes where it was after p: p came early.
-		v.early[p.Sequence] = p.Hash
-		v.report(p, KindReordered, fmt.Sprintf("it is stored before entry %d", next.Sequence))
-	case p.Sequence > v.expected:
-		v.skip(v.expected, p.Sequence-1)
+		v.early[p.seq] = p.hash
+		v.report(p, KindReordered, fmt.Sprintf("it is stored before %s %d", n.one, next.seq))
+	case p.seq > v.expected:
+		v.skip(v.expected, p.seq-1)
 		v.inOrder(p)
-	case v.fill(p.Sequence):
-		v.report(p, KindReordered, fmt.Sprintf("it is stored after entry %d", v.prev.Sequence))
+	case v.fill(p.seq):
+		v.report(p, KindReordered, fmt.Sprintf("it is stored after %s %d", n.one, v.prev.seq))
 	default:
-		v.report(p, KindReordered, fmt.Sprintf("sequence %d appears again after entry %d", p.Sequence, v.prev.Sequence))
+		v.report(p, KindReordered, fmt.Sprintf("sequence %d appears again after %s %d", p.seq, n.one, v.prev.seq))
 	}
 }
 
-// inOrder takes p as the next entry of the chain and checks its link.
-func (v *Verifier) inOrder(p openrecall.AuditEntry) {
-	want, known := "", p.Sequence == 1
+// inOrder takes p as the next link of the chain and checks its link.
+func (v *Verifier) inOrder(p link) {
+	n := nouns[v.chain]
+	want, known := "", p.seq == 1
 	switch {
 	case known:
-	case v.prev.Sequence == p.Sequence-1 && v.prev.Hash != "":
-		want, known = v.prev.Hash, true
+	case v.prev.seq == p.seq-1 && v.prev.hash != "":
+		want, known = v.prev.hash, true
 	default:
-		want, known = v.early[p.Sequence-1]
+		want, known = v.early[p.seq-1]
 	}
 	switch {
-	case p.Sequence == 1 && p.PrevHash != "":
-		v.report(p, KindDeleted, fmt.Sprintf("it is the first entry but its prev hash is %s, not empty: the chain's start is missing", short(p.PrevHash)))
-	case known && p.PrevHash != want:
-		v.report(p, KindDeleted, fmt.Sprintf("its prev hash %s does not match the hash %s of entry %d: an entry between them was deleted or replaced",
-			short(p.PrevHash), short(want), p.Sequence-1))
+	case p.seq == 1 && p.prev != "":
+		v.report(p, KindDeleted, fmt.Sprintf("it is the first %s but its prev hash is %s, not empty: the chain's start is missing", n.one, short(p.prev)))
+	case known && p.prev != want:
+		v.report(p, KindDeleted, fmt.Sprintf("its prev hash %s does not match the hash %s of %s %d: %s between them was deleted or replaced",
+			short(p.prev), short(want), n.one, p.seq-1, article(n.one)))
 	}
 	v.prev = p
-	v.expected = p.Sequence + 1
+	v.expected = p.seq + 1
 	for {
 		if _, ok := v.early[v.expected]; !ok {
 			break
@@ -157,7 +245,15 @@ func (v *Verifier) inOrder(p openrecall.AuditEntry) {
 	}
 }
 
-// skip records the sequences lo..hi as missing, except entries that came
+// article puts "an" or "a" before a noun.
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
+// skip records the sequences lo..hi as missing, except links that came
 // early.
 func (v *Verifier) skip(lo, hi int64) {
 	var early []int64
@@ -197,42 +293,76 @@ func (v *Verifier) fill(seq int64) bool {
 	return false
 }
 
-func (v *Verifier) report(e openrecall.AuditEntry, kind, detail string) {
-	v.problems = append(v.problems, Problem{Sequence: e.Sequence, AnalysisID: e.AnalysisID, Step: e.Step, Kind: kind, Detail: detail})
+func (v *Verifier) report(l link, kind, detail string) {
+	p := l.label
+	p.Sequence, p.Kind, p.Detail = l.seq, kind, detail
+	v.problems = append(v.problems, p)
+}
+
+// Expect asks Finish to check that the chain holds the link seq with the
+// given hash, as a checkpoint recorded it (see Checkpoint): a chain cut
+// before seq, or whose link seq was re-hashed, is reported. Call Expect
+// before the first Add; seq 0 (an empty chain) is always held.
+func (v *Verifier) Expect(seq int64, hash string) {
+	if seq > 0 {
+		v.seen[seq] = ""
+		v.expect = append(v.expect, checkpointLink{seq, hash})
+	}
+}
+
+type checkpointLink struct {
+	seq  int64
+	hash string
 }
 
 // Finish ends the stream and reports every problem found, ordered by
-// sequence: edited, deleted and reordered entries, and a head-mismatch when
-// the chain's last entry is not the head record's (headSeq, headHash). An
-// empty chain matches the head (0, ""). Call Finish once, after the last
-// Add.
+// sequence: edited, deleted and reordered links, a head-mismatch when the
+// chain's last link is not the head record's (headSeq, headHash), and a
+// checkpoint problem for each Expect the chain does not satisfy. An empty
+// chain matches the head (0, ""). Call Finish once, after the last Add.
 func (v *Verifier) Finish(headSeq int64, headHash string) []Problem {
 	if v.pending != nil && !v.finished {
 		v.judge(*v.pending, nil)
 	}
 	v.finished = true
+	n := nouns[v.chain]
 	out := append([]Problem(nil), v.problems...)
 	for _, g := range v.gaps {
-		detail := fmt.Sprintf("entry %d is missing from the chain", g.lo)
+		detail := fmt.Sprintf("%s %d is missing from the chain", n.one, g.lo)
 		if g.hi > g.lo {
-			detail = fmt.Sprintf("entries %d to %d are missing from the chain", g.lo, g.hi)
+			detail = fmt.Sprintf("%s %d to %d are missing from the chain", n.many, g.lo, g.hi)
 		}
-		out = append(out, Problem{Sequence: g.lo, Kind: KindDeleted, Detail: detail})
+		out = append(out, Problem{Chain: v.chain, Sequence: g.lo, Kind: KindDeleted, Detail: detail})
 	}
 	switch last := v.max; {
 	case last == nil && (headSeq != 0 || headHash != ""):
-		out = append(out, Problem{Sequence: headSeq, Kind: KindHeadMismatch,
-			Detail: fmt.Sprintf("the head record names entry %d with hash %s, but the chain is empty: every entry was deleted", headSeq, short(headHash))})
+		out = append(out, Problem{Chain: v.chain, Sequence: headSeq, Kind: KindHeadMismatch,
+			Detail: fmt.Sprintf("the head record names %s %d with hash %s, but the chain is empty: every %s was deleted", n.one, headSeq, short(headHash), n.one)})
 	case last == nil:
-	case last.Sequence < headSeq:
-		out = append(out, Problem{Sequence: headSeq, Kind: KindHeadMismatch,
-			Detail: fmt.Sprintf("the head record names entry %d, but the chain ends at entry %d: the tail was deleted", headSeq, last.Sequence)})
-	case last.Sequence > headSeq:
-		out = append(out, Problem{Sequence: last.Sequence, AnalysisID: last.AnalysisID, Step: last.Step, Kind: KindHeadMismatch,
-			Detail: fmt.Sprintf("the chain goes on past the head record's entry %d: entries were added without updating the head", headSeq)})
-	case last.Hash != headHash:
-		out = append(out, Problem{Sequence: last.Sequence, AnalysisID: last.AnalysisID, Step: last.Step, Kind: KindHeadMismatch,
-			Detail: fmt.Sprintf("its hash %s differs from the head record's %s: the last entry was replaced", short(last.Hash), short(headHash))})
+	case last.seq < headSeq:
+		out = append(out, Problem{Chain: v.chain, Sequence: headSeq, Kind: KindHeadMismatch,
+			Detail: fmt.Sprintf("the head record names %s %d, but the chain ends at %s %d: the tail was deleted", n.one, headSeq, n.one, last.seq)})
+	case last.seq > headSeq:
+		p := last.label
+		p.Sequence, p.Kind = last.seq, KindHeadMismatch
+		p.Detail = fmt.Sprintf("the chain goes on past the head record's %s %d: %s were added without updating the head", n.one, headSeq, n.many)
+		out = append(out, p)
+	case last.hash != headHash:
+		p := last.label
+		p.Sequence, p.Kind = last.seq, KindHeadMismatch
+		p.Detail = fmt.Sprintf("its hash %s differs from the head record's %s: the last %s was replaced", short(last.hash), short(headHash), n.one)
+		out = append(out, p)
+	}
+	for _, c := range v.expect {
+		got := v.seen[c.seq]
+		switch {
+		case got == "":
+			out = append(out, Problem{Chain: v.chain, Sequence: c.seq, Kind: KindCheckpoint,
+				Detail: fmt.Sprintf("the checkpoint names %s %d, which the chain no longer holds: it was cut back (truncated, or the head rolled back)", n.one, c.seq)})
+		case !hmac.Equal([]byte(got), []byte(c.hash)):
+			out = append(out, Problem{Chain: v.chain, Sequence: c.seq, Kind: KindCheckpoint,
+				Detail: fmt.Sprintf("its hash %s differs from the checkpoint's %s: the chain up to it was rewritten", short(got), short(c.hash))})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Sequence < out[j].Sequence })
 	return out

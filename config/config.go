@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
@@ -40,12 +41,15 @@ type Triage struct {
 // Models names the model tiers and, for the openai provider, the server
 // they run on.
 type Models struct {
-	Provider             string `yaml:"provider"`
-	Cheap                string `yaml:"cheap"`
-	Strong               string `yaml:"strong"`
-	CheapMaxTokens       int    `yaml:"cheap_max_tokens"`
-	StrongMaxTokens      int    `yaml:"strong_max_tokens"`
-	FingerprintMaxTokens int    `yaml:"fingerprint_max_tokens"`
+	Provider        string `yaml:"provider"`
+	Cheap           string `yaml:"cheap"`
+	Strong          string `yaml:"strong"`
+	CheapMaxTokens  int    `yaml:"cheap_max_tokens"`
+	StrongMaxTokens int    `yaml:"strong_max_tokens"`
+	// StrongExpectedCompletionTokens is the strong model's expected
+	// completion until the memory has recorded strong completions of its
+	// own (their running mean then wins). It prices the baseline.
+	StrongExpectedCompletionTokens int `yaml:"strong_expected_completion_tokens"`
 	// BaseURL is the OpenAI-compatible server's API root.
 	BaseURL string `yaml:"base_url"`
 	// APIKeyEnv names the environment variable holding the API key: the
@@ -143,7 +147,7 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := decode(f, &c); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -157,9 +161,55 @@ func decode(r io.Reader, c *Config) error {
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return explainYAML(err)
 	}
 	return nil
+}
+
+// unknownField matches the YAML decoder's message for a key that no field
+// takes, which names the Go type rather than the key's place in the file.
+var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type config\.(\w+)$`)
+
+// explainYAML rewrites unknown-key errors to name the YAML key by its path
+// in the file ("line 2: unknown key triage.bypas_confidence").
+func explainYAML(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	sections := yamlSections()
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		if g := unknownField.FindStringSubmatch(m); g != nil {
+			key := g[2]
+			if sec, ok := sections[g[3]]; ok {
+				key = sec + "." + key
+			}
+			m = fmt.Sprintf("line %s: unknown key %s (a typo? 'openrecall config defaults' lists every key)", g[1], key)
+		}
+		msgs[i] = m
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// yamlSections maps the Go type of each section of Config to its YAML
+// path: "Triage" → "triage", "Price" → "prices.<name>".
+func yamlSections() map[string]string {
+	out := map[string]string{}
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch ft := f.Type; ft.Kind() {
+		case reflect.Struct:
+			out[ft.Name()] = name
+		case reflect.Map:
+			if ft.Elem().Kind() == reflect.Struct {
+				out[ft.Elem().Name()] = name + ".<name>"
+			}
+		}
+	}
+	return out
 }
 
 // Validate checks every value and names the first bad key.
@@ -188,7 +238,7 @@ func (c Config) Validate() error {
 	}
 	for name, v := range map[string]int{
 		"models.cheap_max_tokens": c.Models.CheapMaxTokens, "models.strong_max_tokens": c.Models.StrongMaxTokens,
-		"models.fingerprint_max_tokens": c.Models.FingerprintMaxTokens,
+		"models.strong_expected_completion_tokens": c.Models.StrongExpectedCompletionTokens,
 	} {
 		if v < 1 || v > 1_000_000 {
 			return fmt.Errorf("%s %d must be between 1 and 1000000: %w", name, v, openrecall.ErrInvalid)

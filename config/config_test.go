@@ -10,6 +10,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
+	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
 )
 
@@ -32,6 +33,10 @@ func TestDefaultsMatchTheTriagePackage(t *testing.T) {
 	}
 	if c.Budget() != 0 || c.Models.Provider != "local" {
 		t.Errorf("defaults: budget %s provider %q", c.Budget(), c.Models.Provider)
+	}
+	if c.Models.StrongExpectedCompletionTokens != routing.DefaultExpectedCompletionTokens {
+		t.Errorf("embedded strong_expected_completion_tokens %d, routing.DefaultExpectedCompletionTokens %d: keep them in step",
+			c.Models.StrongExpectedCompletionTokens, routing.DefaultExpectedCompletionTokens)
 	}
 }
 
@@ -79,6 +84,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"negative budget", "budget_usd: -1\n", "budget_usd"},
 		{"unknown provider", "models:\n  provider: magic\n", "models.provider"},
 		{"zero tokens", "models:\n  strong_max_tokens: 0\n", "models.strong_max_tokens"},
+		{"zero expected completion", "models:\n  strong_expected_completion_tokens: 0\n", "models.strong_expected_completion_tokens"},
+		{"the removed classification key", "models:\n  fingerprint_max_tokens: 120\n", "fingerprint_max_tokens"},
 		{"negative price", "prices:\n  x:\n    input_per_million_usd: -1\n", "prices.x"},
 		{"not yaml", "triage: [", "yaml"},
 		{"openai without model names", "models:\n  provider: openai\n", "models.cheap"},
@@ -144,5 +151,24 @@ func TestOpenAIProviderConfig(t *testing.T) {
 	}
 	if d.Models.APIKeyEnv != "OPENAI_API_KEY" || d.Models.MaxRetries != 3 || d.Models.Timeout != time.Minute || d.Models.BaseURL != "https://api.openai.com/v1" {
 		t.Fatalf("defaults %+v", d.Models)
+	}
+}
+
+// TestUnknownKeyNamedByItsYAMLPath: a typo names the key as written in the
+// file, with its section and line, not the Go type that has no such field.
+func TestUnknownKeyNamedByItsYAMLPath(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"triage:\n  bypas_confidence: 0.9\n", "line 2: unknown key triage.bypas_confidence"},
+		{"budget_us: 1\n", "line 1: unknown key budget_us"},
+		{"prices:\n  strong:\n    input_per_milion_usd: 1\n", "line 3: unknown key prices.<name>.input_per_milion_usd"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := config.Load(path)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "config.Triage") {
+			t.Errorf("%q: err = %v, want it to say %q", tt.yaml, err, tt.want)
+		}
 	}
 }

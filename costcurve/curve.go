@@ -48,6 +48,10 @@ const (
 	TierStrong      = "strong"
 	TierCheapStrong = "cheap+strong"
 	TierNone        = "none"
+	// TierUnanalysed marks an alert escalated without analysis: no model
+	// answered (run budget spent, model unavailable). It saves nothing and
+	// its baseline is left out of the savings percentage.
+	TierUnanalysed = "unanalysed"
 )
 
 // Summary is the totals of a cost curve. Its JSON names follow the rest of
@@ -59,16 +63,21 @@ type Summary struct {
 	Bypassed int `json:"bypassed"`
 	// PerTier counts points by how they were analysed: "bypass" for a
 	// memory bypass, else the point's tier ("cheap", "strong",
-	// "cheap+strong"), or "none" without one. The five documented keys are
-	// always present.
+	// "cheap+strong"), "unanalysed" for an alert escalated without
+	// analysis, or "none" without one. The six documented keys are always
+	// present.
 	PerTier map[string]int `json:"per_tier"`
+	// Unanalysed counts the alerts escalated without analysis;
+	// AnalysedBaseline is the baseline of the others.
+	Unanalysed       int                `json:"escalated_without_analysis"`
+	AnalysedBaseline openrecall.NanoUSD `json:"analysed_baseline_nano_usd"`
 	// Cost and Baseline are the sums over the points; Savings is Baseline
 	// minus Cost.
 	Cost     openrecall.NanoUSD `json:"cost_nano_usd"`
 	Baseline openrecall.NanoUSD `json:"baseline_nano_usd"`
 	Savings  openrecall.NanoUSD `json:"savings_nano_usd"`
-	// SavingsPercent is Savings as a percentage of Baseline, 0 without a
-	// baseline.
+	// SavingsPercent is Savings as a percentage of AnalysedBaseline, 0
+	// without one.
 	SavingsPercent float64 `json:"savings_percent"`
 }
 
@@ -86,7 +95,7 @@ func TierKey(p openrecall.CostPoint) string {
 // Summarize totals points. Batch is the points' batch (the first point's,
 // when they disagree, which Validate reports).
 func Summarize(points []openrecall.CostPoint) Summary {
-	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0}}
+	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0, TierUnanalysed: 0}}
 	for i, p := range points {
 		if i == 0 {
 			s.Batch = p.Batch
@@ -98,10 +107,15 @@ func Summarize(points []openrecall.CostPoint) Summary {
 		s.PerTier[TierKey(p)]++
 		s.Cost += p.Cost
 		s.Baseline += p.Baseline
+		if p.Tier == TierUnanalysed {
+			s.Unanalysed++
+		} else {
+			s.AnalysedBaseline += p.Baseline
+		}
 	}
 	s.Savings = s.Baseline - s.Cost
-	if s.Baseline != 0 {
-		s.SavingsPercent = float64(s.Savings) / float64(s.Baseline) * 100
+	if s.AnalysedBaseline != 0 {
+		s.SavingsPercent = float64(s.Savings) / float64(s.AnalysedBaseline) * 100
 	}
 	return s
 }

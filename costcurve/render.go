@@ -197,6 +197,19 @@ const (
 // elements with ids "cost", "baseline" and "savings". An empty curve still
 // gives a valid document, with a note.
 func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
+	return RenderSVGNote(w, points, title, "")
+}
+
+// EstimatedNote is the chart note of a run whose costs were estimated (the
+// deterministic local model), not billed by a provider.
+const EstimatedNote = "costs estimated, not billed: deterministic model, estimated tokens at list prices"
+
+// BilledNote is the chart note of a run with live model calls.
+const BilledNote = "costs as billed: usage reported by the model provider, at list prices"
+
+// RenderSVGNote is RenderSVG with a note under the title (the element with
+// id "note"), such as EstimatedNote; an empty note draws none.
+func RenderSVGNote(w io.Writer, points []openrecall.CostPoint, title, note string) error {
 	s := newSeries(points)
 	n := len(points)
 	pw := float64(svgWidth - svgLeft - svgRight)
@@ -231,6 +244,9 @@ func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
 	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`+"\n", svgWidth, svgHeight)
 	fmt.Fprintf(&b, `<text x="%d" y="28" text-anchor="middle" font-size="16" font-weight="bold">%s</text>`+"\n", svgWidth/2, esc(title))
+	if note != "" {
+		fmt.Fprintf(&b, `<text id="note" x="%d" y="42" text-anchor="middle" font-size="11" fill="#555555">%s</text>`+"\n", svgWidth/2, esc(note))
+	}
 
 	// Axes, grid and tick labels.
 	const yTicks = 5
@@ -270,11 +286,14 @@ func RenderSVG(w io.Writer, points []openrecall.CostPoint, title string) error {
 	ly := float64(svgHeight - 30)
 	b.WriteString(`<g id="legend">` + "\n")
 	fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/>`+"\n", svgLeft, ly, svgLeft+24, ly)
-	fmt.Fprintf(&b, `<text x="%d" y="%.1f">baseline (always strong) %s</text>`+"\n", svgLeft+30, ly+4, esc(dollars(sum.Baseline, decimals)))
+	fmt.Fprintf(&b, `<text x="%d" y="%.1f">baseline (strong model) %s</text>`+"\n", svgLeft+30, ly+4, esc(dollars(sum.Baseline, decimals)))
 	fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#1f77b4" stroke-width="2"/>`+"\n", svgLeft+250, ly, svgLeft+274, ly)
 	fmt.Fprintf(&b, `<text x="%d" y="%.1f">cost %s</text>`+"\n", svgLeft+280, ly+4, esc(dollars(sum.Cost, decimals)))
 	fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="24" height="10" fill="#2ca02c" fill-opacity="0.25"/>`+"\n", svgLeft+420, ly-5)
 	fmt.Fprintf(&b, `<text x="%d" y="%.1f">saved %s (%.1f%%)</text>`+"\n", svgLeft+450, ly+4, esc(dollars(sum.Savings, decimals)), sum.SavingsPercent)
+	if sum.Unanalysed > 0 {
+		fmt.Fprintf(&b, `<text id="unanalysed" x="%d" y="%.1f" fill="#555555">%d alerts escalated without analysis (no model answered): not counted as savings</text>`+"\n", svgLeft, ly+20, sum.Unanalysed)
+	}
 	b.WriteString("</g>\n</svg>\n")
 	_, err := w.Write(b.Bytes())
 	if err != nil {

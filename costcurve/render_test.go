@@ -329,3 +329,23 @@ func TestSamples(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderSVGNoteAndUnanalysed(t *testing.T) {
+	pts := build(add{"a1", none, true, 0, 4_800_000}, add{"u1", TierUnanalysed, false, 0, 0})
+	var b strings.Builder
+	if err := RenderSVGNote(&b, pts, "t", EstimatedNote); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="note"`, "costs estimated, not billed", `id="unanalysed"`, "1 alerts escalated without analysis"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	b.Reset()
+	if err := RenderSVG(&b, shift(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="note"`) || strings.Contains(b.String(), `id="unanalysed"`) {
+		t.Error("a chart without a note or unanalysed alerts draws them")
+	}
+}

@@ -135,7 +135,7 @@ func ReadDir(dir string) (Corpus, error) {
 	if err != nil {
 		return Corpus{}, fmt.Errorf("read corpus: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	truth, err := ReadTruth(f)
 	if err != nil {
 		return Corpus{}, fmt.Errorf("read corpus %s: %w", filepath.Join(dir, TruthFile), err)

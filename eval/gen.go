@@ -141,10 +141,6 @@ func (g *generator) pod(service string) string {
 	return service + "-" + word(9+g.r.IntN(2)) + "-" + word(5)
 }
 
-func (g *generator) ip() string {
-	return fmt.Sprintf("10.%d.%d.%d", g.r.IntN(250)+1, g.r.IntN(250)+1, g.r.IntN(250)+1)
-}
-
 // benign draws n benign repeats from the families by weight.
 func (g *generator) benign(n int) []spec {
 	fams := benignFamilies()

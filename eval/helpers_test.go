@@ -72,7 +72,11 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +88,7 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 	rt, err := routing.New(routing.Config{
 		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: cfg.PriceTable(),
 		CheapMaxTokens: cfg.Models.CheapMaxTokens, StrongMaxTokens: cfg.Models.StrongMaxTokens,
-		FingerprintMaxTokens: cfg.Models.FingerprintMaxTokens, GateConfidence: cfg.Triage.GateConfidence,
+		ExpectedCompletionTokens: cfg.Models.StrongExpectedCompletionTokens, GateConfidence: cfg.Triage.GateConfidence,
 		Vet: triage.Vet, Now: fixedNow(),
 	})
 	if err != nil {

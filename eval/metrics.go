@@ -27,12 +27,16 @@ type Stats struct {
 	Escalated int `json:"escalated"`
 	// Missed counts real or security alerts closed as benign, bypassed or
 	// not: the unsafe errors.
-	Missed      int                `json:"missed_real"`
-	CheapCalls  int                `json:"cheap_calls"`
-	StrongCalls int                `json:"strong_calls"`
-	LiveCalls   int                `json:"live_calls"`
-	Cost        openrecall.NanoUSD `json:"cost_nano_usd"`
-	Baseline    openrecall.NanoUSD `json:"baseline_nano_usd"`
+	Missed      int `json:"missed_real"`
+	CheapCalls  int `json:"cheap_calls"`
+	StrongCalls int `json:"strong_calls"`
+	LiveCalls   int `json:"live_calls"`
+	// Unanalysed counts alerts escalated without analysis (no model
+	// answered); UnanalysedBaseline is their baseline, equal to their cost.
+	Unanalysed         int                `json:"escalated_without_analysis"`
+	UnanalysedBaseline openrecall.NanoUSD `json:"escalated_without_analysis_baseline_nano_usd"`
+	Cost               openrecall.NanoUSD `json:"cost_nano_usd"`
+	Baseline           openrecall.NanoUSD `json:"baseline_nano_usd"`
 }
 
 // BypassRecall returns the share of eligible benign repeats that were
@@ -48,13 +52,15 @@ func (s Stats) EscalationRate() float64 { return ratio(s.Escalated, s.Alerts) }
 // Savings returns baseline minus cost.
 func (s Stats) Savings() openrecall.NanoUSD { return s.Baseline - s.Cost }
 
-// SavingsPercent returns the savings as a percentage of the baseline, 0 when
-// the baseline is 0.
+// SavingsPercent returns the savings as a percentage of the baseline of the
+// analysed alerts (those escalated without analysis left out), 0 when it is
+// 0. Only bypasses and passing cheap answers save (DESIGN §7).
 func (s Stats) SavingsPercent() float64 {
-	if s.Baseline == 0 {
+	analysed := s.Baseline - s.UnanalysedBaseline
+	if analysed == 0 {
 		return 0
 	}
-	return 100 * float64(s.Savings()) / float64(s.Baseline)
+	return 100 * float64(s.Savings()) / float64(analysed)
 }
 
 func ratio(n, d int) float64 {
@@ -77,6 +83,8 @@ func addStats(a, b Stats) Stats {
 	a.CheapCalls += b.CheapCalls
 	a.StrongCalls += b.StrongCalls
 	a.LiveCalls += b.LiveCalls
+	a.Unanalysed += b.Unanalysed
+	a.UnanalysedBaseline += b.UnanalysedBaseline
 	a.Cost += b.Cost
 	a.Baseline += b.Baseline
 	return a
@@ -239,10 +247,10 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 				s.EligibleBypassed++
 			}
 		}
-		switch {
-		case res.Decision == t.Decision:
+		switch res.Decision {
+		case t.Decision:
 			s.Correct++
-		case res.Decision == openrecall.DecisionEscalated:
+		case openrecall.DecisionEscalated:
 			s.Escalated++
 		}
 		if dangerous && res.Decision.Benign() {
@@ -261,6 +269,10 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 			if st.Live {
 				s.LiveCalls++
 			}
+		}
+		if res.EscalatedWithoutAnalysis {
+			s.Unanalysed++
+			s.UnanalysedBaseline += res.Baseline
 		}
 		s.Cost += res.Cost
 		s.Baseline += res.Baseline

@@ -36,10 +36,10 @@ func WriteTable(w io.Writer, out Output) error {
 		r.Records, r.Overall.Alerts, r.Resolved, r.Rejected, r.Retained, r.LearnAfter)
 
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	header := "\tALERTS\tBYPASSED\tFALSE BYPASS\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tCOST\tBASELINE\tSAVED\n"
+	header := "\tALERTS\tBYPASSED\tFALSE BYPASS\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOST\tBASELINE\tSAVED\n"
 	row := func(name string, s Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.FalseBypasses, s.Missed,
-			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.FalseBypasses, s.Missed,
+			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Unanalysed, s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
 	}
 	fmt.Fprint(tw, "KIND"+header)
 	row("overall", r.Overall)
@@ -138,6 +138,7 @@ func Summary(r Report) string {
 		"accuracy=" + pct(s.Accuracy()),
 		"escalation_rate=" + pct(s.EscalationRate()),
 		fmt.Sprintf("cost=%s baseline=%s savings=%.1f%%", s.Cost, s.Baseline, s.SavingsPercent()),
+		fmt.Sprintf("escalated_without_analysis=%d", s.Unanalysed),
 		fmt.Sprintf("model_calls=cheap:%d,strong:%d", s.CheapCalls, s.StrongCalls),
 		fmt.Sprintf("alerts_per_second=%.0f", r.AlertsPerSecond),
 	}

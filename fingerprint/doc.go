@@ -11,6 +11,11 @@
 // Extractor.Normalize. An attack pattern is set only by explicit security
 // signals in the alert. Explain reports which rule set each field.
 //
+// Identify gives the alert's identity (rule and service, DESIGN §4): which
+// alert it is, where the DNA says what kind of trouble. Template masks a
+// summary or title into a rule; the rules file's identity section adds
+// per-rule identity labels; ExplainIdentity says where each part came from.
+//
 // The package imports only the root package, the standard library and the
 // YAML parser.
 package fingerprint

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
 )
@@ -12,10 +13,13 @@ import (
 // Extractor turns alerts into Alert DNA with one set of compiled rules. It is
 // immutable after New and safe for concurrent use.
 type Extractor struct {
-	norm   *normalizer
-	fields [6]compiledField
+	norm     *normalizer
+	fields   [6]compiledField
+	identity []compiledIdentity
 	// labels lists every label name any rule reads, sorted.
 	labels []string
+	// fieldsRead: some rule reads SourceFields.
+	fieldsRead bool
 }
 
 type compiledField struct {
@@ -64,6 +68,7 @@ func New(rules *Rules) (*Extractor, error) {
 		}
 		e.fields[i] = cf
 		for _, s := range cf.steps {
+			e.fieldsRead = e.fieldsRead || s.source == SourceFields
 			if name, ok := strings.CutPrefix(s.source, SourceLabelPrefix); ok && !seen[name] {
 				seen[name] = true
 				e.labels = append(e.labels, name)
@@ -71,6 +76,10 @@ func New(rules *Rules) (*Extractor, error) {
 		}
 	}
 	slices.Sort(e.labels)
+	var err error
+	if e.identity, err = compileIdentity(rules); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -147,7 +156,7 @@ func sourceOrder(list []rule, fallback bool) []string {
 		out = append(out, SourceEnvironment)
 	}
 	out = append(out, labels...)
-	for _, s := range []string{SourceService, SourceTitle, SourceText} {
+	for _, s := range []string{SourceService, SourceTitle, SourceText, SourceFields} {
 		if has[s] {
 			out = append(out, s)
 		}
@@ -162,11 +171,32 @@ type input struct {
 	raw, name map[string]string
 	title     string
 	text      string
+	fields    string // SourceFields, when a rule reads it
+}
+
+// MaxFieldBytes caps each field of an alert (title, text, each annotation
+// and label value) that the rules read: only its first MaxFieldBytes bytes
+// are normalized and matched, so one huge alert costs no more CPU than a
+// few KiB of text.
+const MaxFieldBytes = 8 << 10
+
+// capField returns the first MaxFieldBytes bytes of s, cut at a rune
+// boundary.
+func capField(s string) string {
+	if len(s) <= MaxFieldBytes {
+		return s
+	}
+	i := MaxFieldBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
 }
 
 func (e *Extractor) prepare(a openrecall.Alert) input {
 	in := input{raw: make(map[string]string, len(e.labels)+2), name: make(map[string]string, len(e.labels)+2)}
 	put := func(src, v string) {
+		v = capField(v)
 		if strings.TrimSpace(v) == "" {
 			return
 		}
@@ -178,9 +208,30 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 	for _, l := range e.labels {
 		put(SourceLabelPrefix+l, a.Labels[l])
 	}
-	in.title = e.norm.normalize(a.Title)
+	in.title = e.norm.normalize(capField(a.Title))
 	in.text = e.norm.normalize(alertText(a))
+	if e.fieldsRead {
+		in.fields = e.norm.normalize(alertFields(a))
+	}
 	return in
+}
+
+// alertFields is every label and annotation value of a, capped, one per
+// line, in key order.
+func alertFields(a openrecall.Alert) string {
+	var b strings.Builder
+	for _, m := range []map[string]string{a.Labels, a.Annotations} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b.WriteString(capField(m[k]))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // alertText joins the alert's text with its summary and description
@@ -188,7 +239,7 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 func alertText(a openrecall.Alert) string {
 	var parts []string
 	for _, p := range []string{a.Text, a.Annotations["summary"], a.Annotations["description"]} {
-		p = strings.TrimSpace(p)
+		p = strings.TrimSpace(capField(p))
 		if p != "" && !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}
@@ -239,10 +290,13 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 // a table, the key as written in the rules.
 func (s step) match(in input) (value, key string, ok bool) {
 	switch s.source {
-	case SourceTitle, SourceText:
+	case SourceTitle, SourceText, SourceFields:
 		text := in.title
-		if s.source == SourceText {
+		switch s.source {
+		case SourceText:
 			text = in.text
+		case SourceFields:
+			text = in.fields
 		}
 		if s.re != nil && text != "" && s.re.MatchString(text) {
 			return s.value, "", true

@@ -38,7 +38,7 @@ func readAlerts(tb testing.TB) []openrecall.Alert {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []openrecall.Alert
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

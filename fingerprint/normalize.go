@@ -187,7 +187,7 @@ func isQuantityUnit(u string) bool {
 
 func isPlainNumber(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == ',') {
+		if (s[i] < '0' || s[i] > '9') && s[i] != '.' && s[i] != ',' {
 			return false
 		}
 	}
@@ -259,13 +259,4 @@ func (n *normalizer) name(v string) string {
 
 func hasDigit(s string) bool {
 	return strings.ContainsAny(s, "0123456789")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -31,15 +31,32 @@ const (
 	SourceTitle       = "title"       // Alert.Title
 	SourceText        = "text"        // Alert.Text and the summary and description annotations
 	SourceLabelPrefix = "label:"      // "label:NAME": the value of label NAME
+	SourceFields      = "fields"      // every label and annotation value, one per line, normalized like text
 )
 
 // Rules is a parsed rules file: per Alert DNA field, exact-lookup tables and
 // ordered patterns. It is immutable after loading and safe for concurrent
 // use; Merge returns a new Rules.
 type Rules struct {
-	name    string
-	replace bool
-	fields  map[string]*fieldRules
+	name     string
+	replace  bool
+	fields   map[string]*fieldRules
+	identity []identityRule
+}
+
+// identityRule names, for the alert rules it matches, the labels that are
+// part of the identity's service (DESIGN §4), such as the namespace and
+// workload of a Kubernetes crash loop or the target of a blackbox probe.
+type identityRule struct {
+	name string
+	// rules lists alert rule names, lowercased (matched case-insensitively).
+	rules []string
+	regex string
+	// labels lists the identity labels in order; each entry holds
+	// alternatives of which the first present is taken.
+	labels   [][]string
+	disabled bool
+	origin   string
 }
 
 type fieldRules struct {
@@ -109,6 +126,20 @@ func LoadRules(r io.Reader, name string) (*Rules, error) {
 			}
 		case "replace":
 			return p.boolean(val, "replace", &rules.replace)
+		case "identity":
+			if val.Kind != yaml.SequenceNode {
+				return p.errf(val, "identity: want a list")
+			}
+			for _, n := range val.Content {
+				ir, err := p.identityRule(n)
+				if err != nil {
+					return err
+				}
+				if slices.ContainsFunc(rules.identity, func(o identityRule) bool { return o.name == ir.name }) {
+					return p.errf(n, "identity: rule %q defined twice", ir.name)
+				}
+				rules.identity = append(rules.identity, ir)
+			}
 		case "fields":
 			return p.mapping(val, "fields", func(field string, fv *yaml.Node) error {
 				if openrecall.Vocabulary(field) == nil {
@@ -125,7 +156,7 @@ func LoadRules(r io.Reader, name string) (*Rules, error) {
 				return nil
 			})
 		default:
-			return p.errf(val, "unknown top-level key %q (want version, replace, fields)", key)
+			return p.errf(val, "unknown top-level key %q (want version, replace, fields, identity)", key)
 		}
 		return nil
 	})
@@ -167,6 +198,39 @@ func (p parser) str(n *yaml.Node, what string) (string, error) {
 	return n.Value, nil
 }
 
+// entryName reads the name of a table, pattern or identity rule (what, as
+// "field error_class: table", names it in errors): a non-empty string.
+func (p parser) entryName(n *yaml.Node, what string) (string, error) {
+	var name string
+	if nn := lookup(n, "name"); nn != nil {
+		s, err := p.str(nn, what+" name")
+		if err != nil {
+			return "", err
+		}
+		name = s
+	}
+	if name == "" {
+		return "", p.errf(n, "%s without a name", what)
+	}
+	return name, nil
+}
+
+// regex reads a rule's regular expression: a non-empty string that
+// compiles.
+func (p parser) regex(n *yaml.Node, what string) (string, error) {
+	s, err := p.str(n, what+": regex")
+	if err != nil {
+		return "", err
+	}
+	if s == "" {
+		return "", p.errf(n, "%s: regex: empty", what)
+	}
+	if _, err := compilePattern(s); err != nil {
+		return "", p.errf(n, "%s: regex: %v", what, err)
+	}
+	return s, nil
+}
+
 func (p parser) boolean(n *yaml.Node, what string, dst *bool) error {
 	if n.Kind != yaml.ScalarNode || n.Decode(dst) != nil {
 		return p.errf(n, "%s: want true or false", what)
@@ -197,13 +261,78 @@ func (p parser) sources(n *yaml.Node, what string) ([]string, error) {
 
 func checkSource(s string) error {
 	switch s {
-	case SourceEnvironment, SourceService, SourceTitle, SourceText:
+	case SourceEnvironment, SourceService, SourceTitle, SourceText, SourceFields:
 		return nil
 	}
 	if name, ok := strings.CutPrefix(s, SourceLabelPrefix); ok && name != "" && strings.TrimSpace(name) == name {
 		return nil
 	}
-	return fmt.Errorf("unknown source %q (want environment, service, title, text or label:NAME)", s)
+	return fmt.Errorf("unknown source %q (want environment, service, title, text, fields or label:NAME)", s)
+}
+
+func (p parser) identityRule(n *yaml.Node) (identityRule, error) {
+	ir := identityRule{origin: p.origin(n)}
+	if n.Kind != yaml.MappingNode {
+		return ir, p.errf(n, "identity: rule: want a mapping")
+	}
+	var err error
+	if ir.name, err = p.entryName(n, "identity: rule"); err != nil {
+		return ir, err
+	}
+	what := fmt.Sprintf("identity: rule %q", ir.name)
+	err = p.mapping(n, what, func(key string, val *yaml.Node) error {
+		switch key {
+		case "name":
+		case "rules":
+			if val.Kind != yaml.SequenceNode {
+				return p.errf(val, "%s: rules: want a list", what)
+			}
+			for _, item := range val.Content {
+				s, err := p.str(item, what+": rules")
+				if err != nil {
+					return err
+				}
+				k := strings.ToLower(strings.TrimSpace(s))
+				if k == "" {
+					return p.errf(item, "%s: rules: empty rule name", what)
+				}
+				if slices.Contains(ir.rules, k) {
+					return p.errf(item, "%s: rules: %q listed twice (names are case-insensitive)", what, s)
+				}
+				ir.rules = append(ir.rules, k)
+			}
+		case "regex":
+			s, err := p.regex(val, what)
+			if err != nil {
+				return err
+			}
+			ir.regex = s
+		case "labels":
+			if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
+				return p.errf(val, "%s: labels: want a non-empty list", what)
+			}
+			for _, item := range val.Content {
+				s, err := p.str(item, what+": labels")
+				if err != nil {
+					return err
+				}
+				var alts []string
+				for _, l := range strings.Split(s, "|") {
+					if l == "" || strings.TrimSpace(l) != l {
+						return p.errf(item, "%s: labels: %q is not a label name or NAME|NAME alternatives", what, s)
+					}
+					alts = append(alts, l)
+				}
+				ir.labels = append(ir.labels, alts)
+			}
+		case "disabled":
+			return p.boolean(val, what+": disabled", &ir.disabled)
+		default:
+			return p.errf(val, "%s: unknown key %q (want name, rules, regex, labels, disabled)", what, key)
+		}
+		return nil
+	})
+	return ir, err
 }
 
 func (p parser) field(field string, n *yaml.Node) (*fieldRules, error) {
@@ -251,18 +380,12 @@ func (p parser) table(field string, n *yaml.Node) (table, error) {
 	if n.Kind != yaml.MappingNode {
 		return t, p.errf(n, "field %s: table: want a mapping", field)
 	}
-	if nameNode := lookup(n, "name"); nameNode != nil {
-		s, err := p.str(nameNode, fmt.Sprintf("field %s: table name", field))
-		if err != nil {
-			return t, err
-		}
-		t.name = s
-	}
-	if t.name == "" {
-		return t, p.errf(n, "field %s: table without a name", field)
+	var err error
+	if t.name, err = p.entryName(n, "field "+field+": table"); err != nil {
+		return t, err
 	}
 	what := fmt.Sprintf("field %s: table %q", field, t.name)
-	err := p.mapping(n, what, func(key string, val *yaml.Node) error {
+	err = p.mapping(n, what, func(key string, val *yaml.Node) error {
 		switch key {
 		case "name":
 		case "sources":
@@ -307,18 +430,12 @@ func (p parser) pattern(field string, n *yaml.Node) (pattern, error) {
 	if n.Kind != yaml.MappingNode {
 		return pt, p.errf(n, "field %s: pattern: want a mapping", field)
 	}
-	if nameNode := lookup(n, "name"); nameNode != nil {
-		s, err := p.str(nameNode, fmt.Sprintf("field %s: pattern name", field))
-		if err != nil {
-			return pt, err
-		}
-		pt.name = s
-	}
-	if pt.name == "" {
-		return pt, p.errf(n, "field %s: pattern without a name", field)
+	var err error
+	if pt.name, err = p.entryName(n, "field "+field+": pattern"); err != nil {
+		return pt, err
 	}
 	what := fmt.Sprintf("field %s: pattern %q", field, pt.name)
-	err := p.mapping(n, what, func(key string, val *yaml.Node) error {
+	err = p.mapping(n, what, func(key string, val *yaml.Node) error {
 		switch key {
 		case "name":
 		case "value":
@@ -328,15 +445,9 @@ func (p parser) pattern(field string, n *yaml.Node) (pattern, error) {
 			}
 			pt.value = v
 		case "regex":
-			s, err := p.str(val, what+": regex")
+			s, err := p.regex(val, what)
 			if err != nil {
 				return err
-			}
-			if s == "" {
-				return p.errf(val, "%s: regex: empty", what)
-			}
-			if _, err := compilePattern(s); err != nil {
-				return p.errf(val, "%s: regex: %v", what, err)
 			}
 			pt.regex = s
 		case "sources":
@@ -446,7 +557,8 @@ func lowerRegexp(re *syntax.Regexp) {
 // fallback when o states them; a pattern of o with the name of one of r's
 // replaces it in place (keeping r's regex, value or sources where o omits
 // them), or removes it when o says `disabled: true`. Tables and patterns new
-// in o come before r's, so o's rules win where both match.
+// in o come before r's, so o's rules win where both match. Identity rules
+// merge by name as patterns do.
 func (r *Rules) Merge(o *Rules) *Rules {
 	name := r.name
 	if o.name != "" {
@@ -471,7 +583,47 @@ func (r *Rules) Merge(o *Rules) *Rules {
 		}
 		out.fields[field] = mergeField(rf, of)
 	}
+	out.identity = mergeIdentity(r.identity, o.identity)
 	return out
+}
+
+// mergeIdentity merges identity rules as patterns merge: o's new rules come
+// first; one of o's with the name of one of r's replaces it in place,
+// keeping r's parts where o omits them, or removes it when disabled.
+func mergeIdentity(r, o []identityRule) []identityRule {
+	var out []identityRule
+	for _, oi := range o {
+		if !slices.ContainsFunc(r, func(x identityRule) bool { return x.name == oi.name }) {
+			out = append(out, oi.clone())
+		}
+	}
+	for _, ri := range r {
+		i := slices.IndexFunc(o, func(x identityRule) bool { return x.name == ri.name })
+		if i < 0 {
+			out = append(out, ri.clone())
+			continue
+		}
+		oi, mi := o[i], ri.clone()
+		if oi.rules != nil {
+			mi.rules = slices.Clone(oi.rules)
+		}
+		if oi.regex != "" {
+			mi.regex = oi.regex
+		}
+		if oi.labels != nil {
+			mi.labels = slices.Clone(oi.labels)
+		}
+		mi.disabled = oi.disabled
+		mi.origin = oi.origin
+		out = append(out, mi)
+	}
+	return out
+}
+
+func (ir identityRule) clone() identityRule {
+	ir.rules = slices.Clone(ir.rules)
+	ir.labels = slices.Clone(ir.labels)
+	return ir
 }
 
 func mergeField(r, o *fieldRules) *fieldRules {
@@ -544,6 +696,9 @@ func (r *Rules) clone() *Rules {
 	out := &Rules{name: r.name, replace: r.replace, fields: map[string]*fieldRules{}}
 	for k, f := range r.fields {
 		out.fields[k] = f.clone()
+	}
+	for _, ir := range r.identity {
+		out.identity = append(out.identity, ir.clone())
 	}
 	return out
 }

@@ -5,16 +5,22 @@
 //
 // # Formats
 //
-// With [FormatAuto] the container is chosen per stream by its first
-// non-space byte: '[' starts a JSON array (streamed element by element); '{'
-// starts JSON Lines when the first line is a whole value, else a sequence of
-// (pretty-printed) JSON documents; '"' starts JSON Lines; anything else is
-// plain text, one alert per non-empty line. Within JSON, each object is
-// classified by its shape, so one queue may mix them: an Alertmanager or
-// Grafana webhook (an alerts array: one record per item), a PagerDuty
-// Events v2 event (event_action and payload), a Prometheus postable alert
-// (labels and startsAt, endsAt or generatorURL, no title or text), or the
-// product's own alert object. A bare JSON string is a free-text alert.
+// With [FormatAuto] each line is classified by its own first non-space
+// byte, whatever came before it, so one queue may mix formats: '{' starts
+// JSON (an object on one line, or a pretty-printed document; rejected as
+// JSON if broken); '[' starts a JSON array if the line parses (or goes on
+// like JSON), else it is text ("[FIRING:2] disk full"); '"' is a JSON
+// string if it parses, else text; '#' starts a comment, skipped; anything
+// else is a plain-text alert, one per line, when it looks like text (valid
+// UTF-8, no control characters) and a rejected record otherwise. Input
+// whose start is binary data (a NUL byte, or mostly bytes that are not
+// text) or a YAML, XML or CSV document is rejected whole, as one record:
+// nothing of it is triaged. Within JSON, each object is classified by its
+// shape: an Alertmanager or Grafana webhook (an alerts array: one record
+// per item), a PagerDuty Events v2 event (event_action and payload), a
+// Prometheus postable alert (labels and startsAt, endsAt or generatorURL,
+// no title or text), or the product's own alert object. A bare JSON string
+// is a free-text alert.
 // Options.Format forces the container (jsonl, json, text) or the shape
 // (alertmanager, prometheus, pagerduty: other shapes are rejected).
 //
@@ -36,11 +42,17 @@
 // # Robustness
 //
 // A bad record never stops the stream: [Reader.Next] returns it as a
-// [Record] whose Err is set and carries on with the next one; a broken
-// multi-line document is resynchronized at the next line that starts with
-// '{' or '['. Input is streamed: a record longer than
-// Options.MaxRecordBytes is rejected without being buffered, and memory use
-// is bounded by the limits, not by the length of the queue.
+// [Record] whose Err is set and carries on with the next one. A top-level
+// array and a webhook's alerts array are streamed element by element, so
+// their size is unbounded and one broken element loses only itself; a
+// webhook's own fields that come before its alerts array (status, version,
+// receiver, orgId...) decide how its items are read. A broken object is
+// cut short after at most Options.MaxRecordBytes and resynchronized at a
+// later line of it that starts with '{' or '[', else at the next line that
+// does not continue a JSON document, so a broken first line of a JSON
+// Lines queue costs one record. A record longer than Options.MaxRecordBytes
+// is rejected without being buffered, and memory use is bounded by that
+// limit, not by the length of the queue or of a document.
 //
 // The package imports only the root package and the standard library.
 package intake

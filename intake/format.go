@@ -29,11 +29,14 @@ func Formats() []Format {
 
 // Default limits.
 const (
-	// DefaultMaxRecordBytes bounds one record: a line, an array element or
-	// one alerts[] item of a webhook.
+	// DefaultMaxRecordBytes bounds one record: a line, an array element, one
+	// alerts[] item of a webhook, or an object that is not a webhook.
 	DefaultMaxRecordBytes = 1 << 20
-	// DefaultMaxDocumentBytes bounds one whole JSON document read at once (a
-	// pretty-printed webhook).
+	// DefaultMaxDocumentBytes was the bound of a whole JSON document read at
+	// once.
+	//
+	// Deprecated: webhooks and arrays are streamed item by item, so only
+	// the record limit bounds memory.
 	DefaultMaxDocumentBytes = 64 << 20
 )
 
@@ -68,8 +71,10 @@ type Options struct {
 	// 0 means DefaultMaxRecordBytes. A longer record is rejected without
 	// being buffered and reading continues.
 	MaxRecordBytes int
-	// MaxDocumentBytes bounds one whole JSON document (a multi-line webhook
-	// or a single-document body); 0 means DefaultMaxDocumentBytes.
+	// MaxDocumentBytes is ignored.
+	//
+	// Deprecated: webhooks and arrays of any size are streamed item by
+	// item; only MaxRecordBytes bounds memory.
 	MaxDocumentBytes int
 	// Source names the input in positions (a file name or "-"); may be empty.
 	Source string

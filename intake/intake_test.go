@@ -118,9 +118,12 @@ func TestNormalizeSeverity(t *testing.T) {
 	tests := map[openrecall.Severity][]string{
 		openrecall.SeverityCritical: {"critical", "CRIT", "fatal", "Emergency", "p1", "P1", "sev1", "SEV-1", "sev_1", "page", " critical "},
 		openrecall.SeverityHigh:     {"high", "error", "err", "ERROR", "major", "p2", "sev2", "Sev 2"},
-		openrecall.SeverityMedium:   {"medium", "warning", "warn", "moderate", "p3", "sev3", "", "unknown", "bogus", "42"},
-		openrecall.SeverityLow:      {"low", "minor", "p4", "sev4", "notice"},
-		openrecall.SeverityInfo:     {"info", "informational", "ok", "debug", "p5", "INFO"},
+		openrecall.SeverityMedium:   {"medium", "warning", "warn", "moderate", "p3", "sev3"},
+		// Missing or unrecognized severities stay unknown (DESIGN §3),
+		// never guessed as medium.
+		openrecall.SeverityUnknown: {"", "  ", "unknown", "bogus", "42", "sev9"},
+		openrecall.SeverityLow:     {"low", "minor", "p4", "sev4", "notice"},
+		openrecall.SeverityInfo:    {"info", "informational", "ok", "debug", "p5", "INFO"},
 	}
 	for want, ins := range tests {
 		for _, in := range ins {
@@ -160,23 +163,23 @@ func TestGenericNormalization(t *testing.T) {
 		{"fields", `{"id":" a-1 ","title":"DB down","severity":"P1","service":"orders","environment":"production"}`,
 			row{Pos: "line 1", ID: "a-1", Format: "jsonl", Title: "DB down", Sev: "critical", Env: "prod", Svc: "orders", Status: "firing"}},
 		{"numeric id", `{"id":42,"title":"t"}`,
-			row{Pos: "line 1", ID: "42", Format: "jsonl", Title: "t", Sev: "medium", Status: "firing"}},
+			row{Pos: "line 1", ID: "42", Format: "jsonl", Title: "t", Sev: "unknown", Status: "firing"}},
 		{"labels give severity env service", `{"title":"t","labels":{"severity":"warning","env":"stg","app":"web"}}`,
 			row{Pos: "line 1", ID: "h-1b0a4a5f5b35a1f3", Format: "jsonl", Title: "t", Sev: "medium", Env: "staging", Svc: "web"}},
 		{"namespace env and job service", `{"title":"t","labels":{"namespace":"payments-prod","job":"api"}}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "t", Sev: "medium", Env: "prod", Svc: "api"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "t", Sev: "unknown", Env: "prod", Svc: "api"}},
 		{"k8s name service", `{"title":"t","labels":{"app.kubernetes.io/name":"cart","container":"c"}}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "t", Sev: "medium", Svc: "cart"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "t", Sev: "unknown", Svc: "cart"}},
 		{"first known env wins", `{"title":"t","labels":{"env":"weird","cluster":"dev-1"}}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "t", Sev: "medium", Env: "dev"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "t", Sev: "unknown", Env: "dev"}},
 		{"raw_alert only", `{"raw_alert":"Nov 30 sshd[1]: Failed password for root\nfrom 10.0.0.1"}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "Nov 30 sshd[1]: Failed password for root", Sev: "medium"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "Nov 30 sshd[1]: Failed password for root", Sev: "unknown"}},
 		{"summary is title", `{"summary":"disk full","status":"resolved"}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "disk full", Sev: "medium", Status: "resolved"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "disk full", Sev: "unknown", Status: "resolved"}},
 		{"alertname is title", `{"labels":{"alertname":"KubePodCrashLooping"}}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "KubePodCrashLooping", Sev: "medium"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "KubePodCrashLooping", Sev: "unknown"}},
 		{"control characters stripped", `{"title":"  a\u0000b\u001bc\td  ","service":" svc\u0007 "}`,
-			row{Pos: "line 1", Format: "jsonl", Title: "abc d", Sev: "medium", Svc: "svc"}},
+			row{Pos: "line 1", Format: "jsonl", Title: "abc d", Sev: "unknown", Svc: "svc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -391,7 +394,7 @@ func TestAlertmanagerDetails(t *testing.T) {
 	grafana := `{"receiver":"r","status":"firing","orgId":1,"title":"[FIRING:1]","state":"alerting","message":"m","version":"1","groupKey":"k","truncatedAlerts":0,"notification_reason":"x","routeLabels":{},` +
 		`"alerts":[{"status":"firing","labels":{"alertname":"CPU","env":"staging"},"annotations":{},"startsAt":"2026-11-30T03:00:00Z","endsAt":"0001-01-01T00:00:00Z","values":{"A":95},"silenceURL":"u","dashboardURL":"","fingerprint":"abc"}]}`
 	g := rows(readAll(t, grafana, Options{}))
-	want := []row{{Pos: "line 1, item 0", ID: "am-abc-1796007600", Format: "alertmanager", Title: "CPU", Sev: "medium", Env: "staging", Status: "firing"}}
+	want := []row{{Pos: "line 1, item 0", ID: "am-abc-1796007600", Format: "alertmanager", Title: "CPU", Sev: "unknown", Env: "staging", Status: "firing"}}
 	if diff := cmp.Diff(want, g); diff != "" {
 		t.Errorf("grafana (-want +got):\n%s", diff)
 	}
@@ -408,9 +411,9 @@ func TestPagerDuty(t *testing.T) {
 		{"warning and source as service", `{"event_action":"trigger","payload":{"summary":"s","source":"web-7","severity":"warning"}}`,
 			[]row{{Pos: "line 1", Format: "pagerduty", Title: "s", Sev: "medium", Svc: "web-7", Status: "firing"}}},
 		{"resolve", `{"event_action":"resolve","dedup_key":"db-1/disk"}`,
-			[]row{{Pos: "line 1", ID: "pd-db-1/disk", Format: "pagerduty", Sev: "medium", Status: "resolved"}}},
+			[]row{{Pos: "line 1", ID: "pd-db-1/disk", Format: "pagerduty", Sev: "unknown", Status: "resolved"}}},
 		{"acknowledge", `{"event_action":"acknowledge","dedup_key":"k","payload":{"summary":"s"}}`,
-			[]row{{Pos: "line 1", ID: "pd-k", Format: "pagerduty", Title: "s", Sev: "medium", Status: "resolved"}}},
+			[]row{{Pos: "line 1", ID: "pd-k", Format: "pagerduty", Title: "s", Sev: "unknown", Status: "resolved"}}},
 		{"bad action", `{"event_action":"explode","payload":{"summary":"s"}}`,
 			[]row{{Pos: "line 1", Err: `event_action must be trigger, acknowledge or resolve, not "explode"`}}},
 		{"trigger without payload", `{"event_action":"trigger","dedup_key":"k"}`,
@@ -476,8 +479,8 @@ func TestMalformed(t *testing.T) {
 			[]brief{{"line 1", "a"}, {"line 4", "error: invalid JSON: unexpected character '}' at byte 1"}, {"line 5", "b"}}},
 		{"bare strings", "\"disk full on db-1\"\n\"  \"\n\"two\\nlines\"\n", Options{},
 			[]brief{{"line 1", "disk full on db-1"}, {"line 2", "error: empty alert: the text is blank"}, {"line 3", "two"}}},
-		{"leading blank lines keep line numbers", "\n\n{\"title\":\"a\"}\nnope\n", Options{},
-			[]brief{{"line 3", "a"}, {"line 4", "error: invalid JSON: unexpected character 'o' at byte 2"}}},
+		{"leading blank lines keep line numbers; text after JSON is text", "\n\n{\"title\":\"a\"}\nnope\n", Options{},
+			[]brief{{"line 3", "a"}, {"line 4", "nope"}}},
 		{"scalars", "{\"title\":\"a\"}\n42\nnull\ntrue\n", Options{},
 			[]brief{{"line 1", "a"}, {"line 2", "error: an alert must be a JSON object or string, not a number"}, {"line 3", "error: an alert must be a JSON object or string, not null"}, {"line 4", "error: an alert must be a JSON object or string, not a boolean"}}},
 		{"empty and mistyped fields", "{}\n{\"title\":7}\n{\"title\":\"t\",\"labels\":[1]}\n{\"title\":\"t\",\"timestamp\":\"yesterday\"}\n{\"labels\":{}}\n", Options{},
@@ -496,7 +499,7 @@ func TestMalformed(t *testing.T) {
 			[]brief{{"index 0", "a"}, {"index 1", "error: invalid JSON: missing ',' before this element"}, {"index 2", "c"},
 				{"index 3", "error: invalid JSON: unexpected end of input: the array that starts on line 1 is not closed with ']'"}}},
 		{"array then more documents", "[{\"title\":\"a\"}]\n{\"title\":\"b\"}\n[\"c\"]\n", Options{},
-			[]brief{{"index 0", "a"}, {"line 2", "b"}, {"index 0", "c"}}},
+			[]brief{{"index 0", "a"}, {"line 2", "b"}, {"line 3, item 0", "c"}}},
 		{"webhook with bad items", `{"version":"4","status":"firing","alerts":[{"labels":{"alertname":"A"}},{"labels":"x"},5,{"status":"pending","labels":{"alertname":"B"}},{"annotations":{}},{"labels":{"alertname":"C"},"startsAt":"soon"},{"labels":{"alertname":"D"}}]}`, Options{},
 			[]brief{{"line 1, item 0", "A"}, {"line 1, item 1", "error: alerts[1]: labels must be an object"}, {"line 1, item 2", "error: alerts[2]: alert must be an object"},
 				{"line 1, item 3", `error: alerts[3]: status must be firing or resolved, not "pending"`}, {"line 1, item 4", "error: alerts[4]: empty alert: no labels, summary or description"},
@@ -514,8 +517,8 @@ func TestMalformed(t *testing.T) {
 			[]brief{{"line 1", "error: invalid JSON: unexpected character 'o' at byte 14"}, {"line 5", "next"}}},
 		{"unterminated document", "{\n\"title\": \"a\",\n", Options{},
 			[]brief{{"line 1", "error: invalid JSON: unexpected end of input after 15 bytes"}}},
-		{"document over the limit", "{\n\"title\": \"" + strings.Repeat("d", 100) + "\"\n}\n{\"title\":\"b\"}\n", Options{MaxRecordBytes: 16, MaxDocumentBytes: 64},
-			[]brief{{"line 1", "error: document is 115 bytes, over the limit of 64 bytes"}, {"line 4", "b"}}},
+		{"document over the limit", "{\n\"title\": \"" + strings.Repeat("d", 100) + "\"\n}\n{\"title\":\"b\"}\n", Options{MaxRecordBytes: 16},
+			[]brief{{"line 1", "error: record is 115 bytes, over the limit of 16 bytes"}, {"line 4", "b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -564,8 +567,8 @@ func TestFormats(t *testing.T) {
 			}, nil},
 		{"forced prometheus accepts labels alone", `[{"labels":{"alertname":"P"}},{"title":"t"}]`, Options{Format: FormatPrometheus},
 			[]brief{{"index 0", "P"}, {"index 1", "error: the object is not a Prometheus alert (it needs a labels object)"}}, []string{"prometheus", ""}},
-		{"text", "  disk full  \n\n{\"title\":\"x\"}\n", Options{},
-			[]brief{{"line 1", "disk full"}, {"line 3", `{"title":"x"}`}}, []string{"text", "text"}},
+		{"JSON after text is JSON", "  disk full  \n\n{\"title\":\"x\"}\n", Options{},
+			[]brief{{"line 1", "disk full"}, {"line 3", "x"}}, []string{"text", "jsonl"}},
 		{"forced text", "{\"title\":\"x\"}\n", Options{Format: FormatText},
 			[]brief{{"line 1", `{"title":"x"}`}}, []string{"text"}},
 		{"forced json: no text fallback", "oops\n{\"title\":\"x\"}\n", Options{Format: FormatJSON},

@@ -18,8 +18,9 @@ import (
 // normalized severities: crit/fatal/emergency/p1/sev1/page are critical;
 // error/err/major/p2/sev2 high; warning/warn/moderate/p3/sev3 medium;
 // minor/low/p4/sev4/notice low; info/informational/ok/debug/p5 info. Case,
-// spaces, '-' and '_' are ignored ("SEV-1", "P 2"). Missing or unknown
-// values are medium, so an alert is never silently demoted to info.
+// spaces, '-' and '_' are ignored ("SEV-1", "P 2"). Missing or unrecognized
+// values are unknown (DESIGN §3): kept distinct and never guessed, so an
+// alert is neither silently demoted to info nor promoted to medium.
 func NormalizeSeverity(s string) openrecall.Severity {
 	k := strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || unicode.IsSpace(r) {
@@ -39,7 +40,7 @@ func NormalizeSeverity(s string) openrecall.Severity {
 	case "info", "informational", "information", "ok", "debug", "p5", "sev5", "none":
 		return openrecall.SeverityInfo
 	}
-	return openrecall.SeverityMedium
+	return openrecall.SeverityUnknown
 }
 
 // NormalizeEnvironment maps an environment, stage, cluster or namespace

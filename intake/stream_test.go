@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/openrecall/openrecall"
 )
 
 // queueReader generates a JSON Lines queue of n alerts on the fly, so that
@@ -31,7 +35,7 @@ func (q *queueReader) Read(p []byte) (int, error) {
 		case 2:
 			q.buf = fmt.Appendf(q.buf, `"free text alert %d"`+"\n", q.i)
 		default:
-			q.buf = fmt.Appendf(q.buf, "not json %d\n", q.i)
+			q.buf = fmt.Appendf(q.buf, "{\"title\": broken %d\n", q.i)
 		}
 		q.i++
 	}
@@ -65,6 +69,29 @@ func (h *hugeLine) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// readCounting reads r to its end and counts alerts and rejected records,
+// sampling the heap in use every n records.
+func readCounting(t *testing.T, r *Reader, n int) (alerts, rejected, peak uint64) {
+	t.Helper()
+	for i := 0; ; i++ {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return alerts, rejected, peak
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Err != nil {
+			rejected++
+		} else {
+			alerts++
+		}
+		if i%n == 0 {
+			peak = max(peak, heapInuse())
+		}
+	}
+}
+
 func heapInuse() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -80,25 +107,7 @@ func TestHeapFlat(t *testing.T) {
 	}
 	const lines, bound = 200_000, 8 << 20
 	before := heapInuse()
-	r := NewReader(&queueReader{n: lines}, Options{})
-	var alerts, rejected, peak uint64
-	for i := 0; ; i++ {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Err != nil {
-			rejected++
-		} else {
-			alerts++
-		}
-		if i%50_000 == 0 {
-			peak = max(peak, heapInuse())
-		}
-	}
+	alerts, rejected, peak := readCounting(t, NewReader(&queueReader{n: lines}, Options{}), 50_000)
 	after := heapInuse()
 	peak = max(peak, after)
 	if alerts != 150_000 || rejected != 50_000 {
@@ -173,6 +182,19 @@ func FuzzReader(f *testing.F) {
 		}
 	}
 	f.Add("{\"title\":\"a\"}", string(FormatPagerDuty), 0)
+	// The bad-input corpus of the reliability suite.
+	corpus, err := filepath.Glob("../tests/reliability/testdata/badinput/*")
+	if err != nil || len(corpus) == 0 {
+		f.Fatalf("bad-input corpus: %v (%d files)", err, len(corpus))
+	}
+	for _, path := range corpus {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data), string(FormatAuto), 0)
+		f.Add(string(data), string(FormatJSONL), 48)
+	}
 	f.Fuzz(func(t *testing.T, in, format string, limit int) {
 		fm, err := ParseFormat(format)
 		if err != nil {
@@ -226,8 +248,8 @@ func checkRecord(t *testing.T, rec Record) {
 		t.Fatalf("empty alert accepted: %+v", a)
 	}
 	valid := false
-	for _, s := range []string{"critical", "high", "medium", "low", "info"} {
-		valid = valid || string(a.Severity) == s
+	for _, s := range openrecall.Severities {
+		valid = valid || a.Severity == s
 	}
 	if !valid {
 		t.Fatalf("severity %q is not normalized", a.Severity)

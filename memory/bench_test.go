@@ -28,7 +28,7 @@ func benchDB(b *testing.B, n int) string {
 	}
 	tmp := path + ".building"
 	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(tmp + suffix)
+		_ = os.Remove(tmp + suffix)
 	}
 	start := time.Now()
 	s, err := Open(context.Background(), tmp, Options{})
@@ -36,7 +36,7 @@ func benchDB(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	if err := bulkInsert(s, n); err != nil {
-		s.Close()
+		_ = s.Close()
 		b.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -112,7 +112,7 @@ func BenchmarkRecall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			ctx := context.Background()
 			got, err := s.Recall(ctx, benchTarget, 10)
 			if err != nil || len(got) != 10 {
@@ -154,7 +154,7 @@ func BenchmarkStats(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st, err := s.Stats(context.Background())

@@ -39,7 +39,7 @@ func retainChild() int {
 		fmt.Println("error", err)
 		return 1
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	fmt.Println("ready")
 	in := bufio.NewScanner(os.Stdin)
 	for round := 0; in.Scan(); round++ {
@@ -77,8 +77,8 @@ func startChild(t *testing.T, db string) *child {
 	}
 	c := &child{cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout)}
 	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
+		_ = stdin.Close()
+		_ = cmd.Wait()
 	})
 	return c
 }
@@ -132,7 +132,7 @@ func TestRetainTwoProcesses(t *testing.T) {
 		}
 	}
 	for _, c := range children {
-		c.stdin.Close()
+		_ = c.stdin.Close()
 		if err := c.cmd.Wait(); err != nil {
 			t.Errorf("child %d: %v", c.cmd.Process.Pid, err)
 		}

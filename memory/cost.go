@@ -9,11 +9,21 @@ import (
 
 const costColumns = `idx, batch, alert_id, tier, bypassed, cost, baseline, cumulative_cost, cumulative_baseline`
 
-// AppendCostPoints stores points atomically. Each point needs a batch name;
-// a (batch, index) pair that is already stored is refused with an error
-// wrapping openrecall.ErrInvalid, and then nothing is stored. A batch is
-// registered the first time one of its points is appended.
-func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPoint) error {
+// CostSealFunc chains cost points after the cost chain's head: given the
+// head's hash, the sequence the first point takes and the points, it returns
+// each point's hash (point i at sequence nextSeq+i, chained to the hash
+// before it). Memory stores what it returns and knows nothing of hashing.
+type CostSealFunc func(prevHash string, nextSeq int64, points []openrecall.CostPoint) []string
+
+// AppendCostPoints stores points atomically, chained after the cost chain's
+// head by seal, and moves the head to the last of them. Each point needs a
+// batch name; a (batch, index) pair that is already stored is refused with
+// an error wrapping openrecall.ErrInvalid, and then nothing is stored. A
+// batch is registered the first time one of its points is appended.
+func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPoint, seal CostSealFunc) error {
+	if seal == nil {
+		return fmt.Errorf("append cost points: nil seal function: %w", openrecall.ErrInvalid)
+	}
 	if len(points) == 0 {
 		return nil
 	}
@@ -31,19 +41,34 @@ func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPo
 		return translate("append cost points: begin", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cost_points (`+costColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	var headSeq int64
+	var headHash string
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
+		return translate("append cost points: read head", err)
+	}
+	hashes := seal(headHash, headSeq+1, points)
+	if len(hashes) != len(points) {
+		return fmt.Errorf("append cost points: seal returned %d hashes for %d points: %w", len(hashes), len(points), openrecall.ErrInvalid)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cost_points (`+costColumns+`, seq, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return translate("append cost points: prepare", err)
 	}
 	defer stmt.Close()
-	for _, p := range points {
+	prev := headHash
+	for i, p := range points {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, p.Batch, created); err != nil {
 			return translate(fmt.Sprintf("append cost points: batch %q", p.Batch), err)
 		}
+		seq := headSeq + 1 + int64(i)
 		if _, err := stmt.ExecContext(ctx, p.Index, p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
-			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline)); err != nil {
+			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i]); err != nil {
 			return translate(fmt.Sprintf("append cost points: batch %q index %d", p.Batch, p.Index), err)
 		}
+		prev = hashes[i]
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE cost_head SET seq = ?, hash = ? WHERE id = 1`, headSeq+int64(len(points)), prev); err != nil {
+		return translate("append cost points: move head", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return translate("append cost points: commit", err)
@@ -61,17 +86,10 @@ func (s *Store) CostPoints(ctx context.Context, batch string) ([]openrecall.Cost
 	defer rows.Close()
 	out := []openrecall.CostPoint{}
 	for rows.Next() {
-		var (
-			p                            openrecall.CostPoint
-			tier                         string
-			cost, base, cumCost, cumBase int64
-		)
-		if err := rows.Scan(&p.Index, &p.Batch, &p.AlertID, &tier, &p.Bypassed, &cost, &base, &cumCost, &cumBase); err != nil {
+		p, err := scanCost(rows)
+		if err != nil {
 			return nil, translate("cost points: scan", err)
 		}
-		p.Tier = openrecall.Tier(tier)
-		p.Cost, p.Baseline = openrecall.NanoUSD(cost), openrecall.NanoUSD(base)
-		p.CumulativeCost, p.CumulativeBaseline = openrecall.NanoUSD(cumCost), openrecall.NanoUSD(cumBase)
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
@@ -110,4 +128,20 @@ func (s *Store) Batches(ctx context.Context) ([]string, error) {
 		return nil, translate("batches", err)
 	}
 	return out, nil
+}
+
+// scanCost reads the costColumns of a row, then any extra destinations.
+func scanCost(r rowScanner, extra ...any) (openrecall.CostPoint, error) {
+	var (
+		p                            openrecall.CostPoint
+		tier                         string
+		cost, base, cumCost, cumBase int64
+	)
+	if err := r.Scan(append([]any{&p.Index, &p.Batch, &p.AlertID, &tier, &p.Bypassed, &cost, &base, &cumCost, &cumBase}, extra...)...); err != nil {
+		return openrecall.CostPoint{}, err
+	}
+	p.Tier = openrecall.Tier(tier)
+	p.Cost, p.Baseline = openrecall.NanoUSD(cost), openrecall.NanoUSD(base)
+	p.CumulativeCost, p.CumulativeBaseline = openrecall.NanoUSD(cumCost), openrecall.NanoUSD(cumBase)
+	return p, nil
 }

@@ -21,10 +21,10 @@ func TestCostPoints(t *testing.T) {
 		{Index: 0, Batch: "run-1", AlertID: "a", Bypassed: true, Cost: 0, Baseline: 900, CumulativeCost: 0, CumulativeBaseline: 900},
 	}
 	run2 := []openrecall.CostPoint{{Index: 0, Batch: "run-0-later", AlertID: "c", Tier: openrecall.TierCheap, Cost: 10, Baseline: 900, CumulativeCost: 10, CumulativeBaseline: 900}}
-	if err := s.AppendCostPoints(ctx, run1); err != nil {
+	if err := s.AppendCostPoints(ctx, run1, testCostSeal); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendCostPoints(ctx, run2); err != nil {
+	if err := s.AppendCostPoints(ctx, run2, testCostSeal); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.CostPoints(ctx, "run-1")
@@ -52,13 +52,13 @@ func TestCostPoints(t *testing.T) {
 
 	// A duplicate index refuses the whole append.
 	dup := []openrecall.CostPoint{{Index: 2, Batch: "run-1"}, {Index: 0, Batch: "run-1"}}
-	if err := s.AppendCostPoints(ctx, dup); !errors.Is(err, openrecall.ErrInvalid) {
+	if err := s.AppendCostPoints(ctx, dup, testCostSeal); !errors.Is(err, openrecall.ErrInvalid) {
 		t.Errorf("duplicate point: err = %v, want ErrInvalid", err)
 	}
 	if got, _ := s.CostPoints(ctx, "run-1"); len(got) != 2 {
 		t.Errorf("after a refused append run-1 has %d points, want 2", len(got))
 	}
-	if err := s.AppendCostPoints(ctx, []openrecall.CostPoint{{Index: 0}}); !errors.Is(err, openrecall.ErrInvalid) {
+	if err := s.AppendCostPoints(ctx, []openrecall.CostPoint{{Index: 0}}, testCostSeal); !errors.Is(err, openrecall.ErrInvalid) {
 		t.Errorf("point without batch: err = %v, want ErrInvalid", err)
 	}
 }

@@ -47,15 +47,6 @@ func openAt(t testing.TB, path string) *Store {
 	return s
 }
 
-func mustParse(t testing.TB, s string) openrecall.Fingerprint {
-	t.Helper()
-	fp, err := openrecall.ParseFingerprint(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fp
-}
-
 // fpOf builds a fingerprint from its six values in canonical order.
 func fpOf(ec, role, dep, shape, attack, env string) openrecall.Fingerprint {
 	return openrecall.Fingerprint{ErrorClass: ec, ServiceRole: role, DependencyPattern: dep,

@@ -22,7 +22,7 @@ func sinkResult(id string, steps int) openrecall.Result {
 func TestSinkPersistBatchSplitsChainedEntriesPerResult(t *testing.T) {
 	ctx := context.Background()
 	st := openTemp(t)
-	sink := Sink{Store: st, Seal: audit.Seal}
+	sink := Sink{Store: st, Seal: audit.Seal, SealCosts: testCostSeal}
 	results := []openrecall.Result{sinkResult("a", 1), sinkResult("b", 3), sinkResult("c", 2)}
 	p0 := openrecall.CostPoint{Index: 0, Batch: "b1", AlertID: "alert-a", Cost: 1, Baseline: 5, CumulativeCost: 1, CumulativeBaseline: 5}
 	p2 := openrecall.CostPoint{Index: 1, Batch: "b1", AlertID: "alert-c", Cost: 2, Baseline: 5, CumulativeCost: 3, CumulativeBaseline: 10}

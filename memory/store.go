@@ -1,20 +1,24 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
@@ -27,6 +31,10 @@ var migrationFiles embed.FS
 // version is above the newest migration this binary knows.
 var ErrNewerSchema = errors.New("database schema is newer than this binary")
 
+// ErrOlderSchema marks a database opened read-only whose schema is older
+// than this binary's: a read-only open never migrates.
+var ErrOlderSchema = errors.New("database schema is older than this binary")
+
 // ErrBusy marks an operation that gave up waiting for another writer (the
 // busy timeout passed).
 var ErrBusy = errors.New("database is busy")
@@ -34,12 +42,32 @@ var ErrBusy = errors.New("database is busy")
 // ErrCorrupt marks a file that is not a usable SQLite database.
 var ErrCorrupt = errors.New("not a usable database")
 
+// ErrForeign marks a SQLite database that belongs to another application:
+// it carries another application id, or tables of its own and no
+// openrecall schema. Open refuses it without changing a byte.
+var ErrForeign = errors.New("not an openrecall database")
+
+// ErrNoDatabase marks a read-only open of a path where no database exists;
+// a read-only open never creates one.
+var ErrNoDatabase = errors.New("no database at this path")
+
+// ApplicationID is the SQLite application id (PRAGMA application_id) that
+// marks openrecall databases: "orcl" in ASCII.
+const ApplicationID = 0x6f72636c
+
 // Options configures a Store. The zero value is ready to use.
 type Options struct {
 	// Logger receives diagnostics; nil means zap.NewNop().
 	Logger *zap.Logger
 	// Now is the clock used for created times; nil means time.Now().UTC().
 	Now func() time.Time
+	// ReadOnly opens an existing database for reading: the file is opened
+	// with mode=ro, never created, migrated or marked, and no write lock is
+	// ever taken, so it works on a read-only copy and while a writer holds
+	// the lock. A missing file is refused (ErrNoDatabase), and so is a
+	// schema older than this binary's (ErrOlderSchema): open it once for
+	// writing to upgrade it.
+	ReadOnly bool
 }
 
 // Store is the embedded SQLite memory. It is safe for concurrent use, and
@@ -59,10 +87,12 @@ type migration struct {
 	sql     string
 }
 
-// Open opens (creating when missing) the database at path, creating its
-// parent directory, and applies pending migrations, one per transaction. A
-// database whose schema is newer than this binary's is refused with an error
-// wrapping ErrNewerSchema.
+// Open opens the database at path and applies pending migrations, one per
+// transaction. For writing (the default) a missing file and its parent
+// directory are created, and the file is marked with ApplicationID. A
+// SQLite file of another application is refused untouched (ErrForeign); a
+// database whose schema is newer than this binary's is refused with an
+// error wrapping ErrNewerSchema. See Options.ReadOnly for read-only opens.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("open memory: empty database path: %w", openrecall.ErrInvalid)
@@ -73,43 +103,134 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Now().UTC() }
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("open memory %s: create directory: %w", path, err)
-		}
+	var err error
+	if opts.ReadOnly {
+		err = checkExists(path)
+	} else {
+		err = createFile(path)
 	}
-	db, err := sql.Open("sqlite3", dsn(path))
+	if err == nil {
+		err = precheck(ctx, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open memory %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, path: path, log: opts.Logger.Named("memory"), now: opts.Now}
-	if err := s.init(ctx); err != nil {
-		db.Close()
+	s, err := open(ctx, path, dsn(path, opts.ReadOnly), opts)
+	if err != nil && opts.ReadOnly && needsImmutable(path, err) {
+		s, err = open(ctx, path, dsn(path, true)+"&immutable=1", opts)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("open memory %s: %w", path, err)
 	}
 	return s, nil
 }
 
-// dsn builds the connection string; characters that SQLite's URI parser
-// treats specially in a path are percent-encoded.
-func dsn(path string) string {
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+func open(ctx context.Context, path, dsn string, opts Options) (*Store, error) {
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	s := &Store{db: db, path: path, log: opts.Logger.Named("memory"), now: opts.Now}
+	if err := s.init(ctx, opts.ReadOnly); err != nil {
+		_ = db.Close() // the open already failed; that error is the one to report
+		return nil, err
+	}
+	return s, nil
 }
 
-func (s *Store) init(ctx context.Context) error {
-	mode, err := s.journalMode(ctx)
+// needsImmutable reports whether a read-only open failed only because
+// SQLite cannot create the WAL index (-shm) beside a database in a
+// directory we may not write to, a read-only copy: with no WAL content
+// beside it, the database file alone holds every committed transaction,
+// and SQLite can read it as immutable (no locks, no -shm).
+func needsImmutable(path string, err error) bool {
+	if !cannotOpenWritable(err) {
+		return false
+	}
+	fi, statErr := os.Stat(path + "-wal")
+	return errors.Is(statErr, fs.ErrNotExist) || (statErr == nil && fi.Size() == 0)
+}
+
+// createFile creates the parent directory and the file when missing, so
+// that a failure names its real cause (SQLite reports "unable to open
+// database file: no such file or directory" for a read-only directory).
+func createFile(path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("create directory: %w", pathErrCause(err))
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return pathErrCause(err)
+	}
+	return f.Close()
+}
+
+// checkExists refuses a path with no database file, for read-only opens.
+func checkExists(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w (read-only commands never create one: check --db or $OPENRECALL_DB, or create it with 'openrecall memory seed' or 'openrecall analyze')", ErrNoDatabase)
+	case err != nil:
+		return pathErrCause(err)
+	case fi.IsDir():
+		return errors.New("is a directory, not a database file")
+	case fi.Size() == 0:
+		return fmt.Errorf("empty file: %w", ErrNoDatabase)
+	}
+	return nil
+}
+
+// pathErrCause drops the path from an *fs.PathError, which the caller's
+// message already names.
+func pathErrCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// dsn builds the connection string; characters that SQLite's URI parser
+// treats specially in a path are percent-encoded. The journal mode is not
+// in it: it is switched to WAL only after the file is known to be ours.
+func dsn(path string, readOnly bool) string {
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	if readOnly {
+		return "file:" + p + "?mode=ro&_busy_timeout=5000&_foreign_keys=on&_txlock=deferred"
+	}
+	return "file:" + p + "?_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+}
+
+func (s *Store) init(ctx context.Context, readOnly bool) error {
+	state, err := s.inspect(ctx)
 	if err != nil {
 		return err
 	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("journal mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
-	}
-	if err := s.migrate(ctx); err != nil {
-		return err
+	latest := SchemaVersion()
+	switch {
+	case state.foreign != nil:
+		return state.foreign
+	case state.version > latest:
+		return fmt.Errorf("schema version %d, this binary knows up to %d; upgrade openrecall to use this database: %w", state.version, latest, ErrNewerSchema)
+	case readOnly && !state.hasSchema:
+		return fmt.Errorf("no openrecall tables in it (an empty SQLite database): %w", ErrNoDatabase)
+	case readOnly && state.version < latest:
+		return fmt.Errorf("schema version %d, this binary's is %d, and a read-only command does not upgrade it: run 'openrecall memory migrate' first: %w", state.version, latest, ErrOlderSchema)
+	case !readOnly:
+		if err := s.useWAL(ctx); err != nil {
+			return err
+		}
+		if state.appID != ApplicationID || state.version < latest {
+			if err := s.migrate(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	s.recall = map[string]*sql.Stmt{}
 	for _, q := range []string{recallExact, recallShapeDiffers, recallDependencyDiffers, recallBothDiffer} {
@@ -122,20 +243,152 @@ func (s *Store) init(ctx context.Context) error {
 	return nil
 }
 
-// journalMode reads the journal mode, waiting while another process is
-// switching a new file to WAL: SQLite answers SQLITE_BUSY at once there,
-// without consulting the busy handler, so the busy timeout does not cover it.
-func (s *Store) journalMode(ctx context.Context) (string, error) {
+// fileState is what inspect reads from a database without writing to it.
+type fileState struct {
+	appID     int64
+	hasSchema bool  // schema_migrations exists
+	version   int   // the newest applied migration, 0 without one
+	foreign   error // not nil when the file belongs to another application
+}
+
+// inspect reads the application id, the tables and the schema version. It
+// only reads, so a foreign file is left as it was.
+func (s *Store) inspect(ctx context.Context) (fileState, error) {
+	var st fileState
+	var tables []string
+	err := retryBusy(ctx, func() error {
+		var err error
+		st = fileState{}
+		st.appID, tables, err = readOwner(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		st.hasSchema = slices.Contains(tables, "schema_migrations")
+		if st.hasSchema {
+			if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&st.version); err != nil {
+				return translate("read schema version", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	st.foreign = foreignErr(st.appID, tables)
+	return st, nil
+}
+
+// readOwner reads the application id and the names of the tables and views.
+func readOwner(ctx context.Context, db *sql.DB) (int64, []string, error) {
+	var appID int64
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return 0, nil, translate("read application id", err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return 0, nil, translate("read tables", err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return 0, nil, translate("read tables", err)
+		}
+		tables = append(tables, name)
+	}
+	return appID, tables, translate("read tables", rows.Err())
+}
+
+// foreignErr says why a file with this application id and these tables
+// belongs to another application; nil when it is openrecall's or new.
+func foreignErr(appID int64, tables []string) error {
+	switch {
+	case appID != 0 && appID != ApplicationID:
+		return fmt.Errorf("a SQLite database of another application (application_id %#x), left untouched: %w", appID, ErrForeign)
+	case appID == 0 && len(tables) > 0 && !slices.Contains(tables, "schema_migrations"):
+		if len(tables) > 5 {
+			tables = append(tables[:5:5], "…")
+		}
+		return fmt.Errorf("a SQLite database with tables of its own (%s) that openrecall did not create, left untouched: %w", strings.Join(tables, ", "), ErrForeign)
+	}
+	return nil
+}
+
+// sqliteHeader starts every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// precheck refuses a foreign file before any ordinary connection touches
+// it: even reading a WAL-mode file through one creates -wal and -shm
+// beside it. It reads the application id from the file header (offset 68)
+// and, when that is 0, the tables through an immutable connection, which
+// takes no locks and creates no files. Tables that only a WAL file holds
+// are not seen here; inspect checks again.
+func precheck(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return pathErrCause(err)
+	}
+	hdr := make([]byte, 100)
+	n, err := io.ReadFull(f, hdr)
+	_ = f.Close() // read-only
+	if n < len(hdr) || !bytes.HasPrefix(hdr, []byte(sqliteHeader)) {
+		return nil // new, empty or not SQLite at all: SQLite itself says which
+	}
+	if err != nil {
+		return err
+	}
+	switch id := int64(int32(binary.BigEndian.Uint32(hdr[68:72]))); id {
+	case ApplicationID:
+		return nil
+	case 0:
+	default:
+		return foreignErr(id, nil)
+	}
+	db, err := sql.Open("sqlite3", dsn(path, true)+"&immutable=1")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }() // read-only and immutable: nothing to lose
+	db.SetMaxOpenConns(1)
+	appID, tables, err := readOwner(ctx, db)
+	if err != nil {
+		// An immutable read can see a page that a writer's checkpoint is
+		// changing: inconclusive, and inspect decides under the locks.
+		return nil
+	}
+	return foreignErr(appID, tables)
+}
+
+// useWAL switches the file to WAL unless it already is.
+func (s *Store) useWAL(ctx context.Context) error {
+	var mode string
+	err := retryBusy(ctx, func() error {
+		return translate("set journal mode", s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode))
+	})
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+	}
+	return nil
+}
+
+// retryBusy runs f again while it fails with ErrBusy, up to busyWait: while
+// another process switches a new file to WAL, SQLite answers SQLITE_BUSY
+// at once, without consulting the busy handler, so the busy timeout does
+// not cover it.
+func retryBusy(ctx context.Context, f func() error) error {
 	deadline := time.Now().Add(busyWait)
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		var mode string
-		err := translate("read journal mode", s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
+		err := f()
 		if err == nil || !errors.Is(err, ErrBusy) || time.Now().After(deadline) {
-			return mode, err
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return ctx.Err()
 		case <-time.After(delay):
 		}
 	}
@@ -182,9 +435,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		return translate("create schema_migrations", err)
+	if err := s.claim(ctx); err != nil {
+		return err
 	}
 	latest := ms[len(ms)-1].version
 	for _, m := range ms {
@@ -199,6 +451,49 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// claim marks the file as openrecall's and creates schema_migrations, in
+// one immediate transaction that checks again, under the write lock, that
+// no other application's tables appeared since inspect.
+func (s *Store) claim(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return translate("begin claim", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
+	var id int64
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
+		return translate("read application id", err)
+	}
+	if id == ApplicationID {
+		return nil
+	}
+	var others int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\'
+		AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations')`).Scan(&others); err != nil {
+		return translate("read tables", err)
+	}
+	if id != 0 || others > 0 {
+		return fmt.Errorf("another application's tables appeared while opening, left untouched: %w", ErrForeign)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+		return translate("set application id", err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return translate("create schema_migrations", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return translate("commit claim", err)
+	}
+	// Copy the mark into the database file now, not at the next automatic
+	// checkpoint, so that precheck reads it from the header of a file that
+	// a writer keeps open. Best effort: a busy reader only delays it.
+	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		s.log.Debug("checkpoint after marking", zap.Error(err))
+	}
+	return nil
+}
+
 // applyMigration applies m unless the database already has it; the version
 // check runs inside the immediate transaction so that two processes opening
 // one new file apply each migration once.
@@ -207,7 +502,7 @@ func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bo
 	if err != nil {
 		return false, translate("begin migration", err)
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	var current int
 	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
 		return false, translate("read schema version", err)
@@ -254,16 +549,8 @@ func translate(op string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%s: %w", op, openrecall.ErrNotFound)
 	}
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return fmt.Errorf("%s: %w: %w", op, ErrBusy, err)
-		case sqlite3.ErrNotADB, sqlite3.ErrCorrupt:
-			return fmt.Errorf("%s: %w: %w", op, ErrCorrupt, err)
-		case sqlite3.ErrConstraint:
-			return fmt.Errorf("%s: %w: %w", op, openrecall.ErrInvalid, err)
-		}
+	if sentinel := classify(err); sentinel != nil {
+		return fmt.Errorf("%s: %w: %w", op, sentinel, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -43,44 +42,6 @@ func TestOpenCreatesParentAndUsesWAL(t *testing.T) {
 	}
 }
 
-func TestMigrationsOnExistingFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "memory.db")
-	// A SQLite file that predates openrecall's tables.
-	raw, err := sql.Open("sqlite3", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('kept')`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-
-	s, err := Open(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inc := mustRetain(t, s, openrecall.Incident{Fingerprint: fpOf("timeout", "", "", "", "", ""), Decision: openrecall.DecisionReal})
-	var kept string
-	if err := s.db.QueryRow(`SELECT x FROM notes`).Scan(&kept); err != nil || kept != "kept" {
-		t.Errorf("existing table lost: %q %v", kept, err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s = openAt(t, path)
-	var applied int
-	if err := s.db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&applied); err != nil {
-		t.Fatal(err)
-	}
-	if applied != SchemaVersion() {
-		t.Errorf("%d migrations recorded after reopening, want %d (each once)", applied, SchemaVersion())
-	}
-	if _, err := s.Get(context.Background(), inc.ID); err != nil {
-		t.Errorf("incident lost across reopen: %v", err)
-	}
-}
-
 func TestNewerSchemaRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
 	s, err := Open(context.Background(), path, Options{})
@@ -90,7 +51,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future.sql', 0)`, SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	_ = s.Close()
 	_, err = Open(context.Background(), path, Options{})
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer database: err = %v, want ErrNewerSchema", err)
@@ -124,7 +85,7 @@ func TestStats(t *testing.T) {
 		mustRetain(t, s, openrecall.Incident{Fingerprint: fpA, Decision: d, Note: itoa(i)})
 	}
 	mustRetain(t, s, openrecall.Incident{Fingerprint: fpB, Decision: openrecall.DecisionFalsePositive})
-	if err := s.AppendCostPoints(context.Background(), []openrecall.CostPoint{{Batch: "b1", Index: 0}, {Batch: "b2", Index: 0}, {Batch: "b2", Index: 1}}); err != nil {
+	if err := s.AppendCostPoints(context.Background(), []openrecall.CostPoint{{Batch: "b1", Index: 0}, {Batch: "b2", Index: 0}, {Batch: "b2", Index: 1}}, testCostSeal); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AppendAudit(context.Background(), []openrecall.AuditEntry{{Step: "intake"}}, testSeal); err != nil {

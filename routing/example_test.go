@@ -10,8 +10,9 @@ import (
 )
 
 // A critical crash loop that memory calls known_benign: the guard did not
-// bypass, the cheap model defers on critical severity, and the strong model
-// confirms the memory decision, all under the always-strong baseline.
+// bypass, the cheap model is asked to confirm and defers on critical
+// severity, so the alert goes to a person with the cheap answer attached.
+// The strong model is not called after it, and nothing is counted as saved.
 func ExampleRouter_Route() {
 	r, err := routing.New(routing.Config{
 		Cheap:  local.NewCheap(),
@@ -29,10 +30,9 @@ func ExampleRouter_Route() {
 		fmt.Printf("%s %s %s live=%v proposed=%s cost=%s\n", s.Step, s.Tier, s.Outcome, s.Live, s.Proposed, s.Cost)
 	}
 	fmt.Println("decision:", out.Decision)
-	fmt.Println("within baseline:", out.Cost <= out.Baseline+r.FingerprintBaseline(in.Alert))
+	fmt.Println("saved:", out.Baseline-out.Cost)
 	// Output:
 	// analysis cheap gate-failed live=false proposed=escalated cost=$0.000205
-	// analysis strong accepted live=false proposed=known_benign cost=$0.003425
-	// decision: known_benign
-	// within baseline: true
+	// decision: escalated
+	// saved: $0.000000
 }

@@ -110,15 +110,3 @@ func TestSkipPaths(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
-
-func TestFingerprintBaseline(t *testing.T) {
-	r := newRouter(t, routing.Config{Strong: &fakeModel{name: "s", priced: "gpt-4o"}})
-	a := noMemoryInput().Alert
-	want, _ := routing.DefaultPrices().Cost("gpt-4o", routing.EstimatePromptTokens(routing.BuildFingerprintPrompt(a)), routing.DefaultFingerprintMaxTokens)
-	if got := r.FingerprintBaseline(a); got != want || got <= 0 {
-		t.Errorf("FingerprintBaseline = %d, want %d > 0", got, want)
-	}
-	if !strings.Contains(routing.BuildFingerprintPrompt(a).System, "credential_stuffing") {
-		t.Error("fingerprint prompt lacks the vocabulary")
-	}
-}

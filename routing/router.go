@@ -14,17 +14,17 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultCheapMaxTokens       = 400
-	DefaultStrongMaxTokens      = 800
-	DefaultFingerprintMaxTokens = 120
-	DefaultGateConfidence       = 0.60
+	DefaultCheapMaxTokens  = 400
+	DefaultStrongMaxTokens = 800
+	// DefaultExpectedCompletionTokens is the strong model's expected
+	// completion before a memory has recorded any: a triage answer of the
+	// analysis schema (decision, confidence, summary, hypotheses, commands,
+	// next steps) runs to about 200-250 tokens; the local analyst averages
+	// 228 on the bundled queue and a gpt-4o-class peer 219. The lower end is
+	// taken so that a default never inflates a saving.
+	DefaultExpectedCompletionTokens = 220
+	DefaultGateConfidence           = 0.60
 )
-
-// OutcomeOverBaseline marks a model call the router did not make because it
-// could pass the alert's always-strong baseline (possible only when a live
-// provider reported more usage than it was asked for). The alert is
-// escalated.
-const OutcomeOverBaseline = "over-baseline"
 
 // memoryModel is the Model name of a memory-bypass analysis.
 const memoryModel = "memory"
@@ -40,9 +40,12 @@ type Config struct {
 	// CheapMaxTokens and StrongMaxTokens cap each call's completion
 	// (defaults 400 and 800).
 	CheapMaxTokens, StrongMaxTokens int
-	// FingerprintMaxTokens is what the naive pipeline would let the strong
-	// model write for the fingerprint step (default 120).
-	FingerprintMaxTokens int
+	// ExpectedCompletionTokens is the strong model's expected completion,
+	// which prices the baseline of an alert the strong model does not
+	// analyse (DESIGN §7): the running mean of the strong completions a
+	// memory has recorded, frozen by the caller at the start of a run, or
+	// DefaultExpectedCompletionTokens when it is 0.
+	ExpectedCompletionTokens int
 	// GateConfidence is the quality gate's minimum confidence (default 0.60).
 	GateConfidence float64
 	// Vet is the guard's check of a proposed decision; required.
@@ -73,15 +76,21 @@ type Input struct {
 
 // Output is what routing concluded: the steps after intake and fingerprint,
 // the final decision, the analysis (nil when no usable one exists), whether
-// the memory bypass happened, the cost of the steps and the analysis part of
-// the always-strong baseline.
+// the memory bypass happened, whether the alert was escalated without
+// analysis, the cost of the steps and the alert's honest baseline (DESIGN
+// §7): what the strong model would cost to analyse it when the bypass or a
+// passing cheap answer spared that call, else the cost itself, so that only
+// a model call not made counts as a saving.
 type Output struct {
 	Steps    []openrecall.RouteStep
 	Decision openrecall.Decision
 	Analysis *openrecall.Analysis
 	Bypassed bool
-	Cost     openrecall.NanoUSD
-	Baseline openrecall.NanoUSD
+	// Unanalysed is true when no model answered: the run budget or the
+	// model was unavailable, and the alert was escalated without analysis.
+	Unanalysed bool
+	Cost       openrecall.NanoUSD
+	Baseline   openrecall.NanoUSD
 }
 
 // New returns a Router, or an error wrapping openrecall.ErrInvalid when the
@@ -110,7 +119,7 @@ func New(cfg Config) (*Router, error) {
 	}{
 		{"cheap max tokens", &cfg.CheapMaxTokens, DefaultCheapMaxTokens},
 		{"strong max tokens", &cfg.StrongMaxTokens, DefaultStrongMaxTokens},
-		{"fingerprint max tokens", &cfg.FingerprintMaxTokens, DefaultFingerprintMaxTokens},
+		{"expected completion tokens", &cfg.ExpectedCompletionTokens, DefaultExpectedCompletionTokens},
 	} {
 		switch {
 		case *v.n < 0:
@@ -152,46 +161,43 @@ func pricedName(m Model) string {
 	return m.Name()
 }
 
-// FingerprintBaseline returns what the strong model would cost to extract
-// the alert's fingerprint: the prompt of BuildFingerprintPrompt plus
-// FingerprintMaxTokens of completion. It is positive for any Router built by
-// New (whose prices cannot overflow on a bounded prompt).
-func (r *Router) FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD {
-	c, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildFingerprintPrompt(a)), r.cfg.FingerprintMaxTokens)
-	if err != nil {
-		return 0
-	}
-	return c
-}
+// StrongPricedAs returns the name the strong model's calls are priced as.
+func (r *Router) StrongPricedAs() string { return r.strongPriced }
+
+// ExpectedCompletionTokens returns the strong model's expected completion
+// this router prices baselines with.
+func (r *Router) ExpectedCompletionTokens() int { return r.cfg.ExpectedCompletionTokens }
 
 // route is the state of one Route call.
 type route struct {
-	r      *Router
-	in     Input
-	req    Request
-	out    Output
-	prompt int // estimated prompt tokens of req
+	r        *Router
+	in       Input
+	req      Request
+	out      Output
+	prompt   int                // estimated prompt tokens of req
+	expected openrecall.NanoUSD // the strong analysis at the expected completion
 }
 
 // Route runs the routing steps of one alert after intake and fingerprint:
-// the memory bypass, or the cheap and/or strong analysis. It never panics on
-// a model error and never returns an error: every failure is a step and an
-// escalation. The first step carries Output.Baseline; later steps carry 0.
+// the memory bypass, the cheap model as confirmer, or the strong model. The
+// strong model is never called after the cheap one: a cheap answer that
+// fails the gate escalates the alert to a person with that answer attached.
+// Route never panics on a model error and never returns an error: every
+// failure is a step and an escalation. The first step carries
+// Output.Baseline; later steps carry 0.
 func (r *Router) Route(ctx context.Context, in Input) Output {
 	rt := &route{r: r, in: in, req: BuildPrompt(in)}
 	rt.prompt = EstimatePromptTokens(rt.req)
-	strongWorst, err := r.cfg.Prices.Cost(r.strongPriced, rt.prompt, r.cfg.StrongMaxTokens)
+	expected, err := r.cfg.Prices.Cost(r.strongPriced, rt.prompt, r.cfg.ExpectedCompletionTokens)
 	if err != nil {
 		start := r.cfg.Now()
-		rt.add(openrecall.RouteStep{
+		rt.stop(openrecall.RouteStep{
 			Step: openrecall.StepAnalysis, Model: r.strongPriced, Tier: openrecall.TierStrong, Skipped: true,
 			Reason: "pricing the strong analysis failed", Outcome: openrecall.OutcomeModelError,
-			EscalationReason: "pricing failed: " + err.Error(),
-		}, start)
-		rt.out.Decision = openrecall.DecisionEscalated
+		}, start, "pricing failed: "+err.Error())
 		return rt.out
 	}
-	rt.out.Baseline = strongWorst
+	rt.expected = expected
 
 	strongReason := ""
 	if in.Guard.Bypass {
@@ -202,20 +208,29 @@ func (r *Router) Route(ctx context.Context, in Input) Output {
 		}
 		strongReason = "guard verdict says bypass but " + why + ": strong model forced"
 	}
-	fpBase := r.FingerprintBaseline(in.Alert)
 	if strongReason == "" {
 		var useCheap bool
-		useCheap, strongReason = rt.chooseTier(fpBase)
+		useCheap, strongReason = rt.chooseTier()
 		if useCheap {
-			res := rt.analyse(ctx, openrecall.TierCheap, strongReason, 0, fpBase)
-			if res.done {
-				return rt.out
-			}
-			strongReason = fmt.Sprintf("cheap answer %s (%s): strong model follows", res.outcome, res.reason)
+			rt.analyse(ctx, openrecall.TierCheap, strongReason)
+			return rt.out
 		}
 	}
-	rt.analyse(ctx, openrecall.TierStrong, strongReason, rt.out.Cost, fpBase+strongWorst)
+	rt.analyse(ctx, openrecall.TierStrong, strongReason)
 	return rt.out
+}
+
+// settle sets the alert's baseline once its steps are final: the strong
+// analysis at its expected completion when saves (a bypass, a passing cheap
+// answer) and that covers the cost, else the cost itself.
+func (rt *route) settle(saves bool) {
+	rt.out.Baseline = rt.out.Cost
+	if saves && rt.expected >= rt.out.Cost {
+		rt.out.Baseline = rt.expected
+	}
+	if len(rt.out.Steps) > 0 {
+		rt.out.Steps[0].Baseline = rt.out.Baseline
+	}
 }
 
 // bypassConflict names why a guard verdict that says bypass contradicts the
@@ -232,20 +247,16 @@ func bypassConflict(in Input) string {
 	return ""
 }
 
-// add appends a step with its latency, budget state and (first step only)
-// the baseline, and adds its cost.
+// add appends a step with its latency and budget state, and adds its cost.
+// settle sets the first step's baseline.
 func (rt *route) add(s openrecall.RouteStep, start time.Time) *openrecall.RouteStep {
 	s.MemoryHits = len(rt.in.Matches)
-	if len(rt.out.Steps) == 0 {
-		s.Baseline = rt.out.Baseline
-	}
 	s.Latency = rt.r.cfg.Now().Sub(start)
 	s.Budget = rt.r.cfg.Budget.State()
 	rt.out.Steps = append(rt.out.Steps, s)
 	rt.out.Cost += s.Cost
 	return &rt.out.Steps[len(rt.out.Steps)-1]
 }
-
 func (rt *route) bypass() {
 	start := rt.r.cfg.Now()
 	in := rt.in
@@ -283,10 +294,12 @@ func (rt *route) bypass() {
 	rt.out.Decision = in.Triage.Decision
 	rt.out.Analysis = a
 	rt.out.Bypassed = true
+	rt.settle(true)
 }
 
-// chooseTier decides whether the cheap model is tried first, and why.
-func (rt *route) chooseTier(fpBase openrecall.NanoUSD) (bool, string) {
+// chooseTier decides whether the cheap model confirms the memory's proposal,
+// and why.
+func (rt *route) chooseTier() (bool, string) {
 	in, r := rt.in, rt.r
 	t := in.Triage
 	switch {
@@ -305,30 +318,23 @@ func (rt *route) chooseTier(fpBase openrecall.NanoUSD) (bool, string) {
 	if err != nil {
 		return false, "pricing the cheap model failed (" + err.Error() + "): strong model"
 	}
-	if cheapWorst > fpBase {
-		return false, fmt.Sprintf("cheap worst case %s would pass the fingerprint baseline %s: strong model", cheapWorst, fpBase)
+	if cheapWorst > rt.expected {
+		return false, fmt.Sprintf("cheap worst case %s would pass the baseline %s (strong analysis at %d expected completion tokens): strong model",
+			cheapWorst, rt.expected, r.cfg.ExpectedCompletionTokens)
 	}
 	guard := ""
 	if in.Guard.Reason != "" {
 		guard = " (" + in.Guard.Reason + ")"
 	}
-	return true, fmt.Sprintf("strong consistent %s memory (%d/%d strong matches, confidence %.2f) the guard did not bypass%s: cheap model first, worst case %s within the fingerprint baseline %s",
-		t.Decision, t.ConsistentCount, t.StrongCount, t.Confidence, guard, cheapWorst, fpBase)
+	return true, fmt.Sprintf("strong consistent %s memory (%d/%d strong matches, confidence %.2f) the guard did not bypass%s: cheap model confirms, worst case %s within the baseline %s",
+		t.Decision, t.ConsistentCount, t.StrongCount, t.Confidence, guard, cheapWorst, rt.expected)
 }
 
-// callResult is how one analysis step ended.
-type callResult struct {
-	done    bool // the route is finished (accepted, escalated or stopped)
-	outcome string
-	reason  string
-}
-
-// analyse makes one model call of the given tier, unless the run budget or
-// the conservation allowance forbids it, gates the answer and records the
-// step. spent is what the alert's analysis has cost so far; allowance caps
-// spent plus this call's worst case. For the strong tier every failure
-// escalates.
-func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason string, spent, allowance openrecall.NanoUSD) callResult {
+// analyse makes the one model call of the given tier, unless the run budget
+// forbids it, gates the answer, records the step and settles the baseline.
+// Every failure escalates the alert to a person: a call not made (budget,
+// pricing) or a model error without analysis, a failed answer with it.
+func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason string) {
 	r := rt.r
 	start := r.cfg.Now()
 	m, priced, maxTokens := r.cfg.Strong, r.strongPriced, r.cfg.StrongMaxTokens
@@ -339,16 +345,14 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 	worst, err := r.cfg.Prices.Cost(priced, rt.prompt, maxTokens)
 	if err != nil {
 		step.Skipped, step.Outcome = true, openrecall.OutcomeModelError
-		return rt.stop(step, start, "pricing failed: "+err.Error())
-	}
-	if spent+worst > allowance {
-		step.Skipped, step.Outcome = true, OutcomeOverBaseline
-		return rt.stop(step, start, fmt.Sprintf("worst case %s on top of %s spent would pass the always-strong baseline %s", worst, spent, allowance))
+		rt.stop(step, start, "pricing failed: "+err.Error())
+		return
 	}
 	if !r.cfg.Budget.Reserve(worst) {
 		st := r.cfg.Budget.State()
 		step.Skipped, step.Outcome = true, openrecall.OutcomeBudgetExceeded
-		return rt.stop(step, start, fmt.Sprintf("run budget: worst case %s of this call would pass the budget (%s spent of %s)", worst, st.Spent, st.Limit))
+		rt.stop(step, start, fmt.Sprintf("run budget: worst case %s of this call would pass the budget (%s spent of %s); escalated without analysis", worst, st.Spent, st.Limit))
+		return
 	}
 	req := rt.req
 	req.MaxTokens = maxTokens
@@ -358,10 +362,12 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 		r.cfg.Budget.Settle(worst, 0)
 		if errors.Is(callErr, ErrUnavailable) {
 			step.Outcome = openrecall.OutcomeUnavailable
-			return rt.stop(step, start, "escalated to a person: model unavailable: "+callErr.Error())
+			rt.stop(step, start, "escalated to a person: model unavailable: "+callErr.Error())
+			return
 		}
 		step.Outcome = openrecall.OutcomeModelError
-		return rt.fail(tier, step, start, nil, "model error: "+callErr.Error())
+		rt.stop(step, start, "model error: "+callErr.Error()+"; escalated without analysis")
+		return
 	}
 	// A live answer's usage wins. A deterministic answer is priced on the
 	// estimates, its completion capped at maxTokens as a provider would stop
@@ -384,27 +390,18 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 	r.cfg.Budget.Settle(worst, cost)
 	step.Model, step.Live = priced, resp.Live
 	step.PromptTokens, step.CompletionTokens, step.Cost = promptTok, complTok, cost
-	if tier == openrecall.TierStrong && resp.Live && promptTok > rt.prompt {
-		// The baseline is priced on the same prompt: the provider's count of
-		// it wins over the estimate.
-		if b, err := r.cfg.Prices.Cost(r.strongPriced, promptTok, r.cfg.StrongMaxTokens); err == nil && b > rt.out.Baseline {
-			rt.out.Baseline = b
-			if len(rt.out.Steps) > 0 {
-				rt.out.Steps[0].Baseline = b
-			}
-		}
-	}
 	v := r.gate(rt.in, resp.Text)
 	step.Outcome, step.Proposed = v.outcome, v.proposed
 	if v.outcome != openrecall.OutcomeAccepted {
-		return rt.fail(tier, step, start, v.analysis, v.reason)
+		rt.fail(m, step, start, v.analysis, v.reason)
+		return
 	}
 	a := *v.analysis
 	a.Live, a.Model = resp.Live, m.Name()
 	rt.add(step, start)
 	rt.out.Decision = a.Decision
 	rt.out.Analysis = &a
-	return callResult{done: true, outcome: v.outcome}
+	rt.settle(tier == openrecall.TierCheap)
 }
 
 // completeSafely calls the model and turns a panic into an error, so one bad
@@ -421,26 +418,23 @@ func completeSafely(ctx context.Context, m Model, req Request) (resp Response, e
 	return m.Complete(ctx, req)
 }
 
-// stop records a skipped step and escalates the alert.
-func (rt *route) stop(step openrecall.RouteStep, start time.Time, why string) callResult {
+// stop records a step whose model gave no answer (no call made, or the call
+// failed) and escalates the alert without analysis.
+func (rt *route) stop(step openrecall.RouteStep, start time.Time, why string) {
 	step.EscalationReason = why
 	rt.add(step, start)
 	rt.out.Decision = openrecall.DecisionEscalated
 	rt.out.Analysis = nil
-	return callResult{done: true, outcome: step.Outcome, reason: why}
+	rt.out.Unanalysed = true
+	rt.settle(false)
 }
 
-// fail records a failed model answer. A cheap failure hands over to the
-// strong model; a strong failure escalates the alert, keeping the parsed
-// analysis (if any) for the person, with its decision set to escalated and
-// its citations limited to recalled memories.
-func (rt *route) fail(tier openrecall.Tier, step openrecall.RouteStep, start time.Time, parsed *openrecall.Analysis, why string) callResult {
-	if tier == openrecall.TierCheap {
-		step.EscalationReason = "cheap answer " + step.Outcome + ": " + why + "; handed to the strong model"
-		rt.add(step, start)
-		return callResult{outcome: step.Outcome, reason: why}
-	}
-	step.EscalationReason = "strong answer " + step.Outcome + ": " + why + "; escalated to a person"
+// fail records a model answer that failed the gate and escalates the alert
+// to a person, keeping the parsed analysis (if any) for them, with its
+// decision set to escalated and its citations limited to recalled memories.
+// No other model is called after it.
+func (rt *route) fail(m Model, step openrecall.RouteStep, start time.Time, parsed *openrecall.Analysis, why string) {
+	step.EscalationReason = string(step.Tier) + " answer " + step.Outcome + ": " + why + "; escalated to a person"
 	rt.add(step, start)
 	rt.out.Decision = openrecall.DecisionEscalated
 	rt.out.Analysis = nil
@@ -448,13 +442,13 @@ func (rt *route) fail(tier openrecall.Tier, step openrecall.RouteStep, start tim
 		a := *parsed
 		proposed := a.Decision
 		a.Decision = openrecall.DecisionEscalated
-		a.Model = rt.r.cfg.Strong.Name()
+		a.Model = m.Name()
 		a.Live = step.Live
 		a.CitedMemory = knownIDs(a.CitedMemory, rt.in.Matches)
-		a.Summary = strings.TrimSpace(fmt.Sprintf("Escalated for a person: the model proposed %q but its answer %s (%s). %s", proposed, step.Outcome, why, a.Summary))
+		a.Summary = strings.TrimSpace(fmt.Sprintf("Escalated for a person: the %s model proposed %q but its answer %s (%s). %s", step.Tier, proposed, step.Outcome, why, a.Summary))
 		rt.out.Analysis = &a
 	}
-	return callResult{done: true, outcome: step.Outcome, reason: why}
+	rt.settle(false)
 }
 
 func knownIDs(ids []string, matches []openrecall.Match) []string {

@@ -67,14 +67,24 @@ func checkInvariants(t *testing.T, r *routing.Router, in routing.Input, out rout
 	if sum != out.Cost {
 		t.Errorf("Output.Cost %d != sum of step costs %d", out.Cost, sum)
 	}
-	if out.Baseline <= 0 {
-		t.Errorf("baseline %d not positive", out.Baseline)
+	if out.Cost > out.Baseline {
+		t.Errorf("conservation: cost %d > baseline %d", out.Cost, out.Baseline)
 	}
-	if fb := r.FingerprintBaseline(in.Alert); out.Cost > out.Baseline+fb {
-		t.Errorf("conservation: cost %d > baseline %d + fingerprint baseline %d", out.Cost, out.Baseline, fb)
+	if calls > 1 {
+		t.Errorf("%d model calls: the strong model must never follow the cheap one", calls)
 	}
-	if calls <= 1 && out.Cost > out.Baseline {
-		t.Errorf("conservation: one call cost %d > analysis baseline %d", out.Cost, out.Baseline)
+	saves := out.Bypassed || len(out.Steps) == 1 && out.Steps[0].Tier == openrecall.TierCheap && out.Steps[0].Outcome == openrecall.OutcomeAccepted
+	switch {
+	case saves && out.Baseline <= 0:
+		t.Errorf("a spared strong call has baseline %d, want > 0", out.Baseline)
+	case !saves && out.Baseline != out.Cost:
+		t.Errorf("no strong call spared, yet baseline %d != cost %d", out.Baseline, out.Cost)
+	}
+	if out.Unanalysed && (out.Decision != openrecall.DecisionEscalated || out.Analysis != nil) {
+		t.Errorf("escalated without analysis, yet decision %s analysis %v", out.Decision, out.Analysis)
+	}
+	if r.ExpectedCompletionTokens() <= 0 {
+		t.Errorf("expected completion %d", r.ExpectedCompletionTokens())
 	}
 	if !out.Decision.Valid() {
 		t.Errorf("decision %q outside the closed set", out.Decision)
@@ -132,7 +142,7 @@ func TestRoute(t *testing.T) {
 	strong := func(answer func(routing.Request) (routing.Response, error)) routing.Model {
 		return &fakeModel{name: "fake-strong", priced: "gpt-4o", answer: answer}
 	}
-	cheapWorst := worst(t, benignInput(openrecall.SeverityCritical), "gpt-4o-mini", routing.DefaultCheapMaxTokens)
+	cheapWorst := worst(t, benignInput(openrecall.SeverityLow), "gpt-4o-mini", routing.DefaultCheapMaxTokens)
 
 	tests := []struct {
 		name         string
@@ -157,17 +167,15 @@ func TestRoute(t *testing.T) {
 			in:           benignInput(openrecall.SeverityLow),
 			want:         []stepView{analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeAccepted)},
 			wantDecision: openrecall.DecisionKnownBenign,
-			wantReason:   "cheap model first",
+			wantReason:   "cheap model confirms",
 		},
 		{
-			name: "cheap gate-failed then strong",
-			in:   benignInput(openrecall.SeverityCritical),
-			want: []stepView{
-				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed),
-				analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted),
-			},
-			wantDecision: openrecall.DecisionKnownBenign,
-			wantReason:   "cheap model first",
+			name:         "cheap gate-failed escalates to a person, no strong call",
+			in:           benignInput(openrecall.SeverityCritical),
+			want:         []stepView{analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantReason:   "cheap model confirms",
+			wantEsc:      "cheap answer gate-failed",
 		},
 		{
 			name:         "attack forces strong",
@@ -203,15 +211,12 @@ func TestRoute(t *testing.T) {
 			wantEsc:      "run budget",
 		},
 		{
-			name: "budget exceeded before the second call",
-			in:   benignInput(openrecall.SeverityCritical),
-			cfg:  routing.Config{Budget: routing.NewBudget(cheapWorst)},
-			want: []stepView{
-				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed),
-				skipped(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeBudgetExceeded),
-			},
+			name:         "budget exceeded before the cheap call",
+			in:           benignInput(openrecall.SeverityLow),
+			cfg:          routing.Config{Budget: routing.NewBudget(cheapWorst - 1)},
+			want:         []stepView{skipped(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeBudgetExceeded)},
 			wantDecision: openrecall.DecisionEscalated,
-			wantEsc:      "run budget",
+			wantEsc:      "escalated without analysis",
 		},
 		{
 			name:         "strong model error escalates",
@@ -232,14 +237,12 @@ func TestRoute(t *testing.T) {
 			wantEsc:      "panicked",
 		},
 		{
-			name: "cheap model error hands over to strong",
-			in:   benignInput(openrecall.SeverityLow),
-			cfg:  routing.Config{Cheap: cheap(failing("timeout"))},
-			want: []stepView{
-				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeModelError),
-				analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted),
-			},
-			wantDecision: openrecall.DecisionKnownBenign,
+			name:         "cheap model error escalates without analysis",
+			in:           benignInput(openrecall.SeverityLow),
+			cfg:          routing.Config{Cheap: cheap(failing("timeout"))},
+			want:         []stepView{analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeModelError)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "timeout",
 		},
 		{
 			name:         "cited unknown memory id fails the gate",
@@ -250,14 +253,12 @@ func TestRoute(t *testing.T) {
 			wantEsc:      "inc_made_up",
 		},
 		{
-			name: "cheap cites unknown memory: strong follows",
-			in:   benignInput(openrecall.SeverityLow),
-			cfg:  routing.Config{Cheap: cheap(fixed(`{"decision":"known_benign","confidence":0.9,"cited_memory_ids":["inc_a","inc_zzz"]}`))},
-			want: []stepView{
-				analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed),
-				analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted),
-			},
-			wantDecision: openrecall.DecisionKnownBenign,
+			name:         "cheap cites unknown memory: escalated",
+			in:           benignInput(openrecall.SeverityLow),
+			cfg:          routing.Config{Cheap: cheap(fixed(`{"decision":"known_benign","confidence":0.9,"cited_memory_ids":["inc_a","inc_zzz"]}`))},
+			want:         []stepView{analysis(openrecall.TierCheap, "gpt-4o-mini", openrecall.OutcomeGateFailed)},
+			wantDecision: openrecall.DecisionEscalated,
+			wantEsc:      "inc_zzz",
 		},
 		{
 			name:         "benign on attack refused even when vet accepts",
@@ -318,7 +319,7 @@ func TestRoute(t *testing.T) {
 			wantEsc:      "below the gate",
 		},
 		{
-			name: "cheap that does not fit under the fingerprint baseline is skipped",
+			name: "cheap that does not fit under the baseline is not tried",
 			in:   benignInput(openrecall.SeverityLow),
 			cfg: func() routing.Config {
 				p := routing.DefaultPrices()
@@ -327,7 +328,7 @@ func TestRoute(t *testing.T) {
 			}(),
 			want:         []stepView{analysis(openrecall.TierStrong, "gpt-4o", openrecall.OutcomeAccepted)},
 			wantDecision: openrecall.DecisionKnownBenign,
-			wantReason:   "would pass the fingerprint baseline",
+			wantReason:   "would pass the baseline",
 		},
 		{
 			name:         "no cheap model configured",
@@ -403,8 +404,12 @@ func TestRouteBypassAnalysis(t *testing.T) {
 	if s.Live || s.Cost != 0 || s.PromptTokens != 0 || s.Proposed != openrecall.DecisionKnownBenign {
 		t.Errorf("bypass step %+v: want not live, free, no tokens, proposing known_benign", s)
 	}
-	if want := worst(t, in, "gpt-4o", routing.DefaultStrongMaxTokens); out.Baseline != want {
-		t.Errorf("bypass baseline %d, want strong worst case %d", out.Baseline, want)
+	// gpt-4o: $2.50 and $10 per million tokens, 2500 and 10000 nano-dollars
+	// a token; the expected completion is the default 220 tokens, never the
+	// 800-token cap.
+	prompt := routing.EstimatePromptTokens(routing.BuildPrompt(in))
+	if want := openrecall.NanoUSD(prompt*2500 + 220*10000); out.Baseline != want {
+		t.Errorf("bypass baseline %d, want %d (%d prompt tokens, 220 expected completion)", out.Baseline, want, prompt)
 	}
 }
 
@@ -413,7 +418,7 @@ func TestRouteStepAccounting(t *testing.T) {
 	b := routing.NewBudget(openrecall.NanoPerDollar)
 	r := newRouter(t, routing.Config{Strong: local.NewStrong(), Cheap: local.NewCheap(), Budget: b})
 	out := r.Route(context.Background(), in)
-	if len(out.Steps) != 2 {
+	if len(out.Steps) != 1 {
 		t.Fatalf("steps %+v", out.Steps)
 	}
 	prompt := routing.EstimatePromptTokens(routing.BuildPrompt(in))
@@ -434,11 +439,11 @@ func TestRouteStepAccounting(t *testing.T) {
 			t.Errorf("step %d: the local model must never be reported live", i)
 		}
 	}
-	if out.Steps[0].Proposed != openrecall.DecisionEscalated || out.Steps[1].Proposed != openrecall.DecisionKnownBenign {
-		t.Errorf("proposals %s, %s", out.Steps[0].Proposed, out.Steps[1].Proposed)
+	if out.Steps[0].Proposed != openrecall.DecisionEscalated || out.Decision != openrecall.DecisionEscalated {
+		t.Errorf("proposal %s, decision %s", out.Steps[0].Proposed, out.Decision)
 	}
-	if out.Analysis == nil || out.Analysis.Live || out.Analysis.Model != "local-strong" {
-		t.Errorf("analysis %+v: want the local-strong analysis, not live", out.Analysis)
+	if out.Analysis == nil || out.Analysis.Live || out.Analysis.Model != "local-cheap" {
+		t.Errorf("analysis %+v: want the cheap answer attached for the person, not live", out.Analysis)
 	}
 }
 
@@ -454,9 +459,11 @@ func TestRouteLiveUsage(t *testing.T) {
 	if !s.Live || s.PromptTokens != est+100 || s.CompletionTokens != 50 || s.Model != "gpt-4o-2024-08-06" {
 		t.Errorf("step %+v: want the live usage and the reported model", s)
 	}
-	wantBase, _ := routing.DefaultPrices().Cost("gpt-4o", est+100, routing.DefaultStrongMaxTokens)
-	if out.Baseline != wantBase || s.Baseline != wantBase {
-		t.Errorf("baseline %d / step %d, want %d priced on the provider's prompt count", out.Baseline, s.Baseline, wantBase)
+	// The strong model ran: its baseline is what it was billed, priced on
+	// the provider's counts at 2500 and 10000 nano-dollars a token.
+	wantBase := openrecall.NanoUSD((est+100)*2500 + 50*10000)
+	if out.Cost != wantBase || out.Baseline != wantBase || s.Baseline != wantBase {
+		t.Errorf("cost %d, baseline %d / step %d, want both %d", out.Cost, out.Baseline, s.Baseline, wantBase)
 	}
 	if !out.Analysis.Live || out.Analysis.Model != "live-strong" {
 		t.Errorf("analysis %+v", out.Analysis)
@@ -464,25 +471,26 @@ func TestRouteLiveUsage(t *testing.T) {
 	checkInvariants(t, r, in, out)
 }
 
-func TestRouteOverBaseline(t *testing.T) {
-	// A live cheap model that reports far more usage than it was allowed:
-	// it is charged what it reports, and the strong follow-up that would
-	// pass the baseline is not made.
+func TestRouteCheapBilledAboveBaseline(t *testing.T) {
+	// A live cheap model that reports far more usage than the estimate: it
+	// is charged what it reports, its answer stands, no strong call
+	// follows, and the alert saves nothing (its baseline is its cost).
 	in := benignInput(openrecall.SeverityLow)
 	cheap := &fakeModel{name: "live-cheap", priced: "gpt-4o-mini", answer: func(routing.Request) (routing.Response, error) {
-		return routing.Response{Text: `{"decision":"escalated","confidence":0.1}`, PromptTokens: 5_000_000, CompletionTokens: 10, Live: true}, nil
+		return routing.Response{Text: `{"decision":"known_benign","confidence":0.9}`, PromptTokens: 5_000_000, CompletionTokens: 10, Live: true}, nil
 	}}
 	strong := &fakeModel{name: "fake-strong", priced: "gpt-4o", answer: fixed(`{"decision":"known_benign","confidence":0.9}`)}
 	r := newRouter(t, routing.Config{Strong: strong, Cheap: cheap})
 	out := r.Route(context.Background(), in)
-	want := []stepView{
-		{Step: openrecall.StepAnalysis, Tier: openrecall.TierCheap, Model: "gpt-4o-mini", Outcome: openrecall.OutcomeGateFailed},
-		{Step: openrecall.StepAnalysis, Tier: openrecall.TierStrong, Model: "gpt-4o", Outcome: routing.OutcomeOverBaseline, Skipped: true},
-	}
+	want := []stepView{{Step: openrecall.StepAnalysis, Tier: openrecall.TierCheap, Model: "gpt-4o-mini", Outcome: openrecall.OutcomeAccepted}}
 	if diff := cmp.Diff(want, view(out.Steps)); diff != "" {
 		t.Fatalf("steps (-want +got):\n%s", diff)
 	}
-	if strong.calls.Load() != 0 || out.Decision != openrecall.DecisionEscalated {
+	// gpt-4o-mini: 150 and 600 nano-dollars a token.
+	if wantCost := openrecall.NanoUSD(5_000_000*150 + 10*600); out.Cost != wantCost || out.Baseline != wantCost {
+		t.Errorf("cost %d, baseline %d, want both %d", out.Cost, out.Baseline, wantCost)
+	}
+	if strong.calls.Load() != 0 || out.Decision != openrecall.DecisionKnownBenign {
 		t.Errorf("strong calls %d, decision %s", strong.calls.Load(), out.Decision)
 	}
 }
@@ -513,6 +521,7 @@ func TestNew(t *testing.T) {
 		{"negative price", routing.Config{Strong: strong, Vet: vet, Prices: routing.Prices{"gpt-4o": {InputPerMillion: -1}}}, openrecall.ErrInvalid},
 		{"negative tokens", routing.Config{Strong: strong, Vet: vet, StrongMaxTokens: -1}, openrecall.ErrInvalid},
 		{"gate above one", routing.Config{Strong: strong, Vet: vet, GateConfidence: 1.5}, openrecall.ErrInvalid},
+		{"negative expected completion", routing.Config{Strong: strong, Vet: vet, ExpectedCompletionTokens: -1}, openrecall.ErrInvalid},
 		{"ok", routing.Config{Strong: strong, Cheap: local.NewCheap(), Vet: vet}, nil},
 	}
 	for _, tt := range tests {

@@ -37,7 +37,11 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
+	b.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			b.Error(err)
+		}
+	})
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		b.Fatal(err)
@@ -65,7 +69,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 	}
 	r, err := routing.New(routing.Config{
 		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(),
-		CheapMaxTokens: 400, StrongMaxTokens: 800, FingerprintMaxTokens: 120, GateConfidence: 0.6,
+		CheapMaxTokens: 400, StrongMaxTokens: 800, GateConfidence: 0.6,
 		Vet: triage.Vet, Now: fixedNow,
 	})
 	if err != nil {
@@ -111,6 +115,9 @@ func BenchmarkAnalyzeQueue(b *testing.B) {
 	})
 }
 
+// benchKey keys the benchmark's audit chain and cost chain.
+var benchKey, _ = audit.NewKey(bytes.Repeat([]byte{7}, audit.KeySize))
+
 func benchQueue(b *testing.B, queue []byte, workers int, persist bool) {
 	p := newBenchPipeline(b)
 	ctx := context.Background()
@@ -121,7 +128,8 @@ func benchQueue(b *testing.B, queue []byte, workers int, persist bool) {
 	for b.Loop() {
 		var sink workflow.Sink
 		if persist {
-			sink = memory.Sink{Seal: audit.Seal, Store: p.store}
+			sealer := audit.NewSealer(benchKey)
+			sink = memory.Sink{Seal: sealer.Seal, SealCosts: sealer.SealCosts, Store: p.store}
 		}
 		w := p.workflow(b, fmt.Sprintf("bench-%d", run), sink)
 		run++

@@ -40,20 +40,32 @@ type Summary struct {
 	Decisions  map[openrecall.Decision]int `json:"decisions"`
 	ModelCalls map[string]int              `json:"model_calls"`
 	LiveCalls  int                         `json:"live_calls"`
-	Cost       openrecall.NanoUSD          `json:"cost_nano_usd"`
-	Baseline   openrecall.NanoUSD          `json:"baseline_nano_usd"`
+	// Unanalysed counts triaged alerts escalated without analysis (no model
+	// answered: budget spent or model unavailable); UnanalysedBaseline is
+	// their baseline, which is their cost: they never save.
+	Unanalysed         int                `json:"escalated_without_analysis"`
+	UnanalysedBaseline openrecall.NanoUSD `json:"escalated_without_analysis_baseline_nano_usd"`
+	Cost               openrecall.NanoUSD `json:"cost_nano_usd"`
+	Baseline           openrecall.NanoUSD `json:"baseline_nano_usd"`
 }
 
-// Savings returns baseline minus cost.
+// Savings returns baseline minus cost: what the spared strong calls
+// (bypasses and passing cheap answers) would have cost, less the cheap
+// calls made instead.
 func (s Summary) Savings() openrecall.NanoUSD { return s.Baseline - s.Cost }
 
-// SavingsPercent returns the savings as a percentage of the baseline, 0 when
-// the baseline is 0.
+// AnalysedBaseline returns the baseline of the alerts that were analysed
+// (bypassed or answered by a model): the whole baseline less that of the
+// alerts escalated without analysis.
+func (s Summary) AnalysedBaseline() openrecall.NanoUSD { return s.Baseline - s.UnanalysedBaseline }
+
+// SavingsPercent returns the savings as a percentage of the baseline of
+// the analysed alerts, 0 when it is 0.
 func (s Summary) SavingsPercent() float64 {
-	if s.Baseline == 0 {
+	if s.AnalysedBaseline() == 0 {
 		return 0
 	}
-	return 100 * float64(s.Savings()) / float64(s.Baseline)
+	return 100 * float64(s.Savings()) / float64(s.AnalysedBaseline())
 }
 
 func (s *Summary) add(r openrecall.Result) {
@@ -68,6 +80,10 @@ func (s *Summary) add(r openrecall.Result) {
 		s.Decisions[r.Decision]++
 		if r.Bypassed {
 			s.Bypassed++
+		}
+		if r.EscalatedWithoutAnalysis {
+			s.Unanalysed++
+			s.UnanalysedBaseline += r.Baseline
 		}
 	}
 	for _, st := range r.Steps {
@@ -273,6 +289,9 @@ func (w *Workflow) persist(ctx context.Context, batch []openrecall.Result, point
 func pointTier(r openrecall.Result) openrecall.Tier {
 	if r.Bypassed {
 		return "bypass"
+	}
+	if r.EscalatedWithoutAnalysis {
+		return costcurve.TierUnanalysed
 	}
 	cheap, strong := false, false
 	for _, s := range r.Steps {

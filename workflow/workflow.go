@@ -15,10 +15,11 @@ import (
 	"github.com/openrecall/openrecall/triage"
 )
 
-// Fingerprinter reduces an alert to its Alert DNA. fingerprint.Extractor
-// satisfies it.
+// Fingerprinter reduces an alert to its Alert DNA and its identity.
+// fingerprint.Extractor satisfies it.
 type Fingerprinter interface {
 	Extract(a openrecall.Alert) openrecall.Fingerprint
+	Identify(a openrecall.Alert) openrecall.Identity
 }
 
 // Recaller finds what analysts decided before on similar fingerprints.
@@ -31,7 +32,6 @@ type Recaller interface {
 // routing.Router satisfies it.
 type Router interface {
 	Route(ctx context.Context, in routing.Input) routing.Output
-	FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD
 }
 
 // Sink persists the audit trail and the cost curve of a run, in input order.
@@ -162,6 +162,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	fp := w.cfg.Fingerprinter.Extract(a)
 	res.Fingerprint = fp
 	res.FingerprintID = fp.ID()
+	res.Identity = w.cfg.Fingerprinter.Identify(a)
 
 	if a.Status == openrecall.StatusResolved {
 		res.Outcome = openrecall.ResultResolved
@@ -173,11 +174,10 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 
 	res.Outcome = openrecall.ResultTriaged
 	fpStep := openrecall.RouteStep{
-		Step:     openrecall.StepFingerprint,
-		Reason:   "deterministic rules: " + fp.String(),
-		Outcome:  openrecall.OutcomeOK,
-		Baseline: w.cfg.Router.FingerprintBaseline(a),
-		Latency:  w.now().Sub(fpStart),
+		Step:    openrecall.StepFingerprint,
+		Reason:  "deterministic rules: " + fp.String(),
+		Outcome: openrecall.OutcomeOK,
+		Latency: w.now().Sub(fpStart),
 	}
 
 	var matches []openrecall.Match
@@ -220,6 +220,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	res.Steps = append([]openrecall.RouteStep{intakeStep, fpStep}, out.Steps...)
 	res.Decision = out.Decision
 	res.Bypassed = out.Bypassed
+	res.EscalatedWithoutAnalysis = out.Unanalysed
 	res.Analysis = out.Analysis
 	w.log.Debug("analysed",
 		zap.String("alert", a.ID),

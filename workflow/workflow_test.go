@@ -33,7 +33,11 @@ func newPipeline(t *testing.T) *pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +53,7 @@ func (p *pipeline) workflow(t *testing.T, budget *routing.Budget, sink workflow.
 	t.Helper()
 	r, err := routing.New(routing.Config{
 		Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(),
-		CheapMaxTokens: 400, StrongMaxTokens: 800, FingerprintMaxTokens: 120, GateConfidence: 0.6,
+		CheapMaxTokens: 400, StrongMaxTokens: 800, GateConfidence: 0.6,
 		Vet: triage.Vet, Budget: budget, Now: fixedNow,
 	})
 	if err != nil {

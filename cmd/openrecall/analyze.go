@@ -37,13 +37,21 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 
 Formats are detected per file and per line (--format forces one). A malformed record is
 reported with its position and reason, appears as a rejected result, and the rest of the queue
-is processed; the exit status is then 3. Results go to stdout; the summary goes to stderr.`,
+is processed; the exit status is then 3. Alerts no model could analyse (the --budget-usd cap
+reached, or the model unavailable) are escalated to a person without analysis, marked
+"escalated_without_analysis" in JSON results and counted in the summary; they save nothing, and
+the exit status is then 6 (3 wins when records were also rejected). Results go to stdout; the
+summary goes to stderr.`,
+		Example: `  openrecall analyze examples/queue.jsonl
+  openrecall analyze -o jsonl --workers 4 queue.jsonl > results.jsonl
+  openrecall analyze --format alertmanager -o json - < webhook.json
+  openrecall analyze --budget-usd 0.50 queue.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.workers < 1 {
@@ -56,7 +64,7 @@ is processed; the exit status is then 3. Results go to stdout; the summary goes 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "table", "result format: table, json or jsonl")
+	addOutputFlag(cmd, &opts.output)
 	f.StringVar(&opts.format, "format", "auto", "input format: auto, jsonl, json, alertmanager, prometheus, pagerduty, text")
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
@@ -93,19 +101,19 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 
 	st, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 
 	var budget *routing.Budget
 	if b := cfg.Budget(); b > 0 {
 		budget = routing.NewBudget(b)
 	}
-	wf, err := a.newWorkflow(cfg, st, opts.rules, budget, true)
+	wf, err := a.newWorkflow(ctx, cfg, st, opts.rules, budget, true)
 	if err != nil {
 		return err
 	}
@@ -114,7 +122,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err := w.begin(); err != nil {
 		return err
 	}
-	prog := newProgress(a.errOut, a.stderrTTY, a.now)
+	prog := newProgress(a.rawErrOut, a.stderrTTY, a.now)
 	if f, ok := in.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			prog.total = fi.Size()
@@ -122,10 +130,8 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	}
 	reader := intake.NewReader(&countingReader{r: in, n: &prog.read}, intake.Options{Format: format, Source: source})
 	rejects := &rejectReporter{w: a.errOut, limit: 20}
-	unavailable := &unanalysed{}
 	emit := func(r openrecall.Result) error {
 		rejects.report(r)
-		unavailable.see(r)
 		return w.write(r)
 	}
 	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update}, emit)
@@ -134,14 +140,30 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err := w.end(sum); err != nil && runErr == nil {
 		runErr = err
 	}
-	printSummary(a.errOut, sum, budget)
 	if runErr != nil {
+		printSummary(a.errOut, sum, budget)
 		return runErr
 	}
+	if sum.Records == 0 {
+		return noAlerts(source)
+	}
+	printSummary(a.errOut, sum, budget)
 	if sum.Rejected > 0 {
 		return &exitError{code: exitPartial}
 	}
-	return unavailable.err()
+	if sum.Unanalysed > 0 {
+		return &exitError{code: exitUnanalysed}
+	}
+	return nil
+}
+
+// noAlerts is the error of a command whose input held no alert at all
+// (an empty file, or only blank and comment lines): exit status 3.
+func noAlerts(source string) error {
+	if source == "-" {
+		source = "standard input"
+	}
+	return &exitError{code: exitPartial, err: fmt.Errorf("no alerts in %s", source)}
 }
 
 // resultWriter streams results to stdout in one of the output formats.
@@ -160,24 +182,19 @@ func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultW
 }
 
 func (rw *resultWriter) begin() error {
-	switch rw.format {
-	case "json":
-		_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
-		return err
-	case "table":
-		_, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
-			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY")
-		return err
+	if rw.format != outputJSON {
+		return nil
 	}
-	return nil
+	_, err := fmt.Fprintf(rw.w, "{\"mode\":%s,\"results\":[\n", mustJSON(rw.mode))
+	return err
 }
 
 func (rw *resultWriter) write(r openrecall.Result) error {
 	defer func() { rw.n++ }()
 	switch rw.format {
-	case "jsonl":
+	case outputJSONL:
 		return rw.enc.Encode(r)
-	case "json":
+	case outputJSON:
 		if rw.n > 0 {
 			if _, err := io.WriteString(rw.w, ",\n"); err != nil {
 				return err
@@ -189,6 +206,13 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 		}
 		_, err = rw.w.Write(b)
 		return err
+	}
+	// The table's header waits for the first result: no alerts, no table.
+	if rw.n == 0 {
+		if _, err := fmt.Fprintf(rw.w, "%-16s %-24s %-14s %-13s %-10s %-10s %-12s %s\n",
+			"POSITION", "ALERT", "DECISION", "ROUTE", "COST", "BASELINE", "FINGERPRINT", "SUMMARY"); err != nil {
+			return err
+		}
 	}
 	pos := r.Position
 	pos.Source = ""
@@ -210,7 +234,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 }
 
 func (rw *resultWriter) end(sum workflow.Summary) error {
-	if rw.format == "json" {
+	if rw.format == outputJSON {
 		_, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum))
 		return err
 	}
@@ -276,8 +300,12 @@ func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
 		calls[k] = v
 	}
 	fmt.Fprintf(w, "  bypasses  %d memory bypasses (no model call); model calls: %s\n", s.Bypassed, countList(calls))
-	fmt.Fprintf(w, "  cost      %s against an always-strong baseline of %s: savings %s (%.1f%%)\n",
-		s.Cost, s.Baseline, s.Savings(), s.SavingsPercent())
+	fmt.Fprintf(w, "  cost      %s; baseline %s (the strong model on every analysed alert, at its expected completion)\n", s.Cost, s.Baseline)
+	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n",
+		s.Savings(), s.SavingsPercent(), s.Triaged-s.Unanalysed)
+	if s.Unanalysed > 0 {
+		fmt.Fprintf(w, "  escalated without analysis  %d alerts (no model answered: budget spent or model unavailable); not counted as savings\n", s.Unanalysed)
+	}
 	if budget != nil {
 		bs := budget.State()
 		fmt.Fprintf(w, "  budget    %s spent of %s\n", bs.Spent, bs.Limit)

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/memory"
@@ -25,15 +25,58 @@ import (
 	"github.com/openrecall/openrecall/workflow"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes: one table for every command (DESIGN §11), documented in
+// README.md and in the root command's help.
 const (
 	exitOK          = 0 // success
-	exitFailure     = 1 // the command failed (I/O, database, configuration)
-	exitUsage       = 2 // bad flags or arguments
-	exitPartial     = 3 // finished, but some input records were rejected
+	exitFailure     = 1 // nothing, or not everything, could be done
+	exitUsage       = 2 // bad flags, arguments or command
+	exitPartial     = 3 // some input records were rejected, or the input held no alerts
 	exitTampered    = 4 // audit verify found an edited or deleted entry
+	exitUnsafeEval  = 5 // eval found alerts whose truth is real or an attack bypassed
+	exitUnanalysed  = 6 // some alerts were escalated without analysis (budget spent, model unavailable)
 	exitInterrupted = 130
 )
+
+// exitTable lists the exit codes in precedence order: when several apply,
+// the first one listed is the status. Help text and README are written
+// from it.
+var exitTable = []struct {
+	code    int
+	short   string // a few words, for every command's help footer
+	meaning string
+}{
+	{exitUsage, "usage", "usage error: unknown command, bad flags or arguments"},
+	{exitFailure, "failure", "failure: nothing, or not everything, could be done"},
+	{exitTampered, "tampered", "audit trail tampered (audit verify)"},
+	{exitUnsafeEval, "unsafe eval", "eval found an unsafe bypass"},
+	{exitPartial, "rejected input or no alerts", "some input records were rejected, or the input held no alerts"},
+	{exitUnanalysed, "escalated without analysis", "some alerts were escalated without analysis (budget spent or model unavailable)"},
+	{exitOK, "success", "success"},
+	{exitInterrupted, "interrupted", "interrupted (SIGINT or SIGTERM)"},
+}
+
+// firstExit returns, of the codes that apply, the one the exit table lists
+// first; exitOK when none is given.
+func firstExit(codes ...int) int {
+	for _, row := range exitTable {
+		for _, c := range codes {
+			if c == row.code {
+				return c
+			}
+		}
+	}
+	return exitOK
+}
+
+// exitTableText renders the exit table for help output.
+func exitTableText(indent string) string {
+	var b strings.Builder
+	for _, row := range exitTable {
+		fmt.Fprintf(&b, "%s%-4d %s\n", indent, row.code, row.meaning)
+	}
+	return b.String()
+}
 
 // exitError carries an exit code; a nil err means nothing more to print.
 type exitError struct {
@@ -60,6 +103,8 @@ type streams struct {
 	out       io.Writer
 	errOut    io.Writer
 	stderrTTY bool
+	// rawErrOut is errOut before sanitizing, for the progress line.
+	rawErrOut io.Writer
 }
 
 func newStreams(in *os.File, out, errOut *os.File) streams {
@@ -75,6 +120,9 @@ type app struct {
 	logFormat  string
 	log        *zap.Logger
 	now        func() time.Time
+	// auditKeyFile overrides where the audit key file is (tests); empty
+	// means $OPENRECALL_AUDIT_KEY_FILE or the user's config directory.
+	auditKeyFile string
 	// newBatch names a run; nil means the time plus a random suffix, so two
 	// runs started in the same microsecond still get their own cost curves.
 	newBatch func() string
@@ -110,6 +158,15 @@ func (a *app) setupLogger() error {
 	}
 	a.log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(a.errOut), lvl))
 	return nil
+}
+
+// closeLogged closes c, a store or an input file, when a command ends.
+// Every write was committed or flushed before, so a failure loses nothing:
+// it is logged, not made the command's error.
+func (a *app) closeLogged(what string, c io.Closer) {
+	if err := c.Close(); err != nil && a.log != nil {
+		a.log.Warn("close "+what, zap.Error(err))
+	}
 }
 
 func (a *app) syncLogger() {
@@ -153,25 +210,44 @@ func expandHome(p string) string {
 	return p
 }
 
+// openStore opens the memory database for writing, creating it when
+// missing. memory.Open's errors already name the file.
 func (a *app) openStore(ctx context.Context, cfg config.Config) (*memory.Store, error) {
+	return a.openDB(ctx, cfg, false)
+}
+
+// openReadStore opens an existing memory database read-only: no file or
+// directory is created, nothing is migrated, no write lock is taken.
+func (a *app) openReadStore(ctx context.Context, cfg config.Config) (*memory.Store, error) {
+	return a.openDB(ctx, cfg, true)
+}
+
+func (a *app) openDB(ctx context.Context, cfg config.Config, readOnly bool) (*memory.Store, error) {
 	path, err := a.resolveDB(cfg)
 	if err != nil {
 		return nil, err
 	}
-	st, err := memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now})
-	if err != nil {
-		return nil, fmt.Errorf("open memory %s: %w", path, err)
-	}
-	return st, nil
+	return memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, ReadOnly: readOnly})
 }
 
-// store loads the configuration and opens the memory database it names.
+// store loads the configuration and opens the memory database it names
+// for writing.
 func (a *app) store(ctx context.Context) (*memory.Store, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, err
 	}
 	return a.openStore(ctx, cfg)
+}
+
+// readStore loads the configuration and opens the memory database it
+// names read-only.
+func (a *app) readStore(ctx context.Context) (*memory.Store, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	return a.openReadStore(ctx, cfg)
 }
 
 func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extractor, error) {
@@ -188,7 +264,7 @@ func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extra
 			return nil, fmt.Errorf("rules: %w", err)
 		}
 		extra, err := fingerprint.LoadRules(f, path)
-		f.Close()
+		_ = f.Close() // read to the end already; closing a read-only file loses nothing
 		if err != nil {
 			return nil, err
 		}
@@ -211,16 +287,16 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 // token limits and gate.
 func newRouter(cfg config.Config, cheap, strong routing.Model, budget *routing.Budget, now func() time.Time, mode openrecall.Mode) (*routing.Router, openrecall.Mode, error) {
 	r, err := routing.New(routing.Config{
-		Cheap:                cheap,
-		Strong:               strong,
-		Prices:               cfg.PriceTable(),
-		CheapMaxTokens:       cfg.Models.CheapMaxTokens,
-		StrongMaxTokens:      cfg.Models.StrongMaxTokens,
-		FingerprintMaxTokens: cfg.Models.FingerprintMaxTokens,
-		GateConfidence:       cfg.Triage.GateConfidence,
-		Vet:                  triage.Vet,
-		Budget:               budget,
-		Now:                  now,
+		Cheap:                    cheap,
+		Strong:                   strong,
+		Prices:                   cfg.PriceTable(),
+		CheapMaxTokens:           cfg.Models.CheapMaxTokens,
+		StrongMaxTokens:          cfg.Models.StrongMaxTokens,
+		ExpectedCompletionTokens: cfg.Models.StrongExpectedCompletionTokens,
+		GateConfidence:           cfg.Triage.GateConfidence,
+		Vet:                      triage.Vet,
+		Budget:                   budget,
+		Now:                      now,
 	})
 	if err != nil {
 		return nil, mode, err
@@ -229,7 +305,7 @@ func newRouter(cfg config.Config, cheap, strong routing.Model, budget *routing.B
 }
 
 // newWorkflow wires the whole pipeline over an open store.
-func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
+func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
 	ex, err := a.extractor(cfg, rulesFlag)
 	if err != nil {
 		return nil, err
@@ -237,6 +313,20 @@ func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string,
 	r, mode, err := a.router(cfg, budget)
 	if err != nil {
 		return nil, err
+	}
+	// The strong model's expected completion is the running mean of the
+	// strong completions this memory has recorded, frozen now for the whole
+	// run (so --workers N prices as a sequential run does); the configured
+	// default holds until there is one.
+	seen, err := st.StrongCompletions(context.Background(), r.StrongPricedAs())
+	if err != nil {
+		return nil, err
+	}
+	if mean, ok := seen.Mean(); ok && mean != cfg.Models.StrongExpectedCompletionTokens {
+		cfg.Models.StrongExpectedCompletionTokens = mean
+		if r, mode, err = a.router(cfg, budget); err != nil {
+			return nil, err
+		}
 	}
 	wc := workflow.Config{
 		Fingerprinter:  ex,
@@ -250,7 +340,11 @@ func (a *app) newWorkflow(cfg config.Config, st *memory.Store, rulesFlag string,
 		Logger:         a.log,
 	}
 	if persist {
-		wc.Sink = memory.Sink{Store: st, Seal: audit.Seal}
+		sealer, err := a.sealer(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
 	}
 	return workflow.New(wc)
 }
@@ -262,17 +356,32 @@ func run(ctx context.Context, args []string, s streams) int {
 }
 
 func (a *app) execute(ctx context.Context, args []string) int {
+	// Everything printed passes through the one sanitizer, so stored or
+	// input text cannot steer the terminal; the progress line alone writes
+	// its own control sequences, to the raw stream. Standard output also
+	// remembers its first write failure (a full disk is exit 1, not 0).
+	stdout := &stickyWriter{w: a.out}
+	a.rawErrOut = a.errOut
+	out, errOut := &safeWriter{w: stdout}, &safeWriter{w: a.errOut}
+	a.out, a.errOut = out, errOut
+	defer func() { _ = out.Flush(); _ = errOut.Flush() }()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(a.in)
 	root.SetOut(a.out)
 	root.SetErr(a.errOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	defer a.syncLogger()
-	return a.exitCode(ctx, err)
+	code := a.exitCode(ctx, cmd, err)
+	if stdout.err != nil && !errors.Is(err, stdout.err) {
+		fmt.Fprintf(a.errOut, "openrecall: write standard output: %v\n", stdout.err)
+		code = firstExit(code, exitFailure)
+	}
+	return code
 }
 
-func (a *app) exitCode(ctx context.Context, err error) int {
+// exitCode reports err once on stderr and maps it to the exit table.
+func (a *app) exitCode(ctx context.Context, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -286,13 +395,14 @@ func (a *app) exitCode(ctx context.Context, err error) int {
 		}
 	case ctx.Err() != nil:
 		code = exitInterrupted
-	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),
-		strings.HasPrefix(err.Error(), "unknown shorthand flag"):
-		code = exitUsage
 	}
 	fmt.Fprintf(a.errOut, "openrecall: %v\n", err)
 	if code == exitUsage {
-		fmt.Fprintln(a.errOut, "Run 'openrecall --help' for usage.")
+		path := "openrecall"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(a.errOut, "Run '%s --help' for usage.\n", path)
 	}
 	return code
 }

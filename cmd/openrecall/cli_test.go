@@ -71,6 +71,8 @@ func decodeResults(t *testing.T, jsonl string) []openrecall.Result {
 }
 
 func TestAnalyzeExampleJSONGolden(t *testing.T) {
+	t.Setenv(envAuditKey, strings.Repeat("ab", 32)) // a fixed key: stable audit hashes
+	batchSeq = 0                                    // batch names as in the golden file, whichever tests ran first
 	db := seededDB(t)
 	r := runCLI(t, "", "--db", db, "analyze", "--output", "json", "../../examples/queue.jsonl")
 	if r.code != exitOK {
@@ -158,8 +160,10 @@ func TestAnalyzeExampleShowsBypassesAndSavings(t *testing.T) {
 }
 
 func TestAnalyzeWorkersEquivalentAndRepeatable(t *testing.T) {
-	db := seededDB(t)
+	// Each run starts from the same memory (a run records its strong
+	// completions, whose mean prices the next run's baselines).
 	run := func(workers string) []openrecall.Result {
+		db := seededDB(t)
 		r := runCLI(t, "", "--db", db, "analyze", "--output", "jsonl", "--workers", workers, "../../examples/queue.jsonl")
 		if r.code != exitOK {
 			t.Fatalf("--workers %s: exit %d\n%s", workers, r.code, r.stderr)
@@ -237,7 +241,7 @@ func TestAuditVerifyDetectsEditedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sqldb.Close()
+	defer func() { _ = sqldb.Close() }()
 	if _, err := sqldb.Exec(`UPDATE audit_entries SET reason = 'nothing to see here' WHERE sequence = 7`); err == nil {
 		t.Fatal("a plain UPDATE of an audit entry succeeded; the append-only trigger should refuse it")
 	}

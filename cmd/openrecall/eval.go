@@ -17,10 +17,6 @@ import (
 	"github.com/openrecall/openrecall/workflow"
 )
 
-// exitUnsafeEval is the exit status of an eval run that found false
-// bypasses: alerts whose truth is real or an attack, closed without a model.
-const exitUnsafeEval = 5
-
 // Defaults of `openrecall eval`, the figures `make eval` reports.
 const (
 	evalDefaultSeed = 20260101
@@ -67,7 +63,7 @@ first), 1 on a bad corpus or another failure, 2 on bad flags.`,
   openrecall eval --corpus ./my-corpus --modes`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", opts.output, "table", "json"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.corpus != "" && (cmd.Flags().Changed("seed") || cmd.Flags().Changed("size")) {
@@ -83,7 +79,7 @@ first), 1 on a bad corpus or another failure, 2 on bad flags.`,
 	f.StringVar(&opts.corpus, "corpus", "", "replay the labelled corpus in this directory instead of generating one")
 	f.Uint64Var(&opts.seed, "seed", evalDefaultSeed, "seed of the generated corpus")
 	f.IntVar(&opts.size, "size", evalDefaultSize, "alerts in the generated corpus")
-	f.StringVarP(&opts.output, "output", "o", "table", "report format: table or json")
+	addOutputFlag(cmd, &opts.output)
 	f.BoolVar(&opts.modes, "modes", false, "run every memory backend × model mode and print one row per mode")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
 	a.modelFlags.bind(f)
@@ -124,9 +120,12 @@ func evalRun(ctx context.Context, a *app, opts *evalOptions) error {
 	if opts.modes {
 		out.Modes = rows
 	}
-	if opts.output == "json" {
+	switch opts.output {
+	case outputJSON:
 		err = eval.WriteJSON(a.out, out)
-	} else {
+	case outputJSONL:
+		err = writeJSON(a.out, outputJSONL, out)
+	default:
 		err = eval.WriteTable(a.out, out)
 	}
 	if err != nil {
@@ -217,8 +216,7 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	st, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Logger: a.log, Now: a.now})
 	if err != nil {
 		release()
-		os.RemoveAll(dir)
-		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", err)
+		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, os.RemoveAll(dir)))
 	}
 	closeAll := func() error { release(); return errors.Join(st.Close(), os.RemoveAll(dir)) }
 	wc := workflow.Config{
@@ -255,6 +253,8 @@ func newEvalGenCmd(a *app) *cobra.Command {
 		Long: `Write the labelled corpus that 'openrecall eval' would generate from --seed and --size into
 DIR/alerts.jsonl and DIR/truth.jsonl, to read, edit or replay with 'openrecall eval --corpus DIR'.
 The same seed and size always write the same bytes.`,
+		Example: `  openrecall eval gen --out ./corpus
+  openrecall eval gen --seed 7 --size 500 --out ./corpus && openrecall eval --corpus ./corpus`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.out == "" {

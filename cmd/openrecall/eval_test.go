@@ -37,10 +37,6 @@ func (o obedient) Route(ctx context.Context, in routing.Input) routing.Output {
 	}
 }
 
-func (o obedient) FingerprintBaseline(a openrecall.Alert) openrecall.NanoUSD {
-	return o.next.FingerprintBaseline(a)
-}
-
 // runEval runs `eval ARGS` with opts (for the test-only wiring hook) and
 // returns the exit code the CLI would give.
 func runEval(t *testing.T, opts *evalOptions, args ...string) runResult {
@@ -54,7 +50,8 @@ func runEval(t *testing.T, opts *evalOptions, args ...string) runResult {
 	cmd.SetErr(&errOut)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	ctx := context.Background()
-	code := a.exitCode(ctx, cmd.ExecuteContext(ctx))
+	ran, err := cmd.ExecuteContextC(ctx)
+	code := a.exitCode(ctx, ran, err)
 	return runResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 

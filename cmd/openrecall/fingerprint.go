@@ -25,16 +25,21 @@ func newFingerprintCmd(a *app) *cobra.Command {
 	opts := &fingerprintOptions{}
 	cmd := &cobra.Command{
 		Use:   "fingerprint [FILE|-]",
-		Short: "Print the Alert DNA of every alert",
-		Long: `Print each alert's six-field Alert DNA: its short id and canonical string
-(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…).
---explain shows which rule set each field. No database is opened.`,
+		Short: "Print the identity and Alert DNA of every alert",
+		Long: `Print each alert's six-field Alert DNA — its short id and canonical string
+(error_class=…;service_role=…;dependency_pattern=…;signal_shape=…;attack_pattern=…;environment=…) —
+and its identity, last: "rule @ service", or "-" when it has none.
+--explain shows which label or rule set each identity part and each field.
+No database is opened.`,
+		Example: `  openrecall fingerprint examples/queue.jsonl
+  openrecall fingerprint --explain alert.json
+  openrecall fingerprint -o jsonl --rules my-rules.yaml - < queue.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json", "jsonl"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			return fingerprintRun(a, opts)
@@ -43,8 +48,8 @@ func newFingerprintCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "auto", "input format (see analyze --format)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
-	f.BoolVar(&opts.explain, "explain", false, "show the rule behind each field")
-	f.StringVarP(&opts.output, "output", "o", "table", "table, json or jsonl")
+	f.BoolVar(&opts.explain, "explain", false, "show the label or rule behind each identity part and field")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -55,7 +60,10 @@ type fingerprintLine struct {
 	ID          string                  `json:"fingerprint_id,omitempty"`
 	Canonical   string                  `json:"canonical,omitempty"`
 	Fingerprint *openrecall.Fingerprint `json:"fingerprint,omitempty"`
-	Evidence    []fingerprint.Evidence  `json:"evidence,omitempty"`
+	Identity    *openrecall.Identity    `json:"identity,omitempty"`
+	// IdentityEvidence says which label or rule set each identity part.
+	IdentityEvidence []fingerprint.Evidence `json:"identity_evidence,omitempty"`
+	Evidence         []fingerprint.Evidence `json:"evidence,omitempty"`
 }
 
 func fingerprintRun(a *app, opts *fingerprintOptions) error {
@@ -75,9 +83,10 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 	r := intake.NewReader(in, intake.Options{Format: format, Source: source})
-	rejected := 0
+	rejected, records := 0, 0
+	doc := &jsonArray{w: a.out} // -o json: one array of every line
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -92,14 +101,30 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 			l = fingerprintLine{Position: rec.Err.Position, Error: rec.Err.Reason}
 		} else {
 			fp, ev := ex.Explain(rec.Alert)
-			l = fingerprintLine{Position: rec.Alert.Position, AlertID: rec.Alert.ID, ID: fp.ID(), Canonical: fp.String(), Fingerprint: &fp}
+			id, idEv := ex.ExplainIdentity(rec.Alert)
+			l = fingerprintLine{Position: rec.Alert.Position, AlertID: rec.Alert.ID, ID: fp.ID(), Canonical: fp.String(), Fingerprint: &fp, Identity: &id}
 			if opts.explain {
 				l.Evidence = ev
+				l.IdentityEvidence = idEv
 			}
 		}
-		if err := printFingerprintLine(a.out, opts.output, l); err != nil {
+		records++
+		if opts.output == outputJSON {
+			err = doc.add(l)
+		} else {
+			err = printFingerprintLine(a.out, opts.output, l)
+		}
+		if err != nil {
 			return err
 		}
+	}
+	if opts.output == outputJSON {
+		if err := doc.close(); err != nil {
+			return err
+		}
+	}
+	if records == 0 {
+		return noAlerts(source)
 	}
 	if rejected > 0 {
 		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
@@ -109,7 +134,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 }
 
 func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
-	if format != "table" {
+	if format != outputTable {
 		return json.NewEncoder(w).Encode(l)
 	}
 	pos := l.Position
@@ -118,10 +143,11 @@ func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
 		_, err := fmt.Fprintf(w, "%-16s rejected: %s\n", pos.String(), l.Error)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical); err != nil {
+	// The identity comes last and whole: clipped, two rules could look alike.
+	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical, l.Identity.String()); err != nil {
 		return err
 	}
-	for _, e := range l.Evidence {
+	for _, e := range append(l.IdentityEvidence, l.Evidence...) {
 		if _, err := fmt.Fprintf(w, "    %-18s = %-20s from %s (%s)\n", e.Field, e.Value, e.Source, e.Rule); err != nil {
 			return err
 		}

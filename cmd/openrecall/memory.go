@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,8 +25,11 @@ func newMemoryCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "Seed, import, export and inspect the memory database",
+		Example: `  openrecall memory seed
+  openrecall memory export backup.jsonl
+  openrecall memory stats`,
 	}
-	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a))
+	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a), newMemoryMigrateCmd(a))
 	return cmd
 }
 
@@ -53,6 +57,9 @@ intake format, fingerprinted with the current rules; its id becomes the source a
 "fingerprint" (a canonical fingerprint, with an optional "alert_id"). Without FILE the bundled
 example's seed is used. Seeding twice stores nothing new. Bad lines are reported with their line
 number and the rest is seeded (exit status 3).`,
+		Example: `  openrecall memory seed
+  openrecall memory seed decisions.jsonl
+  openrecall --db team.db memory seed - < decisions.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
@@ -80,7 +87,7 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		if err != nil {
 			return err
 		}
-		defer rc.Close()
+		defer a.closeLogged("input", rc)
 		in, source = rc, src
 	}
 	ex, err := a.extractor(cfg, rules)
@@ -91,13 +98,24 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	br := bufio.NewReaderSize(in, 64<<10)
 	created, known, bad := 0, 0, 0
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
+	for line := 1; ; line++ {
+		raw, size, rerr := readRecordLine(br, memory.MaxRecordBytes)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return fmt.Errorf("read %s: line %d: %w", source, line, rerr)
+		}
+		if errors.Is(rerr, io.EOF) && size == 0 {
+			break
+		}
+		if size > memory.MaxRecordBytes {
+			bad++
+			fmt.Fprintf(a.errOut, "openrecall: %s: line %d: record is %d bytes, over the limit of %d bytes\n", source, line, size, memory.MaxRecordBytes)
+			continue
+		}
+		b := bytes.TrimSpace(raw)
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
@@ -116,9 +134,6 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		}
 		bad++
 		fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %v\n", source, line, err)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", source, err)
 	}
 	fmt.Fprintf(a.out, "seeded %d memories from %s: %d new, %d already known, %d rejected\n", created+known, source, created, known, bad)
 	if bad > 0 {
@@ -175,6 +190,8 @@ func newMemoryImportCmd(a *app) *cobra.Command {
 		Long: `Import incidents (the JSON Lines that 'memory export' writes). Existing memories are
 kept; equivalent ones are recognised by their dedupe key and not stored twice. Bad lines are
 reported with their line number and the rest is imported (exit status 3).`,
+		Example: `  openrecall memory import backup.jsonl
+  openrecall --db old.db memory export | openrecall --db new.db memory import -`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -182,12 +199,12 @@ reported with their line number and the rest is imported (exit status 3).`,
 			if err != nil {
 				return err
 			}
-			defer in.Close()
+			defer a.closeLogged("input", in)
 			st, err := a.store(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			rep, err := st.Import(ctx, in)
 			if err != nil {
 				return err
@@ -209,21 +226,28 @@ func newMemoryExportCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export [FILE|-]",
 		Short: "Write every memory as JSON Lines (oldest first)",
-		Args:  maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Example: `  openrecall memory export backup.jsonl
+  openrecall memory export | jq -r .decision | sort | uniq -c`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			out := a.out
 			if len(args) == 1 && args[0] != "-" {
 				f, err := os.Create(args[0])
 				if err != nil {
 					return err
 				}
-				defer f.Close()
+				// The export is only complete once the file is closed.
+				defer func() {
+					if cerr := f.Close(); cerr != nil && err == nil {
+						err = fmt.Errorf("export to %s: %w", args[0], cerr)
+					}
+				}()
 				out = f
 			}
 			bw := bufio.NewWriter(out)
@@ -245,30 +269,59 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Summarise the memory database",
-		Args:  exactArgs(0),
+		Example: `  openrecall memory stats
+  openrecall --db team.db memory stats -o json`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", output, "table", "json"); err != nil {
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			s, err := st.Stats(ctx)
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return json.NewEncoder(a.out).Encode(s)
+			if output != outputTable {
+				return writeJSON(a.out, output, s)
 			}
 			printStats(a.out, s)
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &output)
 	return cmd
+}
+
+func newMemoryMigrateCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create the memory database, or upgrade its schema to this binary's",
+		Long: `Open the memory database for writing: create it when missing, apply pending schema
+migrations and mark the file as openrecall's. Commands that write (analyze, retain, memory seed
+and import) do this by themselves; read-only commands (audit show and verify, cost, recall,
+memory export and stats) never change the file and refuse an older schema until this is run.`,
+		Example: `  openrecall memory migrate
+  openrecall --db team.db memory migrate`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.closeLogged("memory", st)
+			s, err := st.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.out, "memory database %s is at schema v%d\n", s.Path, s.SchemaVersion)
+			return err
+		},
+	}
 }
 
 func printStats(w io.Writer, s memory.Stats) {
@@ -290,6 +343,35 @@ func printStats(w io.Writer, s memory.Stats) {
 		for _, f := range s.TopFamilies {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\n", f.Count, f.Fingerprint.ID(), f.Fingerprint)
 		}
-		tw.Flush()
+		_ = tw.Flush() // tw writes to w, whose errors the caller's writer keeps
+	}
+}
+
+// readRecordLine reads one line of br without its newline, keeping at most
+// limit bytes of it: a longer line is consumed to its end, not buffered, and
+// only its size is returned. err is io.EOF after the last line.
+func readRecordLine(br *bufio.Reader, limit int) (line []byte, size int, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += len(frag)
+		if size <= limit+2 {
+			line = append(line, frag...)
+		} else {
+			line = nil
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && !errors.Is(err, io.EOF):
+			return nil, 0, err
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if size > 0 && err == nil {
+			size-- // the newline
+		}
+		if size > limit {
+			return nil, size, err
+		}
+		return line, len(line), err
 	}
 }

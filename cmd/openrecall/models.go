@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -16,11 +15,6 @@ import (
 	"github.com/openrecall/openrecall/model/openai"
 	"github.com/openrecall/openrecall/routing"
 )
-
-// exitUnanalysed is the exit status of a run in which some alerts were
-// escalated to a person without analysis (DESIGN §11: budget spent or model
-// unavailable).
-const exitUnanalysed = 6
 
 // modelFlags are the provider flags of analyze and eval; an empty value
 // leaves the configuration's.
@@ -101,32 +95,4 @@ func openaiModels(m config.Models, baseURL, key string, sleep func(context.Conte
 		return nil, nil, err
 	}
 	return cheap, strong, nil
-}
-
-// unanalysed counts the alerts a run escalated to a person because the
-// model was unavailable.
-type unanalysed struct{ n int }
-
-func (u *unanalysed) see(r openrecall.Result) {
-	for _, s := range r.Steps {
-		if s.Outcome == openrecall.OutcomeUnavailable {
-			u.n++
-			return
-		}
-	}
-}
-
-// err is the run's exit when some alerts went unanalysed.
-func (u *unanalysed) err() error {
-	if u.n == 0 {
-		return nil
-	}
-	return &exitError{code: exitUnanalysed, err: errors.New(plural(u.n, "alert was", "alerts were") + " escalated to a person without analysis: model unavailable")}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -77,7 +77,7 @@ func TestAnalyzeWhenTheModelIsUnavailableExits6(t *testing.T) {
 	if r.code != exitUnanalysed {
 		t.Fatalf("exit %d, want %d\n%s", r.code, exitUnanalysed, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "2 alerts were escalated to a person without analysis: model unavailable") {
+	if !strings.Contains(r.stderr, "escalated without analysis  2 alerts (no model answered: budget spent or model unavailable)") {
 		t.Fatalf("stderr does not say why:\n%s", r.stderr)
 	}
 	rs := decodeResults(t, r.stdout)
@@ -89,6 +89,10 @@ func TestAnalyzeWhenTheModelIsUnavailableExits6(t *testing.T) {
 		if res.Decision != openrecall.DecisionEscalated || last.Outcome != openrecall.OutcomeUnavailable ||
 			!strings.Contains(last.EscalationReason, "model unavailable") || len(res.Audit) != len(res.Steps) {
 			t.Fatalf("%s: decision %s, last step %+v, %d audit entries for %d steps", res.Position, res.Decision, last, len(res.Audit), len(res.Steps))
+		}
+		if !res.EscalatedWithoutAnalysis || res.Cost != 0 || res.Baseline != 0 {
+			t.Fatalf("%s: escalated without analysis %v, cost %s, baseline %s: an unanswered call bills and saves nothing",
+				res.Position, res.EscalatedWithoutAnalysis, res.Cost, res.Baseline)
 		}
 	}
 }

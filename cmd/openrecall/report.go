@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/costcurve"
 )
@@ -20,21 +18,24 @@ func newCostCmd(a *app) *cobra.Command {
 	var width, height int
 	cmd := &cobra.Command{
 		Use:   "cost",
-		Short: "Show a run's cost against the always-strong baseline, with its curve",
+		Short: "Show a run's cost against the strong-model baseline, with its curve",
 		Long: `Show the cost curve of a run (the latest one unless --batch names another): totals,
 savings, counts per tier, and the cumulative cost and baseline drawn in the terminal.
 --svg FILE also writes the curve as an SVG image with the savings band shaded.`,
+		Example: `  openrecall cost
+  openrecall cost --batch run-20261130T120000.000000Z-a1b2c3 --svg curve.svg
+  openrecall cost -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", output, "table", "json"); err != nil {
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			if batch == "" {
 				batch, err = st.LatestBatch(ctx)
 				if errors.Is(err, openrecall.ErrNotFound) {
@@ -55,13 +56,21 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				fmt.Fprintf(a.errOut, "openrecall: warning: %v\n", err)
 			}
 			sum := costcurve.Summarize(points)
+			live, err := st.BatchLive(ctx, batch)
+			if err != nil {
+				return err
+			}
+			note := costcurve.EstimatedNote
+			if live {
+				note = costcurve.BilledNote
+			}
 			if svg != "" {
 				f, err := os.Create(svg)
 				if err != nil {
 					return err
 				}
-				if err := costcurve.RenderSVG(f, points, "openrecall cost curve — "+batch); err != nil {
-					f.Close()
+				if err := costcurve.RenderSVGNote(f, points, "openrecall cost curve — "+batch, note); err != nil {
+					_ = f.Close() // the render error is the one to report
 					return err
 				}
 				if err := f.Close(); err != nil {
@@ -69,14 +78,15 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 				}
 				fmt.Fprintf(a.errOut, "wrote %s\n", svg)
 			}
-			if output == "json" {
-				return json.NewEncoder(a.out).Encode(sum)
+			if output != outputTable {
+				return writeJSON(a.out, output, sum)
 			}
 			fmt.Fprintf(a.out, "batch      %s\n", sum.Batch)
-			fmt.Fprintf(a.out, "alerts     %d analysed, %d bypassed by memory\n", sum.Alerts, sum.Bypassed)
+			fmt.Fprintf(a.out, "alerts     %d triaged: %d bypassed by memory, %d escalated without analysis (no model answered; never savings)\n",
+				sum.Alerts, sum.Bypassed, sum.Unanalysed)
 			fmt.Fprintf(a.out, "per tier   %s\n", countList(sum.PerTier))
-			fmt.Fprintf(a.out, "cost       %s\nbaseline   %s (the strong model on every step that could use a model)\nsavings    %s (%.1f%%)\n\n",
-				sum.Cost, sum.Baseline, sum.Savings, sum.SavingsPercent)
+			fmt.Fprintf(a.out, "cost       %s (%s)\nbaseline   %s (the strong model analysing each alert, at its expected completion)\nsavings    %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n\n",
+				sum.Cost, note, sum.Baseline, sum.Savings, sum.SavingsPercent, sum.Alerts-sum.Unanalysed)
 			return costcurve.RenderTerminal(a.out, points, width, height)
 		},
 	}
@@ -85,30 +95,34 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
 	f.StringVar(&svg, "svg", "", "also write the curve as an SVG file")
 	f.IntVar(&width, "width", 72, "terminal chart width in columns")
 	f.IntVar(&height, "height", 16, "terminal chart height in rows")
-	f.StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 
 func newAuditCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
-		Short: "Show and verify the hash-chained audit trail",
+		Short: "Show and verify the keyed, hash-chained audit trail",
+		Example: `  openrecall audit verify
+  openrecall audit show run-20261130T044536.263208Z-89e913-000002`,
 	}
 	var output string
 	show := &cobra.Command{
 		Use:   "show ANALYSIS_ID",
 		Short: "Show the audit entries of one analysis (one per route step)",
-		Args:  exactArgs(1),
+		Example: `  openrecall audit show run-20261130T044536.263208Z-89e913-000002
+  openrecall audit show -o json run-20261130T044536.263208Z-89e913-000002`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("output", output, "table", "json"); err != nil {
+			if err := checkOutput(output); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.store(ctx)
+			st, err := a.readStore(ctx)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer a.closeLogged("memory", st)
 			entries, err := st.AuditByAnalysis(ctx, args[0])
 			if err != nil {
 				return err
@@ -116,10 +130,12 @@ func newAuditCmd(a *app) *cobra.Command {
 			if len(entries) == 0 {
 				return fmt.Errorf("no audit entries for analysis %q: %w", args[0], openrecall.ErrNotFound)
 			}
-			if output == "json" {
-				enc := json.NewEncoder(a.out)
+			switch output {
+			case outputJSON:
+				return writeJSON(a.out, output, entries)
+			case outputJSONL:
 				for _, e := range entries {
-					if err := enc.Encode(e); err != nil {
+					if err := writeJSON(a.out, output, e); err != nil {
 						return err
 					}
 				}
@@ -142,64 +158,29 @@ func newAuditCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	show.Flags().StringVarP(&output, "output", "o", "table", "table or json")
-	verify := &cobra.Command{
-		Use:   "verify",
-		Short: "Check the hash chain: find any edited or deleted entry",
-		Long: `Recompute every audit entry's hash and follow the chain from the first entry to the
-head record. Exit status 0: intact. Exit status 4: an entry was edited, deleted or reordered;
-each problem names the entry.`,
-		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			st, err := a.store(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			v := audit.NewVerifier()
-			n := 0
-			if err := st.WalkAudit(ctx, func(e openrecall.AuditEntry) error {
-				v.Add(e)
-				n++
-				return nil
-			}); err != nil {
-				return err
-			}
-			seq, hash, err := st.AuditHead(ctx)
-			if err != nil {
-				return err
-			}
-			problems := v.Finish(seq, hash)
-			if len(problems) == 0 {
-				fmt.Fprintf(a.out, "audit trail intact: %d entries, head %d %s\n", n, seq, hash)
-				return nil
-			}
-			for _, p := range problems {
-				fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
-			}
-			fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries\n", len(problems), n)
-			return &exitError{code: exitTampered}
-		},
-	}
-	cmd.AddCommand(show, verify)
+	addOutputFlag(show, &output)
+	cmd.AddCommand(show, newAuditVerifyCmd(a), newAuditHeadCmd(a))
 	return cmd
 }
 
 func newConfigCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Show the configuration"}
+	cmd := &cobra.Command{Use: "config", Short: "Show the configuration",
+		Example: `  openrecall config defaults > openrecall.yaml
+  openrecall --config openrecall.yaml config check`}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "defaults",
-		Short: "Print the embedded default configuration (a commented starting point for --config)",
-		Args:  exactArgs(0),
+		Use:     "defaults",
+		Short:   "Print the embedded default configuration (a commented starting point for --config)",
+		Example: `  openrecall config defaults > openrecall.yaml`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := a.out.Write(config.DefaultYAML())
 			return err
 		},
 	}, &cobra.Command{
-		Use:   "check",
-		Short: "Load --config over the defaults and report the first problem, if any",
-		Args:  exactArgs(0),
+		Use:     "check",
+		Short:   "Load --config over the defaults and report the first problem, if any",
+		Example: `  openrecall --config openrecall.yaml config check`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.config()
 			if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +50,7 @@ evidence accumulates until memory can vouch for the family.`,
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "text", "json"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.decision == "" {
@@ -75,7 +74,7 @@ evidence accumulates until memory can vouch for the family.`,
 	f.StringVar(&opts.analyst, "analyst", "", "who decided")
 	f.IntVar(&opts.impact, "impact-minutes", 0, "business impact in minutes")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
-	f.StringVarP(&opts.output, "output", "o", "text", "text or json")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -120,13 +119,13 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 	stored, created, err := st.Retain(ctx, inc)
 	if err != nil {
 		return err
 	}
-	if opts.output == "json" {
-		return json.NewEncoder(a.out).Encode(struct {
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, struct {
 			Created  bool                `json:"created"`
 			Incident openrecall.Incident `json:"incident"`
 		}{created, stored})
@@ -145,7 +144,7 @@ func (a *app) firstAlert(name string) (openrecall.Alert, error) {
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	defer in.Close()
+	defer a.closeLogged("input", in)
 	rec, err := intake.NewReader(in, intake.Options{Source: source}).Next()
 	switch {
 	case errors.Is(err, io.EOF):
@@ -174,12 +173,15 @@ func newRecallCmd(a *app) *cobra.Command {
 		Long: `Show the memories recalled for the first alert of FILE (or standard input), or for
 --fingerprint, with their scores, decisions, notes and dead ends, best first. Only memories
 that agree on error class, service role, environment and attack pattern are recalled.`,
+		Example: `  openrecall recall alert.json
+  openrecall recall -o json --limit 3 alert.json
+  openrecall recall --fingerprint 'error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod'`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.input = args[0]
 			}
-			if err := oneOf("output", opts.output, "table", "json"); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
 			if opts.fingerprint != "" && len(args) == 1 {
@@ -192,7 +194,7 @@ that agree on error class, service role, environment and attack pattern are reca
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.IntVar(&opts.limit, "limit", 0, "memories to show (default: the config's recall_limit)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
-	f.StringVarP(&opts.output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -209,17 +211,17 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 	if limit <= 0 {
 		limit = cfg.Triage.RecallLimit
 	}
-	st, err := a.openStore(ctx, cfg)
+	st, err := a.openReadStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer a.closeLogged("memory", st)
 	matches, err := st.Recall(ctx, fp, limit)
 	if err != nil {
 		return err
 	}
-	if opts.output == "json" {
-		return json.NewEncoder(a.out).Encode(struct {
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, struct {
 			Fingerprint openrecall.Fingerprint `json:"fingerprint"`
 			Matches     []openrecall.Match     `json:"matches"`
 		}{fp, matches})

@@ -59,7 +59,7 @@ func Load(path string) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return Read(f)
 }
 

@@ -111,12 +111,12 @@ func (m *Model) decide(c routing.CaseFile, fp openrecall.Fingerprint) (openrecal
 		case fp.HasAttack():
 			return openrecall.DecisionEscalated, ConfidenceCheapEscalated,
 				"Security signal (" + fp.AttackPattern + "): the cheap analyst does not judge security cases.", false
-		case memoryVouches && proposed.Benign() && severity != openrecall.SeverityCritical:
+		case memoryVouches && proposed.Benign() && !criticalOrUnknown(severity):
 			return proposed, ConfidenceCheapBenign,
 				fmt.Sprintf("Memory says %s (%d of %d strong matches); nothing in the fingerprint contradicts it.", proposed, t.ConsistentCount, t.StrongCount), true
-		case severity == openrecall.SeverityCritical:
+		case criticalOrUnknown(severity):
 			return openrecall.DecisionEscalated, ConfidenceCheapEscalated,
-				"Critical severity: the cheap analyst defers to the strong model.", false
+				fmt.Sprintf("%s severity: the cheap analyst defers to the strong model.", severityWord(severity)), false
 		default:
 			return openrecall.DecisionEscalated, ConfidenceCheapEscalated,
 				"No consistent benign memory: the cheap analyst defers to the strong model.", false
@@ -248,4 +248,19 @@ func placeholders(c routing.CaseFile) *strings.Replacer {
 		ns = "-n " + n + " "
 	}
 	return strings.NewReplacer("{svc}", svc, "{ns}", ns)
+}
+
+// criticalOrUnknown reports whether the cheap analyst must defer on
+// severity: a critical alert, or one whose severity is unknown (DESIGN §6
+// counts an unknown alert as critical).
+func criticalOrUnknown(s openrecall.Severity) bool {
+	return s == openrecall.SeverityCritical || s == openrecall.SeverityUnknown || s == ""
+}
+
+// severityWord names a severity at the start of a sentence.
+func severityWord(s openrecall.Severity) string {
+	if s == openrecall.SeverityCritical {
+		return "Critical"
+	}
+	return "Unknown"
 }

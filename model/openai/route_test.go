@@ -121,6 +121,18 @@ func TestRouteOverTheFake(t *testing.T) {
 			if out.Cost > out.Baseline {
 				t.Fatalf("cost %s above the baseline %s", out.Cost, out.Baseline)
 			}
+			// Honest savings: a model that could not answer escalates
+			// without analysis, billed nothing and saving nothing; a strong
+			// answer or a failed one saves nothing either.
+			if unavailable := last.Outcome == openrecall.OutcomeUnavailable; out.Unanalysed != unavailable ||
+				(unavailable && (out.Cost != 0 || out.Baseline != 0)) {
+				t.Fatalf("unanalysed %v, cost %s, baseline %s after a last outcome %s", out.Unanalysed, out.Cost, out.Baseline, last.Outcome)
+			}
+			if last.Tier == openrecall.TierStrong || last.Outcome != openrecall.OutcomeAccepted {
+				if out.Baseline != out.Cost {
+					t.Fatalf("baseline %s, cost %s: only a passing cheap answer or a bypass saves", out.Baseline, out.Cost)
+				}
+			}
 			if out.Decision.Benign() && tt.in.Fingerprint.HasAttack() {
 				t.Fatalf("an attack closed as %s", out.Decision)
 			}
@@ -141,6 +153,10 @@ func TestBilledCostComesFromUsage(t *testing.T) {
 	s := out.Steps[0]
 	if s.Cost != want || s.PromptTokens != 1234 || s.CompletionTokens != 77 || out.Analysis == nil || !out.Analysis.Live || out.Analysis.Model != "gpt-4o" {
 		t.Fatalf("step %+v analysis %+v: want cost %s from usage 1234/77, live gpt-4o", s, out.Analysis, want)
+	}
+
+	if out.Baseline != want {
+		t.Fatalf("baseline %s: a strong-only live alert's baseline is its billed cost %s", out.Baseline, want)
 	}
 
 	// Without usage the router estimates, and never charges zero.
@@ -204,5 +220,30 @@ func TestHugeCompletionIsBilledAsReported(t *testing.T) {
 	}
 	if got := srv.Received()[0].Request.MaxTokens; got != routing.DefaultStrongMaxTokens {
 		t.Fatalf("max_tokens %d sent, want %d", got, routing.DefaultStrongMaxTokens)
+	}
+}
+
+// A cheap answer that passes the gate is billed from its usage and saves
+// against the strong analysis at its expected completion, never the cap.
+func TestLiveCheapPassSavesAgainstTheExpectedStrongCall(t *testing.T) {
+	in := input(crash, openrecall.Alert{ID: "a1", Title: "KubePodCrashLooping api"}, benignMemory("inc-1"))
+	answer := `{"decision":"known_benign","confidence":0.9,"summary":"s","hypotheses":[],"verification_commands":[],"next_steps":[],"skip_paths":[],"cited_memory_ids":["inc-1"]}`
+	srv := fake.New(nil, fake.Answer(answer, 1100, 60))
+	defer srv.Close()
+	out := cascade(t, srv).Route(context.Background(), in)
+	p := routing.DefaultPrices()
+	cost, err := p.Cost("gpt-4o-mini", 1100, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseline, err := p.Cost("gpt-4o", routing.EstimatePromptTokens(routing.BuildPrompt(in)), routing.DefaultExpectedCompletionTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Steps) != 1 || out.Steps[0].Tier != openrecall.TierCheap || out.Steps[0].Outcome != openrecall.OutcomeAccepted {
+		t.Fatalf("steps %+v: want one accepted cheap step", out.Steps)
+	}
+	if out.Cost != cost || out.Baseline != baseline || out.Unanalysed {
+		t.Fatalf("cost %s baseline %s unanalysed %v, want the billed %s against the expected strong call %s", out.Cost, out.Baseline, out.Unanalysed, cost, baseline)
 	}
 }

@@ -129,7 +129,7 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		if opts.keep {
 			fmt.Fprintf(stderr, "bench: work directory %s\n", dir)
 		} else {
-			defer os.RemoveAll(dir)
+			defer func() { _ = os.RemoveAll(dir) }()
 		}
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -180,8 +180,7 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts, seed %d, %s/%s, GOMAXPROCS %d\n",
 		opts.n, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-	printTable(stdout, rows, jsonRow, intakeRow)
-	return nil
+	return printTable(stdout, rows, jsonRow, intakeRow)
 }
 
 func countsString(c queuegen.Counts) string {
@@ -277,7 +276,7 @@ func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeou
 	if err != nil {
 		return row{}, err
 	}
-	defer devNull.Close()
+	defer func() { _ = devNull.Close() }()
 	var errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, "--db", db, "analyze", "--output", "jsonl", "--workers", strconv.Itoa(workers), queue)
 	cmd.Stdout = devNull
@@ -357,7 +356,7 @@ func decodeJSONLines(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 256<<10), 4<<20)
 	n := 0
@@ -383,7 +382,7 @@ func readIntake(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	rd := intake.NewReader(bufio.NewReaderSize(f, 256<<10), intake.Options{Source: path})
 	n := 0
 	for {
@@ -401,7 +400,7 @@ func readIntake(path string) (int, error) {
 	}
 }
 
-func printTable(w io.Writer, rows []row, jsonRow, intakeRow row) {
+func printTable(w io.Writer, rows []row, jsonRow, intakeRow row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\trecords\tseconds\talerts/s\tpeak RSS MiB\tCPU s\tx json\tx intake\t")
 	for _, r := range rows {
@@ -412,7 +411,7 @@ func printTable(w io.Writer, rows []row, jsonRow, intakeRow row) {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%s\t%.2f\t%s\t%s\t\n", r.name, r.records, r.elapsed.Seconds(), r.perSecond(),
 			rss, r.cpu.Seconds(), ratio(r, jsonRow), ratio(r, intakeRow))
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
 // ratio returns how many times longer r took than base.

@@ -94,7 +94,9 @@ func TestTableRatios(t *testing.T) {
 	intakeRow := row{name: "read+intake.Reader", records: 1000, elapsed: 250 * time.Millisecond}
 	run := row{name: "analyze --workers 1", records: 1000, elapsed: 2 * time.Second, rssBytes: 21 << 20, cpu: 1900 * time.Millisecond}
 	var b strings.Builder
-	printTable(&b, []row{jsonRow, intakeRow, run}, jsonRow, intakeRow)
+	if err := printTable(&b, []row{jsonRow, intakeRow, run}, jsonRow, intakeRow); err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 4 {
 		t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), b.String())

@@ -31,22 +31,22 @@ func sample() ([]truthEntry, []openrecall.Result) {
 	}
 	bypassSteps, bypassAudit := steps(
 		openrecall.RouteStep{Step: openrecall.StepIntake},
-		openrecall.RouteStep{Step: openrecall.StepFingerprint, Baseline: 100},
-		openrecall.RouteStep{Step: openrecall.StepMemoryBypass, Skipped: true, Baseline: 900},
+		openrecall.RouteStep{Step: openrecall.StepFingerprint},
+		openrecall.RouteStep{Step: openrecall.StepMemoryBypass, Skipped: true, Baseline: 1700},
 	)
 	strongSteps, strongAudit := steps(
 		openrecall.RouteStep{Step: openrecall.StepIntake},
-		openrecall.RouteStep{Step: openrecall.StepFingerprint, Baseline: 100},
-		openrecall.RouteStep{Step: openrecall.StepAnalysis, Tier: openrecall.TierStrong, Cost: 300, Baseline: 900},
+		openrecall.RouteStep{Step: openrecall.StepFingerprint},
+		openrecall.RouteStep{Step: openrecall.StepAnalysis, Tier: openrecall.TierStrong, Cost: 300, Baseline: 300},
 	)
 	resolvedSteps, resolvedAudit := steps(openrecall.RouteStep{Step: openrecall.StepIntake, Outcome: openrecall.OutcomeRecorded})
 	results := []openrecall.Result{
 		{Position: openrecall.Position{Source: "q", Line: 1, HasIndex: true}, Outcome: openrecall.ResultTriaged, AnalysisID: "b-0", Mode: mode,
 			Alert: openrecall.Alert{ID: "am-1"}, Fingerprint: openrecall.Fingerprint{ErrorClass: "oomkilled"},
-			Decision: openrecall.DecisionKnownBenign, Bypassed: true, Steps: bypassSteps, Audit: bypassAudit, Baseline: 1000},
+			Decision: openrecall.DecisionKnownBenign, Bypassed: true, Steps: bypassSteps, Audit: bypassAudit, Baseline: 1700},
 		{Position: openrecall.Position{Source: "q", Line: 2}, Outcome: openrecall.ResultTriaged, AnalysisID: "b-1", Mode: mode,
 			Alert: openrecall.Alert{ID: "ssh-1"}, Fingerprint: openrecall.Fingerprint{AttackPattern: "brute_force"},
-			Decision: openrecall.DecisionReal, Steps: strongSteps, Audit: strongAudit, Cost: 300, Baseline: 1000},
+			Decision: openrecall.DecisionReal, Steps: strongSteps, Audit: strongAudit, Cost: 300, Baseline: 300},
 		{Position: openrecall.Position{Source: "q", Line: 3, HasIndex: true}, Outcome: openrecall.ResultResolved, AnalysisID: "b-2", Mode: mode,
 			Alert: openrecall.Alert{ID: "am-2"}, Steps: resolvedSteps, Audit: resolvedAudit},
 	}
@@ -69,7 +69,7 @@ func TestCheckResultsPasses(t *testing.T) {
 	if len(fails) > 0 {
 		t.Fatalf("a valid run failed:\n%s", strings.Join(fails, "\n"))
 	}
-	want := figures{Results: 3, Triaged: 2, Resolved: 1, BypassSteps: 1, Strong: 1, Cost: 300, Baseline: 2000,
+	want := figures{Results: 3, Triaged: 2, Resolved: 1, BypassSteps: 1, Strong: 1, Cost: 300, Baseline: 2000, Saved: 1700,
 		BypassByFamily: map[string]int{"batch-oom": 1}}
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("figures (-want +got):\n%s", diff)
@@ -123,7 +123,11 @@ func TestCheckResultsFails(t *testing.T) {
 		{"cost above baseline", func(_ []truthEntry, rs []openrecall.Result) []openrecall.Result {
 			rs[1].Cost = 1001
 			return rs
-		}, "cost $0.000001 (1001 nano-USD) is above its baseline $0.000001 (1000 nano-USD)"},
+		}, "cost $0.000001 (1001 nano-USD) is above its baseline $0.000000 (300 nano-USD)"},
+		{"a strong answer counted as a saving", func(_ []truthEntry, rs []openrecall.Result) []openrecall.Result {
+			rs[1].Baseline = 1000
+			return rs
+		}, "no strong call was spared, yet baseline $0.000001 (1000 nano-USD) differs from cost $0.000000 (300 nano-USD)"},
 		{"bypass that costs", func(_ []truthEntry, rs []openrecall.Result) []openrecall.Result {
 			rs[0].Cost = 5
 			return rs
@@ -177,9 +181,10 @@ func TestCheckExampleTargets(t *testing.T) {
 		f    figures
 		want []string
 	}{
-		{"met", figures{BypassSteps: 30, Cheap: 1, Strong: 1}, nil},
-		{"too few bypasses", figures{BypassSteps: 29, Cheap: 1, Strong: 1}, []string{"example: 29 memory bypasses, want at least 30"}},
-		{"no tiers", figures{BypassSteps: 40}, []string{"example: the cheap model tier was never used", "example: the strong model tier was never used"}},
+		{"met", figures{BypassSteps: 30, Cheap: 1, Strong: 1, Baseline: 100, Cost: 50}, nil},
+		{"too few bypasses", figures{BypassSteps: 29, Cheap: 1, Strong: 1, Baseline: 100, Cost: 50}, []string{"example: 29 memory bypasses, want at least 30"}},
+		{"no tiers", figures{BypassSteps: 40, Baseline: 100, Cost: 50}, []string{"example: the cheap model tier was never used", "example: the strong model tier was never used"}},
+		{"savings below half", figures{BypassSteps: 40, Cheap: 1, Strong: 1, Baseline: 100, Cost: 51}, []string{"example: savings 49.0%, want at least 50%"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

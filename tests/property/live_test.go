@@ -15,6 +15,7 @@ import (
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/tests/property/gen"
 	"github.com/openrecall/openrecall/tests/property/pbt"
+	"github.com/openrecall/openrecall/workflow"
 )
 
 // liveProperties are the rules of live models (issue 13): whatever an
@@ -23,8 +24,8 @@ import (
 func liveProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
-		pbt.ForAll("P25_live_answers_keep_guard_cost_and_audit",
-			"For any sequence of answers an OpenAI-compatible server gives (valid, invalid JSON, out-of-set decisions, benign verdicts on attacks, unknown citations, 429/5xx with Retry-After, insufficient_quota, 4xx, usage present or absent), every decision is in the closed set, no attack is closed as benign, an answer the gate or the guard refused or a model that could not answer leaves the alert escalated, a bypassed alert makes no call, the server receives exactly one request per live route step, cost ≤ baseline per alert, and every route step has its audit entry.",
+		pbt.ForAll("P32_live_answers_keep_guard_cost_and_audit",
+			"For any sequence of answers an OpenAI-compatible server gives (valid, invalid JSON, out-of-set decisions, benign verdicts on attacks, unknown citations, 429/5xx with Retry-After, insufficient_quota, 4xx, usage present or absent), every decision is in the closed set, no attack is closed as benign, an answer the gate or the guard refused or a model that could not answer leaves the alert escalated, a bypassed alert makes no call, the server receives exactly one request per live route step, cost ≤ baseline per alert, every route step has its audit entry, and savings stay honest (P25 on billed usage: a model that could not answer is escalated without analysis at baseline = cost = 0, a strong answer's baseline is its billed cost).",
 			"LiveRunGen", gen.LiveRunGen(), func(run gen.LiveRun) error {
 				return checkLiveRun(ex, run)
 			},
@@ -36,10 +37,8 @@ func liveProperties() []pbt.Property {
 }
 
 // checkLiveRun runs the input sequentially (one script, one order) against
-// a fake server that answers the script, and checks P25.
-func checkLiveRun(ex interface {
-	Extract(openrecall.Alert) openrecall.Fingerprint
-}, run gen.LiveRun) error {
+// a fake server that answers the script, and checks P32.
+func checkLiveRun(ex workflow.Fingerprinter, run gen.LiveRun) error {
 	srv := fake.New(scriptResponder(run.Script))
 	defer srv.Close()
 	models := func() (routing.Model, routing.Model, openrecall.Mode, error) {
@@ -85,6 +84,9 @@ func checkLiveRun(ex interface {
 				}
 			}
 			accepted = accepted || s.Outcome == openrecall.OutcomeAccepted
+			if s.Outcome == openrecall.OutcomeUnavailable && !r.EscalatedWithoutAnalysis {
+				return fmt.Errorf("unavailable: %s: the model was unavailable, yet the alert is not counted as escalated without analysis", r.Position)
+			}
 		}
 		if !r.Bypassed && !accepted && r.Decision != openrecall.DecisionEscalated {
 			return fmt.Errorf("escalation: %s decided %s with no accepted answer (last step %s: %s)", r.Position, r.Decision,
@@ -94,7 +96,7 @@ func checkLiveRun(ex interface {
 	if calls := srv.Calls(); calls != live {
 		return fmt.Errorf("ledger: the server received %d requests, the route steps show %d live calls", calls, live)
 	}
-	return nil
+	return checkHonestSavings(out)
 }
 
 // scriptResponder answers the script in order, then again from the start;

@@ -103,11 +103,11 @@ func withStores(n int, f func(ctx context.Context, stores []*memory.Store) error
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	var stores []*memory.Store
 	defer func() {
 		for _, s := range stores {
-			s.Close()
+			_ = s.Close()
 		}
 	}()
 	for i := 0; i < n; i++ {
@@ -524,10 +524,10 @@ func memoryCommands(l *latch) commands.Commands {
 		DestroySystemUnderTestFunc: func(sut commands.SystemUnderTest) {
 			s := sut.(*memSUT)
 			if s.store != nil {
-				s.store.Close()
+				_ = s.store.Close()
 			}
 			if s.dir != "" {
-				os.RemoveAll(s.dir)
+				_ = os.RemoveAll(s.dir)
 			}
 		},
 		InitialStateGen: gg.Const(memModel{incidents: map[string]openrecall.Incident{}, latch: l}),

@@ -16,6 +16,10 @@ func registry() []pbt.Property {
 	props = append(props, triageProperties()...)
 	props = append(props, memoryProperties()...)
 	props = append(props, pipelineProperties()...)
+	props = append(props, identityProperties()...)
+	props = append(props, dbFileProperties()...)
+	props = append(props, intakeProperties()...)
+	props = append(props, auditProperties()...)
 	props = append(props, liveProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props

@@ -15,6 +15,7 @@ import (
 func TestRegressions(t *testing.T) {
 	t.Run("P6_one_incident_id_on_two_decisions", regressionOneIncidentIDOnTwoDecisions)
 	t.Run("P2_duration_in_a_duration_slot", regressionDurationInADurationSlot)
+	t.Run("P27_foreign_wal_file", regressionForeignWALFile)
 }
 
 // regressionOneIncidentIDOnTwoDecisions: P6's shrunk counterexample. Two

@@ -55,7 +55,7 @@ func triageProperties() []pbt.Property {
 					return fmt.Errorf("closed set: Decision(%q).Valid() = %v", c.Proposed, got)
 				}
 				ok, reason := triage.Vet(fp, c.Proposed)
-				want := inClosedSet(c.Proposed) && !(isBenign(c.Proposed) && fp.AttackPattern != "")
+				want := inClosedSet(c.Proposed) && (!isBenign(c.Proposed) || fp.AttackPattern == "")
 				if ok != want {
 					return fmt.Errorf("vet: Vet(%s, %q) = %v (%q), want %v", fp, c.Proposed, ok, reason, want)
 				}

@@ -23,6 +23,9 @@ type Family struct {
 	Environment string
 	// Attack tells whether the family carries explicit security signals.
 	Attack bool
+	// Anonymous tells that the family's alerts have no identity: no rule
+	// and no word in the title.
+	Anonymous bool
 }
 
 // AlertFamilies returns families of alerts, as kube-prometheus, node-exporter, Datadog, WAFs and
@@ -96,7 +99,12 @@ type RawAlert struct {
 
 // Alert renders the family with noise n; reverse inserts labels backwards.
 func (r RawAlert) Alert(n Noise, reverse bool) openrecall.Alert {
-	f := AlertFamilies()[r.Family%len(AlertFamilies())]
+	return AlertFamilies()[r.Family%len(AlertFamilies())].Render(n, reverse)
+}
+
+// Render returns an alert of the family with noise n; reverse inserts the
+// labels backwards.
+func (f Family) Render(n Noise, reverse bool) openrecall.Alert {
 	a := openrecall.Alert{
 		ID: "h-" + n.fill("{hex}{pod}"), Format: "jsonl", Title: n.fill(f.Title), Text: n.fill(f.Text),
 		Severity: openrecall.Severity(f.Severity), Service: f.Service, Environment: f.Environment, Status: openrecall.StatusFiring,

@@ -55,6 +55,10 @@ func All() []Named {
 			return ValidNoteVariant(c.Note)
 		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
+		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
+		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
+		{"SeveritySpellingGen", SeveritySpellingGen(), validAs(func(s SeveritySpelling) error { return ValidSpelling(s.Spelling) })},
+		{"EnvironmentSpellingGen", EnvironmentSpellingGen(), validAs(func(s EnvironmentSpelling) error { return ValidSpelling(s.Spelling) })},
 		{"NoteVariantGen", NoteVariantGen(), validAs(ValidNoteVariant)},
 		{"IncidentGen", IncidentGen(), validAs(func(inc openrecall.Incident) error { return inc.Validate() })},
 		{"MemoryMatchGen", MemoryMatchGen(), validAs(ValidMatch)},
@@ -136,6 +140,7 @@ func All() []Named {
 			return nil
 		})},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
+		{"TrailCaseGen", TrailCaseGen(), validAs(ValidTrailCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {

@@ -168,7 +168,7 @@ func ValidID(id string) bool {
 		}
 	}
 	for _, c := range rest {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
 			return false
 		}
 	}

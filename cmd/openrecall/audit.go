@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/memory"
+)
+
+// The audit key comes from OPENRECALL_AUDIT_KEY (64 hex digits), else from
+// the key file: OPENRECALL_AUDIT_KEY_FILE, else audit.key in openrecall's
+// directory under the user's config directory, created on first use.
+const (
+	envAuditKey     = "OPENRECALL_AUDIT_KEY"
+	envAuditKeyFile = "OPENRECALL_AUDIT_KEY_FILE"
+)
+
+// auditKeyPath is where the key file is (or will be created).
+func (a *app) auditKeyPath() (string, error) {
+	if a.auditKeyFile != "" {
+		return a.auditKeyFile, nil
+	}
+	if p := os.Getenv(envAuditKeyFile); p != "" {
+		return expandHome(p), nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("audit key: no user config directory (%v): set %s or %s", err, envAuditKey, envAuditKeyFile)
+	}
+	return filepath.Join(dir, "openrecall", "audit.key"), nil
+}
+
+// loadAuditKey returns the audit key and where it came from, or the zero
+// Key and where it was looked for when there is none.
+func (a *app) loadAuditKey() (audit.Key, string, error) {
+	if v := os.Getenv(envAuditKey); v != "" {
+		k, err := audit.ParseKey(v)
+		if err != nil {
+			return audit.Key{}, "$" + envAuditKey, fmt.Errorf("$%s: %w", envAuditKey, err)
+		}
+		return k, "$" + envAuditKey, nil
+	}
+	path, err := a.auditKeyPath()
+	if err != nil {
+		return audit.Key{}, "", err
+	}
+	k, err := audit.ReadKeyFile(path)
+	if errors.Is(err, audit.ErrNoKey) {
+		return audit.Key{}, path, nil
+	}
+	return k, path, err
+}
+
+// auditKeyOrCreate returns the audit key, creating the key file when there
+// is no key and the trail (keyed with boundKeyID, "" for none) needs no
+// particular one.
+func (a *app) auditKeyOrCreate(boundKeyID, db string) (audit.Key, error) {
+	k, where, err := a.loadAuditKey()
+	switch {
+	case err != nil:
+		return audit.Key{}, err
+	case !k.IsZero():
+		return k, nil
+	case boundKeyID != "":
+		return audit.Key{}, fmt.Errorf("the audit trail in %s is keyed with key %s, but no key was found at %s or in $%s: restore that key file or set %s: %w",
+			db, boundKeyID, where, envAuditKey, envAuditKey, audit.ErrNoKey)
+	}
+	k, err = audit.CreateKeyFile(where, rand.Reader)
+	if err != nil {
+		return audit.Key{}, err
+	}
+	a.log.Info("created audit key file", zap.String("path", where), zap.String("key_id", k.ID()))
+	return k, nil
+}
+
+// sealer returns the keyed sealer for appending to st's trail, binding the
+// key to the trail on first use. A key other than the trail's is refused.
+func (a *app) sealer(ctx context.Context, st *memory.Store) (audit.Sealer, error) {
+	bound, err := st.AuditKeyID(ctx)
+	if err != nil {
+		return audit.Sealer{}, err
+	}
+	k, err := a.auditKeyOrCreate(bound, st.Path())
+	if err != nil {
+		return audit.Sealer{}, err
+	}
+	sign := func(legacyThrough, legacyCosts int64) string { return audit.BoundaryMAC(k, legacyThrough, legacyCosts) }
+	if bound, err = st.BindAuditKey(ctx, k.ID(), sign); err != nil {
+		return audit.Sealer{}, err
+	}
+	if bound != k.ID() {
+		return audit.Sealer{}, fmt.Errorf("the audit trail in %s is keyed with key %s, the key at hand is %s: use that trail's key (%s or the key file): %w",
+			st.Path(), bound, k.ID(), envAuditKey, audit.ErrWrongKey)
+	}
+	return audit.NewSealer(k), nil
+}
+
+// verifyTrail verifies st's whole trail in one snapshot with the key at
+// hand, against cp when it is not nil. create makes a key file when there
+// is none and the trail needs no particular key (for audit head, which
+// signs with it).
+func (a *app) verifyTrail(ctx context.Context, st *memory.Store, cp *audit.Checkpoint, create bool) (audit.Report, audit.Key, error) {
+	k, where, err := a.loadAuditKey()
+	if err != nil {
+		return audit.Report{}, k, err
+	}
+	var tv *audit.TrailVerifier
+	err = st.ReadTrail(ctx, memory.TrailReader{
+		State: func(s memory.TrailState) error {
+			if k.IsZero() && create && s.KeyID == "" {
+				if k, err = a.auditKeyOrCreate("", st.Path()); err != nil {
+					return err
+				}
+			}
+			tv, err = audit.NewTrailVerifier(k, audit.State(s), cp)
+			if errors.Is(err, audit.ErrNoKey) {
+				return fmt.Errorf("%s: %w (looked in $%s and at %s)", st.Path(), err, envAuditKey, where)
+			}
+			if errors.Is(err, audit.ErrWrongKey) {
+				return fmt.Errorf("%s: %w (key from %s)", st.Path(), err, where)
+			}
+			return err
+		},
+		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
+		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
+			tv.Cost(seq, prev, hash, p)
+			return nil
+		},
+	})
+	if err != nil {
+		return audit.Report{}, k, err
+	}
+	return tv.Finish(), k, nil
+}
+
+// readCheckpoint reads --checkpoint: a checkpoint value, or a file holding
+// one.
+func readCheckpoint(arg string) (*audit.Checkpoint, error) {
+	text := arg
+	if !audit.LooksLikeCheckpoint(arg) {
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, fmt.Errorf("--checkpoint: %w", err)
+		}
+		text = string(b)
+	}
+	cp, err := audit.ParseCheckpoint(text)
+	if err != nil {
+		return nil, fmt.Errorf("--checkpoint %s: %w", arg, err)
+	}
+	return &cp, nil
+}
+
+// runAuditVerify is `audit verify`: exit 0 intact, 4 tampered, 1 when it
+// cannot verify (missing or wrong key, bad checkpoint, database error).
+func (a *app) runAuditVerify(ctx context.Context, checkpoint string) error {
+	var cp *audit.Checkpoint
+	if checkpoint != "" {
+		var err error
+		if cp, err = readCheckpoint(checkpoint); err != nil {
+			return err
+		}
+	}
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	rep, _, err := a.verifyTrail(ctx, st, cp, false)
+	if err != nil {
+		return err
+	}
+	if len(rep.Problems) == 0 {
+		fmt.Fprintf(a.out, "audit trail intact: %s\n", describeTrail(rep))
+		return nil
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
+	}
+	fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries and %d cost points\n", len(rep.Problems), rep.Entries, rep.Costs)
+	return &exitError{code: exitTampered}
+}
+
+// describeTrail sums up an intact trail on one line.
+func describeTrail(r audit.Report) string {
+	s := r.State
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d entries, head %d %s", r.Entries, s.HeadSeq, dash(s.HeadHash))
+	if s.LegacyThrough > 0 {
+		fmt.Fprintf(&b, " (entries 1-%d written before keying, unkeyed SHA-256)", s.LegacyThrough)
+	}
+	fmt.Fprintf(&b, "; %d cost points chained", r.Costs)
+	if r.LegacyCosts > 0 {
+		fmt.Fprintf(&b, " (%d stored before chaining, not covered)", r.LegacyCosts)
+	}
+	if s.KeyID != "" {
+		fmt.Fprintf(&b, "; key %s", s.KeyID)
+	}
+	if r.Checkpoint {
+		b.WriteString("; extends the checkpoint")
+	}
+	return b.String()
+}
+
+func newAuditVerifyCmd(a *app) *cobra.Command {
+	var checkpoint string
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the keyed hash chains: find any edited, deleted or reordered entry or cost point",
+		Long: `Read the audit trail in one snapshot (safe while other processes append), recompute
+every audit entry's and cost point's keyed hash, follow both chains from the first link to
+their head records, and check the keyed boundary. With --checkpoint (a value printed by
+'openrecall audit head', or a file holding one) also prove the trail still extends that
+checkpoint: a cut tail, a head rolled back or a chain re-hashed from an earlier point is caught.
+
+Exit status 0: intact. 4: tampered (each problem names the entry or cost point). 1: could not
+verify (the key is missing or is not the trail's, the checkpoint is invalid, a database error).`,
+		Example: `  openrecall audit verify
+  openrecall audit head > /secure/place/openrecall.checkpoint
+  openrecall audit verify --checkpoint /secure/place/openrecall.checkpoint`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runAuditVerify(cmd.Context(), checkpoint)
+		},
+	}
+	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint value or file (from 'openrecall audit head') the trail must extend")
+	return cmd
+}
+
+func newAuditHeadCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "head",
+		Short: "Verify the trail and print a signed checkpoint of its head, to keep elsewhere",
+		Long: `Verify the trail (as 'audit verify' does) and print a checkpoint: the head's sequence and
+hash for audit entries and cost points, and the keyed boundary, signed with the audit key.
+Keep it away from the database (another machine, a ticket, a log store); 'openrecall audit
+verify --checkpoint' later proves the trail still extends it. The audit key is created on first
+use when there is none.
+
+Exit status 0: checkpoint printed. 4: the trail is tampered (no checkpoint). 1: could not
+verify (the key is missing or is not the trail's, a database error).`,
+		Example: `  openrecall audit head > openrecall.checkpoint`,
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			st, err := a.store(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.closeLogged("memory", st)
+			rep, k, err := a.verifyTrail(ctx, st, nil, true)
+			if err != nil {
+				return err
+			}
+			if len(rep.Problems) > 0 {
+				for _, p := range rep.Problems {
+					fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
+				}
+				fmt.Fprintf(a.errOut, "openrecall: no checkpoint: the trail has %d problem(s)\n", len(rep.Problems))
+				return &exitError{code: exitTampered}
+			}
+			cp := audit.NewCheckpoint(k, rep.State)
+			fmt.Fprintln(a.out, cp)
+			fmt.Fprintf(a.errOut, "checkpoint of %s\n", describeTrail(rep))
+			return nil
+		},
+	}
+}

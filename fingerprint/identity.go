@@ -1,0 +1,280 @@
+package fingerprint
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/openrecall/openrecall"
+)
+
+// serviceLabels are the labels that name the service an alert is about, in
+// precedence order (DESIGN §4); "component" is also where intake keeps a
+// PagerDuty payload.component. Hosts, instances, pods and PagerDuty sources
+// are deliberately absent: the same rule on another instance is the same
+// alert.
+var serviceLabels = []string{"service", "app", "app.kubernetes.io/name", "container", "component", "job"}
+
+// Identity evidence: the Field of an Evidence about the identity, and the
+// Rule that names the built-in precedence of DESIGN §4.
+const (
+	IdentityRule       = "rule"
+	IdentityService    = "service"
+	IdentityPrecedence = "identity precedence"
+)
+
+// compiledIdentity is an identity rule of the rules file, ready to match.
+type compiledIdentity struct {
+	name   string
+	rules  map[string]bool
+	re     *regexp.Regexp
+	labels [][]string
+}
+
+func compileIdentity(rules *Rules) ([]compiledIdentity, error) {
+	var out []compiledIdentity
+	for _, ir := range rules.identity {
+		if ir.disabled {
+			continue
+		}
+		if len(ir.labels) == 0 || (len(ir.rules) == 0 && ir.regex == "") {
+			return nil, fmt.Errorf("rules %s (%s): identity: rule %q needs labels and rules or a regex: %w", rules.name, ir.origin, ir.name, openrecall.ErrInvalid)
+		}
+		ci := compiledIdentity{name: ir.name, rules: map[string]bool{}, labels: ir.labels}
+		for _, r := range ir.rules {
+			ci.rules[r] = true
+		}
+		if ir.regex != "" {
+			re, err := compilePattern(ir.regex)
+			if err != nil {
+				return nil, fmt.Errorf("rules %s (%s): identity: rule %q: regex: %v: %w", rules.name, ir.origin, ir.name, err, openrecall.ErrInvalid)
+			}
+			ci.re = re
+		}
+		out = append(out, ci)
+	}
+	return out, nil
+}
+
+// matches reports whether the identity rule applies to the alert rule named
+// lower (lowercased).
+func (c compiledIdentity) matches(lower string) bool {
+	return c.rules[lower] || (c.re != nil && c.re.MatchString(lower))
+}
+
+// Identify returns the alert's identity (DESIGN §4): the rule that fired —
+// an alertname label (in any format; PagerDuty custom_details land in the
+// labels), else a PagerDuty class, else the Template of the summary
+// annotation or title — and the service it fired for: the first present of
+// the service, app, app.kubernetes.io/name, container, component (PagerDuty
+// payload.component) and job labels, else the alert's service (never a
+// PagerDuty source), lowercased, trimmed and whitespace-collapsed. When an
+// identity rule of the rules file matches the rule, the values of its
+// labels follow the service, each after a "/" (a pod's hash suffix or
+// ordinal removed, so the pod names its owner): KubePodCrashLooping of pod
+// checkout-7d9f8b6c5-x2x9z in namespace shop from kube-state-metrics is
+// "KubePodCrashLooping @ kube-state-metrics/shop/checkout". An alert with
+// neither a rule nor a title that holds a word has no identity.
+func (e *Extractor) Identify(a openrecall.Alert) openrecall.Identity {
+	id, _ := e.identify(a, false)
+	return id
+}
+
+// ExplainIdentity returns the identity, as Identify does, with one Evidence
+// per part that set it: Field is IdentityRule or IdentityService, Rule is
+// IdentityPrecedence or "identity NAME" (an identity rule of the rules
+// file), and Source says where the value came from ("label:alertname",
+// "class", "template:summary", "template:title", "label:job", "service").
+func (e *Extractor) ExplainIdentity(a openrecall.Alert) (openrecall.Identity, []Evidence) {
+	return e.identify(a, true)
+}
+
+func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.Identity, []Evidence) {
+	var id openrecall.Identity
+	var ev []Evidence
+	note := func(field, value, rule, source string) {
+		if withEvidence {
+			ev = append(ev, Evidence{Field: field, Value: value, Rule: rule, Source: source})
+		}
+	}
+	pagerduty := a.Format == "pagerduty"
+	switch {
+	case collapse(a.Labels["alertname"]) != "":
+		id.Rule = collapse(a.Labels["alertname"])
+		note(IdentityRule, id.Rule, IdentityPrecedence, SourceLabelPrefix+"alertname")
+	case pagerduty && collapse(a.Labels["class"]) != "":
+		id.Rule = collapse(a.Labels["class"])
+		note(IdentityRule, id.Rule, IdentityPrecedence, "class")
+	case strings.TrimSpace(a.Annotations["summary"]) != "":
+		id.Rule = Template(a.Annotations["summary"])
+		note(IdentityRule, id.Rule, IdentityPrecedence, "template:summary")
+	default:
+		id.Rule = Template(a.Title)
+		note(IdentityRule, id.Rule, IdentityPrecedence, "template:title")
+	}
+	if id.Rule == "" {
+		return openrecall.Identity{}, nil
+	}
+	for _, k := range serviceLabels {
+		if v := normalizeService(a.Labels[k]); v != "" {
+			id.Service = v
+			note(IdentityService, v, IdentityPrecedence, SourceLabelPrefix+k)
+			break
+		}
+	}
+	if id.Service == "" && !pagerduty {
+		if v := normalizeService(a.Service); v != "" {
+			id.Service = v
+			note(IdentityService, v, IdentityPrecedence, SourceService)
+		}
+	}
+	lower := strings.ToLower(id.Rule)
+	for _, ci := range e.identity {
+		if !ci.matches(lower) {
+			continue
+		}
+		parts := []string{}
+		if id.Service != "" {
+			parts = append(parts, id.Service)
+		}
+		var used []string
+		for _, alts := range ci.labels {
+			for _, l := range alts {
+				v := normalizeService(a.Labels[l])
+				if v == "" {
+					continue
+				}
+				if l == "pod" || l == "pod_name" {
+					v = e.podOwner(v)
+				}
+				parts = append(parts, v)
+				used = append(used, SourceLabelPrefix+l)
+				break
+			}
+		}
+		if len(used) > 0 {
+			id.Service = strings.Join(parts, "/")
+			note(IdentityService, id.Service, "identity "+ci.name, strings.Join(used, ", "))
+		}
+		break
+	}
+	return id, ev
+}
+
+// podOwner returns the name of a pod without its hash suffix or ordinal:
+// the Deployment, DaemonSet or StatefulSet that owns it.
+func (e *Extractor) podOwner(pod string) string {
+	if podSuffix.MatchString(pod) {
+		i := strings.LastIndexByte(pod, '-')
+		return pod[:strings.LastIndexByte(pod[:i], '-')]
+	}
+	return e.norm.name(pod)
+}
+
+// IdentityLabels returns the labels that the rules file's identity section
+// makes part of the identity of alerts of the given rule (every alternative,
+// in order), or nil. Two firings of the rule that differ in one of these
+// labels are two alerts: a blackbox probe of another target, a crash loop
+// of another workload.
+func (e *Extractor) IdentityLabels(rule string) []string {
+	lower := strings.ToLower(collapse(rule))
+	for _, ci := range e.identity {
+		if ci.matches(lower) {
+			var out []string
+			for _, alts := range ci.labels {
+				out = append(out, alts...)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// collapse trims s and collapses its runs of white space to one space.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// normalizeService lowercases, trims and whitespace-collapses a service
+// name.
+func normalizeService(s string) string { return strings.ToLower(collapse(s)) }
+
+// templateMasks are the variable parts a template masks before it splits
+// the text into words, in order. Each has one group, the text before the
+// part that is kept; the part itself becomes the digit "0", so the word that
+// holds it is masked whole like any word with a digit, whatever the value's
+// shape.
+var templateMasks = []*regexp.Regexp{
+	regexp.MustCompile(`()\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`),                                 // URLs
+	regexp.MustCompile(`()[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+`),                       // e-mail addresses
+	regexp.MustCompile(`()(?:"[^"]*"|` + "`[^`]*`)"),                                         // double- and back-quoted values
+	regexp.MustCompile(`(^|[\s(\[=:,])'[^'\n]*'`),                                            // single-quoted values (not apostrophes)
+	regexp.MustCompile(`(^|[\s(\[=:,])(?:~?/|[a-z]:\\)[^\s,;)\]]*`),                          // paths
+	regexp.MustCompile(`()\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), // UUIDs
+	regexp.MustCompile(`()\b(?:0x)?[0-9a-f]{12,}\b`),                                         // hex ids
+}
+
+// podSuffix is a Deployment pod's replica-set hash and pod suffix, written
+// in Kubernetes' vowel-free alphabet (so a hash without digits is still
+// recognised and an ordinary word is not).
+var podSuffix = regexp.MustCompile(`^[a-z0-9]+(?:[-_.][a-z0-9]+)*?-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+
+// tmplNorm masks IPv6 addresses (which may hold no digit) for Template.
+var tmplNorm = newNormalizer()
+
+// Template returns the template of a summary or title (DESIGN §4): its first
+// line, lowercased and whitespace-collapsed, with its variable parts masked
+// as "*" — URLs, e-mail addresses, quoted values, paths, UUIDs, IPv4 and
+// IPv6 addresses, hex ids, every word that holds a digit, and every pod name
+// with a hash suffix (checkout-bcdfgh-xkzwq, even without a digit); runs of
+// masks become one.
+// So two renderings of one rule with other values share it. A line with no
+// word left is no template (""). Template is idempotent.
+func Template(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.ToLower(s)
+	s = tmplNorm.ipv6.ReplaceAllStringFunc(s, func(m string) string {
+		if r := replaceIPv6(m); r != m {
+			return "0"
+		}
+		return m
+	})
+	for _, re := range templateMasks {
+		s = re.ReplaceAllString(s, "${1}0")
+	}
+	var out []string
+	letters := false
+	for _, f := range strings.Fields(s) {
+		lead := strings.IndexFunc(f, isWordRune)
+		if lead < 0 {
+			lead = len(f)
+		}
+		trail := strings.LastIndexFunc(f, isWordRune) + 1
+		if trail < lead {
+			trail = lead
+		}
+		pre, core, post := f[:lead], f[lead:trail], f[trail:]
+		if strings.IndexFunc(core, unicode.IsDigit) >= 0 || podSuffix.MatchString(core) {
+			core = "*"
+		}
+		w := pre + core + post
+		if w == "*" && len(out) > 0 && out[len(out)-1] == "*" {
+			continue
+		}
+		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+			letters = true
+		}
+		out = append(out, w)
+	}
+	if !letters {
+		return ""
+	}
+	return strings.Join(out, " ")
+}
+
+// isWordRune reports whether r belongs to the core of a word rather than
+// to the punctuation around it.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '*'
+}

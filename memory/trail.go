@@ -1,0 +1,153 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/openrecall/openrecall"
+)
+
+// TrailState is what the trail's own records say: the head of the audit
+// chain and of the cost chain, and the keyed boundary (see migration 0003).
+// Its fields match audit.State, so one converts to the other.
+type TrailState struct {
+	HeadSeq       int64
+	HeadHash      string
+	CostHeadSeq   int64
+	CostHeadHash  string
+	LegacyThrough int64
+	LegacyCosts   int64
+	KeyID         string
+	BoundaryMAC   string
+}
+
+// TrailReader receives a trail read by ReadTrail: the state first, then
+// every audit entry in sequence order, then every cost point, those stored
+// before cost points were chained first (with sequence 0 and empty hashes),
+// then the chain by sequence. An error it returns stops the reading and is
+// returned unwrapped.
+type TrailReader struct {
+	State func(TrailState) error
+	Entry func(openrecall.AuditEntry) error
+	Cost  func(seq int64, prevHash, hash string, p openrecall.CostPoint) error
+}
+
+// ReadTrail reads the whole trail in one read transaction, so it sees one
+// consistent snapshot while other connections and processes append: the
+// head records always match the entries read. It does not take the write
+// lock. The callbacks run while the Store's connection is held: they must
+// not use the Store. A nil callback skips its part.
+func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return translate("read trail", err)
+	}
+	defer conn.Close()
+	// A deferred transaction takes no lock; in WAL mode its first read
+	// fixes the snapshot every later read in it sees. (The DSN's
+	// _txlock=immediate applies only to BeginTx, which would take the
+	// write lock.)
+	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return translate("read trail: begin", err)
+	}
+	defer func() {
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && err == nil {
+			err = translate("read trail: end", rerr)
+		}
+	}()
+	var st TrailState
+	if err := conn.QueryRowContext(ctx, `SELECT h.seq, h.hash, c.seq, c.hash, k.legacy_through, k.legacy_costs, k.key_id, k.boundary_mac
+		FROM audit_head h, cost_head c, audit_keying k WHERE h.id = 1 AND c.id = 1 AND k.id = 1`).Scan(
+		&st.HeadSeq, &st.HeadHash, &st.CostHeadSeq, &st.CostHeadHash, &st.LegacyThrough, &st.LegacyCosts, &st.KeyID, &st.BoundaryMAC); err != nil {
+		return translate("read trail: heads", err)
+	}
+	if r.State != nil {
+		if err := r.State(st); err != nil {
+			return err
+		}
+	}
+	if r.Entry != nil {
+		if err := eachRow(ctx, conn, `SELECT `+auditColumns+` FROM audit_entries ORDER BY sequence`, func(rows *sql.Rows) error {
+			e, err := scanAudit(rows)
+			if err != nil {
+				return translate("read trail: scan entry", err)
+			}
+			return r.Entry(e)
+		}); err != nil {
+			return err
+		}
+	}
+	if r.Cost != nil {
+		return eachRow(ctx, conn, `SELECT `+costColumns+`, seq, prev_hash, hash FROM cost_points ORDER BY seq, rowid`, func(rows *sql.Rows) error {
+			var seq sql.NullInt64
+			var prev, hash sql.NullString
+			p, err := scanCost(rows, &seq, &prev, &hash)
+			if err != nil {
+				return translate("read trail: scan cost point", err)
+			}
+			return r.Cost(seq.Int64, prev.String, hash.String, p)
+		})
+	}
+	return nil
+}
+
+// eachRow runs query on conn and calls fn for every row.
+func eachRow(ctx context.Context, conn *sql.Conn, query string, fn func(*sql.Rows) error) error {
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		return translate("read trail", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return translate("read trail", err)
+	}
+	return nil
+}
+
+// BindAuditKey records keyID as the trail's key when none is recorded yet,
+// with sign(legacyThrough, legacyCosts) as the boundary's MAC, and returns
+// the key ID recorded (keyID, or another one when the trail was keyed before
+// with another key: the caller must not append then).
+func (s *Store) BindAuditKey(ctx context.Context, keyID string, sign func(legacyThrough, legacyCosts int64) string) (string, error) {
+	if keyID == "" {
+		return "", fmt.Errorf("bind audit key: empty key id: %w", openrecall.ErrInvalid)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", translate("bind audit key: begin", err)
+	}
+	defer tx.Rollback()
+	var bound string
+	var legacy, legacyCosts int64
+	if err := tx.QueryRowContext(ctx, `SELECT key_id, legacy_through, legacy_costs FROM audit_keying WHERE id = 1`).Scan(&bound, &legacy, &legacyCosts); err != nil {
+		return "", translate("bind audit key", err)
+	}
+	if bound != "" {
+		return bound, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_keying SET key_id = ?, boundary_mac = ? WHERE id = 1`, keyID, sign(legacy, legacyCosts)); err != nil {
+		return "", translate("bind audit key", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return "", translate("bind audit key: commit", err)
+	}
+	return keyID, nil
+}
+
+// AuditKeyID returns the ID of the key the trail is keyed with, "" when no
+// keyed entry was appended yet.
+func (s *Store) AuditKeyID(ctx context.Context) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT key_id FROM audit_keying WHERE id = 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, translate("audit key id", err)
+}
