@@ -24,6 +24,66 @@ const (
 // unknown. Callers must not modify it.
 var Severities = []Severity{SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo, SeverityUnknown}
 
+// Valid reports whether s is one of Severities.
+func (s Severity) Valid() bool {
+	for _, v := range Severities {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// rank orders known severities: info 0 … critical 4; -1 for unknown or
+// anything else.
+func (s Severity) rank() int {
+	switch s {
+	case SeverityCritical:
+		return 4
+	case SeverityHigh:
+		return 3
+	case SeverityMedium:
+		return 2
+	case SeverityLow:
+		return 1
+	case SeverityInfo:
+		return 0
+	}
+	return -1
+}
+
+// MoreSevere reports whether an alert of severity alert is more severe than
+// a memory of severity memory, as the guard's severity clause compares them
+// (DESIGN §6 clause e): an alert of unknown (or empty) severity counts as
+// critical, a memory of unknown (or empty) severity as medium.
+func MoreSevere(alert, memory Severity) bool {
+	a, m := alert.rank(), memory.rank()
+	if a < 0 {
+		a = SeverityCritical.rank()
+	}
+	if m < 0 {
+		m = SeverityMedium.rank()
+	}
+	return a > m
+}
+
+// MostSevere returns the most severe of memory severities as the severity
+// clause ranks them (unknown as medium), the first on ties; "" when none.
+func MostSevere(memories ...Severity) Severity {
+	var best Severity
+	bestRank := -2
+	for _, s := range memories {
+		r := s.rank()
+		if r < 0 {
+			r = SeverityMedium.rank()
+		}
+		if r > bestRank {
+			best, bestRank = s, r
+		}
+	}
+	return best
+}
+
 // Alert statuses.
 const (
 	StatusFiring   = "firing"

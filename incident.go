@@ -24,6 +24,41 @@ type Incident struct {
 	SourceAlertID string      `json:"source_alert_id,omitempty"`
 	CreatedAt     time.Time   `json:"created_at"`
 	DedupeKey     string      `json:"dedupe_key"`
+	// Identity is the identity of the alert the decision was about (DESIGN
+	// §4, §5). A memory without one is related knowledge only: it never
+	// votes for a bypass.
+	Identity Identity `json:"identity,omitzero"`
+	// Severity is the severity of the alert the decision was about; empty
+	// or unknown counts as medium in the guard's severity clause.
+	Severity Severity `json:"severity,omitempty"`
+	// ExpiresAt, when set, is when the memory stops voting; after it the
+	// memory is recalled as related knowledge only.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// ForgottenAt, when set, is when the decision was taken back (memory
+	// forget, or a superseding retain); a forgotten memory is never
+	// recalled.
+	ForgottenAt time.Time `json:"forgotten_at,omitzero"`
+}
+
+// Votes reports whether the memory may vote for a bypass of an alert of
+// identity id at time now: the alert has an identity, the memory has the
+// same one, and the memory is neither forgotten nor expired. Whether the
+// DNA agrees is a separate question (SameCritical).
+func (inc Incident) Votes(id Identity, now time.Time) bool {
+	return !id.IsZero() && inc.Identity == id && inc.ForgottenAt.IsZero() &&
+		(inc.ExpiresAt.IsZero() || now.Before(inc.ExpiresAt))
+}
+
+// ScoreMatch scores a memory for an alert of identity id and fingerprint
+// fp at time now (DESIGN §5): a memory that votes (Votes) and agrees on the
+// four critical fields scores Similarity, 1 when identical; any other
+// memory is a related match scored RelatedScore, at most
+// MinStrongThreshold, below every allowed strong-match threshold.
+func ScoreMatch(id Identity, fp Fingerprint, inc Incident, now time.Time) Match {
+	if inc.Votes(id, now) && SameCritical(fp, inc.Fingerprint) {
+		return Match{Incident: inc, Score: Similarity(fp, inc.Fingerprint)}
+	}
+	return Match{Incident: inc, Score: RelatedScore(fp, inc.Fingerprint), Related: true}
 }
 
 // Validate reports the first rule the incident breaks: a fingerprint that is
@@ -34,6 +69,12 @@ func (inc Incident) Validate() error {
 	}
 	if !inc.Decision.Retainable() {
 		return fmt.Errorf("incident decision %q is not one of false_positive, duplicate, known_benign, real: %w", inc.Decision, ErrInvalid)
+	}
+	if inc.Severity != "" && !inc.Severity.Valid() {
+		return fmt.Errorf("incident severity %q is not one of critical, high, medium, low, info, unknown: %w", inc.Severity, ErrInvalid)
+	}
+	if inc.Identity.IsZero() && inc.Identity.Service != "" {
+		return fmt.Errorf("incident identity has service %q but no rule: %w", inc.Identity.Service, ErrInvalid)
 	}
 	if inc.ImpactMinutes < 0 {
 		return fmt.Errorf("incident business impact %d minutes is negative: %w", inc.ImpactMinutes, ErrInvalid)
@@ -47,13 +88,20 @@ func (inc Incident) Validate() error {
 func (inc Incident) Normalized() Incident {
 	inc.DedupeKey = DedupeKey(inc.Fingerprint, inc.Decision, inc.Note, inc.SourceAlertID)
 	inc.ID = "inc_" + inc.DedupeKey[:16]
+	if inc.Severity == "" {
+		inc.Severity = SeverityUnknown
+	}
 	return inc
 }
 
 // Match is an incident recalled for a fingerprint with its score in [0, 1].
+// A related match (another identity, no identity, or a memory that no longer
+// votes) is shown for its notes and dead ends and never votes for a bypass;
+// its score is at most MinStrongThreshold.
 type Match struct {
 	Incident Incident `json:"incident"`
 	Score    float64  `json:"score"`
+	Related  bool     `json:"related,omitempty"`
 }
 
 // DedupeKey returns the hex SHA-256 of the canonical fingerprint, the

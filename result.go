@@ -140,6 +140,7 @@ func equalTriage(a, b TriageResult) error {
 	if a.Decision != b.Decision || a.Confidence != b.Confidence || a.ConsistentCount != b.ConsistentCount ||
 		a.StrongCount != b.StrongCount || a.Consistency != b.Consistency || a.BestScore != b.BestScore ||
 		a.RequiresHumanApproval != b.RequiresHumanApproval || a.EscalationReason != b.EscalationReason ||
+		a.AlertSeverity != b.AlertSeverity || a.SupportSeverity != b.SupportSeverity ||
 		fmt.Sprint(a.Supporting) != fmt.Sprint(b.Supporting) {
 		return fmt.Errorf("triage differs: %+v != %+v", a, b)
 	}

@@ -23,7 +23,9 @@ const (
 
 	// MinStrongThreshold is the exclusive lower bound of a valid strong-match
 	// threshold: at or below it, a match that differs in a critical field
-	// could count as strong.
+	// could count as strong. It is also the cap of every related match's
+	// score (RelatedScore): one constant, so no allowed threshold can ever
+	// make a memory of another alert a strong match.
 	MinStrongThreshold = 0.80
 )
 
@@ -63,4 +65,12 @@ func Similarity(a, b Fingerprint) float64 {
 func SameCritical(a, b Fingerprint) bool {
 	return a.ErrorClass == b.ErrorClass && a.ServiceRole == b.ServiceRole &&
 		a.AttackPattern == b.AttackPattern && a.Environment == b.Environment
+}
+
+// RelatedScore returns the score of a related match (a memory of another
+// identity, or one that does not vote): Similarity scaled by
+// MinStrongThreshold, so at most MinStrongThreshold and ordered as
+// Similarity is.
+func RelatedScore(a, b Fingerprint) float64 {
+	return MinStrongThreshold * Similarity(a, b)
 }

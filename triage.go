@@ -18,10 +18,15 @@ type TriageResult struct {
 	Supporting            []string `json:"supporting_matches,omitempty"`
 	RequiresHumanApproval bool     `json:"requires_human_approval"`
 	EscalationReason      string   `json:"escalation_reason,omitempty"`
+	// AlertSeverity is the triaged alert's severity, as intake gave it.
+	AlertSeverity Severity `json:"alert_severity,omitempty"`
+	// SupportSeverity is the most severe severity among the supporting
+	// memories (MostSevere), empty without support.
+	SupportSeverity Severity `json:"support_severity,omitempty"`
 }
 
 // GuardVerdict is the guard's ruling on one alert: whether the memory bypass
-// may happen, and which of its four clauses held.
+// may happen, and which of its five clauses held.
 type GuardVerdict struct {
 	Bypass bool `json:"bypass"`
 	// StrongMatch: (a) a strong match exists.
@@ -31,8 +36,18 @@ type GuardVerdict struct {
 	// Confident: (c) confidence is at or above the bypass threshold.
 	Confident bool `json:"confident"`
 	// BenignNoAttack: (d) no attack pattern and a benign decision.
-	BenignNoAttack bool   `json:"benign_no_attack"`
-	Reason         string `json:"reason"`
+	BenignNoAttack bool `json:"benign_no_attack"`
+	// SeverityCovered: (e) the alert is not more severe than the most
+	// severe supporting memory (MoreSevere).
+	SeverityCovered bool   `json:"severity_covered"`
+	Reason          string `json:"reason"`
+}
+
+// RefusedOnlyBySeverity reports whether clauses (a) to (d) hold and only the
+// severity clause (e) refuses the bypass: such an alert goes to the strong
+// model and a person approves it (DESIGN §7), never the cheap tier.
+func (v GuardVerdict) RefusedOnlyBySeverity() bool {
+	return v.StrongMatch && v.Consistent && v.Confident && v.BenignNoAttack && !v.SeverityCovered
 }
 
 // Analysis is what a model (or the memory bypass) concluded about an alert.

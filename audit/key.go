@@ -113,13 +113,16 @@ func CreateKeyFile(path string, random io.Reader) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("audit key file: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	// The temporary name only ever holds a copy: once linked, path is the
+	// key; on failure the error being returned is the one that matters. A
+	// leftover ".audit.key-*" file is inert (nothing reads that pattern).
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := tmp.WriteString(k.Text() + "\n"); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the write error is the one to report
 		return Key{}, fmt.Errorf("audit key file: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the sync error is the one to report
 		return Key{}, fmt.Errorf("audit key file: %w", err)
 	}
 	if err := tmp.Close(); err != nil {

@@ -21,6 +21,8 @@ const (
 	shareAttack    = 0.08
 	shareDisguised = 0.05
 	shareInjection = 0.04
+	shareCrossRule = 0.04
+	shareEscalated = 0.005
 )
 
 // MinSize is the smallest corpus Generate writes: enough for every kind.
@@ -67,6 +69,9 @@ type family struct {
 	note      string
 	deadEnds  []string
 	render    func(r *rand.Rand, pod string) (title, text string)
+	// sibling is another rule of the same service and error: the rule of
+	// the family's cross-rule near misses.
+	sibling string
 }
 
 // Generate writes a labelled corpus of size alerts from seed: the same seed
@@ -96,6 +101,8 @@ func Generate(seed uint64, size int) (Corpus, error) {
 	specs = append(specs, g.attacks(n(shareAttack))...)
 	specs = append(specs, g.disguised(n(shareDisguised))...)
 	specs = append(specs, g.injections(n(shareInjection))...)
+	specs = append(specs, g.crossRule(n(shareCrossRule))...)
+	specs = append(specs, g.escalations(n(shareEscalated))...)
 	specs = append(specs, g.benign(size-len(specs))...)
 	g.r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
 	assignAmbiguous(g.r, specs)
@@ -282,6 +289,49 @@ func (g *generator) disguised(n int) []spec {
 		s.title += g.pick([]string{"", " (security review requested)", " - unusual traffic"})
 		s.truth.Decision = openrecall.DecisionReal
 		s.truth.Note = "attack dressed as " + f.name + ": the security signal makes it a security incident"
+		s.truth.DeadEnds = []string{"closing it as the usual " + f.name}
+		out = append(out, s)
+	}
+	return out
+}
+
+// crossRule draws near misses: alerts of another rule (the family's
+// sibling) with a benign family's service, wording and so its Alert DNA,
+// that are real incidents.
+func (g *generator) crossRule(n int) []spec {
+	fams := benignFamilies()
+	out := make([]spec, 0, n)
+	for i := 0; i < n; i++ {
+		f := fams[g.r.IntN(len(fams))]
+		s := g.fromFamily(f, KindCrossRule)
+		s.alertname = f.sibling
+		s.severity = g.pick([]string{"critical", "high", "medium"})
+		s.truth.Family = "cross-rule:" + f.sibling + "@" + f.service
+		s.truth.Decision = openrecall.DecisionReal
+		s.truth.Note = "another rule (" + f.sibling + ") with the DNA of " + f.name + ": a real incident"
+		s.truth.DeadEnds = []string{"closing it as the usual " + f.name}
+		out = append(out, s)
+	}
+	return out
+}
+
+// escalations draws alerts of the benign families taught at medium or
+// below, firing at critical, that are real incidents this time.
+func (g *generator) escalations(n int) []spec {
+	var fams []family
+	for _, f := range benignFamilies() {
+		if f.severity == "medium" || f.severity == "low" || f.severity == "info" {
+			fams = append(fams, f)
+		}
+	}
+	out := make([]spec, 0, n)
+	for i := 0; i < n; i++ {
+		f := fams[g.r.IntN(len(fams))]
+		s := g.fromFamily(f, KindSeverityEscalation)
+		s.severity = "critical"
+		s.truth.Family = "escalated:" + f.name
+		s.truth.Decision = openrecall.DecisionReal
+		s.truth.Note = f.name + " at critical: a real incident this time"
 		s.truth.DeadEnds = []string{"closing it as the usual " + f.name}
 		out = append(out, s)
 	}
@@ -478,10 +528,14 @@ func (g *generator) pdEvent(s spec, key string, ts time.Time) ordered {
 	}
 }
 
+// amSeverity is the severity label an Alertmanager rule gives: the same
+// normalized severity as the JSON and PagerDuty renderings of the alert, so
+// one rule has one severity whatever the format (the guard's severity
+// clause compares them).
 func amSeverity(s string) string {
 	switch s {
 	case "high":
-		return "critical"
+		return "high"
 	case "info":
 		return "info"
 	case "critical":

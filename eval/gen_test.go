@@ -72,8 +72,8 @@ func TestGeneratedCorpusShape(t *testing.T) {
 			if fp.HasAttack() {
 				t.Errorf("%s %s: %s has attack pattern %s", tr.Kind, tr.Family, rec.Alert.Position, fp.AttackPattern)
 			}
-			if !workflow.Recallable(fp) {
-				t.Errorf("%s %s: %s is unclassified: %s", tr.Kind, tr.Family, rec.Alert.Position, fp)
+			if !workflow.Classified(p.ex.Identify(rec.Alert)) {
+				t.Errorf("%s %s: %s is unclassified (no identity): %s", tr.Kind, tr.Family, rec.Alert.Position, fp)
 			}
 			if familyDNA[tr.Family] == nil {
 				familyDNA[tr.Family] = map[string]int{}
@@ -84,7 +84,7 @@ func TestGeneratedCorpusShape(t *testing.T) {
 				t.Errorf("%s %s at %s has no attack pattern: %s\n%s\n%s", tr.Kind, tr.Family, rec.Alert.Position, fp, rec.Alert.Title, rec.Alert.Text)
 			}
 		case KindOneOffFP, KindNovelReal:
-			if prev, dup := unique[key]; dup && workflow.Recallable(fp) {
+			if prev, dup := unique[key]; dup && (fp.ErrorClass != "" || fp.ServiceRole != "") {
 				t.Errorf("%s %s shares critical Alert DNA %s with %s", tr.Kind, tr.Family, key, prev)
 			}
 			unique[key] = tr.Family
@@ -136,5 +136,48 @@ func TestFamiliesDistinct(t *testing.T) {
 	}
 	if len(owner) != len(sortedFamilies()) {
 		t.Errorf("got %d distinct family DNAs, want %d", len(owner), len(sortedFamilies()))
+	}
+}
+
+// TestNearMissesShareDNA pins what the cross-rule and severity rows test:
+// a cross-rule near miss has the critical Alert DNA of a benign family and
+// another identity (so only identity can keep memory from vouching), and a
+// severity escalation has its family's DNA and identity at critical.
+func TestNearMissesShareDNA(t *testing.T) {
+	c := mustGenerate(t, 5, 2000)
+	p := newPipeline(t, false)
+	recs := readAlerts(t, c)
+	familyOf := map[string]openrecall.Identity{} // critical DNA -> benign family identity
+	for i, rec := range recs {
+		if c.Truth[i].Kind == KindBenignRepeat {
+			fp := p.ex.Extract(rec.Alert)
+			familyOf[fp.ErrorClass+"|"+fp.ServiceRole+"|"+fp.Environment] = p.ex.Identify(rec.Alert)
+		}
+	}
+	cross, crossSame, esc, escSame := 0, 0, 0, 0
+	for i, rec := range recs {
+		tr := c.Truth[i]
+		fp := p.ex.Extract(rec.Alert)
+		id := p.ex.Identify(rec.Alert)
+		famID, ok := familyOf[fp.ErrorClass+"|"+fp.ServiceRole+"|"+fp.Environment]
+		switch tr.Kind {
+		case KindCrossRule:
+			cross++
+			if ok && famID != id && !id.IsZero() {
+				crossSame++
+			}
+		case KindSeverityEscalation:
+			esc++
+			if ok && famID == id && rec.Alert.Severity == openrecall.SeverityCritical {
+				escSame++
+			}
+		}
+	}
+	t.Logf("cross-rule near misses sharing a benign family's DNA: %d of %d; severity escalations of a family: %d of %d", crossSame, cross, escSame, esc)
+	if cross == 0 || crossSame*10 < cross*9 {
+		t.Errorf("%d of %d cross-rule near misses share a benign family's DNA with another identity, want at least 90%%", crossSame, cross)
+	}
+	if esc == 0 || escSame != esc {
+		t.Errorf("%d of %d severity escalations are their family's identity and DNA at critical", escSame, esc)
 	}
 }

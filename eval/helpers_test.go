@@ -110,7 +110,7 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 }
 
 func (p pipeline) config() Config {
-	return Config{Analyzer: p.wf, Memory: p.st, Mode: p.wf.Mode(), Now: fixedNow()}
+	return Config{Analyzer: p.wf, Memory: p.st, Identifier: p.ex, Mode: p.wf.Mode(), Now: fixedNow()}
 }
 
 // readAlerts parses a corpus's alerts with the real intake.

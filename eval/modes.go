@@ -12,9 +12,10 @@ import (
 // it recalls from and the simulated analyst retains into, and Close, which
 // releases both.
 type Pipeline struct {
-	Analyzer Analyzer
-	Memory   Retainer
-	Close    func() error
+	Analyzer   Analyzer
+	Memory     Retainer
+	Identifier Identifier
+	Close      func() error
 }
 
 // ModeSpec is one quadrant of the mode matrix (memory backend × model).
@@ -68,6 +69,6 @@ func runMode(ctx context.Context, c Corpus, spec ModeSpec, cfg Config) (rep Repo
 			err = errors.Join(err, p.Close())
 		}
 	}()
-	cfg.Analyzer, cfg.Memory, cfg.Mode = p.Analyzer, p.Memory, spec.Mode
+	cfg.Analyzer, cfg.Memory, cfg.Identifier, cfg.Mode = p.Analyzer, p.Memory, p.Identifier, spec.Mode
 	return Replay(ctx, c, cfg)
 }

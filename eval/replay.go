@@ -24,6 +24,12 @@ type Retainer interface {
 	Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error)
 }
 
+// Identifier gives an alert its identity (rule, service), as the pipeline
+// does. fingerprint.Extractor satisfies it.
+type Identifier interface {
+	Identify(a openrecall.Alert) openrecall.Identity
+}
+
 // Analyst is the name the simulated analyst retains its decisions under.
 const Analyst = "eval-analyst"
 
@@ -33,6 +39,9 @@ type Config struct {
 	// replay measures how memory learns from the corpus.
 	Analyzer Analyzer
 	Memory   Retainer
+	// Identifier is required: the analyst's decisions are retained with the
+	// alert's identity and severity, as 'retain' does.
+	Identifier Identifier
 	// Mode is reported as is.
 	Mode openrecall.Mode
 	// LearnAfter is how many analyst decisions on a benign family memory
@@ -65,8 +74,8 @@ func DecisionsToVouch(bypassConfidence float64) int {
 // error when truth and alerts do not line up (wrapping ErrMismatch), when a
 // retain fails, or when ctx is done.
 func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
-	if cfg.Analyzer == nil || cfg.Memory == nil {
-		return Report{}, errors.New("eval: an analyzer and a memory are required")
+	if cfg.Analyzer == nil || cfg.Memory == nil || cfg.Identifier == nil {
+		return Report{}, errors.New("eval: an analyzer, a memory and an identifier are required")
 	}
 	now := cfg.Now
 	if now == nil {
@@ -142,6 +151,8 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			DeadEnds:      t.DeadEnds,
 			Analyst:       Analyst,
 			SourceAlertID: a.ID,
+			Identity:      cfg.Identifier.Identify(a),
+			Severity:      a.Severity,
 		}
 		if _, _, err := cfg.Memory.Retain(ctx, inc); err != nil {
 			return Report{}, fmt.Errorf("eval: retain the analyst decision on %s: %w", a.Position, err)

@@ -125,7 +125,7 @@ func benignFamilies() []family {
 	all := []format{formatJSON, formatAlertmanager, formatPagerDuty}
 	return []family{
 		{
-			name: "batch-oom", decision: openrecall.DecisionKnownBenign, class: "oomkilled", alertname: "KubeContainerOOMKilled",
+			name: "batch-oom", decision: openrecall.DecisionKnownBenign, class: "oomkilled", alertname: "KubeContainerOOMKilled", sibling: "ContainerMemoryNearLimit",
 			service: "report-batch-worker", env: "prod", severity: "medium", formats: all, weight: 14,
 			note:     "nightly aggregation peaks at its 4GiB limit; the job retries and completes",
 			deadEnds: []string{"raising the memory limit", "restarting the worker by hand"},
@@ -135,7 +135,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "checkout-latency", decision: openrecall.DecisionKnownBenign, class: "latency_slo", alertname: "HighLatency",
+			name: "checkout-latency", decision: openrecall.DecisionKnownBenign, class: "latency_slo", alertname: "HighLatency", sibling: "CheckoutSLOBurnRateFast",
 			service: "checkout-api", env: "prod", severity: "high", formats: all, weight: 13,
 			note:     "p99 blips while the scheduled k6 load test runs",
 			deadEnds: []string{"scaling checkout-api", "rolling back the last deploy"},
@@ -145,8 +145,8 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "dns-probe", decision: openrecall.DecisionFalsePositive, class: "dns_failure", alertname: "BlackboxProbeDNSFailed",
-			service: "blackbox-dns", env: "staging", severity: "low", formats: all, weight: 10,
+			name: "dns-probe", decision: openrecall.DecisionFalsePositive, class: "dns_failure", alertname: "BlackboxProbeDNSFailed", sibling: "StagingResolverServfail",
+			service: "blackbox-dns", env: "staging", severity: "info", formats: all, weight: 10,
 			note:     "the staging blackbox probe flaps; resolvers are healthy",
 			deadEnds: []string{"restarting coredns"},
 			render: func(r *rand.Rand, pod string) (string, string) {
@@ -156,7 +156,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "cache-evict", decision: openrecall.DecisionKnownBenign, class: "pool_exhausted", alertname: "RedisTooManyConnections",
+			name: "cache-evict", decision: openrecall.DecisionKnownBenign, class: "pool_exhausted", alertname: "RedisTooManyConnections", sibling: "RedisRejectedConnections",
 			service: "redis-sessions", env: "prod", severity: "medium", formats: all, weight: 9,
 			note:     "connection surge during the nightly cache warm-up; clears by itself",
 			deadEnds: []string{"flushing the cache"},
@@ -166,7 +166,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "replica-lag", decision: openrecall.DecisionKnownBenign, class: "replication_lag", alertname: "PostgresReplicationLag",
+			name: "replica-lag", decision: openrecall.DecisionKnownBenign, class: "replication_lag", alertname: "PostgresReplicationLag", sibling: "PostgresReplicaNotStreaming",
 			service: "orders-replica", env: "prod", severity: "medium", formats: all, weight: 9,
 			note:     "replica lag while pg_basebackup runs; catches up after the backup",
 			deadEnds: []string{"failing over the replica"},
@@ -176,7 +176,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "orders-backlog", decision: openrecall.DecisionKnownBenign, class: "queue_backlog", alertname: "KafkaConsumerLag",
+			name: "orders-backlog", decision: openrecall.DecisionKnownBenign, class: "queue_backlog", alertname: "KafkaConsumerLag", sibling: "KafkaConsumerGroupStalled",
 			service: "orders-consumer", env: "prod", severity: "medium", formats: all, weight: 8,
 			note:     "consumer lag during the nightly reindex; drains within the hour",
 			deadEnds: []string{"adding consumers"},
@@ -186,8 +186,8 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "staging-disk", decision: openrecall.DecisionFalsePositive, class: "disk_pressure", alertname: "KubePersistentVolumeFillingUp",
-			service: "loki-ingester", env: "staging", severity: "low", formats: all, weight: 7,
+			name: "staging-disk", decision: openrecall.DecisionFalsePositive, class: "disk_pressure", alertname: "KubePersistentVolumeFillingUp", sibling: "KubePersistentVolumeErrors",
+			service: "loki-ingester", env: "staging", severity: "info", formats: all, weight: 7,
 			note:     "staging Loki volume fills before the nightly compaction frees it",
 			deadEnds: []string{"resizing the volume"},
 			render: func(r *rand.Rand, pod string) (string, string) {
@@ -196,7 +196,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "gateway-5xx-deploy", decision: openrecall.DecisionDuplicate, class: "http_5xx", alertname: "HighHTTP5xxRate",
+			name: "gateway-5xx-deploy", decision: openrecall.DecisionDuplicate, class: "http_5xx", alertname: "HighHTTP5xxRate", sibling: "HighHTTP5xxRateAllRoutes",
 			service: "api-gateway", env: "prod", severity: "high", formats: all, weight: 7,
 			note:     "duplicate of the open canary-rollout incident; 5xx burst clears when the canary settles",
 			deadEnds: []string{"rolling back the canary", "restarting the gateway"},
@@ -206,8 +206,8 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "cron-crashloop-dev", decision: openrecall.DecisionKnownBenign, class: "crashloopbackoff", alertname: "KubePodCrashLooping",
-			service: "billing-cron", env: "dev", severity: "low", formats: all, weight: 6,
+			name: "cron-crashloop-dev", decision: openrecall.DecisionKnownBenign, class: "crashloopbackoff", alertname: "KubePodCrashLooping", sibling: "KubeCronJobFailing",
+			service: "billing-cron", env: "dev", severity: "info", formats: all, weight: 6,
 			note:     "dev billing cron crash loops on the nightly data wipe",
 			deadEnds: []string{"redeploying the cron"},
 			render: func(r *rand.Rand, pod string) (string, string) {
@@ -216,8 +216,8 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "staging-imagepull", decision: openrecall.DecisionFalsePositive, class: "image_pull", alertname: "KubeImagePullBackOff",
-			service: "storefront-web", env: "staging", severity: "low", formats: all, weight: 5,
+			name: "staging-imagepull", decision: openrecall.DecisionFalsePositive, class: "image_pull", alertname: "KubeImagePullBackOff", sibling: "KubeDeploymentRolloutStuck",
+			service: "storefront-web", env: "staging", severity: "info", formats: all, weight: 5,
 			note:     "staging pulls a tag CI has not pushed yet; it resolves on the next push",
 			deadEnds: []string{"rotating registry credentials"},
 			render: func(r *rand.Rand, pod string) (string, string) {
@@ -226,7 +226,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "auth-timeout-staging", decision: openrecall.DecisionFalsePositive, class: "timeout", alertname: "UpstreamTimeout",
+			name: "auth-timeout-staging", decision: openrecall.DecisionFalsePositive, class: "timeout", alertname: "UpstreamTimeout", sibling: "UpstreamConnectTimeout",
 			service: "auth-service", env: "staging", severity: "medium", formats: all, weight: 5,
 			note:     "the staging identity provider sandbox times out every night",
 			deadEnds: []string{"raising client timeouts"},
@@ -236,7 +236,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "media-cert-dev", decision: openrecall.DecisionKnownBenign, class: "cert_expiry", alertname: "CertificateExpiringSoon",
+			name: "media-cert-dev", decision: openrecall.DecisionKnownBenign, class: "cert_expiry", alertname: "CertificateExpiringSoon", sibling: "CertificateExpired",
 			service: "media-storage", env: "dev", severity: "info", formats: all, weight: 4,
 			note:     "the dev media bucket's self-signed certificate is renewed by cron the day before",
 			deadEnds: []string{"buying a certificate"},

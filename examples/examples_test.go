@@ -26,6 +26,7 @@ type exampleAlert struct {
 	alert openrecall.Alert
 	truth examples.TruthEntry
 	fp    openrecall.Fingerprint
+	id    openrecall.Identity
 }
 
 func loadTruth(t *testing.T) []examples.TruthEntry {
@@ -92,7 +93,10 @@ func loadQueue(t *testing.T) []exampleAlert {
 		if e.ID != "" && a.ID != e.ID {
 			t.Errorf("%s: alert id %q, truth.json says %q", a.Position, a.ID, e.ID)
 		}
-		out[i] = exampleAlert{alert: a, truth: e, fp: ex.Extract(a)}
+		out[i] = exampleAlert{alert: a, truth: e, fp: ex.Extract(a), id: ex.Identify(a)}
+		if out[i].id.IsZero() {
+			t.Errorf("%s: the example alert has no identity", a.Position)
+		}
 	}
 	return out
 }
@@ -231,6 +235,7 @@ func loadSeed(t *testing.T) []seedMemory {
 		inc := openrecall.Incident{
 			Fingerprint: ex.Extract(recs[0].Alert), Decision: r.Decision, Note: r.Note, DeadEnds: r.DeadEnds,
 			Analyst: r.Analyst, ImpactMinutes: r.ImpactMinutes, SourceAlertID: recs[0].Alert.ID,
+			Identity: ex.Identify(recs[0].Alert), Severity: recs[0].Alert.Severity,
 			// Older lines are older memories, so recall's recency order is
 			// deterministic in this test.
 			CreatedAt: time.Date(2026, 10, 1, 0, 0, n, 0, time.UTC),
@@ -238,18 +243,24 @@ func loadSeed(t *testing.T) []seedMemory {
 		if err := inc.Validate(); err != nil {
 			t.Errorf("seed.jsonl line %d: %v", n, err)
 		}
+		if inc.Identity.IsZero() {
+			t.Errorf("seed.jsonl line %d: the seed alert has no identity, so its memory would never vote", n)
+		}
 		out = append(out, seedMemory{line: n, inc: inc.Normalized()})
 	}
 	return out
 }
 
 // recall mirrors memory.Store.Recall's documented semantics over the seed:
-// memories that agree on the four critical fields, by score then recency.
-func recall(seed []seedMemory, fp openrecall.Fingerprint, limit int) []openrecall.Match {
+// memories that agree on the four critical fields (of the alert's identity,
+// or of another when the DNA names an error class or a service role),
+// scored by openrecall.ScoreMatch, by score then recency.
+func recall(seed []seedMemory, id openrecall.Identity, fp openrecall.Fingerprint, limit int) []openrecall.Match {
 	var ms []openrecall.Match
 	for _, s := range seed {
-		if openrecall.SameCritical(fp, s.inc.Fingerprint) {
-			ms = append(ms, openrecall.Match{Incident: s.inc, Score: openrecall.Similarity(fp, s.inc.Fingerprint)})
+		same := !id.IsZero() && s.inc.Identity == id
+		if openrecall.SameCritical(fp, s.inc.Fingerprint) && (same || fp.ErrorClass != "" || fp.ServiceRole != "") {
+			ms = append(ms, openrecall.ScoreMatch(id, fp, s.inc, time.Time{}))
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
@@ -306,8 +317,8 @@ func TestSeedDrivesTheDemo(t *testing.T) {
 		if a.truth.Kind == "resolved" {
 			continue
 		}
-		matches := recall(seed, a.fp, cfg.RecallLimit)
-		tr := triage.Triage(a.fp, matches, cfg)
+		matches := recall(seed, a.id, a.fp, cfg.RecallLimit)
+		tr := triage.Triage(a.fp, a.alert.Severity, matches, cfg)
 		got := route{Bypass: triage.Guard(a.fp, tr, cfg).Bypass, Decision: tr.Decision, Strong: tr.StrongCount}
 		if got.Bypass {
 			bypassed++

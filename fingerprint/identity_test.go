@@ -69,7 +69,7 @@ func TestIdentify(t *testing.T) {
 
 func TestIdentityLabels(t *testing.T) {
 	e := newExtractor(t, nil)
-	if got := e.IdentityLabels("blackboxprobefailed"); !slices.Equal(got, []string{"target", "instance"}) {
+	if got := e.IdentityLabels("blackboxprobefailed"); !slices.Equal(got, []string{"target", "probe_target", "instance"}) {
 		t.Errorf("blackbox: %v", got)
 	}
 	if got := e.IdentityLabels(" KubeNodeNotReady "); !slices.Equal(got, []string{"node"}) {

@@ -134,12 +134,11 @@ func TestNoInjectionInOperationalText(t *testing.T) {
 	if len(rules) < 100 {
 		t.Errorf("corpus has %d rules, want the whole corpus", len(rules))
 	}
-	f, err := os.Open("../examples/queue.jsonl")
+	queue, err := os.ReadFile("../examples/queue.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	recs, err := intake.ParseBytes(mustRead(t, f), intake.Options{})
+	recs, err := intake.ParseBytes(queue, intake.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,17 +148,4 @@ func TestNoInjectionInOperationalText(t *testing.T) {
 			check("example "+rec.Alert.ID, rec.Alert)
 		}
 	}
-}
-
-func mustRead(t *testing.T, f *os.File) []byte {
-	t.Helper()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -665,6 +665,52 @@ func TestReaderIOError(t *testing.T) {
 	}
 }
 
+// onceFailingReader returns its data, then an I/O error once, then io.EOF:
+// a source whose error does not repeat.
+type onceFailingReader struct {
+	data   *strings.Reader
+	failed bool
+}
+
+func (f *onceFailingReader) Read(p []byte) (int, error) {
+	if f.data.Len() > 0 {
+		return f.data.Read(p)
+	}
+	if !f.failed {
+		f.failed = true
+		return 0, errors.New("disk on fire")
+	}
+	return 0, io.EOF
+}
+
+// TestReaderIOErrorDuringLookAhead pins a regression: the error of a source
+// that fails once, met while looking ahead past a '[' to decide whether it
+// starts an array (after the first 8 KiB, so not while sniffing), was
+// dropped by bufio and the input read as if it had ended cleanly.
+func TestReaderIOErrorDuringLookAhead(t *testing.T) {
+	in := strings.Repeat("{\"title\":\"a\"}\n", 700) + "[{\"title\":\"b\"}]\n"
+	r := NewReader(&onceFailingReader{data: strings.NewReader(in)}, Options{})
+	n := 0
+	var last string
+	var err error
+	for {
+		var rec Record
+		if rec, err = r.Next(); err != nil {
+			break
+		}
+		n, last = n+1, rec.Alert.Title
+	}
+	if errors.Is(err, io.EOF) || err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("error %v, want the I/O error", err)
+	}
+	if n != 701 || last != "b" {
+		t.Errorf("read %d records ending with %q before the failure, want 701 ending with \"b\"", n, last)
+	}
+	if _, again := r.Next(); again == nil || errors.Is(again, io.EOF) {
+		t.Errorf("a second Next returned %v, want the error again", again)
+	}
+}
+
 // TestContainersAgree reads the same alerts as JSON Lines, as an array and
 // as pretty-printed documents: ids, titles and normalized fields agree, so
 // a re-sent alert is recognised whatever container carried it.

@@ -100,7 +100,7 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		opts.MaxRecordBytes = DefaultMaxRecordBytes
 	}
 	rd := &Reader{
-		in:        bufio.NewReaderSize(r, 64<<10),
+		in:        bufio.NewReaderSize(&stickyReader{r: r}, 64<<10),
 		opts:      opts,
 		maxRec:    opts.MaxRecordBytes,
 		lineStart: true,
@@ -184,6 +184,24 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
+// stickyReader returns its source's first error on every later Read.
+// bufio hands a read error to one caller only, and a look-ahead that only
+// peeks (detect, peekAhead) has no error to return: the next read then
+// meets the error again, after the bytes that came before it.
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	s.err = err
+	return n, err
+}
+
 // pos is a line position.
 func (r *Reader) pos(line int) openrecall.Position {
 	return openrecall.Position{Source: r.opts.Source, Line: line}
@@ -239,7 +257,7 @@ func (r *Reader) nextTop() error {
 		return r.walkObject()
 	case c == '[':
 		if r.arrayAhead() {
-			r.readByte()
+			r.skipPeeked()
 			r.mode, r.arrayIndex, r.arrayState, r.arrayLine = modeArray, 0, arrayOpen, start
 			r.arrayLined = started
 			r.p.container = FormatJSON
@@ -325,7 +343,9 @@ func (r *Reader) peekAhead(n int) []byte {
 		return r.pending[:n]
 	}
 	if r.in.Buffered() < n {
-		r.in.Peek(min(n, r.in.Size()))
+		// Only fills the buffer: a short read's error (the end, or the
+		// source's, kept by stickyReader) comes back on the next read.
+		_, _ = r.in.Peek(min(n, r.in.Size()))
 	}
 	b, _ := r.in.Peek(min(n-len(r.pending), r.in.Buffered()))
 	if len(r.pending) == 0 {
@@ -359,7 +379,7 @@ func (r *Reader) skipSpace() (byte, error) {
 		if !isSpace(c) {
 			return c, nil
 		}
-		_, _ = r.readByte() // a byte peeked above: it cannot fail
+		r.skipPeeked()
 	}
 }
 
@@ -375,6 +395,10 @@ func (r *Reader) peekByte() (byte, error) {
 	}
 	return 0, err
 }
+
+// skipPeeked consumes the byte just returned by peekByte or skipSpace: it
+// is pending or buffered, so reading it cannot fail.
+func (r *Reader) skipPeeked() { _, _ = r.readByte() }
 
 func (r *Reader) readByte() (byte, error) {
 	var c byte
@@ -462,7 +486,7 @@ func (r *Reader) readLine(max int) (line []byte, size int, nl bool, err error) {
 func (r *Reader) beginObject(start int) {
 	r.obj = objectState{line: start, state: objKey, empty: true, source: "alertmanager"}
 	r.rec, r.recFull, r.recOn = r.rec[:0], false, true
-	r.readByte() // '{'
+	r.skipPeeked() // '{'
 	r.mode = modeObject
 }
 
@@ -482,17 +506,17 @@ func (r *Reader) walkObject() error {
 		if o.state == objAfter {
 			switch c {
 			case ',':
-				r.readByte()
+				r.skipPeeked()
 				o.state = objKey
 				continue
 			case '}':
-				r.readByte()
+				r.skipPeeked()
 				return r.objectEnd()
 			}
 			return r.objectFailed("")
 		}
 		if c == '}' && o.empty {
-			r.readByte()
+			r.skipPeeked()
 			return r.objectEnd()
 		}
 		if c != '"' {
@@ -512,7 +536,7 @@ func (r *Reader) walkObject() error {
 			}
 			return r.objectFailed("")
 		}
-		r.readByte()
+		r.skipPeeked()
 		if c, err = r.skipSpace(); err != nil {
 			if errors.Is(err, io.EOF) {
 				return r.objectFailed("")
@@ -522,7 +546,7 @@ func (r *Reader) walkObject() error {
 		o.empty = false
 		o.state = objAfter
 		if key == "alerts" && c == '[' && !o.webhook && (r.p.shape == "" || r.p.shape == FormatAlertmanager) {
-			r.readByte()
+			r.skipPeeked()
 			r.beginWebhook()
 			return nil
 		}
@@ -669,10 +693,10 @@ func (r *Reader) restOfLine() (bool, error) {
 		}
 		switch c {
 		case '\n':
-			r.readByte()
+			r.skipPeeked()
 			return false, nil
 		case ' ', '\t', '\r':
-			r.readByte()
+			r.skipPeeked()
 		default:
 			return true, nil
 		}
@@ -826,7 +850,7 @@ func (r *Reader) nextElement() error {
 	}
 	switch {
 	case c == ']':
-		r.readByte()
+		r.skipPeeked()
 		if items {
 			r.mode = modeObject
 			return nil
@@ -834,11 +858,11 @@ func (r *Reader) nextElement() error {
 		r.mode = modeTop
 		return r.afterArray()
 	case c == ',' && r.arrayState == arrayValue:
-		_, _ = r.readByte() // a byte peeked above: it cannot fail
+		r.skipPeeked()
 		r.arrayState = arrayComma
 		return nil
 	case c == ',':
-		r.readByte()
+		r.skipPeeked()
 		r.queue = reject(r.queue, pos, "%sinvalid JSON: unexpected ',' with no element before it", r.itemPrefix(items))
 		r.arrayIndex++
 		return nil
@@ -1025,7 +1049,7 @@ func (r *Reader) consume(n int) {
 	}
 	w, _ := r.in.Peek(n)
 	r.track(w)
-	r.in.Discard(n)
+	_, _ = r.in.Discard(n) // n bytes of the window, buffered: it cannot fail
 }
 
 // incomplete reports whether line is the start of a JSON object or array

@@ -18,6 +18,10 @@ var benchTarget = fpOf("timeout", "api_edge", "database", "spike", "", "prod")
 
 const benchFamily = 300
 
+// benchIdentity is the identity of half the target family's memories (the
+// other half belong to other rules and are recalled as related matches).
+var benchIdentity = openrecall.Identity{Rule: "SlowDatabaseQueries", Service: "checkout"}
+
 // benchDB returns a database of n incidents, built once and cached under
 // os.TempDir() (the name carries the schema version and n).
 func benchDB(b *testing.B, n int) string {
@@ -87,9 +91,14 @@ func bulkInsert(s *Store, n int) error {
 				}
 			}
 		}
+		id := openrecall.Identity{Rule: fmt.Sprintf("Rule%d", rng.Intn(2000)), Service: pick([]string{"checkout", "search", "billing"})}
+		if fp == benchTarget || openrecall.SameCritical(fp, benchTarget) && rng.Intn(2) == 0 {
+			id = benchIdentity
+		}
 		inc := openrecall.Incident{Fingerprint: fp, Decision: openrecall.MemoryDecisions[rng.Intn(4)],
 			Note: fmt.Sprintf("bench note %d", i), SourceAlertID: fmt.Sprintf("alert-%d", i),
-			Analyst: "bench", CreatedAt: base.Add(time.Duration(rng.Int63n(int64(365 * 24 * time.Hour))))}
+			Analyst: "bench", CreatedAt: base.Add(time.Duration(rng.Int63n(int64(365 * 24 * time.Hour)))),
+			Identity: id, Severity: openrecall.SeverityMedium}
 		_, args, err := s.prepare(inc)
 		if err != nil {
 			return err
@@ -114,14 +123,14 @@ func BenchmarkRecall(b *testing.B) {
 			}
 			defer func() { _ = s.Close() }()
 			ctx := context.Background()
-			got, err := s.Recall(ctx, benchTarget, 10)
+			got, err := s.Recall(ctx, benchIdentity, benchTarget, 10)
 			if err != nil || len(got) != 10 {
 				b.Fatalf("Recall = %d matches, %v; want 10", len(got), err)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Recall(ctx, benchTarget, 10); err != nil {
+				if _, err := s.Recall(ctx, benchIdentity, benchTarget, 10); err != nil {
 					b.Fatal(err)
 				}
 			}

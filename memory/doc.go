@@ -25,26 +25,41 @@
 //
 // # Recall
 //
-// Recall(fp, limit) is exactly:
+// Recall(identity, fp, limit) is exactly (DESIGN §5):
 //
-//   - candidates are the incidents that agree with fp on the four critical
+//   - candidates are the memories that agree with fp on the four critical
 //     fields (error_class, service_role, environment, attack_pattern; see
-//     openrecall.SameCritical); no other incident is ever returned;
-//   - each scores openrecall.Similarity(fp, incident fingerprint): 1 when
-//     identical, 89/98 when one of dependency_pattern and signal_shape
-//     differs, 80/98 when both do;
+//     openrecall.SameCritical) and are not forgotten; no other is returned;
+//   - a memory of the alert's identity (same rule and service; the alert
+//     has one) scores openrecall.Similarity: 1 when identical, 89/98 when
+//     one of dependency_pattern and signal_shape differs, 80/98 when both
+//     do — these are the only memories that can be strong matches;
+//   - every other candidate (another rule or service, no identity) is a
+//     related match (Match.Related), scored openrecall.RelatedScore, at
+//     most openrecall.MinStrongThreshold (0.80), and recalled only when fp
+//     names an error class or a service role: an empty DNA is kinship with
+//     nothing, while the alert's own memories are recalled whatever its DNA;
+//   - an expired memory of the alert's identity is recalled as related;
 //   - matches are ordered by score descending, then created time descending
 //     (newer first), then id ascending, and the first limit are returned;
 //     limit <= 0 returns an empty slice and no error.
 //
-// Recall reads indexes, not the table: exact fingerprints through
-// (fp, created_at DESC, id), the 89-point tier through (k4,
-// dependency_pattern, …) and (k4, signal_shape, …), the 80-point tier
-// through (k4, created_at DESC, id), where fp and k4 are 64-bit hashes of
-// the whole fingerprint and of its four critical values. Each tier is asked
-// only for the matches still missing, and each query compares the plain
-// columns as well, so a hash collision cannot produce a wrong match. Its
-// cost depends on limit, not on how many incidents are stored.
+// Recall reads indexes, not the table. The strong tiers go through indexes
+// keyed by the identity hashed with the whole fingerprint (ifp) and with its
+// four critical values (ik4); the related tiers through the DNA indexes (fp,
+// k4) and skip the alert's own identity. Each tier is asked only for the
+// matches still missing, and each query compares the plain columns as well,
+// so a hash collision cannot produce a wrong match. Its cost depends on
+// limit, not on how many memories are stored.
+//
+// # Identity, severity, expiry, forgetting
+//
+// A memory records the identity and severity of its alert. The dedupe key
+// stays on the source alert's id, not its identity; an equivalent retain
+// with an identity fills in a stored memory that has none (schema v1
+// memories, migrated without one). Forget takes a decision back: the record
+// stays, marked forgotten, and is never recalled; Supersede forgets one
+// memory and retains its replacement in one transaction.
 //
 // # Audit and cost
 //

@@ -71,7 +71,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 type pendingRecord struct {
 	line int
 	args []any
-	key  string
+	inc  openrecall.Incident
 }
 
 // Import reads JSON Lines of openrecall.Incident (as Export writes them) and
@@ -168,7 +168,7 @@ func (s *Store) parseRecord(data []byte) (pendingRecord, string) {
 	if err != nil {
 		return pendingRecord{}, err.Error()
 	}
-	return pendingRecord{args: args, key: inc.DedupeKey}, ""
+	return pendingRecord{args: args, inc: inc}, ""
 }
 
 func (s *Store) importBatch(ctx context.Context, recs []pendingRecord, rep *ImportReport) error {
@@ -179,7 +179,7 @@ func (s *Store) importBatch(ctx context.Context, recs []pendingRecord, rep *Impo
 	defer tx.Rollback()
 	created, existing := 0, 0
 	for _, rec := range recs {
-		_, ok, err := retainTx(ctx, tx, rec.args, rec.key)
+		_, ok, err := retainTx(ctx, tx, rec.args, rec.inc)
 		if err != nil {
 			return fmt.Errorf("import line %d: %w", rec.line, err)
 		}

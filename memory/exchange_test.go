@@ -29,7 +29,9 @@ func seedFamily(t *testing.T, s *Store) []openrecall.Incident {
 	var out []openrecall.Incident
 	for i, inc := range []openrecall.Incident{
 		{Fingerprint: fpOf("tls_handshake", "api_edge", "", "spike", "", "prod"), Decision: openrecall.DecisionKnownBenign,
-			Note: "cert rotation window", DeadEnds: []string{"checked LB"}, Analyst: "ana", SourceAlertID: "a1"},
+			Note: "cert rotation window", DeadEnds: []string{"checked LB"}, Analyst: "ana", SourceAlertID: "a1",
+			Identity: openrecall.Identity{Rule: "TLSHandshakeErrors", Service: "edge"}, Severity: openrecall.SeverityHigh,
+			ExpiresAt: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{Fingerprint: fpOf("timeout", "db_primary", "database", "sustained", "", "prod"), Decision: openrecall.DecisionReal,
 			Note: "vacuum storm", ImpactMinutes: 17},
 		{Fingerprint: fpOf("auth_failure", "auth_service", "identity_provider", "spike", "brute_force", "prod"),
@@ -44,7 +46,15 @@ func seedFamily(t *testing.T, s *Store) []openrecall.Incident {
 func TestExportImportRoundTrip(t *testing.T) {
 	src := openTemp(t)
 	seeded := seedFamily(t, src)
+	if _, _, err := src.Forget(context.Background(), seeded[1].ID); err != nil {
+		t.Fatal(err)
+	}
 	text, n := exportAll(t, src)
+	for _, want := range []string{`"identity":{"rule":"TLSHandshakeErrors","service":"edge"}`, `"severity":"high"`, `"expires_at":"2027-01-01T00:00:00Z"`, `"forgotten_at":`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("export lacks %s:\n%s", want, text)
+		}
+	}
 	if n != len(seeded) {
 		t.Fatalf("Export wrote %d, want %d", n, len(seeded))
 	}

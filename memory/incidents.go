@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -33,41 +34,121 @@ func k4Key(fp openrecall.Fingerprint) int64 {
 	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]))
 }
 
+// identKey returns the indexed key of an identity together with a part of
+// the fingerprint (the whole canonical string, or the critical values): 0
+// when the identity is absent, so memories without one never reach the
+// identity indexes' strong tiers.
+func identKey(id openrecall.Identity, part string) int64 {
+	if id.IsZero() {
+		return 0
+	}
+	h := sha256.New()
+	h.Write([]byte(id.Rule))
+	h.Write([]byte{0})
+	h.Write([]byte(id.Service))
+	h.Write([]byte{0})
+	h.Write([]byte(part))
+	k := int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]))
+	if k == 0 {
+		k = 1
+	}
+	return k
+}
+
+// ifpKey and ik4Key are the indexed keys of an identity with the whole
+// fingerprint and with its four critical values.
+func ifpKey(id openrecall.Identity, fp openrecall.Fingerprint) int64 {
+	return identKey(id, fp.String())
+}
+
+func ik4Key(id openrecall.Identity, fp openrecall.Fingerprint) int64 {
+	return identKey(id, fp.ErrorClass+"\x00"+fp.ServiceRole+"\x00"+fp.AttackPattern+"\x00"+fp.Environment)
+}
+
 const incidentColumns = `id, dedupe_key, error_class, service_role, dependency_pattern, signal_shape,
-	attack_pattern, environment, decision, note, dead_ends, analyst, impact_minutes, source_alert_id, created_at`
+	attack_pattern, environment, decision, note, dead_ends, analyst, impact_minutes, source_alert_id, created_at,
+	rule, service, severity, expires_at, forgotten_at`
 
 const insertIncident = `INSERT INTO incidents (id, dedupe_key, fp, k4, error_class, service_role,
 	dependency_pattern, signal_shape, attack_pattern, environment, decision, note, dead_ends,
-	analyst, impact_minutes, source_alert_id, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	analyst, impact_minutes, source_alert_id, created_at, rule, service, severity, ifp, ik4,
+	expires_at, forgotten_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (dedupe_key) DO NOTHING`
 
-// The recall tiers. Each query is pinned to its index with INDEXED BY and
-// also compares the plain columns, so it is exact even if two keys collide.
+// fillIdentity gives a stored memory without an identity the identity (and
+// severity) of an equivalent retain that has one: re-seeding or re-importing
+// with identities restores the vote of memories from before identity
+// existed (DESIGN §5). A memory that has an identity is never changed.
+const fillIdentity = `UPDATE incidents SET rule = ?, service = ?, severity = ?, ifp = ?, ik4 = ?
+	WHERE dedupe_key = ? AND rule = '' AND ? <> ''`
+
+// recallQuery builds one recall tier query: key is the indexed key column,
+// index the index it is pinned to, cond the tier's descriptive condition
+// and ident the identity condition. Each query is pinned to its index with
+// INDEXED BY and also compares the plain columns, so it is exact even if two
+// keys collide. Forgotten memories are never recalled.
+func recallQuery(index, key, cond, ident string) string {
+	return `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY ` + index + `
+	WHERE ` + key + ` = ? AND error_class = ? AND service_role = ? AND attack_pattern = ? AND environment = ?
+	AND ` + cond + ` AND ` + ident + ` AND forgotten_at IS NULL
+	ORDER BY created_at DESC, id LIMIT ?`
+}
+
+// Descriptive conditions of the tiers; their arguments are the two
+// descriptive values recallArgs is given.
 const (
-	criticalEqual = `error_class = ? AND service_role = ? AND attack_pattern = ? AND environment = ?`
+	condExact           = `dependency_pattern = ? AND signal_shape = ?`
+	condShapeDiffers    = `dependency_pattern = ? AND signal_shape <> ?`
+	condDependencyDiffs = `signal_shape = ? AND dependency_pattern <> ?`
+	condBothDiffer      = `dependency_pattern <> ? AND signal_shape <> ?`
 
-	recallExact = `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY incidents_fp
-	WHERE fp = ? AND ` + criticalEqual + ` AND dependency_pattern = ? AND signal_shape = ?
-	ORDER BY created_at DESC, id LIMIT ?`
-
-	recallShapeDiffers = `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY incidents_k4_dep
-	WHERE k4 = ? AND ` + criticalEqual + ` AND dependency_pattern = ? AND signal_shape <> ?
-	ORDER BY created_at DESC, id LIMIT ?`
-
-	recallDependencyDiffers = `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY incidents_k4_shape
-	WHERE k4 = ? AND ` + criticalEqual + ` AND signal_shape = ? AND dependency_pattern <> ?
-	ORDER BY created_at DESC, id LIMIT ?`
-
-	recallBothDiffer = `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY incidents_k4
-	WHERE k4 = ? AND ` + criticalEqual + ` AND dependency_pattern <> ? AND signal_shape <> ?
-	ORDER BY created_at DESC, id LIMIT ?`
+	// sameIdentity selects memories of the alert's identity (the strong
+	// tiers), otherIdentity every other memory (the related tiers).
+	sameIdentity  = `rule = ? AND service = ?`
+	otherIdentity = `(rule <> ? OR service <> ?)`
 )
 
+// recallTiers is one family of tier queries: exact, shape differs,
+// dependency differs, both differ.
+type recallTiers struct {
+	exact, shapeDiffers, dependencyDiffers, bothDiffer string
+}
+
+// The recall tiers: strong tiers through the identity indexes, related
+// tiers through the DNA indexes.
+var (
+	strongTiers = recallTiers{
+		exact:             recallQuery("incidents_ifp", "ifp", condExact, sameIdentity),
+		shapeDiffers:      recallQuery("incidents_ik4_dep", "ik4", condShapeDiffers, sameIdentity),
+		dependencyDiffers: recallQuery("incidents_ik4_shape", "ik4", condDependencyDiffs, sameIdentity),
+		bothDiffer:        recallQuery("incidents_ik4", "ik4", condBothDiffer, sameIdentity),
+	}
+	relatedTiers = recallTiers{
+		exact:             recallQuery("incidents_fp", "fp", condExact, otherIdentity),
+		shapeDiffers:      recallQuery("incidents_k4_dep", "k4", condShapeDiffers, otherIdentity),
+		dependencyDiffers: recallQuery("incidents_k4_shape", "k4", condDependencyDiffs, otherIdentity),
+		bothDiffer:        recallQuery("incidents_k4", "k4", condBothDiffer, otherIdentity),
+	}
+)
+
+// queries lists the tier queries, for preparing.
+func (t recallTiers) queries() []string {
+	return []string{t.exact, t.shapeDiffers, t.dependencyDiffers, t.bothDiffer}
+}
+
+// noRule stands for the rule of an alert without identity in the related
+// tiers' condition: no stored rule equals it, so every memory is "other".
+const noRule = "\x00"
+
 // recallArgs returns the arguments of a recall tier query: the key, the
-// critical values, the two descriptive values, the limit.
-func recallArgs(key int64, fp openrecall.Fingerprint, a, b string, limit int) []any {
-	return []any{key, fp.ErrorClass, fp.ServiceRole, fp.AttackPattern, fp.Environment, a, b, limit}
+// critical values, the two descriptive values, the identity, the limit.
+func recallArgs(key int64, fp openrecall.Fingerprint, a, b string, id openrecall.Identity, limit int) []any {
+	rule := id.Rule
+	if id.IsZero() {
+		rule = noRule
+	}
+	return []any{key, fp.ErrorClass, fp.ServiceRole, fp.AttackPattern, fp.Environment, a, b, rule, id.Service, limit}
 }
 
 type rowScanner interface {
@@ -80,16 +161,26 @@ func scanIncident(r rowScanner) (openrecall.Incident, error) {
 		deadEnds string
 		created  int64
 		decision string
+		severity string
+		expires  sql.NullInt64
+		forgot   sql.NullInt64
 	)
 	err := r.Scan(&inc.ID, &inc.DedupeKey, &inc.Fingerprint.ErrorClass, &inc.Fingerprint.ServiceRole,
 		&inc.Fingerprint.DependencyPattern, &inc.Fingerprint.SignalShape, &inc.Fingerprint.AttackPattern,
 		&inc.Fingerprint.Environment, &decision, &inc.Note, &deadEnds, &inc.Analyst, &inc.ImpactMinutes,
-		&inc.SourceAlertID, &created)
+		&inc.SourceAlertID, &created, &inc.Identity.Rule, &inc.Identity.Service, &severity, &expires, &forgot)
 	if err != nil {
 		return openrecall.Incident{}, err
 	}
 	inc.Decision = openrecall.Decision(decision)
+	inc.Severity = openrecall.Severity(severity)
 	inc.CreatedAt = fromNanos(created)
+	if expires.Valid {
+		inc.ExpiresAt = fromNanos(expires.Int64)
+	}
+	if forgot.Valid {
+		inc.ForgottenAt = fromNanos(forgot.Int64)
+	}
 	if err := json.Unmarshal([]byte(deadEnds), &inc.DeadEnds); err != nil {
 		return openrecall.Incident{}, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
 	}
@@ -121,11 +212,32 @@ func (s *Store) prepare(inc openrecall.Incident) (openrecall.Incident, []any, er
 	if err != nil {
 		return inc, nil, fmt.Errorf("incident dead ends: %w", err)
 	}
-	fp := inc.Fingerprint
+	expires, err := optionalNanos(inc.ExpiresAt)
+	if err != nil {
+		return inc, nil, fmt.Errorf("incident expires_at: %w", err)
+	}
+	forgot, err := optionalNanos(inc.ForgottenAt)
+	if err != nil {
+		return inc, nil, fmt.Errorf("incident forgotten_at: %w", err)
+	}
+	fp, id := inc.Fingerprint, inc.Identity
 	args := []any{inc.ID, inc.DedupeKey, fpKey(fp), k4Key(fp), fp.ErrorClass, fp.ServiceRole,
 		fp.DependencyPattern, fp.SignalShape, fp.AttackPattern, fp.Environment, string(inc.Decision),
-		inc.Note, string(de), inc.Analyst, inc.ImpactMinutes, inc.SourceAlertID, created}
+		inc.Note, string(de), inc.Analyst, inc.ImpactMinutes, inc.SourceAlertID, created,
+		id.Rule, id.Service, string(inc.Severity), ifpKey(id, fp), ik4Key(id, fp), expires, forgot}
 	return inc, args, nil
+}
+
+// optionalNanos stores a time as UTC unix nanoseconds, or NULL when zero.
+func optionalNanos(t time.Time) (sql.NullInt64, error) {
+	if t.IsZero() {
+		return sql.NullInt64{}, nil
+	}
+	n, err := nanos(t)
+	if err != nil {
+		return sql.NullInt64{}, err
+	}
+	return sql.NullInt64{Int64: n, Valid: true}, nil
 }
 
 // Retain stores an analyst decision. The incident is validated, normalized
@@ -144,7 +256,7 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 		return openrecall.Incident{}, false, translate("retain: begin", err)
 	}
 	defer tx.Rollback()
-	stored, created, err := retainTx(ctx, tx, args, inc.DedupeKey)
+	stored, created, err := retainTx(ctx, tx, args, inc)
 	if err != nil {
 		return openrecall.Incident{}, false, err
 	}
@@ -156,7 +268,11 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 	return stored, created, nil
 }
 
-func retainTx(ctx context.Context, tx *sql.Tx, args []any, dedupeKey string) (openrecall.Incident, bool, error) {
+// retainTx inserts a prepared incident (args from prepare) unless an
+// equivalent one is stored; an equivalent stored memory without an identity
+// takes inc's (fillIdentity). It returns the stored record and whether it
+// was created.
+func retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
 	res, err := tx.ExecContext(ctx, insertIncident, args...)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: insert", err)
@@ -165,7 +281,14 @@ func retainTx(ctx context.Context, tx *sql.Tx, args []any, dedupeKey string) (op
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: rows affected", err)
 	}
-	stored, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE dedupe_key = ?`, dedupeKey))
+	if n == 0 && !inc.Identity.IsZero() {
+		id, fp := inc.Identity, inc.Fingerprint
+		if _, err := tx.ExecContext(ctx, fillIdentity, id.Rule, id.Service, string(inc.Severity),
+			ifpKey(id, fp), ik4Key(id, fp), inc.DedupeKey, id.Rule); err != nil {
+			return openrecall.Incident{}, false, translate("retain: fill identity", err)
+		}
+	}
+	stored, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE dedupe_key = ?`, inc.DedupeKey))
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: read back", err)
 	}
@@ -182,10 +305,10 @@ func (s *Store) Get(ctx context.Context, id string) (openrecall.Incident, error)
 	return inc, nil
 }
 
-// Recall returns up to limit incidents similar to fp, best first; see the
-// package documentation for the exact semantics. limit <= 0 returns an empty
-// result.
-func (s *Store) Recall(ctx context.Context, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
+// Recall returns up to limit memories for an alert of identity id and
+// fingerprint fp, best first; see the package documentation for the exact
+// semantics. limit <= 0 returns an empty result.
+func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
 	if err := fp.Validate(); err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}
@@ -193,18 +316,58 @@ func (s *Store) Recall(ctx context.Context, fp openrecall.Fingerprint, limit int
 	if limit <= 0 {
 		return out, nil
 	}
-	k4 := k4Key(fp)
-	exact, err := s.recallTier(ctx, recallExact, recallArgs(fpKey(fp), fp, fp.DependencyPattern, fp.SignalShape, limit))
-	if err != nil {
-		return nil, err
-	}
-	out = appendMatches(out, fp, exact)
-	if need := limit - len(out); need > 0 {
-		a, err := s.recallTier(ctx, recallShapeDiffers, recallArgs(k4, fp, fp.DependencyPattern, fp.SignalShape, need))
+	var incs []openrecall.Incident
+	if !id.IsZero() {
+		strong, err := s.recallFrom(ctx, strongTiers, ifpKey(id, fp), ik4Key(id, fp), id, fp, limit)
 		if err != nil {
 			return nil, err
 		}
-		b, err := s.recallTier(ctx, recallDependencyDiffers, recallArgs(k4, fp, fp.SignalShape, fp.DependencyPattern, need))
+		incs = strong
+	}
+	// Related matches need a DNA that says something: an empty error class
+	// and service role are kinship with nothing.
+	if need := limit - len(incs); need > 0 && (fp.ErrorClass != "" || fp.ServiceRole != "") {
+		related, err := s.recallFrom(ctx, relatedTiers, fpKey(fp), k4Key(fp), id, fp, need)
+		if err != nil {
+			return nil, err
+		}
+		incs = append(incs, related...)
+	}
+	now := s.now()
+	for _, inc := range incs {
+		out = append(out, openrecall.ScoreMatch(id, fp, inc, now))
+	}
+	// An expired memory of the alert's identity came from a strong tier but
+	// scores as related: order the whole result again.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if !a.Incident.CreatedAt.Equal(b.Incident.CreatedAt) {
+			return a.Incident.CreatedAt.After(b.Incident.CreatedAt)
+		}
+		return a.Incident.ID < b.Incident.ID
+	})
+	s.log.Debug("recall", zap.String("identity", id.String()), zap.String("fingerprint", fp.String()),
+		zap.Int("limit", limit), zap.Int("matches", len(out)))
+	return out, nil
+}
+
+// recallFrom runs one family of tiers for up to limit incidents: the exact
+// fingerprint, then the tiers where one descriptive field differs (merged
+// newer first), then both; each tier is asked only for what is missing.
+func (s *Store) recallFrom(ctx context.Context, t recallTiers, fk, k4 int64, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
+	out, err := s.recallTier(ctx, t.exact, recallArgs(fk, fp, fp.DependencyPattern, fp.SignalShape, id, limit))
+	if err != nil {
+		return nil, err
+	}
+	if need := limit - len(out); need > 0 {
+		a, err := s.recallTier(ctx, t.shapeDiffers, recallArgs(k4, fp, fp.DependencyPattern, fp.SignalShape, id, need))
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.recallTier(ctx, t.dependencyDiffers, recallArgs(k4, fp, fp.SignalShape, fp.DependencyPattern, id, need))
 		if err != nil {
 			return nil, err
 		}
@@ -213,16 +376,15 @@ func (s *Store) Recall(ctx context.Context, fp openrecall.Fingerprint, limit int
 		if len(merged) > need {
 			merged = merged[:need]
 		}
-		out = appendMatches(out, fp, merged)
+		out = append(out, merged...)
 	}
 	if need := limit - len(out); need > 0 {
-		rest, err := s.recallTier(ctx, recallBothDiffer, recallArgs(k4, fp, fp.DependencyPattern, fp.SignalShape, need))
+		rest, err := s.recallTier(ctx, t.bothDiffer, recallArgs(k4, fp, fp.DependencyPattern, fp.SignalShape, id, need))
 		if err != nil {
 			return nil, err
 		}
-		out = appendMatches(out, fp, rest)
+		out = append(out, rest...)
 	}
-	s.log.Debug("recall", zap.String("fingerprint", fp.String()), zap.Int("limit", limit), zap.Int("matches", len(out)))
 	return out, nil
 }
 
@@ -255,11 +417,4 @@ func sortRecent(incs []openrecall.Incident) {
 		}
 		return a.ID < b.ID
 	})
-}
-
-func appendMatches(out []openrecall.Match, fp openrecall.Fingerprint, incs []openrecall.Incident) []openrecall.Match {
-	for _, inc := range incs {
-		out = append(out, openrecall.Match{Incident: inc, Score: openrecall.Similarity(fp, inc.Fingerprint)})
-	}
-	return out
 }

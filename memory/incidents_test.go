@@ -50,6 +50,7 @@ func TestRetainRecall(t *testing.T) {
 	}
 	s := openTemp(t)
 	for _, inc := range seed {
+		inc.Identity = rid
 		mustRetain(t, s, inc)
 	}
 	const exact, one, two = 1.0, 89.0 / 98, 80.0 / 98
@@ -73,16 +74,37 @@ func TestRetainRecall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.Recall(context.Background(), tt.fp, tt.limit)
+			got, err := s.Recall(context.Background(), rid, tt.fp, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, scoresOf(got)); diff != "" {
 				t.Errorf("Recall(%s, %d) (-want +got):\n%s", tt.fp, tt.limit, diff)
 			}
+			// Another rule sees the same memories as related matches only,
+			// scored at most MinStrongThreshold, in the same order.
+			other, err := s.Recall(context.Background(), openrecall.Identity{Rule: "OtherRule", Service: rid.Service}, tt.fp, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []scored{}
+			for _, w := range tt.want {
+				want = append(want, scored{w.Note, openrecall.MinStrongThreshold * w.Score})
+			}
+			if diff := cmp.Diff(want, scoresOf(other)); diff != "" {
+				t.Errorf("Recall for another rule (-want +got):\n%s", diff)
+			}
+			for _, m := range other {
+				if !m.Related || m.Score > openrecall.MinStrongThreshold {
+					t.Errorf("memory of another rule recalled as %+v, want a related match scored ≤ %v", m, openrecall.MinStrongThreshold)
+				}
+			}
 		})
 	}
 }
+
+// rid is the identity of the memories most tests retain.
+var rid = openrecall.Identity{Rule: "KubePodCrashLooping", Service: "checkout"}
 
 func TestRecallTiesByID(t *testing.T) {
 	s := openTemp(t)
@@ -95,7 +117,7 @@ func TestRecallTiesByID(t *testing.T) {
 		ids = append(ids, inc.ID)
 	}
 	sort.Strings(ids)
-	got, err := s.Recall(context.Background(), fp, 4)
+	got, err := s.Recall(context.Background(), openrecall.Identity{}, fp, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +130,16 @@ func TestRecallTiesByID(t *testing.T) {
 	}
 }
 
-// model is the in-memory reference for Recall's documented semantics.
-func model(all []openrecall.Incident, fp openrecall.Fingerprint, limit int) []openrecall.Match {
+// model is the in-memory reference for Recall's documented semantics
+// (without expiry): memories that agree on the four critical fields, of the
+// alert's identity, or of any other when the DNA names an error class or a
+// service role, scored by openrecall.ScoreMatch.
+func model(all []openrecall.Incident, id openrecall.Identity, fp openrecall.Fingerprint, limit int, now time.Time) []openrecall.Match {
 	out := []openrecall.Match{}
 	for _, inc := range all {
-		if openrecall.SameCritical(fp, inc.Fingerprint) {
-			out = append(out, openrecall.Match{Incident: inc, Score: openrecall.Similarity(fp, inc.Fingerprint)})
+		same := !id.IsZero() && inc.Identity == id
+		if inc.ForgottenAt.IsZero() && openrecall.SameCritical(fp, inc.Fingerprint) && (same || fp.ErrorClass != "" || fp.ServiceRole != "") {
+			out = append(out, openrecall.ScoreMatch(id, fp, inc, now))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -140,30 +166,33 @@ func TestRecallAgreesWithModel(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	pick := func(vals ...string) string { return vals[rng.Intn(len(vals))] }
 	randomFP := func() openrecall.Fingerprint {
-		return fpOf(pick("timeout", "http_5xx"), pick("api_edge", "cache"), pick("", "dns", "queue", "database"),
+		return fpOf(pick("timeout", "http_5xx", ""), pick("api_edge", "cache", ""), pick("", "dns", "queue", "database"),
 			pick("", "spike", "sustained", "flapping"), pick("", "port_scan"), pick("prod", "dev"))
 	}
+	ids := []openrecall.Identity{{}, {Rule: "A", Service: "x"}, {Rule: "B", Service: "x"}, {Rule: "A", Service: "y"}, {Rule: "A"}}
+	randomID := func() openrecall.Identity { return ids[rng.Intn(len(ids))] }
 	var all []openrecall.Incident
 	for i := 0; i < 600; i++ {
 		inc := openrecall.Incident{Fingerprint: randomFP(), Decision: openrecall.MemoryDecisions[rng.Intn(4)],
-			Note: fmt.Sprintf("note %d", i), CreatedAt: time.Date(2026, 1, 1, 0, 0, rng.Intn(40), 0, time.UTC)}
+			Note: fmt.Sprintf("note %d", i), CreatedAt: time.Date(2026, 1, 1, 0, 0, rng.Intn(40), 0, time.UTC),
+			Identity: randomID()}
 		all = append(all, mustRetain(t, s, inc))
 	}
-	for i := 0; i < 200; i++ {
-		fp, limit := randomFP(), rng.Intn(30)-2
-		got, err := s.Recall(context.Background(), fp, limit)
+	for i := 0; i < 300; i++ {
+		id, fp, limit := randomID(), randomFP(), rng.Intn(30)-2
+		got, err := s.Recall(context.Background(), id, fp, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(model(all, fp, limit), got); diff != "" {
-			t.Fatalf("Recall(%s, %d) disagrees with the model (-model +store):\n%s", fp, limit, diff)
+		if diff := cmp.Diff(model(all, id, fp, limit, time.Time{}), got); diff != "" {
+			t.Fatalf("Recall(%s, %s, %d) disagrees with the model (-model +store):\n%s", id, fp, limit, diff)
 		}
 	}
 }
 
 func TestRecallInvalidFingerprint(t *testing.T) {
 	s := openTemp(t)
-	_, err := s.Recall(context.Background(), openrecall.Fingerprint{ErrorClass: "Not Canonical"}, 5)
+	_, err := s.Recall(context.Background(), rid, openrecall.Fingerprint{ErrorClass: "Not Canonical"}, 5)
 	if !errors.Is(err, openrecall.ErrInvalid) {
 		t.Fatalf("Recall with a non-canonical fingerprint: err = %v, want ErrInvalid", err)
 	}
@@ -172,13 +201,16 @@ func TestRecallInvalidFingerprint(t *testing.T) {
 func TestRecallUsesIndexes(t *testing.T) {
 	s := openTemp(t)
 	fp := fpOf("timeout", "api_edge", "dns", "spike", "", "prod")
-	queries := map[string]string{
-		"exact": recallExact, "shape differs": recallShapeDiffers,
-		"dependency differs": recallDependencyDiffers, "both differ": recallBothDiffer,
+	queries := map[string]string{}
+	for family, tiers := range map[string]recallTiers{"strong": strongTiers, "related": relatedTiers} {
+		queries[family+" exact"] = tiers.exact
+		queries[family+" shape differs"] = tiers.shapeDiffers
+		queries[family+" dependency differs"] = tiers.dependencyDiffers
+		queries[family+" both differ"] = tiers.bothDiffer
 	}
 	for name, q := range queries {
 		t.Run(name, func(t *testing.T) {
-			rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, recallArgs(1, fp, "a", "b", 10)...)
+			rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, recallArgs(1, fp, "a", "b", rid, 10)...)
 			if err != nil {
 				t.Fatal(err)
 			}

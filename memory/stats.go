@@ -23,6 +23,18 @@ type Stats struct {
 	// TopFamilies lists the most retained fingerprints (up to 10), most
 	// incidents first, then by canonical string.
 	TopFamilies []FamilyCount `json:"top_families"`
+	// WithoutIdentity is the number of memories without an identity: related
+	// knowledge only, they never vote for a bypass until re-seeded or
+	// re-imported with one.
+	WithoutIdentity int `json:"without_identity"`
+	// Forgotten is the number of memories taken back (memory forget, or a
+	// superseding retain); they are never recalled.
+	Forgotten int `json:"forgotten"`
+	// Identities is the number of distinct identities among the memories.
+	Identities int `json:"identities"`
+	// TopIdentities lists the identities with the most memories (up to 10),
+	// most first, then by rule and service.
+	TopIdentities []IdentityCount `json:"top_identities"`
 	// AuditEntries is the number of stored audit entries.
 	AuditEntries int64 `json:"audit_entries"`
 	// CostPoints is the number of stored cost points.
@@ -41,9 +53,15 @@ type FamilyCount struct {
 	Count       int                    `json:"count"`
 }
 
+// IdentityCount is the number of memories of one identity.
+type IdentityCount struct {
+	Identity openrecall.Identity `json:"identity"`
+	Count    int                 `json:"count"`
+}
+
 // Stats returns counts of what the Store holds.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{Path: s.path, ByDecision: map[openrecall.Decision]int{}, TopFamilies: []FamilyCount{}}
+	st := Stats{Path: s.path, ByDecision: map[openrecall.Decision]int{}, TopFamilies: []FamilyCount{}, TopIdentities: []IdentityCount{}}
 	for _, d := range openrecall.MemoryDecisions {
 		st.ByDecision[d] = 0
 	}
@@ -74,6 +92,11 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, err
 	}
 	st.TopFamilies = append(st.TopFamilies, fams...)
+	ids, err := s.topIdentities(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	st.TopIdentities = append(st.TopIdentities, ids...)
 
 	queries := []struct {
 		what string
@@ -81,6 +104,9 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		dst  any
 	}{
 		{"audit entries", `SELECT COUNT(*) FROM audit_entries`, &st.AuditEntries},
+		{"memories without identity", `SELECT COUNT(*) FROM incidents INDEXED BY incidents_identity WHERE rule = ''`, &st.WithoutIdentity},
+		{"forgotten memories", `SELECT COUNT(*) FROM incidents WHERE forgotten_at IS NOT NULL`, &st.Forgotten},
+		{"identities", `SELECT COUNT(*) FROM (SELECT 1 FROM incidents INDEXED BY incidents_identity WHERE rule <> '' GROUP BY rule, service)`, &st.Identities},
 		{"cost points", `SELECT COUNT(*) FROM cost_points`, &st.CostPoints},
 		{"batches", `SELECT COUNT(*) FROM batches`, &st.Batches},
 		{"schema version", `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`, &st.SchemaVersion},
@@ -136,5 +162,28 @@ func (s *Store) topFamilies(ctx context.Context) ([]FamilyCount, error) {
 		}
 		return out[i].Fingerprint.String() < out[j].Fingerprint.String()
 	})
+	return out, nil
+}
+
+// topIdentities returns the identities with the most memories, through the
+// (rule, service) index.
+func (s *Store) topIdentities(ctx context.Context) ([]IdentityCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT rule, service, COUNT(*) AS n FROM incidents INDEXED BY incidents_identity
+		WHERE rule <> '' GROUP BY rule, service ORDER BY n DESC, rule, service LIMIT ?`, topFamilies)
+	if err != nil {
+		return nil, translate("stats: identities", err)
+	}
+	defer rows.Close()
+	var out []IdentityCount
+	for rows.Next() {
+		var c IdentityCount
+		if err := rows.Scan(&c.Identity.Rule, &c.Identity.Service, &c.Count); err != nil {
+			return nil, translate("stats: identities", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate("stats: identities", err)
+	}
 	return out, nil
 }

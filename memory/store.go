@@ -233,7 +233,7 @@ func (s *Store) init(ctx context.Context, readOnly bool) error {
 		}
 	}
 	s.recall = map[string]*sql.Stmt{}
-	for _, q := range []string{recallExact, recallShapeDiffers, recallDependencyDiffers, recallBothDiffer} {
+	for _, q := range append(strongTiers.queries(), relatedTiers.queries()...) {
 		stmt, err := s.db.PrepareContext(ctx, q)
 		if err != nil {
 			return translate("prepare recall", err)

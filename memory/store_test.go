@@ -82,9 +82,16 @@ func TestStats(t *testing.T) {
 	fpA := fpOf("timeout", "cache", "", "", "", "prod")
 	fpB := fpOf("http_5xx", "api_edge", "", "", "", "prod")
 	for i, d := range []openrecall.Decision{openrecall.DecisionDuplicate, openrecall.DecisionDuplicate, openrecall.DecisionReal} {
-		mustRetain(t, s, openrecall.Incident{Fingerprint: fpA, Decision: d, Note: itoa(i)})
+		mustRetain(t, s, openrecall.Incident{Fingerprint: fpA, Decision: d, Note: itoa(i), Identity: rid})
 	}
+	other := openrecall.Incident{Fingerprint: fpB, Decision: openrecall.DecisionFalsePositive, Note: "other rule",
+		Identity: openrecall.Identity{Rule: "HTTPErrors"}}
+	mustRetain(t, s, other)
 	mustRetain(t, s, openrecall.Incident{Fingerprint: fpB, Decision: openrecall.DecisionFalsePositive})
+	forgotten := mustRetain(t, s, openrecall.Incident{Fingerprint: fpB, Decision: openrecall.DecisionReal, Identity: rid})
+	if _, ok, err := s.Forget(context.Background(), forgotten.ID); err != nil || !ok {
+		t.Fatalf("Forget = %v, %v", ok, err)
+	}
 	if err := s.AppendCostPoints(context.Background(), []openrecall.CostPoint{{Batch: "b1", Index: 0}, {Batch: "b2", Index: 0}, {Batch: "b2", Index: 1}}, testCostSeal); err != nil {
 		t.Fatal(err)
 	}
@@ -96,16 +103,20 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Stats{
-		Incidents: 4,
-		ByDecision: map[openrecall.Decision]int{openrecall.DecisionDuplicate: 2, openrecall.DecisionReal: 1,
-			openrecall.DecisionFalsePositive: 1, openrecall.DecisionKnownBenign: 0},
-		Fingerprints:  2,
-		TopFamilies:   []FamilyCount{{fpA, 3}, {fpB, 1}},
-		AuditEntries:  1,
-		CostPoints:    3,
-		Batches:       2,
-		SchemaVersion: SchemaVersion(),
-		Path:          s.Path(),
+		Incidents: 6,
+		ByDecision: map[openrecall.Decision]int{openrecall.DecisionDuplicate: 2, openrecall.DecisionReal: 2,
+			openrecall.DecisionFalsePositive: 2, openrecall.DecisionKnownBenign: 0},
+		Fingerprints:    2,
+		TopFamilies:     []FamilyCount{{fpB, 3}, {fpA, 3}},
+		WithoutIdentity: 1,
+		Forgotten:       1,
+		Identities:      2,
+		TopIdentities:   []IdentityCount{{rid, 4}, {openrecall.Identity{Rule: "HTTPErrors"}, 1}},
+		AuditEntries:    1,
+		CostPoints:      3,
+		Batches:         2,
+		SchemaVersion:   SchemaVersion(),
+		Path:            s.Path(),
 	}
 	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("Stats (-want +got):\n%s", diff)

@@ -44,7 +44,11 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 	if err != nil {
 		return translate("read trail", err)
 	}
-	defer conn.Close()
+	defer func() {
+		if cerr := conn.Close(); cerr != nil && err == nil {
+			err = translate("read trail: release connection", cerr)
+		}
+	}()
 	// A deferred transaction takes no lock; in WAL mode its first read
 	// fixes the snapshot every later read in it sees. (The DSN's
 	// _txlock=immediate applies only to BeginTx, which would take the

@@ -118,7 +118,11 @@ func createV1(t *testing.T, path string, n, costs int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close v1 database: %v", err)
+		}
+	}()
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := db.Exec(q, args...); err != nil {

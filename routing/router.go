@@ -311,6 +311,10 @@ func (rt *route) chooseTier() (bool, string) {
 		return false, fmt.Sprintf("weak or absent memory (%d matches, best score %.2f): strong model forced", len(in.Matches), t.BestScore)
 	case !t.Decision.Benign():
 		return false, fmt.Sprintf("inconsistent memory (triage %s, consistency %.2f over %d strong matches): strong model forced", t.Decision, t.Consistency, t.StrongCount)
+	case in.Guard.RefusedOnlyBySeverity():
+		// DESIGN §7: an alert refused only by the severity clause goes to
+		// the strong model and a person approves it, never the cheap tier.
+		return false, "refused only by the severity clause (e) (" + in.Guard.Reason + "): strong model forced, a person approves"
 	case r.cfg.Cheap == nil:
 		return false, "no cheap model configured: strong model"
 	}

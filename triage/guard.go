@@ -9,25 +9,29 @@ import (
 )
 
 // Guard rules on the memory bypass for one alert. Bypass is true if and only
-// if all four clauses hold:
+// if all five clauses hold:
 //
 //	(a) tr.StrongCount ≥ 1;
 //	(b) tr.Consistency ≥ cfg.Consistency;
 //	(c) tr.Confidence ≥ cfg.BypassConfidence;
 //	(d) fp has no attack pattern and tr.Decision is benign
-//	    (false_positive, duplicate or known_benign).
+//	    (false_positive, duplicate or known_benign);
+//	(e) the alert is not more severe than the most severe supporting
+//	    memory: !openrecall.MoreSevere(tr.AlertSeverity, tr.SupportSeverity),
+//	    an unknown alert counting as critical, an unknown memory as medium.
 //
 // Each clause's result is filled in, and Reason says why in words a person
 // reads: the evidence for a bypass, or the first failing clause in the order
 // above. An attack pattern blocks the bypass whatever the evidence.
 func Guard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg Config) openrecall.GuardVerdict {
 	v := openrecall.GuardVerdict{
-		StrongMatch:    tr.StrongCount >= 1,
-		Consistent:     tr.Consistency >= cfg.Consistency,
-		Confident:      tr.Confidence >= cfg.BypassConfidence,
-		BenignNoAttack: fp.AttackPattern == "" && tr.Decision.Benign(),
+		StrongMatch:     tr.StrongCount >= 1,
+		Consistent:      tr.Consistency >= cfg.Consistency,
+		Confident:       tr.Confidence >= cfg.BypassConfidence,
+		BenignNoAttack:  fp.AttackPattern == "" && tr.Decision.Benign(),
+		SeverityCovered: !openrecall.MoreSevere(tr.AlertSeverity, tr.SupportSeverity),
 	}
-	v.Bypass = v.StrongMatch && v.Consistent && v.Confident && v.BenignNoAttack
+	v.Bypass = v.StrongMatch && v.Consistent && v.Confident && v.BenignNoAttack && v.SeverityCovered
 	switch {
 	case v.Bypass:
 		conf, thr := versus(tr.Confidence, cfg.BypassConfidence, 3, 17)
@@ -48,8 +52,11 @@ func Guard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg Config) op
 			conf, thr, plural(tr.StrongCount, "strong match", "strong matches"))
 	case fp.AttackPattern != "":
 		v.Reason = fmt.Sprintf("attack pattern %s blocks bypass", fp.AttackPattern)
-	default:
+	case !v.BenignNoAttack:
 		v.Reason = fmt.Sprintf("decision %s blocks bypass (only false_positive, duplicate or known_benign may bypass)", describe(tr.Decision))
+	default:
+		v.Reason = fmt.Sprintf("severity clause (e) blocks bypass: the alert (%s) is more severe than every supporting memory (most severe %s); strong model, a person approves",
+			severityName(tr.AlertSeverity, openrecall.SeverityCritical), severityName(tr.SupportSeverity, openrecall.SeverityMedium))
 	}
 	return v
 }
@@ -66,6 +73,15 @@ func Vet(fp openrecall.Fingerprint, proposed openrecall.Decision) (ok bool, reas
 		return false, fmt.Sprintf("benign verdict refused on %s alert", fp.AttackPattern)
 	}
 	return true, ""
+}
+
+// severityName shows a severity as the clause reads it: an unknown one
+// with the severity it counts as.
+func severityName(s, unknownAs openrecall.Severity) string {
+	if s == "" || s == openrecall.SeverityUnknown || !s.Valid() {
+		return "unknown, counted as " + string(unknownAs)
+	}
+	return string(s)
 }
 
 func describe(d openrecall.Decision) string {

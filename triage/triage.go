@@ -10,9 +10,11 @@ import (
 	"github.com/openrecall/openrecall"
 )
 
-// Triage proposes a decision for fp from its recalled matches (DESIGN §6).
+// Triage proposes a decision for an alert of severity sev and fingerprint fp
+// from its recalled matches (DESIGN §6).
 //
-// Strong matches are those with Score ≥ cfg.StrongMatch. Without one the
+// Strong matches are those with Score ≥ cfg.StrongMatch that are not
+// related (a related match never votes, whatever its score). Without one the
 // proposal is escalated with the best score (or 0) as confidence. Otherwise
 // the dominant decision among the strong matches wins by count; ties go to
 // the decision whose best strong match scores higher, then to the one whose
@@ -28,10 +30,13 @@ import (
 // A strong match whose incident carries a decision that memory may not hold
 // (escalated, or outside the closed set) counts as strong evidence that
 // memory disagrees, but can never be the proposed decision. NaN scores are
-// ignored. Triage does not modify fp or matches; cfg should have passed
-// Validate. Confidence is always in [0, 1].
-func Triage(fp openrecall.Fingerprint, matches []openrecall.Match, cfg Config) openrecall.TriageResult {
-	var tr openrecall.TriageResult
+// ignored. AlertSeverity is sev and SupportSeverity the most severe of the
+// supporting memories; a benign proposal for an alert more severe than all
+// of them (the guard's clause e) requires a person's approval. Triage does
+// not modify fp or matches; cfg should have passed Validate. Confidence is
+// always in [0, 1].
+func Triage(fp openrecall.Fingerprint, sev openrecall.Severity, matches []openrecall.Match, cfg Config) openrecall.TriageResult {
+	tr := openrecall.TriageResult{AlertSeverity: sev}
 	haveBest := false
 	for _, m := range matches {
 		if math.IsNaN(m.Score) {
@@ -46,7 +51,7 @@ func Triage(fp openrecall.Fingerprint, matches []openrecall.Match, cfg Config) o
 	groups := map[openrecall.Decision]*group{}
 	var order []*group
 	for i, m := range matches {
-		if !(m.Score >= cfg.StrongMatch) {
+		if !strong(m, cfg) {
 			continue
 		}
 		tr.StrongCount++
@@ -93,11 +98,14 @@ func Triage(fp openrecall.Fingerprint, matches []openrecall.Match, cfg Config) o
 		tr.ConsistentCount = dom.count
 		tr.Consistency = float64(dom.count) / float64(n)
 		tr.Confidence = clamp(tr.Consistency * float64(n+1) / float64(n+2))
+		var sevs []openrecall.Severity
 		for _, m := range matches {
-			if m.Score >= cfg.StrongMatch && m.Incident.Decision == dom.decision {
+			if strong(m, cfg) && m.Incident.Decision == dom.decision {
 				tr.Supporting = append(tr.Supporting, m.Incident.ID)
+				sevs = append(sevs, m.Incident.Severity)
 			}
 		}
+		tr.SupportSeverity = openrecall.MostSevere(sevs...)
 		if tr.Consistency < cfg.Consistency {
 			tr.Decision = openrecall.DecisionEscalated
 			tr.EscalationReason = "memory split: " + split(order)
@@ -106,8 +114,15 @@ func Triage(fp openrecall.Fingerprint, matches []openrecall.Match, cfg Config) o
 		tr.Decision = dom.decision
 	}
 	tr.RequiresHumanApproval = tr.Decision == openrecall.DecisionEscalated ||
-		tr.Decision == openrecall.DecisionReal || fp.HasAttack()
+		tr.Decision == openrecall.DecisionReal || fp.HasAttack() ||
+		tr.Decision.Benign() && openrecall.MoreSevere(tr.AlertSeverity, tr.SupportSeverity)
 	return tr
+}
+
+// strong reports whether m is a strong match: not related, and scored at or
+// above the threshold (NaN never is).
+func strong(m openrecall.Match, cfg Config) bool {
+	return !m.Related && m.Score >= cfg.StrongMatch
 }
 
 // group is the strong matches that carry one decision.

@@ -205,7 +205,8 @@ func TestTriage(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			got := Triage(tt.fp, tt.matches, cfg)
+			got := Triage(tt.fp, openrecall.SeverityMedium, tt.matches, cfg)
+			tt.want.AlertSeverity = openrecall.SeverityMedium
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Triage() mismatch (-want +got):\n%s", diff)
 			}
@@ -225,7 +226,7 @@ func TestTriageDoesNotModifyInputs(t *testing.T) {
 	before := cat(matches)
 	before[0].Incident.DeadEnds = []string{"restarted the pod"}
 	fp := plain
-	Triage(fp, matches, DefaultConfig())
+	Triage(fp, openrecall.SeverityMedium, matches, DefaultConfig())
 	if diff := cmp.Diff(before, matches); diff != "" {
 		t.Errorf("Triage modified its matches (-before +after):\n%s", diff)
 	}
@@ -241,7 +242,7 @@ func TestTriageConfidenceFormula(t *testing.T) {
 		for dom := (n + 1) / 2; dom <= n; dom++ {
 			t.Run(fmt.Sprintf("%d_of_%d", dom, n), func(t *testing.T) {
 				matches := cat(many("k", dom, kb, 1), many("r", n-dom, real, 0.9))
-				got := Triage(plain, matches, DefaultConfig())
+				got := Triage(plain, openrecall.SeverityMedium, matches, DefaultConfig())
 				c := float64(dom) / float64(n)
 				want := c * float64(n+1) / float64(n+2)
 				if got.Confidence != want || got.Confidence < 0 || got.Confidence >= 1 {

@@ -62,6 +62,7 @@ func newBenchPipeline(b *testing.B) *benchPipeline {
 		_, isNew, err := st.Retain(ctx, openrecall.Incident{
 			Fingerprint: ex.Extract(recs[0].Alert), Decision: openrecall.Decision(s.Decision),
 			Note: s.Note, DeadEnds: s.DeadEnds, Analyst: s.Analyst, SourceAlertID: recs[0].Alert.ID,
+			Identity: ex.Identify(recs[0].Alert), Severity: recs[0].Alert.Severity,
 		})
 		if err != nil || !isNew {
 			b.Fatalf("seed %d: new %v, %v", i, isNew, err)

@@ -22,10 +22,10 @@ type Fingerprinter interface {
 	Identify(a openrecall.Alert) openrecall.Identity
 }
 
-// Recaller finds what analysts decided before on similar fingerprints.
-// memory.Store satisfies it.
+// Recaller finds what analysts decided before on the same alert (identity)
+// and on similar fingerprints. memory.Store satisfies it.
 type Recaller interface {
-	Recall(ctx context.Context, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
+	Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
 }
 
 // Router routes one triaged alert to the memory bypass or the model cascade.
@@ -180,13 +180,15 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 		Latency: w.now().Sub(fpStart),
 	}
 
+	id := w.cfg.Fingerprinter.Identify(a)
 	var matches []openrecall.Match
 	var err error
 	memoryNote := ""
-	if Recallable(fp) {
-		matches, err = w.cfg.Memory.Recall(ctx, fp, w.cfg.Triage.RecallLimit)
-	} else {
-		memoryNote = "unclassified alert: its Alert DNA names no error class, nor a service role with a dependency or signal shape, so memory cannot vouch for it"
+	if Recallable(id, fp) {
+		matches, err = w.cfg.Memory.Recall(ctx, id, fp, w.cfg.Triage.RecallLimit)
+	}
+	if !Classified(id) {
+		memoryNote = "unclassified alert: it has no identity (no alertname, class or title), so memory cannot vouch for it"
 	}
 	if err != nil {
 		// Memory that cannot answer is weak memory: the alert goes to the
@@ -196,7 +198,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 		matches = nil
 	}
 	res.Matches = matches
-	tr := triage.Triage(fp, matches, w.cfg.Triage)
+	tr := triage.Triage(fp, a.Severity, matches, w.cfg.Triage)
 	if memoryNote != "" {
 		tr.EscalationReason = memoryNote
 	}
@@ -225,6 +227,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	w.log.Debug("analysed",
 		zap.String("alert", a.ID),
 		zap.String("fingerprint", fp.String()),
+		zap.String("identity", id.String()),
 		zap.String("decision", string(res.Decision)),
 		zap.Bool("bypassed", res.Bypassed))
 	return w.finish(res, start)
@@ -242,13 +245,17 @@ func (w *Workflow) finish(res openrecall.Result, start time.Time) openrecall.Res
 	return res
 }
 
-// Recallable reports whether memory may speak for an alert with this
-// fingerprint: its Alert DNA must name what failed (an error class), or which
-// component misbehaved and how (a service role with a dependency pattern or a
-// signal shape). An alert that says less is unclassified: two unrelated
-// unknown alerts would share every empty field and score 1 against each
-// other, so recalling for them would let memory vouch for alerts it knows
-// nothing about. Unclassified alerts go to the strong model.
-func Recallable(fp openrecall.Fingerprint) bool {
-	return fp.ErrorClass != "" || fp.ServiceRole != "" && (fp.DependencyPattern != "" || fp.SignalShape != "")
+// Classified reports whether memory may vouch for an alert of this
+// identity: only a memory of the same alert votes for a bypass (DESIGN §5),
+// so an alert without an identity is unclassified and goes to the strong
+// model, whatever its Alert DNA.
+func Classified(id openrecall.Identity) bool { return !id.IsZero() }
+
+// Recallable reports whether memory is asked about an alert: when it has an
+// identity (even with an empty Alert DNA), or when its DNA names an error
+// class or a service role, for related matches whose notes and dead ends
+// help the analyst and the model. An alert with neither gets no matches: two
+// unrelated unknown alerts would share every empty field.
+func Recallable(id openrecall.Identity, fp openrecall.Fingerprint) bool {
+	return Classified(id) || fp.ErrorClass != "" || fp.ServiceRole != ""
 }

@@ -70,7 +70,8 @@ func (p *pipeline) workflow(t *testing.T, budget *routing.Budget, sink workflow.
 	return w
 }
 
-// teach retains n distinct benign decisions on the family of alert a.
+// teach retains n distinct decisions on past firings of alert a (its
+// identity, fingerprint and severity).
 func (p *pipeline) teach(t *testing.T, a openrecall.Alert, d openrecall.Decision, n int) {
 	t.Helper()
 	fp := p.ex.Extract(a)
@@ -78,6 +79,7 @@ func (p *pipeline) teach(t *testing.T, a openrecall.Alert, d openrecall.Decision
 		_, _, err := p.store.Retain(context.Background(), openrecall.Incident{
 			Fingerprint: fp, Decision: d, Note: "known nightly spike",
 			SourceAlertID: fmt.Sprintf("past-%d", i), DeadEnds: []string{"restarting the pod"},
+			Identity: p.ex.Identify(a), Severity: a.Severity,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -280,9 +282,10 @@ func TestSinkErrorStopsTheQueueWithoutHanging(t *testing.T) {
 	}
 }
 
-// Unclassified alerts (no error class) share an all-empty fingerprint; six
-// benign memories of one such alert must not vouch for another.
-func TestUnclassifiedAlertsAreNeverBypassed(t *testing.T) {
+// Alerts without an error class share an all-empty fingerprint; six benign
+// memories of one such alert must not vouch for another (another title is
+// another identity, and an empty DNA is kinship with nothing).
+func TestEmptyDNAAlertsOfAnotherRuleAreNeverBypassed(t *testing.T) {
 	p := newPipeline(t)
 	first := `{"id":"u1","title":"something odd happened","text":"operator says: weird"}`
 	second := `{"id":"u2","title":"wire transfer queue looks strange","text":"no idea"}` + "\n"
@@ -296,30 +299,54 @@ func TestUnclassifiedAlertsAreNeverBypassed(t *testing.T) {
 	}
 	r := results[0]
 	if r.Bypassed || len(r.Matches) != 0 {
-		t.Errorf("unclassified alert: bypassed=%t with %d matches; want no recall and no bypass", r.Bypassed, len(r.Matches))
+		t.Errorf("empty-DNA alert of another rule: bypassed=%t with %d matches; want no matches and no bypass", r.Bypassed, len(r.Matches))
 	}
-	if !strings.Contains(r.Triage.EscalationReason, "unclassified") {
-		t.Errorf("escalation reason %q does not say why", r.Triage.EscalationReason)
+	// The same alert, fired again, is recalled for and bypassed: its
+	// identity is enough even with an empty DNA.
+	again := `{"id":"u1-again","title":"something odd happened","text":"operator says: weird"}` + "\n"
+	results, _ = analyze(t, p.workflow(t, nil, nil), again, 1)
+	if r := results[0]; !r.Bypassed || len(r.Matches) != 6 {
+		t.Errorf("empty-DNA alert taught six times: bypassed=%t with %d matches (%s); want a bypass", r.Bypassed, len(r.Matches), r.Guard.Reason)
+	}
+}
+
+// An alert without identity (no alertname, class, summary or title) is
+// unclassified: memory is never asked to vouch for it.
+func TestAlertWithoutIdentityIsUnclassified(t *testing.T) {
+	p := newPipeline(t)
+	a := openrecall.Alert{ID: "n1", Format: "json", Text: "timeout talking to the database", Severity: openrecall.SeverityMedium}
+	if id := p.ex.Identify(a); !id.IsZero() {
+		t.Skipf("the extractor now gives %q an identity (%s)", a.Text, id)
+	}
+	w := p.workflow(t, nil, nil)
+	r := w.Analyze(context.Background(), a)
+	if r.Bypassed || !strings.Contains(r.Triage.EscalationReason, "unclassified") {
+		t.Errorf("alert without identity: bypassed=%t, reason %q; want no bypass, said unclassified", r.Bypassed, r.Triage.EscalationReason)
 	}
 }
 
 func TestRecallable(t *testing.T) {
+	rule := openrecall.Identity{Rule: "CPUThrottlingHigh", Service: "checkout"}
 	tests := []struct {
+		id   openrecall.Identity
 		fp   openrecall.Fingerprint
 		want bool
 	}{
-		{openrecall.Fingerprint{}, false},
-		{openrecall.Fingerprint{Environment: "prod"}, false},
-		{openrecall.Fingerprint{ServiceRole: "cache", Environment: "prod"}, false},
-		{openrecall.Fingerprint{AttackPattern: "port_scan"}, false},
-		{openrecall.Fingerprint{ErrorClass: "timeout"}, true},
-		{openrecall.Fingerprint{ServiceRole: "cache", SignalShape: "spike"}, true},
-		{openrecall.Fingerprint{ServiceRole: "db_primary", DependencyPattern: "database"}, true},
+		{openrecall.Identity{}, openrecall.Fingerprint{}, false},
+		{openrecall.Identity{}, openrecall.Fingerprint{Environment: "prod"}, false},
+		{openrecall.Identity{}, openrecall.Fingerprint{AttackPattern: "port_scan"}, false},
+		{openrecall.Identity{}, openrecall.Fingerprint{ServiceRole: "cache", Environment: "prod"}, true},
+		{openrecall.Identity{}, openrecall.Fingerprint{ErrorClass: "timeout"}, true},
+		{rule, openrecall.Fingerprint{}, true},
+		{rule, openrecall.Fingerprint{Environment: "prod"}, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.fp.String(), func(t *testing.T) {
-			if got := workflow.Recallable(tt.fp); got != tt.want {
+		t.Run(tt.id.String()+" "+tt.fp.String(), func(t *testing.T) {
+			if got := workflow.Recallable(tt.id, tt.fp); got != tt.want {
 				t.Errorf("Recallable = %t, want %t", got, tt.want)
+			}
+			if got := workflow.Classified(tt.id); got != !tt.id.IsZero() {
+				t.Errorf("Classified = %t, want %t", got, !tt.id.IsZero())
 			}
 		})
 	}

@@ -39,7 +39,11 @@ func TestAuditVerifyDuringAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	if r := runCLI(t, "", "--db", db, "audit", "verify"); r.code != exitOK {
 		t.Fatalf("verify on a new file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -110,7 +114,11 @@ func tamper(t *testing.T, db string, stmts ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() {
+		if err := conn.Close(); err != nil {
+			t.Errorf("close tampering connection: %v", err)
+		}
+	}()
 	for _, trig := range []string{"audit_entries_no_update", "audit_entries_no_delete", "cost_points_no_update",
 		"cost_points_no_delete", "audit_keying_boundary_fixed", "audit_keying_key_once", "audit_keying_no_delete"} {
 		if _, err := conn.Exec("DROP TRIGGER IF EXISTS " + trig); err != nil {
@@ -133,10 +141,13 @@ func rehashFrom(t *testing.T, db string, from int64) []string {
 		t.Fatal(err)
 	}
 	var all []openrecall.AuditEntry
-	if err := st.WalkAudit(context.Background(), func(e openrecall.AuditEntry) error { all = append(all, e); return nil }); err != nil {
+	err = st.WalkAudit(context.Background(), func(e openrecall.AuditEntry) error { all = append(all, e); return nil })
+	if cerr := st.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
 	rest := all[from-1:]
 	rest[0].Reason = "nothing to see here"
 	resealed := audit.Seal(rest[0].PrevHash, from, rest)

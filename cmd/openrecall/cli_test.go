@@ -268,7 +268,8 @@ func TestAuditVerifyDetectsEditedRow(t *testing.T) {
 func TestRetainTwiceIsAlreadyKnownAndRecallShowsIt(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
 	fp := "error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod"
-	args := []string{"--db", db, "retain", "--fingerprint", fp, "--decision", "known_benign", "--note", "Nightly  ETL spike", "--dead-end", "restarting the pod"}
+	args := []string{"--db", db, "retain", "--fingerprint", fp, "--decision", "known_benign", "--note", "Nightly  ETL spike", "--dead-end", "restarting the pod",
+		"--rule", "KubePodOOMKilled", "--service", "etl", "--severity", "warning"}
 	if r := runCLI(t, "", args...); r.code != exitOK || !strings.HasPrefix(r.stdout, "retained ") {
 		t.Fatalf("first retain: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
@@ -276,10 +277,15 @@ func TestRetainTwiceIsAlreadyKnownAndRecallShowsIt(t *testing.T) {
 	if r := runCLI(t, "", args...); r.code != exitOK || !strings.HasPrefix(r.stdout, "already known ") {
 		t.Fatalf("second retain (same note up to case and spaces): exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	r := runCLI(t, "", "--db", db, "recall", "--fingerprint", fp, "--output", "json")
+	r := runCLI(t, "", "--db", db, "recall", "--fingerprint", fp, "--rule", "KubePodOOMKilled", "--service", "etl", "--output", "json")
 	var got struct{ Matches []openrecall.Match }
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Matches) != 1 || got.Matches[0].Score != 1 {
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Matches) != 1 || got.Matches[0].Score != 1 || got.Matches[0].Related {
 		t.Fatalf("recall: %v, %+v", err, got)
+	}
+	// Another rule with the same DNA sees it as a related match only.
+	r = runCLI(t, "", "--db", db, "recall", "--fingerprint", fp, "--rule", "KubeJobFailed", "--service", "etl")
+	if r.code != exitOK || !strings.Contains(r.stdout, "related") || !strings.Contains(r.stdout, "KubePodOOMKilled @ etl") {
+		t.Fatalf("recall for another rule: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -236,7 +236,7 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	return eval.Pipeline{Analyzer: wf, Memory: st, Close: closeAll}, nil
+	return eval.Pipeline{Analyzer: wf, Memory: st, Identifier: ex, Close: closeAll}, nil
 }
 
 type evalGenOptions struct {

@@ -15,10 +15,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Setenv("XDG_CONFIG_HOME", dir)
-	os.Unsetenv(envAuditKey)
-	os.Unsetenv(envAuditKeyFile)
+	// Without these the tests would create or read a key in the real home.
+	for _, err := range []error{
+		os.Setenv("XDG_CONFIG_HOME", dir),
+		os.Unsetenv(envAuditKey),
+		os.Unsetenv(envAuditKeyFile),
+	} {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	// A leftover temporary directory does not change the tests' verdict;
+	// say so rather than fail the run.
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "remove temporary config home:", err)
+	}
 	os.Exit(code)
 }

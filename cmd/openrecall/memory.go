@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +31,7 @@ func newMemoryCmd(a *app) *cobra.Command {
   openrecall memory export backup.jsonl
   openrecall memory stats`,
 	}
-	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a), newMemoryMigrateCmd(a))
+	cmd.AddCommand(newMemorySeedCmd(a), newMemoryImportCmd(a), newMemoryExportCmd(a), newMemoryStatsCmd(a), newMemoryForgetCmd(a), newMemoryMigrateCmd(a))
 	return cmd
 }
 
@@ -39,6 +41,9 @@ type seedRecord struct {
 	Alert         json.RawMessage     `json:"alert"`
 	Fingerprint   string              `json:"fingerprint"`
 	AlertID       string              `json:"alert_id"`
+	Rule          string              `json:"rule"`
+	Service       string              `json:"service"`
+	Severity      openrecall.Severity `json:"severity"`
 	Decision      openrecall.Decision `json:"decision"`
 	Note          string              `json:"note"`
 	DeadEnds      []string            `json:"dead_ends"`
@@ -53,9 +58,11 @@ func newMemorySeedCmd(a *app) *cobra.Command {
 		Short: "Retain analyst decisions from a seed file (default: the bundled example's)",
 		Long: `Retain every decision of a seed file: JSON Lines, each line an object with "decision",
 "note", "dead_ends", "analyst", "business_impact_minutes" and either "alert" (an alert in any
-intake format, fingerprinted with the current rules; its id becomes the source alert id) or
-"fingerprint" (a canonical fingerprint, with an optional "alert_id"). Without FILE the bundled
-example's seed is used. Seeding twice stores nothing new. Bad lines are reported with their line
+intake format, fingerprinted and identified with the current rules; its id becomes the source
+alert id) or "fingerprint" (a canonical fingerprint, with optional "alert_id", "rule", "service"
+and "severity"; without "rule" the memory is related knowledge only). Without FILE the bundled
+example's seed is used. Seeding memories from before identity existed again gives them their
+identity back. Seeding twice stores nothing new. Bad lines are reported with their line
 number and the rest is seeded (exit status 3).`,
 		Example: `  openrecall memory seed
   openrecall memory seed decisions.jsonl
@@ -156,12 +163,16 @@ func seedIncident(line []byte, ex *fingerprint.Extractor) (openrecall.Incident, 
 	switch {
 	case r.Fingerprint != "" && len(r.Alert) > 0:
 		return inc, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
+	case len(r.Alert) > 0 && (r.Rule != "" || r.Service != "" || r.Severity != ""):
+		return inc, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
 	case r.Fingerprint != "":
 		fp, err := openrecall.ParseFingerprint(r.Fingerprint)
 		if err != nil {
 			return inc, err
 		}
 		inc.Fingerprint = fp
+		inc.Identity = openrecall.Identity{Rule: strings.TrimSpace(r.Rule), Service: strings.ToLower(strings.TrimSpace(r.Service))}
+		inc.Severity = r.Severity
 	case len(r.Alert) > 0:
 		recs, err := intake.ParseBytes(r.Alert, intake.Options{})
 		if err != nil {
@@ -174,6 +185,8 @@ func seedIncident(line []byte, ex *fingerprint.Extractor) (openrecall.Incident, 
 			return inc, fmt.Errorf("alert: %s", recs[0].Err.Reason)
 		}
 		inc.Fingerprint = ex.Extract(recs[0].Alert)
+		inc.Identity = ex.Identify(recs[0].Alert)
+		inc.Severity = recs[0].Alert.Severity
 		if inc.SourceAlertID == "" {
 			inc.SourceAlertID = recs[0].Alert.ID
 		}
@@ -326,7 +339,11 @@ memory export and stats) never change the file and refuse an older schema until 
 
 func printStats(w io.Writer, s memory.Stats) {
 	fmt.Fprintf(w, "database     %s (schema v%d)\n", s.Path, s.SchemaVersion)
-	fmt.Fprintf(w, "memories     %d across %d fingerprints\n", s.Incidents, s.Fingerprints)
+	fmt.Fprintf(w, "memories     %d across %d fingerprints and %d identities\n", s.Incidents, s.Fingerprints, s.Identities)
+	fmt.Fprintf(w, "  without identity %d (related knowledge only, never a vote; re-seed or re-import with identities)\n", s.WithoutIdentity)
+	if s.Forgotten > 0 {
+		fmt.Fprintf(w, "  taken back       %d (forgotten or superseded, never recalled)\n", s.Forgotten)
+	}
 	ds := make([]string, 0, len(s.ByDecision))
 	for d := range s.ByDecision {
 		ds = append(ds, string(d))
@@ -337,6 +354,14 @@ func printStats(w io.Writer, s memory.Stats) {
 	}
 	fmt.Fprintf(w, "audit        %d entries\n", s.AuditEntries)
 	fmt.Fprintf(w, "cost curve   %d points in %d runs\n", s.CostPoints, s.Batches)
+	if len(s.TopIdentities) > 0 {
+		fmt.Fprintln(w, "largest identities:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, c := range s.TopIdentities {
+			fmt.Fprintf(tw, "  %d\t%s\n", c.Count, c.Identity)
+		}
+		_ = tw.Flush() // tw writes to w, whose errors the caller's writer keeps
+	}
 	if len(s.TopFamilies) > 0 {
 		fmt.Fprintln(w, "largest families:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -375,3 +400,68 @@ func readRecordLine(br *bufio.Reader, limit int) (line []byte, size int, err err
 		return line, len(line), err
 	}
 }
+
+func newMemoryForgetCmd(a *app) *cobra.Command {
+	var analyst, reason string
+	cmd := &cobra.Command{
+		Use:   "forget ID",
+		Short: "Take a decision back: the memory no longer votes nor is recalled (audited)",
+		Long: `Take back the decision of memory ID (as 'recall' and 'memory export' show it): it is no
+longer recalled and never votes for a bypass again. The record stays, marked forgotten, so
+re-importing an old export cannot bring its vote back, and the audit trail records who took it
+back and why. To replace a decision with another, use 'retain --supersedes ID'.`,
+		Example: `  openrecall memory forget inc_3f2a9c0d1e2b4a5c --analyst alice --reason "was a real outage"`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.store(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.closeLogged("memory", st)
+			inc, changed, err := st.Forget(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if !changed {
+				fmt.Fprintf(a.out, "already taken back %s (at %s)\n", inc.ID, inc.ForgottenAt.Format(time.RFC3339))
+				return nil
+			}
+			if err := a.auditForget(ctx, st, inc, reason, analyst); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "took back %s: %s for %s  %s\n", inc.ID, inc.Decision, inc.Identity, inc.Fingerprint)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&analyst, "analyst", "", "who takes the decision back")
+	cmd.Flags().StringVar(&reason, "reason", "", "why")
+	return cmd
+}
+
+// auditForget records in the audit trail that a memory's decision was taken
+// back.
+func (a *app) auditForget(ctx context.Context, st *memory.Store, inc openrecall.Incident, reason, analyst string) error {
+	why := fmt.Sprintf("memory %s (%s for %s, %s) taken back", inc.ID, inc.Decision, inc.Identity, inc.Fingerprint)
+	if analyst != "" {
+		why += " by " + analyst
+	}
+	if reason != "" {
+		why += ": " + reason
+	}
+	sealer, err := a.sealer(ctx, st)
+	if err != nil {
+		return fmt.Errorf("memory %s was taken back but the audit trail cannot record it: %w", inc.ID, err)
+	}
+	_, err = st.AppendAudit(ctx, []openrecall.AuditEntry{{
+		AnalysisID: "forget-" + inc.ID, Batch: "memory", AlertID: inc.SourceAlertID,
+		Step: stepMemoryForget, Reason: why, Outcome: "forgotten", ProposedDecision: inc.Decision,
+	}}, sealer.Seal)
+	if err != nil {
+		return fmt.Errorf("memory %s was taken back but the audit trail did not record it: %w", inc.ID, err)
+	}
+	return nil
+}
+
+// stepMemoryForget is the audit step of a decision taken back.
+const stepMemoryForget = "memory-forget"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,11 +21,16 @@ type retainOptions struct {
 	input       string
 	fingerprint string
 	alertID     string
+	rule        string
+	service     string
+	severity    string
 	decision    string
 	note        string
 	deadEnds    []string
 	analyst     string
 	impact      int
+	expires     string
+	supersedes  string
 	rules       string
 	output      string
 }
@@ -33,18 +39,25 @@ func newRetainCmd(a *app) *cobra.Command {
 	opts := &retainOptions{}
 	cmd := &cobra.Command{
 		Use:   "retain [FILE|-] --decision DECISION",
-		Short: "Record an analyst decision for an alert or a fingerprint",
-		Long: `Record what an analyst decided, so that similar alerts recall it.
+		Short: "Record an analyst decision for alerts or a fingerprint",
+		Long: `Record what an analyst decided, so that the same alert recalls it.
 
-Give the alert (the first record of FILE or standard input, in any intake format: its
-fingerprint and id are taken from it) or a canonical fingerprint with --fingerprint. Retaining
-the same decision, note and alert again is harmless: it reports "already known" and stores
-nothing new. Decisions on two different alerts of one family are two memories; that is how
-evidence accumulates until memory can vouch for the family.`,
+Give the alerts (every record of FILE or standard input, in any intake format: each alert's
+fingerprint, identity (rule and service), severity and id are taken from it, and each is retained)
+or a canonical fingerprint with --fingerprint, and then its identity with --rule and --service
+and its severity with --severity. Only memories of the same identity vote for a bypass: a memory
+without a rule is related knowledge only, and retain warns about it. Retaining the same decision,
+note and alert again is harmless: it reports "already known" and stores nothing new. Decisions on
+two different alerts of one rule are two memories; that is how evidence accumulates until memory
+can vouch for the rule.
+
+--expires makes the memory stop voting after a time (a date, an RFC 3339 time, or a duration such
+as 720h or 30d from now). --supersedes ID takes the decision of memory ID back and stores this one
+in its place (one alert only); 'memory forget ID' takes one back without a replacement.`,
 		Example: `  openrecall retain alert.json --decision known_benign --note "nightly batch restart" \
       --dead-end "restarting the pod" --analyst alice
   openrecall retain --fingerprint 'error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod' \
-      --decision real --note "leak in v2.3"`,
+      --rule KubePodOOMKilled --service reports --severity high --decision real --note "leak in v2.3"`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -59,6 +72,12 @@ evidence accumulates until memory can vouch for the family.`,
 			if opts.fingerprint != "" && len(args) == 1 {
 				return usageErr("give an alert or --fingerprint, not both")
 			}
+			if opts.fingerprint == "" && (opts.rule != "" || opts.service != "" || opts.severity != "") {
+				return usageErr("--rule, --service and --severity go with --fingerprint; an alert carries its own")
+			}
+			if opts.rule == "" && opts.service != "" {
+				return usageErr("--service %q needs --rule: an identity is a rule, with its service", opts.service)
+			}
 			if opts.impact < 0 {
 				return usageErr("--impact-minutes %d: want 0 or more", opts.impact)
 			}
@@ -68,14 +87,65 @@ evidence accumulates until memory can vouch for the family.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.StringVar(&opts.alertID, "alert-id", "", "source alert id the decision is about (with --fingerprint)")
+	f.StringVar(&opts.rule, "rule", "", "rule (alertname) of the alert the decision is about (with --fingerprint)")
+	f.StringVar(&opts.service, "service", "", "service of the alert the decision is about (with --fingerprint)")
+	f.StringVar(&opts.severity, "severity", "", "severity of the alert: critical, high, medium, low, info (with --fingerprint; default unknown)")
 	f.StringVar(&opts.decision, "decision", "", "false_positive, duplicate, known_benign or real")
 	f.StringVar(&opts.note, "note", "", "what the analyst found")
 	f.StringArrayVar(&opts.deadEnds, "dead-end", nil, "something tried that did not help (repeatable)")
 	f.StringVar(&opts.analyst, "analyst", "", "who decided")
 	f.IntVar(&opts.impact, "impact-minutes", 0, "business impact in minutes")
+	f.StringVar(&opts.expires, "expires", "", "stop voting after this date, time or duration (2026-12-31, 720h, 30d)")
+	f.StringVar(&opts.supersedes, "supersedes", "", "id of a memory this decision replaces (it is taken back)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
 	addOutputFlag(cmd, &opts.output)
 	return cmd
+}
+
+// parseExpiry reads --expires: a date (midnight UTC), an RFC 3339 time, or a
+// duration from now (Go syntax, or whole days such as 30d).
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t.UTC(), nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n > 0 {
+			return now.Add(time.Duration(n) * 24 * time.Hour).UTC(), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(d).UTC(), nil
+	}
+	return time.Time{}, usageErr("--expires %q: want a date (2026-12-31), an RFC 3339 time or a positive duration (720h, 30d)", s)
+}
+
+// parseSeverity reads --severity: a normalized severity, or warning (as
+// Alertmanager rules name it) for medium.
+func parseSeverity(s string) (openrecall.Severity, error) {
+	sev := openrecall.Severity(strings.ToLower(strings.TrimSpace(s)))
+	switch {
+	case sev == "warning" || sev == "warn":
+		return openrecall.SeverityMedium, nil
+	case sev.Valid():
+		return sev, nil
+	}
+	return "", usageErr("--severity %q: want critical, high, medium (or warning), low, info or unknown", s)
+}
+
+// retained is one retain's outcome, as --output json writes it.
+type retained struct {
+	Created  bool                `json:"created"`
+	Incident openrecall.Incident `json:"incident"`
+	// Superseded is the memory this one replaced, taken back.
+	Superseded *openrecall.Incident `json:"superseded,omitempty"`
+	// Warning says why the memory will not vote (no identity).
+	Warning string `json:"warning,omitempty"`
 }
 
 func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
@@ -83,36 +153,66 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	if err != nil || !d.Retainable() {
 		return usageErr("--decision %q: want false_positive, duplicate, known_benign or real", opts.decision)
 	}
+	expires, err := parseExpiry(opts.expires, a.now())
+	if err != nil {
+		return err
+	}
 	cfg, err := a.config()
 	if err != nil {
 		return err
 	}
-	inc := openrecall.Incident{
+	base := openrecall.Incident{
 		Decision:      d,
 		Note:          opts.note,
 		DeadEnds:      opts.deadEnds,
 		Analyst:       opts.analyst,
 		ImpactMinutes: opts.impact,
 		SourceAlertID: opts.alertID,
+		ExpiresAt:     expires,
 	}
+	var incs []openrecall.Incident
+	rejected := 0
 	if opts.fingerprint != "" {
 		fp, err := openrecall.ParseFingerprint(opts.fingerprint)
 		if err != nil {
 			return usageErr("--fingerprint: %v", err)
 		}
+		inc := base
 		inc.Fingerprint = fp
+		inc.Identity = openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}
+		if opts.severity != "" {
+			sev, err := parseSeverity(opts.severity)
+			if err != nil {
+				return err
+			}
+			inc.Severity = sev
+		}
+		incs = append(incs, inc)
 	} else {
-		alert, err := a.firstAlert(opts.input)
+		alerts, bad, err := a.readAlerts(opts.input)
 		if err != nil {
 			return err
 		}
+		rejected = bad
 		ex, err := a.extractor(cfg, opts.rules)
 		if err != nil {
 			return err
 		}
-		inc.Fingerprint = ex.Extract(alert)
-		if inc.SourceAlertID == "" {
-			inc.SourceAlertID = alert.ID
+		if opts.supersedes != "" && len(alerts) != 1 {
+			return usageErr("--supersedes replaces one memory: give one alert, not %d", len(alerts))
+		}
+		if opts.alertID != "" && len(alerts) != 1 {
+			return usageErr("--alert-id names one alert: the input holds %d (each alert's own id is used without it)", len(alerts))
+		}
+		for _, alert := range alerts {
+			inc := base
+			inc.Fingerprint = ex.Extract(alert)
+			inc.Identity = ex.Identify(alert)
+			inc.Severity = alert.Severity
+			if inc.SourceAlertID == "" {
+				inc.SourceAlertID = alert.ID
+			}
+			incs = append(incs, inc)
 		}
 	}
 	st, err := a.openStore(ctx, cfg)
@@ -120,22 +220,96 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	stored, created, err := st.Retain(ctx, inc)
-	if err != nil {
-		return err
+	var doc jsonArray
+	doc.w = a.out
+	for _, inc := range incs {
+		r := retained{}
+		if opts.supersedes != "" {
+			stored, old, created, err := st.Supersede(ctx, opts.supersedes, inc)
+			if err != nil {
+				return err
+			}
+			if err := a.auditForget(ctx, st, old, "superseded by "+stored.ID, opts.analyst); err != nil {
+				return err
+			}
+			r = retained{Created: created, Incident: stored, Superseded: &old}
+		} else {
+			stored, created, err := st.Retain(ctx, inc)
+			if err != nil {
+				return err
+			}
+			r = retained{Created: created, Incident: stored}
+		}
+		if r.Incident.Identity.IsZero() {
+			r.Warning = "no identity (no alertname, class or title; give --rule with --fingerprint): this memory is related knowledge only and never votes for a bypass"
+			fmt.Fprintf(a.errOut, "openrecall: warning: %s: %s\n", r.Incident.ID, r.Warning)
+		}
+		switch opts.output {
+		case outputJSON:
+			if err := doc.add(r); err != nil {
+				return err
+			}
+			continue
+		case outputJSONL:
+			if err := writeJSON(a.out, outputJSONL, r); err != nil {
+				return err
+			}
+			continue
+		}
+		state := "retained"
+		if !r.Created {
+			state = "already known"
+		}
+		fmt.Fprintf(a.out, "%s %s: %s for %s  %s\n", state, r.Incident.ID, r.Incident.Decision, r.Incident.Identity, r.Incident.Fingerprint)
+		if r.Superseded != nil {
+			fmt.Fprintf(a.out, "took back %s: %s for %s\n", r.Superseded.ID, r.Superseded.Decision, r.Superseded.Identity)
+		}
 	}
-	if opts.output != outputTable {
-		return writeJSON(a.out, opts.output, struct {
-			Created  bool                `json:"created"`
-			Incident openrecall.Incident `json:"incident"`
-		}{created, stored})
+	if opts.output == outputJSON {
+		if err := doc.close(); err != nil {
+			return err
+		}
 	}
-	state := "retained"
-	if !created {
-		state = "already known"
+	if rejected > 0 {
+		return &exitError{code: exitPartial}
 	}
-	fmt.Fprintf(a.out, "%s %s: %s for %s\n", state, stored.ID, stored.Decision, stored.Fingerprint)
 	return nil
+}
+
+// readAlerts reads every alert of FILE or standard input. Rejected records
+// are reported on standard error with their position and counted; no alert
+// at all is a usage error.
+func (a *app) readAlerts(name string) ([]openrecall.Alert, int, error) {
+	in, source, err := a.openInput(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer a.closeLogged("input", in)
+	r := intake.NewReader(in, intake.Options{Source: source})
+	var alerts []openrecall.Alert
+	bad := 0
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, bad, err
+		}
+		if rec.Err != nil {
+			bad++
+			fmt.Fprintf(a.errOut, "openrecall: %s\n", rec.Err.Error())
+			continue
+		}
+		alerts = append(alerts, rec.Alert)
+	}
+	if len(alerts) == 0 {
+		if bad > 0 {
+			return nil, bad, fmt.Errorf("no valid alert in %s (%d rejected): %w", source, bad, openrecall.ErrInvalid)
+		}
+		return nil, 0, usageErr("no alert in %s: give an alert or --fingerprint", source)
+	}
+	return alerts, bad, nil
 }
 
 // firstAlert reads the first alert of FILE or standard input.
@@ -160,6 +334,8 @@ func (a *app) firstAlert(name string) (openrecall.Alert, error) {
 type recallOptions struct {
 	input       string
 	fingerprint string
+	rule        string
+	service     string
 	limit       int
 	rules       string
 	output      string
@@ -171,8 +347,11 @@ func newRecallCmd(a *app) *cobra.Command {
 		Use:   "recall [FILE|-]",
 		Short: "Show what memory holds for an alert or a fingerprint",
 		Long: `Show the memories recalled for the first alert of FILE (or standard input), or for
---fingerprint, with their scores, decisions, notes and dead ends, best first. Only memories
-that agree on error class, service role, environment and attack pattern are recalled.`,
+--fingerprint (with --rule and --service for its identity), with their identities, scores,
+decisions, notes and dead ends, best first. Only memories that agree on error class, service
+role, environment and attack pattern are recalled. Memories of the same identity may vote for a
+bypass; memories of other rules (or without an identity, or expired) are marked "related": they
+are shown for their notes and dead ends and never vote.`,
 		Example: `  openrecall recall alert.json
   openrecall recall -o json --limit 3 alert.json
   openrecall recall --fingerprint 'error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod'`,
@@ -187,11 +366,16 @@ that agree on error class, service role, environment and attack pattern are reca
 			if opts.fingerprint != "" && len(args) == 1 {
 				return usageErr("give an alert or --fingerprint, not both")
 			}
+			if opts.fingerprint == "" && (opts.rule != "" || opts.service != "") {
+				return usageErr("--rule and --service go with --fingerprint; an alert carries its own")
+			}
 			return recallRun(cmd.Context(), a, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
+	f.StringVar(&opts.rule, "rule", "", "rule of the alert (with --fingerprint)")
+	f.StringVar(&opts.service, "service", "", "service of the alert (with --fingerprint)")
 	f.IntVar(&opts.limit, "limit", 0, "memories to show (default: the config's recall_limit)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
 	addOutputFlag(cmd, &opts.output)
@@ -203,9 +387,12 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 	if err != nil {
 		return err
 	}
-	fp, err := a.fingerprintFrom(cfg, opts.fingerprint, opts.input, opts.rules)
+	id, fp, err := a.fingerprintFrom(cfg, opts.fingerprint, opts.input, opts.rules)
 	if err != nil {
 		return err
+	}
+	if opts.fingerprint != "" {
+		id = openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}
 	}
 	limit := opts.limit
 	if limit <= 0 {
@@ -216,48 +403,59 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	matches, err := st.Recall(ctx, fp, limit)
+	matches, err := st.Recall(ctx, id, fp, limit)
 	if err != nil {
 		return err
 	}
 	if opts.output != outputTable {
 		return writeJSON(a.out, opts.output, struct {
+			Identity    openrecall.Identity    `json:"identity"`
 			Fingerprint openrecall.Fingerprint `json:"fingerprint"`
 			Matches     []openrecall.Match     `json:"matches"`
-		}{fp, matches})
+		}{id, fp, matches})
 	}
-	fmt.Fprintf(a.out, "fingerprint %s  %s\n", fp.ID(), fp)
+	fmt.Fprintf(a.out, "identity    %s\nfingerprint %s  %s\n", id, fp.ID(), fp)
+	if id.IsZero() {
+		fmt.Fprintln(a.out, "the alert has no identity: memory can show related knowledge but never vouch for it")
+	}
 	if len(matches) == 0 {
-		fmt.Fprintln(a.out, "no memories agree on error class, service role, environment and attack pattern")
+		fmt.Fprintln(a.out, "no memories of this alert, and none of another agreeing on error class, service role, environment and attack pattern")
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCORE\tDECISION\tINCIDENT\tAGE\tANALYST\tNOTE\tDEAD ENDS")
+	fmt.Fprintln(tw, "SCORE\tMATCH\tIDENTITY\tSEVERITY\tDECISION\tINCIDENT\tAGE\tANALYST\tNOTE\tDEAD ENDS")
 	for _, m := range matches {
-		fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Score, m.Incident.Decision, m.Incident.ID,
+		kind := "same alert"
+		if m.Related {
+			kind = "related"
+		}
+		fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Score, kind, clip(m.Incident.Identity.String(), 40),
+			dash(string(m.Incident.Severity)), m.Incident.Decision, m.Incident.ID,
 			age(a.now(), m.Incident.CreatedAt), dash(m.Incident.Analyst), dash(clip(oneLine(m.Incident.Note), 50)),
 			dash(strings.Join(m.Incident.DeadEnds, "; ")))
 	}
 	return tw.Flush()
 }
 
-func (a *app) fingerprintFrom(cfg config.Config, canonical, input, rules string) (openrecall.Fingerprint, error) {
+// fingerprintFrom returns the identity and fingerprint of the first alert of
+// input, or the parsed canonical fingerprint (and no identity).
+func (a *app) fingerprintFrom(cfg config.Config, canonical, input, rules string) (openrecall.Identity, openrecall.Fingerprint, error) {
 	if canonical != "" {
 		fp, err := openrecall.ParseFingerprint(canonical)
 		if err != nil {
-			return fp, usageErr("--fingerprint: %v", err)
+			return openrecall.Identity{}, fp, usageErr("--fingerprint: %v", err)
 		}
-		return fp, nil
+		return openrecall.Identity{}, fp, nil
 	}
 	alert, err := a.firstAlert(input)
 	if err != nil {
-		return openrecall.Fingerprint{}, err
+		return openrecall.Identity{}, openrecall.Fingerprint{}, err
 	}
 	ex, err := a.extractor(cfg, rules)
 	if err != nil {
-		return openrecall.Fingerprint{}, err
+		return openrecall.Identity{}, openrecall.Fingerprint{}, err
 	}
-	return ex.Extract(alert), nil
+	return ex.Identify(alert), ex.Extract(alert), nil
 }
 
 func age(now, t time.Time) string {

@@ -69,8 +69,12 @@ func TestSafeWriterSplitRune(t *testing.T) {
 		t.Errorf("JSON through the writer: %v, note %q", err, got["note"])
 	}
 	buf.Reset()
-	w.Write([]byte("cut \xe2\x80"))
-	w.Flush()
+	if _, err := w.Write([]byte("cut \xe2\x80")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if buf.String() != `cut \xe2\x80` {
 		t.Errorf("a character cut at the end: %q", buf.String())
 	}

@@ -42,7 +42,7 @@ var (
 // given memories, triaged and judged by the real guard.
 func input(fp openrecall.Fingerprint, alert openrecall.Alert, matches ...openrecall.Match) routing.Input {
 	cfg := triage.DefaultConfig()
-	tr := triage.Triage(fp, matches, cfg)
+	tr := triage.Triage(fp, alert.Severity, matches, cfg)
 	return routing.Input{Alert: alert, Fingerprint: fp, Matches: matches, Triage: tr, Guard: triage.Guard(fp, tr, cfg)}
 }
 

@@ -46,7 +46,7 @@ func main() {
 	fmt.Println("e2e-llm: PASS")
 }
 
-func run(bin, dir, rules, queue string) error {
+func run(bin, dir, rules, queue string) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	main := filepath.Join(dir, "node_modules", "@dwmkerr", "mock-llm", "dist", "main.js")
@@ -69,13 +69,13 @@ func run(bin, dir, rules, queue string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer func() { err = errors.Join(err, os.RemoveAll(work)) }()
 	mockLog := filepath.Join(work, "mock-llm.log")
 	logf, err := os.Create(mockLog)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
+	defer func() { err = errors.Join(err, logf.Close()) }()
 	absRules, err := filepath.Abs(rules)
 	if err != nil {
 		return err
@@ -280,8 +280,8 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	return port, l.Close()
 }
 
 func waitHealthy(ctx context.Context, url string) error {
@@ -289,7 +289,7 @@ func waitHealthy(ctx context.Context, url string) error {
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close() // nothing is read from the health check's body
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}

@@ -21,13 +21,14 @@ import (
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/tests/property/gen"
 	"github.com/openrecall/openrecall/tests/property/pbt"
+	"github.com/openrecall/openrecall/triage"
 )
 
 // memoryProperties are the rules of the SQLite memory.
 func memoryProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P7_retain_idempotent",
-			"Retain is idempotent on (fingerprint, decision, note): retaining an incident again, or an equivalent one with other metadata, leaves one record and reports \"already known\" with the stored record.",
+			"Retain is idempotent on (fingerprint, decision, note, source alert id): retaining an incident again, or an equivalent one with other metadata (identity included: the dedupe key is the source alert's id, not its identity), leaves one record and reports \"already known\" with the stored record.",
 			"IncidentGen", gen.IncidentGen(), checkRetainIdempotent,
 			pbt.Expensive(3),
 			pbt.Classify(func(inc openrecall.Incident) []string {
@@ -46,7 +47,7 @@ func memoryProperties() []pbt.Property {
 			pbt.Cover("empty note", 5), pbt.Cover("about one alert", 20), pbt.Cover("empty fingerprint field", 20),
 		),
 		pbt.ForAllProp("P17_memory_matches_model",
-			"The SQLite memory behaves as a simple in-memory model under any sequence of retains and recalls: candidates share the four critical fields, score = Similarity, order score desc then newer then id, first limit.",
+			"The SQLite memory behaves as a simple in-memory model under any sequence of retains and recalls (identity, fingerprint, limit): candidates share the four critical fields; a memory of the alert's identity scores Similarity, any other is related, scored 0.80·Similarity and recalled only when the DNA names an error class or a service role; order score desc then newer then id, first limit; an equivalent retain with an identity fills in a stored memory's missing one.",
 			"MemoryCommandsGen (FamilyIncidentGen, FamilyFingerprintGen)", memoryCommandsProp,
 			pbt.Expensive(3),
 			pbt.PinFunc("recall ties broken by id after equal times", func() error {
@@ -54,6 +55,13 @@ func memoryProperties() []pbt.Property {
 				b := a
 				b.Note = "b"
 				return replayMemory(retainCmd{a}, retainCmd{b}, recallCmd{FP: gen.Families()[0], Limit: 5})
+			}),
+			pbt.PinFunc("a memory without identity gets one from an equivalent retain", func() error {
+				id := gen.Identities()[1]
+				a := openrecall.Incident{Fingerprint: gen.Families()[0], Decision: openrecall.DecisionKnownBenign, Note: "a", CreatedAt: gen.Epoch()}
+				b := a
+				b.Identity = id
+				return replayMemory(retainCmd{a}, retainCmd{b}, recallCmd{ID: id, FP: gen.Families()[0], Limit: 5})
 			}),
 			pbt.PinFunc("limit 0 returns nothing", func() error {
 				a := openrecall.Incident{Fingerprint: gen.Families()[1], Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}
@@ -84,12 +92,75 @@ func memoryProperties() []pbt.Property {
 			}),
 			pbt.Cover("equivalent retains in the set", 30),
 		),
+		pbt.ForAll("P32_identity_separation",
+			"Only a memory of the same alert votes: whatever the DNA (also an empty one), no memory of another identity (or without one) is ever a strong match — recall marks it related and scores it at most 0.80 — so memories of other rules never bypass an alert; the alert's own five unanimous benign memories do.",
+			"SeparationCaseGen", gen.SeparationCaseGen(), checkIdentitySeparation,
+			pbt.Expensive(3),
+			pbt.Pin("MySQL restarted benign five times, MongoDB replica unhealthy fires", gen.SeparationCase{
+				Identity: openrecall.Identity{Rule: "MongodbReplicaMemberUnhealthy", Service: "checkout"},
+				Others: []openrecall.Incident{
+					{Identity: openrecall.Identity{Rule: "MysqlRestarted", Service: "checkout"}, Decision: openrecall.DecisionKnownBenign, SourceAlertID: "m1"},
+					{Identity: openrecall.Identity{Rule: "MysqlRestarted", Service: "checkout"}, Decision: openrecall.DecisionKnownBenign, SourceAlertID: "m2"},
+					{Identity: openrecall.Identity{Rule: "MysqlRestarted", Service: "checkout"}, Decision: openrecall.DecisionKnownBenign, SourceAlertID: "m3"},
+					{Identity: openrecall.Identity{Rule: "MysqlRestarted", Service: "checkout"}, Decision: openrecall.DecisionKnownBenign, SourceAlertID: "m4"},
+					{Identity: openrecall.Identity{Rule: "MysqlRestarted", Service: "checkout"}, Decision: openrecall.DecisionKnownBenign, SourceAlertID: "m5"},
+				}}),
+			pbt.Classify(func(c gen.SeparationCase) []string {
+				var l []string
+				if c.Fingerprint.ErrorClass == "" && c.Fingerprint.ServiceRole == "" {
+					l = append(l, "empty DNA with an identity")
+				}
+				if len(c.Others) >= 5 {
+					l = append(l, "five or more colliding memories of other identities")
+				}
+				if c.Own >= 5 {
+					l = append(l, "own memories vouch")
+				}
+				return l
+			}),
+			pbt.Cover("empty DNA with an identity", 10), pbt.Cover("five or more colliding memories of other identities", 20), pbt.Cover("own memories vouch", 10),
+		),
 		pbt.ForAll("P23_concurrent_retain_one_record",
 			"Two connections retaining the same incident at the same moment leave exactly one record; one reports created, the other \"already known\" with the same id.",
 			"ConcurrentRetainGen", gen.ConcurrentRetainGen(), checkConcurrentRetain,
 			pbt.Expensive(5),
 		),
 	}
+}
+
+// checkIdentitySeparation retains the case's memories in a real store,
+// recalls for the alert and runs triage and the guard on what it recalls.
+func checkIdentitySeparation(c gen.SeparationCase) error {
+	return withStores(1, func(ctx context.Context, ss []*memory.Store) error {
+		for _, inc := range c.Others {
+			if _, _, err := ss[0].Retain(ctx, inc); err != nil {
+				return fmt.Errorf("setup: retain: %v", err)
+			}
+		}
+		for i := 0; i < c.Own; i++ {
+			if _, _, err := ss[0].Retain(ctx, openrecall.Incident{Fingerprint: c.Fingerprint, Identity: c.Identity,
+				Decision: openrecall.DecisionKnownBenign, Severity: openrecall.SeverityCritical, SourceAlertID: fmt.Sprintf("own-%d", i),
+				CreatedAt: gen.Epoch()}); err != nil {
+				return fmt.Errorf("setup: retain: %v", err)
+			}
+		}
+		cfg := triage.DefaultConfig()
+		ms, err := ss[0].Recall(ctx, c.Identity, c.Fingerprint, cfg.RecallLimit)
+		if err != nil {
+			return fmt.Errorf("recall error: %v", err)
+		}
+		for _, m := range ms {
+			if m.Incident.Identity != c.Identity && (!m.Related || m.Score > 0.80) {
+				return fmt.Errorf("separation: a memory of %s is recalled for %s as related=%v score %v", m.Incident.Identity, c.Identity, m.Related, m.Score)
+			}
+		}
+		tr := triage.Triage(c.Fingerprint, openrecall.SeverityMedium, ms, cfg)
+		v := triage.Guard(c.Fingerprint, tr, cfg)
+		if want := c.Own >= 5 && !c.Fingerprint.HasAttack(); v.Bypass != want {
+			return fmt.Errorf("separation: %d own and %d other memories of %s: bypass %v, want %v (%s)", c.Own, len(c.Others), c.Fingerprint, v.Bypass, want, v.Reason)
+		}
+		return nil
+	})
 }
 
 // fixedNow is the stores' clock: incidents without a time get this one.
@@ -246,12 +317,14 @@ func checkRetainOrder(p gen.RetainPlan) error {
 			states[k] = recs
 			scores[k] = map[string]float64{}
 			for _, fp := range gen.Families() {
-				ms, err := ss[0].Recall(ctx, fp, 100)
-				if err != nil {
-					return fmt.Errorf("recall error: %v", err)
-				}
-				for _, m := range ms {
-					scores[k][fp.ID()+" "+m.Incident.ID] = m.Score
+				for _, id := range gen.Identities() {
+					ms, err := ss[0].Recall(ctx, id, fp, 100)
+					if err != nil {
+						return fmt.Errorf("recall error: %v", err)
+					}
+					for _, m := range ms {
+						scores[k][id.String()+" "+fp.ID()+" "+m.Incident.ID] = m.Score
+					}
 				}
 			}
 			return nil
@@ -340,15 +413,25 @@ func (m memModel) with(inc openrecall.Incident) memModel {
 	return next
 }
 
-// recall is the model's recall: exactly the documented semantics.
-func (m memModel) recall(fp openrecall.Fingerprint, limit int) []openrecall.Match {
+// recall is the model's recall: exactly the documented semantics, written
+// out again. Candidates agree on the four critical fields; a memory of the
+// alert's identity scores Similarity (a strong candidate), any other is a
+// related match scored 0.80·Similarity and only when the DNA names an error
+// class or a service role.
+func (m memModel) recall(id openrecall.Identity, fp openrecall.Fingerprint, limit int) []openrecall.Match {
 	out := []openrecall.Match{}
 	if limit <= 0 {
 		return out
 	}
 	for _, inc := range m.incidents {
-		if openrecall.SameCritical(fp, inc.Fingerprint) {
+		if !openrecall.SameCritical(fp, inc.Fingerprint) {
+			continue
+		}
+		switch {
+		case !id.IsZero() && inc.Identity == id:
 			out = append(out, openrecall.Match{Incident: inc, Score: openrecall.Similarity(fp, inc.Fingerprint)})
+		case fp.ErrorClass != "" || fp.ServiceRole != "":
+			out = append(out, openrecall.Match{Incident: inc, Score: 0.80 * openrecall.Similarity(fp, inc.Fingerprint), Related: true})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -416,6 +499,12 @@ func (c retainCmd) NextState(state commands.State) commands.State {
 		n.CreatedAt = fixedNow()
 	}
 	if old, ok := m.incidents[n.DedupeKey]; ok {
+		if old.Identity.IsZero() && !n.Identity.IsZero() {
+			// An equivalent retain with an identity restores the vote of
+			// a memory without one.
+			old.Identity, old.Severity = n.Identity, n.Severity
+			m = m.with(old)
+		}
 		m.lastCreated, m.lastID = false, old.ID
 		return m
 	}
@@ -442,6 +531,7 @@ func (c retainCmd) PostCondition(state commands.State, result commands.Result) *
 func (c retainCmd) String() string { return fmt.Sprintf("retainCmd{%#v}", c.Inc) }
 
 type recallCmd struct {
+	ID    openrecall.Identity
 	FP    openrecall.Fingerprint
 	Limit int
 }
@@ -456,7 +546,7 @@ func (c recallCmd) Run(sut commands.SystemUnderTest) commands.Result {
 	if s.err != nil {
 		return recallResult{err: s.err}
 	}
-	ms, err := s.store.Recall(context.Background(), c.FP, c.Limit)
+	ms, err := s.store.Recall(context.Background(), c.ID, c.FP, c.Limit)
 	return recallResult{ms, err}
 }
 
@@ -469,12 +559,12 @@ func (c recallCmd) PostCondition(state commands.State, result commands.Result) *
 	if r.err != nil {
 		return m.latch.fail(fmt.Errorf("recall error: %v", r.err))
 	}
-	want := m.recall(c.FP, c.Limit)
+	want := m.recall(c.ID, c.FP, c.Limit)
 	got := r.matches
 	brief := func(ms []openrecall.Match) []string {
 		var out []string
 		for _, x := range ms {
-			out = append(out, fmt.Sprintf("%s@%.4f/%s", x.Incident.ID, x.Score, x.Incident.CreatedAt.Format("15:04")))
+			out = append(out, fmt.Sprintf("%s@%.4f/%s related=%v", x.Incident.ID, x.Score, x.Incident.CreatedAt.Format("15:04"), x.Related))
 		}
 		return out
 	}
@@ -482,18 +572,21 @@ func (c recallCmd) PostCondition(state commands.State, result commands.Result) *
 		if !(x.Score >= 0 && x.Score <= 1) {
 			return m.latch.fail(fmt.Errorf("recall score: %v outside [0, 1]", x.Score))
 		}
-		if x.Incident.Fingerprint == c.FP && x.Score != 1 {
+		if x.Incident.Fingerprint == c.FP && !x.Related && x.Score != 1 {
 			return m.latch.fail(fmt.Errorf("recall score: identical fingerprint scored %v", x.Score))
+		}
+		if x.Related != (c.ID.IsZero() || x.Incident.Identity != c.ID) || x.Related && x.Score > openrecall.MinStrongThreshold {
+			return m.latch.fail(fmt.Errorf("recall identity: %s of identity %s recalled for %s as related=%v score %v", x.Incident.ID, x.Incident.Identity, c.ID, x.Related, x.Score))
 		}
 	}
 	if diff := cmp.Diff(brief(want), brief(got)); diff != "" {
-		return m.latch.fail(fmt.Errorf("recall differs: the store's matches for %s limit %d are not the model's (-model +store):\n%s", c.FP, c.Limit, diff))
+		return m.latch.fail(fmt.Errorf("recall differs: the store's matches for %s %s limit %d are not the model's (-model +store):\n%s", c.ID, c.FP, c.Limit, diff))
 	}
 	return &gopter.PropResult{Status: gopter.PropTrue}
 }
 
 func (c recallCmd) String() string {
-	return fmt.Sprintf("recallCmd{FP: %#v, Limit: %d}", c.FP, c.Limit)
+	return fmt.Sprintf("recallCmd{ID: %#v, FP: %#v, Limit: %d}", c.ID, c.FP, c.Limit)
 }
 
 // memoryCommands describes the stateful test: a fresh store per sequence, and
@@ -505,12 +598,14 @@ func memoryCommands(l *latch) commands.Commands {
 		gen.FamilyIncidentGen(),
 	)
 	recall := gopter.DeriveGen(
-		func(fp openrecall.Fingerprint, limit int) commands.Command { return recallCmd{fp, limit} },
-		func(c commands.Command) (openrecall.Fingerprint, int) {
-			r := c.(recallCmd)
-			return r.FP, r.Limit
+		func(id openrecall.Identity, fp openrecall.Fingerprint, limit int) commands.Command {
+			return recallCmd{id, fp, limit}
 		},
-		gen.FamilyFingerprintGen(), gen.IntUpTo(12),
+		func(c commands.Command) (openrecall.Identity, openrecall.Fingerprint, int) {
+			r := c.(recallCmd)
+			return r.ID, r.FP, r.Limit
+		},
+		gen.Of(gen.Identities(), 0.2), gen.FamilyFingerprintGen(), gen.IntUpTo(12),
 	)
 	return &commands.ProtoCommands{
 		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {

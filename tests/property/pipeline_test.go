@@ -560,10 +560,9 @@ func (f fixedFingerprinter) Extract(openrecall.Alert) openrecall.Fingerprint {
 	return openrecall.Fingerprint(f)
 }
 
-// Identify gives every alert no identity: the fixed fingerprint is all the
-// liveness case is about.
+// Identify gives every alert the liveness case's identity.
 func (f fixedFingerprinter) Identify(openrecall.Alert) openrecall.Identity {
-	return openrecall.Identity{}
+	return gen.LivenessIdentity()
 }
 
 // checkWorkflowLiveness runs the liveness case through the whole pipeline:
@@ -581,7 +580,8 @@ func checkWorkflowLiveness(c gen.LivenessCase) error {
 		if err != nil {
 			return err
 		}
-		r := wf.Analyze(ctx, openrecall.Alert{ID: "live-1", Format: "jsonl", Title: "a known benign repeat", Status: openrecall.StatusFiring})
+		r := wf.Analyze(ctx, openrecall.Alert{ID: "live-1", Format: "jsonl", Title: "a known benign repeat", Status: openrecall.StatusFiring,
+			Severity: openrecall.SeverityMedium})
 		if !r.Bypassed || r.Decision != c.Decision || r.Cost != 0 {
 			return fmt.Errorf("liveness: workflow with %d unanimous %s memories: bypassed %v, decision %q, cost %d (%s)", c.N, c.Decision, r.Bypassed, r.Decision, r.Cost, r.Guard.Reason)
 		}

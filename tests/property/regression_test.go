@@ -29,12 +29,12 @@ func regressionOneIncidentIDOnTwoDecisions(t *testing.T) {
 		{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.95},
 		{Incident: openrecall.Incident{ID: "inc_01", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.85},
 	}
-	before := triage.Triage(openrecall.Fingerprint{}, ms, cfg)
+	before := triage.Triage(openrecall.Fingerprint{}, openrecall.SeverityMedium, ms, cfg)
 	if before.ConsistentCount != 2 || before.StrongCount != 3 || before.Decision != openrecall.DecisionEscalated {
 		t.Fatalf("before: %+v, want 2 of 3 strong matches agreeing and escalated", before)
 	}
 	extra := openrecall.Match{Incident: openrecall.Incident{ID: "inc_added", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.85}
-	after := triage.Triage(openrecall.Fingerprint{}, append(ms, extra), cfg)
+	after := triage.Triage(openrecall.Fingerprint{}, openrecall.SeverityMedium, append(ms, extra), cfg)
 	if after.ConsistentCount != 3 {
 		t.Fatalf("after adding a strong real match: consistent count %d, want 3", after.ConsistentCount)
 	}

@@ -33,7 +33,7 @@ func rootProperties() []pbt.Property {
 			pbt.Cover("mutation: swap two pairs", 2),
 		),
 		pbt.ForAll("P10_similarity_in_unit_interval",
-			"Each match has a score in [0, 1]; identical fingerprints score 1; any difference in attack_pattern, error_class, service_role or environment keeps the score below the strong-match threshold.",
+			"Each match has a score in [0, 1]; identical fingerprints of the same identity score 1; any difference in attack_pattern, error_class, service_role or environment, or in identity (another rule or service, or none), keeps the score at or below 0.80, under every allowed strong-match threshold (> 0.80: one shared constant).",
 			"FingerprintPairGen", gen.FingerprintPairGen(), checkSimilarity,
 			pbt.Classify(func(p gen.FingerprintPair) []string {
 				b := p.Second()
@@ -157,6 +157,19 @@ func checkSimilarity(p gen.FingerprintPair) error {
 		return fmt.Errorf("identity: different fingerprints score 1")
 	case !openrecall.SameCritical(a, b) && s >= openrecall.MinStrongThreshold:
 		return fmt.Errorf("critical: a critical field differs but the score %v reaches %v", s, openrecall.MinStrongThreshold)
+	}
+	id := openrecall.Identity{Rule: "HostOutOfDiskSpace", Service: "node"}
+	for _, other := range []openrecall.Identity{{}, {Rule: "HostDiskWillFillIn24Hours", Service: "node"}, {Rule: "HostOutOfDiskSpace", Service: "db"}, id} {
+		m := openrecall.ScoreMatch(id, a, openrecall.Incident{Fingerprint: b, Identity: other}, gen.Epoch())
+		same := other == id && openrecall.SameCritical(a, b)
+		switch {
+		case !(m.Score >= 0 && m.Score <= 1):
+			return fmt.Errorf("range: ScoreMatch = %v, outside [0, 1]", m.Score)
+		case !same && (!m.Related || m.Score > 0.80):
+			return fmt.Errorf("identity: a memory of %s scored %v (related %v) for %s", other, m.Score, m.Related, id)
+		case same && (m.Related || m.Score != s):
+			return fmt.Errorf("identity: a memory of the alert itself scored %v (related %v), want Similarity %v", m.Score, m.Related, s)
+		}
 	}
 	return nil
 }

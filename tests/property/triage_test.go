@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,11 +19,12 @@ func triageProperties() []pbt.Property {
 	cfg := triage.DefaultConfig()
 	return []pbt.Property{
 		pbt.ForAll("P3_no_strong_memory_escalates",
-			"Weak memory escalates: no strong match → escalated (confidence = best score, or 0); strong matches below the consistency threshold → escalated; an escalated, real or attack proposal requires a person's approval.",
+			"Weak memory escalates: no strong match (related matches never are) → escalated (confidence = best score, or 0); strong matches below the consistency threshold → escalated; an escalated, real or attack proposal, and a benign one for an alert more severe than its supporting memories, requires a person's approval.",
 			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
-				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				tr := triage.Triage(c.Fingerprint, c.Severity, c.Matches, cfg)
 				o := oracleTriage(c, cfg)
-				wantApproval := o.decision == openrecall.DecisionEscalated || o.decision == openrecall.DecisionReal || c.Fingerprint.HasAttack()
+				wantApproval := o.decision == openrecall.DecisionEscalated || o.decision == openrecall.DecisionReal || c.Fingerprint.HasAttack() ||
+					isBenign(o.decision) && !severityCovered(c.Severity, o.supportRank)
 				switch {
 				case o.strong == 0 && tr.Decision != openrecall.DecisionEscalated:
 					return fmt.Errorf("no strong match: decision %q, want escalated", tr.Decision)
@@ -47,7 +49,7 @@ func triageProperties() []pbt.Property {
 			"The decision is always in the closed set false_positive|duplicate|known_benign|real|escalated, also when a model proposes anything at all: a proposal outside it, or a benign verdict on an attack alert, is refused.",
 			"DecisionCaseGen", gen.DecisionCaseGen(), func(c gen.DecisionCase) error {
 				fp := c.Case.Fingerprint
-				tr := triage.Triage(fp, c.Case.Matches, cfg)
+				tr := triage.Triage(fp, c.Case.Severity, c.Case.Matches, cfg)
 				if !inClosedSet(tr.Decision) {
 					return fmt.Errorf("triage: decision %q outside the closed set", tr.Decision)
 				}
@@ -87,7 +89,7 @@ func triageProperties() []pbt.Property {
 		pbt.ForAll("P5_confidence_formula",
 			"Confidence is in [0, 1] and equals the documented formula: best score (or 0) without a strong match, else c·(n+1)/(n+2) with c = n_dominant/n_strong, where the dominant decision has the most strong matches (ties: the higher best score, then the newer, then the smaller name) and Supporting lists its strong matches' ids in match order.",
 			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
-				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				tr := triage.Triage(c.Fingerprint, c.Severity, c.Matches, cfg)
 				if !(tr.Confidence >= 0 && tr.Confidence <= 1) {
 					return fmt.Errorf("range: confidence %v outside [0, 1]", tr.Confidence)
 				}
@@ -128,13 +130,13 @@ func triageProperties() []pbt.Property {
 		pbt.ForAll("P6_agreeing_match_raises_consistent_count",
 			"Adding a strong match that carries the dominant decision raises consistent_decision_count by one and never lowers consistency or confidence.",
 			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
-				before := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				before := triage.Triage(c.Fingerprint, c.Severity, c.Matches, cfg)
 				if before.StrongCount == 0 {
 					return nil
 				}
 				d := dominantDecision(c.Matches, cfg, before)
 				extra := openrecall.Match{Incident: openrecall.Incident{ID: "inc_added", Decision: d, CreatedAt: gen.Epoch()}, Score: cfg.StrongMatch}
-				after := triage.Triage(c.Fingerprint, append(append([]openrecall.Match(nil), c.Matches...), extra), cfg)
+				after := triage.Triage(c.Fingerprint, c.Severity, append(append([]openrecall.Match(nil), c.Matches...), extra), cfg)
 				switch {
 				case after.ConsistentCount != before.ConsistentCount+1:
 					return fmt.Errorf("count: consistent count %d → %d after adding a strong %s match", before.ConsistentCount, after.ConsistentCount, d)
@@ -153,28 +155,39 @@ func triageProperties() []pbt.Property {
 			pbt.Classify(classifyTriage(cfg)),
 			pbt.Cover("split strong memory", 10),
 		),
-		pbt.ForAll("P11_guard_iff_four_clauses",
-			"Bypass happens if and only if all four hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign.",
+		pbt.ForAll("P11_guard_iff_five_clauses",
+			"Bypass happens if and only if all five hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign; (e) the alert is not more severe than the most severe supporting memory (an unknown alert counts as critical, an unknown memory as medium). A verdict refused by (e) alone says so and names the clause.",
 			"GuardCaseGen", gen.GuardCaseGen(), func(c gen.GuardCase) error {
 				v := triage.Guard(c.Fingerprint, c.Triage, cfg)
 				tr := c.Triage
 				want := openrecall.GuardVerdict{
-					StrongMatch:    tr.StrongCount >= 1,
-					Consistent:     tr.Consistency >= cfg.Consistency,
-					Confident:      tr.Confidence >= cfg.BypassConfidence,
-					BenignNoAttack: c.Fingerprint.AttackPattern == "" && tr.Decision.Benign(),
+					StrongMatch:     tr.StrongCount >= 1,
+					Consistent:      tr.Consistency >= cfg.Consistency,
+					Confident:       tr.Confidence >= cfg.BypassConfidence,
+					BenignNoAttack:  c.Fingerprint.AttackPattern == "" && isBenign(tr.Decision),
+					SeverityCovered: alertRank(tr.AlertSeverity) <= memoryRank(tr.SupportSeverity),
 				}
-				want.Bypass = want.StrongMatch && want.Consistent && want.Confident && want.BenignNoAttack
+				want.Bypass = want.StrongMatch && want.Consistent && want.Confident && want.BenignNoAttack && want.SeverityCovered
 				want.Reason = v.Reason
 				if diff := cmp.Diff(want, v); diff != "" {
-					return fmt.Errorf("clauses: verdict differs from the four clauses (-want +got):\n%s", diff)
+					return fmt.Errorf("clauses: verdict differs from the five clauses (-want +got):\n%s", diff)
 				}
 				if v.Reason == "" {
 					return fmt.Errorf("reason: verdict without a reason")
 				}
+				onlyE := want.StrongMatch && want.Consistent && want.Confident && want.BenignNoAttack && !want.SeverityCovered
+				if v.RefusedOnlyBySeverity() != onlyE {
+					return fmt.Errorf("clause e: RefusedOnlyBySeverity = %v, want %v", v.RefusedOnlyBySeverity(), onlyE)
+				}
+				if onlyE && !strings.Contains(v.Reason, "severity clause (e)") {
+					return fmt.Errorf("clause e: reason %q does not name the severity clause", v.Reason)
+				}
 				return nil
 			},
-			pbt.Pin("every threshold met exactly", gen.GuardCase{Triage: openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, StrongCount: 1, Confidence: 0.85, Consistency: 0.9}}),
+			pbt.Pin("every threshold met exactly", gen.GuardCase{Triage: openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, StrongCount: 1, Confidence: 0.85, Consistency: 0.9,
+				AlertSeverity: openrecall.SeverityHigh, SupportSeverity: openrecall.SeverityHigh}}),
+			pbt.Pin("unknown alert, unknown memory", gen.GuardCase{Triage: openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, StrongCount: 9, Confidence: 0.9, Consistency: 1,
+				AlertSeverity: openrecall.SeverityUnknown, SupportSeverity: openrecall.SeverityUnknown}}),
 			pbt.Pin("confidence a hair below", gen.GuardCase{Triage: openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, StrongCount: 20, Confidence: math.Nextafter(0.85, 0), Consistency: 1}}),
 			pbt.Classify(func(c gen.GuardCase) []string {
 				var l []string
@@ -197,14 +210,15 @@ func triageProperties() []pbt.Property {
 				if !c.Fingerprint.HasAttack() {
 					return nil
 				}
-				tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+				tr := triage.Triage(c.Fingerprint, c.Severity, c.Matches, cfg)
 				if v := triage.Guard(c.Fingerprint, tr, cfg); v.Bypass {
 					return fmt.Errorf("attack: %s alert bypassed: %s", c.Fingerprint.AttackPattern, v.Reason)
 				}
 				if !tr.RequiresHumanApproval {
 					return fmt.Errorf("attack: %s alert does not require human approval", c.Fingerprint.AttackPattern)
 				}
-				strongest := openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, Confidence: 1, Consistency: 1, StrongCount: 20, ConsistentCount: 20, BestScore: 1}
+				strongest := openrecall.TriageResult{Decision: openrecall.DecisionKnownBenign, Confidence: 1, Consistency: 1, StrongCount: 20, ConsistentCount: 20, BestScore: 1,
+					AlertSeverity: openrecall.SeverityInfo, SupportSeverity: openrecall.SeverityCritical}
 				if v := triage.Guard(c.Fingerprint, strongest, cfg); v.Bypass {
 					return fmt.Errorf("attack: %s alert bypassed on unanimous benign memory: %s", c.Fingerprint.AttackPattern, v.Reason)
 				}
@@ -218,7 +232,7 @@ func triageProperties() []pbt.Property {
 				l := classifyTriage(cfg)(c)
 				if c.Fingerprint.HasAttack() {
 					l = append(l, "attack")
-					tr := triage.Triage(c.Fingerprint, c.Matches, cfg)
+					tr := triage.Triage(c.Fingerprint, c.Severity, c.Matches, cfg)
 					if tr.StrongCount > 0 && tr.ConsistentCount == tr.StrongCount && tr.Decision.Benign() {
 						l = append(l, "attack alert with unanimous benign memory")
 					}
@@ -276,10 +290,41 @@ func triageProperties() []pbt.Property {
 			}),
 			pbt.Cover("refused before weakening", 25), pbt.Cover("bypassed before weakening", 25),
 		),
+		pbt.ForAll("P33_severity_clause_monotone",
+			"The severity clause is monotone: raising an alert's severity (info < low < medium < high < critical, unknown counting as critical) never turns \"no bypass\" into \"bypass\", and an alert more severe than every supporting memory is never bypassed.",
+			"EscalationGen", gen.EscalationGen(), func(e gen.Escalation) error {
+				low := triage.Guard(e.Case.Fingerprint, triage.Triage(e.Case.Fingerprint, e.Case.Severity, e.Case.Matches, cfg), cfg)
+				trHigh := triage.Triage(e.Case.Fingerprint, e.Higher, e.Case.Matches, cfg)
+				high := triage.Guard(e.Case.Fingerprint, trHigh, cfg)
+				if high.Bypass && !low.Bypass {
+					return fmt.Errorf("monotone: bypassed at %q but not at the lower %q (%s)", e.Higher, e.Case.Severity, low.Reason)
+				}
+				if o := oracleTriage(gen.TriageCase{Fingerprint: e.Case.Fingerprint, Matches: e.Case.Matches}, cfg); high.Bypass && !severityCovered(e.Higher, o.supportRank) {
+					return fmt.Errorf("clause e: a %q alert bypassed on memories whose most severe ranks %d", e.Higher, o.supportRank)
+				}
+				return nil
+			},
+			pbt.Pin("warning taught, critical fires", gen.Escalation{Case: gen.TriageCase{Severity: openrecall.SeverityMedium,
+				Matches: gen.LivenessCase{Decision: openrecall.DecisionKnownBenign, N: 6}.Matches()}, Higher: openrecall.SeverityCritical}),
+			pbt.Pin("unknown alert on unknown memories", gen.Escalation{Case: gen.TriageCase{Severity: openrecall.SeverityMedium,
+				Matches: gen.LivenessCase{Decision: openrecall.DecisionKnownBenign, N: 6}.Matches()}, Higher: openrecall.SeverityUnknown}),
+			pbt.Classify(func(e gen.Escalation) []string {
+				low := triage.Guard(e.Case.Fingerprint, triage.Triage(e.Case.Fingerprint, e.Case.Severity, e.Case.Matches, cfg), cfg)
+				high := triage.Guard(e.Case.Fingerprint, triage.Triage(e.Case.Fingerprint, e.Higher, e.Case.Matches, cfg), cfg)
+				switch {
+				case low.Bypass && !high.Bypass:
+					return []string{"escalation refused"}
+				case low.Bypass:
+					return []string{"escalation still covered"}
+				}
+				return nil
+			}),
+			pbt.Cover("escalation refused", 1), pbt.Cover("escalation still covered", 2),
+		),
 		pbt.ForAll("P21_liveness_unanimous_benign_bypasses",
-			"Liveness: a non-attack alert whose (classified) fingerprint has enough unanimous benign strong memories (≥ 5 at the defaults) is bypassed, by triage and the guard and through the whole workflow; a guard that refuses everything fails.",
+			"Liveness: a non-attack alert with an identity (even with an empty Alert DNA) and enough unanimous benign strong memories of that identity, no less severe than the alert (≥ 5 at the defaults), is bypassed, by triage and the guard and through the whole workflow; a guard that refuses everything fails.",
 			"LivenessCaseGen", gen.LivenessCaseGen(), func(c gen.LivenessCase) error {
-				tr := triage.Triage(c.Fingerprint, c.Matches(), cfg)
+				tr := triage.Triage(c.Fingerprint, openrecall.SeverityMedium, c.Matches(), cfg)
 				if tr.Decision != c.Decision {
 					return fmt.Errorf("triage: %d unanimous %s memories proposed %q (%s)", c.N, c.Decision, tr.Decision, tr.EscalationReason)
 				}
@@ -302,6 +347,40 @@ type triageOracle struct {
 	strong, consistent int
 	supporting         []string
 	tie                bool
+	// supportRank is the highest memoryRank of the supporting memories, -1
+	// without support.
+	supportRank int
+}
+
+// alertRank and memoryRank are the severity clause's ranks (DESIGN §6 e),
+// written out again: info 0 … critical 4; an alert of unknown (or empty,
+// or unrecognized) severity counts as critical, such a memory as medium.
+func alertRank(s openrecall.Severity) int {
+	if r, ok := severityRanks()[s]; ok {
+		return r
+	}
+	return 4
+}
+
+func memoryRank(s openrecall.Severity) int {
+	if r, ok := severityRanks()[s]; ok {
+		return r
+	}
+	return 2
+}
+
+func severityRanks() map[openrecall.Severity]int {
+	return map[openrecall.Severity]int{"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+}
+
+// severityCovered is clause (e): the alert is not more severe than the most
+// severe supporting memory (a memory of unknown severity as medium when
+// there is none).
+func severityCovered(alert openrecall.Severity, supportRank int) bool {
+	if supportRank < 0 {
+		supportRank = 2
+	}
+	return alertRank(alert) <= supportRank
 }
 
 func oracleTriage(c gen.TriageCase, cfg triage.Config) triageOracle {
@@ -316,11 +395,11 @@ func oracleTriage(c gen.TriageCase, cfg triage.Config) triageOracle {
 		}
 		return a.Incident.CreatedAt.After(b.Incident.CreatedAt)
 	}
-	var o triageOracle
+	o := triageOracle{supportRank: -1}
 	var groups []*group
 	byDecision := map[openrecall.Decision]*group{}
 	for _, m := range c.Matches {
-		if m.Score < cfg.StrongMatch {
+		if m.Related || m.Score < cfg.StrongMatch {
 			continue
 		}
 		o.strong++
@@ -355,8 +434,9 @@ func oracleTriage(c gen.TriageCase, cfg triage.Config) triageOracle {
 	o.tie = len(groups) > 1 && groups[1].count == dom.count
 	o.dominant, o.consistent = dom.d, dom.count
 	for _, m := range c.Matches {
-		if m.Score >= cfg.StrongMatch && m.Incident.Decision == dom.d {
+		if !m.Related && m.Score >= cfg.StrongMatch && m.Incident.Decision == dom.d {
 			o.supporting = append(o.supporting, m.Incident.ID)
+			o.supportRank = max(o.supportRank, memoryRank(m.Incident.Severity))
 		}
 	}
 	if float64(o.consistent)/float64(o.strong) >= cfg.Consistency {

@@ -29,7 +29,9 @@ func TestConcurrentProcesses(t *testing.T) {
 	if err := sqlDB.QueryRow("SELECT count(*) FROM incidents").Scan(&seeded); err != nil {
 		t.Fatal(err)
 	}
-	sqlDB.Close()
+	if err := sqlDB.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	var wg sync.WaitGroup
 	runs := make([]run, analyzers+retains)
@@ -98,7 +100,9 @@ func TestConcurrentProcesses(t *testing.T) {
 	if incidents != seeded+retains {
 		t.Errorf("%d incidents, want %d seeded + %d retained", incidents, seeded, retains)
 	}
-	sqlDB.Close()
+	if err := sqlDB.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if v := runBin(t, nil, "--db", db, "audit", "verify"); v.code != 0 {
 		t.Errorf("audit verify: exit %d\n%s%s", v.code, v.stdout, v.stderr)
 	}

@@ -35,7 +35,11 @@ func openDB(t *testing.T, path string) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return db
 }
 
@@ -111,7 +115,9 @@ func TestKill9(t *testing.T) {
 					t.Errorf("%s (%s) was printed with %d audit entries; the database holds %d", position(r), r.AnalysisID, len(r.Audit), n)
 				}
 			}
-			sqlDB.Close()
+			if err := sqlDB.Close(); err != nil {
+				t.Fatal(err)
+			}
 			if v := runBin(t, nil, "--db", db, "audit", "verify"); v.code != 0 {
 				t.Fatalf("audit verify after kill -9: exit %d\n%s%s", v.code, v.stdout, v.stderr)
 			}

@@ -195,11 +195,17 @@ func (g *gen) checkoutLatency(attack bool) any {
 		map[string]string{"alertname": "HighLatency", "team": "payments-web"}, "high", "checkout-api", "prod", "datadog", g.ts())
 }
 
-func (g *gen) dnsProbe() any {
+// dnsProbe renders the staging DNS probe as Prometheus sends it, or as the
+// free text a chat relay forwards (text: no alertname, so its identity is
+// the template of its text, another identity whose memories are its own).
+func (g *gen) dnsProbe(text bool) any {
 	target := []string{"auth", "api", "search", "billing"}[g.r.IntN(4)] + ".staging.example.internal"
 	inst := g.ip("10."+fmt.Sprint(g.between(1, 40))) + ":53"
 	failed := g.between(2, 3)
-	if g.r.IntN(3) == 0 {
+	if text {
+		// The relay forwards only the auth probe: its summary names the
+		// target, which is part of a text alert's identity.
+		target = "auth.staging.example.internal"
 		return fmt.Sprintf("[staging] blackbox dns probe flapping: dns lookup %s failed (SERVFAIL) from %s, %d of 5 probes failed", target, inst, failed)
 	}
 	return g.prometheus(map[string]string{
@@ -338,7 +344,11 @@ func families() []family {
 			seeds: 6, decision: "known_benign",
 			note:     "Scheduled k6 load test against checkout-api; p99 recovers when the run ends. Error rate stays normal.",
 			deadEnds: []string{"scaled the deployment from 12 to 20 replicas — latency unchanged"}},
-		{name: "dns-probe", kind: KindRepeat, weight: 90, render: func(g *gen) any { return g.dnsProbe() },
+		{name: "dns-probe", kind: KindRepeat, weight: 60, render: func(g *gen) any { return g.dnsProbe(false) },
+			seeds: 6, decision: "false_positive",
+			note:     "Staging blackbox DNS probe flaps when the staging CoreDNS autoscaler scales in; real lookups are fine.",
+			deadEnds: []string{"restarted coredns in staging — flapping came back within the hour"}},
+		{name: "dns-probe-text", kind: KindRepeat, weight: 30, render: func(g *gen) any { return g.dnsProbe(true) },
 			seeds: 6, decision: "false_positive",
 			note:     "Staging blackbox DNS probe flaps when the staging CoreDNS autoscaler scales in; real lookups are fine.",
 			deadEnds: []string{"restarted coredns in staging — flapping came back within the hour"}},

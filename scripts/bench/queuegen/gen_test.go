@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -131,8 +132,8 @@ func TestLinesMeanTheirKind(t *testing.T) {
 				t.Errorf("line %d (%s %s): no attack pattern in %s: %s", i+1, l.kind, l.family, fp, l.json)
 			}
 		case KindRepeat, KindThin:
-			if fp.AttackPattern != "" || !workflow.Recallable(fp) {
-				t.Errorf("line %d (%s %s): fingerprint %s, want a recallable one without attack pattern", i+1, l.kind, l.family, fp)
+			if fp.AttackPattern != "" || !workflow.Classified(ex.Identify(a)) {
+				t.Errorf("line %d (%s %s): fingerprint %s, identity %s; want an identity and no attack pattern", i+1, l.kind, l.family, fp, ex.Identify(a))
 			}
 		case KindResolved:
 			if a.Status != openrecall.StatusResolved {
@@ -173,7 +174,8 @@ func TestSeedsVouchForTheirFamilies(t *testing.T) {
 			t.Errorf("seed alert id %s twice: the seed would not store distinct memories", a.ID)
 		}
 		sources[a.ID] = true
-		memories = append(memories, openrecall.Incident{Fingerprint: ex.Extract(a), Decision: openrecall.Decision(s.Decision)})
+		memories = append(memories, openrecall.Incident{Fingerprint: ex.Extract(a), Decision: openrecall.Decision(s.Decision),
+			Identity: ex.Identify(a), Severity: a.Severity})
 	}
 	cfg := triage.DefaultConfig()
 	for _, f := range families() {
@@ -187,16 +189,17 @@ func TestSeedsVouchForTheirFamilies(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fp := ex.Extract(parseOne(t, b))
+				a := parseOne(t, b)
+				fp, id := ex.Extract(a), ex.Identify(a)
 				var matches []openrecall.Match
 				for _, m := range memories {
-					if score := openrecall.Similarity(fp, m.Fingerprint); score > 0 {
-						matches = append(matches, openrecall.Match{Incident: m, Score: score})
+					if openrecall.SameCritical(fp, m.Fingerprint) {
+						matches = append(matches, openrecall.ScoreMatch(id, fp, m, time.Time{}))
 					}
 				}
 				sort.SliceStable(matches, func(i, j int) bool { return matches[i].Score > matches[j].Score })
 				matches = matches[:min(len(matches), cfg.RecallLimit)]
-				tr := triage.Triage(fp, matches, cfg)
+				tr := triage.Triage(fp, a.Severity, matches, cfg)
 				v := triage.Guard(fp, tr, cfg)
 				if want := f.kind == KindRepeat; v.Bypass != want {
 					t.Fatalf("alert %d %s: bypass %v, want %v (triage %+v)", i, fp, v.Bypass, want, tr)

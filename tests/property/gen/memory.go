@@ -48,6 +48,19 @@ func DeadEnds() []string {
 	return []string{"restarting the pod", "scaling the deployment", "flushing the cache", "rolling back the release"}
 }
 
+// Identities is a small pool of alert identities: none first, then two rules
+// of one service, one rule on two services and a rule without a service,
+// so that memories of the same DNA and another identity are common.
+func Identities() []openrecall.Identity {
+	return []openrecall.Identity{{}, {Rule: "KubePodCrashLooping", Service: "checkout"}, {Rule: "MySQLRestarted", Service: "checkout"},
+		{Rule: "KubePodCrashLooping", Service: "billing"}, {Rule: "disk <*> full on <*>"}}
+}
+
+// SeverityGen draws a severity: the normalized ones, unknown, and empty.
+func SeverityGen() gopter.Gen {
+	return Of(append(append([]openrecall.Severity(nil), openrecall.Severities...), ""), 0)
+}
+
 // IncidentGen generates retainable incidents: a valid fingerprint, a decision
 // from openrecall.MemoryDecisions, notes, source alert ids, dead ends and
 // creation times from small pools so that duplicates and ties happen.
@@ -62,6 +75,8 @@ func IncidentGen() gopter.Gen {
 		"ImpactMinutes": Of([]int{0, 5, 60}, 0.5),
 		"SourceAlertID": Of(SourceAlertIDs(), 0.4),
 		"CreatedAt":     Of(Times(), 0),
+		"Identity":      Of(Identities(), 0.2),
+		"Severity":      SeverityGen(),
 	})
 }
 
@@ -102,6 +117,8 @@ func FamilyIncidentGen() gopter.Gen {
 		"DeadEnds":      SliceUpTo(2, Of(DeadEnds(), 0), reflect.TypeOf("")),
 		"SourceAlertID": Of(SourceAlertIDs(), 0.5),
 		"CreatedAt":     Of(Times(), 0),
+		"Identity":      Of(Identities(), 0.2),
+		"Severity":      SeverityGen(),
 	})
 }
 
@@ -175,4 +192,128 @@ func ConcurrentRetainGen() gopter.Gen {
 		"Incident": FamilyIncidentGen(),
 		"Note":     NoteVariantGen(),
 	})
+}
+
+// SeparationCase is an alert (identity, fingerprint) and memories about it:
+// Own are decisions on the alert itself; Others are memories of other
+// identities whose fingerprints collide with the alert's (the same DNA, or
+// the same critical fields), the case a memory must never vouch for.
+type SeparationCase struct {
+	Identity    openrecall.Identity
+	Fingerprint openrecall.Fingerprint
+	Own         int
+	Others      []openrecall.Incident
+}
+
+// SeparationCaseGen generates identity cases: an alert with an identity (never
+// none) and a fingerprint that is often empty (an alert with identity and
+// no DNA), up to 12 benign memories of other identities with the same
+// fingerprint or one differing only in a descriptive field, and 0 to 7 own
+// benign memories.
+func SeparationCaseGen() gopter.Gen {
+	ids := Identities()[1:]
+	fpGen := FamilyFingerprintGen()
+	return func(gp *gopter.GenParameters) *gopter.GenResult {
+		c := SeparationCase{Identity: ids[gp.Rng.Intn(len(ids))], Own: gp.Rng.Intn(8)}
+		if gp.Rng.Intn(3) > 0 {
+			c.Fingerprint = fpGen(gp).Result.(openrecall.Fingerprint)
+		}
+		n := 1 + gp.Rng.Intn(12)
+		for i := 0; i < n; i++ {
+			other := Identities()[gp.Rng.Intn(len(Identities()))]
+			if other == c.Identity {
+				other = openrecall.Identity{}
+			}
+			fp := c.Fingerprint
+			if gp.Rng.Intn(3) == 0 {
+				fp.SignalShape = openrecall.SignalShapes[gp.Rng.Intn(len(openrecall.SignalShapes))]
+			}
+			c.Others = append(c.Others, openrecall.Incident{Fingerprint: fp, Identity: other,
+				Decision: []openrecall.Decision{openrecall.DecisionKnownBenign, openrecall.DecisionFalsePositive, openrecall.DecisionDuplicate}[gp.Rng.Intn(3)],
+				Severity: openrecall.SeverityCritical, SourceAlertID: fmt.Sprintf("other-%d", i), CreatedAt: Epoch().Add(time.Duration(i) * time.Minute)})
+		}
+		return gopter.NewGenResult(c, identityCaseShrinker)
+	}
+}
+
+// identityCaseShrinker removes other memories one at a time and lowers the
+// number of own memories.
+func identityCaseShrinker(v any) gopter.Shrink {
+	c := v.(SeparationCase)
+	var cands []any
+	for i := range c.Others {
+		d := c
+		d.Others = append(append([]openrecall.Incident(nil), c.Others[:i]...), c.Others[i+1:]...)
+		cands = append(cands, d)
+	}
+	if c.Own > 0 {
+		d := c
+		d.Own = c.Own - 1
+		cands = append(cands, d)
+	}
+	return sliceShrink(cands)
+}
+
+// sliceShrink yields the candidates in order.
+func sliceShrink(cands []any) gopter.Shrink {
+	i := 0
+	return func() (any, bool) {
+		if i >= len(cands) {
+			return nil, false
+		}
+		i++
+		return cands[i-1], true
+	}
+}
+
+// Escalation is a triage case and a severity at least as high as the
+// case's own alert severity, as the severity clause ranks them.
+type Escalation struct {
+	Case   TriageCase
+	Higher openrecall.Severity
+}
+
+// SeverityRank orders severities as the guard's clause does for an alert:
+// info 0 … critical 4, unknown or empty counting as critical.
+func SeverityRank(s openrecall.Severity) int {
+	switch s {
+	case openrecall.SeverityInfo:
+		return 0
+	case openrecall.SeverityLow:
+		return 1
+	case openrecall.SeverityMedium:
+		return 2
+	case openrecall.SeverityHigh:
+		return 3
+	}
+	return 4
+}
+
+// EscalationGen generates severity escalations: a triage case (often with
+// unanimous benign memories) and a severity ranked at or above its alert's.
+func EscalationGen() gopter.Gen {
+	tc := TriageCaseGen()
+	return func(gp *gopter.GenParameters) *gopter.GenResult {
+		c := tc(gp).Result.(TriageCase)
+		var higher []openrecall.Severity
+		for _, s := range append(append([]openrecall.Severity(nil), openrecall.Severities...), "") {
+			if SeverityRank(s) >= SeverityRank(c.Severity) {
+				higher = append(higher, s)
+			}
+		}
+		return gopter.NewGenResult(Escalation{Case: c, Higher: higher[gp.Rng.Intn(len(higher))]}, escalationShrinker)
+	}
+}
+
+// escalationShrinker shrinks the triage case, keeping the escalation.
+func escalationShrinker(v any) gopter.Shrink {
+	e := v.(Escalation)
+	inner := TriageCaseShrinker(e.Case)
+	return func() (any, bool) {
+		c, ok := inner()
+		if !ok {
+			return nil, false
+		}
+		return Escalation{Case: c.(TriageCase), Higher: e.Higher}, true
+	}
 }

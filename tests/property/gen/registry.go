@@ -74,6 +74,29 @@ func All() []Named {
 			return nil
 		})},
 		{"TriageCaseGen", TriageCaseGen(), validAs(ValidTriageCase)},
+		{"SeparationCaseGen", SeparationCaseGen(), validAs(func(c SeparationCase) error {
+			if c.Identity.IsZero() {
+				return fmt.Errorf("an identity case needs an alert identity")
+			}
+			for _, inc := range c.Others {
+				if inc.Identity == c.Identity {
+					return fmt.Errorf("memory of the alert's own identity among the others")
+				}
+				if !openrecall.SameCritical(inc.Fingerprint, c.Fingerprint) {
+					return fmt.Errorf("other memory %s does not collide with %s", inc.Fingerprint, c.Fingerprint)
+				}
+				if err := inc.Validate(); err != nil {
+					return err
+				}
+			}
+			return ValidFingerprint(c.Fingerprint)
+		})},
+		{"EscalationGen", EscalationGen(), validAs(func(e Escalation) error {
+			if SeverityRank(e.Higher) < SeverityRank(e.Case.Severity) {
+				return fmt.Errorf("severity %q is below the case's %q", e.Higher, e.Case.Severity)
+			}
+			return ValidTriageCase(e.Case)
+		})},
 		{"TriageResultGen", TriageResultGen(), validAs(ValidTriageResult)},
 		{"GuardCaseGen", GuardCaseGen(), validAs(func(c GuardCase) error {
 			if err := ValidFingerprint(c.Fingerprint); err != nil {

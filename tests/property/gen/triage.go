@@ -14,13 +14,16 @@ import (
 type TriageCase struct {
 	Fingerprint openrecall.Fingerprint
 	Matches     []openrecall.Match
+	// Severity is the alert's severity (empty or unknown count as critical
+	// in the guard's severity clause).
+	Severity openrecall.Severity
 }
 
 // Plans are the shapes of memory TriageCaseGen builds, each about equally
 // often: no matches, only weak ones, unanimous strong ones (mostly benign),
 // a split, exactly 90% agreement over 20 strong matches, and a random mix.
 func Plans() []string {
-	return []string{"none", "weak", "unanimous", "unanimous", "split", "ninety", "random"}
+	return []string{"none", "weak", "unanimous", "unanimous", "split", "ninety", "random", "related"}
 }
 
 // TriageCaseGen generates triage inputs by plan, so that the classes the
@@ -81,14 +84,28 @@ func TriageCaseGen() gopter.Gen {
 		case "random":
 			mg := MemoryMatchGen()
 			for i := 0; i < n; i++ {
-				ms = append(ms, mg(gp).Result.(openrecall.Match))
+				m := mg(gp).Result.(openrecall.Match)
+				m.Related = gp.Rng.Intn(4) == 0
+				ms = append(ms, m)
+			}
+		case "related":
+			// Memories of other alerts: related matches, even scored as if
+			// strong, never vote.
+			d := benign[gp.Rng.Intn(len(benign))]
+			for i := 0; i < n+5; i++ {
+				ms = append(ms, openrecall.Match{Incident: inc(d), Score: []float64{openrecall.MinStrongThreshold, 1}[gp.Rng.Intn(2)], Related: true})
 			}
 		}
 		// Weak matches beside strong ones, now and then.
 		if plan != "none" && plan != "weak" && gp.Rng.Intn(3) == 0 {
 			ms = append(ms, openrecall.Match{Incident: inc(anyDecision()), Score: weak[gp.Rng.Intn(len(weak))]})
 		}
-		return gopter.NewGenResult(TriageCase{Fingerprint: fp, Matches: ms}, TriageCaseShrinker)
+		sevs := append(append([]openrecall.Severity(nil), openrecall.Severities...), "")
+		sev := openrecall.SeverityMedium // as severe as a memory of unknown severity
+		if gp.Rng.Intn(2) == 0 {
+			sev = sevs[gp.Rng.Intn(len(sevs))]
+		}
+		return gopter.NewGenResult(TriageCase{Fingerprint: fp, Matches: ms, Severity: sev}, TriageCaseShrinker)
 	}
 }
 
@@ -99,7 +116,7 @@ func TriageCaseShrinker(v any) gopter.Shrink {
 	c := v.(TriageCase)
 	var cands []any
 	add := func(fp openrecall.Fingerprint, ms []openrecall.Match) {
-		cands = append(cands, TriageCase{Fingerprint: fp, Matches: ms})
+		cands = append(cands, TriageCase{Fingerprint: fp, Matches: ms, Severity: c.Severity})
 	}
 	n := len(c.Matches)
 	if n > 1 {
@@ -125,14 +142,7 @@ func TriageCaseShrinker(v any) gopter.Shrink {
 			add(fp, clone(c.Matches))
 		}
 	}
-	i := 0
-	return func() (any, bool) {
-		if i >= len(cands) {
-			return nil, false
-		}
-		i++
-		return cands[i-1], true
-	}
+	return sliceShrink(cands)
 }
 
 func clone(ms []openrecall.Match) []openrecall.Match {
@@ -145,7 +155,7 @@ func clone(ms []openrecall.Match) []openrecall.Match {
 // simpleIncident keeps what triage reads (id, decision, time) and drops the
 // rest.
 func simpleIncident(inc openrecall.Incident) openrecall.Incident {
-	return openrecall.Incident{ID: inc.ID, Decision: inc.Decision, CreatedAt: inc.CreatedAt}
+	return openrecall.Incident{ID: inc.ID, Decision: inc.Decision, CreatedAt: inc.CreatedAt, Severity: inc.Severity}
 }
 
 // ThresholdEdges are the confidence and consistency values at and beside the
@@ -167,6 +177,11 @@ func TriageResultGen() gopter.Gen {
 		"Consistency":           scoreGen(ThresholdEdges()),
 		"BestScore":             scoreGen(ScoreEdges()),
 		"RequiresHumanApproval": gg.Bool(),
+		// Half the alerts are info, covered by any memory, so the other
+		// clauses decide often enough.
+		"AlertSeverity": Of([]openrecall.Severity{openrecall.SeverityInfo, openrecall.SeverityLow, openrecall.SeverityMedium,
+			openrecall.SeverityHigh, openrecall.SeverityCritical, openrecall.SeverityUnknown, ""}, 0.5),
+		"SupportSeverity": SeverityGen(),
 	})
 }
 
@@ -274,6 +289,9 @@ func NearBypassGuardCaseGen() gopter.Gen {
 			"Consistency":     Of([]float64{1, 0.9, 0.95, math.Nextafter(0.9, 0), 0.5}, 0.4),
 			"StrongCount":     Index(21, 0),
 			"ConsistentCount": Index(21, 0),
+			"AlertSeverity": Of([]openrecall.Severity{openrecall.SeverityInfo, openrecall.SeverityMedium, openrecall.SeverityCritical,
+				openrecall.SeverityUnknown}, 0.8),
+			"SupportSeverity": SeverityGen(),
 		}),
 	})
 }
@@ -298,7 +316,14 @@ type LivenessCase struct {
 	Scores      []float64
 }
 
-// Matches returns the N unanimous strong matches (score Scores[i], or 1).
+// LivenessIdentity is the identity of a liveness case's alert and of its
+// memories.
+func LivenessIdentity() openrecall.Identity {
+	return openrecall.Identity{Rule: "NightlyBatchRestart", Service: "etl"}
+}
+
+// Matches returns the N unanimous strong matches (score Scores[i], or 1),
+// memories of the alert's own identity at medium severity.
 func (c LivenessCase) Matches() []openrecall.Match {
 	var ms []openrecall.Match
 	for i := 0; i < c.N; i++ {
@@ -307,8 +332,9 @@ func (c LivenessCase) Matches() []openrecall.Match {
 			score = c.Scores[i]
 		}
 		ms = append(ms, openrecall.Match{
-			Incident: openrecall.Incident{ID: IncidentIDs()[i%12] + "_" + string(rune('a'+i/12)), Fingerprint: c.Fingerprint, Decision: c.Decision, CreatedAt: Times()[i%6]},
-			Score:    score,
+			Incident: openrecall.Incident{ID: IncidentIDs()[i%12] + "_" + string(rune('a'+i/12)), Fingerprint: c.Fingerprint, Decision: c.Decision, CreatedAt: Times()[i%6],
+				Identity: LivenessIdentity(), Severity: openrecall.SeverityMedium},
+			Score: score,
 		})
 	}
 	return ms
@@ -321,7 +347,8 @@ func (c LivenessCase) Matches() []openrecall.Match {
 func LivenessCaseGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(LivenessCase{}), map[string]gopter.Gen{
 		"Fingerprint": gg.Struct(reflect.TypeOf(openrecall.Fingerprint{}), map[string]gopter.Gen{
-			"ErrorClass":        Of(append(append([]string(nil), openrecall.ErrorClasses...), ExtraTokens()...), 0),
+			// An empty DNA is common: the identity alone lets memory vouch.
+			"ErrorClass":        Of(append(append([]string(nil), openrecall.ErrorClasses...), ExtraTokens()...), 0.2),
 			"ServiceRole":       FieldGen(openrecall.FieldServiceRole, 0.2),
 			"DependencyPattern": FieldGen(openrecall.FieldDependencyPattern, 0.2),
 			"SignalShape":       FieldGen(openrecall.FieldSignalShape, 0.2),
