@@ -117,6 +117,12 @@ func TestRouteOverTheFake(t *testing.T) {
 				if !strings.Contains(s.Reason, "attempt "+string(rune('1'+i))) {
 					t.Errorf("step %d reason %q does not give its attempt number", i, s.Reason)
 				}
+				if i < len(out.Steps)-1 && (s.Baseline != 0 || s.Cost != 0) {
+					t.Errorf("retried attempt %d: cost %s, baseline %s; want 0 and 0 (the last step carries the baseline)", i, s.Cost, s.Baseline)
+				}
+			}
+			if last.Baseline != out.Baseline {
+				t.Errorf("last step baseline %s, want the alert's %s", last.Baseline, out.Baseline)
 			}
 			if out.Cost > out.Baseline {
 				t.Fatalf("cost %s above the baseline %s", out.Cost, out.Baseline)

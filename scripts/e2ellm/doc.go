@@ -18,7 +18,11 @@
 // reported (recomputed from the price table); the 429 is a retried step in
 // the persisted audit ledger followed by an answered attempt; every attack
 // answer that said false_positive was refused by the guard and no attack
-// was closed as benign; the prose answer failed the quality gate; the API
+// was closed as benign; the prose answer failed the quality gate; savings
+// are honest (a bypass saves its baseline, a passing cheap answer the
+// difference, a strong or failed answer nothing: its baseline is its billed
+// cost; the summary's savings are that sum, and no alert is escalated
+// without analysis); the API
 // key appears in no output; audit verify passes. It prints a summary and a
 // ledger excerpt, and ends mock-llm by its process id.
 package main

@@ -136,6 +136,8 @@ func run(bin, dir, rules, queue string) (err error) {
 	fmt.Print(summaryLines(res.stderr))
 	fmt.Printf("e2e-llm: %d requests reached mock-llm = %d live steps (%d retried); %d bypassed alerts made no call; %d attack verdicts refused by the guard; %d answers failed the gate; billed %s from usage\n",
 		calls, sum.liveSteps, sum.retried, sum.bypassed, sum.refused, sum.gateFailed, sum.billed)
+	fmt.Printf("e2e-llm: saved %s = %d bypassed baselines + %d passing cheap answers' differences; every strong or failed answer's baseline is its billed cost\n",
+		sum.saved, sum.bypassed, sum.cheapPassed)
 	fmt.Printf("e2e-llm: ledger of %s (the rate-limited call), from the audit trail:\n%s", sum.retriedID, ledger.stdout)
 	return nil
 }
@@ -171,9 +173,9 @@ func decode(jsonl string) ([]openrecall.Result, error) {
 }
 
 type summary struct {
-	liveSteps, retried, bypassed, refused, gateFailed int
-	billed                                            openrecall.NanoUSD
-	retriedID                                         string
+	liveSteps, retried, bypassed, cheapPassed, refused, gateFailed int
+	billed, saved                                                  openrecall.NanoUSD
+	retriedID                                                      string
 }
 
 // check asserts the run's promises and returns its figures.
@@ -193,8 +195,8 @@ func check(results []openrecall.Result, res output, calls int, host string) (sum
 		if r.Fingerprint.HasAttack() && r.Decision.Benign() {
 			return s, fmt.Errorf("%s: attack %s closed as %s", r.Position, r.Fingerprint.AttackPattern, r.Decision)
 		}
-		if r.Bypassed {
-			s.bypassed++
+		if err := s.honest(r); err != nil {
+			return s, err
 		}
 		for i, st := range r.Steps {
 			if !st.Live {
@@ -255,8 +257,46 @@ func check(results []openrecall.Result, res output, calls int, host string) (sum
 		return s, errors.New("no attack verdict was refused: the attack rule did not fire")
 	case s.gateFailed == 0:
 		return s, errors.New("no answer failed the gate: the prose rule did not fire")
+	case s.cheapPassed == 0:
+		return s, errors.New("no cheap answer passed the gate: the cheap rule did not fire")
+	case !strings.Contains(res.stderr, "savings   "+s.saved.String()+" = "):
+		return s, fmt.Errorf("the summary's savings are not the bypassed baselines plus the cheap differences %s:\n%s", s.saved, res.stderr)
 	}
 	return s, nil
+}
+
+// honest checks one result's savings (DESIGN §7) and counts them: a bypass
+// saves its whole baseline, a cheap answer that passed the gate saves the
+// strong call it spared less its billed cost, and nothing else saves: a
+// strong answer's baseline is its billed cost, and so is a refused or
+// failed one's. Every call is answered here, so no alert is escalated
+// without analysis.
+func (s *summary) honest(r openrecall.Result) error {
+	if r.Outcome != openrecall.ResultTriaged {
+		return nil
+	}
+	cheapPass := false
+	for _, st := range r.Steps {
+		cheapPass = cheapPass || (st.Tier == openrecall.TierCheap && st.Outcome == openrecall.OutcomeAccepted)
+	}
+	switch {
+	case r.EscalatedWithoutAnalysis:
+		return fmt.Errorf("%s: escalated without analysis, yet mock-llm answers every call", r.Position)
+	case r.Bypassed:
+		if r.Cost != 0 || r.Baseline <= 0 {
+			return fmt.Errorf("%s: bypass with cost %s and baseline %s, want 0 and the spared strong call", r.Position, r.Cost, r.Baseline)
+		}
+		s.bypassed++
+	case cheapPass:
+		if r.Baseline <= r.Cost {
+			return fmt.Errorf("%s: a passing cheap answer billed %s saves nothing against the baseline %s", r.Position, r.Cost, r.Baseline)
+		}
+		s.cheapPassed++
+	case r.Baseline != r.Cost:
+		return fmt.Errorf("%s: decided %s by a strong or failed answer, yet baseline %s != billed cost %s", r.Position, r.Decision, r.Baseline, r.Cost)
+	}
+	s.saved += r.Baseline - r.Cost
+	return nil
 }
 
 // summaryLines returns analyze's summary block from its stderr.
