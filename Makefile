@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-llm
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -95,6 +95,22 @@ pbt:
 pbt-nightly:
 	OPENRECALL_PBT_SEED=$$(date -u +%Y%m%d) OPENRECALL_PBT_PROFILE=nightly \
 		$(GO) test -count=1 -timeout 60m -run 'TestProperties' ./tests/property/...
+
+# openrecall serve end to end, the built binary alone: real Alertmanager
+# payloads, PagerDuty events, redelivery, oversize body, bad token, kill -9
+# after a 202 and restart, metrics, audit verify, SIGTERM.
+e2e-serve:
+	$(GO) test -count=1 -run 'TestServe' -v ./cmd/openrecall
+
+# openrecall serve behind a real Prometheus Alertmanager: installs Debian's
+# prometheus-alertmanager (with amtool) when absent (as root), then fires,
+# redelivers and resolves alerts through it. See scripts/e2e/alertmanager.
+e2e-alertmanager: build
+	@if ! command -v prometheus-alertmanager >/dev/null 2>&1 || ! command -v amtool >/dev/null 2>&1; then \
+		if [ "$$(id -u)" != 0 ]; then echo "e2e-alertmanager: needs prometheus-alertmanager and amtool: apt-get install prometheus-alertmanager (as root)"; exit 2; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; \
+	fi
+	$(GO) run ./scripts/e2e/alertmanager -bin ./$(BIN)
 
 clean:
 	rm -rf bin .openrecall coverage.out .e2e-llm

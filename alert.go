@@ -55,9 +55,18 @@ func (s Severity) rank() int {
 // MoreSevere reports whether an alert of severity alert is more severe than
 // a memory of severity memory, as the guard's severity clause compares them
 // (DESIGN §6 clause e): an alert of unknown (or empty) severity counts as
-// critical, a memory of unknown (or empty) severity as medium.
+// critical, a memory of unknown (or empty) severity as medium — except that
+// an unknown alert is not more severe than unknown memories. Neither then
+// says anything about the other, and a source that never sends a severity
+// (plain text, many generic senders) would otherwise never be vouched for;
+// a missing severity next to a known one keeps the conservative reading.
+// memory is what MostSevere returns: SeverityUnknown there means supporting
+// memories that are all of unknown severity, "" none at all.
 func MoreSevere(alert, memory Severity) bool {
 	a, m := alert.rank(), memory.rank()
+	if a < 0 && memory == SeverityUnknown {
+		return false
+	}
 	if a < 0 {
 		a = SeverityCritical.rank()
 	}
@@ -68,18 +77,29 @@ func MoreSevere(alert, memory Severity) bool {
 }
 
 // MostSevere returns the most severe of memory severities as the severity
-// clause ranks them (unknown as medium), the first on ties; "" when none.
+// clause ranks them: unknown when every one is unknown (or empty); else the
+// most severe known one, or medium when an unknown one (counting as medium)
+// outranks every known one. "" when there are none.
 func MostSevere(memories ...Severity) Severity {
-	var best Severity
-	bestRank := -2
+	if len(memories) == 0 {
+		return ""
+	}
+	best, bestRank, unknown := Severity(""), -1, false
 	for _, s := range memories {
 		r := s.rank()
 		if r < 0 {
-			r = SeverityMedium.rank()
+			unknown = true
+			continue
 		}
 		if r > bestRank {
 			best, bestRank = s, r
 		}
+	}
+	switch {
+	case bestRank < 0:
+		return SeverityUnknown
+	case unknown && bestRank < SeverityMedium.rank():
+		return SeverityMedium
 	}
 	return best
 }

@@ -42,10 +42,11 @@ var layers = map[string]layer{
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
+	"server":              {module: []string{"", "costcurve", "intake", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 }
 
 // wiring packages may import anything of the module.
-var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability"}
+var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/e2e/alertmanager", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability"}
 
 type pkgFiles struct {
 	dir   string

@@ -122,6 +122,7 @@ type Config struct {
 	Models    Models           `yaml:"models"`
 	BudgetUSD float64          `yaml:"budget_usd"`
 	Prices    map[string]Price `yaml:"prices"`
+	Server    Server           `yaml:"server"`
 }
 
 // Default returns the embedded defaults.
@@ -243,6 +244,9 @@ func (c Config) Validate() error {
 		if v < 1 || v > 1_000_000 {
 			return fmt.Errorf("%s %d must be between 1 and 1000000: %w", name, v, openrecall.ErrInvalid)
 		}
+	}
+	if err := c.Server.Validate(); err != nil {
+		return err
 	}
 	for model, p := range c.Prices {
 		if p.InputPerMillionUSD < 0 || p.OutputPerMillionUSD < 0 || math.IsNaN(p.InputPerMillionUSD) || math.IsNaN(p.OutputPerMillionUSD) {

@@ -126,7 +126,7 @@ type app struct {
 	// newBatch names a run; nil means the time plus a random suffix, so two
 	// runs started in the same microsecond still get their own cost curves.
 	newBatch func() string
-	// modelFlags are the provider flags of analyze and eval.
+	// modelFlags are the provider flags of analyze, eval and serve.
 	modelFlags modelFlags
 }
 
@@ -304,29 +304,36 @@ func newRouter(cfg config.Config, cheap, strong routing.Model, budget *routing.B
 	return r, mode, nil
 }
 
+// pricedRouter builds the model cascade for a run over st. The strong
+// model's expected completion is the running mean of the strong
+// completions this memory has recorded, frozen now for the whole run (so
+// --workers N prices as a sequential run does); the configured default
+// holds until there is one.
+func (a *app) pricedRouter(ctx context.Context, cfg config.Config, st *memory.Store, budget *routing.Budget) (*routing.Router, openrecall.Mode, error) {
+	r, mode, err := a.router(cfg, budget)
+	if err != nil {
+		return nil, mode, err
+	}
+	seen, err := st.StrongCompletions(ctx, r.StrongPricedAs())
+	if err != nil {
+		return nil, mode, err
+	}
+	if mean, ok := seen.Mean(); ok && mean != cfg.Models.StrongExpectedCompletionTokens {
+		cfg.Models.StrongExpectedCompletionTokens = mean
+		return a.router(cfg, budget)
+	}
+	return r, mode, nil
+}
+
 // newWorkflow wires the whole pipeline over an open store.
 func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
 	ex, err := a.extractor(cfg, rulesFlag)
 	if err != nil {
 		return nil, err
 	}
-	r, mode, err := a.router(cfg, budget)
+	r, mode, err := a.pricedRouter(ctx, cfg, st, budget)
 	if err != nil {
 		return nil, err
-	}
-	// The strong model's expected completion is the running mean of the
-	// strong completions this memory has recorded, frozen now for the whole
-	// run (so --workers N prices as a sequential run does); the configured
-	// default holds until there is one.
-	seen, err := st.StrongCompletions(context.Background(), r.StrongPricedAs())
-	if err != nil {
-		return nil, err
-	}
-	if mean, ok := seen.Mean(); ok && mean != cfg.Models.StrongExpectedCompletionTokens {
-		cfg.Models.StrongExpectedCompletionTokens = mean
-		if r, mode, err = a.router(cfg, budget); err != nil {
-			return nil, err
-		}
 	}
 	wc := workflow.Config{
 		Fingerprinter:  ex,

@@ -16,7 +16,7 @@ import (
 	"github.com/openrecall/openrecall/routing"
 )
 
-// modelFlags are the provider flags of analyze and eval; an empty value
+// modelFlags are the provider flags of analyze, eval and serve; an empty value
 // leaves the configuration's.
 type modelFlags struct {
 	provider, baseURL, cheap, strong string

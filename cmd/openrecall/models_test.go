@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,5 +123,43 @@ func TestConfigDefaultsDocumentTheProviderKeys(t *testing.T) {
 		if !strings.Contains(r.stdout, key) {
 			t.Errorf("config defaults lacks %q", key)
 		}
+	}
+}
+
+// serve takes the provider flags too: an alert posted to the server is
+// analysed by the model on the OpenAI-compatible server, with the key sent
+// and never logged.
+func TestServeOnAnOpenAICompatibleServer(t *testing.T) {
+	srv := fake.New(realAnswer)
+	defer srv.Close()
+	bin := buildBinary(t)
+	s := startServe(t, bin, filepath.Join(t.TempDir(), "m.db"), []string{"OPENAI_API_KEY=" + liveKey},
+		"--provider", "openai", "--base-url", srv.URL, "--cheap-model", "gpt-4o-mini", "--strong-model", "gpt-4o")
+	body := `{"id":"pay-1","title":"payment-api 5xx rate above 5%","service":"payment-api","severity":"critical","environment":"prod"}`
+	if code := s.call(http.MethodPost, "/api/v1/alerts", "", strings.NewReader(body), nil); code != http.StatusAccepted {
+		t.Fatalf("post: %d\n%s", code, s.log())
+	}
+	results := s.allResults("", 1)
+	if len(results) != 1 {
+		t.Fatalf("%d results\n%s", len(results), s.log())
+	}
+	var live []openrecall.RouteStep
+	for _, raw := range results[0].Result.Steps {
+		var st openrecall.RouteStep
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Live {
+			live = append(live, st)
+		}
+	}
+	if results[0].Result.Decision != "real" || len(live) != 1 || live[0].Model != "gpt-4o" || srv.Calls() != 1 {
+		t.Fatalf("decision %s, live steps %+v, %d calls: want the strong model on the server to decide", results[0].Result.Decision, live, srv.Calls())
+	}
+	if got := srv.Received()[0].Header.Get("Authorization"); got != "Bearer "+liveKey {
+		t.Fatalf("Authorization %q: the key from OPENAI_API_KEY was not sent", got)
+	}
+	if strings.Contains(s.log(), liveKey) {
+		t.Fatal("serve logged the API key")
 	}
 }

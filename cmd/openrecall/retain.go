@@ -15,12 +15,14 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/memory"
 )
 
 type retainOptions struct {
 	input       string
 	fingerprint string
 	alertID     string
+	analysisID  string
 	rule        string
 	service     string
 	severity    string
@@ -57,7 +59,8 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 		Example: `  openrecall retain alert.json --decision known_benign --note "nightly batch restart" \
       --dead-end "restarting the pod" --analyst alice
   openrecall retain --fingerprint 'error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod' \
-      --rule KubePodOOMKilled --service reports --severity high --decision real --note "leak in v2.3"`,
+      --rule KubePodOOMKilled --service reports --severity high --decision real --note "leak in v2.3"
+  openrecall retain --analysis-id serve-000042 --decision false_positive --analyst bob`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -71,6 +74,9 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 			}
 			if opts.fingerprint != "" && len(args) == 1 {
 				return usageErr("give an alert or --fingerprint, not both")
+			}
+			if opts.analysisID != "" && (opts.fingerprint != "" || len(args) == 1) {
+				return usageErr("give --analysis-id alone, without an alert or --fingerprint")
 			}
 			if opts.fingerprint == "" && (opts.rule != "" || opts.service != "" || opts.severity != "") {
 				return usageErr("--rule, --service and --severity go with --fingerprint; an alert carries its own")
@@ -87,6 +93,7 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 	f := cmd.Flags()
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.StringVar(&opts.alertID, "alert-id", "", "source alert id the decision is about (with --fingerprint)")
+	f.StringVar(&opts.analysisID, "analysis-id", "", "an analysis of 'openrecall serve' (serve-NNNNNN): retain about the alert it analysed")
 	f.StringVar(&opts.rule, "rule", "", "rule (alertname) of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.service, "service", "", "service of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.severity, "severity", "", "severity of the alert: critical, high, medium, low, info (with --fingerprint; default unknown)")
@@ -172,7 +179,19 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	}
 	var incs []openrecall.Incident
 	rejected := 0
-	if opts.fingerprint != "" {
+	var st *memory.Store
+	if opts.analysisID != "" {
+		// The alert is in the database: open it first.
+		if st, err = a.openStore(ctx, cfg); err != nil {
+			return err
+		}
+		defer a.closeLogged("memory", st)
+		inc, err := a.servedIncident(ctx, cfg, st, opts, base)
+		if err != nil {
+			return err
+		}
+		incs = append(incs, inc)
+	} else if opts.fingerprint != "" {
 		fp, err := openrecall.ParseFingerprint(opts.fingerprint)
 		if err != nil {
 			return usageErr("--fingerprint: %v", err)
@@ -215,13 +234,15 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 			incs = append(incs, inc)
 		}
 	}
-	st, err := a.openStore(ctx, cfg)
-	if err != nil {
-		return err
+	if st == nil {
+		if st, err = a.openStore(ctx, cfg); err != nil {
+			return err
+		}
+		defer a.closeLogged("memory", st)
 	}
-	defer a.closeLogged("memory", st)
-	var doc jsonArray
-	doc.w = a.out
+	// -o json is one document: the result when one alert was retained, an
+	// array of them when the file held several.
+	var results []retained
 	for _, inc := range incs {
 		r := retained{}
 		if opts.supersedes != "" {
@@ -246,9 +267,7 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		}
 		switch opts.output {
 		case outputJSON:
-			if err := doc.add(r); err != nil {
-				return err
-			}
+			results = append(results, r)
 			continue
 		case outputJSONL:
 			if err := writeJSON(a.out, outputJSONL, r); err != nil {
@@ -265,8 +284,12 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 			fmt.Fprintf(a.out, "took back %s: %s for %s\n", r.Superseded.ID, r.Superseded.Decision, r.Superseded.Identity)
 		}
 	}
-	if opts.output == outputJSON {
-		if err := doc.close(); err != nil {
+	if opts.output == outputJSON && len(results) > 0 {
+		var doc any = results
+		if len(results) == 1 {
+			doc = results[0]
+		}
+		if err := writeJSON(a.out, outputJSON, doc); err != nil {
 			return err
 		}
 	}
@@ -274,6 +297,33 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		return &exitError{code: exitPartial}
 	}
 	return nil
+}
+
+// servedIncident is base about the alert a served analysis analysed:
+// server users have no alert file.
+func (a *app) servedIncident(ctx context.Context, cfg config.Config, st *memory.Store, opts *retainOptions, base openrecall.Incident) (openrecall.Incident, error) {
+	sv, err := st.Served(ctx, opts.analysisID)
+	if errors.Is(err, openrecall.ErrNotFound) {
+		return base, fmt.Errorf("analysis %q is not among the analyses 'openrecall serve' stored in %s (for analyze runs, retain the alert file): %w", opts.analysisID, st.Path(), err)
+	}
+	if err != nil {
+		return base, err
+	}
+	if sv.Rejection != "" {
+		return base, fmt.Errorf("analysis %q is of a rejected record (%s): %w", opts.analysisID, sv.Rejection, openrecall.ErrInvalid)
+	}
+	ex, err := a.extractor(cfg, opts.rules)
+	if err != nil {
+		return base, err
+	}
+	inc := base
+	inc.Fingerprint = ex.Extract(sv.Alert)
+	inc.Identity = ex.Identify(sv.Alert)
+	inc.Severity = sv.Alert.Severity
+	if inc.SourceAlertID == "" {
+		inc.SourceAlertID = sv.Alert.ID
+	}
+	return inc, nil
 }
 
 // readAlerts reads every alert of FILE or standard input. Rejected records

@@ -18,7 +18,7 @@ const twoAlerts = `{"version":"4","status":"firing","receiver":"r","alerts":[
 // identity and severity, never silently only the first.
 func TestRetainEveryAlertOfTheFile(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
-	r := runCLI(t, twoAlerts, "--db", db, "retain", "-", "--decision", "known_benign", "--note", "restart after patching", "-o", "json")
+	r := runCLI(t, twoAlerts, "--db", db, "retain", "-", "--decision", "known_benign", "--note", "restart after patching", "-o", "jsonl")
 	if r.code != exitOK {
 		t.Fatalf("retain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -116,5 +116,19 @@ func TestForgetAndSupersedeAreAudited(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("the audit trail records %d of the 2 decisions taken back", n)
+	}
+}
+
+// TestRetainJSONIsOneDocument: -o json is one JSON document — an array when
+// the file held several alerts (jsonl gives one object per line).
+func TestRetainJSONIsOneDocument(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	r := runCLI(t, twoAlerts, "--db", db, "retain", "-", "--decision", "known_benign", "--note", "n", "-o", "json")
+	if r.code != exitOK {
+		t.Fatalf("retain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var got []retained
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 2 {
+		t.Fatalf("-o json of two alerts: %d results, %v:\n%s", len(got), err, r.stdout)
 	}
 }

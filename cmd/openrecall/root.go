@@ -57,6 +57,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newAuditCmd(a),
 		newConfigCmd(a),
 		newEvalCmd(a),
+		newServeCmd(a),
 		newVersionCmd(a),
 	)
 	root.InitDefaultHelpCmd()

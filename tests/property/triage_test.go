@@ -24,7 +24,7 @@ func triageProperties() []pbt.Property {
 				tr := triage.Triage(c.Fingerprint, c.Severity, c.Matches, cfg)
 				o := oracleTriage(c, cfg)
 				wantApproval := o.decision == openrecall.DecisionEscalated || o.decision == openrecall.DecisionReal || c.Fingerprint.HasAttack() ||
-					isBenign(o.decision) && !severityCovered(c.Severity, o.supportRank)
+					isBenign(o.decision) && !severityCovered(c.Severity, o.supportRank, o.allUnknown)
 				switch {
 				case o.strong == 0 && tr.Decision != openrecall.DecisionEscalated:
 					return fmt.Errorf("no strong match: decision %q, want escalated", tr.Decision)
@@ -156,16 +156,17 @@ func triageProperties() []pbt.Property {
 			pbt.Cover("split strong memory", 10),
 		),
 		pbt.ForAll("P11_guard_iff_five_clauses",
-			"Bypass happens if and only if all five hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign; (e) the alert is not more severe than the most severe supporting memory (an unknown alert counts as critical, an unknown memory as medium). A verdict refused by (e) alone says so and names the clause.",
+			"Bypass happens if and only if all five hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign; (e) the alert is not more severe than the most severe supporting memory (an unknown alert counts as critical, an unknown memory as medium; an unknown alert is covered when every supporting memory is unknown). A verdict refused by (e) alone says so and names the clause.",
 			"GuardCaseGen", gen.GuardCaseGen(), func(c gen.GuardCase) error {
 				v := triage.Guard(c.Fingerprint, c.Triage, cfg)
 				tr := c.Triage
 				want := openrecall.GuardVerdict{
-					StrongMatch:     tr.StrongCount >= 1,
-					Consistent:      tr.Consistency >= cfg.Consistency,
-					Confident:       tr.Confidence >= cfg.BypassConfidence,
-					BenignNoAttack:  c.Fingerprint.AttackPattern == "" && isBenign(tr.Decision),
-					SeverityCovered: alertRank(tr.AlertSeverity) <= memoryRank(tr.SupportSeverity),
+					StrongMatch:    tr.StrongCount >= 1,
+					Consistent:     tr.Consistency >= cfg.Consistency,
+					Confident:      tr.Confidence >= cfg.BypassConfidence,
+					BenignNoAttack: c.Fingerprint.AttackPattern == "" && isBenign(tr.Decision),
+					SeverityCovered: alertRank(tr.AlertSeverity) <= memoryRank(tr.SupportSeverity) ||
+						(!knownSeverity(tr.AlertSeverity) && tr.SupportSeverity == openrecall.SeverityUnknown),
 				}
 				want.Bypass = want.StrongMatch && want.Consistent && want.Confident && want.BenignNoAttack && want.SeverityCovered
 				want.Reason = v.Reason
@@ -291,15 +292,16 @@ func triageProperties() []pbt.Property {
 			pbt.Cover("refused before weakening", 25), pbt.Cover("bypassed before weakening", 25),
 		),
 		pbt.ForAll("P33_severity_clause_monotone",
-			"The severity clause is monotone: raising an alert's severity (info < low < medium < high < critical, unknown counting as critical) never turns \"no bypass\" into \"bypass\", and an alert more severe than every supporting memory is never bypassed.",
+			"The severity clause is monotone: raising an alert's known severity (info < low < medium < high < critical) never turns \"no bypass\" into \"bypass\", and an alert more severe than every supporting memory is never bypassed (an unknown alert counts as critical, an unknown memory as medium, except that an unknown alert is covered by supporting memories all of unknown severity).",
 			"EscalationGen", gen.EscalationGen(), func(e gen.Escalation) error {
 				low := triage.Guard(e.Case.Fingerprint, triage.Triage(e.Case.Fingerprint, e.Case.Severity, e.Case.Matches, cfg), cfg)
 				trHigh := triage.Triage(e.Case.Fingerprint, e.Higher, e.Case.Matches, cfg)
 				high := triage.Guard(e.Case.Fingerprint, trHigh, cfg)
-				if high.Bypass && !low.Bypass {
+				_, higherKnown := severityRanks()[e.Higher]
+				if high.Bypass && !low.Bypass && higherKnown {
 					return fmt.Errorf("monotone: bypassed at %q but not at the lower %q (%s)", e.Higher, e.Case.Severity, low.Reason)
 				}
-				if o := oracleTriage(gen.TriageCase{Fingerprint: e.Case.Fingerprint, Matches: e.Case.Matches}, cfg); high.Bypass && !severityCovered(e.Higher, o.supportRank) {
+				if o := oracleTriage(gen.TriageCase{Fingerprint: e.Case.Fingerprint, Matches: e.Case.Matches}, cfg); high.Bypass && !severityCovered(e.Higher, o.supportRank, o.allUnknown) {
 					return fmt.Errorf("clause e: a %q alert bypassed on memories whose most severe ranks %d", e.Higher, o.supportRank)
 				}
 				return nil
@@ -348,8 +350,10 @@ type triageOracle struct {
 	supporting         []string
 	tie                bool
 	// supportRank is the highest memoryRank of the supporting memories, -1
-	// without support.
+	// without support; allUnknown says that there is support and that every
+	// supporting memory's severity is unknown.
 	supportRank int
+	allUnknown  bool
 }
 
 // alertRank and memoryRank are the severity clause's ranks (DESIGN §6 e),
@@ -369,14 +373,26 @@ func memoryRank(s openrecall.Severity) int {
 	return 2
 }
 
+// knownSeverity reports whether s is one of the five ranked severities.
+func knownSeverity(s openrecall.Severity) bool {
+	_, ok := severityRanks()[s]
+	return ok
+}
+
 func severityRanks() map[openrecall.Severity]int {
 	return map[openrecall.Severity]int{"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
 }
 
 // severityCovered is clause (e): the alert is not more severe than the most
 // severe supporting memory (a memory of unknown severity as medium when
-// there is none).
-func severityCovered(alert openrecall.Severity, supportRank int) bool {
+// there is none), and an alert of unknown severity is covered by supporting
+// memories that are all of unknown severity.
+func severityCovered(alert openrecall.Severity, supportRank int, allUnknown bool) bool {
+	if allUnknown {
+		if _, known := severityRanks()[alert]; !known {
+			return true
+		}
+	}
 	if supportRank < 0 {
 		supportRank = 2
 	}
@@ -433,12 +449,16 @@ func oracleTriage(c gen.TriageCase, cfg triage.Config) triageOracle {
 	dom := groups[0]
 	o.tie = len(groups) > 1 && groups[1].count == dom.count
 	o.dominant, o.consistent = dom.d, dom.count
+	known := false
 	for _, m := range c.Matches {
 		if !m.Related && m.Score >= cfg.StrongMatch && m.Incident.Decision == dom.d {
 			o.supporting = append(o.supporting, m.Incident.ID)
 			o.supportRank = max(o.supportRank, memoryRank(m.Incident.Severity))
+			_, k := severityRanks()[m.Incident.Severity]
+			known = known || k
 		}
 	}
+	o.allUnknown = len(o.supporting) > 0 && !known
 	if float64(o.consistent)/float64(o.strong) >= cfg.Consistency {
 		o.decision = dom.d
 	}

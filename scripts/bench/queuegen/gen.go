@@ -198,14 +198,15 @@ func (g *gen) checkoutLatency(attack bool) any {
 // dnsProbe renders the staging DNS probe as Prometheus sends it, or as the
 // free text a chat relay forwards (text: no alertname, so its identity is
 // the template of its text, another identity whose memories are its own).
+//
+// The family is the probe of one target: a blackbox alert's identity names
+// its target (the probe_target label, or the text that names it), so probes
+// of other targets are other alerts with memories of their own.
 func (g *gen) dnsProbe(text bool) any {
-	target := []string{"auth", "api", "search", "billing"}[g.r.IntN(4)] + ".staging.example.internal"
+	const target = "auth.staging.example.internal"
 	inst := g.ip("10."+fmt.Sprint(g.between(1, 40))) + ":53"
 	failed := g.between(2, 3)
 	if text {
-		// The relay forwards only the auth probe: its summary names the
-		// target, which is part of a text alert's identity.
-		target = "auth.staging.example.internal"
 		return fmt.Sprintf("[staging] blackbox dns probe flapping: dns lookup %s failed (SERVFAIL) from %s, %d of 5 probes failed", target, inst, failed)
 	}
 	return g.prometheus(map[string]string{

@@ -162,6 +162,7 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"DeliveryPlanGen", DeliveryPlanGen(), validAs(ValidDeliveryPlan)},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
 		{"TrailCaseGen", TrailCaseGen(), validAs(ValidTrailCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {

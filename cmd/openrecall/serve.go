@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/server"
+	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+type serveOptions struct {
+	listen  string
+	rules   string
+	shadow  bool
+	workers int
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	opts := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Receive alerts over HTTP (Alertmanager, PagerDuty Events v2, any intake format) and triage them",
+		Long: `Serve the pipeline over HTTP. Alertmanager posts to /api/v1/alerts/alertmanager, PagerDuty
+senders to /v2/enqueue, anything else to /api/v1/alerts. Accepted alerts are written to a durable
+inbox before the 202 answer and analysed by workers through the same workflow as analyze; a
+redelivered notification is not triaged twice. Results, retain, recall, cost and audit verification
+are served under /api/v1; /healthz, /readyz and /metrics for operators. Logs (with one access
+line per request) go to stderr as JSON at info level unless --log-format/--log-level say otherwise.
+
+Tokens come from the config (server.tokens) and from OPENRECALL_INGEST_TOKEN,
+OPENRECALL_RETAIN_TOKEN and OPENRECALL_READ_TOKEN. Without a token the server listens on loopback
+only. SIGTERM stops accepting, lets in-flight analyses finish and exits 0; waiting deliveries stay
+in the inbox for the next start.`,
+		Example: `  OPENRECALL_INGEST_TOKEN=s3cret openrecall serve --listen 0.0.0.0:9555
+  openrecall serve --shadow        # propose and audit, never bypass
+  openrecall serve --provider openai --base-url http://127.0.0.1:11434/v1 --cheap-model llama3.1:8b --strong-model qwen2.5:32b`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("workers") && opts.workers < 1 {
+				return usageErr("--workers %d: want at least 1", opts.workers)
+			}
+			// A server logs for machines: JSON access logs at info, unless
+			// asked otherwise.
+			if !cmd.Flags().Changed("log-level") {
+				a.logLevel = "info"
+			}
+			if !cmd.Flags().Changed("log-format") {
+				a.logFormat = "json"
+			}
+			if err := a.setupLogger(); err != nil {
+				return err
+			}
+			return serveRun(cmd.Context(), a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.listen, "listen", "", "address to listen on (default: the config's server.listen, 127.0.0.1:9555)")
+	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	f.BoolVar(&opts.shadow, "shadow", false, "propose and audit, but never bypass the model (measure agreement before trusting memory)")
+	f.IntVar(&opts.workers, "workers", 0, "deliveries analysed concurrently (default: the config's server.workers)")
+	a.modelFlags.bind(f)
+	return cmd
+}
+
+// serveBatch names the server's analyses: serve-NNNNNN, numbered by inbox id.
+const serveBatch = "serve"
+
+func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	sc := cfg.Server
+	if opts.listen != "" {
+		sc.Listen = opts.listen
+	}
+	if opts.workers > 0 {
+		sc.Workers = opts.workers
+	}
+	resolved, err := sc.ResolvedTokens(nil)
+	if err != nil {
+		return err
+	}
+	tokens := make([]server.Token, len(resolved))
+	for i, t := range resolved {
+		tokens[i] = server.Token{Name: t.Name, Secret: t.Token, Scopes: t.Scopes}
+	}
+	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
+		return usageErr("%v", err)
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	sealer, err := a.sealer(ctx, st)
+	if err != nil {
+		return err
+	}
+	ex, err := a.extractor(cfg, opts.rules)
+	if err != nil {
+		return err
+	}
+	guard := triage.Guard
+	if opts.shadow {
+		guard = shadowGuard
+	}
+	newPipeline := func(day string) (server.Pipeline, error) {
+		var budget *routing.Budget
+		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
+			budget = routing.NewBudget(b)
+		}
+		// Each day's pipeline prices the strong model at the mean of the
+		// strong completions recorded so far, as an analyze run does.
+		r, mode, err := a.pricedRouter(ctx, cfg, st, budget)
+		if err != nil {
+			return nil, err
+		}
+		return workflow.New(workflow.Config{
+			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
+			Batch: serveBatch, Guard: guard, Now: a.now, Logger: a.log,
+		})
+	}
+	prom := server.NewPrometheus(func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := st.InboxDepth(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
+	srv, err := server.New(server.Config{
+		Store:         st,
+		Sink:          memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
+		NewPipeline:   newPipeline,
+		Fingerprinter: ex,
+		Recall:        st.Recall,
+		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
+			return st.Retain(ctx, inc)
+		},
+		VerifyAudit: func(ctx context.Context, checkpoint string) (server.AuditReport, error) {
+			return a.serveAuditVerify(ctx, st, checkpoint)
+		},
+		Tokens:          tokens,
+		MaxBodyBytes:    sc.MaxBodyBytes,
+		InboxLimit:      sc.InboxLimit,
+		Workers:         sc.Workers,
+		RequestTimeout:  sc.RequestTimeout,
+		ShutdownTimeout: sc.ShutdownTimeout,
+		RecallLimit:     cfg.Triage.RecallLimit,
+		WebhookURL:      sc.WebhookURL,
+		Shadow:          opts.shadow,
+		Observer:        prom,
+		Logger:          a.log,
+		Now:             a.now,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", sc.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	// The bound address on stderr, so a caller that asked for port 0 learns
+	// the port.
+	fmt.Fprintf(a.errOut, "openrecall serve: listening on http://%s (%s, db %s)\n", ln.Addr(), modeLine(opts.shadow), st.Path())
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.errOut, "openrecall serve: stopped")
+	return nil
+}
+
+func modeLine(shadow bool) string {
+	if shadow {
+		return "shadow mode: proposes and audits, never bypasses"
+	}
+	return "memory bypass on"
+}
+
+// shadowGuard is the product's guard that never lets the bypass happen: the
+// proposal is still made and audited, and the alert goes to analysis.
+func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict {
+	v := triage.Guard(fp, tr, cfg)
+	if v.Bypass {
+		v.Bypass = false
+		v.Reason = "shadow mode: the guard would bypass (" + v.Reason + "); analysed instead"
+	}
+	return v
+}
+
+// serveAuditVerify is GET /api/v1/audit/verify: the verification of
+// `openrecall audit verify` (keyed chains, one snapshot, an optional
+// checkpoint), answered as JSON. The checkpoint is a value, never a file
+// name: a request does not read the server's files.
+func (a *app) serveAuditVerify(ctx context.Context, st *memory.Store, checkpoint string) (server.AuditReport, error) {
+	var cp *audit.Checkpoint
+	if checkpoint != "" {
+		c, err := audit.ParseCheckpoint(checkpoint)
+		if err != nil {
+			return server.AuditReport{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+		}
+		cp = &c
+	}
+	rep, _, err := a.verifyTrail(ctx, st, cp, false)
+	if cp != nil && (errors.Is(err, audit.ErrBadCheckpoint) || errors.Is(err, audit.ErrWrongKey)) {
+		return server.AuditReport{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+	}
+	if err != nil {
+		return server.AuditReport{}, err
+	}
+	s := rep.State
+	out := server.AuditReport{
+		Intact: len(rep.Problems) == 0, Summary: describeTrail(rep),
+		Entries: rep.Entries, HeadSeq: s.HeadSeq, HeadHash: s.HeadHash,
+		Costs: rep.Costs, LegacyCosts: rep.LegacyCosts, CostHeadSeq: s.CostHeadSeq, CostHeadHash: s.CostHeadHash,
+		LegacyThrough: s.LegacyThrough, KeyID: s.KeyID, Checkpoint: rep.Checkpoint,
+	}
+	for _, p := range rep.Problems {
+		out.Problems = append(out.Problems, p.String())
+	}
+	return out, nil
+}

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Server configures `openrecall serve`.
+type Server struct {
+	Listen string `yaml:"listen"`
+	// MaxBodyBytes bounds one request body; a longer one is answered 413.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// InboxLimit bounds the deliveries waiting in the inbox; past it the
+	// receivers answer 503 with Retry-After.
+	InboxLimit int `yaml:"inbox_limit"`
+	// Workers analyse inbox deliveries concurrently.
+	Workers         int           `yaml:"workers"`
+	RequestTimeout  time.Duration `yaml:"request_timeout"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// BudgetUSDPerDay caps model spend per UTC day; 0 means no cap.
+	BudgetUSDPerDay float64 `yaml:"budget_usd_per_day"`
+	// WebhookURL, when set, receives a JSON POST for every alert escalated
+	// to a person.
+	WebhookURL string `yaml:"webhook_url"`
+	// Tokens are the bearer tokens the server accepts.
+	Tokens []Token `yaml:"tokens"`
+}
+
+// Token is one bearer token and what it may do. The secret is Token or,
+// better, the environment variable named by TokenEnv.
+type Token struct {
+	Name     string   `yaml:"name"`
+	Token    string   `yaml:"token"`
+	TokenEnv string   `yaml:"token_env"`
+	Scopes   []string `yaml:"scopes"`
+}
+
+// Token scopes.
+const (
+	ScopeIngest = "ingest"
+	ScopeRetain = "retain"
+	ScopeRead   = "read"
+)
+
+// TokenEnvScopes maps the environment variables that may hold tokens (a
+// comma-separated list each) to the scope they grant.
+var TokenEnvScopes = map[string]string{
+	"OPENRECALL_INGEST_TOKEN": ScopeIngest,
+	"OPENRECALL_RETAIN_TOKEN": ScopeRetain,
+	"OPENRECALL_READ_TOKEN":   ScopeRead,
+}
+
+// Validate checks the server section and names the first bad key.
+func (s Server) Validate() error {
+	switch {
+	case s.MaxBodyBytes < 1024:
+		return fmt.Errorf("server.max_body_bytes %d must be at least 1024: %w", s.MaxBodyBytes, openrecall.ErrInvalid)
+	case s.InboxLimit < 1:
+		return fmt.Errorf("server.inbox_limit %d must be at least 1: %w", s.InboxLimit, openrecall.ErrInvalid)
+	case s.Workers < 1 || s.Workers > 256:
+		return fmt.Errorf("server.workers %d must be between 1 and 256: %w", s.Workers, openrecall.ErrInvalid)
+	case s.RequestTimeout <= 0 || s.ShutdownTimeout <= 0:
+		return fmt.Errorf("server.request_timeout and server.shutdown_timeout must be positive durations such as 30s: %w", openrecall.ErrInvalid)
+	case s.BudgetUSDPerDay < 0 || math.IsNaN(s.BudgetUSDPerDay) || math.IsInf(s.BudgetUSDPerDay, 0):
+		return fmt.Errorf("server.budget_usd_per_day %v must be a non-negative number: %w", s.BudgetUSDPerDay, openrecall.ErrInvalid)
+	case s.WebhookURL != "" && !strings.HasPrefix(s.WebhookURL, "http://") && !strings.HasPrefix(s.WebhookURL, "https://"):
+		return fmt.Errorf("server.webhook_url %q must be an http or https URL: %w", s.WebhookURL, openrecall.ErrInvalid)
+	}
+	for i, t := range s.Tokens {
+		if (t.Token == "") == (t.TokenEnv == "") {
+			return fmt.Errorf("server.tokens[%d]: give exactly one of token and token_env: %w", i, openrecall.ErrInvalid)
+		}
+		if len(t.Scopes) == 0 {
+			return fmt.Errorf("server.tokens[%d]: scopes must list ingest, retain or read: %w", i, openrecall.ErrInvalid)
+		}
+		for _, sc := range t.Scopes {
+			if !slices.Contains([]string{ScopeIngest, ScopeRetain, ScopeRead}, sc) {
+				return fmt.Errorf("server.tokens[%d].scopes: %q is not ingest, retain or read: %w", i, sc, openrecall.ErrInvalid)
+			}
+		}
+	}
+	return nil
+}
+
+// ResolvedTokens returns the configured tokens with their secrets read from
+// the environment, then one token per value of each TokenEnvScopes variable
+// (getenv is os.Getenv when nil). A token_env naming an empty variable is an
+// error: a server must not start without the secret it was told to use.
+func (s Server) ResolvedTokens(getenv func(string) string) ([]Token, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var out []Token
+	for i, t := range s.Tokens {
+		if t.TokenEnv != "" {
+			t.Token = strings.TrimSpace(getenv(t.TokenEnv))
+			if t.Token == "" {
+				return nil, fmt.Errorf("server.tokens[%d].token_env: $%s is empty: %w", i, t.TokenEnv, openrecall.ErrInvalid)
+			}
+		}
+		if t.Name == "" {
+			t.Name = fmt.Sprintf("tokens[%d]", i)
+		}
+		out = append(out, t)
+	}
+	envs := make([]string, 0, len(TokenEnvScopes))
+	for k := range TokenEnvScopes {
+		envs = append(envs, k)
+	}
+	slices.Sort(envs)
+	for _, env := range envs {
+		for v := range strings.SplitSeq(getenv(env), ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				out = append(out, Token{Name: "$" + env, Token: v, Scopes: []string{TokenEnvScopes[env]}})
+			}
+		}
+	}
+	return out, nil
+}

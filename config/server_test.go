@@ -1,0 +1,68 @@
+package config_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/config"
+)
+
+func TestServerDefaults(t *testing.T) {
+	c, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	if s.Listen != "127.0.0.1:9555" || s.MaxBodyBytes != 32<<20 || s.InboxLimit != 10000 || s.Workers != 2 ||
+		s.RequestTimeout != 30*time.Second || s.BudgetUSDPerDay != 0 || len(s.Tokens) != 0 {
+		t.Errorf("server defaults: %+v", s)
+	}
+}
+
+func TestServerValidation(t *testing.T) {
+	tests := []struct {
+		name, yaml, key string
+	}{
+		{"tiny body limit", "server:\n  max_body_bytes: 10\n", "server.max_body_bytes"},
+		{"no workers", "server:\n  workers: 0\n", "server.workers"},
+		{"negative budget", "server:\n  budget_usd_per_day: -1\n", "server.budget_usd_per_day"},
+		{"webhook not http", "server:\n  webhook_url: ftp://x\n", "server.webhook_url"},
+		{"token without secret", "server:\n  tokens:\n    - name: am\n      scopes: [ingest]\n", "server.tokens[0]"},
+		{"token with both", "server:\n  tokens:\n    - token: a\n      token_env: B\n      scopes: [ingest]\n", "server.tokens[0]"},
+		{"unknown scope", "server:\n  tokens:\n    - token: a\n      scopes: [admin]\n", "server.tokens[0].scopes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load(writeConfig(t, tt.yaml))
+			if !errors.Is(err, openrecall.ErrInvalid) || !strings.Contains(err.Error(), tt.key) {
+				t.Fatalf("error %v, want ErrInvalid naming %s", err, tt.key)
+			}
+		})
+	}
+}
+
+func TestResolvedTokens(t *testing.T) {
+	c, err := config.Load(writeConfig(t, "server:\n  tokens:\n    - name: am\n      token_env: AM_TOKEN\n      scopes: [ingest]\n    - token: literal\n      scopes: [read, retain]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AM_TOKEN": " from-env ", "OPENRECALL_READ_TOKEN": "r1, r2", "OPENRECALL_INGEST_TOKEN": ""}
+	got, err := c.Server.ResolvedTokens(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, tk := range got {
+		parts = append(parts, tk.Name+"="+tk.Token+":"+strings.Join(tk.Scopes, "+"))
+	}
+	if want := "am=from-env:ingest tokens[1]=literal:read+retain $OPENRECALL_READ_TOKEN=r1:read $OPENRECALL_READ_TOKEN=r2:read"; strings.Join(parts, " ") != want {
+		t.Errorf("tokens %q, want %q", strings.Join(parts, " "), want)
+	}
+	delete(env, "AM_TOKEN")
+	if _, err := c.Server.ResolvedTokens(func(k string) string { return env[k] }); !errors.Is(err, openrecall.ErrInvalid) || !strings.Contains(err.Error(), "AM_TOKEN") {
+		t.Errorf("empty token_env: %v", err)
+	}
+}

@@ -1,0 +1,332 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Enqueue accepts deliveries into the durable inbox in one immediate
+// transaction, so a receiver answers 202 only for what is on disk. For each
+// delivery, in order:
+//
+//   - a rejected record (Rejection set) is queued, to get its rejected result
+//     and audit entry;
+//   - a firing alert already triaged, at a severity not higher than the one
+//     triaged, is a redelivery unless the alert was resolved since (a new
+//     episode; for an id that names its episode, such as Alertmanager's, a
+//     firing after the resolve is a late redelivery too): it is not queued,
+//     Duplicate is set and AnalysisID names the earlier triage;
+//   - a resolved or acknowledged notice that repeats the alert's state is a
+//     redelivery too;
+//   - anything else is queued and moves the alert's state.
+//
+// name turns an inbox id into its analysis id. When the deliveries to queue
+// would take the inbox past limit pending records (limit > 0), nothing is
+// stored and the error wraps openrecall.ErrFull. It returns the deliveries
+// with ID, AnalysisID, Duplicate and State filled; ReceivedAt is the Store's
+// clock when zero.
+func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
+	out := make([]openrecall.Delivery, len(ds))
+	copy(out, ds)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, translate("enqueue: begin", err)
+	}
+	defer tx.Rollback()
+	var depth int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&depth); err != nil {
+		return nil, translate("enqueue: inbox depth", err)
+	}
+	queued := 0
+	for i := range out {
+		d := &out[i]
+		if d.ReceivedAt.IsZero() {
+			d.ReceivedAt = s.now()
+		}
+		if d.Rejection == "" {
+			if err := redelivery(ctx, tx, d); err != nil {
+				return nil, err
+			}
+			if d.Duplicate {
+				continue
+			}
+		}
+		if limit > 0 && depth+queued+1 > limit {
+			return nil, fmt.Errorf("enqueue: the inbox holds %d pending records, its limit is %d: %w", depth+queued, limit, openrecall.ErrFull)
+		}
+		if err := insertDelivery(ctx, tx, d, name); err != nil {
+			return nil, err
+		}
+		queued++
+		if d.Rejection == "" {
+			if err := moveState(ctx, tx, d, s.now().UnixNano()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, translate("enqueue: commit", err)
+	}
+	return out, nil
+}
+
+// severityRank orders severities for redelivery: a re-trigger whose rank
+// rose is triaged again. Unknown severities rank with critical, as the guard
+// counts them.
+func severityRank(s openrecall.Severity) int {
+	switch s {
+	case openrecall.SeverityHigh:
+		return 4
+	case openrecall.SeverityMedium:
+		return 3
+	case openrecall.SeverityLow:
+		return 2
+	case openrecall.SeverityInfo:
+		return 1
+	}
+	return 5
+}
+
+// episodic reports whether an alert's id names one firing episode, as
+// intake's ids for Alertmanager webhooks and Prometheus alerts do (the
+// fingerprint and the start time): a new episode gets a new id.
+func episodic(a openrecall.Alert) bool {
+	return a.Format == "alertmanager" || a.Format == "prometheus"
+}
+
+// noticeState is the alert state a delivery asks for.
+func noticeState(a openrecall.Alert) string {
+	switch {
+	case a.Status != openrecall.StatusResolved:
+		return openrecall.AlertFiring
+	case a.Annotations["event_action"] == "acknowledge":
+		return openrecall.AlertAcknowledged
+	}
+	return openrecall.AlertResolved
+}
+
+// redelivery marks d as a duplicate when the alert's stored state already
+// covers it, and sets d.State.
+func redelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery) error {
+	want := noticeState(d.Alert)
+	d.State = want
+	var status, severity, triageID, lastID string
+	err := tx.QueryRowContext(ctx, `SELECT status, severity, triage_analysis_id, last_analysis_id FROM alert_state WHERE alert_id = ?`,
+		d.Alert.ID).Scan(&status, &severity, &triageID, &lastID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return translate("enqueue: read alert state", err)
+	}
+	switch want {
+	case openrecall.AlertFiring:
+		// Only a firing already triaged makes a repeat: an alert first seen
+		// acknowledged has never been triaged. After a resolve, a firing is
+		// a new episode, unless the id names the episode (Alertmanager's
+		// fingerprint and start time): then it is a late redelivery.
+		again := status != openrecall.AlertResolved || episodic(d.Alert)
+		if again && triageID != "" && severityRank(d.Alert.Severity) <= severityRank(openrecall.Severity(severity)) {
+			d.Duplicate, d.AnalysisID, d.State = true, triageID, status
+		}
+	case openrecall.AlertAcknowledged:
+		if status == openrecall.AlertAcknowledged || status == openrecall.AlertResolved {
+			d.Duplicate, d.AnalysisID, d.State = true, lastID, status
+		}
+	case openrecall.AlertResolved:
+		if status == openrecall.AlertResolved {
+			d.Duplicate, d.AnalysisID, d.State = true, lastID, status
+		}
+	}
+	return nil
+}
+
+func insertDelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, name func(int64) string) error {
+	body, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("enqueue: encode delivery: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (endpoint, request_id, received_at, alert_id, delivery) VALUES (?, ?, ?, ?, ?)`,
+		d.Endpoint, d.RequestID, d.ReceivedAt.UTC().UnixNano(), d.Alert.ID, string(body))
+	if err != nil {
+		return translate("enqueue: insert", err)
+	}
+	if d.ID, err = res.LastInsertId(); err != nil {
+		return translate("enqueue: insert id", err)
+	}
+	d.AnalysisID = name(d.ID)
+	if _, err := tx.ExecContext(ctx, `UPDATE inbox SET analysis_id = ? WHERE id = ?`, d.AnalysisID, d.ID); err != nil {
+		return translate("enqueue: name analysis", err)
+	}
+	return nil
+}
+
+func moveState(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, now int64) error {
+	triageID := ""
+	if d.State == openrecall.AlertFiring {
+		triageID = d.AnalysisID
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO alert_state (alert_id, status, severity, triage_analysis_id, last_analysis_id, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (alert_id) DO UPDATE SET status = excluded.status, last_analysis_id = excluded.last_analysis_id,
+			updated_at = excluded.updated_at,
+			severity = CASE WHEN excluded.status = 'firing' THEN excluded.severity ELSE alert_state.severity END,
+			triage_analysis_id = CASE WHEN excluded.status = 'firing' THEN excluded.triage_analysis_id ELSE alert_state.triage_analysis_id END`,
+		d.Alert.ID, d.State, string(d.Alert.Severity), triageID, d.AnalysisID, now)
+	return translate("enqueue: alert state", err)
+}
+
+// Pending returns up to limit deliveries still waiting in the inbox with an
+// id above after, oldest first.
+func (s *Store) Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, analysis_id, delivery FROM inbox INDEXED BY inbox_pending
+		WHERE done_seq IS NULL AND id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, translate("inbox pending", err)
+	}
+	defer rows.Close()
+	var out []openrecall.Delivery
+	for rows.Next() {
+		var id int64
+		var analysisID, body string
+		if err := rows.Scan(&id, &analysisID, &body); err != nil {
+			return nil, translate("inbox pending: scan", err)
+		}
+		var d openrecall.Delivery
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			return nil, fmt.Errorf("inbox pending: delivery %d: %w", id, err)
+		}
+		d.ID, d.AnalysisID = id, analysisID
+		out = append(out, d)
+	}
+	return out, translate("inbox pending", rows.Err())
+}
+
+// lastCursor reads the last completion cursor. Its WHERE clause lets SQLite
+// read the maximum off the partial index inbox_done instead of scanning the
+// whole inbox, which made every completion slower than the last.
+const lastCursor = `SELECT COALESCE(MAX(done_seq), 0) FROM inbox WHERE done_seq IS NOT NULL`
+
+// Complete stores the results of inbox deliveries ids (rs[i] is the result
+// of ids[i]) and takes them off the inbox in one transaction, giving them
+// the next completion cursors in that order. A delivery completed before
+// keeps its first result; an unknown id wraps openrecall.ErrNotFound and
+// stores nothing.
+func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error {
+	if len(ids) != len(rs) {
+		return fmt.Errorf("complete: %d ids, %d results: %w", len(ids), len(rs), openrecall.ErrInvalid)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return translate("complete: begin", err)
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRowContext(ctx, lastCursor).Scan(&seq); err != nil {
+		return translate("complete: cursor", err)
+	}
+	now := s.now().UnixNano()
+	for i, id := range ids {
+		body, err := json.Marshal(rs[i])
+		if err != nil {
+			return fmt.Errorf("complete %d: encode result: %w", id, err)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE inbox SET done_seq = ?, done_at = ?, result = ? WHERE id = ? AND done_seq IS NULL`,
+			seq+1, now, string(body), id)
+		if err != nil {
+			return translate(fmt.Sprintf("complete %d", id), err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			seq++
+			continue
+		}
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
+			return translate(fmt.Sprintf("complete %d", id), err)
+		}
+	}
+	return translate("complete: commit", tx.Commit())
+}
+
+const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result`
+
+func scanServed(r rowScanner) (openrecall.Served, error) {
+	var sv openrecall.Served
+	var body string
+	var seq, doneAt sql.NullInt64
+	var result sql.NullString
+	if err := r.Scan(&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result); err != nil {
+		return sv, err
+	}
+	id, analysisID := sv.ID, sv.AnalysisID
+	if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
+		return sv, fmt.Errorf("delivery %d: %w", id, err)
+	}
+	sv.ID, sv.AnalysisID = id, analysisID
+	if seq.Valid {
+		sv.Done, sv.Cursor, sv.DoneAt = true, seq.Int64, fromNanos(doneAt.Int64)
+		if result.Valid {
+			sv.Result = &openrecall.Result{}
+			if err := json.Unmarshal([]byte(result.String), sv.Result); err != nil {
+				return sv, fmt.Errorf("result of delivery %d: %w", id, err)
+			}
+		}
+	}
+	return sv, nil
+}
+
+// Served returns the delivery analysed as analysisID, with its result once
+// done; an unknown id wraps openrecall.ErrNotFound.
+func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
+	sv, err := scanServed(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = ?`, analysisID))
+	if err != nil {
+		return sv, translate("served "+analysisID, err)
+	}
+	return sv, nil
+}
+
+// ServedSince returns up to limit finished deliveries whose cursor is above
+// cursor, in completion order.
+func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+servedColumns+` FROM inbox INDEXED BY inbox_done
+		WHERE done_seq > ? ORDER BY done_seq LIMIT ?`, cursor, limit)
+	if err != nil {
+		return nil, translate("served since", err)
+	}
+	defer rows.Close()
+	out := []openrecall.Served{}
+	for rows.Next() {
+		sv, err := scanServed(rows)
+		if err != nil {
+			return nil, translate("served since: scan", err)
+		}
+		out = append(out, sv)
+	}
+	return out, translate("served since", rows.Err())
+}
+
+// InboxDepth returns the number of deliveries waiting in the inbox.
+func (s *Store) InboxDepth(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&n)
+	return n, translate("inbox depth", err)
+}
+
+// Writable checks that the database takes a write lock now: it opens an
+// immediate transaction and rolls it back.
+func (s *Store) Writable(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return translate("writable", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = updated_at WHERE 0`); err != nil {
+		tx.Rollback()
+		return translate("writable", err)
+	}
+	return translate("writable", tx.Rollback())
+}

@@ -1,0 +1,117 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+)
+
+func inboxName(id int64) string { return fmt.Sprintf("serve-%06d", id) }
+
+func firing(id string, sev openrecall.Severity) openrecall.Delivery {
+	return openrecall.Delivery{Endpoint: "alertmanager", Alert: openrecall.Alert{ID: id, Title: "disk full", Severity: sev, Status: openrecall.StatusFiring}}
+}
+
+func TestEnqueueFullStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	if _, err := s.Enqueue(ctx, []openrecall.Delivery{firing("a", "low"), firing("b", "low")}, 2, inboxName); err != nil {
+		t.Fatal(err)
+	}
+	// A redelivery needs no room: it is answered even when the inbox is full.
+	out, err := s.Enqueue(ctx, []openrecall.Delivery{firing("a", "low")}, 2, inboxName)
+	if err != nil || !out[0].Duplicate || out[0].AnalysisID != "serve-000001" {
+		t.Fatalf("redelivery into a full inbox: %+v, %v", out, err)
+	}
+	_, err = s.Enqueue(ctx, []openrecall.Delivery{firing("c", "low"), firing("a", "critical")}, 2, inboxName)
+	if !errors.Is(err, openrecall.ErrFull) {
+		t.Fatalf("enqueue past the limit: %v, want ErrFull", err)
+	}
+	if n, err := s.InboxDepth(ctx); err != nil || n != 2 {
+		t.Fatalf("depth %d, %v; want 2: a refused body stores nothing", n, err)
+	}
+	// Nor did the refused body move alert a's state: its critical re-trigger
+	// is still new once there is room.
+	if err := s.Complete(ctx, []int64{1}, []openrecall.Result{{AnalysisID: "serve-000001", Outcome: openrecall.ResultTriaged}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = s.Enqueue(ctx, []openrecall.Delivery{firing("a", "critical")}, 2, inboxName)
+	if err != nil || out[0].Duplicate {
+		t.Fatalf("critical re-trigger after the refusal: %+v, %v", out, err)
+	}
+}
+
+func TestCompleteServedSince(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	if _, err := s.Enqueue(ctx, []openrecall.Delivery{firing("a", "low"), firing("b", "low"), firing("c", "low")}, 0, inboxName); err != nil {
+		t.Fatal(err)
+	}
+	// Completed out of order: the cursor follows completion, so a reader
+	// that polls with since= misses nothing.
+	for _, id := range []int64{3, 1} {
+		if err := s.Complete(ctx, []int64{id}, []openrecall.Result{{AnalysisID: inboxName(id), Outcome: openrecall.ResultTriaged, Decision: openrecall.DecisionReal}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ServedSince(ctx, 0, 10)
+	if err != nil || len(got) != 2 || got[0].AnalysisID != "serve-000003" || got[1].AnalysisID != "serve-000001" {
+		t.Fatalf("served since 0: %+v, %v", got, err)
+	}
+	if err := s.Complete(ctx, []int64{2}, []openrecall.Result{{AnalysisID: "serve-000002"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.ServedSince(ctx, got[1].Cursor, 10)
+	if err != nil || len(got) != 1 || got[0].AnalysisID != "serve-000002" || got[0].Result == nil {
+		t.Fatalf("served since the cursor: %+v, %v", got, err)
+	}
+	// Completing twice keeps the first result.
+	if err := s.Complete(ctx, []int64{3}, []openrecall.Result{{AnalysisID: "serve-000003", Decision: openrecall.DecisionEscalated}}); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := s.Served(ctx, "serve-000003")
+	if err != nil || !sv.Done || sv.Result.Decision != openrecall.DecisionReal || sv.Alert.ID != "c" {
+		t.Fatalf("served: %+v, %v", sv, err)
+	}
+	if err := s.Complete(ctx, []int64{99}, []openrecall.Result{{}}); !errors.Is(err, openrecall.ErrNotFound) {
+		t.Fatalf("complete unknown: %v, want ErrNotFound", err)
+	}
+	if p, err := s.Pending(ctx, 0, 10); err != nil || len(p) != 0 {
+		t.Fatalf("pending after all completed: %+v, %v", p, err)
+	}
+	if err := s.Writable(ctx); err != nil {
+		t.Fatalf("writable: %v", err)
+	}
+}
+
+// TestInboxQueriesUseIndexes pins the plans of the inbox's hot queries: a
+// completion cursor read by scanning the table made draining quadratic.
+func TestInboxQueriesUseIndexes(t *testing.T) {
+	s := openTemp(t)
+	for q, index := range map[string]string{
+		lastCursor: "inbox_done",
+		`SELECT id FROM inbox INDEXED BY inbox_pending WHERE done_seq IS NULL AND id > 0 ORDER BY id LIMIT 8`: "inbox_pending",
+	} {
+		var plan strings.Builder
+		rows, err := s.db.Query("EXPLAIN QUERY PLAN " + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(detail + "; ")
+		}
+		rows.Close()
+		if !strings.Contains(plan.String(), index) {
+			t.Errorf("%s: plan %q does not use %s", q, plan.String(), index)
+		}
+	}
+}

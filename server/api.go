@@ -1,0 +1,322 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/costcurve"
+	"github.com/openrecall/openrecall/intake"
+)
+
+// retainRequest is the body of POST /api/v1/retain: the decision, and what
+// it is about: an analysis id of this server, an alert (any intake object),
+// or a canonical fingerprint.
+type retainRequest struct {
+	AnalysisID    string          `json:"analysis_id"`
+	Alert         json.RawMessage `json:"alert"`
+	Fingerprint   string          `json:"fingerprint"`
+	AlertID       string          `json:"alert_id"`
+	Decision      string          `json:"decision"`
+	Note          string          `json:"note"`
+	DeadEnds      []string        `json:"dead_ends"`
+	Analyst       string          `json:"analyst"`
+	ImpactMinutes int             `json:"impact_minutes"`
+}
+
+// retainAnswer is the answer of POST /api/v1/retain.
+type retainAnswer struct {
+	Created  bool                `json:"created"`
+	Incident openrecall.Incident `json:"incident"`
+	// Warning says why the memory will never vote (no identity), as
+	// `openrecall retain` warns.
+	Warning string `json:"warning,omitempty"`
+}
+
+// subject resolves what a retain or recall names: the alert (nil when only a
+// fingerprint was given) and its fingerprint. A bad reference is an error
+// wrapping openrecall.ErrInvalid or openrecall.ErrNotFound.
+func (s *Server) subject(ctx context.Context, analysisID string, alert json.RawMessage, fingerprint string) (*openrecall.Alert, openrecall.Fingerprint, error) {
+	given := 0
+	for _, set := range []bool{analysisID != "", len(alert) > 0 && string(alert) != "null", fingerprint != ""} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, openrecall.Fingerprint{}, fmt.Errorf("give exactly one of analysis_id, alert and fingerprint: %w", openrecall.ErrInvalid)
+	}
+	switch {
+	case fingerprint != "":
+		fp, err := openrecall.ParseFingerprint(fingerprint)
+		return nil, fp, err
+	case analysisID != "":
+		sv, err := s.cfg.Store.Served(ctx, analysisID)
+		if err != nil {
+			return nil, openrecall.Fingerprint{}, err
+		}
+		if sv.Rejection != "" {
+			return nil, openrecall.Fingerprint{}, fmt.Errorf("analysis %s is of a rejected record: %w", analysisID, openrecall.ErrInvalid)
+		}
+		a := sv.Alert
+		return &a, s.cfg.Fingerprinter.Extract(a), nil
+	}
+	recs, err := intake.ParseBytes(alert, intake.Options{Source: "alert"})
+	if err != nil {
+		return nil, openrecall.Fingerprint{}, err
+	}
+	if len(recs) == 0 {
+		return nil, openrecall.Fingerprint{}, fmt.Errorf("alert: no alert in it: %w", openrecall.ErrInvalid)
+	}
+	if recs[0].Err != nil {
+		return nil, openrecall.Fingerprint{}, fmt.Errorf("alert: %s: %w", recs[0].Err.Reason, openrecall.ErrInvalid)
+	}
+	a := recs[0].Alert
+	return &a, s.cfg.Fingerprinter.Extract(a), nil
+}
+
+// answerErr maps an error to its status: 404 for ErrNotFound, 400 for
+// ErrInvalid, 500 (logged, not shown) otherwise.
+func (s *Server) answerErr(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, openrecall.ErrNotFound):
+		writeError(w, r, http.StatusNotFound, err.Error())
+	case errors.Is(err, openrecall.ErrInvalid):
+		writeError(w, r, http.StatusBadRequest, err.Error())
+	default:
+		s.log.Error("request failed", zap.String("request_id", requestID(r)), zap.Error(err))
+		writeError(w, r, http.StatusInternalServerError, "internal error; see the server log for request "+requestID(r))
+	}
+}
+
+func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
+	if !s.bodyLimited(w, r) {
+		return
+	}
+	var req retainRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
+			return
+		}
+		writeError(w, r, http.StatusBadRequest, "retain body: "+err.Error())
+		return
+	}
+	d, err := openrecall.ParseDecision(req.Decision)
+	if err != nil || !d.Retainable() {
+		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want false_positive, duplicate, known_benign or real")
+		return
+	}
+	if req.ImpactMinutes < 0 {
+		writeError(w, r, http.StatusBadRequest, "impact_minutes must be 0 or more")
+		return
+	}
+	about, fp, err := s.subject(r.Context(), req.AnalysisID, req.Alert, req.Fingerprint)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	inc := openrecall.Incident{Fingerprint: fp, Decision: d, Note: req.Note, DeadEnds: req.DeadEnds, Analyst: req.Analyst,
+		ImpactMinutes: req.ImpactMinutes, SourceAlertID: req.AlertID}
+	if about != nil {
+		// Only memories of the alert's own identity vote for a bypass.
+		inc.Identity, inc.Severity = s.cfg.Fingerprinter.Identify(*about), about.Severity
+		if inc.SourceAlertID == "" {
+			inc.SourceAlertID = about.ID
+		}
+	}
+	stored, created, err := s.cfg.Retain(r.Context(), inc, about)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	ans := retainAnswer{Created: created, Incident: stored}
+	if stored.Identity.IsZero() {
+		ans.Warning = "no identity (retained by fingerprint, or an alert without alertname, class or title): this memory is related knowledge only and never votes for a bypass"
+	}
+	writeJSON(w, code, ans)
+}
+
+// recallAnswer is the answer of GET /api/v1/recall.
+type recallAnswer struct {
+	Fingerprint openrecall.Fingerprint `json:"fingerprint"`
+	Matches     []openrecall.Match     `json:"matches"`
+}
+
+func (s *Server) recall(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), s.cfg.RecallLimit, 1000)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
+		return
+	}
+	about, fp, err := s.subject(r.Context(), q.Get("analysis_id"), nil, q.Get("fingerprint"))
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	var id openrecall.Identity
+	if about != nil {
+		id = s.cfg.Fingerprinter.Identify(*about)
+	}
+	matches, err := s.cfg.Recall(r.Context(), id, fp, limit)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	if matches == nil {
+		matches = []openrecall.Match{}
+	}
+	writeJSON(w, http.StatusOK, recallAnswer{Fingerprint: fp, Matches: matches})
+}
+
+// intParam parses an optional positive integer query parameter, capped.
+func intParam(v string, def, max int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, errors.New("want a positive integer")
+	}
+	return min(n, max), nil
+}
+
+func (s *Server) result(w http.ResponseWriter, r *http.Request) {
+	sv, err := s.cfg.Store.Served(r.Context(), r.PathValue("analysis_id"))
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sv)
+}
+
+// resultsAnswer is the answer of GET /api/v1/results?since=: finished
+// analyses in completion order, and the cursor to pass next.
+type resultsAnswer struct {
+	Results []openrecall.Served `json:"results"`
+	Next    int64               `json:"next"`
+}
+
+func (s *Server) results(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var since int64
+	if v := q.Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, r, http.StatusBadRequest, "since: want the next cursor of a previous answer (0 or more)")
+			return
+		}
+		since = n
+	}
+	limit, err := intParam(q.Get("limit"), 100, 1000)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
+		return
+	}
+	out, err := s.cfg.Store.ServedSince(r.Context(), since, limit)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	next := since
+	if n := len(out); n > 0 {
+		next = out[n-1].Cursor
+	}
+	writeJSON(w, http.StatusOK, resultsAnswer{Results: out, Next: next})
+}
+
+func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	batch := r.URL.Query().Get("batch")
+	if batch == "" {
+		batch = batchOf(s.now())
+		if points, err := s.cfg.Store.CostPoints(ctx, batch); err != nil || len(points) == 0 {
+			if batch, err = s.cfg.Store.LatestBatch(ctx); err != nil {
+				s.answerErr(w, r, err)
+				return
+			}
+		}
+	}
+	points, err := s.cfg.Store.CostPoints(ctx, batch)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	if len(points) == 0 {
+		writeError(w, r, http.StatusNotFound, "batch "+strconv.Quote(batch)+" has no cost points")
+		return
+	}
+	writeJSON(w, http.StatusOK, costcurve.Summarize(points))
+}
+
+// auditVerify answers 200 for an intact trail and 409 for a tampered one;
+// ?checkpoint= also proves the trail extends that checkpoint.
+func (s *Server) auditVerify(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.cfg.VerifyAudit(r.Context(), r.URL.Query().Get("checkpoint"))
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if !rep.Intact {
+		code = http.StatusConflict
+	}
+	writeJSON(w, code, rep)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
+}
+
+// readiness is the answer of GET /readyz.
+type readiness struct {
+	Ready      bool            `json:"ready"`
+	Mode       openrecall.Mode `json:"mode"`
+	Shadow     bool            `json:"shadow"`
+	Database   string          `json:"database"`
+	Models     string          `json:"models"`
+	InboxDepth int             `json:"inbox_depth"`
+	InboxLimit int             `json:"inbox_limit"`
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	p, err := s.currentPipeline()
+	rd := readiness{Ready: s.ready.Load() && err == nil, Shadow: s.cfg.Shadow, Database: "writable", InboxLimit: s.cfg.InboxLimit}
+	if err == nil {
+		rd.Mode = p.Mode()
+		rd.Models = "reachable"
+		if rd.Mode.Model == "deterministic" {
+			rd.Models = "reachable (deterministic local analyst, no live calls)"
+		}
+	} else {
+		rd.Models = "unavailable: " + err.Error()
+	}
+	if err := s.cfg.Store.Writable(r.Context()); err != nil {
+		rd.Ready, rd.Database = false, "not writable: "+err.Error()
+	}
+	if n, err := s.cfg.Store.InboxDepth(r.Context()); err == nil {
+		rd.InboxDepth = n
+		if n >= s.cfg.InboxLimit {
+			rd.Ready = false
+		}
+	}
+	code := http.StatusOK
+	if !rd.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, rd)
+}

@@ -1,0 +1,36 @@
+// Package server is the HTTP adapter of `openrecall serve`: it turns
+// Alertmanager webhooks, PagerDuty Events v2 and any other intake format into
+// the same intake records the analyze command reads, queues them durably,
+// and drains the queue through the same workflow, one delivery at a time on
+// a few workers; results, retain, recall, cost and audit verification go back
+// out as JSON.
+//
+// # Durability
+//
+// A request body is streamed through intake within a size limit (413 past
+// it), then every accepted record is written to the inbox (Store.Enqueue) in
+// one transaction before the 202 answer names their analysis ids. Workers
+// analyse inbox deliveries in id order; each result's audit entries and cost
+// point are persisted, then the delivery is completed. A process killed
+// after a 202 finds its deliveries pending at the next start and drains
+// them. A redelivered notification (same alert id: for Alertmanager the
+// alert fingerprint and its start time) is answered with the earlier
+// analysis id and not triaged twice; a re-trigger whose severity rose is
+// triaged again. Past the inbox limit receivers answer 503 with Retry-After,
+// which Alertmanager retries.
+//
+// # Security
+//
+// Bearer tokens carry scopes (ingest, retain, read); a request without a
+// valid token is answered 401, one whose token lacks the scope 403. On the
+// PagerDuty endpoints the event's routing_key is accepted as an ingest
+// token. With no token configured, CheckListen refuses any address that is
+// not loopback. Every answer is JSON (HTML-escaped), with the request id in
+// the X-Request-Id header and in error bodies.
+//
+// # Observation
+//
+// The server reports what happens through the Observer interface;
+// Prometheus is its implementation (NewPrometheus). Metrics observe and
+// never steer.
+package server

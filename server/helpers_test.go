@@ -1,0 +1,267 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/model/local"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/server"
+	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+// fixtures holds real captured Alertmanager payloads (copied from the
+// project's shared fixtures).
+const fixtures = "testdata/alertmanager/"
+
+// env is a server on a real SQLite file, with the real workflow, serving on
+// a loopback port.
+type env struct {
+	t     *testing.T
+	url   string
+	store *memory.Store
+	srv   *server.Server
+	stop  func() error
+}
+
+type options struct {
+	tokens     []server.Token
+	maxBody    int64
+	inboxLimit int
+	shadow     bool
+	webhook    string
+	noServe    bool // handler only: nothing drains the inbox
+	db         string
+	now        func() time.Time
+	days       *[]string // records the days pipelines were built for
+}
+
+func newEnv(t *testing.T, o options) *env {
+	t.Helper()
+	ctx := context.Background()
+	if o.db == "" {
+		o.db = filepath.Join(t.TempDir(), "memory.db")
+	}
+	st, err := memory.Open(ctx, o.db, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	// The trail is keyed, as the command keys it.
+	if _, err := st.BindAuditKey(ctx, trailKey.ID(), func(through, costs int64) string {
+		return audit.BoundaryMAC(trailKey, through, costs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sealer := audit.NewSealer(trailKey)
+	rules, err := fingerprint.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := fingerprint.New(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := triage.Guard
+	if o.shadow {
+		guard = func(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict {
+			v := triage.Guard(fp, tr, cfg)
+			v.Bypass = false
+			return v
+		}
+	}
+	newPipeline := func(day string) (server.Pipeline, error) {
+		if o.days != nil {
+			*o.days = append(*o.days, day)
+		}
+		r, err := routing.New(routing.Config{
+			Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(), GateConfidence: 0.6, Vet: triage.Vet,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard})
+	}
+	prom := server.NewPrometheus(func() float64 {
+		n, _ := st.InboxDepth(context.Background())
+		return float64(n)
+	})
+	srv, err := server.New(server.Config{
+		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline, Fingerprinter: ex,
+		Recall: st.Recall,
+		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
+			return st.Retain(ctx, inc)
+		},
+		VerifyAudit: func(ctx context.Context, _ string) (server.AuditReport, error) {
+			return verifyTrail(ctx, st)
+		},
+		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
+		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv}
+	if o.noServe {
+		hs := &http.Server{Handler: srv.Handler()}
+		go func() { _ = hs.Serve(ln) }() // ErrServerClosed once stopped
+		e.stop = func() error { return hs.Close() }
+	} else {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		e.stop = func() error {
+			cancel()
+			return <-done
+		}
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			if err := e.stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}
+	})
+	orig := e.stop
+	e.stop = func() error { stopped = true; return orig() }
+	return e
+}
+
+// do sends a request and decodes a JSON answer into out (when not nil).
+func (e *env) do(method, path, token string, body io.Reader, header map[string]string, out any) (*http.Response, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.url+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(path, "/metrics") {
+		if !strings.HasPrefix(ct, "application/json") {
+			e.t.Errorf("%s %s: Content-Type %q, want JSON: %s", method, path, ct, b)
+		}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, b, err)
+		}
+	}
+	return resp, b
+}
+
+func (e *env) post(path, token, body string, out any) *http.Response {
+	e.t.Helper()
+	resp, _ := e.do(http.MethodPost, path, token, bytes.NewBufferString(body), nil, out)
+	return resp
+}
+
+// accepted is the 202 answer, decoded the way a client reads it.
+type accepted struct {
+	RequestID  string `json:"request_id"`
+	Accepted   int    `json:"accepted"`
+	Duplicates int    `json:"duplicates"`
+	Rejected   int    `json:"rejected"`
+	Analyses   []struct {
+		AnalysisID string `json:"analysis_id"`
+		AlertID    string `json:"alert_id"`
+		State      string `json:"state"`
+		Duplicate  bool   `json:"duplicate"`
+		Rejection  string `json:"rejection"`
+	} `json:"analyses"`
+}
+
+// wait polls the result of an analysis until it is done.
+func (e *env) wait(analysisID, token string) openrecall.Served {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var sv openrecall.Served
+		resp, b := e.do(http.MethodGet, "/api/v1/results/"+analysisID, token, nil, nil, &sv)
+		if resp.StatusCode != http.StatusOK {
+			e.t.Fatalf("result %s: %d %s", analysisID, resp.StatusCode, b)
+		}
+		if sv.Done {
+			return sv
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("analysis %s not done after 20s", analysisID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// metric returns the value of one sample line of /metrics, such as
+// `openrecall_alerts_bypassed_total`.
+func (e *env) metric(sample string) string {
+	e.t.Helper()
+	_, b := e.do(http.MethodGet, "/metrics", "", nil, nil, nil)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return v
+		}
+	}
+	return fmt.Sprintf("(no sample %s)", sample)
+}
+
+// trailKey keys the test servers' audit trails.
+var trailKey, _ = audit.NewKey(bytes.Repeat([]byte{0x12}, audit.KeySize))
+
+// verifyTrail verifies st's keyed trail in one snapshot, as `openrecall
+// audit verify` does.
+func verifyTrail(ctx context.Context, st *memory.Store) (server.AuditReport, error) {
+	var tv *audit.TrailVerifier
+	err := st.ReadTrail(ctx, memory.TrailReader{
+		State: func(s memory.TrailState) (err error) {
+			tv, err = audit.NewTrailVerifier(trailKey, audit.State(s), nil)
+			return err
+		},
+		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
+		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
+			tv.Cost(seq, prev, hash, p)
+			return nil
+		},
+	})
+	if err != nil {
+		return server.AuditReport{}, err
+	}
+	rep := tv.Finish()
+	out := server.AuditReport{Intact: len(rep.Problems) == 0, Entries: rep.Entries, Costs: rep.Costs,
+		HeadSeq: rep.State.HeadSeq, HeadHash: rep.State.HeadHash, KeyID: rep.State.KeyID}
+	for _, p := range rep.Problems {
+		out.Problems = append(out.Problems, p.String())
+	}
+	return out, nil
+}

@@ -1,0 +1,290 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+)
+
+// Endpoint names, as deliveries and metrics record them.
+const (
+	EndpointAlertmanager = "alertmanager"
+	EndpointPagerDuty    = "pagerduty"
+	EndpointAlerts       = "alerts"
+)
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /api/v1/alerts/alertmanager", s.scoped(ScopeIngest, s.ingest(intake.FormatAlertmanager, EndpointAlertmanager)))
+	m.HandleFunc("POST /api/v1/alerts", s.scoped(ScopeIngest, s.ingest(intake.FormatAuto, EndpointAlerts)))
+	m.HandleFunc("POST /api/v1/alerts/pagerduty", s.pagerDuty)
+	m.HandleFunc("POST /v2/enqueue", s.pagerDuty)
+	m.HandleFunc("POST /api/v1/retain", s.scoped(ScopeRetain, s.retain))
+	m.HandleFunc("GET /api/v1/recall", s.scoped(ScopeRead, s.recall))
+	m.HandleFunc("GET /api/v1/results/{analysis_id}", s.scoped(ScopeRead, s.result))
+	m.HandleFunc("GET /api/v1/results", s.scoped(ScopeRead, s.results))
+	m.HandleFunc("GET /api/v1/cost", s.scoped(ScopeRead, s.cost))
+	m.HandleFunc("GET /api/v1/audit/verify", s.scoped(ScopeRead, s.auditVerify))
+	m.HandleFunc("GET /healthz", s.healthz)
+	m.HandleFunc("GET /readyz", s.readyz)
+	m.Handle("GET /metrics", s.obs.Handler())
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	// A known path with another method: 405 in JSON, with Allow.
+	for path, allow := range map[string]string{
+		"/api/v1/alerts/alertmanager": "POST", "/api/v1/alerts": "POST", "/api/v1/alerts/pagerduty": "POST", "/v2/enqueue": "POST",
+		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
+		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
+	} {
+		m.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use "+allow)
+		})
+	}
+	s.mux = m
+}
+
+// counts tallies what Enqueue made of a body: queued, redelivered and
+// rejected records.
+func counts(ds []openrecall.Delivery) (accepted, duplicates, rejected int) {
+	for _, d := range ds {
+		switch {
+		case d.Rejection != "":
+			rejected++
+		case d.Duplicate:
+			duplicates++
+		default:
+			accepted++
+		}
+	}
+	return accepted, duplicates, rejected
+}
+
+// Accepted is the 202 answer of the intake endpoints.
+type Accepted struct {
+	RequestID  string     `json:"request_id"`
+	Accepted   int        `json:"accepted"`
+	Duplicates int        `json:"duplicates"`
+	Rejected   int        `json:"rejected"`
+	Analyses   []Analysis `json:"analyses"`
+}
+
+// Analysis is one record of an accepted body: the analysis that will (or,
+// for a redelivery, did) handle it.
+type Analysis struct {
+	AnalysisID string              `json:"analysis_id"`
+	AlertID    string              `json:"alert_id,omitempty"`
+	State      string              `json:"state,omitempty"`
+	Duplicate  bool                `json:"duplicate,omitempty"`
+	Position   openrecall.Position `json:"position"`
+	Rejection  string              `json:"rejection,omitempty"`
+}
+
+// errBodyTooLarge is a body past the limit.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readRecords streams body through intake within the size limit.
+func (s *Server) readRecords(body io.Reader, format intake.Format, endpoint string) ([]intake.Record, error) {
+	// Intake streams webhooks and arrays item by item; one record may be as
+	// long as the body limit allows (the body itself is bounded before).
+	rd := intake.NewReader(body, intake.Options{Format: format, Source: endpoint, MaxRecordBytes: int(s.cfg.MaxBodyBytes)})
+	var out []intake.Record
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errBodyTooLarge
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read body: %w", err)
+		}
+		out = append(out, rec)
+	}
+}
+
+// deliveries turns intake records into inbox deliveries.
+func deliveries(recs []intake.Record, endpoint, requestID string) ([]openrecall.Delivery, int) {
+	ds := make([]openrecall.Delivery, len(recs))
+	alerts := 0
+	for i, rec := range recs {
+		d := openrecall.Delivery{Endpoint: endpoint, RequestID: requestID, Alert: rec.Alert}
+		if rec.Err != nil {
+			d.Alert = openrecall.Alert{Position: rec.Err.Position}
+			d.Rejection = rec.Err.Reason
+		} else {
+			alerts++
+		}
+		ds[i] = d
+	}
+	return ds, alerts
+}
+
+// bodyLimited answers 413 and returns false when r announces a body past
+// the limit; otherwise it bounds r.Body to the limit.
+func (s *Server) bodyLimited(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	return true
+}
+
+func tooLarge(limit int64) string {
+	return fmt.Sprintf("request body is larger than the limit of %d bytes (server.max_body_bytes)", limit)
+}
+
+// enqueue stores ds. On failure it returns the status to answer (503,
+// with Retry-After set when the inbox is full) and a message.
+func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, endpoint string, ds []openrecall.Delivery) ([]openrecall.Delivery, int, string) {
+	out, err := s.cfg.Store.Enqueue(r.Context(), ds, s.cfg.InboxLimit, s.analysisID)
+	switch {
+	case errors.Is(err, openrecall.ErrFull):
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+		s.obs.Refused(endpoint)
+		return nil, http.StatusServiceUnavailable, "the inbox is full; retry later"
+	case err != nil:
+		s.log.Error("enqueue", zap.String("request_id", requestID(r)), zap.Error(err))
+		return nil, http.StatusServiceUnavailable, "could not store the alerts; retry later"
+	}
+	s.notify()
+	acc, dup, rej := counts(out)
+	s.obs.Received(endpoint, acc, dup, rej)
+	return out, 0, ""
+}
+
+// ingest is the Alertmanager and generic receiver: 202 with the analysis
+// ids once every record is in the inbox; 400 when the body holds no alert.
+func (s *Server) ingest(format intake.Format, endpoint string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.bodyLimited(w, r) {
+			return
+		}
+		recs, err := s.readRecords(r.Body, format, endpoint)
+		switch {
+		case errors.Is(err, errBodyTooLarge):
+			writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
+			return
+		case err != nil:
+			writeError(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		ds, alerts := deliveries(recs, endpoint, requestID(r))
+		if alerts == 0 {
+			msg := "the body holds no alert"
+			if len(ds) > 0 {
+				msg += fmt.Sprintf("; %s: %s", ds[0].Alert.Position, ds[0].Rejection)
+				if len(ds) > 1 {
+					msg += fmt.Sprintf(" (and %d more rejected records)", len(ds)-1)
+				}
+			}
+			s.obs.Received(endpoint, 0, 0, len(ds))
+			writeError(w, r, http.StatusBadRequest, msg)
+			return
+		}
+		out, code, msg := s.enqueue(w, r, endpoint, ds)
+		if code != 0 {
+			writeError(w, r, code, msg)
+			return
+		}
+		acc := Accepted{RequestID: requestID(r), Analyses: make([]Analysis, len(out))}
+		acc.Accepted, acc.Duplicates, acc.Rejected = counts(out)
+		for i, d := range out {
+			acc.Analyses[i] = Analysis{AnalysisID: d.AnalysisID, AlertID: d.Alert.ID, State: d.State, Duplicate: d.Duplicate,
+				Position: d.Alert.Position, Rejection: d.Rejection}
+		}
+		writeJSON(w, http.StatusAccepted, acc)
+	}
+}
+
+// pagerDutyAnswer has the shape of PagerDuty's Events API v2 answers, so
+// senders that speak PagerDuty work unchanged.
+type pagerDutyAnswer struct {
+	Status    string   `json:"status"`
+	Message   string   `json:"message"`
+	DedupKey  string   `json:"dedup_key,omitempty"`
+	Errors    []string `json:"errors,omitempty"`
+	RequestID string   `json:"request_id,omitempty"`
+}
+
+// pagerDuty receives one PagerDuty Events v2 event. The bearer token or the
+// event's routing_key must be an ingest token.
+func (s *Server) pagerDuty(w http.ResponseWriter, r *http.Request) {
+	answer := func(code int, a pagerDutyAnswer) {
+		a.RequestID = requestID(r)
+		writeJSON(w, code, a)
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		answer(http.StatusRequestEntityTooLarge, pagerDutyAnswer{Status: "invalid event", Message: tooLarge(s.cfg.MaxBodyBytes)})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		answer(http.StatusRequestEntityTooLarge, pagerDutyAnswer{Status: "invalid event", Message: tooLarge(s.cfg.MaxBodyBytes)})
+		return
+	case err != nil:
+		answer(http.StatusBadRequest, pagerDutyAnswer{Status: "invalid event", Message: "read body: " + err.Error()})
+		return
+	}
+	var envelope struct {
+		RoutingKey string `json:"routing_key"`
+	}
+	_ = json.Unmarshal(body, &envelope)
+	code := s.authStatus(bearer(r), ScopeIngest)
+	if code != 0 && envelope.RoutingKey != "" {
+		code = s.authStatus(envelope.RoutingKey, ScopeIngest)
+	}
+	switch code {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="openrecall"`)
+		answer(code, pagerDutyAnswer{Status: "unauthorized", Message: "missing or unknown routing_key or bearer token"})
+		return
+	case http.StatusForbidden:
+		answer(code, pagerDutyAnswer{Status: "forbidden", Message: "this token lacks the ingest scope"})
+		return
+	}
+	recs, err := intake.ParseBytes(bytes.TrimSpace(body), intake.Options{Format: intake.FormatPagerDuty, Source: EndpointPagerDuty})
+	switch {
+	case err != nil:
+		answer(http.StatusBadRequest, pagerDutyAnswer{Status: "invalid event", Message: err.Error()})
+		return
+	case len(recs) != 1:
+		answer(http.StatusBadRequest, pagerDutyAnswer{Status: "invalid event", Message: "Event object is invalid",
+			Errors: []string{fmt.Sprintf("want one event object, got %d records", len(recs))}})
+		return
+	case recs[0].Err != nil:
+		s.obs.Received(EndpointPagerDuty, 0, 0, 1)
+		answer(http.StatusBadRequest, pagerDutyAnswer{Status: "invalid event", Message: "Event object is invalid", Errors: []string{recs[0].Err.Reason}})
+		return
+	}
+	// An event without a dedup_key gets one, as PagerDuty gives one; later
+	// acknowledge and resolve events name it.
+	a := recs[0].Alert
+	dedup, ok := strings.CutPrefix(a.ID, "pd-")
+	if !ok {
+		dedup, a.ID = a.ID, "pd-"+a.ID
+		recs[0].Alert = a
+	}
+	ds, _ := deliveries(recs, EndpointPagerDuty, requestID(r))
+	if _, code, msg := s.enqueue(w, r, EndpointPagerDuty, ds); code != 0 {
+		answer(code, pagerDutyAnswer{Status: "throttle event", Message: msg})
+		return
+	}
+	answer(http.StatusAccepted, pagerDutyAnswer{Status: "success", Message: "Event processed", DedupKey: dedup})
+}

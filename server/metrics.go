@@ -1,0 +1,147 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Observer receives what the server does, for metrics. It observes and
+// never steers. Implementations must be safe for concurrent use.
+type Observer interface {
+	// Request reports one answered HTTP request by route pattern.
+	Request(route string, status int, d time.Duration)
+	// Received reports one intake body: records queued, redeliveries not
+	// queued again, and records intake rejected.
+	Received(endpoint string, accepted, duplicates, rejected int)
+	// Refused reports a body refused because the inbox was full.
+	Refused(endpoint string)
+	// Analysed reports one finished analysis.
+	Analysed(r openrecall.Result)
+	// Handler serves the metrics (GET /metrics).
+	Handler() http.Handler
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Request(string, int, time.Duration) {}
+func (nopObserver) Received(string, int, int, int)     {}
+func (nopObserver) Refused(string)                     {}
+func (nopObserver) Analysed(openrecall.Result)         {}
+func (nopObserver) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusNotFound, "metrics are not enabled")
+	})
+}
+
+// Prometheus is the Observer that exports Prometheus metrics.
+type Prometheus struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	received   *prometheus.CounterVec
+	duplicates *prometheus.CounterVec
+	rejected   *prometheus.CounterVec
+	refused    *prometheus.CounterVec
+	analysed   *prometheus.CounterVec
+	bypassed   prometheus.Counter
+	calls      *prometheus.CounterVec
+	cost       *prometheus.CounterVec
+	baseline   prometheus.Counter
+	savings    prometheus.Counter
+	alertCost  prometheus.Histogram
+	duration   prometheus.Histogram
+}
+
+// NewPrometheus returns the Prometheus observer on its own registry, with
+// the Go and process collectors and an inbox depth gauge that calls depth
+// at every scrape.
+func NewPrometheus(depth func() float64) *Prometheus {
+	p := &Prometheus{reg: prometheus.NewRegistry()}
+	p.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_http_requests_total",
+		Help: "HTTP requests answered, by route and status code."}, []string{"route", "code"})
+	p.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "openrecall_http_request_duration_seconds",
+		Help: "Time to answer an HTTP request, by route.", Buckets: prometheus.DefBuckets}, []string{"route"})
+	p.received = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_alerts_received_total",
+		Help: "Alerts accepted into the inbox, by endpoint."}, []string{"endpoint"})
+	p.duplicates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_alerts_redelivered_total",
+		Help: "Redelivered notifications recognised and not queued again, by endpoint."}, []string{"endpoint"})
+	p.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_alerts_rejected_total",
+		Help: "Records intake rejected, by endpoint."}, []string{"endpoint"})
+	p.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_inbox_full_total",
+		Help: "Bodies answered 503 because the inbox was full, by endpoint."}, []string{"endpoint"})
+	p.analysed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_alerts_analysed_total",
+		Help: "Finished analyses, by outcome (triaged, resolved, rejected) and decision."}, []string{"outcome", "decision"})
+	p.bypassed = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_alerts_bypassed_total",
+		Help: "Alerts closed by the memory bypass, without a model call."})
+	p.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_calls_total",
+		Help: "Model calls made, by tier and whether the call was live."}, []string{"tier", "live"})
+	p.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_cost_usd_total",
+		Help: "Model spend in dollars, by tier."}, []string{"tier"})
+	p.baseline = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_baseline_usd_total",
+		Help: "What the always-strong pipeline would have spent on the same alerts, in dollars."})
+	p.savings = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_savings_usd_total",
+		Help: "Baseline minus cost, in dollars."})
+	p.alertCost = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_alert_cost_usd",
+		Help: "Model spend per triaged alert, in dollars.", Buckets: []float64{0, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}})
+	p.duration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_analysis_duration_seconds",
+		Help: "Time to analyse one delivery.", Buckets: prometheus.DefBuckets})
+	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
+		Help: "Deliveries waiting in the inbox."}, depth)
+	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.analysed, p.bypassed,
+		p.calls, p.cost, p.baseline, p.savings, p.alertCost, p.duration, depthGauge,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return p
+}
+
+// Request counts one answered request and observes its latency.
+func (p *Prometheus) Request(route string, status int, d time.Duration) {
+	p.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	p.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// Received counts one intake body's records.
+func (p *Prometheus) Received(endpoint string, accepted, duplicates, rejected int) {
+	p.received.WithLabelValues(endpoint).Add(float64(accepted))
+	p.duplicates.WithLabelValues(endpoint).Add(float64(duplicates))
+	p.rejected.WithLabelValues(endpoint).Add(float64(rejected))
+}
+
+// Refused counts a body refused for a full inbox.
+func (p *Prometheus) Refused(endpoint string) { p.refused.WithLabelValues(endpoint).Inc() }
+
+// Analysed counts one finished analysis, its model calls and its money.
+func (p *Prometheus) Analysed(r openrecall.Result) {
+	p.analysed.WithLabelValues(r.Outcome, string(r.Decision)).Inc()
+	p.duration.Observe(r.Latency.Seconds())
+	if r.Outcome != openrecall.ResultTriaged {
+		return
+	}
+	if r.Bypassed {
+		p.bypassed.Inc()
+	}
+	for _, st := range r.Steps {
+		if st.Step == openrecall.StepAnalysis && !st.Skipped {
+			p.calls.WithLabelValues(string(st.Tier), strconv.FormatBool(st.Live)).Inc()
+		}
+		if st.Cost > 0 {
+			p.cost.WithLabelValues(string(st.Tier)).Add(st.Cost.Dollars())
+		}
+	}
+	p.baseline.Add(r.Baseline.Dollars())
+	if sv := r.Baseline - r.Cost; sv > 0 {
+		p.savings.Add(sv.Dollars())
+	}
+	p.alertCost.Observe(r.Cost.Dollars())
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (p *Prometheus) Handler() http.Handler {
+	return promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{Registry: p.reg})
+}

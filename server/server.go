@@ -1,0 +1,308 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+// Store is the durable storage the server consumes: the inbox of accepted
+// deliveries with their results, and the audit trail and cost curve it
+// reads. memory.Store satisfies it.
+type Store interface {
+	Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error)
+	Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error)
+	Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error
+	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
+	ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error)
+	InboxDepth(ctx context.Context) (int, error)
+	Writable(ctx context.Context) error
+	AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
+	CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error)
+	LatestBatch(ctx context.Context) (string, error)
+}
+
+// Pipeline analyses one intake record as record seq of its batch: the same
+// workflow the analyze command runs. workflow.Workflow satisfies it.
+type Pipeline interface {
+	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result
+	AnalysisID(seq int) string
+	Mode() openrecall.Mode
+}
+
+// AuditReport is the outcome of verifying the audit trail: the keyed
+// chains of audit entries and cost points, read in one snapshot, and,
+// when asked, a checkpoint the trail must extend (what `openrecall audit
+// verify` reports).
+type AuditReport struct {
+	Intact bool `json:"intact"`
+	// Summary is the one-line description `audit verify` prints.
+	Summary  string `json:"summary"`
+	Entries  int64  `json:"entries"`
+	HeadSeq  int64  `json:"head_sequence"`
+	HeadHash string `json:"head_hash"`
+	// Costs counts the chained cost points, LegacyCosts those stored
+	// before cost points were chained (not covered).
+	Costs        int64  `json:"cost_points"`
+	LegacyCosts  int64  `json:"legacy_cost_points,omitempty"`
+	CostHeadSeq  int64  `json:"cost_head_sequence"`
+	CostHeadHash string `json:"cost_head_hash"`
+	// LegacyThrough is the last entry written before the trail was keyed.
+	LegacyThrough int64  `json:"legacy_through,omitempty"`
+	KeyID         string `json:"key_id,omitempty"`
+	// Checkpoint is true when the trail was checked against a checkpoint.
+	Checkpoint bool     `json:"checkpoint"`
+	Problems   []string `json:"problems,omitempty"`
+}
+
+// Token is one accepted bearer token and the scopes it grants.
+type Token struct {
+	Name   string
+	Secret string
+	Scopes []string
+}
+
+// Token scopes.
+const (
+	ScopeIngest = "ingest"
+	ScopeRetain = "retain"
+	ScopeRead   = "read"
+)
+
+// Config wires a Server. Store, Sink, NewPipeline, Fingerprinter, Recall,
+// Retain and VerifyAudit are required.
+type Config struct {
+	Store Store
+	// Sink persists each result's audit entries and cost point
+	// (memory.Sink).
+	Sink workflow.Sink
+	// NewPipeline builds the pipeline for a UTC day ("2006-01-02"); the
+	// server asks for a new one when the day changes, so a daily model
+	// budget starts afresh. Every pipeline must name analyses alike.
+	NewPipeline   func(day string) (Pipeline, error)
+	Fingerprinter workflow.Fingerprinter
+	// Recall returns memory matches for an alert's identity (zero when
+	// only the fingerprint is known: related knowledge, never a vote) and
+	// its fingerprint (memory.Store.Recall).
+	Recall func(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
+	// Retain stores an analyst decision; about is the alert it is about,
+	// when known (the decision then carries its identity and severity). created is false for a decision memory already holds.
+	Retain func(ctx context.Context, inc openrecall.Incident, about *openrecall.Alert) (stored openrecall.Incident, created bool, err error)
+	// VerifyAudit verifies the whole trail, against checkpoint (a value
+	// `openrecall audit head` printed) when it is not empty; a checkpoint
+	// that is malformed or not signed with the trail's key is an error
+	// wrapping openrecall.ErrInvalid.
+	VerifyAudit func(ctx context.Context, checkpoint string) (AuditReport, error)
+
+	Tokens []Token
+	// MaxBodyBytes bounds a request body (default 32 MiB).
+	MaxBodyBytes int64
+	// InboxLimit bounds pending deliveries (default 10000).
+	InboxLimit int
+	// Workers analyse deliveries concurrently (default 2).
+	Workers         int
+	RequestTimeout  time.Duration
+	ShutdownTimeout time.Duration
+	RecallLimit     int
+	// WebhookURL receives a POST for each alert escalated to a person.
+	WebhookURL string
+	// Shadow says the pipelines never bypass (their guard refuses); readyz
+	// reports it.
+	Shadow bool
+	// Observer receives events for metrics; nil observes nothing.
+	Observer Observer
+	Logger   *zap.Logger
+	Now      func() time.Time
+}
+
+// Defaults.
+const (
+	DefaultMaxBodyBytes    = 32 << 20
+	DefaultInboxLimit      = 10000
+	DefaultRequestTimeout  = 30 * time.Second
+	DefaultShutdownTimeout = 20 * time.Second
+	// RetryAfterSeconds is the Retry-After of a 503 for a full inbox.
+	RetryAfterSeconds = 5
+)
+
+// Server is the HTTP receiver and its inbox workers. It is safe for
+// concurrent use.
+type Server struct {
+	cfg  Config
+	log  *zap.Logger
+	now  func() time.Time
+	obs  Observer
+	mux  *http.ServeMux
+	wake chan struct{}
+
+	pmu      sync.Mutex // guards pipeline and day
+	pipeline Pipeline
+	day      string
+
+	// curve is the cost curve; only the persister goroutine uses it.
+	curve curve
+
+	notifier *notifier
+	ready    atomic.Bool
+}
+
+// New checks cfg, fills defaults and returns a Server.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Store == nil, cfg.Sink == nil, cfg.NewPipeline == nil, cfg.Fingerprinter == nil:
+		return nil, errors.New("server: store, sink, pipeline and fingerprinter are required")
+	case cfg.Recall == nil, cfg.Retain == nil, cfg.VerifyAudit == nil:
+		return nil, errors.New("server: recall, retain and audit verification are required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.InboxLimit <= 0 {
+		cfg.InboxLimit = DefaultInboxLimit
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.RecallLimit <= 0 {
+		cfg.RecallLimit = 10
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, obs: cfg.Observer, wake: make(chan struct{}, 1)}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	s.log = s.log.Named("server")
+	if s.now == nil {
+		s.now = func() time.Time { return time.Now().UTC() }
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	if _, err := s.currentPipeline(); err != nil {
+		return nil, err
+	}
+	if cfg.WebhookURL != "" {
+		s.notifier = newNotifier(cfg.WebhookURL, s.log)
+	}
+	s.routes()
+	return s, nil
+}
+
+// currentPipeline returns today's pipeline, building it on a new UTC day.
+func (s *Server) currentPipeline() (Pipeline, error) {
+	day := s.now().UTC().Format(time.DateOnly)
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.pipeline == nil || s.day != day {
+		p, err := s.cfg.NewPipeline(day)
+		if err != nil {
+			return nil, fmt.Errorf("server: pipeline for %s: %w", day, err)
+		}
+		s.pipeline, s.day = p, day
+	}
+	return s.pipeline, nil
+}
+
+// analysisID names the analysis of inbox delivery id.
+func (s *Server) analysisID(id int64) string {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	return s.pipeline.AnalysisID(int(id))
+}
+
+// Handler returns the HTTP handler: every endpoint behind request ids,
+// access logs, panic recovery and authentication.
+func (s *Server) Handler() http.Handler { return s.middleware(s.mux) }
+
+// CheckListen refuses to serve on an address that is not loopback when no
+// token is configured: an open receiver on the network would let anyone
+// feed it alerts and teach its memory.
+func CheckListen(addr string, tokens int) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w: %w", addr, err, openrecall.ErrInvalid)
+	}
+	if tokens > 0 || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("listen address %q is not loopback and no token is configured: configure server.tokens or OPENRECALL_INGEST_TOKEN, or listen on 127.0.0.1: %w", addr, openrecall.ErrInvalid)
+}
+
+// Serve answers on ln and runs the inbox workers until ctx is done, then
+// shuts down gracefully: it stops accepting, lets in-flight requests and
+// analyses finish within the shutdown timeout, and returns nil. Deliveries
+// still waiting stay in the inbox for the next start.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       s.cfg.RequestTimeout,
+		WriteTimeout:      s.cfg.RequestTimeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          zap.NewStdLog(s.log.Named("http")),
+	}
+	stop := make(chan struct{})
+	// Analyses outlive ctx: an in-flight one finishes after SIGTERM, within
+	// the shutdown deadline.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		s.drain(workCtx, stop)
+	}()
+	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil && n > 0 {
+		s.log.Info("draining deliveries accepted before this start", zap.Int("pending", n))
+	}
+	s.ready.Store(true)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.Int("workers", s.cfg.Workers))
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	s.ready.Store(false)
+	s.log.Info("shutting down", zap.Duration("deadline", s.cfg.ShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil {
+		s.log.Warn("http shutdown", zap.Error(serr))
+	}
+	close(stop)
+	select {
+	case <-drained:
+	case <-sctx.Done():
+		s.log.Warn("shutdown deadline passed with analyses in flight; their deliveries stay in the inbox")
+		cancelWork()
+		<-drained
+	}
+	if s.notifier != nil {
+		s.notifier.wait(sctx)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
