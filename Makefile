@@ -53,12 +53,14 @@ smoke: build
 	$(GO) run ./scripts/smoke -bin ./$(BIN)
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/...
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/... ./model/local/...
 
-# analyze throughput on a generated 100k-alert queue, 1 and 2 workers, peak
-# RSS, and the ratio to merely reading and JSON-decoding the same file.
+# analyze throughput on the fixed 20k-alert rule-corpus queue, 1 and 2
+# workers: CPU µs per alert, peak RSS, cache hit rates, the ratio to merely
+# reading and JSON-decoding the same file, and the CPU profile's top entries.
+# BENCH_QUEUE=generated times queuegen's mixed queue instead.
 bench-analyze: build
-	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-100000}
+	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus}
 
 cover:
 	$(GO) test -short -count=1 -coverprofile=coverage.out ./...

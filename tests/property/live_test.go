@@ -24,7 +24,7 @@ import (
 func liveProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
-		pbt.ForAll("P35_live_answers_keep_guard_cost_and_audit",
+		pbt.ForAll("P36_live_answers_keep_guard_cost_and_audit",
 			"For any sequence of answers an OpenAI-compatible server gives (valid, invalid JSON, out-of-set decisions, benign verdicts on attacks, unknown citations, 429/5xx with Retry-After, insufficient_quota, 4xx, usage present or absent), every decision is in the closed set, no attack is closed as benign, an answer the gate or the guard refused or a model that could not answer leaves the alert escalated, a bypassed alert makes no call, the server receives exactly one request per live route step, cost ≤ baseline per alert, every route step has its audit entry, and savings stay honest (P25 on billed usage: a model that could not answer is escalated without analysis at baseline = cost = 0, a strong answer's baseline is its billed cost).",
 			"LiveRunGen", gen.LiveRunGen(), func(run gen.LiveRun) error {
 				return checkLiveRun(ex, run)
@@ -37,7 +37,7 @@ func liveProperties() []pbt.Property {
 }
 
 // checkLiveRun runs the input sequentially (one script, one order) against
-// a fake server that answers the script, and checks P35.
+// a fake server that answers the script, and checks P36.
 func checkLiveRun(ex workflow.Fingerprinter, run gen.LiveRun) error {
 	srv := fake.New(scriptResponder(run.Script))
 	defer srv.Close()

@@ -54,6 +54,14 @@ func All() []Named {
 			}
 			return ValidNoteVariant(c.Note)
 		})},
+		{"DNAAlertGen", DNAAlertGen(), validAs(func(d DNAAlert) error {
+			for _, idx := range [][]int{d.Title, d.Text, d.Summary, d.Description} {
+				if err := indexesIn(idx, len(DNAPieces()), "piece"); err != nil {
+					return err
+				}
+			}
+			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment), len(DNALabelValues()), "label value")
+		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
