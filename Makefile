@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -80,6 +80,13 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./intake
 
+# End to end against a real third-party OpenAI-compatible server:
+# @dwmkerr/mock-llm 0.1.29 from npm (installed into the git-ignored .e2e-llm/),
+# on a loopback port, with the rules in scripts/e2ellm/mock-llm.yaml. Needs
+# node and npm. See scripts/e2ellm/doc.go for what it checks.
+e2e-llm: build
+	$(GO) run ./scripts/e2ellm -bin ./$(BIN)
+
 # The property suite alone.
 pbt:
 	OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
@@ -108,4 +115,4 @@ e2e-alertmanager: build
 	$(GO) run ./scripts/e2e/alertmanager -bin ./$(BIN)
 
 clean:
-	rm -rf bin .openrecall coverage.out
+	rm -rf bin .openrecall coverage.out .e2e-llm

@@ -87,6 +87,7 @@ summary goes to stderr.`,
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	a.modelFlags.bind(f)
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	_ = f.MarkHidden("cpuprofile")
 	f.BoolVar(&opts.cacheStats, "cache-stats", false, "print the run's cache hit rates on stderr")

@@ -22,6 +22,7 @@ func registry() []pbt.Property {
 	props = append(props, auditProperties()...)
 	props = append(props, inboxProperties()...)
 	props = append(props, dnaProperties()...)
+	props = append(props, liveProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

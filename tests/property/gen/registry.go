@@ -142,6 +142,20 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"LiveRunGen", LiveRunGen(), validAs(func(r LiveRun) error {
+			for _, s := range r.Script {
+				if err := indexesIn([]int{s.Kind}, len(ReplyKinds()), "reply kind"); err != nil {
+					return err
+				}
+				if err := indexesIn([]int{s.Decision}, len(AnswerDecisions()), "decision"); err != nil {
+					return err
+				}
+				if err := indexesIn([]int{s.Cite}, len(Citations()), "citation"); err != nil {
+					return err
+				}
+			}
+			return nil
+		})},
 		{"WorkflowInputGen", WorkflowInputGen(), validAs(func(in WorkflowInput) error {
 			if in.Workers < 2 || in.Budget < 0 {
 				return fmt.Errorf("workers %d budget %d", in.Workers, in.Budget)
