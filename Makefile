@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager mutants
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -53,12 +53,14 @@ smoke: build
 	$(GO) run ./scripts/smoke -bin ./$(BIN)
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/...
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/... ./model/local/...
 
-# analyze throughput on a generated 100k-alert queue, 1 and 2 workers, peak
-# RSS, and the ratio to merely reading and JSON-decoding the same file.
+# analyze throughput on the fixed 20k-alert rule-corpus queue, 1 and 2
+# workers: CPU µs per alert, peak RSS, cache hit rates, the ratio to merely
+# reading and JSON-decoding the same file, and the CPU profile's top entries.
+# BENCH_QUEUE=generated times queuegen's mixed queue instead.
 bench-analyze: build
-	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-100000}
+	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus}
 
 cover:
 	$(GO) test -short -count=1 -coverprofile=coverage.out ./...
@@ -77,6 +79,13 @@ eval: build
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./intake
+
+# End to end against a real third-party OpenAI-compatible server:
+# @dwmkerr/mock-llm 0.1.29 from npm (installed into the git-ignored .e2e-llm/),
+# on a loopback port, with the rules in scripts/e2ellm/mock-llm.yaml. Needs
+# node and npm. See scripts/e2ellm/doc.go for what it checks.
+e2e-llm: build
+	$(GO) run ./scripts/e2ellm -bin ./$(BIN)
 
 # The property suite alone.
 pbt:
@@ -114,4 +123,4 @@ e2e-alertmanager: build
 	$(GO) run ./scripts/e2e/alertmanager -bin ./$(BIN)
 
 clean:
-	rm -rf bin .openrecall coverage.out
+	rm -rf bin .openrecall coverage.out .e2e-llm

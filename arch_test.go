@@ -36,6 +36,8 @@ var layers = map[string]layer{
 	"intake":              {module: []string{""}},
 	"memory":              {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "go.uber.org/zap"}},
 	"model/local":         {module: []string{"", "routing"}},
+	"model/openai":        {module: []string{"", "routing"}, external: []string{"github.com/openai/openai-go/v3"}},
+	"model/openai/fake":   {},
 	"workflow":            {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
@@ -44,7 +46,7 @@ var layers = map[string]layer{
 }
 
 // wiring packages may import anything of the module.
-var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/bench", "scripts/bench/queuegen", "scripts/e2e/alertmanager", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability"}
+var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/e2e/alertmanager", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability"}
 
 type pkgFiles struct {
 	dir   string

@@ -32,6 +32,17 @@ const (
 	OutcomeBudgetExceeded = "budget-exceeded" // no call was made: it would pass the run budget
 )
 
+// Outcomes of live model calls.
+const (
+	// OutcomeRetried marks one attempt of a live call that failed and was
+	// retried; the next step is the next attempt.
+	OutcomeRetried = "retried"
+	// OutcomeUnavailable marks a call the provider could not answer (outage,
+	// exhausted retries, no quota): the alert is escalated to a person
+	// without analysis.
+	OutcomeUnavailable = "model-unavailable"
+)
+
 // BudgetState is the run budget as a step left it. Limit 0 means no budget.
 type BudgetState struct {
 	Limit     NanoUSD `json:"limit"`

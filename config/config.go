@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -36,7 +38,8 @@ type Triage struct {
 	RecallLimit      int     `yaml:"recall_limit"`
 }
 
-// Models names the model tiers.
+// Models names the model tiers and, for the openai provider, the server
+// they run on.
 type Models struct {
 	Provider        string `yaml:"provider"`
 	Cheap           string `yaml:"cheap"`
@@ -47,6 +50,62 @@ type Models struct {
 	// completion until the memory has recorded strong completions of its
 	// own (their running mean then wins). It prices the baseline.
 	StrongExpectedCompletionTokens int `yaml:"strong_expected_completion_tokens"`
+	// BaseURL is the OpenAI-compatible server's API root.
+	BaseURL string `yaml:"base_url"`
+	// APIKeyEnv names the environment variable holding the API key: the
+	// key itself is never in a configuration file.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Timeout caps one attempt of one call.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxRetries is how many times a failed attempt is retried.
+	MaxRetries int `yaml:"max_retries"`
+	// Concurrency caps the model calls in flight.
+	Concurrency int `yaml:"concurrency"`
+}
+
+// Model providers.
+const (
+	ProviderLocal  = "local"
+	ProviderOpenAI = "openai"
+)
+
+// envName is a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validate checks the models section.
+func (m Models) validate() error {
+	switch m.Provider {
+	case ProviderLocal:
+		return nil
+	case ProviderOpenAI:
+	default:
+		return fmt.Errorf("models.provider %q: want \"local\" (the embedded deterministic analyst) or \"openai\" (any OpenAI-compatible server): %w", m.Provider, openrecall.ErrInvalid)
+	}
+	u, err := url.Parse(m.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("models.base_url %q: want http(s)://host[:port]/v1: %w", m.BaseURL, openrecall.ErrInvalid)
+	}
+	if u.User != nil {
+		return fmt.Errorf("models.base_url: put no credentials in the URL; name the key's environment variable in models.api_key_env: %w", openrecall.ErrInvalid)
+	}
+	for _, t := range []struct{ key, name string }{{"models.cheap", m.Cheap}, {"models.strong", m.Strong}} {
+		if strings.TrimSpace(t.name) == "" || strings.HasPrefix(t.name, "local-") {
+			return fmt.Errorf("%s %q: with the openai provider, name the server's model (such as gpt-4o-mini or llama3.1:8b): %w", t.key, t.name, openrecall.ErrInvalid)
+		}
+	}
+	if !envName.MatchString(m.APIKeyEnv) {
+		return fmt.Errorf("models.api_key_env %q: want the name of an environment variable (the key itself never goes in the configuration): %w", m.APIKeyEnv, openrecall.ErrInvalid)
+	}
+	if m.Timeout < time.Second || m.Timeout > time.Hour {
+		return fmt.Errorf("models.timeout %s must be between 1s and 1h: %w", m.Timeout, openrecall.ErrInvalid)
+	}
+	if m.MaxRetries < 0 || m.MaxRetries > 20 {
+		return fmt.Errorf("models.max_retries %d must be between 0 and 20: %w", m.MaxRetries, openrecall.ErrInvalid)
+	}
+	if m.Concurrency < 1 || m.Concurrency > 1024 {
+		return fmt.Errorf("models.concurrency %d must be between 1 and 1024: %w", m.Concurrency, openrecall.ErrInvalid)
+	}
+	return nil
 }
 
 // Price is one model's price in dollars per million tokens.
@@ -175,8 +234,8 @@ func (c Config) Validate() error {
 	if c.BudgetUSD < 0 || math.IsNaN(c.BudgetUSD) || math.IsInf(c.BudgetUSD, 0) {
 		return fmt.Errorf("budget_usd %v must be a non-negative number: %w", c.BudgetUSD, openrecall.ErrInvalid)
 	}
-	if c.Models.Provider != "local" {
-		return fmt.Errorf("models.provider %q: this build knows the provider \"local\": %w", c.Models.Provider, openrecall.ErrInvalid)
+	if err := c.Models.validate(); err != nil {
+		return err
 	}
 	for name, v := range map[string]int{
 		"models.cheap_max_tokens": c.Models.CheapMaxTokens, "models.strong_max_tokens": c.Models.StrongMaxTokens,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
@@ -87,6 +88,15 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"the removed classification key", "models:\n  fingerprint_max_tokens: 120\n", "fingerprint_max_tokens"},
 		{"negative price", "prices:\n  x:\n    input_per_million_usd: -1\n", "prices.x"},
 		{"not yaml", "triage: [", "yaml"},
+		{"openai without model names", "models:\n  provider: openai\n", "models.cheap"},
+		{"openai base url not http", openai + "  base_url: 127.0.0.1:11434/v1\n", "models.base_url"},
+		{"credentials in the base url", openai + "  base_url: https://u:pw@api.example.com/v1\n", "no credentials"},
+		{"api key in place of its variable", openai + "  api_key_env: sk-abc123\n", "models.api_key_env"},
+		{"timeout too short", openai + "  timeout: 10ms\n", "models.timeout"},
+		{"timeout not a duration", openai + "  timeout: soon\n", "timeout"},
+		{"negative retries", openai + "  max_retries: -1\n", "models.max_retries"},
+		{"zero concurrency", openai + "  concurrency: 0\n", "models.concurrency"},
+		{"unknown models key", "models:\n  api_key: sk-123\n", "api_key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,6 +129,28 @@ func TestDefaultDBPathHonoursXDG(t *testing.T) {
 	p, err := config.DefaultDBPath()
 	if err != nil || p != "/data/openrecall/memory.db" {
 		t.Errorf("DefaultDBPath = %q, %v", p, err)
+	}
+}
+
+// openai is the start of a valid openai models section.
+const openai = "models:\n  provider: openai\n  cheap: gpt-4o-mini\n  strong: gpt-4o\n"
+
+func TestOpenAIProviderConfig(t *testing.T) {
+	c, err := config.Load(writeConfig(t, openai+"  base_url: http://127.0.0.1:11434/v1\n  api_key_env: OLLAMA_KEY\n  timeout: 90s\n  max_retries: 0\n  concurrency: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Models
+	if m.Provider != config.ProviderOpenAI || m.BaseURL != "http://127.0.0.1:11434/v1" || m.APIKeyEnv != "OLLAMA_KEY" ||
+		m.Timeout != 90*time.Second || m.MaxRetries != 0 || m.Concurrency != 2 || m.Cheap != "gpt-4o-mini" {
+		t.Fatalf("models %+v", m)
+	}
+	d, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Models.APIKeyEnv != "OPENAI_API_KEY" || d.Models.MaxRetries != 3 || d.Models.Timeout != time.Minute || d.Models.BaseURL != "https://api.openai.com/v1" {
+		t.Fatalf("defaults %+v", d.Models)
 	}
 }
 

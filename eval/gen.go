@@ -441,9 +441,15 @@ func writeLine(buf *bytes.Buffer, v ordered) error {
 	return nil
 }
 
+// namespace is the Kubernetes namespace the spec's service runs in. Every
+// format carries it: the identity rules of Kubernetes workload alerts make
+// it part of the identity, and one alert must have one identity whatever
+// format it arrives in.
+func (s spec) namespace() string { return strings.SplitN(s.service, "-", 2)[0] }
+
 // labels returns the spec's labels in a random order, as senders differ.
 func (g *generator) labels(s spec, withEnv bool) ordered {
-	kv := ordered{{"alertname", s.alertname}, {"service", s.service}}
+	kv := ordered{{"alertname", s.alertname}, {"service", s.service}, {"namespace", s.namespace()}}
 	if withEnv {
 		kv = append(kv, pair{g.pick([]string{"env", "environment"}), s.env})
 	}
@@ -474,7 +480,7 @@ func (g *generator) jsonAlert(s spec, id string, ts time.Time) ordered {
 
 func (g *generator) amAlert(s spec, ts time.Time) ordered {
 	labels := g.labels(s, true)
-	labels = append(labels, pair{"severity", amSeverity(s.severity)}, pair{"namespace", strings.SplitN(s.service, "-", 2)[0]})
+	labels = append(labels, pair{"severity", amSeverity(s.severity)})
 	return ordered{
 		{"status", "firing"},
 		{"labels", labels},
@@ -506,7 +512,12 @@ func (g *generator) webhook(items []ordered, first spec) ordered {
 }
 
 func (g *generator) pdEvent(s spec, key string, ts time.Time) ordered {
-	details := ordered{{"alertname", s.alertname}, {"env", s.env}, {"details", s.text}}
+	// The service rides in custom_details too: the fingerprint rules read
+	// a service role from labels (not from payload.component) before the
+	// alertname, so without it an exporter alertname such as
+	// PostgresReplicationLag would give a PagerDuty event another role than
+	// the same alert in JSON or from Alertmanager.
+	details := ordered{{"alertname", s.alertname}, {"service", s.service}, {"env", s.env}, {"namespace", s.namespace()}, {"details", s.text}}
 	for _, e := range s.extra {
 		details = append(details, pair{e[0], e[1]})
 	}

@@ -35,7 +35,8 @@ func TestGenerateSizeBounds(t *testing.T) {
 
 // TestGeneratedCorpusShape checks the corpus against the real intake and
 // fingerprint rules: one truth line per alert at its position, every kind
-// and format present, benign families sharing their critical Alert DNA,
+// and format present, benign families sharing their critical Alert DNA and
+// one identity whatever the format (memory votes only for its own identity),
 // attacks carrying an attack pattern, one-off and novel alerts unique.
 func TestGeneratedCorpusShape(t *testing.T) {
 	c := mustGenerate(t, 20260101, 1200)
@@ -47,6 +48,7 @@ func TestGeneratedCorpusShape(t *testing.T) {
 	kinds := map[Kind]int{}
 	formats := map[string]int{}
 	familyDNA := map[string]map[string]int{}
+	familyID := map[string]map[openrecall.Identity]int{}
 	unique := map[string]string{}
 	multi := 0
 	for i, rec := range recs {
@@ -79,11 +81,21 @@ func TestGeneratedCorpusShape(t *testing.T) {
 				familyDNA[tr.Family] = map[string]int{}
 			}
 			familyDNA[tr.Family][key]++
+			if familyID[tr.Family] == nil {
+				familyID[tr.Family] = map[openrecall.Identity]int{}
+			}
+			familyID[tr.Family][p.ex.Identify(rec.Alert)]++
 		case KindAttack, KindDisguisedAttack:
 			if !fp.HasAttack() {
 				t.Errorf("%s %s at %s has no attack pattern: %s\n%s\n%s", tr.Kind, tr.Family, rec.Alert.Position, fp, rec.Alert.Title, rec.Alert.Text)
 			}
 		case KindOneOffFP, KindNovelReal:
+			// The generator keeps them unique by the role it expects their
+			// service to have; an alertname or format that gives another
+			// role would break that silently.
+			if want := serviceRoles()[rec.Alert.Service]; fp.ServiceRole != want {
+				t.Errorf("%s %s (%s) has service role %q, want %q", tr.Kind, tr.Family, rec.Alert.Format, fp.ServiceRole, want)
+			}
 			if prev, dup := unique[key]; dup && (fp.ErrorClass != "" || fp.ServiceRole != "") {
 				t.Errorf("%s %s shares critical Alert DNA %s with %s", tr.Kind, tr.Family, key, prev)
 			}
@@ -96,6 +108,11 @@ func TestGeneratedCorpusShape(t *testing.T) {
 	for fam, dna := range familyDNA {
 		if len(dna) != 1 {
 			t.Errorf("family %s has %d critical Alert DNAs, want 1: %v", fam, len(dna), dna)
+		}
+	}
+	for fam, ids := range familyID {
+		if len(ids) != 1 {
+			t.Errorf("family %s has %d identities, want 1: %v", fam, len(ids), ids)
 		}
 	}
 	for _, k := range Kinds {

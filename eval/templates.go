@@ -125,7 +125,7 @@ func benignFamilies() []family {
 	all := []format{formatJSON, formatAlertmanager, formatPagerDuty}
 	return []family{
 		{
-			name: "batch-oom", decision: openrecall.DecisionKnownBenign, class: "oomkilled", alertname: "KubeContainerOOMKilled", sibling: "ContainerMemoryNearLimit",
+			name: "batch-oom", decision: openrecall.DecisionKnownBenign, class: "oomkilled", alertname: "KubeContainerOOMKilled", sibling: "KubernetesContainerOomKiller",
 			service: "report-batch-worker", env: "prod", severity: "medium", formats: all, weight: 14,
 			note:     "nightly aggregation peaks at its 4GiB limit; the job retries and completes",
 			deadEnds: []string{"raising the memory limit", "restarting the worker by hand"},
@@ -156,7 +156,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "cache-evict", decision: openrecall.DecisionKnownBenign, class: "pool_exhausted", alertname: "RedisTooManyConnections", sibling: "RedisRejectedConnections",
+			name: "cache-evict", decision: openrecall.DecisionKnownBenign, class: "pool_exhausted", alertname: "RedisTooManyConnections", sibling: "RedisConnectionsNearLimit",
 			service: "redis-sessions", env: "prod", severity: "medium", formats: all, weight: 9,
 			note:     "connection surge during the nightly cache warm-up; clears by itself",
 			deadEnds: []string{"flushing the cache"},
@@ -176,7 +176,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "orders-backlog", decision: openrecall.DecisionKnownBenign, class: "queue_backlog", alertname: "KafkaConsumerLag", sibling: "KafkaConsumerGroupStalled",
+			name: "orders-backlog", decision: openrecall.DecisionKnownBenign, class: "queue_backlog", alertname: "KafkaConsumerLag", sibling: "KafkaConsumerGroupBacklog",
 			service: "orders-consumer", env: "prod", severity: "medium", formats: all, weight: 8,
 			note:     "consumer lag during the nightly reindex; drains within the hour",
 			deadEnds: []string{"adding consumers"},
@@ -186,7 +186,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "staging-disk", decision: openrecall.DecisionFalsePositive, class: "disk_pressure", alertname: "KubePersistentVolumeFillingUp", sibling: "KubePersistentVolumeErrors",
+			name: "staging-disk", decision: openrecall.DecisionFalsePositive, class: "disk_pressure", alertname: "KubePersistentVolumeFillingUp", sibling: "KubePersistentVolumeInodesFillingUp",
 			service: "loki-ingester", env: "staging", severity: "info", formats: all, weight: 7,
 			note:     "staging Loki volume fills before the nightly compaction frees it",
 			deadEnds: []string{"resizing the volume"},
@@ -206,7 +206,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "cron-crashloop-dev", decision: openrecall.DecisionKnownBenign, class: "crashloopbackoff", alertname: "KubePodCrashLooping", sibling: "KubeCronJobFailing",
+			name: "cron-crashloop-dev", decision: openrecall.DecisionKnownBenign, class: "crashloopbackoff", alertname: "KubePodCrashLooping", sibling: "KubernetesPodCrashLooping",
 			service: "billing-cron", env: "dev", severity: "info", formats: all, weight: 6,
 			note:     "dev billing cron crash loops on the nightly data wipe",
 			deadEnds: []string{"redeploying the cron"},
@@ -216,7 +216,7 @@ func benignFamilies() []family {
 			},
 		},
 		{
-			name: "staging-imagepull", decision: openrecall.DecisionFalsePositive, class: "image_pull", alertname: "KubeImagePullBackOff", sibling: "KubeDeploymentRolloutStuck",
+			name: "staging-imagepull", decision: openrecall.DecisionFalsePositive, class: "image_pull", alertname: "KubeImagePullBackOff", sibling: "KubePodImagePullBackOff",
 			service: "storefront-web", env: "staging", severity: "info", formats: all, weight: 5,
 			note:     "staging pulls a tag CI has not pushed yet; it resolves on the next push",
 			deadEnds: []string{"rotating registry credentials"},

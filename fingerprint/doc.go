@@ -11,6 +11,14 @@
 // Extractor.Normalize. An attack pattern is set only by explicit security
 // signals in the alert. Explain reports which rule set each field.
 //
+// The extractor is built for queues: a prefilter finds every pattern's
+// required literals (derived from its compiled syntax tree) in one
+// Aho–Corasick pass per string and runs a pattern's regex only where they
+// occur; the normalizer skips passes a cheap scan proves idle; and Extract
+// keeps a bounded cache keyed by the normalized inputs the rules read
+// (CacheStats). Its results equal a naive interpreter of the same rules,
+// which the property suite keeps (P34).
+//
 // Identify gives the alert's identity (rule and service, DESIGN §4): which
 // alert it is, where the DNA says what kind of trouble. Template masks a
 // summary or title into a rule; the rules file's identity section adds

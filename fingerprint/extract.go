@@ -18,6 +18,18 @@ type Extractor struct {
 	identity []compiledIdentity
 	// labels lists every label name any rule reads, sorted.
 	labels []string
+	// sources lists every source any rule reads other than title and text
+	// (environment, service, label:NAME), in a fixed order: the order of
+	// input.raw and input.name.
+	sources []string
+	// patterns counts the compiled patterns (step.pattern numbers them);
+	// always marks those the prefilter cannot skip, and exact those whose
+	// literals found are their match.
+	patterns int
+	always   []uint64
+	exact    []uint64
+	prefix   *matcher
+	cache    *dnaCache
 	// fieldsRead: some rule reads SourceFields.
 	fieldsRead bool
 }
@@ -30,10 +42,15 @@ type compiledField struct {
 // step is one rule applied to one source, in evaluation order.
 type step struct {
 	source string
-	rule   string
-	table  map[string]tableEntry
-	re     *regexp.Regexp
-	value  string
+	// src indexes Extractor.sources; -1 for title and text.
+	src   int
+	rule  string
+	table map[string]tableEntry
+	re    *regexp.Regexp
+	// pattern numbers the pattern (shared by its steps on every source);
+	// -1 for a table.
+	pattern int
+	value   string
 }
 
 // Evidence says which rule set a fingerprint field and where it looked.
@@ -59,10 +76,12 @@ func New(rules *Rules) (*Extractor, error) {
 			return nil, err
 		}
 	}
-	e := &Extractor{norm: newNormalizer()}
+	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes)}
 	seen := map[string]bool{}
+	var literals [][]string
+	var exact []bool
 	for i, field := range openrecall.FingerprintFields {
-		cf, err := compileField(rules, field)
+		cf, err := compileField(rules, field, &literals, &exact)
 		if err != nil {
 			return nil, err
 		}
@@ -76,6 +95,28 @@ func New(rules *Rules) (*Extractor, error) {
 		}
 	}
 	slices.Sort(e.labels)
+	e.sources = append(e.sources, SourceEnvironment, SourceService)
+	for _, l := range e.labels {
+		e.sources = append(e.sources, SourceLabelPrefix+l)
+	}
+	for i := range e.fields {
+		for j := range e.fields[i].steps {
+			st := &e.fields[i].steps[j]
+			st.src = slices.Index(e.sources, st.source)
+		}
+	}
+	e.patterns = len(literals)
+	words := max(1, (e.patterns+63)/64)
+	e.always, e.exact = make([]uint64, words), make([]uint64, words)
+	for p, lits := range literals {
+		if lits == nil {
+			e.always[p/64] |= 1 << (p % 64)
+		}
+		if exact[p] {
+			e.exact[p/64] |= 1 << (p % 64)
+		}
+	}
+	e.prefix = newMatcher(literals)
 	var err error
 	if e.identity, err = compileIdentity(rules); err != nil {
 		return nil, err
@@ -89,10 +130,14 @@ type rule struct {
 	fallback bool
 	table    map[string]tableEntry
 	re       *regexp.Regexp
+	pattern  int
 	value    string
 }
 
-func compileField(rules *Rules, field string) (compiledField, error) {
+// compileField compiles the rules of one field into steps. Each pattern gets
+// the next number, its required literals appended to literals (nil: none)
+// and whether they are exact to exact.
+func compileField(rules *Rules, field string, literals *[][]string, exact *[]bool) (compiledField, error) {
 	cf := compiledField{name: field}
 	fr := rules.fields[field]
 	if fr == nil {
@@ -103,7 +148,7 @@ func compileField(rules *Rules, field string) (compiledField, error) {
 		if len(t.sources) == 0 {
 			return cf, fmt.Errorf("rules %s (%s): field %s: table %q has no sources: %w", rules.name, t.origin, field, t.name, openrecall.ErrInvalid)
 		}
-		list = append(list, rule{name: "table " + t.name, sources: t.sources, fallback: t.fallback != nil && *t.fallback, table: t.values})
+		list = append(list, rule{name: "table " + t.name, sources: t.sources, fallback: t.fallback != nil && *t.fallback, table: t.values, pattern: -1})
 	}
 	for _, p := range fr.patterns {
 		if p.disabled {
@@ -120,7 +165,11 @@ func compileField(rules *Rules, field string) (compiledField, error) {
 		if sources == nil {
 			sources = []string{SourceTitle, SourceText}
 		}
-		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re, value: p.value})
+		ls := patternLiterals(re)
+		*literals = append(*literals, ls.lits)
+		*exact = append(*exact, ls.exact)
+		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re,
+			pattern: len(*literals) - 1, value: p.value})
 	}
 	for _, fallback := range []bool{false, true} {
 		for _, src := range sourceOrder(list, fallback) {
@@ -128,7 +177,7 @@ func compileField(rules *Rules, field string) (compiledField, error) {
 				if r.fallback != fallback || !slices.Contains(r.sources, src) {
 					continue
 				}
-				cf.steps = append(cf.steps, step{source: src, rule: r.name, table: r.table, re: r.re, value: r.value})
+				cf.steps = append(cf.steps, step{source: src, rule: r.name, table: r.table, re: r.re, pattern: r.pattern, value: r.value})
 			}
 		}
 	}
@@ -166,9 +215,9 @@ func sourceOrder(list []rule, fallback bool) []string {
 
 // input is an alert prepared for the rules.
 type input struct {
-	// raw holds lowercased, trimmed values and name the same without a pod
-	// hash or ordinal, per source, for environment, service and labels.
-	raw, name map[string]string
+	// raw holds the lowercased, trimmed value and name the same without a
+	// pod hash or ordinal, of each of Extractor.sources ("" when absent).
+	raw, name []string
 	title     string
 	text      string
 	fields    string // SourceFields, when a rule reads it
@@ -194,19 +243,23 @@ func capField(s string) string {
 }
 
 func (e *Extractor) prepare(a openrecall.Alert) input {
-	in := input{raw: make(map[string]string, len(e.labels)+2), name: make(map[string]string, len(e.labels)+2)}
-	put := func(src, v string) {
-		v = capField(v)
-		if strings.TrimSpace(v) == "" {
-			return
+	n := len(e.sources)
+	in := input{raw: make([]string, n), name: make([]string, n)}
+	for i, src := range e.sources {
+		var v string
+		switch src {
+		case SourceEnvironment:
+			v = a.Environment
+		case SourceService:
+			v = a.Service
+		default:
+			v = a.Labels[src[len(SourceLabelPrefix):]]
 		}
-		in.raw[src] = strings.ToLower(strings.TrimSpace(v))
-		in.name[src] = e.norm.name(v)
-	}
-	put(SourceEnvironment, a.Environment)
-	put(SourceService, a.Service)
-	for _, l := range e.labels {
-		put(SourceLabelPrefix+l, a.Labels[l])
+		if v = strings.TrimSpace(capField(v)); v == "" {
+			continue
+		}
+		in.raw[i] = strings.ToLower(v)
+		in.name[i] = e.norm.name(v)
 	}
 	in.title = e.norm.normalize(capField(a.Title))
 	in.text = e.norm.normalize(alertText(a))
@@ -214,6 +267,25 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 		in.fields = e.norm.normalize(alertFields(a))
 	}
 	return in
+}
+
+// key returns the cache key of a prepared input: everything the rules read.
+func (in input) key() string {
+	size := len(in.title) + len(in.text) + len(in.fields) + 4
+	for _, v := range in.raw {
+		size += len(v) + 1
+	}
+	b := make([]byte, 0, size)
+	for _, v := range in.raw {
+		b = append(b, v...)
+		b = append(b, 0)
+	}
+	b = append(b, in.title...)
+	b = append(b, 0, 1)
+	b = append(b, in.text...)
+	b = append(b, 0, 1)
+	b = append(b, in.fields...)
+	return string(b)
 }
 
 // alertFields is every label and annotation value of a, capped, one per
@@ -264,50 +336,120 @@ func (e *Extractor) Explain(a openrecall.Alert) (openrecall.Fingerprint, []Evide
 
 func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.Fingerprint, []Evidence) {
 	in := e.prepare(a)
+	var key string
+	if !withEvidence {
+		key = in.key()
+		if fp, ok := e.cache.get(key); ok {
+			return fp, nil
+		}
+	}
+	run := e.newRun(&in)
 	var fp openrecall.Fingerprint
 	var ev []Evidence
 	for _, cf := range e.fields {
 		for _, s := range cf.steps {
-			value, key, ok := s.match(in)
+			value, k, ok := run.match(s)
 			if !ok {
 				continue
 			}
 			fp, _ = fp.With(cf.name, value)
 			if withEvidence {
 				name := s.rule
-				if key != "" {
-					name += "[" + key + "]"
+				if k != "" {
+					name += "[" + k + "]"
 				}
 				ev = append(ev, Evidence{Field: cf.name, Value: value, Rule: name, Source: s.source})
 			}
 			break
 		}
 	}
+	if !withEvidence {
+		e.cache.put(key, fp)
+	}
 	return fp, ev
+}
+
+// run is the state of one extraction: the prefilter's verdicts per source,
+// computed when a pattern first asks.
+type run struct {
+	e  *Extractor
+	in *input
+	// masks[i] are the patterns the prefilter lets run on source i of
+	// Extractor.sources; the last three are title, text and fields. nil
+	// until scanned.
+	masks [][]uint64
+	// triedTitle marks patterns already run on the title, when the text
+	// is the same string (their text step would repeat the title's).
+	triedTitle []uint64
+	words      int
+}
+
+func (e *Extractor) newRun(in *input) *run {
+	words := len(e.always)
+	return &run{e: e, in: in, masks: make([][]uint64, len(e.sources)+3), triedTitle: make([]uint64, words), words: words}
+}
+
+// mask returns the prefilter's verdicts on source i (len(sources) for the
+// title, one more for the text, two more for the fields) over the string s.
+func (r *run) mask(i int, s string) []uint64 {
+	if m := r.masks[i]; m != nil {
+		return m
+	}
+	title := len(r.e.sources)
+	if i == title+1 && r.in.text == r.in.title && r.masks[title] != nil {
+		r.masks[i] = r.masks[title]
+		return r.masks[i]
+	}
+	m := slices.Clone(r.e.always)
+	r.e.prefix.scan(s, m)
+	r.masks[i] = m
+	return m
+}
+
+// runPattern applies pattern step s to the string v of source i.
+func (r *run) runPattern(s step, i int, v string) bool {
+	bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
+	if r.mask(i, v)[w]&bit == 0 {
+		return false
+	}
+	if r.e.exact[w]&bit != 0 {
+		return true
+	}
+	return s.re.MatchString(v)
 }
 
 // match applies one step to the prepared input and returns the value and, for
 // a table, the key as written in the rules.
-func (s step) match(in input) (value, key string, ok bool) {
+func (r *run) match(s step) (value, key string, ok bool) {
+	in := r.in
 	switch s.source {
 	case SourceTitle, SourceText, SourceFields:
-		text := in.title
+		if s.re == nil {
+			return "", "", false
+		}
+		title := len(r.e.sources)
+		text, i := in.title, title
 		switch s.source {
 		case SourceText:
-			text = in.text
+			text, i = in.text, title+1
+			bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
+			if r.triedTitle[w]&bit != 0 && in.text == in.title {
+				return "", "", false // the title step found no match in this same string
+			}
 		case SourceFields:
-			text = in.fields
+			text, i = in.fields, title+2
+		default:
+			r.triedTitle[s.pattern/64] |= 1 << (s.pattern % 64)
 		}
-		if s.re != nil && text != "" && s.re.MatchString(text) {
+		if text != "" && r.runPattern(s, i, text) {
 			return s.value, "", true
 		}
 		return "", "", false
 	}
-	raw, present := in.raw[s.source]
-	if !present {
+	if s.src < 0 || in.raw[s.src] == "" {
 		return "", "", false
 	}
-	name := in.name[s.source]
+	raw, name := in.raw[s.src], in.name[s.src]
 	if s.table != nil {
 		for _, k := range []string{raw, name} {
 			if ent, found := s.table[k]; found && ent.value != "" {
@@ -316,7 +458,7 @@ func (s step) match(in input) (value, key string, ok bool) {
 		}
 		return "", "", false
 	}
-	if s.re != nil && s.re.MatchString(name) {
+	if s.re != nil && r.runPattern(s, s.src, name) {
 		return s.value, "", true
 	}
 	return "", "", false

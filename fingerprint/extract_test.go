@@ -431,12 +431,45 @@ func TestAlertNotModified(t *testing.T) {
 	}
 }
 
+// BenchmarkExtract extracts the golden alerts and the rule corpus's
+// alerts (every firing with its own instance and value) in turn.
 func BenchmarkExtract(b *testing.B) {
-	e := newDefault(b)
-	alerts := readAlerts(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		e.Extract(alerts[i%len(alerts)])
+	for _, set := range []struct {
+		name   string
+		alerts func(testing.TB) []openrecall.Alert
+	}{
+		{"golden", readAlerts},
+		{"corpus", func(tb testing.TB) []openrecall.Alert { return ruleCorpusAlerts(tb, 2000) }},
+	} {
+		b.Run(set.name, func(b *testing.B) {
+			e := newDefault(b)
+			alerts := set.alerts(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				e.Extract(alerts[i%len(alerts)])
+			}
+		})
+	}
+}
+
+// TestDNACacheIsBounded: the fingerprint cache keeps at most two
+// generations of its bound, whatever the number of distinct alerts, and a
+// cached answer equals a fresh one.
+func TestDNACacheIsBounded(t *testing.T) {
+	e := newDefault(t)
+	e.cache = newDNACache(16, 1<<20)
+	for i := range 200 {
+		a := openrecall.Alert{Title: fmt.Sprintf("disk full on host%c%c", 'a'+i%26, 'a'+i/26), Labels: labels("service", "api")}
+		first := e.Extract(a)
+		if again := e.Extract(a); again != first {
+			t.Fatalf("alert %d: cached %s, fresh %s", i, again, first)
+		}
+		if n := e.cache.len(); n > 32 {
+			t.Fatalf("after %d alerts the cache holds %d entries, bound 2×16", i+1, n)
+		}
+	}
+	if e.cache.hits.Load() != 200 {
+		t.Errorf("%d hits, want 200 (every second extraction)", e.cache.hits.Load())
 	}
 }

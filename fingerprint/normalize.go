@@ -61,26 +61,41 @@ func newNormalizer() *normalizer {
 
 func (n *normalizer) normalize(s string) string {
 	s = strings.ToLower(s)
-	s = n.timestamp.ReplaceAllLiteralString(s, PlaceholderTimestamp)
-	s = n.clock.ReplaceAllLiteralString(s, PlaceholderTimestamp)
-	s = n.uuid.ReplaceAllLiteralString(s, PlaceholderUUID)
-	s = n.ipv6.ReplaceAllStringFunc(s, replaceIPv6)
-	s = n.ipv4.ReplaceAllStringFunc(s, replaceIPv4)
-	s = n.pod.ReplaceAllStringFunc(s, func(m string) string {
-		sub := n.pod.FindStringSubmatch(m)
-		if !hasDigit(sub[2]) {
-			return m
-		}
-		return sub[1] + "-" + PlaceholderPod
-	})
-	s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
-		h := strings.TrimPrefix(m, "0x")
-		if !strings.HasPrefix(m, "0x") && (!hasDigit(h) || !strings.ContainsAny(h, "abcdef")) {
-			// A word (deadbeef) or a plain number (the number pass takes it).
-			return m
-		}
-		return PlaceholderHex
-	})
+	// Each pass runs only when a cheap scan finds a place it could change;
+	// the scans are necessary conditions of the expressions, so skipping a
+	// pass never changes the result.
+	if hasDateAt(s) {
+		s = n.timestamp.ReplaceAllLiteralString(s, PlaceholderTimestamp)
+	}
+	if hasClock(s) {
+		s = n.clock.ReplaceAllLiteralString(s, PlaceholderTimestamp)
+	}
+	if hasUUID(s) {
+		s = n.uuid.ReplaceAllLiteralString(s, PlaceholderUUID)
+	}
+	if hasIPv6Run(s) {
+		s = n.ipv6.ReplaceAllStringFunc(s, replaceIPv6)
+	}
+	s = replaceIPv4s(s)
+	if hasPod(s) {
+		s = n.pod.ReplaceAllStringFunc(s, func(m string) string {
+			sub := n.pod.FindStringSubmatch(m)
+			if !hasDigit(sub[2]) {
+				return m
+			}
+			return sub[1] + "-" + PlaceholderPod
+		})
+	}
+	if hasHexRun(s) {
+		s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
+			h := strings.TrimPrefix(m, "0x")
+			if !strings.HasPrefix(m, "0x") && (!hasDigit(h) || !strings.ContainsAny(h, "abcdef")) {
+				// A word (deadbeef) or a plain number (the number pass takes it).
+				return m
+			}
+			return PlaceholderHex
+		})
+	}
 	return n.numbers(s)
 }
 
@@ -88,7 +103,7 @@ func (n *normalizer) normalize(s string) string {
 // before a reason phrase, and words such as 5xx, s3 or t1110 (digits inside a
 // word are not numbers).
 func (n *normalizer) numbers(s string) string {
-	idx := n.number.FindAllStringIndex(s, -1)
+	idx := findNumbers(s)
 	if idx == nil {
 		return s
 	}
@@ -245,6 +260,9 @@ func replaceIPv4(m string) string {
 // lowercased, trimmed, and without a trailing pod hash or ordinal.
 func (n *normalizer) name(v string) string {
 	v = strings.ToLower(strings.TrimSpace(v))
+	if strings.IndexByte(v, '-') < 0 {
+		return v // both tails start with a dash
+	}
 	for {
 		sub := n.nameTail.FindStringSubmatchIndex(v)
 		if sub == nil || sub[0] == 0 {

@@ -728,3 +728,87 @@ func (p pattern) clone() pattern {
 	p.sources = slices.Clone(p.sources)
 	return p
 }
+
+// FieldSpec is one field's rules as plain data, in evaluation order within
+// each kind: its tables, then its patterns, as the file (after merging)
+// lists them.
+type FieldSpec struct {
+	Tables   []TableSpec
+	Patterns []PatternSpec
+}
+
+// TableSpec is one lookup table as plain data. Values maps a lowercased key
+// to its value; Keys maps the same key to the key as written.
+type TableSpec struct {
+	Name     string
+	Sources  []string
+	Fallback bool
+	Values   map[string]string
+	Keys     map[string]string
+}
+
+// PatternSpec is one pattern as plain data. Sources is nil when the file
+// leaves it to the default, [title, text].
+type PatternSpec struct {
+	Name     string
+	Regex    string
+	Value    string
+	Sources  []string
+	Fallback bool
+	Disabled bool
+}
+
+// Spec returns the rules of field as plain data (a copy), for tools that
+// interpret the rules themselves, such as the reference interpreter of the
+// equivalence tests.
+func (r *Rules) Spec(field string) FieldSpec {
+	var out FieldSpec
+	fr := r.fields[field]
+	if fr == nil {
+		return out
+	}
+	for _, t := range fr.tables {
+		ts := TableSpec{Name: t.name, Sources: slices.Clone(t.sources), Fallback: t.fallback != nil && *t.fallback,
+			Values: map[string]string{}, Keys: map[string]string{}}
+		for k, e := range t.values {
+			ts.Values[k], ts.Keys[k] = e.value, e.key
+		}
+		out.Tables = append(out.Tables, ts)
+	}
+	for _, p := range fr.patterns {
+		out.Patterns = append(out.Patterns, PatternSpec{Name: p.name, Regex: p.regex, Value: p.value, Sources: slices.Clone(p.sources),
+			Fallback: p.fallback != nil && *p.fallback, Disabled: p.disabled})
+	}
+	return out
+}
+
+// CompilePattern compiles a rule's regular expression as the extractor does:
+// literals and character classes lowercased, to match lowercased input.
+func CompilePattern(regex string) (*regexp.Regexp, error) {
+	return compilePattern(regex)
+}
+
+// IdentitySpec is one identity rule as plain data: the alert rule names it
+// matches (lowercased) or its regex, and its labels, each a list of
+// alternatives of which the first present is taken.
+type IdentitySpec struct {
+	Name     string
+	Rules    []string
+	Regex    string
+	Labels   [][]string
+	Disabled bool
+}
+
+// IdentitySpecs returns the identity rules as plain data (a copy), in file
+// order, for tools that interpret the rules themselves.
+func (r *Rules) IdentitySpecs() []IdentitySpec {
+	var out []IdentitySpec
+	for _, ir := range r.identity {
+		is := IdentitySpec{Name: ir.name, Rules: slices.Clone(ir.rules), Regex: ir.regex, Disabled: ir.disabled}
+		for _, alts := range ir.labels {
+			is.Labels = append(is.Labels, slices.Clone(alts))
+		}
+		out = append(out, is)
+	}
+	return out
+}

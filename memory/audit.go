@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -36,6 +37,35 @@ func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry
 	if len(entries) == 0 {
 		return nil, nil
 	}
+	var out []openrecall.AuditEntry
+	err := s.inTx(ctx, "append audit", func(tx *sql.Tx) error {
+		var err error
+		out, err = s.appendAuditTx(ctx, tx, entries, seal)
+		return err
+	})
+	return out, err
+}
+
+// inTx runs fn in one immediate transaction and commits it; what names the
+// operation in errors.
+func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(what+": begin", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return translate(what+": commit", err)
+	}
+	return nil
+}
+
+// appendAuditTx is AppendAudit inside the caller's transaction: the entries
+// go in with multi-row inserts, in sequence order.
+func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrecall.AuditEntry, seal SealFunc) ([]openrecall.AuditEntry, error) {
 	in := make([]openrecall.AuditEntry, len(entries))
 	copy(in, entries)
 	now := s.now().UTC()
@@ -46,11 +76,6 @@ func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry
 			in[i].Time = in[i].Time.UTC()
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, translate("append audit: begin", err)
-	}
-	defer tx.Rollback()
 	var headSeq int64
 	var headHash string
 	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
@@ -60,13 +85,8 @@ func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry
 	if len(sealed) != len(in) {
 		return nil, fmt.Errorf("append audit: seal returned %d entries for %d: %w", len(sealed), len(in), openrecall.ErrInvalid)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_entries (`+auditColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, translate("append audit: prepare", err)
-	}
-	defer stmt.Close()
 	out := make([]openrecall.AuditEntry, len(sealed))
+	rows := make([][]any, 0, len(sealed))
 	for i, e := range sealed {
 		if want := headSeq + 1 + int64(i); e.Sequence != want {
 			return nil, fmt.Errorf("append audit: seal numbered entry %d as %d, want %d: %w", i, e.Sequence, want, openrecall.ErrInvalid)
@@ -80,22 +100,55 @@ func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry
 			}
 			ts = sql.NullInt64{Int64: ns, Valid: true}
 		}
-		if _, err := stmt.ExecContext(ctx, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, e.StepIndex, e.Step,
+		rows = append(rows, []any{e.Sequence, e.AnalysisID, e.Batch, e.AlertID, e.StepIndex, e.Step,
 			e.Model, string(e.Tier), e.Reason, e.Outcome, e.MemoryHits, string(e.ProposedDecision),
 			e.EscalationReason, e.Live, e.Skipped, int64(e.Cost), int64(e.Baseline), int64(e.Savings),
-			int64(e.Latency), ts, e.PrevHash, e.Hash); err != nil {
-			return nil, translate(fmt.Sprintf("append audit: insert entry %d", e.Sequence), err)
-		}
+			int64(e.Latency), ts, e.PrevHash, e.Hash})
 		out[i] = e
+	}
+	if err := insertRows(ctx, tx, `INSERT INTO audit_entries (`+auditColumns+`) VALUES `, rows); err != nil {
+		return nil, translate(fmt.Sprintf("append audit: insert entries %d–%d", out[0].Sequence, out[len(out)-1].Sequence), err)
 	}
 	last := out[len(out)-1]
 	if _, err := tx.ExecContext(ctx, `UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1`, last.Sequence, last.Hash); err != nil {
 		return nil, translate("append audit: move head", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, translate("append audit: commit", err)
-	}
 	return out, nil
+}
+
+// maxInsertVars bounds the bound parameters of one multi-row insert, well
+// under SQLite's limit (32766 since 3.32).
+const maxInsertVars = 4000
+
+// insertRows inserts rows (all of one width) with as few statements as
+// maxInsertVars allows: head is "INSERT INTO t (columns) VALUES ", to which
+// one "(?, …)" per row is added. Rows go in in order.
+func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	per := max(1, maxInsertVars/width)
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	for len(rows) > 0 {
+		n := min(per, len(rows))
+		var q strings.Builder
+		q.Grow(len(head) + n*(len(tuple)+2))
+		q.WriteString(head)
+		args := make([]any, 0, n*width)
+		for i, r := range rows[:n] {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(tuple)
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 func scanAudit(r rowScanner) (openrecall.AuditEntry, error) {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -65,6 +66,14 @@ func likeEscape(s string) string {
 // per-model totals, in one transaction: every strong analysis step that
 // was made and reported a completion.
 func (s *Store) RecordStrongCompletions(ctx context.Context, results []openrecall.Result) error {
+	return s.inTx(ctx, "record strong completions", func(tx *sql.Tx) error {
+		return recordStrongCompletionsTx(ctx, tx, results)
+	})
+}
+
+// recordStrongCompletionsTx is RecordStrongCompletions inside the caller's
+// transaction (nothing is written when no result made a strong call).
+func recordStrongCompletionsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
 	add := map[string]CompletionStats{}
 	var order []string
 	for _, r := range results {
@@ -81,14 +90,6 @@ func (s *Store) RecordStrongCompletions(ctx context.Context, results []openrecal
 			add[st.Model] = c
 		}
 	}
-	if len(order) == 0 {
-		return nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return translate("record strong completions: begin", err)
-	}
-	defer tx.Rollback()
 	for _, m := range order {
 		c := add[m]
 		if _, err := tx.ExecContext(ctx, `INSERT INTO strong_completions (model, calls, completion_tokens) VALUES (?, ?, ?)
@@ -96,9 +97,6 @@ func (s *Store) RecordStrongCompletions(ctx context.Context, results []openrecal
 			m, c.Calls, c.CompletionTokens); err != nil {
 			return translate(fmt.Sprintf("record strong completions of %s", m), err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return translate("record strong completions: commit", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/openrecall/openrecall"
@@ -27,20 +28,32 @@ func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPo
 	if len(points) == 0 {
 		return nil
 	}
+	if err := checkBatches(points); err != nil {
+		return err
+	}
+	return s.inTx(ctx, "append cost points", func(tx *sql.Tx) error {
+		return s.appendCostPointsTx(ctx, tx, points, seal)
+	})
+}
+
+// checkBatches refuses a point without a batch name.
+func checkBatches(points []openrecall.CostPoint) error {
 	for _, p := range points {
 		if p.Batch == "" {
 			return fmt.Errorf("append cost points: point %d has no batch: %w", p.Index, openrecall.ErrInvalid)
 		}
 	}
+	return nil
+}
+
+// appendCostPointsTx is AppendCostPoints inside the caller's transaction:
+// each new batch name registered once, the points in multi-row inserts in
+// order.
+func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint, seal CostSealFunc) error {
 	created, err := nanos(s.now().UTC())
 	if err != nil {
 		return fmt.Errorf("append cost points: %w", err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return translate("append cost points: begin", err)
-	}
-	defer tx.Rollback()
 	var headSeq int64
 	var headHash string
 	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
@@ -50,28 +63,27 @@ func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPo
 	if len(hashes) != len(points) {
 		return fmt.Errorf("append cost points: seal returned %d hashes for %d points: %w", len(hashes), len(points), openrecall.ErrInvalid)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cost_points (`+costColumns+`, seq, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return translate("append cost points: prepare", err)
-	}
-	defer stmt.Close()
 	prev := headHash
+	registered := map[string]bool{}
+	rows := make([][]any, 0, len(points))
 	for i, p := range points {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, p.Batch, created); err != nil {
-			return translate(fmt.Sprintf("append cost points: batch %q", p.Batch), err)
+		if !registered[p.Batch] {
+			registered[p.Batch] = true
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batches (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, p.Batch, created); err != nil {
+				return translate(fmt.Sprintf("append cost points: batch %q", p.Batch), err)
+			}
 		}
 		seq := headSeq + 1 + int64(i)
-		if _, err := stmt.ExecContext(ctx, p.Index, p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
-			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i]); err != nil {
-			return translate(fmt.Sprintf("append cost points: batch %q index %d", p.Batch, p.Index), err)
-		}
+		rows = append(rows, []any{p.Index, p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
+			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i]})
 		prev = hashes[i]
+	}
+	if err := insertRows(ctx, tx, `INSERT INTO cost_points (`+costColumns+`, seq, prev_hash, hash) VALUES `, rows); err != nil {
+		first, last := points[0], points[len(points)-1]
+		return translate(fmt.Sprintf("append cost points: batch %q indexes %d–%d", first.Batch, first.Index, last.Index), err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE cost_head SET seq = ?, hash = ? WHERE id = 1`, headSeq+int64(len(points)), prev); err != nil {
 		return translate("append cost points: move head", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return translate("append cost points: commit", err)
 	}
 	return nil
 }

@@ -52,6 +52,12 @@
 // so a hash collision cannot produce a wrong match. Its cost depends on
 // limit, not on how many memories are stored.
 //
+// EnableRecallCache (analyze turns it on for its run) keeps the incidents
+// each recall found, keyed by identity, fingerprint and limit; scores are
+// computed afresh. The store's own retains, forgets, supersedes and imports
+// empty it at once, another process's writes when PRAGMA data_version next
+// says so (read at most every recheck interval).
+//
 // # Identity, severity, expiry, forgetting
 //
 // A memory records the identity and severity of its alert. The dedupe key

@@ -192,6 +192,7 @@ func (s *Store) importBatch(ctx context.Context, recs []pendingRecord, rep *Impo
 	if err := tx.Commit(); err != nil {
 		return translate("import: commit", err)
 	}
+	s.incidentWrites.Add(1)
 	rep.Created += created
 	rep.Existing += existing
 	return nil

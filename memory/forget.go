@@ -28,6 +28,7 @@ func (s *Store) Forget(ctx context.Context, id string) (openrecall.Incident, boo
 	if err := tx.Commit(); err != nil {
 		return openrecall.Incident{}, false, translate("forget: commit", err)
 	}
+	s.incidentWrites.Add(1)
 	s.log.Debug("forget", zap.String("id", id), zap.Bool("changed", changed))
 	return inc, changed, nil
 }
@@ -84,5 +85,6 @@ func (s *Store) Supersede(ctx context.Context, old string, inc openrecall.Incide
 	if err := tx.Commit(); err != nil {
 		return stored, forgotten, false, translate("supersede: commit", err)
 	}
+	s.incidentWrites.Add(1)
 	return stored, forgotten, created, nil
 }

@@ -263,6 +263,7 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 	if err := tx.Commit(); err != nil {
 		return openrecall.Incident{}, false, translate("retain: commit", err)
 	}
+	s.incidentWrites.Add(1)
 	s.log.Debug("retain", zap.String("id", stored.ID), zap.Bool("created", created),
 		zap.String("fingerprint", stored.Fingerprint.String()), zap.String("decision", string(stored.Decision)))
 	return stored, created, nil
@@ -317,21 +318,16 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 		return out, nil
 	}
 	var incs []openrecall.Incident
-	if !id.IsZero() {
-		strong, err := s.recallFrom(ctx, strongTiers, ifpKey(id, fp), ik4Key(id, fp), id, fp, limit)
-		if err != nil {
-			return nil, err
-		}
-		incs = strong
+	var err error
+	if s.rcache == nil {
+		incs, err = s.recallIncidents(ctx, id, fp, limit)
+	} else {
+		incs, err = s.cachedIncidents(ctx, recallKey(id, fp, limit), func() ([]openrecall.Incident, error) {
+			return s.recallIncidents(ctx, id, fp, limit)
+		})
 	}
-	// Related matches need a DNA that says something: an empty error class
-	// and service role are kinship with nothing.
-	if need := limit - len(incs); need > 0 && (fp.ErrorClass != "" || fp.ServiceRole != "") {
-		related, err := s.recallFrom(ctx, relatedTiers, fpKey(fp), k4Key(fp), id, fp, need)
-		if err != nil {
-			return nil, err
-		}
-		incs = append(incs, related...)
+	if err != nil {
+		return nil, err
 	}
 	now := s.now()
 	for _, inc := range incs {
@@ -352,6 +348,31 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 	s.log.Debug("recall", zap.String("identity", id.String()), zap.String("fingerprint", fp.String()),
 		zap.Int("limit", limit), zap.Int("matches", len(out)))
 	return out, nil
+}
+
+// recallIncidents runs the tier queries for up to limit incidents: the
+// strong tiers of the alert's identity first, then the related tiers. The
+// result depends on the stored incidents alone (scores, which depend on the
+// time, are Recall's), which is what the recall cache keeps.
+func (s *Store) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
+	var incs []openrecall.Incident
+	if !id.IsZero() {
+		strong, err := s.recallFrom(ctx, strongTiers, ifpKey(id, fp), ik4Key(id, fp), id, fp, limit)
+		if err != nil {
+			return nil, err
+		}
+		incs = strong
+	}
+	// Related matches need a DNA that says something: an empty error class
+	// and service role are kinship with nothing.
+	if need := limit - len(incs); need > 0 && (fp.ErrorClass != "" || fp.ServiceRole != "") {
+		related, err := s.recallFrom(ctx, relatedTiers, fpKey(fp), k4Key(fp), id, fp, need)
+		if err != nil {
+			return nil, err
+		}
+		incs = append(incs, related...)
+	}
+	return incs, nil
 }
 
 // recallFrom runs one family of tiers for up to limit incidents: the exact

@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 
 	"github.com/openrecall/openrecall"
 )
@@ -26,10 +28,11 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 	return out[0], nil
 }
 
-// PersistBatch stores a batch of results in three transactions: all their
+// PersistBatch stores a batch of results in one transaction: all their
 // audit entries, chained in input order, then all their cost points, then
 // the completions of their strong calls (the running mean of the expected
-// completion).
+// completion), each kind with multi-row inserts. Either all of it is stored
+// or none.
 // points[i] belongs to results[i]. It returns each result's entries as
 // stored.
 func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
@@ -41,16 +44,28 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			costs = append(costs, *points[i])
 		}
 	}
-	sealed, err := s.Store.AppendAudit(ctx, entries, s.Seal)
-	if err != nil {
+	if s.Seal == nil || (len(costs) > 0 && s.SealCosts == nil) {
+		return nil, fmt.Errorf("persist: nil seal function: %w", openrecall.ErrInvalid)
+	}
+	if err := checkBatches(costs); err != nil {
 		return nil, err
 	}
-	if len(costs) > 0 {
-		if err := s.Store.AppendCostPoints(ctx, costs, s.SealCosts); err != nil {
-			return nil, err
+	var sealed []openrecall.AuditEntry
+	err := s.Store.inTx(ctx, "persist", func(tx *sql.Tx) error {
+		if len(entries) > 0 {
+			var err error
+			if sealed, err = s.Store.appendAuditTx(ctx, tx, entries, s.Seal); err != nil {
+				return err
+			}
 		}
-	}
-	if err := s.Store.RecordStrongCompletions(ctx, results); err != nil {
+		if len(costs) > 0 {
+			if err := s.Store.appendCostPointsTx(ctx, tx, costs, s.SealCosts); err != nil {
+				return err
+			}
+		}
+		return recordStrongCompletionsTx(ctx, tx, results)
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([][]openrecall.AuditEntry, len(results))

@@ -66,3 +66,46 @@ func TestSinkPersistBatchSplitsChainedEntriesPerResult(t *testing.T) {
 		t.Errorf("Persist after the batch: %+v, %v; want 2 entries from sequence %d", one, err, seq)
 	}
 }
+
+// TestSinkPersistBatchAllOrNothing pins that a batch is one transaction: when
+// its cost point is refused (an index the batch already stored), none of its
+// audit entries, cost points or strong completions are stored, and the next
+// batch chains on as if it had never been tried.
+func TestSinkPersistBatchAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	sink := Sink{Store: st, Seal: audit.Seal, SealCosts: testCostSeal}
+	p0 := openrecall.CostPoint{Index: 0, Batch: "b1", AlertID: "alert-a", Cost: 1, Baseline: 5, CumulativeCost: 1, CumulativeBaseline: 5}
+	if _, err := sink.PersistBatch(ctx, []openrecall.Result{sinkResult("a", 2)}, []*openrecall.CostPoint{&p0}); err != nil {
+		t.Fatal(err)
+	}
+	seq0, hash0, err := st.AuditHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strong := sinkResult("b", 1)
+	strong.Steps = append(strong.Steps, openrecall.RouteStep{Step: openrecall.StepAnalysis, Tier: openrecall.TierStrong, Model: "gpt-4o", CompletionTokens: 300})
+	strong.Audit = audit.Entries(strong, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	again := p0 // the same (batch, index): refused
+	if _, err := sink.PersistBatch(ctx, []openrecall.Result{strong}, []*openrecall.CostPoint{&again}); err == nil {
+		t.Fatal("a batch with an already stored cost point was accepted")
+	}
+	seq, hash, err := st.AuditHead(ctx)
+	if err != nil || seq != seq0 || hash != hash0 {
+		t.Errorf("audit head moved to %d %q (%v) by a refused batch; want %d %q", seq, hash, err, seq0, hash0)
+	}
+	if got, err := st.AuditByAnalysis(ctx, "b"); err != nil || len(got) != 0 {
+		t.Errorf("refused batch left %d audit entries (%v)", len(got), err)
+	}
+	if c, err := st.StrongCompletions(ctx, "gpt-4o"); err != nil || c.Calls != 0 {
+		t.Errorf("refused batch recorded strong completions %+v (%v)", c, err)
+	}
+	p1 := openrecall.CostPoint{Index: 1, Batch: "b1", AlertID: "alert-b", Cost: 1, Baseline: 5, CumulativeCost: 2, CumulativeBaseline: 10}
+	out, err := sink.PersistBatch(ctx, []openrecall.Result{strong}, []*openrecall.CostPoint{&p1})
+	if err != nil || len(out[0]) != len(strong.Audit) || out[0][0].Sequence != seq0+1 {
+		t.Fatalf("next batch: %+v, %v; want entries from sequence %d", out, err, seq0+1)
+	}
+	if c, err := st.StrongCompletions(ctx, "gpt-4o"); err != nil || c.Calls != 1 || c.CompletionTokens != 300 {
+		t.Errorf("strong completions %+v (%v), want 1 call of 300 tokens", c, err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver
@@ -79,6 +80,10 @@ type Store struct {
 	now  func() time.Time
 	// recall holds the prepared recall tier queries, by query text.
 	recall map[string]*sql.Stmt
+	// rcache is the per-run recall cache (nil: off); incidentWrites counts
+	// this store's committed writes of incidents, which empty it.
+	rcache         *recallCache
+	incidentWrites atomic.Int64
 }
 
 type migration struct {

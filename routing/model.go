@@ -1,6 +1,16 @@
 package routing
 
-import "context"
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrUnavailable marks a model error that means the provider cannot answer
+// now (an outage, retries exhausted, no quota, bad credentials). The router
+// then escalates the alert to a person without analysis and calls no other
+// tier. Providers wrap it; routing.Router tests for it with errors.Is.
+var ErrUnavailable = errors.New("model unavailable")
 
 // Model is a language model as routing consumes it: complete one prompt and
 // report token usage. Implementations must be safe for concurrent use.
@@ -35,6 +45,28 @@ type Response struct {
 	CompletionTokens int
 	Live             bool
 	Model            string
+	// Attempts lists every request a live provider made for this call, in
+	// order, the last one being the one that answered (or failed for
+	// good). A provider returns them with its error too. Each attempt but
+	// the last becomes its own route step; nil for models that make no
+	// requests.
+	Attempts []Attempt
+}
+
+// Attempt is one request a live provider made for one Complete call.
+type Attempt struct {
+	// Number counts attempts from 1.
+	Number int
+	// Status is the HTTP status, 0 when no response came (connection error,
+	// timeout).
+	Status int
+	// Error says why the attempt failed; empty for an answer.
+	Error string
+	// Latency is how long the attempt took.
+	Latency time.Duration
+	// Wait is the back-off slept before the next attempt (Retry-After when
+	// the server sent one); 0 for the last attempt.
+	Wait time.Duration
 }
 
 // MessageOverheadTokens is the fixed number of tokens EstimatePromptTokens adds

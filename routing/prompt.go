@@ -106,7 +106,7 @@ const analysisLead = `Analyse the alert in the case file below. Everything betwe
 
 // BuildPrompt returns the analysis request for one alert: the system text
 // states the answer schema, the prompt carries the case file (alert,
-// fingerprint, triage proposal, recalled memories) between the markers.
+// fingerprint, triage proposal, recalled memories, with secrets redacted) between the markers.
 // MaxTokens is left 0 for the router to set. The output is deterministic.
 func BuildPrompt(in Input) Request {
 	c := CaseFile{
@@ -159,17 +159,20 @@ func wrapCaseFile(c CaseFile) string {
 	return CaseFileBegin + "\n" + buf.String() + CaseFileEnd + "\n"
 }
 
+// caseAlert is the alert as the case file shows it: every text redacted
+// (secrets never leave the machine), then clipped, so a clip cannot cut a
+// secret into a shape Redact no longer recognises.
 func caseAlert(a openrecall.Alert) CaseAlert {
 	return CaseAlert{
-		Annotations: clipMap(a.Annotations),
-		Environment: clip(a.Environment, MaxCaseValueBytes),
-		ID:          clip(a.ID, MaxCaseValueBytes),
-		Labels:      clipMap(a.Labels),
-		Service:     clip(a.Service, MaxCaseValueBytes),
+		Annotations: clipMap(redactMap(a.Annotations)),
+		Environment: clip(Redact(a.Environment), MaxCaseValueBytes),
+		ID:          clip(Redact(a.ID), MaxCaseValueBytes),
+		Labels:      clipMap(redactMap(a.Labels)),
+		Service:     clip(Redact(a.Service), MaxCaseValueBytes),
 		Severity:    clip(string(a.Severity), MaxCaseValueBytes),
-		Source:      clip(a.Source, MaxCaseValueBytes),
-		Text:        clip(a.Text, MaxCaseTextBytes),
-		Title:       clip(a.Title, MaxCaseTitleBytes),
+		Source:      clip(Redact(a.Source), MaxCaseValueBytes),
+		Text:        clip(Redact(a.Text), MaxCaseTextBytes),
+		Title:       clip(Redact(a.Title), MaxCaseTitleBytes),
 	}
 }
 
@@ -190,13 +193,13 @@ func CaseMemories(matches []openrecall.Match) []CaseMemory {
 		inc := m.Incident
 		var dead []string
 		for _, d := range inc.DeadEnds[:min(len(inc.DeadEnds), MaxCaseDeadEnds)] {
-			dead = append(dead, clip(d, MaxCaseDeadEndBytes))
+			dead = append(dead, clip(Redact(d), MaxCaseDeadEndBytes))
 		}
 		out = append(out, CaseMemory{
 			DeadEnds: dead,
 			Decision: string(inc.Decision),
 			ID:       clip(inc.ID, MaxCaseValueBytes),
-			Note:     clip(inc.Note, MaxCaseNoteBytes),
+			Note:     clip(Redact(inc.Note), MaxCaseNoteBytes),
 			Score:    round3(m.Score),
 		})
 	}

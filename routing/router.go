@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -182,8 +183,9 @@ type route struct {
 // strong model is never called after the cheap one: a cheap answer that
 // fails the gate escalates the alert to a person with that answer attached.
 // Route never panics on a model error and never returns an error: every
-// failure is a step and an escalation. The first step carries
-// Output.Baseline; later steps carry 0.
+// failure is a step and an escalation. The last step carries
+// Output.Baseline; earlier ones (the retried attempts of a live call) carry
+// 0, so no retried attempt looks like a saving.
 func (r *Router) Route(ctx context.Context, in Input) Output {
 	rt := &route{r: r, in: in, req: BuildPrompt(in)}
 	rt.prompt = EstimatePromptTokens(rt.req)
@@ -227,8 +229,8 @@ func (rt *route) settle(saves bool) {
 	if saves && rt.expected >= rt.out.Cost {
 		rt.out.Baseline = rt.expected
 	}
-	if len(rt.out.Steps) > 0 {
-		rt.out.Steps[0].Baseline = rt.out.Baseline
+	if n := len(rt.out.Steps); n > 0 {
+		rt.out.Steps[n-1].Baseline = rt.out.Baseline
 	}
 }
 
@@ -247,7 +249,7 @@ func bypassConflict(in Input) string {
 }
 
 // add appends a step with its latency and budget state, and adds its cost.
-// settle sets the first step's baseline.
+// settle sets the last step's baseline.
 func (rt *route) add(s openrecall.RouteStep, start time.Time) *openrecall.RouteStep {
 	s.MemoryHits = len(rt.in.Matches)
 	s.Latency = rt.r.cfg.Now().Sub(start)
@@ -360,8 +362,14 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 	req := rt.req
 	req.MaxTokens = maxTokens
 	resp, callErr := completeSafely(ctx, m, req)
+	start = rt.attemptSteps(&step, start, resp.Attempts)
 	if callErr != nil {
 		r.cfg.Budget.Settle(worst, 0)
+		if errors.Is(callErr, ErrUnavailable) {
+			step.Outcome = openrecall.OutcomeUnavailable
+			rt.stop(step, start, "escalated to a person: model unavailable: "+callErr.Error())
+			return
+		}
 		step.Outcome = openrecall.OutcomeModelError
 		rt.stop(step, start, "model error: "+callErr.Error()+"; escalated without analysis")
 		return

@@ -42,10 +42,11 @@ func checkInvariants(t *testing.T, r *routing.Router, in routing.Input, out rout
 		if s.Cost < 0 {
 			t.Errorf("step %d: negative cost %d", i, s.Cost)
 		}
-		if i == 0 && s.Baseline != out.Baseline {
-			t.Errorf("first step baseline %d, want Output.Baseline %d", s.Baseline, out.Baseline)
+		last := i == len(out.Steps)-1
+		if last && s.Baseline != out.Baseline {
+			t.Errorf("last step baseline %d, want Output.Baseline %d", s.Baseline, out.Baseline)
 		}
-		if i > 0 && s.Baseline != 0 {
+		if !last && s.Baseline != 0 {
 			t.Errorf("step %d baseline %d, want 0", i, s.Baseline)
 		}
 		if s.MemoryHits != len(in.Matches) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
@@ -175,9 +176,8 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 	batch := make([]openrecall.Result, 0, maxPersistBatch)
 	points := make([]*openrecall.CostPoint, 0, maxPersistBatch)
 	for {
-		// Wait for the next result in input order, then take every later
-		// one that is already finished, without waiting, up to the batch
-		// limit: the batch grows only when persisting is the bottleneck.
+		// Wait for the next result in input order, then take the later ones
+		// that finish within maxLinger, up to the batch limit.
 		out := lookahead
 		lookahead = nil
 		if out == nil {
@@ -193,8 +193,18 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 			return sum, ctx.Err()
 		}
 		batch, points = append(batch[:0], r), points[:0]
+		// Later results join the batch while it is young: each commit
+		// costs about as much as the rows it writes, so a batch lingers up
+		// to maxLinger for results about to finish (nothing is printed
+		// before its batch is committed, so this only delays output).
+		var linger <-chan time.Time
+		var timer *time.Timer
+		if w.batchSink() != nil {
+			timer = time.NewTimer(maxLinger)
+			linger = timer.C
+		}
 	gather:
-		for len(batch) < maxPersistBatch && w.batchSink() != nil {
+		for len(batch) < maxPersistBatch && linger != nil {
 			select {
 			case next, ok := <-pending:
 				if !ok {
@@ -203,13 +213,20 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 				select {
 				case r := <-next:
 					batch = append(batch, r)
-				default:
+				case <-linger:
 					lookahead = next
 					break gather
+				case <-ctx.Done():
+					return sum, ctx.Err()
 				}
-			default:
+			case <-linger:
 				break gather
+			case <-ctx.Done():
+				return sum, ctx.Err()
 			}
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		for i := range batch {
 			var point *openrecall.CostPoint
@@ -241,6 +258,10 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 // maxPersistBatch caps the results persisted in one transaction, and is the
 // least number of records read ahead.
 const maxPersistBatch = 64
+
+// maxLinger is how long a batch waits for more finished results before it
+// is persisted and printed.
+const maxLinger = 10 * time.Millisecond
 
 // BatchSink is a Sink that can persist several results, in input order, in
 // one go (one transaction per kind of record instead of one per result).

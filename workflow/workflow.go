@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -96,6 +97,28 @@ func New(cfg Config) (*Workflow, error) {
 		w.now = func() time.Time { return time.Now().UTC() }
 	}
 	return w, nil
+}
+
+// CacheReporter is satisfied by a Fingerprinter or Recaller that keeps a
+// cache and can say how it did (fingerprint.Extractor does).
+type CacheReporter interface {
+	CacheStats() string
+}
+
+// CacheStats describes the caches of the workflow's fingerprinter and memory,
+// such as "fingerprint 19355/20000 hits (96.8%)", joined by "; ", or "no
+// caches" when neither keeps one.
+func (w *Workflow) CacheStats() string {
+	var parts []string
+	for _, c := range []any{w.cfg.Fingerprinter, w.cfg.Memory} {
+		if r, ok := c.(CacheReporter); ok {
+			parts = append(parts, r.CacheStats())
+		}
+	}
+	if len(parts) == 0 {
+		return "no caches"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Mode returns the mode the workflow reports in every result.

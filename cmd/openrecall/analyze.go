@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -26,6 +27,12 @@ type analyzeOptions struct {
 	workers   int
 	budgetUSD float64
 	rules     string
+	// cpuProfile, when set, names a file for a CPU profile of the run (a
+	// hidden flag for make bench-analyze).
+	cpuProfile string
+	// cacheStats prints the run's cache hit rates on stderr (hidden, for
+	// make bench-analyze).
+	cacheStats bool
 }
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -60,7 +67,18 @@ summary goes to stderr.`,
 			if opts.budgetUSD < 0 {
 				return usageErr("--budget-usd %v: want a non-negative amount", opts.budgetUSD)
 			}
-			return analyzeRun(cmd.Context(), a, opts, cmd.Flags().Changed("budget-usd"))
+			if opts.cpuProfile == "" {
+				return analyzeRun(cmd.Context(), a, opts, cmd.Flags().Changed("budget-usd"))
+			}
+			stop, err := startCPUProfile(opts.cpuProfile)
+			if err != nil {
+				return err
+			}
+			runErr := analyzeRun(cmd.Context(), a, opts, cmd.Flags().Changed("budget-usd"))
+			if err := stop(); err != nil && runErr == nil {
+				return err
+			}
+			return runErr
 		},
 	}
 	f := cmd.Flags()
@@ -69,7 +87,40 @@ summary goes to stderr.`,
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	a.modelFlags.bind(f)
+	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	_ = f.MarkHidden("cpuprofile")
+	f.BoolVar(&opts.cacheStats, "cache-stats", false, "print the run's cache hit rates on stderr")
+	_ = f.MarkHidden("cache-stats")
 	return cmd
+}
+
+// recallCacheEntries bounds the recall cache of one analyze run (two
+// generations of this many keys, each a few incidents).
+const recallCacheEntries = 4096
+
+// recallRecheck is how often an analyze run asks SQLite whether another
+// process changed the memory (PRAGMA data_version).
+const recallRecheck = 5 * time.Millisecond
+
+// startCPUProfile starts a CPU profile written to path and returns the
+// function that stops it and closes the file.
+func startCPUProfile(path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close() // the start error says what went wrong
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // openInput opens FILE, or standard input for "" and "-".
@@ -107,6 +158,10 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 		return err
 	}
 	defer a.closeLogged("memory", st)
+	// The run's recalls repeat (a queue re-sends and re-fires the same
+	// rules): cache them for this run; any retain, here or (seen within
+	// recallRecheck) by another process, empties the cache.
+	st.EnableRecallCache(recallCacheEntries, recallRecheck)
 
 	var budget *routing.Budget
 	if b := cfg.Budget(); b > 0 {
@@ -138,6 +193,9 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	prog.clear()
 	if err := w.end(sum); err != nil && runErr == nil {
 		runErr = err
+	}
+	if opts.cacheStats {
+		defer fmt.Fprintf(a.errOut, "cache stats: %s\n", wf.CacheStats())
 	}
 	if runErr != nil {
 		printSummary(a.errOut, sum, budget)

@@ -20,7 +20,6 @@ import (
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/memory"
-	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
 	"github.com/openrecall/openrecall/workflow"
@@ -127,6 +126,8 @@ type app struct {
 	// newBatch names a run; nil means the time plus a random suffix, so two
 	// runs started in the same microsecond still get their own cost curves.
 	newBatch func() string
+	// modelFlags are the provider flags of analyze, eval and serve.
+	modelFlags modelFlags
 }
 
 func (a *app) batchName() string {
@@ -178,6 +179,9 @@ func (a *app) syncLogger() {
 func (a *app) config() (config.Config, error) {
 	cfg, err := config.Load(a.configPath)
 	if err != nil {
+		return config.Config{}, err
+	}
+	if err := a.modelFlags.apply(&cfg); err != nil {
 		return config.Config{}, err
 	}
 	return cfg, nil
@@ -269,13 +273,22 @@ func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extra
 	return fingerprint.New(rules)
 }
 
-// router builds the model cascade. The embedded provider is the deterministic
-// local analyst.
+// router builds the model cascade of the configured provider: the
+// deterministic local analyst, or models on an OpenAI-compatible server.
 func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router, openrecall.Mode, error) {
-	mode := openrecall.Mode{Memory: "sqlite", Model: "deterministic"}
+	cheap, strong, mode, err := a.models(cfg)
+	if err != nil {
+		return nil, mode, err
+	}
+	return newRouter(cfg, cheap, strong, budget, a.now, mode)
+}
+
+// newRouter builds a router over two tiers with the configuration's prices,
+// token limits and gate.
+func newRouter(cfg config.Config, cheap, strong routing.Model, budget *routing.Budget, now func() time.Time, mode openrecall.Mode) (*routing.Router, openrecall.Mode, error) {
 	r, err := routing.New(routing.Config{
-		Cheap:                    local.NewCheap(),
-		Strong:                   local.NewStrong(),
+		Cheap:                    cheap,
+		Strong:                   strong,
 		Prices:                   cfg.PriceTable(),
 		CheapMaxTokens:           cfg.Models.CheapMaxTokens,
 		StrongMaxTokens:          cfg.Models.StrongMaxTokens,
@@ -283,7 +296,7 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 		GateConfidence:           cfg.Triage.GateConfidence,
 		Vet:                      triage.Vet,
 		Budget:                   budget,
-		Now:                      a.now,
+		Now:                      now,
 	})
 	if err != nil {
 		return nil, mode, err

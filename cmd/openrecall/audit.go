@@ -163,7 +163,7 @@ func readCheckpoint(arg string) (*audit.Checkpoint, error) {
 
 // runAuditVerify is `audit verify`: exit 0 intact, 4 tampered, 1 when it
 // cannot verify (missing or wrong key, bad checkpoint, database error).
-func (a *app) runAuditVerify(ctx context.Context, checkpoint string) error {
+func (a *app) runAuditVerify(ctx context.Context, checkpoint, output string) error {
 	var cp *audit.Checkpoint
 	if checkpoint != "" {
 		var err error
@@ -180,15 +180,68 @@ func (a *app) runAuditVerify(ctx context.Context, checkpoint string) error {
 	if err != nil {
 		return err
 	}
+	if output != outputTable {
+		if err := writeJSON(a.out, output, verifyDoc(rep)); err != nil {
+			return err
+		}
+	}
 	if len(rep.Problems) == 0 {
-		fmt.Fprintf(a.out, "audit trail intact: %s\n", describeTrail(rep))
+		if output == outputTable {
+			fmt.Fprintf(a.out, "audit trail intact: %s\n", describeTrail(rep))
+		}
 		return nil
 	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
+	if output == outputTable {
+		for _, p := range rep.Problems {
+			fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
+		}
 	}
 	fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries and %d cost points\n", len(rep.Problems), rep.Entries, rep.Costs)
 	return &exitError{code: exitTampered}
+}
+
+// verifyReport is audit verify's result as JSON (-o json|jsonl).
+type verifyReport struct {
+	Intact            bool            `json:"intact"`
+	Entries           int64           `json:"entries"`
+	CostPoints        int64           `json:"cost_points"`
+	LegacyCostPoints  int64           `json:"legacy_cost_points"`
+	HeadSequence      int64           `json:"head_sequence"`
+	HeadHash          string          `json:"head_hash"`
+	UnkeyedThrough    int64           `json:"unkeyed_through"`
+	KeyID             string          `json:"key_id,omitempty"`
+	ExtendsCheckpoint bool            `json:"extends_checkpoint"`
+	Problems          []verifyProblem `json:"problems"`
+}
+
+// verifyProblem is one problem of a tampered trail, as JSON.
+type verifyProblem struct {
+	Chain      string `json:"chain"`
+	Sequence   int64  `json:"sequence"`
+	AnalysisID string `json:"analysis_id,omitempty"`
+	Step       string `json:"step,omitempty"`
+	Batch      string `json:"batch,omitempty"`
+	Index      int    `json:"index,omitempty"`
+	Kind       string `json:"kind"`
+	Problem    string `json:"problem"`
+}
+
+func verifyDoc(r audit.Report) verifyReport {
+	d := verifyReport{
+		Intact: len(r.Problems) == 0, Entries: r.Entries, CostPoints: r.Costs, LegacyCostPoints: r.LegacyCosts,
+		HeadSequence: r.State.HeadSeq, HeadHash: r.State.HeadHash, UnkeyedThrough: r.State.LegacyThrough,
+		KeyID: r.State.KeyID, ExtendsCheckpoint: r.Checkpoint && len(r.Problems) == 0,
+		Problems: []verifyProblem{},
+	}
+	for _, p := range r.Problems {
+		chain := p.Chain
+		if chain == "" {
+			chain = "audit"
+		}
+		d.Problems = append(d.Problems, verifyProblem{Chain: chain, Sequence: p.Sequence, AnalysisID: p.AnalysisID,
+			Step: p.Step, Batch: p.Batch, Index: p.Index, Kind: p.Kind, Problem: p.String()})
+	}
+	return d
 }
 
 // describeTrail sums up an intact trail on one line.
@@ -213,7 +266,7 @@ func describeTrail(r audit.Report) string {
 }
 
 func newAuditVerifyCmd(a *app) *cobra.Command {
-	var checkpoint string
+	var checkpoint, output string
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check the keyed hash chains: find any edited, deleted or reordered entry or cost point",
@@ -226,14 +279,19 @@ checkpoint: a cut tail, a head rolled back or a chain re-hashed from an earlier 
 Exit status 0: intact. 4: tampered (each problem names the entry or cost point). 1: could not
 verify (the key is missing or is not the trail's, the checkpoint is invalid, a database error).`,
 		Example: `  openrecall audit verify
+  openrecall audit verify -o json
   openrecall audit head > /secure/place/openrecall.checkpoint
   openrecall audit verify --checkpoint /secure/place/openrecall.checkpoint`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runAuditVerify(cmd.Context(), checkpoint)
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			return a.runAuditVerify(cmd.Context(), checkpoint, output)
 		},
 	}
 	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint value or file (from 'openrecall audit head') the trail must extend")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 

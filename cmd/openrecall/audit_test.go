@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -296,5 +297,32 @@ func TestAuditKeyFile(t *testing.T) {
 	}
 	if r := runCLI(t, "", "--db", db, "audit", "verify"); r.code != exitOK {
 		t.Errorf("key restored: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestAuditVerifyJSON: audit verify -o json is one document that says
+// whether the trail is intact, and names each problem of a tampered one
+// with the same exit status as the table output.
+func TestAuditVerifyJSON(t *testing.T) {
+	useTestKey(t)
+	db := analyzedDB(t)
+	decode := func(r runResult) verifyReport {
+		t.Helper()
+		var got verifyReport
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatalf("verify -o json: %v\n%s%s", err, r.stdout, r.stderr)
+		}
+		return got
+	}
+	r := runCLI(t, "", "--db", db, "audit", "verify", "-o", "json")
+	got := decode(r)
+	if r.code != exitOK || !got.Intact || got.Entries == 0 || got.CostPoints == 0 || got.KeyID == "" || len(got.Problems) != 0 {
+		t.Fatalf("intact trail: exit %d, %+v", r.code, got)
+	}
+	tamper(t, db, `UPDATE audit_entries SET reason = 'nothing to see' WHERE sequence = 5`)
+	r = runCLI(t, "", "--db", db, "audit", "verify", "-o", "json")
+	got = decode(r)
+	if r.code != exitTampered || got.Intact || len(got.Problems) == 0 || got.Problems[0].Sequence != 5 || got.Problems[0].Chain != "audit" {
+		t.Fatalf("edited entry 5: exit %d, %+v", r.code, got)
 	}
 }

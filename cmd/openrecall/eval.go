@@ -13,6 +13,7 @@ import (
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/eval"
 	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -81,6 +82,7 @@ first), 1 on a bad corpus or another failure, 2 on bad flags.`,
 	addOutputFlag(cmd, &opts.output)
 	f.BoolVar(&opts.modes, "modes", false, "run every memory backend × model mode and print one row per mode")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	a.modelFlags.bind(f)
 	cmd.AddCommand(newEvalGenCmd(a))
 	return cmd
 }
@@ -137,22 +139,56 @@ func evalRun(ctx context.Context, a *app, opts *evalOptions) error {
 	return nil
 }
 
-// evalModes returns the mode matrix, the embedded default first. A
-// quadrant that does not exist yet says why.
+// evalModes returns the mode matrix, the configured provider's mode first.
+// The fake row runs the openai provider against the in-process fake server
+// and is labelled fake, never live (§10: the mode never lies). The live row
+// runs only on a server the user named with --provider openai: eval never
+// spends money on its own. A quadrant that does not exist yet says why.
 func (a *app) evalModes(cfg config.Config, opts *evalOptions) []eval.ModeSpec {
-	const (
-		noShared = "no shared memory backend exists yet (DESIGN §5: it comes later behind the same interface)"
-		noLive   = "no live model provider is built into this binary yet: the configured provider %q is the deterministic local analyst"
-	)
-	live := fmt.Sprintf(noLive, cfg.Models.Provider)
-	return []eval.ModeSpec{
-		{
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"},
-			Open: func(ctx context.Context) (eval.Pipeline, error) { return a.evalPipeline(ctx, cfg, opts) },
+	const noShared = "no shared memory backend exists yet (DESIGN §5: it comes later behind the same interface)"
+	det := eval.ModeSpec{
+		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"},
+		Open: func(ctx context.Context) (eval.Pipeline, error) {
+			local := cfg
+			local.Models = defaultModels(cfg.Models)
+			return a.evalPipeline(ctx, local, opts, noRelease(a.router))
 		},
-		{Mode: openrecall.Mode{Memory: "sqlite", Model: "live"}, Unavailable: live},
-		{Mode: openrecall.Mode{Memory: "shared", Model: "deterministic"}, Unavailable: noShared},
-		{Mode: openrecall.Mode{Memory: "shared", Model: "live"}, Unavailable: noShared + "; " + live},
+	}
+	fakeRow := eval.ModeSpec{
+		Mode: openrecall.Mode{Memory: "sqlite", Model: "fake"},
+		Open: func(ctx context.Context) (eval.Pipeline, error) {
+			return a.evalPipeline(ctx, cfg, opts, fakeRouter(a.now))
+		},
+	}
+	live := eval.ModeSpec{
+		Mode:        openrecall.Mode{Memory: "sqlite", Model: "live"},
+		Unavailable: "no live server named: eval calls one only with --provider openai (and --base-url, --cheap-model, --strong-model or the config's models keys)",
+	}
+	specs := []eval.ModeSpec{det, fakeRow, live}
+	if cfg.Models.Provider == config.ProviderOpenAI {
+		live = eval.ModeSpec{
+			Mode: liveMode(cfg.Models.BaseURL),
+			Open: func(ctx context.Context) (eval.Pipeline, error) {
+				return a.evalPipeline(ctx, cfg, opts, noRelease(a.router))
+			},
+		}
+		specs = []eval.ModeSpec{live, det, fakeRow}
+	}
+	return append(specs,
+		eval.ModeSpec{Mode: openrecall.Mode{Memory: "shared", Model: "deterministic"}, Unavailable: noShared},
+		eval.ModeSpec{Mode: openrecall.Mode{Memory: "shared", Model: "live"}, Unavailable: noShared},
+	)
+}
+
+// routerMaker builds a mode's router and a function that releases what it
+// started (nil when nothing).
+type routerMaker func(cfg config.Config, budget *routing.Budget) (*routing.Router, openrecall.Mode, func(), error)
+
+// noRelease adapts a router builder that starts nothing.
+func noRelease(f func(config.Config, *routing.Budget) (*routing.Router, openrecall.Mode, error)) routerMaker {
+	return func(cfg config.Config, b *routing.Budget) (*routing.Router, openrecall.Mode, func(), error) {
+		r, m, err := f(cfg, b)
+		return r, m, nil, err
 	}
 }
 
@@ -160,24 +196,29 @@ func (a *app) evalModes(cfg config.Config, opts *evalOptions) []eval.ModeSpec {
 // temporary directory, removed on Close. Nothing is persisted besides the
 // analyst's retains: the eval's audit trail and cost curve would only fill
 // the temporary file.
-func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOptions) (eval.Pipeline, error) {
+func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOptions, mk routerMaker) (eval.Pipeline, error) {
 	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
 		return eval.Pipeline{}, err
 	}
-	r, mode, err := a.router(cfg, nil)
+	r, mode, release, err := mk(cfg, nil)
 	if err != nil {
 		return eval.Pipeline{}, err
 	}
+	if release == nil {
+		release = func() {}
+	}
 	dir, err := os.MkdirTemp("", "openrecall-eval-")
 	if err != nil {
+		release()
 		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", err)
 	}
 	st, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Logger: a.log, Now: a.now})
 	if err != nil {
+		release()
 		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, os.RemoveAll(dir)))
 	}
-	closeAll := func() error { return errors.Join(st.Close(), os.RemoveAll(dir)) }
+	closeAll := func() error { release(); return errors.Join(st.Close(), os.RemoveAll(dir)) }
 	wc := workflow.Config{
 		Fingerprinter: ex,
 		Memory:        st,

@@ -110,10 +110,24 @@ func TestEvalGenThenCorpus(t *testing.T) {
 	if replayed.Report.Overall != generated.Report.Overall {
 		t.Errorf("replaying the written corpus changed the figures:\n%+v\n%+v", replayed.Report.Overall, generated.Report.Overall)
 	}
-	if len(replayed.Modes) != 4 {
-		t.Fatalf("%d mode rows, want 4", len(replayed.Modes))
+	if len(replayed.Modes) != 5 {
+		t.Fatalf("%d mode rows, want 5", len(replayed.Modes))
 	}
-	for _, m := range replayed.Modes[1:] {
+	// The fake row is the openai provider over HTTP against the in-process
+	// fake, which answers as the local analyst does (and rate-limits one
+	// request in ten): the same decisions, labelled fake, never live.
+	det, fk := replayed.Modes[0], replayed.Modes[1]
+	if fk.Mode.Model != "fake" || !fk.Ran || fk.Report == nil {
+		t.Fatalf("second row %+v: want the fake row, run", fk)
+	}
+	d, f := det.Report.Overall, fk.Report.Overall
+	if d.Correct != f.Correct || d.Escalated != f.Escalated || d.EligibleBypassed != f.EligibleBypassed || d.Missed != f.Missed {
+		t.Errorf("the fake row decided otherwise than the local analyst it serves:\n%+v\n%+v", d, f)
+	}
+	if f.LiveCalls == 0 || d.LiveCalls != 0 || f.CheapCalls+f.StrongCalls <= d.CheapCalls+d.StrongCalls {
+		t.Errorf("calls: want requests (and their retried attempts) only in the fake row: deterministic %+v, fake %+v", d, f)
+	}
+	for _, m := range replayed.Modes[2:] {
 		if m.Ran || m.Reason == "" {
 			t.Errorf("mode %s: ran=%v reason=%q; a missing quadrant must say why", m.Mode, m.Ran, m.Reason)
 		}

@@ -42,7 +42,8 @@ OPENRECALL_RETAIN_TOKEN and OPENRECALL_READ_TOKEN. Without a token the server li
 only. SIGTERM stops accepting, lets in-flight analyses finish and exits 0; waiting deliveries stay
 in the inbox for the next start.`,
 		Example: `  OPENRECALL_INGEST_TOKEN=s3cret openrecall serve --listen 0.0.0.0:9555
-  openrecall serve --shadow        # propose and audit, never bypass`,
+  openrecall serve --shadow        # propose and audit, never bypass
+  openrecall serve --provider openai --base-url http://127.0.0.1:11434/v1 --cheap-model llama3.1:8b --strong-model qwen2.5:32b`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("workers") && opts.workers < 1 {
@@ -67,6 +68,7 @@ in the inbox for the next start.`,
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
 	f.BoolVar(&opts.shadow, "shadow", false, "propose and audit, but never bypass the model (measure agreement before trusting memory)")
 	f.IntVar(&opts.workers, "workers", 0, "deliveries analysed concurrently (default: the config's server.workers)")
+	a.modelFlags.bind(f)
 	return cmd
 }
 

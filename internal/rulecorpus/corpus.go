@@ -249,3 +249,34 @@ func mapText(labels map[string]string) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// WriteQueue writes a queue of n Alertmanager webhooks to w, one JSON line
+// each holding one alert: firing i of rule i mod len(rules), so every rule
+// fires in turn and every firing has its own instance and value (the fixed
+// corpus queue of make bench-analyze).
+func WriteQueue(w io.Writer, rules []Rule, n int) error {
+	if len(rules) == 0 {
+		return errors.New("rule corpus queue: no rules")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for i := range n {
+		line, err := Webhook(Alert(rules[i%len(rules)], Firing{N: i}))
+		if err != nil {
+			return fmt.Errorf("rule corpus queue: firing %d: %w", i, err)
+		}
+		if _, err := bw.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// LoadNear finds the corpus above dir (Path) and reads it (Load); an error
+// wraps ErrAbsent when there is none.
+func LoadNear(dir string) ([]Rule, error) {
+	path, err := Path(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path)
+}

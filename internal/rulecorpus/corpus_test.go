@@ -1,6 +1,7 @@
 package rulecorpus
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -74,5 +75,41 @@ func TestCorpusRendersEveryRule(t *testing.T) {
 				t.Errorf("rule %s: annotation %s left a template action: %q", r.Alert, k, v)
 			}
 		}
+	}
+}
+
+// TestWriteQueue checks the fixed bench queue: one webhook per line, rules
+// in turn, every firing with its own instance.
+func TestWriteQueue(t *testing.T) {
+	rules := []Rule{{Alert: "A", Exporter: "x", Summary: "s {{ $value }}"}, {Alert: "B", Exporter: "y"}}
+	var buf bytes.Buffer
+	if err := WriteQueue(&buf, rules, 5); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 5", len(lines))
+	}
+	seen := map[string]bool{}
+	for i, l := range lines {
+		var wh struct {
+			Alerts []struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"alerts"`
+		}
+		if err := json.Unmarshal([]byte(l), &wh); err != nil || len(wh.Alerts) != 1 {
+			t.Fatalf("line %d: %v, %d alerts", i+1, err, len(wh.Alerts))
+		}
+		lb := wh.Alerts[0].Labels
+		if want := rules[i%2].Alert; lb["alertname"] != want {
+			t.Errorf("line %d: alertname %q, want %q", i+1, lb["alertname"], want)
+		}
+		if seen[lb["instance"]] {
+			t.Errorf("line %d: instance %q repeats", i+1, lb["instance"])
+		}
+		seen[lb["instance"]] = true
+	}
+	if err := WriteQueue(&buf, nil, 1); err == nil {
+		t.Error("WriteQueue with no rules: no error")
 	}
 }

@@ -292,3 +292,27 @@ func TestNames(t *testing.T) {
 	var _ routing.Model = local.NewCheap()
 	var _ routing.PricedModel = local.NewStrong()
 }
+
+// BenchmarkComplete answers the golden cases' prompts in turn, as the router
+// asks (the answer decoded by the gate's parser, which every answer must
+// pass), with allocations reported.
+func BenchmarkComplete(b *testing.B) {
+	cs := cases()
+	reqs := make([]routing.Request, len(cs))
+	for i, c := range cs {
+		reqs[i] = routing.BuildPrompt(c.in)
+		reqs[i].MaxTokens = 800
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		c := cs[i%len(cs)]
+		resp, err := c.model.Complete(ctx, reqs[i%len(cs)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := routing.ParseAnalysis(resp.Text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package local
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	openrecall "github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/routing"
@@ -422,22 +424,47 @@ const (
 	maxNext       = 3
 )
 
+// templates memoizes the advice templates by kind and name: they are
+// immutable once built and every answer asks for two or three of them. At
+// most maxMemo are kept (names come from closed vocabularies; a case file
+// naming others builds them afresh).
+var templates sync.Map
+
+const maxMemo = 512
+
+var memoCount atomic.Int64
+
+// memo returns build(name), built once per kind and name.
+func memo(kind, name string, build func(string) template) template {
+	key := kind + "\x00" + name
+	if t, ok := templates.Load(key); ok {
+		return t.(template)
+	}
+	t := build(name)
+	if memoCount.Load() < maxMemo {
+		if _, loaded := templates.LoadOrStore(key, t); !loaded {
+			memoCount.Add(1)
+		}
+	}
+	return t
+}
+
 // plan builds the advice of one case: attack, error class and dependency
 // templates in that order, capped per list, without the items a recalled dead
 // end covers.
 func plan(c routing.CaseFile, fp openrecall.Fingerprint) advice {
 	var tpls []template
 	if fp.HasAttack() {
-		tpls = append(tpls, attackTemplate(fp.AttackPattern))
+		tpls = append(tpls, memo("attack", fp.AttackPattern, attackTemplate))
 	}
-	tpls = append(tpls, errorTemplate(fp.ErrorClass), dependencyTemplate(fp.DependencyPattern))
+	tpls = append(tpls, memo("error", fp.ErrorClass, errorTemplate), memo("dependency", fp.DependencyPattern, dependencyTemplate))
 	var deadEnds []string
 	for _, m := range c.Memories {
 		for _, d := range m.DeadEnds {
 			deadEnds = append(deadEnds, openrecall.CanonicalText(d))
 		}
 	}
-	fill := placeholders(c)
+	var fill *strings.Replacer
 	var adv advice
 	seen := map[string]bool{}
 	add := func(dst *[]string, items []item, limit int) {
@@ -445,7 +472,13 @@ func plan(c routing.CaseFile, fp openrecall.Fingerprint) advice {
 			if len(*dst) >= limit || covered(x, deadEnds) {
 				continue
 			}
-			text := fill.Replace(x.text)
+			text := x.text
+			if strings.IndexByte(text, '{') >= 0 {
+				if fill == nil {
+					fill = placeholders(c)
+				}
+				text = fill.Replace(text)
+			}
 			if seen[text] {
 				continue
 			}
@@ -461,7 +494,7 @@ func plan(c routing.CaseFile, fp openrecall.Fingerprint) advice {
 	// Dead ends may cover most of a template: fall back on the generic
 	// advice so every answer keeps two hypotheses and two commands where
 	// the generic advice still has uncovered ones.
-	generic := errorTemplate("")
+	generic := memo("error", "", errorTemplate)
 	if len(adv.hypotheses) < 2 {
 		add(&adv.hypotheses, generic.hypotheses, 2)
 	}

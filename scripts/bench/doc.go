@@ -1,13 +1,16 @@
 // Command bench measures the throughput of `openrecall analyze` on a large
-// generated queue and compares it with merely reading and JSON-decoding the
-// same file:
+// queue and compares it with merely reading and JSON-decoding the same file:
 //
-//	go run ./scripts/bench -bin ./bin/openrecall -n 100000
+//	go run ./scripts/bench -bin ./bin/openrecall -n 20000
 //
-// It writes a queue of n alerts (package queuegen: mixed formats and
-// families, re-sent alerts, attacks; deterministic from -seed) and its seed
-// file into a temporary directory, seeds one database with
-// `openrecall memory seed`, and then, for each -workers count, copies that
+// It writes a queue of n alerts into a temporary directory: by default
+// (-queue corpus) the fixed queue of the shared rule corpus rendered as
+// Alertmanager webhooks by package rulecorpus, firing i of rule i mod the
+// rule count, each firing with its own instance and value; with -queue
+// generated, package queuegen's mix of formats and families, re-sent alerts
+// and attacks (deterministic from -seed). It writes queuegen's seed file
+// (the analysts' decisions), seeds one database with `openrecall memory
+// seed`, and then, for each -workers count, copies that
 // database and times
 //
 //	openrecall --db COPY analyze --output jsonl --workers N QUEUE > /dev/null
@@ -19,7 +22,11 @@
 // runs -repeat times after one warm-up read and the fastest run counts.
 //
 // It prints one table row per run: records, seconds, alerts per second, peak
-// RSS in MiB, CPU seconds, and the run's time as a multiple of each baseline.
+// RSS in MiB, CPU seconds, CPU microseconds per alert, and the run's wall
+// time (and CPU time, against the JSON baseline) as a multiple of each
+// baseline; then each run's cache statistics (analyze --cache-stats) and,
+// with -profile (the default), the top entries of a CPU profile of the first
+// run (analyze --cpuprofile, read with go tool pprof).
 // It exits 1 when a run fails or analyses fewer records than it generated, 2
 // on bad flags.
 package main

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/rulecorpus"
 	"github.com/openrecall/openrecall/scripts/bench/queuegen"
 )
 
@@ -35,6 +36,9 @@ func main() {
 // options are the benchmark's flags.
 type options struct {
 	bin     string
+	queue   string // "corpus" or "generated"
+	corpus  string // the rule corpus file; "" finds it above the working directory
+	profile bool   // write a CPU profile of the first run and print its top entries
 	n       int
 	seed    int64
 	workers []int
@@ -51,6 +55,15 @@ type row struct {
 	elapsed  time.Duration
 	rssBytes int64         // peak resident set size; 0 when not measured
 	cpu      time.Duration // user + system CPU time; 0 when not measured
+	stats    string        // the run's cache statistics line, if it printed one
+}
+
+// cpuPerAlert returns the CPU time per record in microseconds.
+func (r row) cpuPerAlert() float64 {
+	if r.records == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.records)
 }
 
 func (r row) perSecond() float64 {
@@ -78,7 +91,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&opts.bin, "bin", "./bin/openrecall", "openrecall binary to time")
-	fs.IntVar(&opts.n, "n", 100000, "alerts in the generated queue")
+	fs.StringVar(&opts.queue, "queue", "corpus", "queue: corpus (the rule corpus rendered as Alertmanager webhooks) or generated (queuegen's mixed queue)")
+	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: shared/corpus/prometheus-rules/rules.jsonl above the working directory)")
+	fs.BoolVar(&opts.profile, "profile", true, "profile the first analyze run (--cpuprofile) and print the profile's top entries")
+	fs.IntVar(&opts.n, "n", 20000, "alerts in the queue")
 	fs.Int64Var(&opts.seed, "seed", 1, "generator seed (same seed, same queue)")
 	fs.StringVar(&workers, "workers", "1,2", "comma-separated --workers values, one timed run each")
 	fs.IntVar(&opts.repeat, "repeat", 3, "timed repetitions of each in-process baseline (the fastest counts)")
@@ -98,6 +114,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if opts.n < 1 {
 		return fail("-n %d: want at least 1", opts.n)
+	}
+	if opts.queue != "corpus" && opts.queue != "generated" {
+		return fail("-queue %q: want corpus or generated", opts.queue)
 	}
 	if opts.repeat < 1 {
 		return fail("-repeat %d: want at least 1", opts.repeat)
@@ -136,11 +155,19 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	}
 
 	queue := filepath.Join(dir, "queue.jsonl")
-	counts, size, err := writeQueue(queue, opts.n, opts.seed)
-	if err != nil {
-		return fmt.Errorf("generate queue: %w", err)
+	if opts.queue == "corpus" {
+		size, rules, err := writeCorpusQueue(queue, opts.corpus, opts.n)
+		if err != nil {
+			return fmt.Errorf("corpus queue: %w", err)
+		}
+		fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%d rules of the corpus in turn)\n", queue, opts.n, float64(size)/(1<<20), rules)
+	} else {
+		counts, size, err := writeQueue(queue, opts.n, opts.seed)
+		if err != nil {
+			return fmt.Errorf("generate queue: %w", err)
+		}
+		fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%s)\n", queue, opts.n, float64(size)/(1<<20), countsString(counts))
 	}
-	fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%s)\n", queue, opts.n, float64(size)/(1<<20), countsString(counts))
 
 	seedDB := filepath.Join(dir, "seeded.db")
 	if err := seedDatabase(ctx, bin, dir, seedDB, opts.seed, stderr); err != nil {
@@ -163,12 +190,20 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	}
 	rows = append(rows, jsonRow, intakeRow)
 
-	for _, w := range opts.workers {
+	profile := ""
+	if opts.profile {
+		profile = filepath.Join(dir, "analyze.cpu.pprof")
+	}
+	for i, w := range opts.workers {
 		db := filepath.Join(dir, fmt.Sprintf("run-workers-%d.db", w))
 		if err := copyDatabase(seedDB, db); err != nil {
 			return err
 		}
-		r, err := timeAnalyze(ctx, bin, db, queue, w, opts.timeout)
+		prof := ""
+		if i == 0 {
+			prof = profile
+		}
+		r, err := timeAnalyze(ctx, bin, db, queue, w, opts.timeout, prof)
 		if err != nil {
 			return err
 		}
@@ -178,9 +213,71 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		rows = append(rows, r)
 		fmt.Fprintf(stderr, "bench: %s: %.1fs\n", r.name, r.elapsed.Seconds())
 	}
-	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts, seed %d, %s/%s, GOMAXPROCS %d\n",
-		opts.n, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-	return printTable(stdout, rows, jsonRow, intakeRow)
+	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts (%s queue), seed %d, %s/%s, GOMAXPROCS %d\n",
+		opts.n, opts.queue, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	if err := printTable(stdout, rows, jsonRow, intakeRow); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.stats != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", r.name, r.stats)
+		}
+	}
+	if profile != "" {
+		top, err := profileTop(ctx, bin, profile)
+		if err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+		fmt.Fprintf(stdout, "\nCPU profile of %s (%s), top entries:\n%s\n", rows[2].name, profile, top)
+	}
+	return nil
+}
+
+// writeCorpusQueue writes the fixed corpus queue: n Alertmanager webhooks
+// rendered by package rulecorpus from the rule corpus, firing i of rule i
+// mod the number of rules. It returns the file size and the rule count.
+func writeCorpusQueue(path, corpus string, n int) (int64, int, error) {
+	var rules []rulecorpus.Rule
+	var err error
+	if corpus == "" {
+		rules, err = rulecorpus.LoadNear(".")
+	} else {
+		rules, err = rulecorpus.Load(corpus)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = rulecorpus.WriteQueue(f, rules, n)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Size(), len(rules), nil
+}
+
+// profileTop returns the top entries of a CPU profile, flat and cumulative,
+// as go tool pprof prints them.
+func profileTop(ctx context.Context, bin, profile string) (string, error) {
+	var out strings.Builder
+	for _, args := range [][]string{{"-top", "-nodecount=25"}, {"-top", "-cum", "-nodecount=25"}} {
+		cmd := exec.CommandContext(ctx, "go", append(append([]string{"tool", "pprof"}, args...), bin, profile)...)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go tool pprof: %w: %s", err, tail(string(b), 400))
+		}
+		out.Write(b)
+	}
+	return out.String(), nil
 }
 
 func countsString(c queuegen.Counts) string {
@@ -263,12 +360,18 @@ func copyDatabase(src, dst string) error {
 	return nil
 }
 
-var recordsLine = regexp.MustCompile(`(?m)^\s*records\s+(\d+):`)
+var (
+	recordsLine = regexp.MustCompile(`(?m)^\s*records\s+(\d+):`)
+	statsLine   = regexp.MustCompile(`(?m)^cache stats: (.*)$`)
+)
 
 // timeAnalyze runs analyze once with stdout discarded and returns its wall
 // time, peak RSS and CPU time. The record count comes from the summary the
 // command prints on stderr.
-func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration) (row, error) {
+//
+// With profile set, the run also writes a CPU profile there and prints its
+// cache statistics, which the row keeps.
+func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration, profile string) (row, error) {
 	name := fmt.Sprintf("analyze --workers %d", workers)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -278,7 +381,11 @@ func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeou
 	}
 	defer func() { _ = devNull.Close() }()
 	var errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "--db", db, "analyze", "--output", "jsonl", "--workers", strconv.Itoa(workers), queue)
+	args := []string{"--db", db, "analyze", "--output", "jsonl", "--workers", strconv.Itoa(workers), "--cache-stats"}
+	if profile != "" {
+		args = append(args, "--cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, queue)...)
 	cmd.Stdout = devNull
 	cmd.Stderr = &errOut
 	start := time.Now()
@@ -293,6 +400,9 @@ func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeou
 		return row{}, fmt.Errorf("%s: no records line in the summary: %s", name, tail(errOut.String(), 800))
 	}
 	r.records, _ = strconv.Atoi(m[1])
+	if m := statsLine.FindStringSubmatch(errOut.String()); m != nil {
+		r.stats = m[1]
+	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rssBytes = maxRSSBytes(ru.Maxrss)
 		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -402,16 +512,24 @@ func readIntake(path string) (int, error) {
 
 func printTable(w io.Writer, rows []row, jsonRow, intakeRow row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\trecords\tseconds\talerts/s\tpeak RSS MiB\tCPU s\tx json\tx intake\t")
+	fmt.Fprintln(tw, "run\trecords\tseconds\talerts/s\tpeak RSS MiB\tCPU s\tCPU µs/alert\tx json\tx json CPU\tx intake\t")
 	for _, r := range rows {
 		rss := "-"
 		if r.rssBytes > 0 {
 			rss = fmt.Sprintf("%.1f", float64(r.rssBytes)/(1<<20))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%s\t%.2f\t%s\t%s\t\n", r.name, r.records, r.elapsed.Seconds(), r.perSecond(),
-			rss, r.cpu.Seconds(), ratio(r, jsonRow), ratio(r, intakeRow))
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t\n", r.name, r.records, r.elapsed.Seconds(), r.perSecond(),
+			rss, r.cpu.Seconds(), r.cpuPerAlert(), ratio(r, jsonRow), cpuRatio(r, jsonRow), ratio(r, intakeRow))
 	}
 	return tw.Flush()
+}
+
+// cpuRatio returns how many times more CPU r used than base.
+func cpuRatio(r, base row) string {
+	if base.cpu <= 0 || r.cpu <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", r.cpu.Seconds()/base.cpu.Seconds())
 }
 
 // ratio returns how many times longer r took than base.

@@ -18,11 +18,12 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", n: 100000, seed: 1, workers: []int{1, 2}, repeat: 3, timeout: 30 * time.Minute}},
-		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, timeout: 30 * time.Minute}},
+		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{1, 2}, repeat: 3, timeout: 30 * time.Minute}},
+		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, timeout: 30 * time.Minute}},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
 		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},
 		{name: "no alerts", args: []string{"-n", "0"}, wantErr: true},
+		{name: "unknown queue", args: []string{"-queue", "mine"}, wantErr: true},
 		{name: "stray argument", args: []string{"queue.jsonl"}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -102,7 +103,7 @@ func TestTableRatios(t *testing.T) {
 		t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), b.String())
 	}
 	got := strings.Fields(lines[3])
-	want := []string{"analyze", "--workers", "1", "1000", "2.000", "500", "21.0", "1.90", "20.0", "8.0"}
+	want := []string{"analyze", "--workers", "1", "1000", "2.000", "500", "21.0", "1.90", "1900.0", "20.0", "-", "8.0"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("analyze row (-want +got):\n%s", diff)
 	}

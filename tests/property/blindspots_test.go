@@ -39,21 +39,21 @@ func designBenign(d string) bool {
 func blindSpotProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
-		pbt.ForAll("P35_quality_gate",
+		pbt.ForAll("P37_quality_gate",
 			"Quality gate (DESIGN §7): a model answer is accepted only when it is one JSON object of the analysis schema, its decision is in the closed set, the guard accepts it (no benign verdict on an attack), every cited memory was recalled and its confidence is in [0.60, 1]; every other answer escalates the alert to a person, with no second model call; a call never costs more than its worst case (the completion capped at 400 cheap or 800 strong tokens), priced by the price table.",
 			"GateCaseGen", gen.GateCaseGen(), checkGate,
 			pbt.Pin("a confidence just under the gate", gen.GateCase{Memories: 3, Confidence: 1}),
 			pbt.Pin("a citation of a memory that was never recalled", gen.GateCase{Memories: 3, Cite: 3}),
 			pbt.Pin("a benign verdict on an attack", gen.GateCase{Memories: 3, Attack: true}),
 			pbt.Classify(func(c gen.GateCase) []string {
-				l := []string{"shape " + gen.AnswerShapes()[c.Shape]}
+				l := []string{"shape " + gen.GateShapes()[c.Shape]}
 				if gateWants(c) {
 					l = append(l, "an answer that passes")
 				}
 				if !c.Attack && c.Memories > 0 {
 					l = append(l, "cheap tier")
 				}
-				if c.Attack && designBenign(gen.AnswerDecisions()[c.Decision]) {
+				if c.Attack && designBenign(gen.GateDecisions()[c.Decision]) {
 					l = append(l, "benign verdict on an attack")
 				}
 				return l
@@ -61,7 +61,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Cover("an answer that passes", 5), pbt.Cover("cheap tier", 30), pbt.Cover("shape huge", 2),
 			pbt.Cover("shape invalid JSON", 2), pbt.Cover("shape unknown field", 2), pbt.Cover("benign verdict on an attack", 3),
 		),
-		pbt.ForAll("P36_budget_refusal_escalates",
+		pbt.ForAll("P38_budget_refusal_escalates",
 			"Budget (DESIGN §7): an alert whose model call was not made for the run budget ends escalated to a person without analysis: no benign decision (even when memory proposed one), no bypass, cost 0 and baseline 0, so it never counts as a saving; with a budget of one nano-dollar every model call is refused.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
@@ -95,7 +95,7 @@ func blindSpotProperties() []pbt.Property {
 			pbt.Classify(classifyRun),
 			pbt.Cover("budget exhausted", 5), pbt.Cover("a budget skip of an alert memory calls benign", 3),
 		),
-		pbt.ForAll("P37_savings_percent",
+		pbt.ForAll("P39_savings_percent",
 			"Savings percentage (DESIGN §7, §8): the cost curve's summary states savings as exactly 100 × (Σ baseline − Σ cost) / Σ analysed baseline, 0 when nothing was analysed.",
 			"CostCurveGen", gen.CostCurveGen(), func(steps []gen.CostStep) error {
 				points := curve(steps)
@@ -119,7 +119,7 @@ func blindSpotProperties() []pbt.Property {
 			},
 			pbt.Pin("one third saved", []gen.CostStep{{Cost: 2, Extra: 1}}),
 		),
-		pbt.ForAll("P39_audit_splice_detected",
+		pbt.ForAll("P41_audit_splice_detected",
 			"Audit (DESIGN §9): an entry replaced by the entry of the same sequence from another trail sealed with the same key (a copy from another database sharing the key file: its own hash is valid) fails verify; the other trail alone verifies.",
 			"AuditSpliceGen", gen.AuditSpliceGen(), checkAuditSplice,
 			pbt.Pin("a middle entry spliced from a trail that differs from its start", gen.AuditSplice{N: 3, From: 0, I: 1}),
@@ -135,7 +135,7 @@ func blindSpotProperties() []pbt.Property {
 			}),
 			pbt.Cover("inner entry spliced", 10),
 		),
-		pbt.ForAll("P38_bypass_threshold_every_count",
+		pbt.ForAll("P40_bypass_threshold_every_count",
 			"Threshold liveness and safety at every count (DESIGN §6, thresholds as literals 0.85/0.90/0.85): n unanimous benign strong memories of the alert's severity bypass a non-attack alert if and only if n ≥ 5 (so n−1 = 4 never does); with dissent, scores at the strong threshold, attack patterns and every alert and memory severity, the guard agrees with a reference guard written from DESIGN (clause e: unknown alert as critical, unknown memory as medium, an unknown alert covered by memories all of unknown severity).",
 			"ThresholdCaseGen", gen.ThresholdCaseGen(), checkThreshold,
 			pbt.Pin("four unanimous memories, one short", gen.ThresholdCase{N: 4, Decision: 2}),
@@ -164,16 +164,16 @@ func blindSpotProperties() []pbt.Property {
 
 // gateWants is the gate's expected ruling, from the case alone.
 func gateWants(c gen.GateCase) bool {
-	shape := gen.AnswerShapes()[c.Shape]
-	d := gen.AnswerDecisions()[c.Decision]
-	conf := gen.AnswerConfidences()[c.Confidence]
+	shape := gen.GateShapes()[c.Shape]
+	d := gen.GateDecisions()[c.Decision]
+	conf := gen.GateConfidences()[c.Confidence]
 	if shape != "clean" && shape != "huge" {
 		return false
 	}
 	if !designDecisions[d] || c.Attack && designBenign(d) {
 		return false
 	}
-	for _, id := range gen.AnswerCitations()[c.Cite] {
+	for _, id := range gen.GateCitations()[c.Cite] {
 		if !strings.HasPrefix(id, "inc_") || id == "inc_404" || id == "inc_999" {
 			return false
 		}
@@ -240,8 +240,8 @@ func checkGate(c gen.GateCase) error {
 	switch {
 	case want != accepted:
 		return fmt.Errorf("gate: answer %.120q ruled %s (%s), want accepted=%v", text, s.Outcome, s.EscalationReason, want)
-	case accepted && string(out.Decision) != gen.AnswerDecisions()[c.Decision]:
-		return fmt.Errorf("accepted: decision %q, the model proposed %q", out.Decision, gen.AnswerDecisions()[c.Decision])
+	case accepted && string(out.Decision) != gen.GateDecisions()[c.Decision]:
+		return fmt.Errorf("accepted: decision %q, the model proposed %q", out.Decision, gen.GateDecisions()[c.Decision])
 	case !accepted && (out.Decision != openrecall.DecisionEscalated || s.EscalationReason == "" || out.Bypassed):
 		return fmt.Errorf("rejected: %q ended %q (reason %q), want escalated to a person", text[:min(len(text), 120)], out.Decision, s.EscalationReason)
 	case !accepted && out.Analysis != nil && out.Analysis.Decision != openrecall.DecisionEscalated:

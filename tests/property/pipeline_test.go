@@ -139,23 +139,8 @@ func pipelineProperties() []pbt.Property {
 					return err
 				}
 				for _, r := range out.results {
-					if len(r.Steps) == 0 {
-						return fmt.Errorf("steps: %s (%s) has no route step", r.Position, r.Outcome)
-					}
-					if len(r.Audit) != len(r.Steps) {
-						return fmt.Errorf("count: %s (%s): %d audit entries for %d steps", r.Position, r.Outcome, len(r.Audit), len(r.Steps))
-					}
-					for i, s := range r.Steps {
-						e := r.Audit[i]
-						want := openrecall.AuditEntry{Step: s.Step, StepIndex: i, Model: s.Model, Tier: s.Tier, Outcome: s.Outcome, Reason: s.Reason,
-							Live: s.Live, Skipped: s.Skipped, Cost: s.Cost, Baseline: s.Baseline, Savings: s.Baseline - s.Cost,
-							AlertID: r.Alert.ID, AnalysisID: r.AnalysisID, ProposedDecision: s.Proposed, EscalationReason: s.EscalationReason}
-						got := openrecall.AuditEntry{Step: e.Step, StepIndex: e.StepIndex, Model: e.Model, Tier: e.Tier, Outcome: e.Outcome, Reason: e.Reason,
-							Live: e.Live, Skipped: e.Skipped, Cost: e.Cost, Baseline: e.Baseline, Savings: e.Savings,
-							AlertID: e.AlertID, AnalysisID: e.AnalysisID, ProposedDecision: e.ProposedDecision, EscalationReason: e.EscalationReason}
-						if diff := cmp.Diff(want, got); diff != "" {
-							return fmt.Errorf("order: %s step %d and its audit entry differ (-step +audit):\n%s", r.Position, i, diff)
-						}
+					if err := auditParity(r); err != nil {
+						return err
 					}
 				}
 				return nil
@@ -307,10 +292,13 @@ func checkHonestSavings(out runOut) error {
 			if s.Step != openrecall.StepAnalysis || s.Skipped {
 				continue
 			}
-			calls = append(calls, s)
 			if err := checkHandPrice(r.Position.String(), s); err != nil {
 				return err
 			}
+			if s.Outcome == openrecall.OutcomeRetried {
+				continue // an attempt of a live call that was retried: part of the next step's call
+			}
+			calls = append(calls, s)
 		}
 		if len(calls) > 1 {
 			return fmt.Errorf("confirmer: %s made %d model calls; the strong model never follows the cheap one", r.Position, len(calls))
@@ -328,7 +316,14 @@ func checkHonestSavings(out runOut) error {
 			}
 			saved += expected - r.Cost
 		case r.EscalatedWithoutAnalysis:
-			if len(calls) != 0 || r.Cost != 0 || r.Baseline != 0 || r.Decision != openrecall.DecisionEscalated {
+			// No call made (budget), or a call no model answered (a live
+			// model unavailable or failing): nothing billed, nothing saved.
+			for _, c := range calls {
+				if c.Cost != 0 || (c.Outcome != openrecall.OutcomeUnavailable && c.Outcome != openrecall.OutcomeModelError) {
+					return fmt.Errorf("unanalysed: %s has a %s call with outcome %s costing %d", r.Position, c.Tier, c.Outcome, c.Cost)
+				}
+			}
+			if r.Cost != 0 || r.Baseline != 0 || r.Decision != openrecall.DecisionEscalated {
 				return fmt.Errorf("unanalysed: %s with %d calls, cost %d, baseline %d, decision %s", r.Position, len(calls), r.Cost, r.Baseline, r.Decision)
 			}
 			continue
@@ -422,6 +417,15 @@ func fixedClock() time.Time { return time.Date(2026, 11, 30, 4, 0, 0, 0, time.UT
 // pipelineFor wires the product's pipeline as the command line does, over a
 // fresh store seeded with in's memories.
 func runWorkflow(ex workflow.Fingerprinter, in gen.WorkflowInput, workers int) (runOut, error) {
+	return runWorkflowOn(ex, in, workers, nil)
+}
+
+// tiers returns a run's cheap and strong models and the run's mode; nil
+// means the local analyst.
+type tiers func() (cheap, strong routing.Model, mode openrecall.Mode, err error)
+
+// runWorkflowOn is runWorkflow on the given model tiers.
+func runWorkflowOn(ex workflow.Fingerprinter, in gen.WorkflowInput, workers int, models tiers) (runOut, error) {
 	var out runOut
 	err := withStores(1, func(ctx context.Context, ss []*memory.Store) error {
 		st := ss[0]
@@ -442,7 +446,7 @@ func runWorkflow(ex workflow.Fingerprinter, in gen.WorkflowInput, workers int) (
 		if in.Budget > 0 {
 			budget = routing.NewBudget(in.Budget)
 		}
-		wf, sink, err := newWorkflow(ex, st, budget)
+		wf, sink, err := newWorkflowOn(ex, st, budget, models)
 		if err != nil {
 			return err
 		}
@@ -468,20 +472,56 @@ func runWorkflow(ex workflow.Fingerprinter, in gen.WorkflowInput, workers int) (
 }
 
 func newWorkflow(ex workflow.Fingerprinter, st *memory.Store, budget *routing.Budget) (*workflow.Workflow, *recordingSink, error) {
-	r, err := routing.New(routing.Config{Cheap: local.NewCheap(), Strong: local.NewStrong(), Vet: triage.Vet, Budget: budget, Now: fixedClock})
+	return newWorkflowOn(ex, st, budget, nil)
+}
+
+func newWorkflowOn(ex workflow.Fingerprinter, st *memory.Store, budget *routing.Budget, models tiers) (*workflow.Workflow, *recordingSink, error) {
+	var cheap, strong routing.Model = local.NewCheap(), local.NewStrong()
+	mode := openrecall.Mode{Memory: "sqlite", Model: "deterministic"}
+	if models != nil {
+		var err error
+		if cheap, strong, mode, err = models(); err != nil {
+			return nil, nil, fmt.Errorf("setup: models: %v", err)
+		}
+	}
+	r, err := routing.New(routing.Config{Cheap: cheap, Strong: strong, Vet: triage.Vet, Budget: budget, Now: fixedClock})
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: router: %v", err)
 	}
 	sink := &recordingSink{}
 	wf, err := workflow.New(workflow.Config{
 		Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "pbt",
+		Mode: mode, Batch: "pbt",
 		Sink: sink, OrderedRouting: budget != nil, Now: fixedClock,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: workflow: %v", err)
 	}
 	return wf, sink, nil
+}
+
+// auditParity checks that r has one audit entry per route step, in the same
+// order, each mirroring its step.
+func auditParity(r openrecall.Result) error {
+	if len(r.Steps) == 0 {
+		return fmt.Errorf("steps: %s (%s) has no route step", r.Position, r.Outcome)
+	}
+	if len(r.Audit) != len(r.Steps) {
+		return fmt.Errorf("count: %s (%s): %d audit entries for %d steps", r.Position, r.Outcome, len(r.Audit), len(r.Steps))
+	}
+	for i, s := range r.Steps {
+		e := r.Audit[i]
+		want := openrecall.AuditEntry{Step: s.Step, StepIndex: i, Model: s.Model, Tier: s.Tier, Outcome: s.Outcome, Reason: s.Reason,
+			Live: s.Live, Skipped: s.Skipped, Cost: s.Cost, Baseline: s.Baseline, Savings: s.Baseline - s.Cost,
+			AlertID: r.Alert.ID, AnalysisID: r.AnalysisID, ProposedDecision: s.Proposed, EscalationReason: s.EscalationReason}
+		got := openrecall.AuditEntry{Step: e.Step, StepIndex: e.StepIndex, Model: e.Model, Tier: e.Tier, Outcome: e.Outcome, Reason: e.Reason,
+			Live: e.Live, Skipped: e.Skipped, Cost: e.Cost, Baseline: e.Baseline, Savings: e.Savings,
+			AlertID: e.AlertID, AnalysisID: e.AnalysisID, ProposedDecision: e.ProposedDecision, EscalationReason: e.EscalationReason}
+		if diff := cmp.Diff(want, got); diff != "" {
+			return fmt.Errorf("order: %s step %d and its audit entry differ (-step +audit):\n%s", r.Position, i, diff)
+		}
+	}
+	return nil
 }
 
 // classifyRun labels a workflow input by what its run contains; it reads the

@@ -21,6 +21,8 @@ func registry() []pbt.Property {
 	props = append(props, intakeProperties()...)
 	props = append(props, auditProperties()...)
 	props = append(props, inboxProperties()...)
+	props = append(props, dnaProperties()...)
+	props = append(props, liveProperties()...)
 	props = append(props, blindSpotProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props

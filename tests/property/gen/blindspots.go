@@ -11,27 +11,27 @@ import (
 	"github.com/openrecall/openrecall"
 )
 
-// AnswerShapes are the shapes an adversarial model answer takes: a clean
+// GateShapes are the shapes an adversarial model answer takes: a clean
 // object, a huge one (a completion far past the token cap), and ways of not
 // being one object of the schema.
-func AnswerShapes() []string {
+func GateShapes() []string {
 	return []string{"clean", "huge", "invalid JSON", "data after the object", "unknown field", "no confidence", "not an object", "confidence as text"}
 }
 
-// AnswerDecisions are proposed decisions: the closed set and values outside it.
-func AnswerDecisions() []string {
+// GateDecisions are proposed decisions: the closed set and values outside it.
+func GateDecisions() []string {
 	return []string{"known_benign", "false_positive", "duplicate", "real", "escalated", "", "benign", "KNOWN_BENIGN", "close", "known_benign "}
 }
 
-// AnswerConfidences are confidences around the quality gate (0.60) and the
+// GateConfidences are confidences around the quality gate (0.60) and the
 // edges of [0, 1].
-func AnswerConfidences() []float64 {
+func GateConfidences() []float64 {
 	return []float64{0.9, math.Nextafter(0.6, 0), 0.6, math.Nextafter(0.6, 1), 0, 1, 0.59, 0.61, math.Nextafter(1, 2), -0.01}
 }
 
-// AnswerCitations are the memory ids an answer cites: none, recalled ones,
+// GateCitations are the memory ids an answer cites: none, recalled ones,
 // and ids memory never returned.
-func AnswerCitations() [][]string {
+func GateCitations() [][]string {
 	return [][]string{nil, {"inc_0"}, {"inc_0", "inc_1"}, {"inc_404"}, {"inc_0", "inc_999"}, {""}}
 }
 
@@ -49,11 +49,11 @@ type GateCase struct {
 
 // Answer renders the model's answer text.
 func (c GateCase) Answer() string {
-	d := AnswerDecisions()[c.Decision]
-	conf := AnswerConfidences()[c.Confidence]
-	cites := AnswerCitations()[c.Cite]
+	d := GateDecisions()[c.Decision]
+	conf := GateConfidences()[c.Confidence]
+	cites := GateCitations()[c.Cite]
 	obj := fmt.Sprintf(`{"decision":%q,"confidence":%v,"summary":"checked","cited_memory_ids":[%s]}`, d, conf, quoteAll(cites))
-	switch AnswerShapes()[c.Shape] {
+	switch GateShapes()[c.Shape] {
 	case "huge":
 		obj = fmt.Sprintf(`{"decision":%q,"confidence":%v,"summary":%q,"cited_memory_ids":[%s]}`, d, conf, strings.Repeat("the pool is exhausted again ", 3000), quoteAll(cites))
 	case "invalid JSON":
@@ -89,10 +89,10 @@ func GateCaseGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(GateCase{}), map[string]gopter.Gen{
 		"Memories":   Of([]int{3, 0, 1, 4}, 0.5),
 		"Attack":     gg.Weighted([]gg.WeightedGen{{Weight: 3, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
-		"Shape":      Index(len(AnswerShapes()), 0.55),
-		"Decision":   Index(len(AnswerDecisions()), 0.5),
-		"Confidence": Index(len(AnswerConfidences()), 0.5),
-		"Cite":       Index(len(AnswerCitations()), 0.5),
+		"Shape":      Index(len(GateShapes()), 0.55),
+		"Decision":   Index(len(GateDecisions()), 0.5),
+		"Confidence": Index(len(GateConfidences()), 0.5),
+		"Cite":       Index(len(GateCitations()), 0.5),
 	})
 }
 
@@ -101,7 +101,7 @@ func ValidGateCase(c GateCase) error {
 	if c.Memories < 0 || c.Memories > 4 {
 		return fmt.Errorf("memories %d", c.Memories)
 	}
-	for _, x := range []struct{ i, n int }{{c.Shape, len(AnswerShapes())}, {c.Decision, len(AnswerDecisions())}, {c.Confidence, len(AnswerConfidences())}, {c.Cite, len(AnswerCitations())}} {
+	for _, x := range []struct{ i, n int }{{c.Shape, len(GateShapes())}, {c.Decision, len(GateDecisions())}, {c.Confidence, len(GateConfidences())}, {c.Cite, len(GateCitations())}} {
 		if x.i < 0 || x.i >= x.n {
 			return fmt.Errorf("index %d out of [0, %d)", x.i, x.n)
 		}

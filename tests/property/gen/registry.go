@@ -54,6 +54,14 @@ func All() []Named {
 			}
 			return ValidNoteVariant(c.Note)
 		})},
+		{"DNAAlertGen", DNAAlertGen(), validAs(func(d DNAAlert) error {
+			for _, idx := range [][]int{d.Title, d.Text, d.Summary, d.Description} {
+				if err := indexesIn(idx, len(DNAPieces()), "piece"); err != nil {
+					return err
+				}
+			}
+			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment), len(DNALabelValues()), "label value")
+		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
@@ -145,6 +153,20 @@ func All() []Named {
 		{"RawAlertGen", RawAlertGen(), validAs(func(r RawAlert) error {
 			if r.Family < 0 || r.Family >= len(AlertFamilies()) {
 				return fmt.Errorf("family %d out of range", r.Family)
+			}
+			return nil
+		})},
+		{"LiveRunGen", LiveRunGen(), validAs(func(r LiveRun) error {
+			for _, s := range r.Script {
+				if err := indexesIn([]int{s.Kind}, len(ReplyKinds()), "reply kind"); err != nil {
+					return err
+				}
+				if err := indexesIn([]int{s.Decision}, len(AnswerDecisions()), "decision"); err != nil {
+					return err
+				}
+				if err := indexesIn([]int{s.Cite}, len(Citations()), "citation"); err != nil {
+					return err
+				}
 			}
 			return nil
 		})},

@@ -1,0 +1,270 @@
+package fingerprint
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"slices"
+)
+
+// The prefilter decides, in one pass over a string, which patterns can
+// possibly match it: each pattern's required literals (derived from its
+// syntax tree: every match contains at least one of them) go into one
+// Aho–Corasick automaton, and a pattern's regex runs only on strings where
+// one of its literals occurs. Patterns without a required literal always
+// run. A pattern that is nothing but literals (such as 'latency' or
+// 'flyway|liquibase') needs no regex at all: a literal found is a match.
+
+// literalSet is what the prefilter knows of one compiled pattern.
+type literalSet struct {
+	// lits are the required literals; nil means the pattern has none and
+	// always runs.
+	lits []string
+	// exact says the pattern matches exactly the strings holding one of lits.
+	exact bool
+}
+
+// patternLiterals derives the literal set of a compiled regular expression
+// from the syntax tree the regexp package compiled (re-parsed from its
+// string, as regexp.Compile does).
+func patternLiterals(re *regexp.Regexp) literalSet {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return literalSet{}
+	}
+	if lits, ok := exactLiterals(tree); ok {
+		return literalSet{lits: dedupe(lits), exact: true}
+	}
+	lits, ok := requiredLiterals(tree)
+	if !ok {
+		return literalSet{}
+	}
+	return literalSet{lits: dedupe(lits)}
+}
+
+func dedupe(lits []string) []string {
+	slices.Sort(lits)
+	return slices.Compact(lits)
+}
+
+// literal returns the string of a case-sensitive literal node.
+func literal(re *syntax.Regexp) (string, bool) {
+	if re.Op != syntax.OpLiteral || re.Flags&syntax.FoldCase != 0 || len(re.Rune) == 0 {
+		return "", false
+	}
+	return string(re.Rune), true
+}
+
+// exactLiterals reports whether re matches a string exactly when the string
+// contains one of the returned literals: re is a literal, an alternation of
+// such, or a capture of one (unanchored, as patterns are).
+func exactLiterals(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpAlternate:
+		return literalsOf(re, exactLiterals)
+	case syntax.OpCapture:
+		return exactLiterals(re.Sub[0])
+	case syntax.OpConcat:
+		// The parser factors common prefixes out of alternations:
+		// 'connection refused|connection reset' is 'connection
+		// re(?:fused|set)'. A concatenation of literals and such
+		// alternations is exact when it expands to few literals.
+		out := []string{""}
+		for _, sub := range re.Sub {
+			lits, ok := exactLiterals(sub)
+			if !ok || len(out)*len(lits) > 64 {
+				return nil, false
+			}
+			var next []string
+			for _, prefix := range out {
+				for _, l := range lits {
+					next = append(next, prefix+l)
+				}
+			}
+			out = next
+		}
+		return out, len(re.Sub) > 0
+	}
+	return nil, false
+}
+
+// literalsOf returns a literal node's string, or the union of what sub gives
+// for each branch of an alternation (false when any branch has none).
+func literalsOf(re *syntax.Regexp, sub func(*syntax.Regexp) ([]string, bool)) ([]string, bool) {
+	if re.Op == syntax.OpLiteral {
+		s, ok := literal(re)
+		if !ok {
+			return nil, false
+		}
+		return []string{s}, true
+	}
+	var out []string
+	for _, b := range re.Sub {
+		lits, ok := sub(b)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, lits...)
+	}
+	return out, true
+}
+
+// requiredLiterals returns literals at least one of which occurs in every
+// string re matches, or false when there is no such set (re can match
+// without any fixed text, as 'a?' or '\d+' can).
+func requiredLiterals(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpAlternate:
+		return literalsOf(re, requiredLiterals)
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return nil, false
+		}
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpConcat:
+		// Every part must match, so any part's set will do: take the
+		// exact expansion of the whole when small, else the part whose
+		// shortest literal is longest (the most selective).
+		if lits, ok := exactLiterals(re); ok {
+			return lits, true
+		}
+		var best []string
+		bestLen := 0
+		for _, sub := range re.Sub {
+			lits, ok := requiredLiterals(sub)
+			if !ok {
+				continue
+			}
+			if n := shortest(lits); n > bestLen {
+				best, bestLen = lits, n
+			}
+		}
+		return best, best != nil
+	}
+	return nil, false
+}
+
+func shortest(lits []string) int {
+	n := -1
+	for _, l := range lits {
+		if n < 0 || len(l) < n {
+			n = len(l)
+		}
+	}
+	return n
+}
+
+// matcher is an Aho–Corasick automaton over the byte strings of every
+// pattern's literals, with a dense transition table over byte classes (the
+// bytes that occur in some literal, and one class for all others). Each
+// state carries the bitset of patterns one of whose literals ends there.
+// Hand-written rather than a library's: the dense table with per-state
+// pattern bitsets turns a scan into one table lookup and, at a state that
+// ends literals, one OR of a few words per byte, with no allocation and no
+// match list to walk; general-purpose libraries report matches (positions,
+// leftmost-longest) that the prefilter does not need.
+type matcher struct {
+	class   [256]uint8
+	classes int
+	// next[state*classes+class] is the following state.
+	next []int32
+	// out[state*words : (state+1)*words] are the patterns found on
+	// reaching state; hasOut says whether any are.
+	out    []uint64
+	hasOut []bool
+	words  int
+}
+
+// newMatcher builds the automaton for sets[i], the literals of pattern i.
+func newMatcher(sets [][]string) *matcher {
+	m := &matcher{words: (len(sets) + 63) / 64}
+	if m.words == 0 {
+		m.words = 1
+	}
+	// Byte classes: 0 for bytes in no literal.
+	for _, lits := range sets {
+		for _, l := range lits {
+			for i := 0; i < len(l); i++ {
+				if m.class[l[i]] == 0 {
+					m.classes++
+					m.class[l[i]] = uint8(m.classes)
+				}
+			}
+		}
+	}
+	m.classes++
+	// The trie, states numbered from 0 (the root); -1 is no edge yet.
+	addState := func() int32 {
+		for range m.classes {
+			m.next = append(m.next, -1)
+		}
+		m.out = append(m.out, make([]uint64, m.words)...)
+		m.hasOut = append(m.hasOut, false)
+		return int32(len(m.hasOut) - 1)
+	}
+	addState()
+	for p, lits := range sets {
+		for _, l := range lits {
+			s := int32(0)
+			for i := 0; i < len(l); i++ {
+				c := int(m.class[l[i]])
+				if m.next[int(s)*m.classes+c] < 0 {
+					t := addState()
+					m.next[int(s)*m.classes+c] = t
+				}
+				s = m.next[int(s)*m.classes+c]
+			}
+			m.out[int(s)*m.words+p/64] |= 1 << (p % 64)
+			m.hasOut[s] = true
+		}
+	}
+	// Breadth-first: failure links folded into the transitions, and each
+	// state's outputs extended by its failure state's.
+	fail := make([]int32, len(m.hasOut))
+	var queue []int32
+	for c := range m.classes {
+		t := m.next[c]
+		if t < 0 {
+			m.next[c] = 0
+			continue
+		}
+		fail[t] = 0
+		queue = append(queue, t)
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		f := fail[s]
+		for w := range m.words {
+			m.out[int(s)*m.words+w] |= m.out[int(f)*m.words+w]
+		}
+		m.hasOut[s] = m.hasOut[s] || m.hasOut[f]
+		for c := range m.classes {
+			i := int(s)*m.classes + c
+			t := m.next[i]
+			if t < 0 {
+				m.next[i] = m.next[int(f)*m.classes+c]
+				continue
+			}
+			fail[t] = m.next[int(f)*m.classes+c]
+			queue = append(queue, t)
+		}
+	}
+	return m
+}
+
+// scan ORs into mask the bitset of every pattern one of whose literals
+// occurs in s.
+func (m *matcher) scan(s string, mask []uint64) {
+	state := 0
+	for i := 0; i < len(s); i++ {
+		state = int(m.next[state*m.classes+int(m.class[s[i]])])
+		if m.hasOut[state] {
+			out := m.out[state*m.words : (state+1)*m.words]
+			for w, bits := range out {
+				mask[w] |= bits
+			}
+		}
+	}
+}

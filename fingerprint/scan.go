@@ -1,0 +1,249 @@
+package fingerprint
+
+import "strings"
+
+// Hand-written scanners of the normalizer. The has* functions are necessary
+// conditions of the normalizer's expressions: when one reports false, its
+// expression cannot change the string and the pass is skipped. replaceIPv4s
+// and findNumbers replace two expressions outright, finding exactly the
+// matches the expressions' leftmost-first semantics find (the reference
+// interpreter of tests/property keeps the expressions and P26 compares).
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
+
+func isAlnum(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'z' }
+
+// isWord is regexp's \\b word class: ASCII letters, digits and '_'.
+func isWord(c byte) bool { return isAlnum(c) || c >= 'A' && c <= 'Z' || c == '_' }
+
+// digitsAt reports whether s[i:i+n] are n digits.
+func digitsAt(s string, i, n int) bool {
+	if i < 0 || i+n > len(s) {
+		return false
+	}
+	for j := i; j < i+n; j++ {
+		if !isDigit(s[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasDateAt reports whether s holds dddd-dd-dd, which every timestamp
+// match starts with.
+func hasDateAt(s string) bool {
+	return anyAt(s, '-', func(k int) bool {
+		return digitsAt(s, k-4, 4) && digitsAt(s, k+1, 2) && k+3 < len(s) && s[k+3] == '-' && digitsAt(s, k+4, 2)
+	})
+}
+
+// anyAt reports whether ok holds at some index of the byte c in s.
+func anyAt(s string, c byte, ok func(k int) bool) bool {
+	for i := 0; ; {
+		k := strings.IndexByte(s[i:], c)
+		if k < 0 {
+			return false
+		}
+		if ok(i + k) {
+			return true
+		}
+		i += k + 1
+	}
+}
+
+// hasClock reports whether s holds d:dd:dd, which every clock match holds.
+func hasClock(s string) bool {
+	return anyAt(s, ':', func(k int) bool {
+		return digitsAt(s, k-1, 1) && digitsAt(s, k+1, 2) && k+3 < len(s) && s[k+3] == ':' && digitsAt(s, k+4, 2)
+	})
+}
+
+// hasUUID reports whether s holds eight hex digits, a dash, four hex digits
+// and a dash, which every UUID match starts with.
+func hasUUID(s string) bool {
+	return anyAt(s, '-', func(k int) bool {
+		if k < 8 || k+6 > len(s) || s[k+5] != '-' {
+			return false
+		}
+		for j := k - 8; j < k+5; j++ {
+			if j != k && !isHex(s[j]) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// hasIPv6Run reports whether s holds a run of [0-9a-f:.] with "::" or at
+// least six colons: an IPv6 address (netip's syntax, without a zone, which
+// the expression cannot match) has one or the other, so without such a run
+// no match of the IPv6 expression parses and the pass changes nothing.
+func hasIPv6Run(s string) bool {
+	colons := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ':':
+			colons++
+			if colons >= 6 || i > 0 && s[i-1] == ':' {
+				return true
+			}
+		case isHex(c) || c == '.':
+		default:
+			colons = 0
+		}
+	}
+	return false
+}
+
+// hasPod reports whether s holds -X-Y with X six to ten of [a-z0-9] holding
+// a digit and Y four or five of [a-z0-9] followed by a non-word byte or the
+// end: the part of a pod name the pod pass replaces.
+func hasPod(s string) bool {
+	return anyAt(s, '-', func(k int) bool {
+		j, digit := k+1, false
+		for j < len(s) && isAlnum(s[j]) {
+			digit = digit || isDigit(s[j])
+			j++
+		}
+		if n := j - k - 1; !digit || n < 6 || n > 10 || j >= len(s) || s[j] != '-' {
+			return false
+		}
+		e := j + 1
+		for e < len(s) && isAlnum(s[e]) {
+			e++
+		}
+		m := e - j - 1
+		return m >= 4 && m <= 5 && (e == len(s) || !isWord(s[e]))
+	})
+}
+
+// hasHexRun reports whether s holds eight consecutive hex digits, which every
+// hex match holds.
+func hasHexRun(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if isHex(s[i]) {
+			if run++; run >= 8 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// replaceIPv4s replaces every match of
+// \\b\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}(?::\\d{1,5})?\\b as replaceIPv4 does.
+func replaceIPv4s(s string) string {
+	if strings.IndexByte(s, '.') < 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) || i > 0 && isWord(s[i-1]) {
+			continue
+		}
+		end := matchIPv4(s, i)
+		if end < 0 {
+			continue
+		}
+		if last == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(replaceIPv4(s[i:end]))
+		last = end
+		i = end - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// matchIPv4 returns the end of the IPv4 match starting at i (a word
+// boundary before a digit), or -1. Each octet is a whole run of digits: a
+// shorter one would be followed by a digit where a dot, a colon or a word
+// boundary must be.
+func matchIPv4(s string, i int) int {
+	j := i
+	for octet := 0; octet < 4; octet++ {
+		k := j
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if n := k - j; n < 1 || n > 3 {
+			return -1
+		}
+		j = k
+		if octet < 3 {
+			if j >= len(s) || s[j] != '.' {
+				return -1
+			}
+			j++
+		}
+	}
+	// After the last octet: a port when it is one to five digits ending at
+	// a word boundary, else the address alone when a boundary follows it.
+	if j < len(s) && s[j] == ':' {
+		k := j + 1
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if n := k - j - 1; n >= 1 && n <= 5 && (k == len(s) || !isWord(s[k])) {
+			return k
+		}
+	}
+	if j < len(s) && isWord(s[j]) {
+		return -1
+	}
+	return j
+}
+
+// findNumbers returns the index pairs of every match of
+// \\b\\d+(?:[.,]\\d+)*(?:[a-z]+\\d+(?:[.,]\\d+)*)*[a-z]*\\b in s, as
+// FindAllStringIndex would: at a word boundary before a digit, the longest
+// prefix of the following run of [0-9a-z.,] that keeps every separator
+// between two digits and ends before a separator or at the end of the run
+// with a non-word byte (or nothing) after it.
+func findNumbers(s string) [][]int {
+	var out [][]int
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) || i > 0 && isWord(s[i-1]) {
+			continue
+		}
+		end := -1
+		j := i
+		for j < len(s) {
+			c := s[j]
+			if c == '.' || c == ',' {
+				if !isDigit(s[j-1]) || j+1 >= len(s) || !isDigit(s[j+1]) {
+					break // a separator must sit between digits
+				}
+				end = j // the prefix before a separator ends at a boundary
+				j++
+				continue
+			}
+			if !isAlnum(c) {
+				break
+			}
+			j++
+		}
+		// j ends the run (or stops at a separator no digit follows).
+		if j == len(s) || !isWord(s[j]) {
+			end = j
+		}
+		if end <= i {
+			continue
+		}
+		out = append(out, []int{i, end})
+		i = end - 1
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// recallCache keeps, for one run, the incidents each recall found, keyed by
+// the identity, fingerprint and limit asked: what the tier queries return
+// depends on nothing else but the stored incidents (scores, which depend on
+// the time, are computed afresh on every recall). It is emptied whenever the
+// memory may have changed: when SQLite's PRAGMA data_version says another
+// connection (another process: the store has one connection) committed, or
+// when this store wrote incidents (Store.incidentWrites: retain, forget,
+// supersede, import). Bounded: two
+// generations of at most maxEntries keys.
+type recallCache struct {
+	mu         sync.Mutex
+	cur, prev  map[string][]openrecall.Incident
+	maxEntries int
+	version    int64 // PRAGMA data_version when the entries were found
+	writes     int64 // Store.incidentWrites then
+	// checked is when data_version was last read; it is read again when
+	// recheck has passed (0: on every lookup).
+	checked time.Time
+	recheck time.Duration
+
+	hits, lookups atomic.Int64
+}
+
+// EnableRecallCache turns on a per-run cache of recall results of at most
+// about 2×entries keys (analyze turns it on; benchmarks and the library
+// default leave it off). This store's own writes of incidents empty it at
+// once; another process's are seen through SQLite's PRAGMA data_version,
+// read again when recheck has passed since the last read (0: before every
+// recall), so a memory another process retains is recalled at most recheck
+// later.
+func (s *Store) EnableRecallCache(entries int, recheck time.Duration) {
+	s.rcache = &recallCache{cur: map[string][]openrecall.Incident{}, maxEntries: max(1, entries), version: -1, recheck: recheck}
+}
+
+// CacheStats says how the recall cache did, such as "recall cache
+// 19000/20000 hits (95.0%)", or that it is off.
+func (s *Store) CacheStats() string {
+	c := s.rcache
+	if c == nil {
+		return "recall cache off"
+	}
+	h, n := c.hits.Load(), c.lookups.Load()
+	pct := 0.0
+	if n > 0 {
+		pct = 100 * float64(h) / float64(n)
+	}
+	return fmt.Sprintf("recall cache %d/%d hits (%.1f%%)", h, n, pct)
+}
+
+// recallKey is the cache key of one recall.
+func recallKey(id openrecall.Identity, fp openrecall.Fingerprint, limit int) string {
+	return id.Rule + "\x00" + id.Service + "\x00" + fp.String() + "\x00" + strconv.Itoa(limit)
+}
+
+// cachedIncidents returns load's incidents for key, from the cache when the
+// memory has not changed since they were found. The cache must be on.
+func (s *Store) cachedIncidents(ctx context.Context, key string, load func() ([]openrecall.Incident, error)) ([]openrecall.Incident, error) {
+	c := s.rcache
+	c.lookups.Add(1)
+	c.mu.Lock()
+	version, checked := c.version, c.checked
+	c.mu.Unlock()
+	if now := time.Now(); c.recheck <= 0 || version < 0 || now.Sub(checked) >= c.recheck {
+		if err := s.db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
+			return nil, translate("recall: data version", err)
+		}
+		c.mu.Lock()
+		c.checked = now
+		c.mu.Unlock()
+	}
+	writes := s.incidentWrites.Load()
+	c.mu.Lock()
+	if version != c.version || writes != c.writes {
+		c.cur, c.prev, c.version, c.writes = map[string][]openrecall.Incident{}, nil, version, writes
+	}
+	incs, ok := c.cur[key]
+	if !ok {
+		if incs, ok = c.prev[key]; ok {
+			c.put(key, incs)
+		}
+	}
+	c.mu.Unlock()
+	if ok {
+		c.hits.Add(1)
+		return append([]openrecall.Incident(nil), incs...), nil
+	}
+	incs, err := load()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if version == c.version && writes == c.writes {
+		c.put(key, append([]openrecall.Incident(nil), incs...))
+	}
+	c.mu.Unlock()
+	return incs, nil
+}
+
+// len returns the keys held in both generations.
+func (c *recallCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cur) + len(c.prev)
+}
+
+func (c *recallCache) put(key string, incs []openrecall.Incident) {
+	if len(c.cur) >= c.maxEntries {
+		c.prev, c.cur = c.cur, make(map[string][]openrecall.Incident, len(c.cur))
+	}
+	c.cur[key] = incs
+}

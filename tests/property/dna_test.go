@@ -1,0 +1,150 @@
+package property
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/eval"
+	"github.com/openrecall/openrecall/examples"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/tests/property/gen"
+	"github.com/openrecall/openrecall/tests/property/pbt"
+)
+
+// dnaProperties are the rules of the fast fingerprint engine.
+func dnaProperties() []pbt.Property {
+	ex, ref := newDNAPair()
+	return []pbt.Property{
+		pbt.ForAll("P35_fast_extractor_equals_reference",
+			"The fast extractor (prefilter, hand-written normalizer scans, fingerprint cache) normalizes text exactly as the original regex passes and gives exactly the Alert DNA and identity of the naive reference interpreter that reads the same rules file and tries every rule in order, on the first extraction and on a cached one, and Explain agrees with Extract.",
+			"DNAAlertGen", gen.DNAAlertGen(), func(d gen.DNAAlert) error {
+				return sameDNA(ex, ref, d.Alert())
+			},
+			pbt.Classify(func(d gen.DNAAlert) []string {
+				if ref.extract(d.Alert()).IsZero() {
+					return []string{"empty DNA"}
+				}
+				return []string{"some DNA"}
+			}),
+			pbt.Cover("some DNA", 30),
+		),
+	}
+}
+
+// newDNAPair returns the fast extractor and the reference interpreter over
+// the embedded rules.
+func newDNAPair() (*fingerprint.Extractor, *refExtractor) {
+	rules, err := fingerprint.DefaultRules()
+	if err != nil {
+		panic(err)
+	}
+	ex, err := fingerprint.New(rules)
+	if err != nil {
+		panic(err)
+	}
+	ref, err := newRefExtractor(rules)
+	if err != nil {
+		panic(err)
+	}
+	return ex, ref
+}
+
+// sameDNA checks the fast extractor against the reference on one alert:
+// Normalize, Identify, Extract twice (the second may come from the cache)
+// and Explain.
+func sameDNA(ex *fingerprint.Extractor, ref *refExtractor, a openrecall.Alert) error {
+	for _, s := range []string{a.Title, a.Text, a.Annotations["summary"], a.Annotations["description"]} {
+		if got, want := ex.Normalize(s), ref.norm.normalize(s); got != want {
+			return fmt.Errorf("Normalize(%q) = %q, the reference %q", s, got, want)
+		}
+	}
+	if got, want := ex.Identify(a), ref.identify(a); got != want {
+		return fmt.Errorf("Identify gave %+v, the reference %+v, for labels %q, annotations %q, title %q", got, want, a.Labels, a.Annotations, a.Title)
+	}
+	want := ref.extract(a)
+	for i, how := range []string{"Extract", "Extract again (cached)", "Explain"} {
+		var got openrecall.Fingerprint
+		if i < 2 {
+			got = ex.Extract(a)
+		} else {
+			got, _ = ex.Explain(a)
+		}
+		if got != want {
+			return fmt.Errorf("%s gave %s, the reference %s, for title %q, text %q, annotations %q, labels %q, service %q, environment %q",
+				how, got, want, a.Title, a.Text, a.Annotations, a.Labels, a.Service, a.Environment)
+		}
+	}
+	return nil
+}
+
+// TestFastExtractorMatchesReference runs the equivalence of P35 over the real
+// queues: the bundled example queue, the generated eval corpus and the shared
+// rule corpus rendered as Alertmanager alerts (two firings of every rule:
+// as rendered, and with a service label and an overridden severity).
+func TestFastExtractorMatchesReference(t *testing.T) {
+	ex, ref := newDNAPair()
+	check := func(name string, alerts []openrecall.Alert) {
+		t.Helper()
+		distinct := map[openrecall.Fingerprint]bool{}
+		for i, a := range alerts {
+			if err := sameDNA(ex, ref, a); err != nil {
+				t.Fatalf("%s: alert %d: %v", name, i+1, err)
+			}
+			distinct[ref.extract(a)] = true
+		}
+		if len(alerts) == 0 || len(distinct) < 2 {
+			t.Fatalf("%s: %d alerts, %d distinct fingerprints: the comparison proves nothing", name, len(alerts), len(distinct))
+		}
+		t.Logf("%s: %d alerts, %d distinct fingerprints, all equal", name, len(alerts), len(distinct))
+	}
+	check("examples/queue.jsonl", readAlerts(t, examples.Queue()))
+	c, err := eval.Generate(20260101, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("eval corpus (seed 20260101, 800)", readAlerts(t, c.Alerts))
+
+	rules, err := rulecorpus.LoadNear(".")
+	if errors.Is(err, rulecorpus.ErrAbsent) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alerts []openrecall.Alert
+	for i, r := range rules {
+		for _, f := range []rulecorpus.Firing{{N: i}, {N: i + 1000, Service: r.Exporter, Severity: "warning"}} {
+			body, err := rulecorpus.Webhook(rulecorpus.Alert(r, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			alerts = append(alerts, readAlerts(t, body)...)
+		}
+	}
+	check("rule corpus", alerts)
+}
+
+// readAlerts reads every alert of a queue through intake.
+func readAlerts(t *testing.T, queue []byte) []openrecall.Alert {
+	t.Helper()
+	rd := intake.NewReader(bytes.NewReader(queue), intake.Options{})
+	var out []openrecall.Alert
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Err == nil {
+			out = append(out, rec.Alert)
+		}
+	}
+}

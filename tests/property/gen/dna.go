@@ -1,0 +1,114 @@
+package gen
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/leanovate/gopter"
+	gg "github.com/leanovate/gopter/gen"
+
+	"github.com/openrecall/openrecall"
+)
+
+// DNAPieces are the pieces DNAAlert texts are made of: phrases the rules
+// look for (and near misses), high-cardinality noise in every shape the
+// normalizer replaces or must keep (timestamps, clocks, UUIDs, IPv4/IPv6
+// with ports and brackets, pod names, hex ids, numbers with units, HTTP
+// status codes after keywords and before reason phrases), separators, and
+// Unicode case traps, and one piece longer than the per-field cap.
+func DNAPieces() []string {
+	return []string{
+		" ", " ", "\n", "-", "_", ":", ".", "/", "=", ", ", "(", ")", "[", "]", "'",
+		"crash loop", "CrashLoopBackOff", "back-off restarting failed container", "OOMKilled", "out of memory",
+		"ImagePullBackOff", "certificate has expired", "cert expires", "x509:", "tls handshake", "no such host",
+		"SERVFAIL", "pool exhausted", "too many connections", "flyway", "replication lag", "seconds_behind_master",
+		"consumer group lag", "queue backlog ", "disk full", "no space left on device", "filesystem /var 91% full",
+		"permission denied", "unauthorized", "forbidden", "Internal Server Error", "bad gateway", "5xx", "4xx",
+		"connection refused", "target down", "unreachable", "latency", "burn rate", "p99", "timed out", "timeout",
+		"deadline exceeded", "config invalid", "CreateContainerConfigError", "sql injection", "union select",
+		"' or 1=1 --", "../../etc/passwd", "brute force", "failed password for root", "<script>", "rate limit",
+		"http 503", "HTTP/1.1 502", "status 404", "status_code=500", "code=429", "returned 401", "503 service unavailable",
+		"500", "404", " 200 ok", "10.500", "id-500", "/500",
+		"2026-11-29T21:10:00Z", "2026-01-01 00:00:00.123+02:00", "2025-12-31", "03:42:06", "3:42:06.5",
+		"123e4567-e89b-12d3-a456-426614174000", "DEADBEEF-dead-beef-dead-beefdeadbeef",
+		"10.0.0.1", "10.14.80.51:8080", "169.254.169.254", "fd00:ec2::254", "fe80::1", "[2001:db8::1]:443", "2001:db8::8a2e:370:7334",
+		"fe80::1:", "std::vector", "a::b", "999.1.2.3", "1.2.3",
+		"checkout-api-7d9f8c6b5-x2x9z", "orders-abcdefgh-abcde", "web-0", "db-12", "0xdeadbeef", "deadbeef", "a1b2c3d4e5f6",
+		"12345678", "5m", "250ms", "1h30m", "10min", "5 minutes", "3 secs", "512Mi", "4GiB", "99.9%", "3.95", "1,024", "17",
+		"2fa", "s3", "t1110", "1st", "100x", "42rps",
+		"ſ", "K", "ß", "İ", "É", "Ｓ", "\u200b", "\t",
+		// Longer than the per-field cap (8 KiB): what follows is not read.
+		strings.Repeat("ok ", 2800),
+	}
+}
+
+// DNALabelValues are values the label, service and environment sources may
+// take: names with pod hashes and ordinals, role suffixes, environments.
+func DNALabelValues() []string {
+	return []string{
+		"", " ", "checkout-api", "Checkout-API-7d9f8c6b5-x2x9z", "orders-db-replica", "orders-db-primary", "redis-cache",
+		"orders-consumer", "report-cron", "media-s3", "etl-worker", "web-frontend", "node-exporter", "kafka-2", "postgres-0",
+		"KubePodCrashLooping", "KubeContainerOOMKilled", "TargetDown", "HighErrorRate5xx", "PostgresReplicationLag",
+		"CertificateExpiringSoon", "DiskPressure", "SSHBruteForce", "CrashLoopBackOff", "OOMKilled", "ImagePullBackOff",
+		"prod", "production", "stg", "staging", "dev", "Prod-EU", "security", "ſecurity",
+		"checkout-bcdfgh-xkzwq", "web-7d9f8c6b5-x2x9z", "10.0.0.1:9100", "https://shop.example.com/health", "shop",
+		"BlackboxProbeFailed", "KubeDeploymentReplicasMismatch",
+	}
+}
+
+// DNAAlert is an alert built from DNAPieces and DNALabelValues by index.
+type DNAAlert struct {
+	Title, Text, Summary, Description []int
+	// Labels index DNALabelValues for alertname, service, job, app,
+	// container, env, category, reason, pod, namespace, instance and target,
+	// in that order.
+	Labels               []int
+	Service, Environment int
+}
+
+// dnaLabelNames are the label names DNAAlert.Labels fill, in order.
+var dnaLabelNames = []string{"alertname", "service", "job", "app", "container", "env", "category", "reason", "pod", "namespace", "instance", "target"}
+
+func dnaText(idx []int) string {
+	pieces := DNAPieces()
+	var b strings.Builder
+	for _, i := range idx {
+		b.WriteString(pieces[i%len(pieces)])
+	}
+	return b.String()
+}
+
+// Alert returns the alert.
+func (d DNAAlert) Alert() openrecall.Alert {
+	values := DNALabelValues()
+	a := openrecall.Alert{
+		Title: dnaText(d.Title), Text: dnaText(d.Text), Labels: map[string]string{}, Annotations: map[string]string{},
+		Service: values[d.Service%len(values)], Environment: values[d.Environment%len(values)],
+	}
+	for i, v := range d.Labels {
+		if i < len(dnaLabelNames) && values[v%len(values)] != "" {
+			a.Labels[dnaLabelNames[i]] = values[v%len(values)]
+		}
+	}
+	if s := dnaText(d.Summary); s != "" {
+		a.Annotations["summary"] = s
+	}
+	if s := dnaText(d.Description); s != "" {
+		a.Annotations["description"] = s
+	}
+	return a
+}
+
+// DNAAlertGen generates alerts whose texts and labels are made of the
+// phrases the fingerprint rules look for, noise the normalizer replaces,
+// and Unicode traps: up to 12 pieces per text and 12 labels, shrinking toward
+// fewer and earlier pieces.
+func DNAAlertGen() gopter.Gen {
+	text := SliceUpTo(12, Index(len(DNAPieces()), 0.05), reflect.TypeOf(0))
+	value := Index(len(DNALabelValues()), 0.3)
+	return gg.Struct(reflect.TypeOf(DNAAlert{}), map[string]gopter.Gen{
+		"Title": text, "Text": text, "Summary": text, "Description": text,
+		"Labels":  SliceUpTo(len(dnaLabelNames), value, reflect.TypeOf(0)),
+		"Service": value, "Environment": value,
+	})
+}
