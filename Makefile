@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm
+.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -97,6 +97,14 @@ pbt:
 pbt-nightly:
 	OPENRECALL_PBT_SEED=$$(date -u +%Y%m%d) OPENRECALL_PBT_PROFILE=nightly \
 		$(GO) test -count=1 -timeout 60m -run 'TestProperties' ./tests/property/...
+
+# The teeth of the property suite: each semantic mutant of
+# tests/property/mutants/ applied to a scratch copy, judged by the property
+# suite alone (profile MUTANTS_PROFILE, default ci); prints killed/survived
+# per mutant and the kill rate. A mutant that no longer applies is an error.
+# MUTANTS_FLAGS=-all lists every property that kills each mutant.
+mutants:
+	$(GO) run ./scripts/mutants -profile $${MUTANTS_PROFILE:-ci} -seed $${OPENRECALL_PBT_SEED:-$(PBT_SEED)} $(MUTANTS_FLAGS)
 
 # openrecall serve end to end, the built binary alone: real Alertmanager
 # payloads, PagerDuty events, redelivery, oversize body, bad token, kill -9

@@ -74,7 +74,7 @@ func intakeProperties() []pbt.Property {
 					return err
 				}
 				for _, r := range out.results {
-					kind := gen.RecordKinds()[in.Records[r.Position.Line-1].Kind%len(gen.RecordKinds())]
+					kind := gen.RecordKinds()[in.AllRecords()[r.Position.Line-1].Kind%len(gen.RecordKinds())]
 					resolved := kind == "resolved webhook"
 					switch {
 					case resolved && r.Outcome != openrecall.ResultResolved:

@@ -23,6 +23,7 @@ func registry() []pbt.Property {
 	props = append(props, inboxProperties()...)
 	props = append(props, dnaProperties()...)
 	props = append(props, liveProperties()...)
+	props = append(props, blindSpotProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

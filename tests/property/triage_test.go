@@ -152,6 +152,12 @@ func triageProperties() []pbt.Property {
 				{Incident: openrecall.Incident{ID: "inc_09", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.95},
 				{Incident: openrecall.Incident{ID: "inc_01", Decision: openrecall.DecisionReal, CreatedAt: gen.Epoch()}, Score: 0.85},
 			}}),
+			pbt.Found("a related match at a strong score was counted by this property's oracle (test bug, seed 7: the oracle now skips related matches)", gen.TriageCase{Matches: []openrecall.Match{
+				{Incident: openrecall.Incident{ID: "inc_04", Decision: openrecall.DecisionFalsePositive, CreatedAt: gen.Epoch()}, Score: 0.85},
+				{Incident: openrecall.Incident{ID: "inc_06", Decision: openrecall.DecisionKnownBenign, CreatedAt: gen.Epoch()}, Score: 0.85, Related: true},
+				{Incident: openrecall.Incident{ID: "inc_01", Decision: openrecall.DecisionKnownBenign, CreatedAt: gen.Epoch()}, Score: 0.85},
+				{Incident: openrecall.Incident{ID: "inc_08", Decision: openrecall.DecisionKnownBenign, CreatedAt: gen.Epoch()}, Score: 0.85},
+			}}),
 			pbt.Classify(classifyTriage(cfg)),
 			pbt.Cover("split strong memory", 10),
 		),
@@ -520,7 +526,8 @@ func dominantDecision(ms []openrecall.Match, cfg triage.Config, tr openrecall.Tr
 	}
 	counts := map[openrecall.Decision]int{}
 	for _, m := range ms {
-		if m.Score >= cfg.StrongMatch {
+		// A related match never votes, whatever its score (DESIGN §5).
+		if m.Score >= cfg.StrongMatch && !m.Related {
 			counts[m.Incident.Decision]++
 		}
 	}

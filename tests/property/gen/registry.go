@@ -136,6 +136,20 @@ func All() []Named {
 			}
 			return ValidFingerprint(c.Fingerprint)
 		})},
+		{"GateCaseGen", GateCaseGen(), validAs(ValidGateCase)},
+		{"AuditSpliceGen", AuditSpliceGen(), validAs(func(a AuditSplice) error {
+			if a.N < 2 || a.From < 0 || a.I < 0 {
+				return fmt.Errorf("splice %+v", a)
+			}
+			return nil
+		})},
+		{"ThresholdCaseGen", ThresholdCaseGen(), validAs(func(c ThresholdCase) error {
+			if c.N < 0 || c.N > 20 || c.Dissent < 0 || c.Score < 0 || c.Score >= len(ThresholdScores()) ||
+				c.AlertSeverity < 0 || c.AlertSeverity >= len(ThresholdSeverities()) || c.MemorySeverity < 0 || c.MemorySeverity >= len(ThresholdSeverities()) {
+				return fmt.Errorf("threshold case %+v", c)
+			}
+			return nil
+		})},
 		{"RawAlertGen", RawAlertGen(), validAs(func(r RawAlert) error {
 			if r.Family < 0 || r.Family >= len(AlertFamilies()) {
 				return fmt.Errorf("family %d out of range", r.Family)
@@ -165,7 +179,7 @@ func All() []Named {
 					return fmt.Errorf("seed %+v", s)
 				}
 			}
-			if strings.Count(in.Queue(), "\n") != len(in.Records) {
+			if strings.Count(in.Queue(), "\n") != len(in.AllRecords()) {
 				return fmt.Errorf("queue has another line count than records")
 			}
 			return nil

@@ -14,7 +14,7 @@ import (
 // RecordKinds are the kinds of queue line WorkflowInputGen writes, alerts
 // first (and most often).
 func RecordKinds() []string {
-	return []string{"alert", "alert", "alert", "webhook with two alerts", "resolved webhook", "invalid JSON", "empty object", "bare string", "re-sent alert"}
+	return []string{"alert", "alert", "alert", "webhook with two alerts", "resolved webhook", "invalid JSON", "empty object", "bare string", "re-sent alert", "mixed-status webhook"}
 }
 
 // QueueRecord is one line of a generated queue.
@@ -41,29 +41,83 @@ type WorkflowInput struct {
 	Vouch   int
 	Seeds   []SeedSpec
 	Records []QueueRecord
+	// Attacked, when positive, seeds six unanimous known_benign memories for
+	// the attack family AttackFamilies()[Attacked−1] and ends the queue with
+	// one of its alerts: memory vouches, the attack must still go to the
+	// strong model.
+	Attacked int
+	// Confirmed, when positive, seeds three unanimous false_positive
+	// memories for family ConfirmFamilies()[Confirmed−1] and ends the queue
+	// with one of its alerts: too few to bypass, the cheap model confirms.
+	Confirmed int
 	// Budget is the run budget in nano-dollars, 0 for none.
 	Budget  openrecall.NanoUSD
 	Workers int
 }
 
 // Budgets are run budgets drawn often: none, one nano-dollar, and amounts
-// around the price of a strong call.
+// around the price of a strong call (5 milli-dollars runs out after one or
+// two calls, mid-queue).
 func Budgets() []openrecall.NanoUSD {
-	return []openrecall.NanoUSD{0, 1, 1_000_000, 10_000_000, 30_000_000, 100_000_000}
+	return []openrecall.NanoUSD{0, 1, 1_000_000, 5_000_000, 10_000_000, 30_000_000, 100_000_000}
 }
 
-// AllSeeds returns the seeds the run retains, the vouched family first.
-func (in WorkflowInput) AllSeeds() []SeedSpec {
-	if in.Vouch <= 0 {
-		return in.Seeds
+// AttackFamilies are the indexes of the families with security signals.
+func AttackFamilies() []int { return familiesWhere(func(f Family) bool { return f.Attack }) }
+
+// ConfirmFamilies are the indexes of the classified, non-attack families
+// whose labels carry their service and environment (so a webhook entry
+// gets the same fingerprint as a JSON line).
+func ConfirmFamilies() []int {
+	return familiesWhere(func(f Family) bool {
+		return !f.Attack && !f.Anonymous && len(f.Labels) > 0 && f.Service == "" && f.Environment == ""
+	})
+}
+
+func familiesWhere(keep func(Family) bool) []int {
+	var out []int
+	for i, f := range AlertFamilies() {
+		if keep(f) {
+			out = append(out, i)
+		}
 	}
-	return append([]SeedSpec{{Family: in.Vouch - 1, N: 6, Decision: 2}}, in.Seeds...)
+	return out
+}
+
+// AllSeeds returns the seeds the run retains, the vouched family first,
+// then Seeds, then the attacked and the confirmed family's.
+func (in WorkflowInput) AllSeeds() []SeedSpec {
+	var out []SeedSpec
+	if in.Vouch > 0 {
+		out = append(out, SeedSpec{Family: in.Vouch - 1, N: 6, Decision: 2})
+	}
+	out = append(out, in.Seeds...)
+	if in.Attacked > 0 {
+		out = append(out, SeedSpec{Family: AttackFamilies()[(in.Attacked-1)%len(AttackFamilies())], N: 6, Decision: 2})
+	}
+	if in.Confirmed > 0 {
+		out = append(out, SeedSpec{Family: ConfirmFamilies()[(in.Confirmed-1)%len(ConfirmFamilies())], N: 3, Decision: 0})
+	}
+	return out
+}
+
+// AllRecords returns the queue's records: Records, then an alert of the
+// attacked family and one of the confirmed family.
+func (in WorkflowInput) AllRecords() []QueueRecord {
+	out := append([]QueueRecord(nil), in.Records...)
+	if in.Attacked > 0 {
+		out = append(out, QueueRecord{Alert: RawAlert{Family: AttackFamilies()[(in.Attacked-1)%len(AttackFamilies())]}})
+	}
+	if in.Confirmed > 0 {
+		out = append(out, QueueRecord{Alert: RawAlert{Family: ConfirmFamilies()[(in.Confirmed-1)%len(ConfirmFamilies())]}})
+	}
+	return out
 }
 
 // Queue renders the records as a JSON Lines queue.
 func (in WorkflowInput) Queue() string {
 	var b strings.Builder
-	for i, r := range in.Records {
+	for i, r := range in.AllRecords() {
 		b.WriteString(r.Line(i))
 		b.WriteByte('\n')
 	}
@@ -75,9 +129,12 @@ func (r QueueRecord) Line(i int) string {
 	id := fmt.Sprintf("q-%03d", i)
 	switch RecordKinds()[r.Kind%len(RecordKinds())] {
 	case "webhook with two alerts":
-		return webhook("firing", r.Alert.First(), r.Alert.Second())
+		return webhook("firing", nil, r.Alert.First(), r.Alert.Second())
 	case "resolved webhook":
-		return webhook("resolved", r.Alert.First())
+		return webhook("resolved", nil, r.Alert.First())
+	case "mixed-status webhook":
+		// The group still fires; its second alert has resolved.
+		return webhook("firing", []string{"firing", "resolved"}, r.Alert.First(), r.Alert.Second())
 	case "invalid JSON":
 		return `{"title": "payment-service latency", "severity": "high"`
 	case "empty object":
@@ -90,16 +147,31 @@ func (r QueueRecord) Line(i int) string {
 	return JSONLine(r.Alert.First(), id)
 }
 
-func webhook(status string, alerts ...openrecall.Alert) string {
+// webhook renders an Alertmanager webhook whose group has status and whose
+// alerts have statuses (the group's when nil).
+func webhook(status string, statuses []string, alerts ...openrecall.Alert) string {
 	var items []map[string]any
 	for i, a := range alerts {
+		st := status
+		if i < len(statuses) {
+			st = statuses[i]
+		}
 		item := map[string]any{
-			"status": status, "labels": a.Labels,
+			"status": st, "labels": a.Labels,
 			"annotations": map[string]string{"summary": a.Title, "description": a.Text},
 			"startsAt":    "2026-11-29T21:10:00Z", "endsAt": "0001-01-01T00:00:00Z",
 			"fingerprint": fmt.Sprintf("%016x", i+1),
 		}
-		if status == "resolved" {
+		if len(a.Annotations) > 0 {
+			ann := item["annotations"].(map[string]string)
+			for k, v := range a.Annotations {
+				if k == "description" {
+					v = a.Text + " " + v
+				}
+				ann[k] = v
+			}
+		}
+		if st == "resolved" {
 			item["endsAt"] = "2026-11-29T21:20:00Z"
 		}
 		if item["labels"] == nil {
@@ -107,15 +179,19 @@ func webhook(status string, alerts ...openrecall.Alert) string {
 		}
 		items = append(items, item)
 	}
-	b, err := json.Marshal(map[string]any{"version": "4", "status": status, "receiver": "openrecall", "groupKey": "{}", "alerts": items})
+	b, err := json.Marshal(items)
 	if err != nil {
 		panic(fmt.Sprintf("gen: marshal webhook: %v", err))
 	}
-	return string(b)
+	// Alertmanager's field order: the group's status comes before its
+	// alerts, so a streaming reader knows it when it reads them.
+	return fmt.Sprintf(`{"version":"4","groupKey":"{}","status":%q,"receiver":"openrecall","alerts":%s}`, status, b)
 }
 
-// Incidents returns the memories the seed retains for fingerprint fp.
-func (s SeedSpec) Incidents(k int, fp openrecall.Fingerprint) []openrecall.Incident {
+// Incidents returns the memories the seed retains for the alert of
+// identity id, fingerprint fp and severity sev (the seed alert's, as an
+// analyst retains a decision about that alert).
+func (s SeedSpec) Incidents(k int, id openrecall.Identity, fp openrecall.Fingerprint, sev openrecall.Severity) []openrecall.Incident {
 	var out []openrecall.Incident
 	d := openrecall.MemoryDecisions[s.Decision%len(openrecall.MemoryDecisions)]
 	for i := 0; i < s.N; i++ {
@@ -124,7 +200,7 @@ func (s SeedSpec) Incidents(k int, fp openrecall.Fingerprint) []openrecall.Incid
 			di = openrecall.DecisionReal
 		}
 		out = append(out, openrecall.Incident{
-			Fingerprint: fp, Decision: di, Note: fmt.Sprintf("seed %d decision %d", k, i),
+			Fingerprint: fp, Identity: id, Severity: sev, Decision: di, Note: fmt.Sprintf("seed %d decision %d", k, i),
 			SourceAlertID: fmt.Sprintf("seed-%d-%d", k, i), Analyst: "pbt", CreatedAt: Times()[i%len(Times())],
 		})
 	}
@@ -147,7 +223,7 @@ func WorkflowInputGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(WorkflowInput{}), map[string]gopter.Gen{
 		"Vouch": Of([]int{1, 0, 2, 3, 5}, 0.5),
 		"Seeds": SliceUpTo(4, gg.Struct(reflect.TypeOf(SeedSpec{}), map[string]gopter.Gen{
-			"Family":   Index(8, 0.5),
+			"Family":   Index(len(AlertFamilies()), 0.5),
 			"N":        Of([]int{6, 0, 1, 4, 5, 10, 12}, 0.5),
 			"Decision": Of([]int{2, 0, 1, 3}, 0.6),
 			"Dissent":  Of([]int{0, 1, 3}, 0.7),
@@ -161,7 +237,9 @@ func WorkflowInputGen() gopter.Gen {
 				"B":      noiseGen(),
 			}),
 		}), reflect.TypeOf(QueueRecord{})),
-		"Budget":  Of(Budgets(), 0.5),
-		"Workers": Of([]int{4, 2, 3, 8}, 0.25),
+		"Attacked":  Index(len(AttackFamilies())+1, 0.6),
+		"Confirmed": Index(len(ConfirmFamilies())+1, 0.6),
+		"Budget":    Of(Budgets(), 0.5),
+		"Workers":   Of([]int{4, 2, 3, 8}, 0.25),
 	})
 }

@@ -1,0 +1,305 @@
+// Command mutants measures the teeth of the property suite: it applies each
+// semantic mutant of tests/property/mutants/ to a scratch copy of the tree
+// (never the real checkout), runs the property suite alone on it, and prints
+// per mutant whether a property killed it, then the kill rate. A mutant
+// whose find text no longer occurs exactly once in its file does not apply:
+// it is reported as an error, never counted as killed.
+//
+//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// mutant is one spec file: a single find/replace in one file that breaks
+// one rule.
+type mutant struct {
+	ID, Path, File, Rule, Expect string
+	Find, Replace                string
+}
+
+func main() {
+	dir := flag.String("dir", "tests/property/mutants", "directory of mutant specs (*.mut)")
+	profile := flag.String("profile", "fast", "property profile the suite runs under")
+	seed := flag.String("seed", "20260101", "OPENRECALL_PBT_SEED")
+	only := flag.String("only", "", "comma-separated mutant IDs to run (default all)")
+	keep := flag.Bool("keep", false, "keep the scratch copy")
+	all := flag.Bool("all", false, "run every property on each mutant (no -failfast), to list every property that kills it")
+	flag.Parse()
+	failFast = !*all
+	if err := run(*dir, *profile, *seed, *only, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "mutants:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, profile, seed, only string, keep bool) error {
+	ms, err := load(dir)
+	if err != nil {
+		return err
+	}
+	if only != "" {
+		want := map[string]bool{}
+		for _, id := range strings.Split(only, ",") {
+			want[strings.TrimSpace(id)] = true
+		}
+		var sel []mutant
+		for _, m := range ms {
+			if want[m.ID] {
+				sel = append(sel, m)
+			}
+		}
+		ms = sel
+	}
+	scratch, err := os.MkdirTemp("", "openrecall-mutants-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(scratch)
+	}
+	if err := copyTree(".", scratch); err != nil {
+		return fmt.Errorf("copy the tree: %w", err)
+	}
+	fmt.Printf("scratch copy %s, profile %s, seed %s, %d mutants\n", scratch, profile, seed, len(ms))
+	if killed, _, out := suite(scratch, profile, seed); killed {
+		return fmt.Errorf("the suite fails on the unmutated copy:\n%s", tail(out, 40))
+	}
+	var nKilled, nSurvived, nErr int
+	for _, m := range ms {
+		start := time.Now()
+		status, detail := apply(scratch, m, profile, seed)
+		switch status {
+		case "killed":
+			nKilled++
+		case "survived":
+			nSurvived++
+		default:
+			nErr++
+		}
+		fmt.Printf("%-4s %-9s %-44s expect %-5s %5.0fs  %s\n", m.ID, status, trim(m.Rule, 44), m.Expect, time.Since(start).Seconds(), detail)
+	}
+	judged := nKilled + nSurvived
+	rate := 0.0
+	if judged > 0 {
+		rate = 100 * float64(nKilled) / float64(judged)
+	}
+	fmt.Printf("kill rate: %d of %d killed (%.0f%%), %d survived, %d errors (profile %s, seed %s)\n", nKilled, judged, rate, nSurvived, nErr, profile, seed)
+	if nErr > 0 {
+		return fmt.Errorf("%d mutants did not apply or did not build", nErr)
+	}
+	return nil
+}
+
+// apply mutates one file of the scratch copy, runs the suite and restores
+// the file. It returns killed, survived or error, and a detail.
+func apply(scratch string, m mutant, profile, seed string) (string, string) {
+	path := filepath.Join(scratch, m.File)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		return "error", "does not apply: " + err.Error()
+	}
+	if n := strings.Count(string(orig), m.Find); n != 1 {
+		return "error", fmt.Sprintf("does not apply: its find text occurs %d times in %s", n, m.File)
+	}
+	mutated := strings.Replace(string(orig), m.Find, m.Replace, 1)
+	if err := os.WriteFile(path, []byte(mutated), 0o644); err != nil {
+		return "error", err.Error()
+	}
+	defer os.WriteFile(path, orig, 0o644)
+	if out, err := goCmd(scratch, nil, "build", "./..."); err != nil {
+		return "error", "does not build: " + firstLine(out)
+	}
+	killed, by, out := suite(scratch, profile, seed)
+	if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
+		return "error", "suite did not build: " + firstLine(out)
+	}
+	if killed {
+		return "killed", "by " + by
+	}
+	return "survived", ""
+}
+
+// failFast stops the suite at the first failing property (the kill rate
+// needs no more); -all turns it off.
+var failFast = true
+
+var failRe = regexp.MustCompile(`--- FAIL: TestProperties/(P\d+)_`)
+
+// suite runs the property suite alone; killed is true when it fails, by
+// names the failing properties.
+func suite(dir, profile, seed string) (bool, string, string) {
+	env := []string{"OPENRECALL_PBT_PROFILE=" + profile, "OPENRECALL_PBT_SEED=" + seed}
+	args := []string{"test", "-count=1", "-timeout", "15m", "-run", "^TestProperties$", "./tests/property/"}
+	if failFast {
+		args = append(args[:1], append([]string{"-failfast"}, args[1:]...)...)
+	}
+	out, err := goCmd(dir, env, args...)
+	var ids []string
+	seen := map[string]bool{}
+	for _, m := range failRe.FindAllStringSubmatch(out, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			ids = append(ids, m[1])
+		}
+	}
+	by := strings.Join(ids, ",")
+	if by == "" {
+		by = firstLine(out)
+	}
+	return err != nil, by, out
+}
+
+func goCmd(dir string, env []string, args ...string) (string, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	return b.String(), err
+}
+
+// load reads every *.mut spec of dir, in name order. A spec is
+// "key: value" header lines (id, file, rule, expect), then
+//
+//	<<<<<<< find
+//	...the exact text to find...
+//	=======
+//	...its replacement...
+//	>>>>>>> replace
+func load(dir string) ([]mutant, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.mut"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var ms []mutant
+	ids := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		m, err := parse(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		m.Path = p
+		if prev, dup := ids[m.ID]; dup {
+			return nil, fmt.Errorf("%s: id %s already used by %s", p, m.ID, prev)
+		}
+		ids[m.ID] = p
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no mutants in %s", dir)
+	}
+	return ms, nil
+}
+
+func parse(s string) (mutant, error) {
+	var m mutant
+	head, body, ok := strings.Cut(s, "<<<<<<< find\n")
+	if !ok {
+		return m, fmt.Errorf("no '<<<<<<< find' line")
+	}
+	find, rest, ok := strings.Cut(body, "=======\n")
+	if !ok {
+		return m, fmt.Errorf("no '=======' line")
+	}
+	repl, _, ok := strings.Cut(rest, ">>>>>>> replace")
+	if !ok {
+		return m, fmt.Errorf("no '>>>>>>> replace' line")
+	}
+	// The line break before "=======" and ">>>>>>> replace" ends the
+	// block, not the text.
+	m.Find, m.Replace = strings.TrimSuffix(find, "\n"), strings.TrimSuffix(repl, "\n")
+	for _, line := range strings.Split(head, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch strings.TrimSpace(k) {
+		case "id":
+			m.ID = v
+		case "file":
+			m.File = v
+		case "rule":
+			m.Rule = v
+		case "expect":
+			m.Expect = v
+		}
+	}
+	switch {
+	case m.ID == "" || m.File == "" || m.Rule == "":
+		return m, fmt.Errorf("id, file and rule are required")
+	case m.Find == "" || m.Find == m.Replace:
+		return m, fmt.Errorf("empty find text, or a replacement equal to it")
+	}
+	return m, nil
+}
+
+// copyTree copies the Go sources and data of src into dst, skipping .git,
+// bin and local state.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "bin", ".openrecall", "node_modules":
+				if rel != "." {
+					return filepath.SkipDir
+				}
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return trim(l, 120)
+		}
+	}
+	return ""
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func trim(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

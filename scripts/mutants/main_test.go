@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseReadsHeaderFindAndReplace(t *testing.T) {
+	m, err := parse("id: M99\nfile: a/b.go\nrule: DESIGN §7 a rule\nexpect: P1\n<<<<<<< find\n\tx := 1\n=======\n\tx := 2\n>>>>>>> replace\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != "M99" || m.File != "a/b.go" || m.Rule != "DESIGN §7 a rule" || m.Expect != "P1" || m.Find != "\tx := 1" || m.Replace != "\tx := 2" {
+		t.Fatalf("parsed %+v", m)
+	}
+}
+
+func TestParseRefusesIncompleteSpecs(t *testing.T) {
+	for name, spec := range map[string]string{
+		"no find block":       "id: M1\nfile: f\nrule: r\n",
+		"no separator":        "id: M1\nfile: f\nrule: r\n<<<<<<< find\nx\n>>>>>>> replace\n",
+		"no end":              "id: M1\nfile: f\nrule: r\n<<<<<<< find\nx\n=======\ny\n",
+		"no id":               "file: f\nrule: r\n<<<<<<< find\nx\n=======\ny\n>>>>>>> replace\n",
+		"replacement a no-op": "id: M1\nfile: f\nrule: r\n<<<<<<< find\nx\n=======\nx\n>>>>>>> replace\n",
+	} {
+		if _, err := parse(spec); err == nil {
+			t.Errorf("%s: parsed without error", name)
+		}
+	}
+}
+
+// A mutant whose find text is gone (or ambiguous) is an error, never a
+// kill, and leaves the file as it was.
+func TestApplyReportsAMutantThatNoLongerApplies(t *testing.T) {
+	dir := t.TempDir()
+	src := "package p\n\nvar x = 1\nvar y = 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for find, want := range map[string]string{"var z = 1": "occurs 0 times", "= 1": "occurs 2 times"} {
+		status, detail := apply(dir, mutant{ID: "M1", File: "p.go", Find: find, Replace: "var z = 2"}, "fast", "1")
+		if status != "error" || !strings.Contains(detail, want) {
+			t.Errorf("find %q: %s %q, want error %q", find, status, detail, want)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "p.go")); string(got) != src {
+		t.Fatalf("the file changed: %q", got)
+	}
+}
