@@ -67,7 +67,11 @@ func run(dir, profile, seed, only string, keep bool) error {
 		return err
 	}
 	if !keep {
-		defer os.RemoveAll(scratch)
+		defer func() {
+			if err := os.RemoveAll(scratch); err != nil {
+				fmt.Fprintf(os.Stderr, "mutants: remove the scratch copy: %v\n", err)
+			}
+		}()
 	}
 	if err := copyTree(".", scratch); err != nil {
 		return fmt.Errorf("copy the tree: %w", err)
@@ -104,7 +108,7 @@ func run(dir, profile, seed, only string, keep bool) error {
 
 // apply mutates one file of the scratch copy, runs the suite and restores
 // the file. It returns killed, survived or error, and a detail.
-func apply(scratch string, m mutant, profile, seed string) (string, string) {
+func apply(scratch string, m mutant, profile, seed string) (result, detail string) {
 	path := filepath.Join(scratch, m.File)
 	orig, err := os.ReadFile(path)
 	if err != nil {
@@ -117,7 +121,13 @@ func apply(scratch string, m mutant, profile, seed string) (string, string) {
 	if err := os.WriteFile(path, []byte(mutated), 0o644); err != nil {
 		return "error", err.Error()
 	}
-	defer os.WriteFile(path, orig, 0o644)
+	defer func() {
+		// Every later mutant runs on this copy: a file left mutated would
+		// judge them all wrongly, so a failed restore is an error.
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			result, detail = "error", "restore "+m.File+": "+err.Error()
+		}
+	}()
 	if out, err := goCmd(scratch, nil, "build", "./..."); err != nil {
 		return "error", "does not build: " + firstLine(out)
 	}
