@@ -203,7 +203,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 		Latency: w.now().Sub(fpStart),
 	}
 
-	id := w.cfg.Fingerprinter.Identify(a)
+	id := res.Identity
 	var matches []openrecall.Match
 	var err error
 	memoryNote := ""
