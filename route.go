@@ -113,3 +113,34 @@ type CostPoint struct {
 // Savings returns the savings band at this point: cumulative baseline minus
 // cumulative cost.
 func (p CostPoint) Savings() NanoUSD { return p.CumulativeBaseline - p.CumulativeCost }
+
+// TrailState is what an audit trail's own records say about it, read in
+// the same snapshot as its entries: the head of the audit chain and of the
+// cost chain, and the keyed boundary (DESIGN §9). memory reads it; audit
+// verifies and signs it.
+type TrailState struct {
+	// HeadSeq and HeadHash name the last audit entry (0, "" when empty).
+	HeadSeq  int64
+	HeadHash string
+	// CostHeadSeq and CostHeadHash name the last chained cost point.
+	CostHeadSeq  int64
+	CostHeadHash string
+	// LegacyThrough is the last audit entry written before the chain was
+	// keyed: entries 1..LegacyThrough carry unkeyed hashes.
+	LegacyThrough int64
+	// LegacyCosts is how many cost points were stored before cost points
+	// were chained; they carry no hash.
+	LegacyCosts int64
+	// KeyID is the ID of the key the trail is keyed with, "" until the
+	// first keyed append.
+	KeyID string
+	// BoundaryMAC signs (LegacyThrough, LegacyCosts) with the key, recorded
+	// with KeyID; a checkpoint does not carry it.
+	BoundaryMAC string
+}
+
+// Keyed reports whether s describes a trail that needs a key to verify:
+// it names a key or holds keyed entries or chained cost points.
+func (s TrailState) Keyed() bool {
+	return s.KeyID != "" || s.HeadSeq > s.LegacyThrough || s.CostHeadSeq > 0
+}

@@ -6,35 +6,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/openrecall/openrecall"
 )
 
 // ErrBadCheckpoint marks a checkpoint that cannot be read or whose signature
 // does not match its content under the right key.
 var ErrBadCheckpoint = errors.New("invalid audit checkpoint")
 
-// State is what a trail's records say about it, read in the same snapshot
-// as its entries: the head of the audit chain and of the cost chain, and
-// the keyed boundary.
-type State struct {
-	// HeadSeq and HeadHash name the last audit entry (0, "" when empty).
-	HeadSeq  int64
-	HeadHash string
-	// CostHeadSeq and CostHeadHash name the last chained cost point.
-	CostHeadSeq  int64
-	CostHeadHash string
-	// LegacyThrough is the last audit entry written before the chain was
-	// keyed: entries 1..LegacyThrough carry unkeyed hashes (Hash).
-	LegacyThrough int64
-	// LegacyCosts is how many cost points were stored before cost points
-	// were chained; they carry no hash.
-	LegacyCosts int64
-	// KeyID is the ID of the key the trail is keyed with, "" until the
-	// first keyed append.
-	KeyID string
-	// BoundaryMAC is BoundaryMAC(key, LegacyThrough, LegacyCosts), recorded
-	// with KeyID; a checkpoint does not carry it.
-	BoundaryMAC string
-}
+// State is what a trail's records say about it (openrecall.TrailState):
+// the heads of the audit and cost chains and the keyed boundary.
+type State = openrecall.TrailState
 
 // BoundaryMAC signs the keyed boundary (see State) with k, so that it cannot
 // be moved without the key.
@@ -44,12 +26,6 @@ func BoundaryMAC(k Key, legacyThrough, legacyCosts int64) string {
 	enc.int(legacyThrough)
 	enc.int(legacyCosts)
 	return k.mac(enc.b)
-}
-
-// Keyed reports whether s describes a trail that needs a key to verify:
-// it names a key or holds keyed entries or chained cost points.
-func (s State) Keyed() bool {
-	return s.KeyID != "" || s.HeadSeq > s.LegacyThrough || s.CostHeadSeq > 0
 }
 
 // Checkpoint is a signed copy of a trail's State, printed by `openrecall

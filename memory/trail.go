@@ -9,27 +9,13 @@ import (
 	"github.com/openrecall/openrecall"
 )
 
-// TrailState is what the trail's own records say: the head of the audit
-// chain and of the cost chain, and the keyed boundary (see migration 0003).
-// Its fields match audit.State, so one converts to the other.
-type TrailState struct {
-	HeadSeq       int64
-	HeadHash      string
-	CostHeadSeq   int64
-	CostHeadHash  string
-	LegacyThrough int64
-	LegacyCosts   int64
-	KeyID         string
-	BoundaryMAC   string
-}
-
 // TrailReader receives a trail read by ReadTrail: the state first, then
 // every audit entry in sequence order, then every cost point, those stored
 // before cost points were chained first (with sequence 0 and empty hashes),
 // then the chain by sequence. An error it returns stops the reading and is
 // returned unwrapped.
 type TrailReader struct {
-	State func(TrailState) error
+	State func(openrecall.TrailState) error
 	Entry func(openrecall.AuditEntry) error
 	Cost  func(seq int64, prevHash, hash string, p openrecall.CostPoint) error
 }
@@ -61,7 +47,7 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 			err = translate("read trail: end", rerr)
 		}
 	}()
-	var st TrailState
+	var st openrecall.TrailState
 	if err := conn.QueryRowContext(ctx, `SELECT h.seq, h.hash, c.seq, c.hash, k.legacy_through, k.legacy_costs, k.key_id, k.boundary_mac
 		FROM audit_head h, cost_head c, audit_keying k WHERE h.id = 1 AND c.id = 1 AND k.id = 1`).Scan(
 		&st.HeadSeq, &st.HeadHash, &st.CostHeadSeq, &st.CostHeadHash, &st.LegacyThrough, &st.LegacyCosts, &st.KeyID, &st.BoundaryMAC); err != nil {

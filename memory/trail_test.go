@@ -30,9 +30,9 @@ func verifyStore(t *testing.T, s *Store, k audit.Key, cp *audit.Checkpoint) (aud
 	t.Helper()
 	var tv *audit.TrailVerifier
 	err := s.ReadTrail(context.Background(), TrailReader{
-		State: func(st TrailState) error {
+		State: func(st openrecall.TrailState) error {
 			var err error
-			tv, err = audit.NewTrailVerifier(k, audit.State(st), cp)
+			tv, err = audit.NewTrailVerifier(k, st, cp)
 			return err
 		},
 		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },

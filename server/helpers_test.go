@@ -244,8 +244,8 @@ var trailKey, _ = audit.NewKey(bytes.Repeat([]byte{0x12}, audit.KeySize))
 func verifyTrail(ctx context.Context, st *memory.Store) (server.AuditReport, error) {
 	var tv *audit.TrailVerifier
 	err := st.ReadTrail(ctx, memory.TrailReader{
-		State: func(s memory.TrailState) (err error) {
-			tv, err = audit.NewTrailVerifier(trailKey, audit.State(s), nil)
+		State: func(s openrecall.TrailState) (err error) {
+			tv, err = audit.NewTrailVerifier(trailKey, s, nil)
 			return err
 		},
 		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },

@@ -116,13 +116,13 @@ func (a *app) verifyTrail(ctx context.Context, st *memory.Store, cp *audit.Check
 	}
 	var tv *audit.TrailVerifier
 	err = st.ReadTrail(ctx, memory.TrailReader{
-		State: func(s memory.TrailState) error {
+		State: func(s openrecall.TrailState) error {
 			if k.IsZero() && create && s.KeyID == "" {
 				if k, err = a.auditKeyOrCreate("", st.Path()); err != nil {
 					return err
 				}
 			}
-			tv, err = audit.NewTrailVerifier(k, audit.State(s), cp)
+			tv, err = audit.NewTrailVerifier(k, s, cp)
 			if errors.Is(err, audit.ErrNoKey) {
 				return fmt.Errorf("%s: %w (looked in $%s and at %s)", st.Path(), err, envAuditKey, where)
 			}
