@@ -3,6 +3,7 @@ package routing
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	openrecall "github.com/openrecall/openrecall"
 )
@@ -11,6 +12,7 @@ func TestRedact(t *testing.T) {
 	tests := []struct {
 		name, in, secret, keep string
 	}{
+		{"authorization without a scheme", "authorization: abc123xyz", "abc123xyz", "authorization: "},
 		{"bearer header", "curl -H 'Authorization: Bearer abcdef0123456789xyz' https://x", "abcdef0123456789xyz", "Authorization"},
 		{"bare bearer", "sent bearer eyZZ1234567890abcdef to the api", "eyZZ1234567890abcdef", "bearer"},
 		{"password pair", "login failed password=hunter2secret for admin", "hunter2secret", "password="},
@@ -87,5 +89,18 @@ func TestAnswerSchemaNamesEveryRequiredFieldAndTheClosedSet(t *testing.T) {
 	// Every schema field is a field ParseAnalysis accepts.
 	if _, err := ParseAnalysis(`{"decision":"real","confidence":0.9,"summary":"s","hypotheses":[],"verification_commands":[],"next_steps":[],"skip_paths":[],"cited_memory_ids":[]}`); err != nil {
 		t.Fatalf("an answer of the schema's shape does not parse: %v", err)
+	}
+}
+
+// TestFoldsToASCIIIsComplete checks the premise of Redact's prefilter: the
+// only letters outside ASCII that case-insensitive matching folds to an
+// ASCII letter are the two foldsToASCII looks for.
+func TestFoldsToASCIIIsComplete(t *testing.T) {
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < 0x80 && !foldsToASCII(string(r)) {
+				t.Errorf("%U folds to %q, and foldsToASCII does not see it", r, f)
+			}
+		}
 	}
 }
