@@ -34,6 +34,13 @@ type Request struct {
 	Prompt    string
 	MaxTokens int
 	JSON      bool
+	// Case is the case file Prompt carries, as ParseCaseFile(Prompt)
+	// returns it (property P43), so an in-process model can read it
+	// without decoding its own prompt again; nil when the request was not
+	// built by BuildPrompt or its case file could not be carried exactly.
+	// It is never sent anywhere: a model that leaves the process sends
+	// Prompt.
+	Case *CaseFile
 }
 
 // Response is a model's answer with its token usage. Live is true only when a

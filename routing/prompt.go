@@ -122,7 +122,45 @@ func BuildPrompt(in Input) Request {
 			Supporting:      in.Triage.Supporting,
 		},
 	}
-	return Request{System: analysisSystem, Prompt: analysisLead + wrapCaseFile(c), JSON: true}
+	if len(c.Memories) == 0 {
+		c.Memories = nil
+	}
+	if len(c.Triage.Supporting) == 0 {
+		c.Triage.Supporting = nil
+	}
+	req := Request{System: analysisSystem, Prompt: analysisLead + wrapCaseFile(c), JSON: true}
+	if carriesExactly(c) {
+		req.Case = &c
+	}
+	return req
+}
+
+// carriesExactly reports whether decoding the JSON encoding of c gives c
+// back. Every text BuildPrompt clips is valid UTF-8 already; the rest (the
+// triage decision and supporting ids, the fingerprint) is checked here,
+// since the encoder would replace an invalid byte.
+func carriesExactly(c CaseFile) bool {
+	if c.Triage != nil {
+		if !utf8.ValidString(c.Triage.Decision) {
+			return false
+		}
+		for _, id := range c.Triage.Supporting {
+			if !utf8.ValidString(id) {
+				return false
+			}
+		}
+	}
+	for k, v := range c.Fingerprint {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return false
+		}
+	}
+	for _, m := range c.Memories {
+		if !utf8.ValidString(m.Decision) {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseCaseFile reads the case file back out of a prompt written by

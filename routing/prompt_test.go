@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestBuildPromptCaseFile(t *testing.T) {
 	if !strings.Contains(req.System, "untrusted data") || !strings.Contains(req.System, `"cited_memory_ids"`) {
 		t.Errorf("system text must state the schema and that the case file is untrusted:\n%s", req.System)
 	}
-	if again := routing.BuildPrompt(in); again != req {
+	if again := routing.BuildPrompt(in); !reflect.DeepEqual(again, req) {
 		t.Error("BuildPrompt is not deterministic")
 	}
 	c, err := routing.ParseCaseFile(req.Prompt)

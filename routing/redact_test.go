@@ -104,3 +104,15 @@ func TestFoldsToASCIIIsComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactQuotedValueWithTrailer pins P42's second counterexample: a
+// quoted secret value followed by more text is redacted once and for all.
+func TestRedactQuotedValueWithTrailer(t *testing.T) {
+	got := Redact("password: 'Tr0ub4dor&3': next")
+	if want := "password: [REDACTED] next"; got != want {
+		t.Fatalf("Redact = %q, want %q", got, want)
+	}
+	if again := Redact(got); again != got {
+		t.Fatalf("not idempotent: %q then %q", got, again)
+	}
+}

@@ -51,9 +51,15 @@ func (m *Model) Complete(ctx context.Context, req routing.Request) (routing.Resp
 	if err := ctx.Err(); err != nil {
 		return routing.Response{}, err
 	}
-	c, err := routing.ParseCaseFile(req.Prompt)
-	if err != nil {
-		return routing.Response{}, fmt.Errorf("%s: %w", m.name, err)
+	var c routing.CaseFile
+	if req.Case != nil {
+		// The case file the prompt carries, already decoded (P43).
+		c = *req.Case
+	} else {
+		var err error
+		if c, err = routing.ParseCaseFile(req.Prompt); err != nil {
+			return routing.Response{}, fmt.Errorf("%s: %w", m.name, err)
+		}
 	}
 	a := m.Analyse(c)
 	text, err := fit(a, req.MaxTokens)

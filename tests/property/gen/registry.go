@@ -63,6 +63,18 @@ func All() []Named {
 			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment), len(DNALabelValues()), "label value")
 		})},
 		{"SecretTextGen", SecretTextGen(), validAs(func(t SecretText) error { return indexesIn(t.Pieces, len(SecretPieces()), "piece") })},
+		{"CaseInputGen", CaseInputGen(), validAs(func(c CaseInput) error {
+			idx := append([]int{c.ID, c.Severity, c.Decision}, c.Supporting...)
+			nums := []int{c.Confidence, c.Consistency}
+			for _, m := range c.Matches {
+				idx = append(idx, m.ID, m.Decision)
+				nums = append(nums, m.Score)
+			}
+			if err := indexesIn(idx, len(CaseWords()), "word"); err != nil {
+				return err
+			}
+			return indexesIn(nums, len(CaseFloats()), "number")
+		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},

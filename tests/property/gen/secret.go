@@ -34,6 +34,7 @@ func SecretPieces() []string {
 		"ſ", "K", "paſſword", "toKen", "ſecret", "coo\u212aie",
 		"paſſword=hunter2", "api_\u212aey: abc123", "ſession-id=9f8e", "baſic dXNlcjpwYXNz0", "İ", "é", "\u200b",
 		"KubePodCrashLooping", "disk 91% full", "see https://runbooks.example.com/disk", "token bucket drained",
+		"db_dsn", "DSN", "Connection-String",
 	}
 }
 

@@ -1,0 +1,52 @@
+package property
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/openrecall/openrecall/model/local"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/tests/property/gen"
+	"github.com/openrecall/openrecall/tests/property/pbt"
+)
+
+// caseFileProperties are the rules of the case file a prompt carries.
+func caseFileProperties() []pbt.Property {
+	return []pbt.Property{
+		pbt.ForAll("P43_carried_case_file_equals_prompt",
+			"The decoded case file a request carries for in-process models is exactly what decoding its prompt gives (ParseCaseFile), whatever the alert, memories and figures hold (secrets, invalid UTF-8, JSON and HTML specials, non-finite numbers, more memories than the case file keeps); when it cannot be carried exactly it is not carried; and the local models answer a request the same whether they read the carried case file or decode the prompt.",
+			"CaseInputGen", gen.CaseInputGen(), func(c gen.CaseInput) error {
+				req := routing.BuildPrompt(c.Input())
+				parsed, err := routing.ParseCaseFile(req.Prompt)
+				if err != nil {
+					return fmt.Errorf("the prompt's case file does not parse: %w", err)
+				}
+				if req.Case != nil && !reflect.DeepEqual(*req.Case, parsed) {
+					return fmt.Errorf("carried case file %+v, the prompt's %+v", *req.Case, parsed)
+				}
+				bare := req
+				bare.Case = nil
+				for _, m := range []*local.Model{local.NewCheap(), local.NewStrong()} {
+					for _, max := range []int{0, 400} {
+						req.MaxTokens, bare.MaxTokens = max, max
+						got, gotErr := m.Complete(context.Background(), req)
+						want, wantErr := m.Complete(context.Background(), bare)
+						if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+							return fmt.Errorf("%s (max %d tokens) answered %+v (%v) from the carried case file, %+v (%v) from the prompt", m.Name(), max, got, gotErr, want, wantErr)
+						}
+					}
+				}
+				return nil
+			},
+			pbt.Classify(func(c gen.CaseInput) []string {
+				if routing.BuildPrompt(c.Input()).Case == nil {
+					return []string{"not carried"}
+				}
+				return []string{"carried"}
+			}),
+			pbt.Cover("carried", 30),
+			pbt.Cover("not carried", 5),
+		),
+	}
+}
