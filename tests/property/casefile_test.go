@@ -48,5 +48,25 @@ func caseFileProperties() []pbt.Property {
 			pbt.Cover("carried", 30),
 			pbt.Cover("not carried", 5),
 		),
+		pbt.ForAll("P44_one_pass_answer_parse_equals_two_pass",
+			"The quality gate's one-pass answer parse changes nothing: ParseAnalysis returns exactly the analysis and the error of the two-pass reference (the keys first for the presence of decision and confidence, then a strict decode), whatever the answer's shape, key case, escapes, nesting and trailing data.",
+			"AnswerTextGen", gen.AnswerTextGen(), func(a gen.AnswerText) error {
+				text := a.String()
+				got, gotErr := routing.ParseAnalysis(text)
+				want, wantErr := routing.ParseAnalysisTwoPass(text)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+					return fmt.Errorf("ParseAnalysis(%q) = %+v, %v; the two-pass reference %+v, %v", text, got, gotErr, want, wantErr)
+				}
+				return nil
+			},
+			pbt.Classify(func(a gen.AnswerText) []string {
+				if _, err := routing.ParseAnalysisTwoPass(a.String()); err != nil {
+					return []string{"rejected"}
+				}
+				return []string{"parsed"}
+			}),
+			pbt.Cover("parsed", 15),
+			pbt.Cover("rejected", 20),
+		),
 	}
 }

@@ -75,6 +75,16 @@ func All() []Named {
 			}
 			return indexesIn(nums, len(CaseFloats()), "number")
 		})},
+		{"AnswerTextGen", AnswerTextGen(), validAs(func(a AnswerText) error {
+			var keys, values []int
+			for _, m := range a.Members {
+				keys, values = append(keys, m.Key), append(values, m.Value)
+			}
+			if err := indexesIn(keys, len(AnswerKeys()), "key"); err != nil {
+				return err
+			}
+			return indexesIn(values, len(AnswerValues()), "value")
+		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
