@@ -162,6 +162,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	// rules): cache them for this run; any retain, here or (seen within
 	// recallRecheck) by another process, empties the cache.
 	st.EnableRecallCache(recallCacheEntries, recallRecheck)
+	defer batchGC()()
 
 	var budget *routing.Budget
 	if b := cfg.Budget(); b > 0 {
