@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -184,17 +183,11 @@ func ParseCaseFile(prompt string) (CaseFile, error) {
 }
 
 func wrapCaseFile(c CaseFile) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(true)
-	if err := enc.Encode(c); err != nil {
-		// A CaseFile holds only strings, numbers and maps of strings: the
-		// encoder cannot fail on it except for a non-finite number, which
-		// round3 already removed.
-		buf.Reset()
-		buf.WriteString(`{"alert":{}}` + "\n")
-	}
-	return CaseFileBegin + "\n" + buf.String() + CaseFileEnd + "\n"
+	b := make([]byte, 0, 2048)
+	b = append(b, CaseFileBegin+"\n"...)
+	b = AppendCaseFileJSON(b, c)
+	b = append(b, CaseFileEnd+"\n"...)
+	return string(b)
 }
 
 // caseAlert is the alert as the case file shows it: every text redacted

@@ -1,6 +1,9 @@
 package routing_test
 
 import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -109,5 +112,30 @@ func TestSkipPaths(t *testing.T) {
 	want := []string{"skip: Restarting the pod (tried in inc_1, inc_2, inc_3)", "skip: scaling up (tried in inc_2)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestAppendJSONFloatMatchesEncodingJSON checks the case file's number
+// encoding against encoding/json at the format's edges and on random
+// values.
+func TestAppendJSONFloatMatchesEncodingJSON(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.001, 0.85, 1e-6, math.Nextafter(1e-6, 0), 1e-7, 1.5e-9, 1e20, 1e21,
+		math.Nextafter(1e21, 0), 123456789e15, 5e-324, math.MaxFloat64, -2.5e-8, 1.0 / 3}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		xs = append(xs, math.Float64frombits(rng.Uint64()), rng.Float64(), rng.NormFloat64()*1e-7)
+	}
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		want, err := json.Marshal(routing.CaseMemory{Score: x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := routing.AppendCaseFileJSON(nil, routing.CaseFile{Memories: []routing.CaseMemory{{Score: x}}})
+		if !strings.Contains(string(got), string(want)) {
+			t.Errorf("score %v: wrote %s, encoding/json %s", x, got, want)
+		}
 	}
 }

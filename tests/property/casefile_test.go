@@ -1,7 +1,9 @@
 package property
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -15,7 +17,7 @@ import (
 func caseFileProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P43_carried_case_file_equals_prompt",
-			"The decoded case file a request carries for in-process models is exactly what decoding its prompt gives (ParseCaseFile), whatever the alert, memories and figures hold (secrets, invalid UTF-8, JSON and HTML specials, non-finite numbers, more memories than the case file keeps); when it cannot be carried exactly it is not carried; and the local models answer a request the same whether they read the carried case file or decode the prompt.",
+			"The case file a prompt carries is written byte for byte as encoding/json would write it, and the decoded case file a request carries for in-process models is exactly what decoding its prompt gives (ParseCaseFile), whatever the alert, memories and figures hold (secrets, invalid UTF-8, JSON and HTML specials, non-finite numbers, more memories than the case file keeps); when it cannot be carried exactly it is not carried; and the local models answer a request the same whether they read the carried case file or decode the prompt.",
 			"CaseInputGen", gen.CaseInputGen(), func(c gen.CaseInput) error {
 				req := routing.BuildPrompt(c.Input())
 				parsed, err := routing.ParseCaseFile(req.Prompt)
@@ -24,6 +26,18 @@ func caseFileProperties() []pbt.Property {
 				}
 				if req.Case != nil && !reflect.DeepEqual(*req.Case, parsed) {
 					return fmt.Errorf("carried case file %+v, the prompt's %+v", *req.Case, parsed)
+				}
+				// The hand-written encoder writes what encoding/json writes.
+				if req.Case != nil {
+					var std bytes.Buffer
+					enc := json.NewEncoder(&std)
+					enc.SetEscapeHTML(true)
+					if err := enc.Encode(*req.Case); err != nil {
+						return err
+					}
+					if got := string(routing.AppendCaseFileJSON(nil, *req.Case)); got != std.String() {
+						return fmt.Errorf("AppendCaseFileJSON wrote\n%s\nencoding/json\n%s", got, std.String())
+					}
 				}
 				bare := req
 				bare.Case = nil
