@@ -241,7 +241,7 @@ func trimOne(a *openrecall.Analysis) bool {
 
 // placeholders fills a command template with the case's service and
 // namespace when they are safe to paste.
-func placeholders(c routing.CaseFile) *strings.Replacer {
+func placeholders(c routing.CaseFile) func(string) string {
 	svc := "SERVICE"
 	for _, s := range []string{c.Alert.Service, c.Alert.Labels["service"], c.Alert.Labels["app"], c.Alert.Labels["job"]} {
 		if safeName.MatchString(s) {
@@ -253,7 +253,11 @@ func placeholders(c routing.CaseFile) *strings.Replacer {
 	if n := c.Alert.Labels["namespace"]; safeName.MatchString(n) {
 		ns = "-n " + n + " "
 	}
-	return strings.NewReplacer("{svc}", svc, "{ns}", ns)
+	// Neither value can hold a brace (safeName), so replacing one
+	// placeholder cannot make or break the other.
+	return func(text string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(text, "{svc}", svc), "{ns}", ns)
+	}
 }
 
 // criticalOrUnknown reports whether the cheap analyst must defer on

@@ -464,7 +464,7 @@ func plan(c routing.CaseFile, fp openrecall.Fingerprint) advice {
 			deadEnds = append(deadEnds, openrecall.CanonicalText(d))
 		}
 	}
-	var fill *strings.Replacer
+	var fill func(string) string
 	var adv advice
 	seen := map[string]bool{}
 	add := func(dst *[]string, items []item, limit int) {
@@ -477,7 +477,7 @@ func plan(c routing.CaseFile, fp openrecall.Fingerprint) advice {
 				if fill == nil {
 					fill = placeholders(c)
 				}
-				text = fill.Replace(text)
+				text = fill(text)
 			}
 			if seen[text] {
 				continue
