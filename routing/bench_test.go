@@ -1,10 +1,13 @@
 package routing_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
 	openrecall "github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/rulecorpus"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 )
@@ -57,4 +60,70 @@ func BenchmarkBudgetParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// corpusInputs returns routing inputs of the alerts rendered from the rule
+// corpus beside the repository, through intake (skipped without it).
+func corpusInputs(b *testing.B) []routing.Input {
+	path, err := rulecorpus.Path("")
+	if err != nil {
+		b.Skip(err)
+	}
+	rules, err := rulecorpus.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ins []routing.Input
+	for i, r := range rules {
+		doc, err := rulecorpus.Webhook(rulecorpus.Alert(r, rulecorpus.Firing{N: i}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rd := intake.NewReader(bytes.NewReader(doc), intake.Options{})
+		for {
+			rec, err := rd.Next()
+			if err != nil {
+				break
+			}
+			if rec.Err == nil {
+				ins = append(ins, routing.Input{Alert: rec.Alert})
+			}
+		}
+	}
+	return ins
+}
+
+// BenchmarkBuildPromptCorpus builds the prompt of each alert of the rule
+// corpus in turn: redaction, clipping and the case file's encoding.
+func BenchmarkBuildPromptCorpus(b *testing.B) {
+	ins := corpusInputs(b)
+	for i := 0; b.Loop(); i++ {
+		routing.BuildPrompt(ins[i%len(ins)])
+	}
+}
+
+// BenchmarkRedactCorpus redacts every field of each alert of the rule
+// corpus the case file carries, with the prefilters and without.
+func BenchmarkRedactCorpus(b *testing.B) {
+	ins := corpusInputs(b)
+	for _, bc := range []struct {
+		name   string
+		redact func(string) string
+		field  func(string, string) string
+	}{{"prefilter", routing.Redact, routing.RedactField}, {"every", routing.RedactEvery, routing.RedactFieldEvery}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				a := ins[i%len(ins)].Alert
+				for _, s := range []string{a.Title, a.Text, a.ID, a.Service, a.Environment, a.Source} {
+					bc.redact(s)
+				}
+				for k, v := range a.Labels {
+					bc.field(k, v)
+				}
+				for k, v := range a.Annotations {
+					bc.field(k, v)
+				}
+			}
+		})
+	}
 }

@@ -15,44 +15,71 @@ const Redacted = "[REDACTED]"
 type secretPattern struct {
 	re   *regexp.Regexp
 	repl string
-	may  func(text, lower string) bool
+	may  func(found literalSet) bool
 }
+
+// The literals Redact's prefilter looks for, in one pass over a text
+// (scanLiterals): case-sensitive ones as written, the others under ASCII
+// case folding, and three characters.
+const (
+	litPEM           literalSet = 1 << iota // "PRIVATE KEY-----"
+	litScheme                               // "://"
+	litAt                                   // '@'
+	litColon                                // ':'
+	litEquals                               // '='
+	litAuthorization                        // "authorization", any case
+	litBearer                               // "bearer", any case
+	litBasic                                // "basic", any case
+	litAKIA
+	litGitHub    // one of "ghp_", "gho_", "ghu_", "ghs_", "ghr_"
+	litGitHubPAT // "github_pat_"
+	litSK        // "sk-"
+	litXox       // "xox"
+	litGlpat     // "glpat-"
+	litEyJ       // "eyJ"
+	litPairWord  // a word of secretPairWords, any case
+	litKeyWord   // a word of secretKeyWords, any case
+)
+
+// literalSet is a set of the prefilter's literals.
+type literalSet uint32
+
+func (f literalSet) has(l literalSet) bool { return f&l != 0 }
 
 // secretPatterns find secrets in free text. Each keeps what names the secret
 // (the key, the scheme, the user's place) and replaces the secret itself. No
 // pattern matches across a double quote, so redacting JSON text keeps it
-// JSON. Each may reads the text and its ASCII lowercase; for the
-// case-insensitive patterns it must be a necessary condition under ASCII
-// case folding (Redact takes every pattern when the text holds one of the
-// two non-ASCII letters that fold to ASCII ones).
+// JSON. For the case-insensitive patterns may must be a necessary
+// condition under ASCII case folding (Redact takes every pattern when the
+// text holds one of the two non-ASCII letters that fold to ASCII ones).
 var secretPatterns = []secretPattern{
 	// PEM private key blocks.
 	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[^"]*?-----END [A-Z ]*PRIVATE KEY-----`), Redacted,
-		func(t, _ string) bool { return strings.Contains(t, "PRIVATE KEY-----") }},
+		func(f literalSet) bool { return f.has(litPEM) }},
 	// Credentials in a URL or connection string: scheme://user:password@host.
 	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^\s:/@"'<>]*:[^\s@/"'<>]+@`), "${1}" + Redacted + "@",
-		func(t, _ string) bool { return strings.Contains(t, "://") && strings.IndexByte(t, '@') >= 0 }},
+		func(f literalSet) bool { return f.has(litScheme) && f.has(litAt) }},
 	// Authorization headers and bearer/basic credentials.
 	// The scheme keeps its own white space, so redacting twice changes
 	// nothing ("authorization: :" once grew a space on every pass).
 	{regexp.MustCompile(`(?i)\b(authorization\s*[:=]\s*)((?:bearer|basic|token|apikey)\s+)?[^\s"',;]+`), "${1}${2}" + Redacted,
-		func(_, l string) bool { return strings.Contains(l, "authorization") }},
+		func(f literalSet) bool { return f.has(litAuthorization) }},
 	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*`), "${1} " + Redacted,
-		func(_, l string) bool { return strings.Contains(l, "bearer") || strings.Contains(l, "basic") }},
+		func(f literalSet) bool { return f.has(litBearer | litBasic) }},
 	// key=value or key: value where the key names a secret. A quoted value
 	// takes what sticks to its closing quote with it, so redacting twice
 	// changes nothing ("password: 'x':" once lost its colon on a second
 	// pass).
 	{regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|session[_-]?id|cookie)[a-z0-9_.-]*)(\s*[:=]\s*)('[^']*'[^\s"',;&]*|\\"[^"\\]*\\"[^\s"',;&]*|[^\s"',;&]+)`), "${1}${2}" + Redacted,
-		func(_, l string) bool { return strings.ContainsAny(l, ":=") && containsAnyOf(l, secretPairWords) }},
+		func(f literalSet) bool { return f.has(litColon|litEquals) && f.has(litPairWord) }},
 	// Well-known token shapes, wherever they stand.
-	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), Redacted, literal("AKIA")},                                                              // AWS access key id
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`), Redacted, func(t, _ string) bool { return containsAnyOf(t, githubPrefixes) }}, // GitHub token
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`), Redacted, literal("github_pat_")},                                           // GitHub fine-grained token
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), Redacted, literal("sk-")},                                                            // OpenAI-style secret key
-	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), Redacted, literal("xox")},                                                     // Slack token
-	{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), Redacted, literal("glpat-")},                                                      // GitLab token
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted, literal("eyJ")},                       // JWT
+	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), Redacted, func(f literalSet) bool { return f.has(litAKIA) }},                                        // AWS access key id
+	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`), Redacted, func(f literalSet) bool { return f.has(litGitHub) }},                            // GitHub token
+	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`), Redacted, func(f literalSet) bool { return f.has(litGitHubPAT) }},                       // GitHub fine-grained token
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), Redacted, func(f literalSet) bool { return f.has(litSK) }},                                       // OpenAI-style secret key
+	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), Redacted, func(f literalSet) bool { return f.has(litXox) }},                               // Slack token
+	{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), Redacted, func(f literalSet) bool { return f.has(litGlpat) }},                                 // GitLab token
+	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted, func(f literalSet) bool { return f.has(litEyJ) }}, // JWT
 }
 
 // secretPairWords are the words one of which a key=value secret's key
@@ -60,22 +87,94 @@ var secretPatterns = []secretPattern{
 // private key.
 var secretPairWords = []string{"passw", "pwd", "secret", "token", "key", "credential", "session", "cookie"}
 
-// githubPrefixes start the GitHub token shapes.
-var githubPrefixes = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}
+// secretKeyWords are the words one of which a secret key's name holds (in
+// ASCII lowercase): "key" stands for api_key, access-key and private key.
+var secretKeyWords = []string{"passw", "pwd", "secret", "token", "key", "credential", "authorization", "cookie", "session", "dsn", "connection"}
 
-// literal returns a may that holds when the text contains s, case and all.
-func literal(s string) func(text, lower string) bool {
-	return func(t, _ string) bool { return strings.Contains(t, s) }
+// scanLiteral is one literal scanLiterals looks for.
+type scanLiteral struct {
+	text string // lowercase when fold
+	fold bool
+	set  literalSet
 }
 
-// containsAnyOf reports whether s contains one of words.
-func containsAnyOf(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
+// literalsByFirst indexes the literals by their first byte (lowercase for
+// the folded ones), for scanLiterals.
+var literalsByFirst = func() (t [256][]scanLiteral) {
+	add := func(text string, fold bool, set literalSet) {
+		t[text[0]] = append(t[text[0]], scanLiteral{text, fold, set})
+	}
+	add("PRIVATE KEY-----", false, litPEM)
+	add("://", false, litScheme)
+	add("authorization", true, litAuthorization)
+	add("bearer", true, litBearer)
+	add("basic", true, litBasic)
+	add("AKIA", false, litAKIA)
+	for _, p := range []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"} {
+		add(p, false, litGitHub)
+	}
+	add("github_pat_", false, litGitHubPAT)
+	add("sk-", false, litSK)
+	add("xox", false, litXox)
+	add("glpat-", false, litGlpat)
+	add("eyJ", false, litEyJ)
+	for _, w := range secretPairWords {
+		add(w, true, litPairWord)
+	}
+	for _, w := range secretKeyWords {
+		add(w, true, litKeyWord)
+	}
+	return t
+}()
+
+// scanLiterals returns the set of the prefilter's literals s holds, in one
+// pass.
+func scanLiterals(s string) literalSet {
+	var found literalSet
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '@':
+			found |= litAt
+		case ':':
+			found |= litColon
+		case '=':
+			found |= litEquals
+		}
+		lc := c
+		if 'A' <= c && c <= 'Z' {
+			lc = c + 'a' - 'A'
+		}
+		for _, l := range literalsByFirst[lc] {
+			if l.fold && found&l.set == 0 && hasPrefixFoldASCII(s[i:], l.text) {
+				found |= l.set
+			}
+		}
+		for _, l := range literalsByFirst[c] {
+			if !l.fold && found&l.set == 0 && strings.HasPrefix(s[i:], l.text) {
+				found |= l.set
+			}
 		}
 	}
-	return false
+	return found
+}
+
+// hasPrefixFoldASCII reports whether s starts with lower (ASCII lowercase)
+// under ASCII case folding.
+func hasPrefixFoldASCII(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // foldsToASCII reports whether s holds a letter outside ASCII that
@@ -84,23 +183,6 @@ func containsAnyOf(s string, words []string) bool {
 // there are no others.
 func foldsToASCII(s string) bool {
 	return strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a")
-}
-
-// lowerASCII returns s with its ASCII letters lowercased and every other
-// byte as it was, so that byte offsets and non-ASCII text are kept.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 // secretKey matches a label or annotation name whose value is a secret.
@@ -118,13 +200,13 @@ func Redact(s string) string {
 		return s
 	}
 	every := foldsToASCII(s)
-	lower := lowerASCII(s)
+	found := scanLiterals(s)
 	for _, p := range secretPatterns {
-		if !every && !p.may(s, lower) {
+		if !every && !p.may(found) {
 			continue
 		}
 		if r := p.re.ReplaceAllString(s, p.repl); r != s {
-			s, lower = r, lowerASCII(r)
+			s, found = r, scanLiterals(r)
 		}
 	}
 	return s
@@ -140,14 +222,10 @@ func RedactField(key, value string) string {
 	return Redact(value)
 }
 
-// secretKeyWords are the words one of which a secret key's name holds (in
-// ASCII lowercase): "key" stands for api_key, access-key and private key.
-var secretKeyWords = []string{"passw", "pwd", "secret", "token", "key", "credential", "authorization", "cookie", "session", "dsn", "connection"}
-
 // secretKeyName reports whether secretKey matches key, running it only when
 // key holds one of secretKeyWords (or a letter that folds to ASCII).
 func secretKeyName(key string) bool {
-	if !foldsToASCII(key) && !containsAnyOf(lowerASCII(key), secretKeyWords) {
+	if !foldsToASCII(key) && !scanLiterals(key).has(litKeyWord) {
 		return false
 	}
 	return secretKey.MatchString(key)
