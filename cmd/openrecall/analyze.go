@@ -228,15 +228,13 @@ func noAlerts(source string) error {
 type resultWriter struct {
 	format string
 	w      io.Writer
-	enc    *json.Encoder
+	buf    []byte // one result's encoding, reused
 	n      int
 	mode   openrecall.Mode
 }
 
 func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultWriter {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &resultWriter{format: format, w: w, enc: enc, mode: wf.Mode()}
+	return &resultWriter{format: format, w: w, mode: wf.Mode()}
 }
 
 func (rw *resultWriter) begin() error {
@@ -251,17 +249,25 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 	defer func() { rw.n++ }()
 	switch rw.format {
 	case outputJSONL:
-		return rw.enc.Encode(r)
-	case outputJSON:
-		if rw.n > 0 {
-			if _, err := io.WriteString(rw.w, ",\n"); err != nil {
-				return err
-			}
-		}
-		b, err := json.Marshal(r)
+		// What an Encoder without HTML escaping writes, newline included.
+		b, err := r.AppendJSON(rw.buf[:0], false)
 		if err != nil {
 			return err
 		}
+		rw.buf = append(b, '\n')
+		_, err = rw.w.Write(rw.buf)
+		return err
+	case outputJSON:
+		// What json.Marshal writes, after the separator.
+		b := rw.buf[:0]
+		if rw.n > 0 {
+			b = append(b, ",\n"...)
+		}
+		b, err := r.AppendJSON(b, true)
+		if err != nil {
+			return err
+		}
+		rw.buf = b
 		_, err = rw.w.Write(b)
 		return err
 	}

@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -200,7 +199,7 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // until the answer fits maxTokens estimated tokens (0: no cap).
 func fit(a openrecall.Analysis, maxTokens int) (string, error) {
 	for {
-		b, err := json.Marshal(a)
+		b, err := a.AppendJSON(nil, true) // what json.Marshal writes
 		if err != nil {
 			return "", fmt.Errorf("encode answer: %w", err)
 		}

@@ -1,0 +1,248 @@
+package openrecall
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// The hand-written JSON encoders of the types encoded for every alert (a
+// result, a case file) append exactly what encoding/json writes for them;
+// these are their pieces, and tests compare the encoders with encoding/json
+// on values where every field is set.
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string the way encoding/json does:
+// '"', '\\' and control characters escaped (\b, \f, \n, \r, \t by name),
+// invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped, and '<', '>'
+// and '&' escaped when escapeHTML.
+func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || (c != '<' && c != '>' && c != '&')) {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// AppendJSONFloat appends f the way encoding/json does: the shortest
+// decimal that reads back exactly, in exponent form below 1e-6 and from
+// 1e21 on, a one-digit negative exponent written without its zero. ok is
+// false for NaN and the infinities, which JSON cannot hold.
+func AppendJSONFloat(b []byte, f float64) (_ []byte, ok bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 is written e-9.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// AppendJSONStringMap appends m as a JSON object with sorted keys.
+func AppendJSONStringMap(b []byte, m map[string]string, escapeHTML bool) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendJSONString(b, k, escapeHTML)
+		b = append(b, ':')
+		b = AppendJSONString(b, m[k], escapeHTML)
+	}
+	return append(b, '}')
+}
+
+// AppendJSONStrings appends xs as a JSON array of strings (null when nil).
+func AppendJSONStrings(b []byte, xs []string, escapeHTML bool) []byte {
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendJSONString(b, x, escapeHTML)
+	}
+	return append(b, ']')
+}
+
+// jsonObject appends the members of one JSON object, commas included.
+type jsonObject struct {
+	b          []byte
+	escapeHTML bool
+	n          int
+	ok         bool // false once a value cannot be encoded as encoding/json would
+}
+
+func (o *jsonObject) key(name string) {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = append(o.b, '"')
+	o.b = append(o.b, name...)
+	o.b = append(o.b, '"', ':')
+}
+
+func (o *jsonObject) str(name, v string) {
+	o.key(name)
+	o.b = AppendJSONString(o.b, v, o.escapeHTML)
+}
+
+func (o *jsonObject) strOmit(name, v string) {
+	if v != "" {
+		o.str(name, v)
+	}
+}
+
+func (o *jsonObject) int(name string, v int64) {
+	o.key(name)
+	o.b = strconv.AppendInt(o.b, v, 10)
+}
+
+func (o *jsonObject) intOmit(name string, v int64) {
+	if v != 0 {
+		o.int(name, v)
+	}
+}
+
+func (o *jsonObject) bool(name string, v bool) {
+	o.key(name)
+	o.b = strconv.AppendBool(o.b, v)
+}
+
+func (o *jsonObject) boolOmit(name string, v bool) {
+	if v {
+		o.bool(name, v)
+	}
+}
+
+func (o *jsonObject) float(name string, v float64) {
+	o.key(name)
+	var ok bool
+	if o.b, ok = AppendJSONFloat(o.b, v); !ok {
+		o.ok = false
+	}
+}
+
+func (o *jsonObject) time(name string, t time.Time) {
+	o.key(name)
+	text, err := t.MarshalJSON()
+	if err != nil {
+		o.ok = false
+		return
+	}
+	o.b = append(o.b, text...)
+}
+
+func (o *jsonObject) strings(name string, xs []string) {
+	o.key(name)
+	o.b = AppendJSONStrings(o.b, xs, o.escapeHTML)
+}
+
+func (o *jsonObject) stringsOmit(name string, xs []string) {
+	if len(xs) > 0 {
+		o.strings(name, xs)
+	}
+}
+
+func (o *jsonObject) stringMapOmit(name string, m map[string]string) {
+	if len(m) > 0 {
+		o.key(name)
+		o.b = AppendJSONStringMap(o.b, m, o.escapeHTML)
+	}
+}
+
+// object appends a nested object written by fill.
+func (o *jsonObject) object(name string, fill func(*jsonObject)) {
+	o.key(name)
+	inner := jsonObject{b: append(o.b, '{'), escapeHTML: o.escapeHTML, ok: true}
+	fill(&inner)
+	o.b = append(inner.b, '}')
+	o.ok = o.ok && inner.ok
+}
+
+// array appends a JSON array of n objects, element i written by fill (null
+// when null).
+func (o *jsonObject) array(name string, n int, null bool, fill func(int, *jsonObject)) {
+	o.key(name)
+	if null {
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.b = append(o.b, '[')
+	for i := range n {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		inner := jsonObject{b: append(o.b, '{'), escapeHTML: o.escapeHTML, ok: true}
+		fill(i, &inner)
+		o.b = append(inner.b, '}')
+		o.ok = o.ok && inner.ok
+	}
+	o.b = append(o.b, ']')
+}
