@@ -15,6 +15,15 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe marks the ASCII bytes a JSON string holds as they are, HTML
+// escaping on.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // AppendJSONString appends s as a JSON string the way encoding/json does:
 // '"', '\\' and control characters escaped (\b, \f, \n, \r, \t by name),
 // invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped, and '<', '>'
@@ -25,7 +34,7 @@ func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || (c != '<' && c != '>' && c != '&')) {
+			if jsonSafe[c] || (!escapeHTML && (c == '<' || c == '>' || c == '&')) {
 				i++
 				continue
 			}
