@@ -32,6 +32,9 @@ type verdict struct {
 // ParseAnalysis decodes a model answer strictly: exactly one JSON object with
 // the root Analysis fields only, decision and confidence present.
 func ParseAnalysis(text string) (openrecall.Analysis, error) {
+	if a, ok := decodeAnswer(text); ok {
+		return a, nil
+	}
 	if a, ok := parseAnalysisFast(text); ok {
 		return a, nil
 	}
