@@ -127,3 +127,18 @@ func BenchmarkRedactCorpus(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRouteCorpus routes each alert of the rule corpus in turn without
+// memory, as most of the corpus queue goes: prompt, the strong local model,
+// the quality gate.
+func BenchmarkRouteCorpus(b *testing.B) {
+	ins := corpusInputs(b)
+	r, err := routing.New(routing.Config{Strong: local.NewStrong(), Cheap: local.NewCheap(), Vet: vet, Budget: routing.NewBudget(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		r.Route(ctx, ins[i%len(ins)])
+	}
+}

@@ -39,6 +39,7 @@ const (
 	litEyJ       // "eyJ"
 	litPairWord  // a word of secretPairWords, any case
 	litKeyWord   // a word of secretKeyWords, any case
+	litFolding   // a non-ASCII letter that folds to an ASCII one (foldsToASCII)
 )
 
 // literalSet is a set of the prefilter's literals.
@@ -140,6 +141,10 @@ func scanLiterals(s string) literalSet {
 			found |= litColon
 		case '=':
 			found |= litEquals
+		case 0xC5, 0xE2: // the first bytes of U+017F and U+212A
+			if foldsToASCII(s[i:min(i+3, len(s))]) {
+				found |= litFolding
+			}
 		}
 		lc := c
 		if 'A' <= c && c <= 'Z' {
@@ -199,10 +204,9 @@ func Redact(s string) string {
 	if s == "" {
 		return s
 	}
-	every := foldsToASCII(s)
 	found := scanLiterals(s)
 	for _, p := range secretPatterns {
-		if !every && !p.may(found) {
+		if !found.has(litFolding) && !p.may(found) {
 			continue
 		}
 		if r := p.re.ReplaceAllString(s, p.repl); r != s {
@@ -225,7 +229,7 @@ func RedactField(key, value string) string {
 // secretKeyName reports whether secretKey matches key, running it only when
 // key holds one of secretKeyWords (or a letter that folds to ASCII).
 func secretKeyName(key string) bool {
-	if !foldsToASCII(key) && !scanLiterals(key).has(litKeyWord) {
+	if !scanLiterals(key).has(litKeyWord | litFolding) {
 		return false
 	}
 	return secretKey.MatchString(key)
