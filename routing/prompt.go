@@ -195,10 +195,10 @@ func wrapCaseFile(c CaseFile) string {
 // secret into a shape Redact no longer recognises.
 func caseAlert(a openrecall.Alert) CaseAlert {
 	return CaseAlert{
-		Annotations: clipMap(redactMap(a.Annotations)),
+		Annotations: caseMap(a.Annotations),
 		Environment: clip(Redact(a.Environment), MaxCaseValueBytes),
 		ID:          clip(Redact(a.ID), MaxCaseValueBytes),
-		Labels:      clipMap(redactMap(a.Labels)),
+		Labels:      caseMap(a.Labels),
 		Service:     clip(Redact(a.Service), MaxCaseValueBytes),
 		Severity:    clip(string(a.Severity), MaxCaseValueBytes),
 		Source:      clip(Redact(a.Source), MaxCaseValueBytes),
@@ -284,7 +284,10 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-func clipMap(m map[string]string) map[string]string {
+// caseMap is a label or annotation map as the case file shows it: the
+// first MaxCaseMapEntries keys in order, each value redacted (RedactField)
+// then clipped, each key clipped; nil when m is empty.
+func caseMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
@@ -295,7 +298,7 @@ func clipMap(m map[string]string) map[string]string {
 	sort.Strings(keys)
 	out := make(map[string]string, min(len(keys), MaxCaseMapEntries))
 	for _, k := range keys[:min(len(keys), MaxCaseMapEntries)] {
-		out[clip(k, MaxCaseValueBytes)] = clip(m[k], MaxCaseValueBytes)
+		out[clip(k, MaxCaseValueBytes)] = clip(RedactField(k, m[k]), MaxCaseValueBytes)
 	}
 	return out
 }

@@ -235,18 +235,6 @@ func secretKeyName(key string) bool {
 	return secretKey.MatchString(key)
 }
 
-// redactMap returns m with every value passed through RedactField.
-func redactMap(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return m
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = RedactField(k, v)
-	}
-	return out
-}
-
 // RedactEvery is Redact without the literal prefilter: every pattern tried
 // in order over the whole text. It is the reference Redact must equal
 // (property P42); nothing else calls it.
