@@ -15,7 +15,14 @@ const Redacted = "[REDACTED]"
 type secretPattern struct {
 	re   *regexp.Regexp
 	repl string
-	may  func(found literalSet) bool
+	may  func(found literalSet) bool // nil: pairMay
+}
+
+func (p secretPattern) mayHold(s string, found literalSet) bool {
+	if p.may == nil {
+		return pairMay(s, found)
+	}
+	return p.may(found)
 }
 
 // The literals Redact's prefilter looks for, in one pass over a text
@@ -72,7 +79,7 @@ var secretPatterns = []secretPattern{
 	// changes nothing ("password: 'x':" once lost its colon on a second
 	// pass).
 	{regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|session[_-]?id|cookie)[a-z0-9_.-]*)(\s*[:=]\s*)('[^']*'[^\s"',;&]*|\\"[^"\\]*\\"[^\s"',;&]*|[^\s"',;&]+)`), "${1}${2}" + Redacted,
-		func(f literalSet) bool { return f.has(litColon|litEquals) && f.has(litPairWord) }},
+		nil},
 	// Well-known token shapes, wherever they stand.
 	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), Redacted, func(f literalSet) bool { return f.has(litAKIA) }},                                        // AWS access key id
 	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`), Redacted, func(f literalSet) bool { return f.has(litGitHub) }},                            // GitHub token
@@ -81,6 +88,43 @@ var secretPatterns = []secretPattern{
 	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), Redacted, func(f literalSet) bool { return f.has(litXox) }},                               // Slack token
 	{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), Redacted, func(f literalSet) bool { return f.has(litGlpat) }},                                 // GitLab token
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted, func(f literalSet) bool { return f.has(litEyJ) }}, // JWT
+}
+
+// pairMay is the prefilter of the key=value pattern: a word of
+// secretPairWords followed by key characters, white space and ':' or '='.
+func pairMay(s string, f literalSet) bool {
+	if !f.has(litColon|litEquals) || !f.has(litPairWord) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		lc := s[i]
+		if 'A' <= lc && lc <= 'Z' {
+			lc += 'a' - 'A'
+		}
+		for _, l := range literalsByFirst[lc] {
+			if l.set == litPairWord && hasPrefixFoldASCII(s[i:], l.text) && assignsAfter(s[i+len(l.text):]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// assignsAfter reports whether s starts with key characters
+// ([A-Za-z0-9_.-]*), then white space, then ':' or '='.
+func assignsAfter(s string) bool {
+	i := 0
+	for i < len(s) && (isKeyChar(s[i])) {
+		i++
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i < len(s) && (s[i] == ':' || s[i] == '=')
+}
+
+func isKeyChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
 // secretPairWords are the words one of which a key=value secret's key
@@ -206,7 +250,7 @@ func Redact(s string) string {
 	}
 	found := scanLiterals(s)
 	for _, p := range secretPatterns {
-		if !found.has(litFolding) && !p.may(found) {
+		if !found.has(litFolding) && !p.mayHold(s, found) {
 			continue
 		}
 		if r := p.re.ReplaceAllString(s, p.repl); r != s {
