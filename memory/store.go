@@ -78,7 +78,7 @@ type Store struct {
 	path string
 	log  *zap.Logger
 	now  func() time.Time
-	// recall holds the prepared recall tier queries, by query text.
+	// recall holds the prepared recall queries, by query text.
 	recall map[string]*sql.Stmt
 	// rcache is the per-run recall cache (nil: off); incidentWrites counts
 	// this store's committed writes of incidents, which empty it.
@@ -238,7 +238,7 @@ func (s *Store) init(ctx context.Context, readOnly bool) error {
 		}
 	}
 	s.recall = map[string]*sql.Stmt{}
-	for _, q := range append(strongTiers.queries(), relatedTiers.queries()...) {
+	for _, q := range recallQueries {
 		stmt, err := s.db.PrepareContext(ctx, q)
 		if err != nil {
 			return translate("prepare recall", err)
