@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
 )
 
 // benchTarget is the fingerprint BenchmarkRecall recalls; its family (same
@@ -176,4 +177,34 @@ func BenchmarkStats(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPersistBatch persists batches of 64 results (4 audit entries
+// and a cost point each, as analyze's queue does) into a fresh store; the
+// ns/alert metric is the cost of one result.
+func BenchmarkPersistBatch(b *testing.B) {
+	ctx := context.Background()
+	st := openTemp(b)
+	sealer := audit.NewSealer(testKey)
+	sink := Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+	const perBatch = 64
+	results := make([]openrecall.Result, perBatch)
+	for j := range results {
+		results[j] = sinkResult(fmt.Sprintf("an-%d", j), 4)
+	}
+	points := make([]*openrecall.CostPoint, perBatch)
+	idx := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range results {
+			points[j] = &openrecall.CostPoint{Index: idx, Batch: "b1", AlertID: results[j].Alert.ID, Tier: openrecall.TierCheap,
+				Cost: 10, Baseline: 50, CumulativeCost: openrecall.NanoUSD(10 * (idx + 1)), CumulativeBaseline: openrecall.NanoUSD(50 * (idx + 1))}
+			idx++
+		}
+		if _, err := sink.PersistBatch(ctx, results, points); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*perBatch), "ns/alert")
 }

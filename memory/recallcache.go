@@ -15,8 +15,9 @@ import (
 // the identity, fingerprint and limit asked: what the tier queries return
 // depends on nothing else but the stored incidents (scores, which depend on
 // the time, are computed afresh on every recall). It is emptied whenever the
-// memory may have changed: when SQLite's PRAGMA data_version says another
-// connection (another process: the store has one connection) committed, or
+// memory may have changed: when SQLite's PRAGMA data_version, read on the
+// store's writer connection, says another connection (another process, or
+// another Store) committed, or
 // when this store wrote incidents (Store.incidentWrites: retain, forget,
 // supersede, import). Bounded: two
 // generations of at most maxEntries keys.
