@@ -263,7 +263,9 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		return "file:" + p + "?mode=ro&_busy_timeout=5000&_foreign_keys=on&_txlock=deferred"
 	}
-	return "file:" + p + "?_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	// The writer keeps its prepared statements (_stmt_cache_size): the
+	// statements of an append repeat on every batch.
+	return "file:" + p + "?_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_stmt_cache_size=64"
 }
 
 func (s *Store) init(ctx context.Context, readOnly bool) error {
