@@ -208,3 +208,25 @@ func BenchmarkPersistBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*perBatch), "ns/alert")
 }
+
+// BenchmarkRecallCached is a recall the cache answers (analyze's usual
+// case): the data version is read again every 5ms, as analyze does.
+func BenchmarkRecallCached(b *testing.B) {
+	s, err := Open(context.Background(), benchDB(b, 1_000), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	s.EnableRecallCache(4096, 5*time.Millisecond)
+	ctx := context.Background()
+	if _, err := s.Recall(ctx, benchIdentity, benchTarget, 10); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Recall(ctx, benchIdentity, benchTarget, 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -354,7 +354,7 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 	if s.rcache == nil {
 		incs, err = s.recallIncidents(ctx, id, fp, limit)
 	} else {
-		incs, err = s.cachedIncidents(ctx, recallKey(id, fp, limit), func() ([]openrecall.Incident, error) {
+		incs, err = s.cachedIncidents(ctx, recallKey{id, fp, limit}, func() ([]openrecall.Incident, error) {
 			return s.recallIncidents(ctx, id, fp, limit)
 		})
 	}
@@ -362,6 +362,7 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 		return nil, err
 	}
 	now := s.now()
+	out = make([]openrecall.Match, 0, len(incs))
 	for _, inc := range incs {
 		out = append(out, openrecall.ScoreMatch(id, fp, inc, now))
 	}
@@ -377,8 +378,12 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 		}
 		return a.Incident.ID < b.Incident.ID
 	})
-	s.log.Debug("recall", zap.String("identity", id.String()), zap.String("fingerprint", fp.String()),
-		zap.Int("limit", limit), zap.Int("matches", len(out)))
+	// Checked first: the fields would build their strings on every recall
+	// even with debug logging off.
+	if ce := s.log.Check(zap.DebugLevel, "recall"); ce != nil {
+		ce.Write(zap.String("identity", id.String()), zap.String("fingerprint", fp.String()),
+			zap.Int("limit", limit), zap.Int("matches", len(out)))
+	}
 	return out, nil
 }
 
