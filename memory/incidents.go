@@ -213,8 +213,10 @@ func scanIncident(r rowScanner) (openrecall.Incident, error) {
 	if forgot.Valid {
 		inc.ForgottenAt = fromNanos(forgot.Int64)
 	}
-	if err := json.Unmarshal([]byte(deadEnds), &inc.DeadEnds); err != nil {
-		return openrecall.Incident{}, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
+	if deadEnds != "[]" { // what prepare stores for none: no decoding needed
+		if err := json.Unmarshal([]byte(deadEnds), &inc.DeadEnds); err != nil {
+			return openrecall.Incident{}, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
+		}
 	}
 	if len(inc.DeadEnds) == 0 {
 		inc.DeadEnds = nil
