@@ -89,23 +89,25 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 	if len(sealed) != len(in) {
 		return nil, fmt.Errorf("append audit: seal returned %d entries for %d: %w", len(sealed), len(in), openrecall.ErrInvalid)
 	}
-	out := make([]openrecall.AuditEntry, len(sealed))
+	// sealed is seal's answer for our copy of the entries: the stored form
+	// goes back into it.
+	out := sealed
 	args := make([]any, 0, len(sealed)*auditWidth)
 	for i, e := range sealed {
 		if want := headSeq + 1 + int64(i); e.Sequence != want {
 			return nil, fmt.Errorf("append audit: seal numbered entry %d as %d, want %d: %w", i, e.Sequence, want, openrecall.ErrInvalid)
 		}
-		var ts sql.NullInt64
+		var ts any // NULL for the zero time; values are given as the driver's own types
 		if !e.Time.IsZero() {
 			e.Time = e.Time.UTC()
 			ns, err := nanos(e.Time)
 			if err != nil {
 				return nil, fmt.Errorf("append audit: entry %d: %w", e.Sequence, err)
 			}
-			ts = sql.NullInt64{Int64: ns, Valid: true}
+			ts = ns
 		}
-		args = append(args, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, e.StepIndex, e.Step,
-			e.Model, string(e.Tier), e.Reason, e.Outcome, e.MemoryHits, string(e.ProposedDecision),
+		args = append(args, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, int64(e.StepIndex), e.Step,
+			e.Model, string(e.Tier), e.Reason, e.Outcome, int64(e.MemoryHits), string(e.ProposedDecision),
 			e.EscalationReason, e.Live, e.Skipped, int64(e.Cost), int64(e.Baseline), int64(e.Savings),
 			int64(e.Latency), ts, e.PrevHash, e.Hash)
 		out[i] = e

@@ -113,7 +113,7 @@ func bulkInsert(s *Store, n int) error {
 
 // BenchmarkRecall recalls one family at 1k, 100k and 1M memories with the
 // recall cache off (the Store default; analyze turns it on per run), so every
-// iteration runs the tier queries.
+// iteration runs the recall query.
 func BenchmarkRecall(b *testing.B) {
 	for _, size := range []struct {
 		name string

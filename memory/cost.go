@@ -76,7 +76,7 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 			}
 		}
 		seq := headSeq + 1 + int64(i)
-		args = append(args, p.Index, p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
+		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
 			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i])
 		prev = hashes[i]
 	}
