@@ -235,6 +235,21 @@ func TestRecallUsesIndexes(t *testing.T) {
 	}
 }
 
+// TestRecallParametersAreNotBare pins the fix for recall statements that
+// SQLite re-prepared on every run (a bare parameter in a LIMIT or in an
+// equality a row is filtered by asks for a new plan whenever the driver
+// rebinds it, and the driver clears the bindings before each run): every
+// parameter of the recall queries is written +?N.
+func TestRecallParametersAreNotBare(t *testing.T) {
+	for _, q := range recallQueries {
+		for i := range len(q) {
+			if q[i] == '?' && (i == 0 || q[i-1] != '+') {
+				t.Fatalf("bare parameter at %q in the recall query", q[max(0, i-30):min(len(q), i+4)])
+			}
+		}
+	}
+}
+
 func TestRetainIdempotent(t *testing.T) {
 	s := openTemp(t)
 	fp := fpOf("oomkilled", "batch_worker", "", "sawtooth", "", "prod")
