@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -22,6 +23,9 @@ type SealFunc func(prevHash string, nextSeq int64, entries []openrecall.AuditEnt
 const auditColumns = `sequence, analysis_id, batch, alert_id, step_index, step, model, tier, reason,
 	outcome, memory_hits, proposed_decision, escalation_reason, live, skipped, cost, baseline, savings,
 	latency_ns, time_ns, prev_hash, hash`
+
+// auditWidth is the number of auditColumns.
+var auditWidth = strings.Count(auditColumns, ",") + 1
 
 // AppendAudit appends entries to the audit trail atomically: in one immediate
 // transaction it reads the head, fills a zero Time with the Store's clock,
@@ -85,28 +89,30 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 	if len(sealed) != len(in) {
 		return nil, fmt.Errorf("append audit: seal returned %d entries for %d: %w", len(sealed), len(in), openrecall.ErrInvalid)
 	}
-	out := make([]openrecall.AuditEntry, len(sealed))
-	rows := make([][]any, 0, len(sealed))
+	// sealed is seal's answer for our copy of the entries: the stored form
+	// goes back into it.
+	out := sealed
+	args := make([]any, 0, len(sealed)*auditWidth)
 	for i, e := range sealed {
 		if want := headSeq + 1 + int64(i); e.Sequence != want {
 			return nil, fmt.Errorf("append audit: seal numbered entry %d as %d, want %d: %w", i, e.Sequence, want, openrecall.ErrInvalid)
 		}
-		var ts sql.NullInt64
+		var ts any // NULL for the zero time; values are given as the driver's own types
 		if !e.Time.IsZero() {
 			e.Time = e.Time.UTC()
 			ns, err := nanos(e.Time)
 			if err != nil {
 				return nil, fmt.Errorf("append audit: entry %d: %w", e.Sequence, err)
 			}
-			ts = sql.NullInt64{Int64: ns, Valid: true}
+			ts = ns
 		}
-		rows = append(rows, []any{e.Sequence, e.AnalysisID, e.Batch, e.AlertID, e.StepIndex, e.Step,
-			e.Model, string(e.Tier), e.Reason, e.Outcome, e.MemoryHits, string(e.ProposedDecision),
+		args = append(args, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, int64(e.StepIndex), e.Step,
+			e.Model, string(e.Tier), e.Reason, e.Outcome, int64(e.MemoryHits), string(e.ProposedDecision),
 			e.EscalationReason, e.Live, e.Skipped, int64(e.Cost), int64(e.Baseline), int64(e.Savings),
-			int64(e.Latency), ts, e.PrevHash, e.Hash})
+			int64(e.Latency), ts, e.PrevHash, e.Hash)
 		out[i] = e
 	}
-	if err := insertRows(ctx, tx, `INSERT INTO audit_entries (`+auditColumns+`) VALUES `, rows); err != nil {
+	if err := insertRows(ctx, tx, `INSERT INTO audit_entries (`+auditColumns+`) VALUES `, auditWidth, args); err != nil {
 		return nil, translate(fmt.Sprintf("append audit: insert entries %d–%d", out[0].Sequence, out[len(out)-1].Sequence), err)
 	}
 	last := out[len(out)-1]
@@ -120,35 +126,58 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 // under SQLite's limit (32766 since 3.32).
 const maxInsertVars = 4000
 
-// insertRows inserts rows (all of one width) with as few statements as
-// maxInsertVars allows: head is "INSERT INTO t (columns) VALUES ", to which
-// one "(?, …)" per row is added. Rows go in in order.
-func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
-	if len(rows) == 0 {
-		return nil
+// insertRows inserts rows of width values each, given one after the other
+// in args, in order: head is "INSERT INTO t (columns) VALUES ", to which one
+// "(?, …)" per row is added. The rows go in through statements of a
+// power-of-two number of rows (the largest that fits maxInsertVars, then
+// the binary digits of the rest), so that the few statement texts repeat
+// and the writer connection's statement cache prepares each once.
+func insertRows(ctx context.Context, tx *sql.Tx, head string, width int, args []any) error {
+	n := len(args) / width
+	per := 1
+	for 2*per*width <= maxInsertVars {
+		per *= 2
 	}
-	width := len(rows[0])
-	per := max(1, maxInsertVars/width)
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
-	for len(rows) > 0 {
-		n := min(per, len(rows))
-		var q strings.Builder
-		q.Grow(len(head) + n*(len(tuple)+2))
-		q.WriteString(head)
-		args := make([]any, 0, n*width)
-		for i, r := range rows[:n] {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(tuple)
-			args = append(args, r...)
+	for n > 0 {
+		k := per
+		for k > n {
+			k /= 2
 		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, insertText(head, width, k), args[:k*width]...); err != nil {
 			return err
 		}
-		rows = rows[n:]
+		args, n = args[k*width:], n-k
 	}
 	return nil
+}
+
+// insertTexts holds the statement texts insertRows built, by head, width
+// and row count.
+var insertTexts sync.Map
+
+type insertKey struct {
+	head        string
+	width, rows int
+}
+
+// insertText returns head followed by rows tuples of width parameters.
+func insertText(head string, width, rows int) string {
+	key := insertKey{head, width, rows}
+	if q, ok := insertTexts.Load(key); ok {
+		return q.(string)
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	var q strings.Builder
+	q.Grow(len(head) + rows*(len(tuple)+2))
+	q.WriteString(head)
+	for i := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(tuple)
+	}
+	insertTexts.Store(key, q.String())
+	return q.String()
 }
 
 func scanAudit(r rowScanner) (openrecall.AuditEntry, error) {

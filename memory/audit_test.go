@@ -176,3 +176,61 @@ func TestAuditBadSeal(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditAppendSplitsInOrder appends batches whose sizes straddle the
+// multi-row insert's statement sizes (one statement of up to 128 rows, then
+// the binary digits of the rest) and checks that every entry and cost
+// point is stored, once, in order.
+func TestAuditAppendSplitsInOrder(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	var want []string
+	idx := 0
+	for _, n := range []int{1, 3, 127, 128, 129, 255, 300, 1000} {
+		entries := make([]openrecall.AuditEntry, n)
+		points := make([]openrecall.CostPoint, n)
+		for i := range entries {
+			id := fmt.Sprintf("an-%d-%d", n, i)
+			entries[i] = openrecall.AuditEntry{AnalysisID: id, Batch: "b", AlertID: id, Step: openrecall.StepIntake, Cost: openrecall.NanoUSD(i)}
+			points[i] = openrecall.CostPoint{Batch: "b", Index: idx, AlertID: id, Cost: 1, Baseline: 2,
+				CumulativeCost: openrecall.NanoUSD(idx + 1), CumulativeBaseline: openrecall.NanoUSD(2 * (idx + 1))}
+			idx++
+			want = append(want, id)
+		}
+		if _, err := s.AppendAudit(ctx, entries, testSeal); err != nil {
+			t.Fatalf("append %d entries: %v", n, err)
+		}
+		if err := s.AppendCostPoints(ctx, points, testCostSeal); err != nil {
+			t.Fatalf("append %d cost points: %v", n, err)
+		}
+	}
+	var got []string
+	seq := int64(0)
+	if err := s.WalkAudit(ctx, func(e openrecall.AuditEntry) error {
+		seq++
+		if e.Sequence != seq {
+			return fmt.Errorf("entry %s has sequence %d, want %d", e.AnalysisID, e.Sequence, seq)
+		}
+		got = append(got, e.AnalysisID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmpDiff(want, got); diff != "" {
+		t.Errorf("stored entries differ from those appended, in order (-want +got):\n%s", diff)
+	}
+	points, err := s.CostPoints(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for i, p := range points {
+		if p.Index != i {
+			t.Fatalf("cost point %d has index %d", i, p.Index)
+		}
+		got = append(got, p.AlertID)
+	}
+	if diff := cmpDiff(want, got); diff != "" {
+		t.Errorf("stored cost points differ from those appended, in order (-want +got):\n%s", diff)
+	}
+}

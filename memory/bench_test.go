@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
 )
 
 // benchTarget is the fingerprint BenchmarkRecall recalls; its family (same
@@ -112,7 +113,7 @@ func bulkInsert(s *Store, n int) error {
 
 // BenchmarkRecall recalls one family at 1k, 100k and 1M memories with the
 // recall cache off (the Store default; analyze turns it on per run), so every
-// iteration runs the tier queries.
+// iteration runs the recall query.
 func BenchmarkRecall(b *testing.B) {
 	for _, size := range []struct {
 		name string
@@ -175,5 +176,57 @@ func BenchmarkStats(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPersistBatch persists batches of 64 results (4 audit entries
+// and a cost point each, as analyze's queue does) into a fresh store; the
+// ns/alert metric is the cost of one result.
+func BenchmarkPersistBatch(b *testing.B) {
+	ctx := context.Background()
+	st := openTemp(b)
+	sealer := audit.NewSealer(testKey)
+	sink := Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+	const perBatch = 64
+	results := make([]openrecall.Result, perBatch)
+	for j := range results {
+		results[j] = sinkResult(fmt.Sprintf("an-%d", j), 4)
+	}
+	points := make([]*openrecall.CostPoint, perBatch)
+	idx := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range results {
+			points[j] = &openrecall.CostPoint{Index: idx, Batch: "b1", AlertID: results[j].Alert.ID, Tier: openrecall.TierCheap,
+				Cost: 10, Baseline: 50, CumulativeCost: openrecall.NanoUSD(10 * (idx + 1)), CumulativeBaseline: openrecall.NanoUSD(50 * (idx + 1))}
+			idx++
+		}
+		if _, err := sink.PersistBatch(ctx, results, points); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*perBatch), "ns/alert")
+}
+
+// BenchmarkRecallCached is a recall the cache answers (analyze's usual
+// case): the data version is read again every 5ms, as analyze does.
+func BenchmarkRecallCached(b *testing.B) {
+	s, err := Open(context.Background(), benchDB(b, 1_000), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	s.EnableRecallCache(4096, 5*time.Millisecond)
+	ctx := context.Background()
+	if _, err := s.Recall(ctx, benchIdentity, benchTarget, 10); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Recall(ctx, benchIdentity, benchTarget, 10); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

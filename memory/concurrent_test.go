@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
@@ -182,5 +183,63 @@ func TestRetainTwoStores(t *testing.T) {
 	}
 	if got := countIncidents(t, stores[0]); got != n {
 		t.Errorf("stored %d incidents, want %d", got, n)
+	}
+}
+
+// TestRecallDuringWrite checks that recall reads through its own
+// connections: it answers while this store's writer holds a transaction
+// open (with the single connection it had before, it waited for the
+// commit), from the last committed state, and sees the write once it is
+// committed.
+func TestRecallDuringWrite(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	fp := fpOf("timeout", "api_edge", "database", "spike", "", "prod")
+	id := openrecall.Identity{Rule: "SlowQueries", Service: "checkout"}
+	first := mustRetain(t, s, openrecall.Incident{Fingerprint: fp, Identity: id, Decision: openrecall.DecisionKnownBenign,
+		Note: "nightly vacuum", SourceAlertID: "AM-1"})
+	second, args, err := s.prepare(openrecall.Incident{Fingerprint: fp, Identity: id, Decision: openrecall.DecisionKnownBenign,
+		Note: "nightly vacuum again", SourceAlertID: "AM-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, insertIncident, args...); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		ms  []openrecall.Match
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ms, err := s.Recall(ctx, id, fp, 10)
+		done <- result{ms, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("recall is still waiting for the writer's transaction after a minute")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if len(r.ms) != 1 || r.ms[0].Incident.ID != first.ID {
+		t.Fatalf("recall during an uncommitted write = %v, want only the committed %s", r.ms, first.ID)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := s.Recall(ctx, id, fp, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].Incident.ID != second.ID {
+		t.Fatalf("recall after the commit = %v, want %s first, then %s", ms, second.ID, first.ID)
 	}
 }

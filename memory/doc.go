@@ -6,7 +6,11 @@
 // # Storage
 //
 // One SQLite file opened in WAL mode with a busy timeout, foreign keys and
-// immediate transactions, through one writer connection. Migrations are
+// immediate transactions, through one writer connection; recall reads
+// through a small pool of read-only connections to the same file (opened
+// only once the file is known to be an openrecall database of this
+// binary's schema), so workers recall concurrently, from the last committed
+// state, while the writer appends. Migrations are
 // embedded (migrations/*.sql), applied one per transaction and recorded in
 // schema_migrations; a file whose schema is newer than the binary is refused
 // (ErrNewerSchema). A Store is safe for concurrent use, and several Stores in
@@ -44,13 +48,15 @@
 //     (newer first), then id ascending, and the first limit are returned;
 //     limit <= 0 returns an empty slice and no error.
 //
-// Recall reads indexes, not the table. The strong tiers go through indexes
-// keyed by the identity hashed with the whole fingerprint (ifp) and with its
-// four critical values (ik4); the related tiers through the DNA indexes (fp,
-// k4) and skip the alert's own identity. Each tier is asked only for the
-// matches still missing, and each query compares the plain columns as well,
-// so a hash collision cannot produce a wrong match. Its cost depends on
-// limit, not on how many memories are stored.
+// Recall reads indexes, not the table, in one prepared query. The strong
+// tiers go through indexes keyed by the identity hashed with the whole
+// fingerprint (ifp) and with its four critical values (ik4); the related
+// tiers through the DNA indexes (fp, k4) and skip the alert's own identity.
+// The tiers are the arms of one UNION ALL in rank order, each read newest
+// first in index order, and the query stops at limit, so a tier is read only
+// for the matches still missing; each arm compares the plain columns as
+// well, so a hash collision cannot produce a wrong match. Its cost depends
+// on limit, not on how many memories are stored.
 //
 // EnableRecallCache (analyze turns it on for its run) keeps the incidents
 // each recall found, keyed by identity, fingerprint and limit; scores are

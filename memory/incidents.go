@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,72 +84,103 @@ const insertIncident = `INSERT INTO incidents (id, dedupe_key, fp, k4, error_cla
 const fillIdentity = `UPDATE incidents SET rule = ?, service = ?, severity = ?, ifp = ?, ik4 = ?
 	WHERE dedupe_key = ? AND rule = '' AND ? <> ''`
 
-// recallQuery builds one recall tier query: key is the indexed key column,
-// index the index it is pinned to, cond the tier's descriptive condition
-// and ident the identity condition. Each query is pinned to its index with
-// INDEXED BY and also compares the plain columns, so it is exact even if two
-// keys collide. Forgotten memories are never recalled.
-func recallQuery(index, key, cond, ident string) string {
-	return `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY ` + index + `
-	WHERE ` + key + ` = ? AND error_class = ? AND service_role = ? AND attack_pattern = ? AND environment = ?
-	AND ` + cond + ` AND ` + ident + ` AND forgotten_at IS NULL
-	ORDER BY created_at DESC, id LIMIT ?`
-}
-
-// Descriptive conditions of the tiers; their arguments are the two
-// descriptive values recallArgs is given.
+// The recall query's parameters, numbered so that every tier shares them
+// (recallArgs gives them in this order). Each is written +?N: SQLite marks
+// a statement for re-preparing on every new binding when a bare parameter
+// could inform its plan (a LIMIT, an equality it filters rows by), and the
+// driver clears the bindings before each run, so a bare ?N would parse and
+// plan the whole query again on every recall. The unary plus changes no
+// value, and the plan is pinned by INDEXED BY anyway.
 const (
-	condExact           = `dependency_pattern = ? AND signal_shape = ?`
-	condShapeDiffers    = `dependency_pattern = ? AND signal_shape <> ?`
-	condDependencyDiffs = `signal_shape = ? AND dependency_pattern <> ?`
-	condBothDiffer      = `dependency_pattern <> ? AND signal_shape <> ?`
+	// ?1 ifp, ?2 ik4: the identity keys; ?3 fp, ?4 k4: the DNA keys.
+	// ?5–?8: the critical values; ?9 dependency pattern, ?10 signal shape;
+	// ?11 rule, ?12 service; ?13 the limit.
+	critical = `error_class = +?5 AND service_role = +?6 AND attack_pattern = +?7 AND environment = +?8`
+
+	// Descriptive conditions of the tiers.
+	condExact           = `dependency_pattern = +?9 AND signal_shape = +?10`
+	condShapeDiffers    = `dependency_pattern = +?9 AND signal_shape <> +?10`
+	condDependencyDiffs = `signal_shape = +?10 AND dependency_pattern <> +?9`
+	condBothDiffer      = `dependency_pattern <> +?9 AND signal_shape <> +?10`
 
 	// sameIdentity selects memories of the alert's identity (the strong
 	// tiers), otherIdentity every other memory (the related tiers).
-	sameIdentity  = `rule = ? AND service = ?`
-	otherIdentity = `(rule <> ? OR service <> ?)`
+	sameIdentity  = `rule = +?11 AND service = +?12`
+	otherIdentity = `(rule <> +?11 OR service <> +?12)`
+
+	// newestFirst orders a tier, and limits it to what recall asks for.
+	newestFirst = ` ORDER BY created_at DESC, id LIMIT +?13`
 )
 
-// recallTiers is one family of tier queries: exact, shape differs,
-// dependency differs, both differ.
-type recallTiers struct {
-	exact, shapeDiffers, dependencyDiffers, bothDiffer string
+// tierSelect selects one tier's memories: key is the indexed key
+// parameter, index the index the select is pinned to (INDEXED BY), cond the
+// tier's descriptive condition and ident the identity condition. It also
+// compares the plain columns, so it is exact even if two keys collide.
+// Forgotten memories are never recalled.
+func tierSelect(index, key, cond, ident string) string {
+	return `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY ` + index + `
+	WHERE ` + key + ` AND ` + critical + ` AND ` + cond + ` AND ` + ident + ` AND forgotten_at IS NULL`
 }
 
-// The recall tiers: strong tiers through the identity indexes, related
+// recallFamily is the tiers of one family of memories (the alert's
+// identity, or the related ones), best first: the exact fingerprint, then
+// the two tiers where one descriptive field differs merged newer first,
+// then both differ. Each is a subquery ordered newer first and limited.
+func recallFamily(ident, fpIndex, fpKey, k4Prefix, k4Key string) []string {
+	return []string{
+		`SELECT * FROM (` + tierSelect(fpIndex, fpKey, condExact, ident) + newestFirst + `)`,
+		`SELECT * FROM (` + tierSelect(k4Prefix+"_dep", k4Key, condShapeDiffers, ident) + `
+	UNION ALL ` + tierSelect(k4Prefix+"_shape", k4Key, condDependencyDiffs, ident) + newestFirst + `)`,
+		`SELECT * FROM (` + tierSelect(k4Prefix, k4Key, condBothDiffer, ident) + newestFirst + `)`,
+	}
+}
+
+// The two families: strong tiers through the identity indexes, related
 // tiers through the DNA indexes.
 var (
-	strongTiers = recallTiers{
-		exact:             recallQuery("incidents_ifp", "ifp", condExact, sameIdentity),
-		shapeDiffers:      recallQuery("incidents_ik4_dep", "ik4", condShapeDiffers, sameIdentity),
-		dependencyDiffers: recallQuery("incidents_ik4_shape", "ik4", condDependencyDiffs, sameIdentity),
-		bothDiffer:        recallQuery("incidents_ik4", "ik4", condBothDiffer, sameIdentity),
-	}
-	relatedTiers = recallTiers{
-		exact:             recallQuery("incidents_fp", "fp", condExact, otherIdentity),
-		shapeDiffers:      recallQuery("incidents_k4_dep", "k4", condShapeDiffers, otherIdentity),
-		dependencyDiffers: recallQuery("incidents_k4_shape", "k4", condDependencyDiffs, otherIdentity),
-		bothDiffer:        recallQuery("incidents_k4", "k4", condBothDiffer, otherIdentity),
-	}
+	strongFamily  = recallFamily(sameIdentity, "incidents_ifp", "ifp = +?1", "incidents_ik4", "ik4 = +?2")
+	relatedFamily = recallFamily(otherIdentity, "incidents_fp", "fp = +?3", "incidents_k4", "k4 = +?4")
 )
 
-// queries lists the tier queries, for preparing.
-func (t recallTiers) queries() []string {
-	return []string{t.exact, t.shapeDiffers, t.dependencyDiffers, t.bothDiffer}
+// recallQuery joins tiers, best first, into one query that returns the
+// first limit rows of their concatenation. UNION ALL without an ORDER BY
+// of its own yields its arms in order (SQLite runs them one after the
+// other and stops at the LIMIT, so later tiers are not read once the
+// earlier ones filled it); every arm reads an index in its order (the
+// EXPLAIN QUERY PLAN test checks it).
+func recallQuery(tiers ...[]string) string {
+	var arms []string
+	for _, t := range tiers {
+		arms = append(arms, t...)
+	}
+	return strings.Join(arms, "\nUNION ALL\n") + "\nLIMIT +?13"
 }
+
+// The recall queries, one per combination of families an alert reads: an
+// alert with an identity reads its own tiers first, and the related tiers
+// only when its DNA names an error class or a service role.
+var (
+	recallStrongRelated = recallQuery(strongFamily, relatedFamily)
+	recallStrongOnly    = recallQuery(strongFamily)
+	recallRelatedOnly   = recallQuery(relatedFamily)
+)
+
+// recallQueries lists the recall queries, for preparing.
+var recallQueries = []string{recallStrongRelated, recallStrongOnly, recallRelatedOnly}
 
 // noRule stands for the rule of an alert without identity in the related
 // tiers' condition: no stored rule equals it, so every memory is "other".
 const noRule = "\x00"
 
-// recallArgs returns the arguments of a recall tier query: the key, the
-// critical values, the two descriptive values, the identity, the limit.
-func recallArgs(key int64, fp openrecall.Fingerprint, a, b string, id openrecall.Identity, limit int) []any {
+// recallArgs returns the arguments of the recall queries, numbered as the
+// constants above say.
+func recallArgs(id openrecall.Identity, fp openrecall.Fingerprint, limit int) []any {
 	rule := id.Rule
 	if id.IsZero() {
 		rule = noRule
 	}
-	return []any{key, fp.ErrorClass, fp.ServiceRole, fp.AttackPattern, fp.Environment, a, b, rule, id.Service, limit}
+	return []any{ifpKey(id, fp), ik4Key(id, fp), fpKey(fp), k4Key(fp), fp.ErrorClass, fp.ServiceRole,
+		fp.AttackPattern, fp.Environment, fp.DependencyPattern, fp.SignalShape, rule, id.Service, limit}
 }
 
 type rowScanner interface {
@@ -181,8 +213,10 @@ func scanIncident(r rowScanner) (openrecall.Incident, error) {
 	if forgot.Valid {
 		inc.ForgottenAt = fromNanos(forgot.Int64)
 	}
-	if err := json.Unmarshal([]byte(deadEnds), &inc.DeadEnds); err != nil {
-		return openrecall.Incident{}, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
+	if deadEnds != "[]" { // what prepare stores for none: no decoding needed
+		if err := json.Unmarshal([]byte(deadEnds), &inc.DeadEnds); err != nil {
+			return openrecall.Incident{}, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
+		}
 	}
 	if len(inc.DeadEnds) == 0 {
 		inc.DeadEnds = nil
@@ -322,7 +356,7 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 	if s.rcache == nil {
 		incs, err = s.recallIncidents(ctx, id, fp, limit)
 	} else {
-		incs, err = s.cachedIncidents(ctx, recallKey(id, fp, limit), func() ([]openrecall.Incident, error) {
+		incs, err = s.cachedIncidents(ctx, recallKey{id, fp, limit}, func() ([]openrecall.Incident, error) {
 			return s.recallIncidents(ctx, id, fp, limit)
 		})
 	}
@@ -330,6 +364,7 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 		return nil, err
 	}
 	now := s.now()
+	out = make([]openrecall.Match, 0, len(incs))
 	for _, inc := range incs {
 		out = append(out, openrecall.ScoreMatch(id, fp, inc, now))
 	}
@@ -345,72 +380,35 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 		}
 		return a.Incident.ID < b.Incident.ID
 	})
-	s.log.Debug("recall", zap.String("identity", id.String()), zap.String("fingerprint", fp.String()),
-		zap.Int("limit", limit), zap.Int("matches", len(out)))
+	// Checked first: the fields would build their strings on every recall
+	// even with debug logging off.
+	if ce := s.log.Check(zap.DebugLevel, "recall"); ce != nil {
+		ce.Write(zap.String("identity", id.String()), zap.String("fingerprint", fp.String()),
+			zap.Int("limit", limit), zap.Int("matches", len(out)))
+	}
 	return out, nil
 }
 
-// recallIncidents runs the tier queries for up to limit incidents: the
+// recallIncidents runs the recall query for up to limit incidents: the
 // strong tiers of the alert's identity first, then the related tiers. The
 // result depends on the stored incidents alone (scores, which depend on the
 // time, are Recall's), which is what the recall cache keeps.
 func (s *Store) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
-	var incs []openrecall.Incident
-	if !id.IsZero() {
-		strong, err := s.recallFrom(ctx, strongTiers, ifpKey(id, fp), ik4Key(id, fp), id, fp, limit)
-		if err != nil {
-			return nil, err
-		}
-		incs = strong
-	}
 	// Related matches need a DNA that says something: an empty error class
 	// and service role are kinship with nothing.
-	if need := limit - len(incs); need > 0 && (fp.ErrorClass != "" || fp.ServiceRole != "") {
-		related, err := s.recallFrom(ctx, relatedTiers, fpKey(fp), k4Key(fp), id, fp, need)
-		if err != nil {
-			return nil, err
-		}
-		incs = append(incs, related...)
+	related := fp.ErrorClass != "" || fp.ServiceRole != ""
+	var query string
+	switch {
+	case !id.IsZero() && related:
+		query = recallStrongRelated
+	case !id.IsZero():
+		query = recallStrongOnly
+	case related:
+		query = recallRelatedOnly
+	default:
+		return nil, nil
 	}
-	return incs, nil
-}
-
-// recallFrom runs one family of tiers for up to limit incidents: the exact
-// fingerprint, then the tiers where one descriptive field differs (merged
-// newer first), then both; each tier is asked only for what is missing.
-func (s *Store) recallFrom(ctx context.Context, t recallTiers, fk, k4 int64, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
-	out, err := s.recallTier(ctx, t.exact, recallArgs(fk, fp, fp.DependencyPattern, fp.SignalShape, id, limit))
-	if err != nil {
-		return nil, err
-	}
-	if need := limit - len(out); need > 0 {
-		a, err := s.recallTier(ctx, t.shapeDiffers, recallArgs(k4, fp, fp.DependencyPattern, fp.SignalShape, id, need))
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.recallTier(ctx, t.dependencyDiffers, recallArgs(k4, fp, fp.SignalShape, fp.DependencyPattern, id, need))
-		if err != nil {
-			return nil, err
-		}
-		merged := append(a, b...)
-		sortRecent(merged)
-		if len(merged) > need {
-			merged = merged[:need]
-		}
-		out = append(out, merged...)
-	}
-	if need := limit - len(out); need > 0 {
-		rest, err := s.recallTier(ctx, t.bothDiffer, recallArgs(k4, fp, fp.DependencyPattern, fp.SignalShape, id, need))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rest...)
-	}
-	return out, nil
-}
-
-func (s *Store) recallTier(ctx context.Context, query string, args []any) ([]openrecall.Incident, error) {
-	rows, err := s.recall[query].QueryContext(ctx, args...)
+	rows, err := s.recall[query].QueryContext(ctx, recallArgs(id, fp, limit)...)
 	if err != nil {
 		return nil, translate("recall", err)
 	}
@@ -427,15 +425,4 @@ func (s *Store) recallTier(ctx context.Context, query string, args []any) ([]ope
 		return nil, translate("recall", err)
 	}
 	return out, nil
-}
-
-// sortRecent orders incidents newer first, then by id ascending.
-func sortRecent(incs []openrecall.Incident) {
-	sort.Slice(incs, func(i, j int) bool {
-		a, b := incs[i], incs[j]
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.After(b.CreatedAt)
-		}
-		return a.ID < b.ID
-	})
 }

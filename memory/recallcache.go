@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,14 +14,15 @@ import (
 // the identity, fingerprint and limit asked: what the tier queries return
 // depends on nothing else but the stored incidents (scores, which depend on
 // the time, are computed afresh on every recall). It is emptied whenever the
-// memory may have changed: when SQLite's PRAGMA data_version says another
-// connection (another process: the store has one connection) committed, or
+// memory may have changed: when SQLite's PRAGMA data_version, read on the
+// store's writer connection, says another connection (another process, or
+// another Store) committed, or
 // when this store wrote incidents (Store.incidentWrites: retain, forget,
 // supersede, import). Bounded: two
 // generations of at most maxEntries keys.
 type recallCache struct {
 	mu         sync.Mutex
-	cur, prev  map[string][]openrecall.Incident
+	cur, prev  map[recallKey][]openrecall.Incident
 	maxEntries int
 	version    int64 // PRAGMA data_version when the entries were found
 	writes     int64 // Store.incidentWrites then
@@ -42,7 +42,7 @@ type recallCache struct {
 // recall), so a memory another process retains is recalled at most recheck
 // later.
 func (s *Store) EnableRecallCache(entries int, recheck time.Duration) {
-	s.rcache = &recallCache{cur: map[string][]openrecall.Incident{}, maxEntries: max(1, entries), version: -1, recheck: recheck}
+	s.rcache = &recallCache{cur: map[recallKey][]openrecall.Incident{}, maxEntries: max(1, entries), version: -1, recheck: recheck}
 }
 
 // CacheStats says how the recall cache did, such as "recall cache
@@ -60,14 +60,18 @@ func (s *Store) CacheStats() string {
 	return fmt.Sprintf("recall cache %d/%d hits (%.1f%%)", h, n, pct)
 }
 
-// recallKey is the cache key of one recall.
-func recallKey(id openrecall.Identity, fp openrecall.Fingerprint, limit int) string {
-	return id.Rule + "\x00" + id.Service + "\x00" + fp.String() + "\x00" + strconv.Itoa(limit)
+// recallKey is the cache key of one recall: the values it was asked for,
+// compared as they are (no string is built on a lookup).
+type recallKey struct {
+	id    openrecall.Identity
+	fp    openrecall.Fingerprint
+	limit int
 }
 
 // cachedIncidents returns load's incidents for key, from the cache when the
-// memory has not changed since they were found. The cache must be on.
-func (s *Store) cachedIncidents(ctx context.Context, key string, load func() ([]openrecall.Incident, error)) ([]openrecall.Incident, error) {
+// memory has not changed since they were found. The cache must be on. The
+// caller must not modify what it returns.
+func (s *Store) cachedIncidents(ctx context.Context, key recallKey, load func() ([]openrecall.Incident, error)) ([]openrecall.Incident, error) {
 	c := s.rcache
 	c.lookups.Add(1)
 	c.mu.Lock()
@@ -84,7 +88,7 @@ func (s *Store) cachedIncidents(ctx context.Context, key string, load func() ([]
 	writes := s.incidentWrites.Load()
 	c.mu.Lock()
 	if version != c.version || writes != c.writes {
-		c.cur, c.prev, c.version, c.writes = map[string][]openrecall.Incident{}, nil, version, writes
+		c.cur, c.prev, c.version, c.writes = map[recallKey][]openrecall.Incident{}, nil, version, writes
 	}
 	incs, ok := c.cur[key]
 	if !ok {
@@ -95,7 +99,7 @@ func (s *Store) cachedIncidents(ctx context.Context, key string, load func() ([]
 	c.mu.Unlock()
 	if ok {
 		c.hits.Add(1)
-		return append([]openrecall.Incident(nil), incs...), nil
+		return incs, nil // read-only: Recall copies each into its match
 	}
 	incs, err := load()
 	if err != nil {
@@ -116,9 +120,9 @@ func (c *recallCache) len() int {
 	return len(c.cur) + len(c.prev)
 }
 
-func (c *recallCache) put(key string, incs []openrecall.Incident) {
+func (c *recallCache) put(key recallKey, incs []openrecall.Incident) {
 	if len(c.cur) >= c.maxEntries {
-		c.prev, c.cur = c.cur, make(map[string][]openrecall.Incident, len(c.cur))
+		c.prev, c.cur = c.cur, make(map[recallKey][]openrecall.Incident, len(c.cur))
 	}
 	c.cur[key] = incs
 }

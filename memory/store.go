@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -74,11 +75,18 @@ type Options struct {
 // Store is the embedded SQLite memory. It is safe for concurrent use, and
 // several Stores (in one process or many) may share one file.
 type Store struct {
-	db   *sql.DB
-	path string
-	log  *zap.Logger
-	now  func() time.Time
-	// recall holds the prepared recall tier queries, by query text.
+	// db is the one connection every write, and every read but recall,
+	// goes through (read-only for a read-only Store); its PRAGMA
+	// data_version is what the recall cache compares.
+	db *sql.DB
+	// readers is a pool of read-only connections to the same file that
+	// recall reads through, so that several workers recall at once while
+	// db appends.
+	readers *sql.DB
+	path    string
+	log     *zap.Logger
+	now     func() time.Time
+	// recall holds the prepared recall queries, by query text.
 	recall map[string]*sql.Stmt
 	// rcache is the per-run recall cache (nil: off); incidentWrites counts
 	// this store's committed writes of incidents, which empty it.
@@ -120,9 +128,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory %s: %w", path, err)
 	}
-	s, err := open(ctx, path, dsn(path, opts.ReadOnly), opts)
+	s, err := open(ctx, path, dsn(path, opts.ReadOnly), dsn(path, true), opts)
 	if err != nil && opts.ReadOnly && needsImmutable(path, err) {
-		s, err = open(ctx, path, dsn(path, true)+"&immutable=1", opts)
+		s, err = open(ctx, path, dsn(path, true)+"&immutable=1", dsn(path, true)+"&immutable=1", opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open memory %s: %w", path, err)
@@ -130,7 +138,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func open(ctx context.Context, path, dsn string, opts Options) (*Store, error) {
+// open opens the Store's connection with dsn and, once init has found the
+// file to be an openrecall database of this binary's schema, its pool of
+// readers with readDSN (always read-only).
+func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store, error) {
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err
@@ -143,7 +154,50 @@ func open(ctx context.Context, path, dsn string, opts Options) (*Store, error) {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, err
 	}
+	if err := s.openReaders(ctx, readDSN); err != nil {
+		_ = db.Close() // as above
+		return nil, err
+	}
 	return s, nil
+}
+
+// maxReaders bounds the pool of read connections: more than the processors
+// that can run them gains nothing.
+func maxReaders() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
+
+// openReaders opens the pool of read-only connections recall reads through
+// and prepares the recall queries on it. It runs after init, so it never
+// meets a foreign, newer or unmigrated file.
+func (s *Store) openReaders(ctx context.Context, readDSN string) error {
+	readers, err := sql.Open("sqlite3", readDSN)
+	if err != nil {
+		return err
+	}
+	n := maxReaders()
+	readers.SetMaxOpenConns(n)
+	readers.SetMaxIdleConns(n)
+	readers.SetConnMaxLifetime(0)
+	s.readers = readers
+	s.recall = map[string]*sql.Stmt{}
+	for _, q := range recallQueries {
+		stmt, err := readers.PrepareContext(ctx, q)
+		if err != nil {
+			s.closeReaders()
+			return translate("prepare recall", err)
+		}
+		s.recall[q] = stmt
+	}
+	return nil
+}
+
+// closeReaders closes the recall statements and the pool of readers.
+func (s *Store) closeReaders() {
+	for _, stmt := range s.recall {
+		_ = stmt.Close() // read-only: nothing to lose
+	}
+	if s.readers != nil {
+		_ = s.readers.Close() // read-only connections: nothing to lose
+	}
 }
 
 // needsImmutable reports whether a read-only open failed only because
@@ -209,7 +263,9 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		return "file:" + p + "?mode=ro&_busy_timeout=5000&_foreign_keys=on&_txlock=deferred"
 	}
-	return "file:" + p + "?_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	// The writer keeps its prepared statements (_stmt_cache_size): the
+	// statements of an append repeat on every batch.
+	return "file:" + p + "?_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_stmt_cache_size=64"
 }
 
 func (s *Store) init(ctx context.Context, readOnly bool) error {
@@ -236,14 +292,6 @@ func (s *Store) init(ctx context.Context, readOnly bool) error {
 				return err
 			}
 		}
-	}
-	s.recall = map[string]*sql.Stmt{}
-	for _, q := range append(strongTiers.queries(), relatedTiers.queries()...) {
-		stmt, err := s.db.PrepareContext(ctx, q)
-		if err != nil {
-			return translate("prepare recall", err)
-		}
-		s.recall[q] = stmt
 	}
 	return nil
 }
@@ -533,9 +581,7 @@ func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bo
 
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
-	for _, stmt := range s.recall {
-		stmt.Close()
-	}
+	s.closeReaders()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close memory %s: %w", s.path, err)
 	}

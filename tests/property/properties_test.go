@@ -15,6 +15,7 @@ func registry() []pbt.Property {
 	props = append(props, rootProperties()...)
 	props = append(props, triageProperties()...)
 	props = append(props, memoryProperties()...)
+	props = append(props, recallCacheProperty()...)
 	props = append(props, pipelineProperties()...)
 	props = append(props, identityProperties()...)
 	props = append(props, dbFileProperties()...)
