@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
+	"sync"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -103,6 +106,10 @@ const costVersion = "openrecall.cost.v1-hmac-sha256"
 // of the cost chain after prevHash: the version name, seq, every field of p
 // in declaration order and prevHash, encoded as Hash describes.
 func CostHash(k Key, seq int64, prevHash string, p openrecall.CostPoint) string {
+	return k.mac(encodeCost(seq, prevHash, p))
+}
+
+func encodeCost(seq int64, prevHash string, p openrecall.CostPoint) []byte {
 	enc := encoder{b: make([]byte, 0, 128+len(p.Batch)+len(p.AlertID)+len(prevHash))}
 	enc.str(costVersion)
 	enc.int(seq)
@@ -116,7 +123,7 @@ func CostHash(k Key, seq int64, prevHash string, p openrecall.CostPoint) string 
 	enc.int(int64(p.CumulativeCost))
 	enc.int(int64(p.CumulativeBaseline))
 	enc.str(prevHash)
-	return k.mac(enc.b)
+	return enc.b
 }
 
 type encoder struct{ b []byte }
@@ -138,14 +145,35 @@ func (e *encoder) bool(v bool) {
 
 // Sealer seals audit entries and cost points into chains keyed with its
 // Key. It is safe for concurrent use.
-type Sealer struct{ key Key }
+type Sealer struct {
+	key Key
+	// macs keeps HMAC states keyed with key, so a hash costs no HMAC set-up
+	// (two SHA-256 blocks and allocations); nil in a zero Sealer.
+	macs *sync.Pool
+}
 
 // NewSealer returns a Sealer that keys with k.
-func NewSealer(k Key) Sealer { return Sealer{key: k} }
+func NewSealer(k Key) Sealer {
+	return Sealer{key: k, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, []byte(k.b)) }}}
+}
+
+// mac is k.mac through the pool of keyed states.
+func (s Sealer) mac(msg []byte) string {
+	if s.macs == nil {
+		return s.key.mac(msg)
+	}
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(msg)
+	var sum [sha256.Size]byte
+	out := hex.EncodeToString(m.Sum(sum[:0]))
+	s.macs.Put(m)
+	return out
+}
 
 // Seal is the keyed Seal: entries get HashKeyed hashes.
 func (s Sealer) Seal(prevHash string, nextSeq int64, entries []openrecall.AuditEntry) []openrecall.AuditEntry {
-	return seal(prevHash, nextSeq, entries, func(e openrecall.AuditEntry) string { return HashKeyed(s.key, e) })
+	return seal(prevHash, nextSeq, entries, func(e openrecall.AuditEntry) string { return s.mac(encodeEntry(keyedVersion, e)) })
 }
 
 // SealCosts returns the CostHash of each point chained after prevHash, point
@@ -153,7 +181,7 @@ func (s Sealer) Seal(prevHash string, nextSeq int64, entries []openrecall.AuditE
 func (s Sealer) SealCosts(prevHash string, nextSeq int64, points []openrecall.CostPoint) []string {
 	out := make([]string, len(points))
 	for i, p := range points {
-		out[i] = CostHash(s.key, nextSeq+int64(i), prevHash, p)
+		out[i] = s.mac(encodeCost(nextSeq+int64(i), prevHash, p))
 		prevHash = out[i]
 	}
 	return out

@@ -1,11 +1,15 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,4 +230,42 @@ func BenchmarkHash(b *testing.B) {
 	for b.Loop() {
 		Hash(e)
 	}
+}
+
+// TestSealerPooledHashesEqualKeyed checks the Sealer's pooled HMAC states
+// against a fresh HMAC per hash, entries and cost points, over many hashes
+// (so a pooled state is reused) and from several goroutines.
+func TestSealerPooledHashesEqualKeyed(t *testing.T) {
+	k, err := NewKey(bytes.Repeat([]byte{9}, KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSealer(k)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries := make([]openrecall.AuditEntry, 50)
+			points := make([]openrecall.CostPoint, 50)
+			for i := range entries {
+				entries[i] = openrecall.AuditEntry{AlertID: fmt.Sprintf("a-%d-%d", g, i), Step: "analysis", Reason: strings.Repeat("r", i), Cost: openrecall.NanoUSD(i)}
+				points[i] = openrecall.CostPoint{Index: i, AlertID: entries[i].AlertID, Cost: openrecall.NanoUSD(i)}
+			}
+			sealed := s.Seal("", 1, entries)
+			for _, e := range sealed {
+				if want := HashKeyed(k, e); e.Hash != want {
+					t.Errorf("entry %d: pooled hash %s, fresh %s", e.Sequence, e.Hash, want)
+				}
+			}
+			prev := ""
+			for i, h := range s.SealCosts("", 1, points) {
+				if want := CostHash(k, int64(1+i), prev, points[i]); h != want {
+					t.Errorf("cost point %d: pooled hash %s, fresh %s", i, h, want)
+				}
+				prev = h
+			}
+		}()
+	}
+	wg.Wait()
 }
