@@ -198,16 +198,19 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // fit marshals a, dropping list items from the least to the most important
 // until the answer fits maxTokens estimated tokens (0: no cap).
 func fit(a openrecall.Analysis, maxTokens int) (string, error) {
+	var b []byte
 	for {
-		b, err := a.AppendJSON(nil, true) // what json.Marshal writes
+		var err error
+		b, err = a.AppendJSON(b[:0], true) // what json.Marshal writes
 		if err != nil {
 			return "", fmt.Errorf("encode answer: %w", err)
 		}
-		if maxTokens <= 0 || routing.EstimateTokens(string(b)) <= maxTokens {
-			return string(b), nil
+		text := string(b)
+		if maxTokens <= 0 || routing.EstimateTokens(text) <= maxTokens {
+			return text, nil
 		}
 		if !trimOne(&a) {
-			return "", fmt.Errorf("max tokens %d is too small for an answer of %d tokens: %w", maxTokens, routing.EstimateTokens(string(b)), openrecall.ErrInvalid)
+			return "", fmt.Errorf("max tokens %d is too small for an answer of %d tokens: %w", maxTokens, routing.EstimateTokens(text), openrecall.ErrInvalid)
 		}
 	}
 }
