@@ -27,6 +27,11 @@ type QueueOptions struct {
 	// Progress, when not nil, is called after each emitted result with the
 	// number emitted so far.
 	Progress func(done int)
+	// BatchDone, when not nil, is called after the results of each batch
+	// (persisted together) have been emitted: a writer that buffers its
+	// output flushes it there, so output lags persistence by one batch at
+	// most and costs one write per batch.
+	BatchDone func() error
 }
 
 // Summary totals a run.
@@ -246,6 +251,11 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 			}
 			if opts.Progress != nil {
 				opts.Progress(sum.Records)
+			}
+		}
+		if opts.BatchDone != nil {
+			if err := opts.BatchDone(); err != nil {
+				return sum, err
 			}
 		}
 	}

@@ -396,3 +396,37 @@ func TestBatchSinkSeesEveryResultOnceInInputOrder(t *testing.T) {
 		t.Errorf("%d cost points, want 160", sink.seen)
 	}
 }
+
+// BatchDone comes after each batch's results are emitted: then everything
+// persisted has been emitted (a writer that flushes there prints nothing
+// unpersisted and holds back at most one batch), and the last call comes
+// after the last result.
+func TestBatchDoneFollowsEachPersistedBatch(t *testing.T) {
+	p := newPipeline(t)
+	sink := &orderSink{}
+	var b strings.Builder
+	for range 8 {
+		b.WriteString(queue)
+	}
+	emitted, calls, lastAt := 0, 0, -1
+	w := p.workflow(t, nil, sink)
+	sum, err := w.AnalyzeQueue(context.Background(), intake.NewReader(strings.NewReader(b.String()), intake.Options{Format: intake.FormatJSONL}),
+		workflow.QueueOptions{Workers: 2, BatchDone: func() error {
+			calls++
+			sink.mu.Lock()
+			persisted := len(sink.ids)
+			sink.mu.Unlock()
+			if persisted != emitted {
+				t.Errorf("batch done with %d results persisted and %d emitted", persisted, emitted)
+			}
+			lastAt = emitted
+			return nil
+		}},
+		func(openrecall.Result) error { emitted++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || lastAt != sum.Records || emitted != sum.Records {
+		t.Fatalf("%d batch-done calls, the last after %d results; %d emitted of %d", calls, lastAt, emitted, sum.Records)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -189,7 +190,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 		rejects.report(r)
 		return w.write(r)
 	}
-	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update}, emit)
+	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update, BatchDone: w.flush}, emit)
 	rejects.finish()
 	prog.clear()
 	if err := w.end(sum); err != nil && runErr == nil {
@@ -225,17 +226,22 @@ func noAlerts(source string) error {
 }
 
 // resultWriter streams results to stdout in one of the output formats.
+// Results are buffered and flushed after each persisted batch (flush), so
+// a batch costs one write, and at the end.
 type resultWriter struct {
 	format string
-	w      io.Writer
+	w      *bufio.Writer
 	buf    []byte // one result's encoding, reused
 	n      int
 	mode   openrecall.Mode
 }
 
 func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultWriter {
-	return &resultWriter{format: format, w: w, mode: wf.Mode()}
+	return &resultWriter{format: format, w: bufio.NewWriterSize(w, 64<<10), mode: wf.Mode()}
 }
+
+// flush writes out the buffered results.
+func (rw *resultWriter) flush() error { return rw.w.Flush() }
 
 func (rw *resultWriter) begin() error {
 	if rw.format != outputJSON {
@@ -299,10 +305,11 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 
 func (rw *resultWriter) end(sum workflow.Summary) error {
 	if rw.format == outputJSON {
-		_, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum))
-		return err
+		if _, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum)); err != nil {
+			return err
+		}
 	}
-	return nil
+	return rw.flush()
 }
 
 func mustJSON(v any) string {
