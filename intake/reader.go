@@ -80,6 +80,8 @@ type Reader struct {
 	recFull bool
 
 	obj objectState
+	// item is the alerts[] item read by the fast path (fastItem).
+	item amItem
 
 	arrayIndex int
 	arrayState int
@@ -605,7 +607,9 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 		return
 	}
 	ipos := openrecall.Position{Source: r.opts.Source, Line: o.line, Index: i, HasIndex: true}
-	if o.batch && !alertmanagerItem(raw) {
+	it := &r.item
+	fast := fastItem(raw, it)
+	if o.batch && !(fast && it.alertmanager() || !fast && alertmanagerItem(raw)) {
 		n := len(r.queue)
 		r.queue = r.p.value(r.queue, raw, ipos, o.line, true)
 		for _, rec := range r.queue[n:] {
@@ -615,7 +619,13 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 		}
 		return
 	}
-	a, err := webhookAlert(raw, o.status, o.source)
+	var a openrecall.Alert
+	var err error
+	if fast {
+		a, err = it.alert(o.status, o.source)
+	} else {
+		a, err = webhookAlert(raw, o.status, o.source)
+	}
 	if err != nil {
 		r.queue = reject(r.queue, ipos, "alerts[%d]: %v", i, err)
 		return
