@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -373,6 +374,40 @@ func commonName(b []byte) (string, bool) {
 		return "description", true
 	case "runbook_url":
 		return "runbook_url", true
+	case "alerts":
+		return "alerts", true
+	case "status":
+		return "status", true
+	case "version":
+		return "version", true
+	case "receiver":
+		return "receiver", true
+	case "groupKey":
+		return "groupKey", true
+	case "groupLabels":
+		return "groupLabels", true
+	case "commonLabels":
+		return "commonLabels", true
+	case "commonAnnotations":
+		return "commonAnnotations", true
+	case "externalURL":
+		return "externalURL", true
+	case "truncatedAlerts":
+		return "truncatedAlerts", true
+	case "orgId":
+		return "orgId", true
+	case "labels":
+		return "labels", true
+	case "annotations":
+		return "annotations", true
+	case "startsAt":
+		return "startsAt", true
+	case "endsAt":
+		return "endsAt", true
+	case "generatorURL":
+		return "generatorURL", true
+	case "fingerprint":
+		return "fingerprint", true
 	}
 	return "", false
 }
@@ -406,52 +441,57 @@ func commonValue(b []byte) (string, bool) {
 // invalid UTF-8 turned into U+FFFD.
 func unquote(tok []byte) string {
 	s := tok[1 : len(tok)-1]
-	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	var b strings.Builder
+	b.Grow(len(s) + utf8.UTFMax)
 	for r := 0; r < len(s); {
-		c := s[r]
-		switch {
-		case c == '\\':
-			r++
-			switch s[r] {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				rr := hex4(s[r+1 : r+5])
-				r += 5
-				if utf16.IsSurrogate(rr) {
-					if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
-						if dec := utf16.DecodeRune(rr, hex4(s[r+2:r+6])); dec != unicode.ReplacementChar {
-							b = utf8.AppendRune(b, dec)
-							r += 6
-							continue
-						}
-					}
-					rr = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, rr)
-				continue
-			default: // '"', '\\', '/'
-				b = append(b, s[r])
-			}
-			r++
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(s[r:])
-			b = utf8.AppendRune(b, rr)
-			r += size
+		// A run of printable ASCII is copied whole.
+		run := r
+		for run < len(s) && s[run] != '\\' && s[run] < utf8.RuneSelf {
+			run++
 		}
+		b.Write(s[r:run])
+		if r = run; r == len(s) {
+			break
+		}
+		if s[r] >= utf8.RuneSelf {
+			rr, size := utf8.DecodeRune(s[r:])
+			b.WriteRune(rr)
+			r += size
+			continue
+		}
+		r++ // the backslash
+		switch s[r] {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			rr := hex4(s[r+1 : r+5])
+			r += 5
+			if utf16.IsSurrogate(rr) {
+				if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
+					if dec := utf16.DecodeRune(rr, hex4(s[r+2:r+6])); dec != unicode.ReplacementChar {
+						b.WriteRune(dec)
+						r += 6
+						continue
+					}
+				}
+				rr = unicode.ReplacementChar
+			}
+			b.WriteRune(rr)
+			continue
+		default: // '"', '\\', '/'
+			b.WriteByte(s[r])
+		}
+		r++
 	}
-	return string(b)
+	return b.String()
 }
 
 // hex4 is the value of four hex digits.

@@ -80,6 +80,9 @@ func NormalizeEnvironment(s string) string {
 // cleanText trims s and removes control characters other than newline and
 // tab; invalid UTF-8 becomes U+FFFD. "\r\n" becomes "\n".
 func cleanText(s string) string {
+	if plainText(s) {
+		return strings.TrimSpace(s)
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	clean := true
 	for _, r := range s {
@@ -97,6 +100,17 @@ func cleanText(s string) string {
 		}, s)
 	}
 	return strings.TrimSpace(s)
+}
+
+// plainText reports whether s is ASCII with no control character but
+// newline and tab: cleanText then only trims it.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanLine is cleanText on one line: newlines and tabs become spaces.
@@ -119,9 +133,20 @@ func firstLine(s string) string {
 }
 
 // cleanMap cleans keys and values, dropping empty keys; nil for no entries.
+// m itself is returned, not a copy, when cleaning changes none of them.
 func cleanMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
+	}
+	clean := true
+	for k, v := range m {
+		if k == "" || cleanLine(k) != k || cleanText(v) != v {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return m
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
