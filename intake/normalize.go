@@ -133,7 +133,9 @@ func firstLine(s string) string {
 }
 
 // cleanMap cleans keys and values, dropping empty keys; nil for no entries.
-// m itself is returned, not a copy, when cleaning changes none of them.
+// m itself is returned, not a copy, when cleaning changes none of them. Of
+// keys that clean to the same key, the one written clean wins, else the
+// first in byte order.
 func cleanMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
@@ -148,11 +150,24 @@ func cleanMap(m map[string]string) map[string]string {
 	if clean {
 		return m
 	}
+	// Keys that clean to the same key (" env" and "env"): the key written
+	// clean wins, else the first in byte order, so that the result does
+	// not depend on the order of a map.
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if k = cleanLine(k); k != "" {
-			out[k] = cleanText(v)
+	for _, raw := range keys {
+		k := cleanLine(raw)
+		if k == "" {
+			continue
 		}
+		if _, taken := out[k]; taken && raw != k {
+			continue
+		}
+		out[k] = cleanText(m[raw])
 	}
 	if len(out) == 0 {
 		return nil

@@ -83,6 +83,8 @@ type Reader struct {
 	obj objectState
 	// item is the alerts[] item read by the fast path (fastItem).
 	item amItem
+	// general turns the fast path off (ParseBytesGeneral).
+	general bool
 
 	arrayIndex int
 	arrayState int
@@ -120,12 +122,24 @@ func NewReader(r io.Reader, opts Options) *Reader {
 // the same way as a Reader. The error is nil unless the options are
 // unusable.
 func ParseBytes(body []byte, opts Options) ([]Record, error) {
+	return parseBytes(body, opts, false)
+}
+
+// ParseBytesGeneral is ParseBytes with every alerts[] item read by the
+// general path, none by the fast path for the common item shape. It is the
+// reference ParseBytes must equal (property P43); nothing else calls it.
+func ParseBytesGeneral(body []byte, opts Options) ([]Record, error) {
+	return parseBytes(body, opts, true)
+}
+
+func parseBytes(body []byte, opts Options, general bool) ([]Record, error) {
 	if opts.Format != "" {
 		if _, err := ParseFormat(string(opts.Format)); err != nil {
 			return nil, err
 		}
 	}
 	r := NewReader(bytes.NewReader(body), opts)
+	r.general = general
 	var out []Record
 	for {
 		rec, err := r.Next()
@@ -638,7 +652,7 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 	}
 	ipos := openrecall.Position{Source: r.opts.Source, Line: o.line, Index: i, HasIndex: true}
 	it := &r.item
-	fast := fastItem(raw, it)
+	fast := !r.general && fastItem(raw, it)
 	if o.batch && !(fast && it.alertmanager() || !fast && alertmanagerItem(raw)) {
 		n := len(r.queue)
 		r.queue = r.p.value(r.queue, raw, ipos, o.line, true)

@@ -64,6 +64,7 @@ func All() []Named {
 		})},
 		{"SecretTextGen", SecretTextGen(), validAs(func(t SecretText) error { return indexesIn(t.Pieces, len(SecretPieces()), "piece") })},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
+		{"WebhookItemsGen", WebhookItemsGen(), validAs(ValidWebhookItems)},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
 		{"SeveritySpellingGen", SeveritySpellingGen(), validAs(func(s SeveritySpelling) error { return ValidSpelling(s.Spelling) })},
