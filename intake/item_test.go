@@ -70,8 +70,8 @@ func corpusWebhooks(t *testing.T) map[string][]byte {
 		t.Fatal(err)
 	}
 	return map[string][]byte{
-		"corpus queue":    queue.Bytes(),
-		"corpus resolved": resolved.Bytes(),
+		"corpus queue":                     queue.Bytes(),
+		"corpus resolved":                  resolved.Bytes(),
 		"corpus one webhook, fields first": fmt.Appendf(nil, `{"version":"4","status":"firing","receiver":"openrecall","groupKey":"{}:{}","alerts":%s}`+"\n", all),
 	}
 }
