@@ -239,3 +239,39 @@ func TestObjectKey(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFastItemEqualsGeneral reads arbitrary bytes as the alerts[] items of
+// webhooks of both kinds (group fields before the alerts, and a batch whose
+// fields come after) with the fast path and with the general path: the
+// records must be the same.
+func FuzzFastItemEqualsGeneral(f *testing.F) {
+	for _, seed := range []string{
+		`{"status":"firing","labels":{"alertname":"A","severity":"critical"},"annotations":{"summary":"s\n\u003e"},"startsAt":"2026-11-29T21:10:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"c91d997d55db7a73"}`,
+		`{"labels":{"a":null,"a":"x"},"status":null,"fingerprint":"f"}`,
+		`{"labels":{"alertname":"\ud83d\u0041\ud800"},"title":"t"}`,
+		"{\"labels\":{\"k\":\"\xed\xa0\x80\"},\"status\":\"resolved\"}",
+		`{"labels":{"alertname":"A"},"status":"firing","status":"resolved"}`,
+		`{"labels":{"alertname":"A"},"startsAt":1764450600,"values":{"B":1}}`,
+		`{"labels":{}}, {"annotations":{"summary":"x"},"fingerprint":""}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, items []byte) {
+		for _, group := range []string{`{"status":"firing","version":"4","alerts":[%s]}`, `{"alerts":[%s],"status":"resolved"}`} {
+			body := fmt.Appendf(nil, group, items)
+			for _, format := range []Format{"", FormatAlertmanager} {
+				got, err := ParseBytes(body, Options{Format: format})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := ParseBytesGeneral(body, Options{Format: format})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("read %q (format %q):\nfast path %+v\ngeneral   %+v", body, format, got, want)
+				}
+			}
+		}
+	})
+}
