@@ -24,25 +24,6 @@ func BenchmarkReaderCorpus(b *testing.B) {
 	if err := rulecorpus.WriteQueue(&buf, rules, alerts); err != nil {
 		b.Fatal(err)
 	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r := NewReader(bytes.NewReader(data), Options{})
-		n := 0
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				break
-			}
-			if rec.Err != nil {
-				b.Fatal(rec.Err)
-			}
-			n++
-		}
-		if n != alerts {
-			b.Fatalf("read %d alerts, want %d", n, alerts)
-		}
-	}
+	benchmarkAlerts(b, buf.Bytes(), alerts)
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(alerts*b.N), "ns/alert")
 }

@@ -1051,14 +1051,14 @@ func (r *Reader) keep(w []byte, i, max int, size *int) {
 // at a newline), cut short by limit. It is the hot loop of reading a
 // webhook, so it runs over whole windows without a call per byte.
 func (r *Reader) scanComposite(max, limit int) (size int, cut bool, err error) {
-	depth, inString, escaped, n := 0, false, false, 0
+	var b brackets
+	n := 0
 	for {
 		w, err := r.window()
 		if err != nil {
 			return size, cut, err
 		}
 		i, end := 0, false
-	bytes:
 		for i < len(w) {
 			c := w[i]
 			n++
@@ -1067,24 +1067,9 @@ func (r *Reader) scanComposite(max, limit int) (size int, cut bool, err error) {
 				break
 			}
 			i++
-			switch {
-			case inString && escaped:
-				escaped = false
-			case inString && c == '\\':
-				escaped = true
-			case inString && (c == '"' || c == '\n'):
-				inString = false
-			case inString:
-			case c == '"':
-				inString = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				if depth == 0 {
-					end = true
-					break bytes
-				}
+			if b.step(c) {
+				end = true
+				break
 			}
 		}
 		r.keep(w, i, max, &size)
@@ -1163,26 +1148,41 @@ func (r *Reader) consume(n int) {
 // incomplete reports whether line is the start of a JSON object or array
 // that does not end on this line.
 func incomplete(line []byte) bool {
-	depth, inString, escaped := 0, false, false
+	var b brackets
 	for _, c := range line {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if depth <= 0 {
-				return false
-			}
+		if b.step(c) {
+			return false
 		}
 	}
-	return depth > 0
+	return b.depth > 0
+}
+
+// brackets follows the nesting of JSON text by bracket depth and string
+// quoting only (a newline ends a string, so that a broken line does not
+// swallow the lines after it).
+type brackets struct {
+	depth             int
+	inString, escaped bool
+}
+
+// step takes the next byte and reports whether it closed the outermost
+// bracket.
+func (b *brackets) step(c byte) (closed bool) {
+	switch {
+	case b.inString && b.escaped:
+		b.escaped = false
+	case b.inString && c == '\\':
+		b.escaped = true
+	case b.inString && (c == '"' || c == '\n'):
+		b.inString = false
+	case b.inString:
+	case c == '"':
+		b.inString = true
+	case c == '{' || c == '[':
+		b.depth++
+	case c == '}' || c == ']':
+		b.depth--
+		return b.depth <= 0
+	}
+	return false
 }

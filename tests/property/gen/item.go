@@ -112,16 +112,10 @@ func ItemGroups() []string {
 // ItemFormats are the formats a webhook is read with ("" detects it).
 func ItemFormats() []string { return []string{"", "alertmanager", "jsonl", "json", "prometheus"} }
 
-// ItemValue is one value of an item, by indexes into the tables above.
+// ItemValue is one value of an item: a leaf, or an object of entries.
 type ItemValue struct {
-	Kind     int
-	Text     Text
-	Scalar   int
-	Encoding int
-	Escape   int
-	Raw      int
-	Other    int // the number, the boolean, the array or the broken value
-	Entries  []ItemEntry
+	ItemLeaf
+	Entries []ItemEntry
 }
 
 // ItemEntry is an entry of an object value.
@@ -130,8 +124,8 @@ type ItemEntry struct {
 	Value ItemLeaf
 }
 
-// ItemLeaf is the value of an entry: ItemValue without entries of its own
-// (a nested object is written empty or with one entry).
+// ItemLeaf is a value without entries of its own, by indexes into the
+// tables above (a nested object is written empty or with one entry).
 type ItemLeaf struct {
 	Kind     int
 	Text     Text
@@ -139,7 +133,7 @@ type ItemLeaf struct {
 	Encoding int
 	Escape   int
 	Raw      int
-	Other    int
+	Other    int // the number, the boolean, the array or the broken value
 }
 
 // ItemField is one field of an item.
@@ -292,7 +286,7 @@ func (v ItemValue) json(sp, core string) string {
 		b.WriteString(sp + "}")
 		return b.String()
 	}
-	return ItemLeaf{Kind: v.Kind, Text: v.Text, Scalar: v.Scalar, Encoding: v.Encoding, Escape: v.Escape, Raw: v.Raw, Other: v.Other}.json(core)
+	return v.ItemLeaf.json(core)
 }
 
 // json writes the leaf as the value of the core field core ("" for an
@@ -387,11 +381,11 @@ func encodeText(s string, encoding int) string {
 	return b.String()
 }
 
-func itemLeafGen() gopter.Gen {
+func itemLeafGen(p0 float64) gopter.Gen {
 	return gg.Struct(reflect.TypeOf(ItemLeaf{}), map[string]gopter.Gen{
-		"Kind":     Index(len(ItemValueKinds()), 0.5),
+		"Kind":     Index(len(ItemValueKinds()), p0),
 		"Text":     TextGen(),
-		"Scalar":   Index(len(ItemScalars()), 0.2),
+		"Scalar":   Index(len(ItemTimes()), 0.4), // the longest pool of fitting values
 		"Encoding": Index(len(StringEncodings()), 0.5),
 		"Escape":   Index(len(ItemEscapes()), 0.5),
 		"Raw":      Index(len(ItemRawBytes()), 0.6),
@@ -401,16 +395,10 @@ func itemLeafGen() gopter.Gen {
 
 func itemValueGen(p0 float64) gopter.Gen {
 	return gg.Struct(reflect.TypeOf(ItemValue{}), map[string]gopter.Gen{
-		"Kind":     Index(len(ItemValueKinds()), p0),
-		"Text":     TextGen(),
-		"Scalar":   Index(13, 0.4),
-		"Encoding": Index(len(StringEncodings()), 0.5),
-		"Escape":   Index(len(ItemEscapes()), 0.5),
-		"Raw":      Index(len(ItemRawBytes()), 0.6),
-		"Other":    Index(len(ItemBroken()), 0.3),
+		"ItemLeaf": itemLeafGen(p0),
 		"Entries": SliceUpTo(5, gg.Struct(reflect.TypeOf(ItemEntry{}), map[string]gopter.Gen{
 			"Key":   Index(len(ItemEntryKeys()), 0.3),
-			"Value": itemLeafGen(),
+			"Value": itemLeafGen(0.5),
 		}), reflect.TypeOf(ItemEntry{})),
 	})
 }
