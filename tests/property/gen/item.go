@@ -79,8 +79,11 @@ func ItemEscapes() []string {
 
 // ItemRawBytes are pieces written as they are inside a JSON string between
 // its text and its escape: invalid UTF-8 (bytes that are no character, a
-// surrogate encoded in UTF-8, a cut sequence) and a valid two-byte one.
-func ItemRawBytes() []string { return []string{"", "\xff\xfe", "\xed\xa0\x80", "\xe2\x82", "\xc3\xa9"} }
+// surrogate encoded in UTF-8, a cut sequence), a valid two-byte character,
+// and control characters, which JSON allows only escaped.
+func ItemRawBytes() []string {
+	return []string{"", "\xff\xfe", "\xed\xa0\x80", "\xe2\x82", "\xc3\xa9", "\t", "\x01"}
+}
 
 // StringEncodings are the ways a text is written as a JSON string, and one
 // that is not JSON.
@@ -165,6 +168,60 @@ type WebhookItems struct {
 	First WebhookItem
 	More  []WebhookItem
 	Space int
+	// Tidy, when 1, writes the items as a real sender would: values of
+	// the fitting kind, a string or null; extra fields of strings or null;
+	// JSON white space; no raw control character. Escapes, surrogates,
+	// invalid UTF-8, null and repeated entries and fields, title and text
+	// stay.
+	Tidy int
+}
+
+// tidy returns w as written when Tidy is set.
+func (w WebhookItems) tidy() WebhookItems {
+	if w.Tidy == 0 {
+		return w
+	}
+	tidyLeaf := func(l ItemLeaf) ItemLeaf {
+		switch ItemValueKinds()[l.Kind%len(ItemValueKinds())] {
+		case "fitting", "string", "null":
+		default:
+			l.Kind = 0
+		}
+		if StringEncodings()[l.Encoding%len(StringEncodings())] == "raw control characters" {
+			l.Encoding = 0
+		}
+		if p := ItemRawBytes()[l.Raw%len(ItemRawBytes())]; p != "" && p[0] < 0x20 {
+			l.Raw = 0
+		}
+		return l
+	}
+	if sp := ItemSpaces()[w.Space%len(ItemSpaces())]; sp == "\u00a0" || sp == "\f" {
+		w.Space = 1
+	}
+	items := w.Items()
+	for i, it := range items {
+		extra := make([]ItemField, len(it.Extra))
+		for j, f := range it.Extra {
+			f.Value.ItemLeaf = tidyLeaf(f.Value.ItemLeaf)
+			f.Value.Entries = nil
+			extra[j] = f
+		}
+		it.Extra = extra
+		core := make([]ItemValue, len(it.Core))
+		for j, v := range it.Core {
+			v.ItemLeaf = tidyLeaf(v.ItemLeaf)
+			entries := make([]ItemEntry, len(v.Entries))
+			for k, e := range v.Entries {
+				entries[k] = ItemEntry{Key: e.Key, Value: tidyLeaf(e.Value)}
+			}
+			v.Entries = entries
+			core[j] = v
+		}
+		it.Core = core
+		items[i] = it
+	}
+	w.First, w.More = items[0], items[1:]
+	return w
 }
 
 // field is an item's field as written: its key as JSON text, its value.
@@ -200,6 +257,7 @@ func (w WebhookItems) Items() []WebhookItem { return append([]WebhookItem{w.Firs
 
 // Body returns the items written in the webhook ItemGroups()[group].
 func (w WebhookItems) Body(group int) string {
+	w = w.tidy()
 	sp := ItemSpaces()[w.Space%len(ItemSpaces())]
 	items := make([]string, len(w.Items()))
 	for i, it := range w.Items() {
@@ -223,6 +281,7 @@ func (w WebhookItems) Body(group int) string {
 // white space only. (It does not look inside strings: one with a raw
 // control character is not JSON.)
 func (w WebhookItems) Common(i int) bool {
+	w = w.tidy()
 	if sp := ItemSpaces()[w.Space%len(ItemSpaces())]; sp == "\u00a0" || sp == "\f" {
 		return false
 	}
@@ -388,7 +447,7 @@ func itemLeafGen(p0 float64) gopter.Gen {
 		"Scalar":   Index(len(ItemTimes()), 0.4), // the longest pool of fitting values
 		"Encoding": Index(len(StringEncodings()), 0.5),
 		"Escape":   Index(len(ItemEscapes()), 0.5),
-		"Raw":      Index(len(ItemRawBytes()), 0.6),
+		"Raw":      Index(len(ItemRawBytes()), 0.7),
 		"Other":    Index(len(ItemBroken()), 0.3),
 	})
 }
@@ -396,7 +455,7 @@ func itemLeafGen(p0 float64) gopter.Gen {
 func itemValueGen(p0 float64) gopter.Gen {
 	return gg.Struct(reflect.TypeOf(ItemValue{}), map[string]gopter.Gen{
 		"ItemLeaf": itemLeafGen(p0),
-		"Entries": SliceUpTo(5, gg.Struct(reflect.TypeOf(ItemEntry{}), map[string]gopter.Gen{
+		"Entries": SliceUpTo(8, gg.Struct(reflect.TypeOf(ItemEntry{}), map[string]gopter.Gen{
 			"Key":   Index(len(ItemEntryKeys()), 0.3),
 			"Value": itemLeafGen(0.5),
 		}), reflect.TypeOf(ItemEntry{})),
@@ -425,13 +484,14 @@ func WebhookItemsGen() gopter.Gen {
 		"First": item,
 		"More":  SliceUpTo(2, item, reflect.TypeOf(WebhookItem{})),
 		"Space": Index(len(ItemSpaces()), 0.7),
+		"Tidy":  Index(2, 0.5),
 	})
 }
 
 // ValidWebhookItems reports whether w is a value WebhookItemsGen produces.
 func ValidWebhookItems(w WebhookItems) error {
-	if w.Space < 0 {
-		return fmt.Errorf("negative index %d", w.Space)
+	if w.Space < 0 || w.Tidy < 0 || w.Tidy > 1 {
+		return fmt.Errorf("index out of range: space %d, tidy %d", w.Space, w.Tidy)
 	}
 	if len(w.More) > 2 {
 		return fmt.Errorf("%d more items, more than 2", len(w.More))
