@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -433,6 +434,21 @@ func commonValue(b []byte) (string, bool) {
 		return "prod", true
 	}
 	return "", false
+}
+
+// decodeString decodes raw, a JSON value, into a string exactly as
+// json.Unmarshal does (null gives ""); ok is false when json.Unmarshal
+// fails. A string token is decoded in one pass without reflection.
+func decodeString(raw []byte) (string, bool) {
+	d := itemDecoder{b: raw}
+	if s, ok := d.str(); ok && d.i == len(raw) {
+		return s, true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // unquote decodes a JSON string token that stringToken accepted, exactly

@@ -275,3 +275,19 @@ func FuzzFastItemEqualsGeneral(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeString holds decodeString to json.Unmarshal into a string, on
+// any bytes.
+func FuzzDecodeString(f *testing.F) {
+	for _, seed := range []string{`"plain"`, `"a\nb\u003e"`, `"\ud83d\u0041\ud800"`, "\"\xed\xa0\x80\"", `null`, `5`, `"a`, `"\'"`, ` "x" `, "\"a\x01\"", `"\uD83D\uDE00"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := decodeString(raw)
+		var want string
+		wantOK := json.Unmarshal(raw, &want) == nil
+		if ok != wantOK || got != want {
+			t.Fatalf("decodeString(%q) = %q, %v; json.Unmarshal gives %q, %v", raw, got, ok, want, wantOK)
+		}
+	})
+}

@@ -509,8 +509,8 @@ func (o object) str(key string) (string, error) {
 	if !ok || string(raw) == "null" {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := decodeString(raw)
+	if !ok {
 		return "", fmt.Errorf("%s is not a string", key)
 	}
 	return s, nil
@@ -536,8 +536,7 @@ func scalarString(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if s, ok := decodeString(raw); ok {
 			return s, true
 		}
 	}
@@ -577,8 +576,8 @@ func (o object) time(key string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, ok := decodeString(raw)
+		if !ok {
 			return time.Time{}, fmt.Errorf("%s is not a string", key)
 		}
 		return timeText(key, s)
