@@ -653,7 +653,11 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 	ipos := openrecall.Position{Source: r.opts.Source, Line: o.line, Index: i, HasIndex: true}
 	it := &r.item
 	fast := !r.general && fastItem(raw, it)
-	if o.batch && !(fast && it.alertmanager() || !fast && alertmanagerItem(raw)) {
+	isAM := it.alertmanager()
+	if !fast {
+		isAM = o.batch && alertmanagerItem(raw)
+	}
+	if o.batch && !isAM {
 		n := len(r.queue)
 		r.queue = r.p.value(r.queue, raw, ipos, o.line, true)
 		for _, rec := range r.queue[n:] {
