@@ -80,6 +80,9 @@ func NormalizeEnvironment(s string) string {
 // cleanText trims s and removes control characters other than newline and
 // tab; invalid UTF-8 becomes U+FFFD. "\r\n" becomes "\n".
 func cleanText(s string) string {
+	if plainText(s) {
+		return strings.TrimSpace(s)
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	clean := true
 	for _, r := range s {
@@ -97,6 +100,17 @@ func cleanText(s string) string {
 		}, s)
 	}
 	return strings.TrimSpace(s)
+}
+
+// plainText reports whether s is ASCII with no control character but
+// newline and tab: cleanText then only trims it.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanLine is cleanText on one line: newlines and tabs become spaces.
@@ -119,15 +133,41 @@ func firstLine(s string) string {
 }
 
 // cleanMap cleans keys and values, dropping empty keys; nil for no entries.
+// m itself is returned, not a copy, when cleaning changes none of them. Of
+// keys that clean to the same key, the one written clean wins, else the
+// first in byte order.
 func cleanMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
-	out := make(map[string]string, len(m))
+	clean := true
 	for k, v := range m {
-		if k = cleanLine(k); k != "" {
-			out[k] = cleanText(v)
+		if k == "" || cleanLine(k) != k || cleanText(v) != v {
+			clean = false
+			break
 		}
+	}
+	if clean {
+		return m
+	}
+	// Keys that clean to the same key (" env" and "env"): the key written
+	// clean wins, else the first in byte order, so that the result does
+	// not depend on the order of a map.
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]string, len(m))
+	for _, raw := range keys {
+		k := cleanLine(raw)
+		if k == "" {
+			continue
+		}
+		if _, taken := out[k]; taken && raw != k {
+			continue
+		}
+		out[k] = cleanText(m[raw])
 	}
 	if len(out) == 0 {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
 )
@@ -80,6 +81,10 @@ type Reader struct {
 	recFull bool
 
 	obj objectState
+	// item is the alerts[] item read by the fast path (fastItem).
+	item amItem
+	// general turns the fast path off (ParseBytesGeneral).
+	general bool
 
 	arrayIndex int
 	arrayState int
@@ -117,12 +122,24 @@ func NewReader(r io.Reader, opts Options) *Reader {
 // the same way as a Reader. The error is nil unless the options are
 // unusable.
 func ParseBytes(body []byte, opts Options) ([]Record, error) {
+	return parseBytes(body, opts, false)
+}
+
+// ParseBytesGeneral is ParseBytes with every alerts[] item read by the
+// general path, none by the fast path for the common item shape. It is the
+// reference ParseBytes must equal (property P46); nothing else calls it.
+func ParseBytesGeneral(body []byte, opts Options) ([]Record, error) {
+	return parseBytes(body, opts, true)
+}
+
+func parseBytes(body []byte, opts Options, general bool) ([]Record, error) {
 	if opts.Format != "" {
 		if _, err := ParseFormat(string(opts.Format)); err != nil {
 			return nil, err
 		}
 	}
 	r := NewReader(bytes.NewReader(body), opts)
+	r.general = general
 	var out []Record
 	for {
 		rec, err := r.Next()
@@ -418,7 +435,10 @@ func (r *Reader) readByte() (byte, error) {
 // track accounts for consumed bytes: line numbers, the line-start flag and
 // the recording of the current object.
 func (r *Reader) track(b []byte) {
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+	// IndexByte first: it is vectorized, LastIndexByte is not, and most
+	// chunks (a webhook's alerts[] item) hold no newline.
+	if bytes.IndexByte(b, '\n') >= 0 {
+		i := bytes.LastIndexByte(b, '\n')
 		r.line += bytes.Count(b, []byte{'\n'})
 		r.lineStart = len(bytes.TrimLeft(b[i+1:], " \t\r")) == 0
 	} else if r.lineStart && len(bytes.TrimLeft(b, " \t\r")) > 0 {
@@ -526,8 +546,8 @@ func (r *Reader) walkObject() error {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
-		var key string
-		if json.Unmarshal(raw, &key) != nil {
+		key, ok := objectKey(raw)
+		if !ok {
 			return r.objectFailed("")
 		}
 		if c, err = r.skipSpace(); err != nil || c != ':' {
@@ -563,13 +583,39 @@ func (r *Reader) walkObject() error {
 		if cut {
 			return r.objectFailed(fmt.Sprintf("record is more than %d bytes, over the limit of %d bytes", r.maxRec, r.maxRec))
 		}
-		if webhookFields[key] && size <= r.maxRec && !o.webhook {
+		if !o.webhook && webhookFields[key] && size <= r.maxRec {
 			if o.fields == nil {
 				o.fields = object{}
 			}
 			o.fields[key] = append(json.RawMessage(nil), raw...)
 		}
 	}
+}
+
+// objectKey decodes raw, the key of a member of a top-level object, as
+// json.Unmarshal decodes it into a string; ok is false when it is not a
+// JSON string.
+func objectKey(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		plain := true
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			if key, ok := commonName(raw[1 : len(raw)-1]); ok {
+				return key, true
+			}
+			return string(raw[1 : len(raw)-1]), true
+		}
+	}
+	var key string
+	if json.Unmarshal(raw, &key) != nil {
+		return "", false
+	}
+	return key, true
 }
 
 // beginWebhook starts streaming the alerts array of the current object,
@@ -605,7 +651,13 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 		return
 	}
 	ipos := openrecall.Position{Source: r.opts.Source, Line: o.line, Index: i, HasIndex: true}
-	if o.batch && !alertmanagerItem(raw) {
+	it := &r.item
+	fast := !r.general && fastItem(raw, it)
+	isAM := it.alertmanager()
+	if !fast {
+		isAM = o.batch && alertmanagerItem(raw)
+	}
+	if o.batch && !isAM {
 		n := len(r.queue)
 		r.queue = r.p.value(r.queue, raw, ipos, o.line, true)
 		for _, rec := range r.queue[n:] {
@@ -615,7 +667,13 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 		}
 		return
 	}
-	a, err := webhookAlert(raw, o.status, o.source)
+	var a openrecall.Alert
+	var err error
+	if fast {
+		a, err = it.alert(o.status, o.source)
+	} else {
+		a, err = webhookAlert(raw, o.status, o.source)
+	}
 	if err != nil {
 		r.queue = reject(r.queue, ipos, "alerts[%d]: %v", i, err)
 		return
@@ -927,48 +985,11 @@ func (r *Reader) scanValue(max, limit int) (raw []byte, size int, cut bool, err 
 	var step func(c byte) (take, end bool)
 	switch {
 	case c == '{' || c == '[':
-		depth, inString, escaped, n := 0, false, false, 0
-		step = func(c byte) (bool, bool) {
-			n++
-			if (limit > 0 && n > limit) || (limit < 0 && n > max && c == '\n') {
-				cut = true
-				return false, true
-			}
-			switch {
-			case inString && escaped:
-				escaped = false
-			case inString && c == '\\':
-				escaped = true
-			case inString && (c == '"' || c == '\n'):
-				inString = false
-			case inString:
-			case c == '"':
-				inString = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				return true, depth == 0
-			}
-			return true, false
-		}
+		size, cut, err = r.scanComposite(max, limit)
+		return r.buf, size, cut, err
 	case c == '"':
-		opened, escaped := false, false
-		step = func(c byte) (bool, bool) {
-			switch {
-			case !opened:
-				opened = true
-			case c == '\n':
-				return false, true
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				return true, true
-			}
-			return true, false
-		}
+		size, err = r.scanString(max)
+		return r.buf, size, false, err
 	case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
 		step = func(c byte) (bool, bool) {
 			if isSpace(c) || c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == '"' {
@@ -1012,13 +1033,89 @@ func (r *Reader) scan(max int, size *int, step func(c byte) (take, end bool)) er
 				break
 			}
 		}
-		*size += i
-		if room := max + 1 - len(r.buf); room > 0 {
-			r.buf = append(r.buf, w[:min(room, i)]...)
-		}
-		r.consume(i)
+		r.keep(w, i, max, size)
 		if end {
 			return nil
+		}
+	}
+}
+
+// keep consumes the first i bytes of the window w, keeping in r.buf what
+// fits of them under max+1 bytes, and counts them in size.
+func (r *Reader) keep(w []byte, i, max int, size *int) {
+	*size += i
+	if room := max + 1 - len(r.buf); room > 0 {
+		r.buf = append(r.buf, w[:min(room, i)]...)
+	}
+	r.consume(i)
+}
+
+// scanComposite is scan of an object or array, as scanValue describes it:
+// to its closing bracket by depth and string quoting (a string also ends
+// at a newline), cut short by limit. It is the hot loop of reading a
+// webhook, so it runs over whole windows without a call per byte.
+func (r *Reader) scanComposite(max, limit int) (size int, cut bool, err error) {
+	var b brackets
+	n := 0
+	for {
+		w, err := r.window()
+		if err != nil {
+			return size, cut, err
+		}
+		i, end := 0, false
+		for i < len(w) {
+			c := w[i]
+			n++
+			if (limit > 0 && n > limit) || (limit < 0 && n > max && c == '\n') {
+				cut, end = true, true
+				break
+			}
+			i++
+			if b.step(c) {
+				end = true
+				break
+			}
+		}
+		r.keep(w, i, max, &size)
+		if end {
+			return size, cut, nil
+		}
+	}
+}
+
+// scanString is scan of a string, as scanValue describes it: to its
+// closing quote, or up to a newline, which it leaves unread.
+func (r *Reader) scanString(max int) (size int, err error) {
+	opened, escaped := false, false
+	for {
+		w, err := r.window()
+		if err != nil {
+			return size, err
+		}
+		i, end := 0, false
+		for i < len(w) {
+			c := w[i]
+			switch {
+			case !opened:
+				opened = true
+			case c == '\n':
+				end = true
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				end = true
+				i++
+			}
+			if end {
+				break
+			}
+			i++
+		}
+		r.keep(w, i, max, &size)
+		if end {
+			return size, nil
 		}
 	}
 }
@@ -1055,26 +1152,41 @@ func (r *Reader) consume(n int) {
 // incomplete reports whether line is the start of a JSON object or array
 // that does not end on this line.
 func incomplete(line []byte) bool {
-	depth, inString, escaped := 0, false, false
+	var b brackets
 	for _, c := range line {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if depth <= 0 {
-				return false
-			}
+		if b.step(c) {
+			return false
 		}
 	}
-	return depth > 0
+	return b.depth > 0
+}
+
+// brackets follows the nesting of JSON text by bracket depth and string
+// quoting only (a newline ends a string, so that a broken line does not
+// swallow the lines after it).
+type brackets struct {
+	depth             int
+	inString, escaped bool
+}
+
+// step takes the next byte and reports whether it closed the outermost
+// bracket.
+func (b *brackets) step(c byte) (closed bool) {
+	switch {
+	case b.inString && b.escaped:
+		b.escaped = false
+	case b.inString && c == '\\':
+		b.escaped = true
+	case b.inString && (c == '"' || c == '\n'):
+		b.inString = false
+	case b.inString:
+	case c == '"':
+		b.inString = true
+	case c == '{' || c == '[':
+		b.depth++
+	case c == '}' || c == ']':
+		b.depth--
+		return b.depth <= 0
+	}
+	return false
 }

@@ -252,6 +252,11 @@ func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.A
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
+	return newWebhookAlert(labels, annotations, status, fp, startsAt, source)
+}
+
+// newWebhookAlert builds the alert of a webhook item from its read fields.
+func newWebhookAlert(labels, annotations map[string]string, status, fp string, startsAt time.Time, source string) (openrecall.Alert, error) {
 	if len(labels) == 0 && annotations["summary"] == "" && annotations["description"] == "" {
 		return openrecall.Alert{}, errors.New("empty alert: no labels, summary or description")
 	}
@@ -504,8 +509,8 @@ func (o object) str(key string) (string, error) {
 	if !ok || string(raw) == "null" {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := decodeString(raw)
+	if !ok {
 		return "", fmt.Errorf("%s is not a string", key)
 	}
 	return s, nil
@@ -531,8 +536,7 @@ func scalarString(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if s, ok := decodeString(raw); ok {
 			return s, true
 		}
 	}
@@ -571,26 +575,40 @@ func (o object) time(key string) (time.Time, error) {
 	if !ok || string(raw) == "null" {
 		return time.Time{}, nil
 	}
-	var s string
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, ok := decodeString(raw)
+		if !ok {
 			return time.Time{}, fmt.Errorf("%s is not a string", key)
 		}
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return time.Time{}, nil
-		}
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
-			if t, err := time.Parse(layout, s); err == nil {
-				if t.Year() <= 1 {
-					return time.Time{}, nil
-				}
-				return t.UTC(), nil
-			}
-		}
-	} else {
-		s = string(raw)
+		return timeText(key, s)
 	}
+	return unixTime(key, string(raw))
+}
+
+// timeLayouts are the layouts of a time given as a string, tried in order.
+var timeLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"}
+
+// timeText reads a time field given as a JSON string, s decoded: an RFC
+// 3339 time or a number of unix seconds; blank and Go's zero time are the
+// zero time.
+func timeText(key, s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() <= 1 {
+				return time.Time{}, nil
+			}
+			return t.UTC(), nil
+		}
+	}
+	return unixTime(key, s)
+}
+
+// unixTime reads s as unix seconds, or milliseconds when above 1e12.
+func unixTime(key, s string) (time.Time, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e17 {
 		return time.Time{}, fmt.Errorf("%s %s is not an RFC 3339 time or unix seconds", key, strconv.Quote(truncate(s, 64)))

@@ -2,6 +2,8 @@ package property
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
@@ -104,5 +106,62 @@ func intakeProperties() []pbt.Property {
 			pbt.Classify(classifyRun),
 			pbt.Cover("a resolved record", 10),
 		),
+		pbt.ForAll("P46_webhook_item_fast_path_equals_general",
+			"Reading an alerts[] item by the fast path for the common item shape changes nothing: every record of a webhook (its alert, or its rejection with position and reason) is exactly what the general path, which decodes each item into a map of raw values, gives — whatever the escapes, surrogates, invalid UTF-8, repeated keys, value kinds, broken JSON, white space, group fields before or after the alerts, and forced format.",
+			"WebhookItemsGen", gen.WebhookItemsGen(), func(w gen.WebhookItems) error {
+				for g := range gen.ItemGroups() {
+					body := []byte(w.Body(g))
+					for _, f := range gen.ItemFormats() {
+						opts := intake.Options{Format: intake.Format(f)}
+						got, err := intake.ParseBytes(body, opts)
+						want, werr := intake.ParseBytesGeneral(body, opts)
+						if err != nil || werr != nil {
+							return fmt.Errorf("read %q: %v, general path: %v", body, err, werr)
+						}
+						if !reflect.DeepEqual(got, want) {
+							return fmt.Errorf("read %q (format %q):\n fast path: %s\n general:   %s", body, f, recordsText(got), recordsText(want))
+						}
+					}
+				}
+				return nil
+			},
+			pbt.Classify(func(w gen.WebhookItems) []string {
+				var labels []string
+				for i := range w.Items() {
+					if w.Common(i) {
+						labels = append(labels, "common item")
+					} else {
+						labels = append(labels, "other item")
+					}
+				}
+				recs, _ := intake.ParseBytesGeneral([]byte(w.Body(0)), intake.Options{})
+				for _, r := range recs {
+					if r.Err == nil {
+						labels = append(labels, "an alert read")
+					} else {
+						labels = append(labels, "a record rejected")
+					}
+				}
+				return labels
+			}),
+			pbt.Found(`labels " severity " and "sev\u0065rity" (which cleans to the same key) kept whichever map order put last: one webhook read twice gave two alerts (fixed: the key written clean wins, else the first in byte order)`,
+				gen.WebhookItems{First: gen.WebhookItem{Core: []gen.ItemValue{{}, {Entries: []gen.ItemEntry{{Key: 8}, {Key: 9, Value: gen.ItemLeaf{Kind: 2}}}}}}}),
+			pbt.Cover("common item", 40), pbt.Cover("other item", 20),
+			pbt.Cover("an alert read", 30), pbt.Cover("a record rejected", 20),
+		),
 	}
+}
+
+// recordsText prints records for a failure message: each alert in full, or
+// the rejection.
+func recordsText(recs []intake.Record) string {
+	var b strings.Builder
+	for _, r := range recs {
+		if r.Err != nil {
+			fmt.Fprintf(&b, "[rejected %s] ", r.Err)
+			continue
+		}
+		fmt.Fprintf(&b, "[%+v] ", r.Alert)
+	}
+	return b.String()
 }

@@ -86,6 +86,7 @@ func All() []Named {
 			return indexesIn(values, len(AnswerValues()), "value")
 		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
+		{"WebhookItemsGen", WebhookItemsGen(), validAs(ValidWebhookItems)},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
 		{"SeveritySpellingGen", SeveritySpellingGen(), validAs(func(s SeveritySpelling) error { return ValidSpelling(s.Spelling) })},

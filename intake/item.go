@@ -1,0 +1,528 @@
+package intake
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/openrecall/openrecall"
+)
+
+// The fast path for alerts[] items. Nearly every item of a real webhook has
+// the same shape: an object whose values are strings (status, startsAt,
+// endsAt, generatorURL, fingerprint...) or objects of strings (labels,
+// annotations). fastItem reads such an item in one pass, straight into the
+// few fields the alert needs, instead of decoding it into a map of raw
+// values and then decoding each of those again. It gives up (ok false) on
+// anything else — another kind of value, a repeated field, title or text,
+// anything that is not valid JSON — and the item then takes the general
+// path (alertmanagerItem, webhookAlert, parser.value), which stays the one
+// definition of what an item means. Every item the fast path takes is one
+// the general path reads to the same alert or the same rejection: the
+// property P46 and TestFastItemEqualsGeneral hold it to that.
+
+// item field bits: which fields of an item were present and not null.
+const (
+	itemLabels = 1 << iota
+	itemAnnotations
+	itemStatus
+	itemFingerprint
+	itemStartsAt
+	itemEndsAt
+)
+
+// amItem is an alerts[] item of the common shape, decoded.
+type amItem struct {
+	labels, annotations map[string]string
+	status, fingerprint string
+	startsAt, endsAt    string
+	seen                int // item field bits of the fields present, null or not
+	has                 int // item field bits of the fields present and not null
+}
+
+// alertmanager reports what alertmanagerItem reports of the same item:
+// labels or annotations, and its own status or fingerprint (fastItem gives
+// up on title and text).
+func (it *amItem) alertmanager() bool {
+	return it.has&(itemLabels|itemAnnotations) != 0 && it.has&(itemStatus|itemFingerprint) != 0
+}
+
+// alert is webhookAlert of the same item, with its checks in the same
+// order.
+func (it *amItem) alert(groupStatus, source string) (openrecall.Alert, error) {
+	status := it.status
+	if status == "" {
+		status = groupStatus
+	}
+	status, err := alertStatus(status)
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	startsAt, err := timeText("startsAt", it.startsAt)
+	if err != nil {
+		return openrecall.Alert{}, err
+	}
+	if _, err := timeText("endsAt", it.endsAt); err != nil {
+		return openrecall.Alert{}, err
+	}
+	return newWebhookAlert(it.labels, it.annotations, status, it.fingerprint, startsAt, source)
+}
+
+// fastItem decodes raw, one alerts[] item, into it when it has the common
+// shape; ok is false when it does not, and it is then meaningless.
+func fastItem(raw []byte, it *amItem) (ok bool) {
+	*it = amItem{}
+	d := itemDecoder{b: raw}
+	d.space()
+	if !d.eat('{') {
+		return false
+	}
+	d.space()
+	if d.eat('}') {
+		return d.end()
+	}
+	for {
+		d.space()
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		d.space()
+		if !d.eat(':') {
+			return false
+		}
+		d.space()
+		bit := 0
+		switch key {
+		case "labels":
+			bit = itemLabels
+		case "annotations":
+			bit = itemAnnotations
+		case "status":
+			bit = itemStatus
+		case "fingerprint":
+			bit = itemFingerprint
+		case "startsAt":
+			bit = itemStartsAt
+		case "endsAt":
+			bit = itemEndsAt
+		case "title", "text":
+			return false
+		}
+		if bit != 0 && it.seen&bit != 0 {
+			return false // a repeated field: the last one wins, left to the general path
+		}
+		it.seen |= bit
+		switch bit {
+		case 0:
+			if !d.skipScalar() {
+				return false
+			}
+		case itemLabels, itemAnnotations:
+			m, null, ok := d.stringMap()
+			if !ok {
+				return false
+			}
+			if !null {
+				it.has |= bit
+			}
+			if bit == itemLabels {
+				it.labels = m
+			} else {
+				it.annotations = m
+			}
+		default:
+			s, null, ok := d.stringOrNull()
+			if !ok {
+				return false
+			}
+			if !null {
+				it.has |= bit
+			}
+			switch bit {
+			case itemStatus:
+				it.status = s
+			case itemFingerprint:
+				it.fingerprint = s
+			case itemStartsAt:
+				it.startsAt = s
+			default:
+				it.endsAt = s
+			}
+		}
+		d.space()
+		switch {
+		case d.eat(','):
+		case d.eat('}'):
+			return d.end()
+		default:
+			return false
+		}
+	}
+}
+
+// itemDecoder reads the strict subset of JSON that fastItem takes.
+type itemDecoder struct {
+	b []byte
+	i int
+}
+
+func (d *itemDecoder) space() {
+	for d.i < len(d.b) && isSpace(d.b[d.i]) {
+		d.i++
+	}
+}
+
+func (d *itemDecoder) eat(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (d *itemDecoder) end() bool {
+	d.space()
+	return d.i == len(d.b)
+}
+
+// literal consumes word if it comes next.
+func (d *itemDecoder) literal(word string) bool {
+	if len(d.b)-d.i >= len(word) && string(d.b[d.i:d.i+len(word)]) == word {
+		d.i += len(word)
+		return true
+	}
+	return false
+}
+
+// skipScalar consumes a string, true, false or null: the values of fields
+// the alert does not read. Anything else gives up.
+func (d *itemDecoder) skipScalar() bool {
+	if d.i < len(d.b) && d.b[d.i] == '"' {
+		_, _, ok := d.stringToken()
+		return ok
+	}
+	return d.literal("null") || d.literal("true") || d.literal("false")
+}
+
+// stringOrNull consumes a string or null.
+func (d *itemDecoder) stringOrNull() (s string, null, ok bool) {
+	if d.literal("null") {
+		return "", true, true
+	}
+	s, ok = d.str()
+	return s, false, ok
+}
+
+// stringMap consumes null or an object whose values are strings or null,
+// as object.strMap reads it: a null value is no entry, and of repeated
+// keys the last one wins.
+func (d *itemDecoder) stringMap() (m map[string]string, null, ok bool) {
+	if d.literal("null") {
+		return nil, true, true
+	}
+	if !d.eat('{') {
+		return nil, false, false
+	}
+	m = make(map[string]string, 8)
+	d.space()
+	if d.eat('}') {
+		return m, false, true
+	}
+	for {
+		d.space()
+		k, ok := d.key()
+		if !ok {
+			return nil, false, false
+		}
+		d.space()
+		if !d.eat(':') {
+			return nil, false, false
+		}
+		d.space()
+		v, null, ok := d.stringOrNull()
+		if !ok {
+			return nil, false, false
+		}
+		if null {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		d.space()
+		switch {
+		case d.eat(','):
+		case d.eat('}'):
+			return m, false, true
+		default:
+			return nil, false, false
+		}
+	}
+}
+
+// key consumes a string, interning the names alerts use most.
+func (d *itemDecoder) key() (string, bool) {
+	start, plain, ok := d.stringToken()
+	if !ok {
+		return "", false
+	}
+	if plain {
+		if s, ok := commonName(d.b[start+1 : d.i-1]); ok {
+			return s, true
+		}
+		return string(d.b[start+1 : d.i-1]), true
+	}
+	return unquote(d.b[start:d.i]), true
+}
+
+// str consumes a string.
+func (d *itemDecoder) str() (string, bool) {
+	start, plain, ok := d.stringToken()
+	if !ok {
+		return "", false
+	}
+	if plain {
+		if s, ok := commonValue(d.b[start+1 : d.i-1]); ok {
+			return s, true
+		}
+		return string(d.b[start+1 : d.i-1]), true
+	}
+	return unquote(d.b[start:d.i]), true
+}
+
+// stringToken consumes a JSON string and returns where it starts; plain is
+// true when it holds only printable ASCII and no escape, so that its bytes
+// between the quotes are its value. It checks what encoding/json's scanner
+// checks: no control character, and escapes of one of "\/bfnrt or u and
+// four hex digits. Bytes of 0x80 and above are taken as they are (the
+// decoder turns invalid UTF-8 into U+FFFD).
+func (d *itemDecoder) stringToken() (start int, plain, ok bool) {
+	start = d.i
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return start, false, false
+	}
+	plain = true
+	for i := d.i + 1; i < len(d.b); i++ {
+		c := d.b[i]
+		switch {
+		case c == '"':
+			d.i = i + 1
+			return start, plain, true
+		case c < 0x20:
+			return start, false, false
+		case c == '\\':
+			plain = false
+			if i+1 >= len(d.b) {
+				return start, false, false
+			}
+			i++
+			switch d.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(d.b) {
+					return start, false, false
+				}
+				for _, h := range d.b[i+1 : i+5] {
+					if !isHex(h) {
+						return start, false, false
+					}
+				}
+				i += 4
+			default:
+				return start, false, false
+			}
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+	}
+	return start, false, false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// commonName returns the names of fields and labels that nearly every alert
+// has as constants, so that reading them allocates nothing.
+func commonName(b []byte) (string, bool) {
+	switch string(b) {
+	case "alertname":
+		return "alertname", true
+	case "severity":
+		return "severity", true
+	case "instance":
+		return "instance", true
+	case "job":
+		return "job", true
+	case "service":
+		return "service", true
+	case "namespace":
+		return "namespace", true
+	case "env":
+		return "env", true
+	case "environment":
+		return "environment", true
+	case "cluster":
+		return "cluster", true
+	case "pod":
+		return "pod", true
+	case "summary":
+		return "summary", true
+	case "description":
+		return "description", true
+	case "runbook_url":
+		return "runbook_url", true
+	case "alerts":
+		return "alerts", true
+	case "status":
+		return "status", true
+	case "version":
+		return "version", true
+	case "receiver":
+		return "receiver", true
+	case "groupKey":
+		return "groupKey", true
+	case "groupLabels":
+		return "groupLabels", true
+	case "commonLabels":
+		return "commonLabels", true
+	case "commonAnnotations":
+		return "commonAnnotations", true
+	case "externalURL":
+		return "externalURL", true
+	case "truncatedAlerts":
+		return "truncatedAlerts", true
+	case "orgId":
+		return "orgId", true
+	case "labels":
+		return "labels", true
+	case "annotations":
+		return "annotations", true
+	case "startsAt":
+		return "startsAt", true
+	case "endsAt":
+		return "endsAt", true
+	case "generatorURL":
+		return "generatorURL", true
+	case "fingerprint":
+		return "fingerprint", true
+	}
+	return "", false
+}
+
+// commonValue returns values that nearly every alert has as constants.
+func commonValue(b []byte) (string, bool) {
+	switch string(b) {
+	case "":
+		return "", true
+	case openrecall.StatusFiring:
+		return openrecall.StatusFiring, true
+	case openrecall.StatusResolved:
+		return openrecall.StatusResolved, true
+	case "0001-01-01T00:00:00Z":
+		return "0001-01-01T00:00:00Z", true
+	case "critical":
+		return "critical", true
+	case "warning":
+		return "warning", true
+	case "info":
+		return "info", true
+	case "prod":
+		return "prod", true
+	}
+	return "", false
+}
+
+// decodeString decodes raw, a JSON value, into a string exactly as
+// json.Unmarshal does (null gives ""); ok is false when json.Unmarshal
+// fails. A string token is decoded in one pass without reflection.
+func decodeString(raw []byte) (string, bool) {
+	d := itemDecoder{b: raw}
+	if s, ok := d.str(); ok && d.i == len(raw) {
+		return s, true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// unquote decodes a JSON string token that stringToken accepted, exactly
+// as encoding/json decodes it into a string (its unquoteBytes): escapes
+// resolved, a surrogate pair joined, a lone surrogate and every byte of
+// invalid UTF-8 turned into U+FFFD.
+func unquote(tok []byte) string {
+	s := tok[1 : len(tok)-1]
+	var b strings.Builder
+	b.Grow(len(s) + utf8.UTFMax)
+	for r := 0; r < len(s); {
+		// A run of printable ASCII is copied whole.
+		run := r
+		for run < len(s) && s[run] != '\\' && s[run] < utf8.RuneSelf {
+			run++
+		}
+		b.Write(s[r:run])
+		if r = run; r == len(s) {
+			break
+		}
+		if s[r] >= utf8.RuneSelf {
+			rr, size := utf8.DecodeRune(s[r:])
+			b.WriteRune(rr)
+			r += size
+			continue
+		}
+		r++ // the backslash
+		switch s[r] {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			rr := hex4(s[r+1 : r+5])
+			r += 5
+			if utf16.IsSurrogate(rr) {
+				if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
+					if dec := utf16.DecodeRune(rr, hex4(s[r+2:r+6])); dec != unicode.ReplacementChar {
+						b.WriteRune(dec)
+						r += 6
+						continue
+					}
+				}
+				rr = unicode.ReplacementChar
+			}
+			b.WriteRune(rr)
+			continue
+		default: // '"', '\\', '/'
+			b.WriteByte(s[r])
+		}
+		r++
+	}
+	return b.String()
+}
+
+// hex4 is the value of four hex digits.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
