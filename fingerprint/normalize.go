@@ -27,7 +27,6 @@ type normalizer struct {
 	ipv6      *regexp.Regexp
 	ipv4      *regexp.Regexp
 	pod       *regexp.Regexp
-	hex       *regexp.Regexp
 	number    *regexp.Regexp
 	statusKey *regexp.Regexp
 	reason    *regexp.Regexp
@@ -47,7 +46,6 @@ func newNormalizer() *normalizer {
 		ipv4: regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b`),
 		// Deployment pods: NAME-<replicaset hash>-<suffix>.
 		pod: regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
-		hex: regexp.MustCompile(`\b(?:0x)?[0-9a-f]{8,}\b`),
 		// A number, possibly with unit suffixes (5m, 1h30m, 512mi, 5xx).
 		number: regexp.MustCompile(`\b\d+(?:[.,]\d+)*(?:[a-z]+\d+(?:[.,]\d+)*)*[a-z]*\b`),
 		// Keywords after which a 3-digit number is an HTTP status code.
@@ -86,16 +84,7 @@ func (n *normalizer) normalize(s string) string {
 			return sub[1] + "-" + PlaceholderPod
 		})
 	}
-	if hasHexRun(s) {
-		s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
-			h := strings.TrimPrefix(m, "0x")
-			if !strings.HasPrefix(m, "0x") && (!hasDigit(h) || !strings.ContainsAny(h, "abcdef")) {
-				// A word (deadbeef) or a plain number (the number pass takes it).
-				return m
-			}
-			return PlaceholderHex
-		})
-	}
+	s = replaceHexes(s)
 	return n.numbers(s)
 }
 

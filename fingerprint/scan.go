@@ -120,20 +120,53 @@ func hasPod(s string) bool {
 	})
 }
 
-// hasHexRun reports whether s holds eight consecutive hex digits, which every
-// hex match holds.
-func hasHexRun(s string) bool {
-	run := 0
+// replaceHexes replaces every match of \\b(?:0x)?[0-9a-f]{8,}\\b in s with
+// PlaceholderHex, except matches without the 0x prefix that hold no digit (a
+// word such as deadbeef) or no letter (a plain number, which the number pass
+// takes). A match starts at a word boundary before a hex digit: 0x and a run
+// of at least eight hex digits, or such a run alone, followed by a non-word
+// byte or the end (a shorter run would end between two word bytes).
+func replaceHexes(s string) string {
+	var b strings.Builder
+	last := 0
 	for i := 0; i < len(s); i++ {
-		if isHex(s[i]) {
-			if run++; run >= 8 {
-				return true
-			}
-		} else {
-			run = 0
+		if !isHex(s[i]) || i > 0 && isWord(s[i-1]) {
+			continue
 		}
+		end, prefixed := -1, false
+		if s[i] == '0' && i+1 < len(s) && s[i+1] == 'x' {
+			if k := hexRun(s, i+2); k-i-2 >= 8 && (k == len(s) || !isWord(s[k])) {
+				end, prefixed = k, true
+			}
+		} else if k := hexRun(s, i); k-i >= 8 && (k == len(s) || !isWord(s[k])) {
+			end = k
+		}
+		if end < 0 {
+			continue
+		}
+		if m := s[i:end]; prefixed || hasDigit(m) && strings.ContainsAny(m, "abcdef") {
+			if last == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:i])
+			b.WriteString(PlaceholderHex)
+			last = end
+		}
+		i = end - 1
 	}
-	return false
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// hexRun returns the end of the run of hex digits starting at i.
+func hexRun(s string, i int) int {
+	for i < len(s) && isHex(s[i]) {
+		i++
+	}
+	return i
 }
 
 // replaceIPv4s replaces every match of

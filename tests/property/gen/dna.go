@@ -39,6 +39,10 @@ func DNAPieces() []string {
 		"ſ", "K", "ß", "İ", "É", "Ｓ", "\u200b", "\t",
 		// Longer than the per-field cap (8 KiB): what follows is not read.
 		strings.Repeat("ok ", 2800),
+		// Hex ids and near misses, set apart by spaces (pieces glued together
+		// rarely sit on word boundaries): 0x with digits only or letters
+		// only, seven digits, a run ending inside a word.
+		" 0x12345678 ", " 0xabcdefab ", " 0xdeadbee ", " 0x", " 1234567 ", " abc12345_", " deadbeef0 ", "12345678x ",
 	}
 }
 
