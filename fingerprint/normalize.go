@@ -25,12 +25,7 @@ type normalizer struct {
 	clock     *regexp.Regexp
 	uuid      *regexp.Regexp
 	ipv6      *regexp.Regexp
-	ipv4      *regexp.Regexp
 	pod       *regexp.Regexp
-	number    *regexp.Regexp
-	statusKey *regexp.Regexp
-	reason    *regexp.Regexp
-	timeWord  *regexp.Regexp
 	nameTail  *regexp.Regexp
 }
 
@@ -43,16 +38,8 @@ func newNormalizer() *normalizer {
 		uuid:  regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`),
 		// IPv6 candidates, checked with netip: optional brackets and port.
 		ipv6: regexp.MustCompile(`\[?[0-9a-f]{0,4}:[0-9a-f:.]*:[0-9a-f.]*\]?(?::\d{1,5})?`),
-		ipv4: regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b`),
 		// Deployment pods: NAME-<replicaset hash>-<suffix>.
-		pod: regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
-		// A number, possibly with unit suffixes (5m, 1h30m, 512mi, 5xx).
-		number: regexp.MustCompile(`\b\d+(?:[.,]\d+)*(?:[a-z]+\d+(?:[.,]\d+)*)*[a-z]*\b`),
-		// Keywords after which a 3-digit number is an HTTP status code.
-		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?|/<num>)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
-		// Reason phrases that follow an HTTP status code.
-		reason:   regexp.MustCompile(`^\s+(?:ok|created|accepted|no content|moved|found|not modified|bad request|unauthori[sz]ed|forbidden|not found|method not allowed|conflict|gone|too many requests|internal server error|not implemented|bad gateway|service unavailable|gateway time-?out)\b`),
-		timeWord: regexp.MustCompile(`^\s*(?:ms|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\b`),
+		pod:      regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
 		nameTail: regexp.MustCompile(`(?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$`),
 	}
 }
@@ -85,35 +72,34 @@ func (n *normalizer) normalize(s string) string {
 		})
 	}
 	s = replaceHexes(s)
-	return n.numbers(s)
+	return numbers(s)
 }
 
 // numbers replaces every number, keeping HTTP status codes after a keyword or
 // before a reason phrase, and words such as 5xx, s3 or t1110 (digits inside a
 // word are not numbers).
-func (n *normalizer) numbers(s string) string {
-	idx := findNumbers(s)
-	if idx == nil {
+func numbers(s string) string {
+	start, end := nextNumber(s, 0)
+	if start < 0 {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
-	for _, m := range idx {
-		start, end := m[0], m[1]
+	for ; start >= 0; start, end = nextNumber(s, end) {
 		b.WriteString(s[last:start])
 		last = end
 		tok := s[start:end]
 		digits := strings.TrimRight(tok, "abcdefghijklmnopqrstuvwxyz")
 		unit := tok[len(digits):]
 		switch {
-		case unit == "" && n.isStatusCode(s, start, end):
+		case unit == "" && isStatusCode(s, start, end):
 			b.WriteString(tok)
 		case unit == "":
-			if w := n.timeWord.FindString(s[end:]); w != "" {
+			if w := timeWordLen(s[end:]); w > 0 {
 				// "5 minutes" is a duration like "5m".
 				b.WriteString(PlaceholderDuration)
-				last = end + len(w)
+				last = end + w
 				continue
 			}
 			b.WriteString(PlaceholderNumber)
@@ -131,8 +117,9 @@ func (n *normalizer) numbers(s string) string {
 }
 
 // isStatusCode reports whether s[start:end] is a 3-digit HTTP status code in
-// a context that says so.
-func (n *normalizer) isStatusCode(s string, start, end int) bool {
+// a context that says so: a keyword in the 24 bytes before it, or a reason
+// phrase after it.
+func isStatusCode(s string, start, end int) bool {
 	tok := s[start:end]
 	if len(tok) != 3 || tok[0] < '1' || tok[0] > '5' {
 		return false
@@ -141,10 +128,7 @@ func (n *normalizer) isStatusCode(s string, start, end int) bool {
 		// Part of a dotted, dashed or path value: 10.500, id-500, /500.
 		return false
 	}
-	if n.statusKey.MatchString(s[max(0, start-24):start]) {
-		return true
-	}
-	return n.reason.MatchString(s[end:])
+	return statusKeyBefore(s[max(0, start-24):start]) || reasonAfter(s[end:])
 }
 
 // isDuration reports whether tok is a duration: one or more groups of a

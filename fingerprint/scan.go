@@ -239,15 +239,15 @@ func matchIPv4(s string, i int) int {
 	return j
 }
 
-// findNumbers returns the index pairs of every match of
+// nextNumber returns the bounds of the first match at or after i of
 // \\b\\d+(?:[.,]\\d+)*(?:[a-z]+\\d+(?:[.,]\\d+)*)*[a-z]*\\b in s, as
-// FindAllStringIndex would: at a word boundary before a digit, the longest
-// prefix of the following run of [0-9a-z.,] that keeps every separator
-// between two digits and ends before a separator or at the end of the run
-// with a non-word byte (or nothing) after it.
-func findNumbers(s string) [][]int {
-	var out [][]int
-	for i := 0; i < len(s); i++ {
+// FindAllStringIndex finds them one after another (the next search starts
+// at the previous end), or -1, -1: at a word boundary before a digit, the
+// longest prefix of the following run of [0-9a-z.,] that keeps every
+// separator between two digits and ends before a separator or at the end of
+// the run with a non-word byte (or nothing) after it.
+func nextNumber(s string, i int) (start, end int) {
+	for ; i < len(s); i++ {
 		if !isDigit(s[i]) || i > 0 && isWord(s[i-1]) {
 			continue
 		}
@@ -272,11 +272,118 @@ func findNumbers(s string) [][]int {
 		if j == len(s) || !isWord(s[j]) {
 			end = j
 		}
-		if end <= i {
-			continue
+		if end > i {
+			return i, end
 		}
-		out = append(out, []int{i, end})
-		i = end - 1
 	}
-	return out
+	return -1, -1
+}
+
+// isSpace is regexp's \\s class: tab, newline, form feed, carriage return
+// and space.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// wordStart reports whether position i of s is a word boundary before a word
+// byte: the start of s or after a non-word byte.
+func wordStart(s string, i int) bool { return i == 0 || !isWord(s[i-1]) }
+
+// timeWordLen returns the length of the match of
+// ^\\s*(?:ms|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\b
+// at the start of s, or 0: the white space, then a whole word (the
+// alternatives are letters followed by a boundary, so the word is the full
+// run of word bytes) that is one of them.
+func timeWordLen(s string) int {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && isWord(s[j]) {
+		j++
+	}
+	switch s[i:j] {
+	case "ms", "millisecond", "milliseconds", "second", "seconds", "sec", "secs", "minute", "minutes",
+		"min", "mins", "hour", "hours", "hr", "hrs", "day", "days", "week", "weeks":
+		return j
+	}
+	return 0
+}
+
+// statusKeys are the keywords of the status-key expression other than the
+// http forms; each must start at a word boundary.
+var statusKeys = []string{"status", "statuscode", "status code", "status_code", "code", "returned", "returns",
+	"returning", "response", "responded", "error", "errors", "got", "http", "https"}
+
+// statusKeyBefore reports whether the window w (the up to 24 bytes before a
+// number) matches
+// (?:\\bhttps?(?:/\\d(?:\\.\\d)?|/<num>)?|\\bstatus(?:[ _]?code)?|\\bcode|\\breturned|\\breturns|\\breturning|\\bresponse|\\bresponded|\\berror|\\berrors|\\bgot)\\s*[:=]?\\s*$.
+// No keyword ends in white space, ':' or '=', so the tail \\s*[:=]?\\s* is
+// the longest such suffix, and a keyword must end right before it.
+func statusKeyBefore(w string) bool {
+	p := len(w)
+	for p > 0 && isSpace(w[p-1]) {
+		p--
+	}
+	if p > 0 && (w[p-1] == ':' || w[p-1] == '=') {
+		p--
+	}
+	for p > 0 && isSpace(w[p-1]) {
+		p--
+	}
+	w = w[:p]
+	if endsWithKey(w, statusKeys) {
+		return true
+	}
+	// http forms: https?/<num>, https?/D, https?/D.D.
+	n := len(w)
+	switch {
+	case strings.HasSuffix(w, "/<num>"):
+		w = w[:n-6]
+	case n >= 2 && w[n-2] == '/' && isDigit(w[n-1]):
+		w = w[:n-2]
+	case n >= 4 && w[n-4] == '/' && isDigit(w[n-3]) && w[n-2] == '.' && isDigit(w[n-1]):
+		w = w[:n-4]
+	default:
+		return false
+	}
+	return endsWithKey(w, []string{"http", "https"})
+}
+
+// endsWithKey reports whether w ends with one of keys starting at a word
+// boundary.
+func endsWithKey(w string, keys []string) bool {
+	for _, k := range keys {
+		if strings.HasSuffix(w, k) && wordStart(w, len(w)-len(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// reasons are the phrases of the reason expression.
+var reasons = []string{"ok", "created", "accepted", "no content", "moved", "found", "not modified", "bad request",
+	"unauthorised", "unauthorized", "forbidden", "not found", "method not allowed", "conflict", "gone",
+	"too many requests", "internal server error", "not implemented", "bad gateway", "service unavailable",
+	"gateway timeout", "gateway time-out"}
+
+// reasonAfter reports whether s (the text after a number) matches
+// ^\\s+(?:ok|created|…|gateway time-?out)\\b: white space (no phrase starts
+// with any, so all of it), then a phrase ending at a word boundary.
+func reasonAfter(s string) bool {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	s = s[i:]
+	for _, r := range reasons {
+		if strings.HasPrefix(s, r) && (len(s) == len(r) || !isWord(s[len(r)])) {
+			return true
+		}
+	}
+	return false
 }

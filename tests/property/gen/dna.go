@@ -43,6 +43,15 @@ func DNAPieces() []string {
 		// rarely sit on word boundaries): 0x with digits only or letters
 		// only, seven digits, a run ending inside a word.
 		" 0x12345678 ", " 0xabcdefab ", " 0xdeadbee ", " 0x", " 1234567 ", " abc12345_", " deadbeef0 ", "12345678x ",
+		// Every keyword, reason phrase and time word the number pass reads, and
+		// near misses (no space before a reason, a word glued to a time word).
+		" https 502", " http/2 503", " http/<num> 500", " response: 500", " responded 404", " errors = 503",
+		" got 418", " statuscode 500", " status code 503", " returning 502", " returns 500", " error:\t500",
+		" 404not found", " 504 gateway time-out", " 504 gateway timeout ", " 401 unauthorised ", " 405 method not allowed",
+		" 201 created", " 202 accepted", " 204 no content", " 301 moved", " 302 found", " 304 not modified", " 400 bad request",
+		" 409 conflict", " 410 gone", " 429 too many requests", " 501 not implemented",
+		" 3 hrs ", " 10 mins ", " 2 weeks ", " 7 days ", " 1 hour", " 1 hr", " 250 ms ", " 500 milliseconds", " 1 millisecond",
+		" 30 sec", " 2 minute", " 1 second", " 1 min", " 1 day", " 1 week", " 5 hoursx",
 	}
 }
 
