@@ -261,12 +261,76 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 		in.raw[i] = strings.ToLower(v)
 		in.name[i] = e.norm.name(v)
 	}
-	in.title = e.norm.normalize(capField(a.Title))
-	in.text = e.norm.normalize(alertText(a))
+	// The title, the text's parts and the field values repeat one another
+	// (the title is often the summary, which is in the text and the
+	// fields): each distinct line is normalized once.
+	var memo partMemo
+	var buf [16]string
+	in.title = memo.get(e.norm, capField(a.Title)).norm
+	in.text = e.normalizeLines(&memo, alertText(a, buf[:0]), false)
 	if e.fieldsRead {
-		in.fields = e.norm.normalize(alertFields(a))
+		in.fields = e.normalizeLines(&memo, alertFields(a, buf[:0]), true)
 	}
 	return in
+}
+
+// partMemo holds the lines of one alert normalized so far.
+type partMemo struct {
+	parts []normPart
+	buf   [8]normPart
+}
+
+// get returns s normalized alone, normalizing it when it is new.
+func (m *partMemo) get(n *normalizer, s string) normPart {
+	for _, p := range m.parts {
+		if p.raw == s {
+			return p
+		}
+	}
+	if m.parts == nil {
+		m.parts = m.buf[:0]
+	}
+	p := n.part(s)
+	m.parts = append(m.parts, p)
+	return p
+}
+
+// normalizeLines returns what normalize returns for the lines joined with
+// "\n" (and ended with one when terminated), from each line normalized
+// alone, or from the joined text when a line's numbers could read across a
+// line break (normPart's head and tail; after the last line there is at most
+// a newline, which reads as the end of the text).
+func (e *Extractor) normalizeLines(memo *partMemo, lines []string, terminated bool) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) == 1 && !terminated {
+		return memo.get(e.norm, lines[0]).norm
+	}
+	size := len(lines)
+	for i, l := range lines {
+		p := memo.get(e.norm, l)
+		if i > 0 && p.head || i < len(lines)-1 && p.tail {
+			joined := strings.Join(lines, "\n")
+			if terminated {
+				joined += "\n"
+			}
+			return e.norm.normalize(joined)
+		}
+		size += len(p.norm)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(memo.get(e.norm, l).norm)
+	}
+	if terminated {
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // key returns the cache key of a prepared input: everything the rules read.
@@ -288,35 +352,35 @@ func (in input) key() string {
 	return string(b)
 }
 
-// alertFields is every label and annotation value of a, capped, one per
-// line, in key order.
-func alertFields(a openrecall.Alert) string {
-	var b strings.Builder
+// alertFields appends to dst every label and annotation value of a, capped,
+// in key order: the lines of the fields source.
+func alertFields(a openrecall.Alert, dst []string) []string {
 	for _, m := range []map[string]string{a.Labels, a.Annotations} {
-		keys := make([]string, 0, len(m))
+		var buf [16]string
+		keys := buf[:0]
 		for k := range m {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			b.WriteString(capField(m[k]))
-			b.WriteByte('\n')
+			dst = append(dst, capField(m[k]))
 		}
 	}
-	return b.String()
+	return dst
 }
 
-// alertText joins the alert's text with its summary and description
-// annotations, skipping parts that repeat another.
-func alertText(a openrecall.Alert) string {
-	var parts []string
+// alertText appends to dst the alert's text and its summary and description
+// annotations, capped and trimmed, skipping empty parts and parts that
+// repeat another: the lines of the text source.
+func alertText(a openrecall.Alert, dst []string) []string {
+	start := len(dst)
 	for _, p := range []string{a.Text, a.Annotations["summary"], a.Annotations["description"]} {
 		p = strings.TrimSpace(capField(p))
-		if p != "" && !slices.Contains(parts, p) {
-			parts = append(parts, p)
+		if p != "" && !slices.Contains(dst[start:], p) {
+			dst = append(dst, p)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return dst
 }
 
 // Extract returns the Alert DNA of a. It is deterministic: the same alert
@@ -462,6 +526,17 @@ func (r *run) match(s step) (value, key string, ok bool) {
 		return s.value, "", true
 	}
 	return "", "", false
+}
+
+// Normalized returns the alert's title, text and fields as the patterns read
+// them: the title normalized as Normalize does; the text (the alert's text,
+// summary and description, trimmed, without repeats) and the fields (every
+// label and annotation value in key order, each on its own line) joined with
+// newlines and normalized as Normalize does the joined string. fields is
+// empty when no rule reads it.
+func (e *Extractor) Normalized(a openrecall.Alert) (title, text, fields string) {
+	in := e.prepare(a)
+	return in.title, in.text, in.fields
 }
 
 // Normalize lowercases s and replaces its high-cardinality noise with

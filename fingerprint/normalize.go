@@ -45,6 +45,27 @@ func newNormalizer() *normalizer {
 }
 
 func (n *normalizer) normalize(s string) string {
+	return n.part(s).norm
+}
+
+// normPart is one line of a text normalized alone.
+type normPart struct {
+	raw, norm string
+	// head: a 3-digit number starts within 24 bytes of the part's start, so
+	// its status keyword window would reach into the text before it; tail:
+	// a number is followed by nothing but white space, so a time word or
+	// reason phrase after it could be on the next line. Without either,
+	// the part normalizes inside a text joined with "\n" exactly as alone:
+	// no expression matches across a newline, a newline is a word boundary
+	// as the start and end of a string are, and only the number pass reads
+	// around its matches.
+	head, tail bool
+}
+
+// part normalizes s as normalize does and says where the result could
+// depend on text around it.
+func (n *normalizer) part(s string) normPart {
+	p := normPart{raw: s}
 	s = strings.ToLower(s)
 	// Each pass runs only when a cheap scan finds a place it could change;
 	// the scans are necessary conditions of the expressions, so skipping a
@@ -72,16 +93,21 @@ func (n *normalizer) normalize(s string) string {
 		})
 	}
 	s = replaceHexes(s)
-	return numbers(s)
+	p.norm, p.head, p.tail = numbers(s)
+	return p
 }
 
 // numbers replaces every number, keeping HTTP status codes after a keyword or
 // before a reason phrase, and words such as 5xx, s3 or t1110 (digits inside a
 // word are not numbers).
-func numbers(s string) string {
+//
+// head reports a 3-digit number starting within the 24 bytes the status
+// keyword window reads, tail a number without a unit followed by nothing but
+// white space (see normPart).
+func numbers(s string) (out string, head, tail bool) {
 	start, end := nextNumber(s, 0)
 	if start < 0 {
-		return s
+		return s, false, false
 	}
 	var b strings.Builder
 	b.Grow(len(s))
@@ -92,6 +118,10 @@ func numbers(s string) string {
 		tok := s[start:end]
 		digits := strings.TrimRight(tok, "abcdefghijklmnopqrstuvwxyz")
 		unit := tok[len(digits):]
+		if unit == "" {
+			head = head || len(tok) == 3 && start < 24
+			tail = tail || strings.TrimLeft(s[end:], " \t\n\f\r") == ""
+		}
 		switch {
 		case unit == "" && isStatusCode(s, start, end):
 			b.WriteString(tok)
@@ -113,7 +143,7 @@ func numbers(s string) string {
 		}
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), head, tail
 }
 
 // isStatusCode reports whether s[start:end] is a 3-digit HTTP status code in

@@ -125,3 +125,77 @@ func DNAAlertGen() gopter.Gen {
 		"Service": value, "Environment": value,
 	})
 }
+
+// DNALinePieces are the pieces DNALines are made of: what the number pass
+// reads around a number (status keywords before it, reason phrases and time
+// words after it), numbers, white space and a few phrases the rules look
+// for, so that lines often end with a number and start with what it reads.
+func DNALinePieces() []string {
+	return []string{
+		"", "500", "404", "17", "1.5", "200", "503", " ", "\t", "\n",
+		"status", "status code:", "error =", "http", "HTTP/1.1", "returned", "got", "code=",
+		"ok", "not found", "Bad Gateway", "minutes", "ms", "hrs", "seconds", "days",
+		"disk full", "latency", "connection refused", "crash loop", "out of memory",
+		"10.0.0.1:9100", "0xdeadbeef", "web-7d9f8c6b5-x2x9z", "2026-11-29T21:10:00Z", "5m", "fe80::1",
+		// A number with white space after it (label values are not
+		// trimmed), and a run of spaces as long as the status keyword window.
+		"500 ", "404\t", strings.Repeat(" ", 20),
+	}
+}
+
+// DNALines is an alert whose title, text, annotations and label values are
+// lines of DNALinePieces (by index, joined with spaces). An empty title is the
+// summary, as it often is.
+type DNALines struct {
+	Title, Text, Summary, Description []int
+	// Alertname, Code, Instance and Port are label values.
+	Alertname, Code, Instance, Port []int
+}
+
+func dnaLine(idx []int) string {
+	pieces := DNALinePieces()
+	words := make([]string, len(idx))
+	for i, x := range idx {
+		words[i] = pieces[x%len(pieces)]
+	}
+	return strings.Join(words, " ")
+}
+
+// Alert returns the alert.
+func (d DNALines) Alert() openrecall.Alert {
+	a := openrecall.Alert{Title: dnaLine(d.Title), Text: dnaLine(d.Text), Labels: map[string]string{}, Annotations: map[string]string{}}
+	for name, idx := range map[string][]int{"alertname": d.Alertname, "code": d.Code, "instance": d.Instance, "port": d.Port} {
+		if len(idx) > 0 {
+			a.Labels[name] = dnaLine(idx)
+		}
+	}
+	if len(d.Summary) > 0 {
+		a.Annotations["summary"] = dnaLine(d.Summary)
+	}
+	if len(d.Description) > 0 {
+		a.Annotations["description"] = dnaLine(d.Description)
+	}
+	if a.Title == "" {
+		a.Title = a.Annotations["summary"]
+	}
+	return a
+}
+
+// Indexes returns every piece index of d.
+func (d DNALines) Indexes() []int {
+	var out []int
+	for _, idx := range [][]int{d.Title, d.Text, d.Summary, d.Description, d.Alertname, d.Code, d.Instance, d.Port} {
+		out = append(out, idx...)
+	}
+	return out
+}
+
+// DNALinesGen generates DNALines of up to four pieces per line, shrinking
+// toward fewer and earlier pieces.
+func DNALinesGen() gopter.Gen {
+	line := SliceUpTo(4, Index(len(DNALinePieces()), 0.05), reflect.TypeOf(0))
+	return gg.Struct(reflect.TypeOf(DNALines{}), map[string]gopter.Gen{
+		"Title": line, "Text": line, "Summary": line, "Description": line,
+		"Alertname": line, "Code": line, "Instance": line, "Port": line,
+	})
+}
