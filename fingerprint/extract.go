@@ -539,6 +539,14 @@ func (e *Extractor) Normalized(a openrecall.Alert) (title, text, fields string) 
 	return in.title, in.text, in.fields
 }
 
+// Name returns a label, service or environment value as the rules read it:
+// lowercased, trimmed, and without a trailing pod hash or ordinal
+// (checkout-api-7d9f8c6b5-x2x9z and postgres-primary-0 read as checkout-api
+// and postgres-primary; a hash without a digit is a word and stays).
+func (e *Extractor) Name(v string) string {
+	return e.norm.name(v)
+}
+
 // Normalize lowercases s and replaces its high-cardinality noise with
 // placeholders, exactly as the extractor does before its patterns run:
 // timestamps <ts>, UUIDs <uuid>, IPv4/IPv6 addresses with an optional port

@@ -26,7 +26,6 @@ type normalizer struct {
 	uuid      *regexp.Regexp
 	ipv6      *regexp.Regexp
 	pod       *regexp.Regexp
-	nameTail  *regexp.Regexp
 }
 
 func newNormalizer() *normalizer {
@@ -39,8 +38,7 @@ func newNormalizer() *normalizer {
 		// IPv6 candidates, checked with netip: optional brackets and port.
 		ipv6: regexp.MustCompile(`\[?[0-9a-f]{0,4}:[0-9a-f:.]*:[0-9a-f.]*\]?(?::\d{1,5})?`),
 		// Deployment pods: NAME-<replicaset hash>-<suffix>.
-		pod:      regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
-		nameTail: regexp.MustCompile(`(?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$`),
+		pod: regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
 	}
 }
 
@@ -262,20 +260,64 @@ func replaceIPv4(m string) string {
 // name prepares a label, service or environment value for the rules:
 // lowercased, trimmed, and without a trailing pod hash or ordinal.
 func (n *normalizer) name(v string) string {
-	v = strings.ToLower(strings.TrimSpace(v))
-	if strings.IndexByte(v, '-') < 0 {
-		return v // both tails start with a dash
-	}
+	return nameOf(strings.ToLower(strings.TrimSpace(v)))
+}
+
+// nameOf is name of a value already lowercased and trimmed: it removes the
+// tails that (?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$ matches while the
+// match does not start the value and its hash (when it has one) holds a
+// digit.
+func nameOf(v string) string {
 	for {
-		sub := n.nameTail.FindStringSubmatchIndex(v)
-		if sub == nil || sub[0] == 0 {
+		start, hash, hashed := nameTail(v)
+		if start <= 0 || hashed && !hasDigit(hash) {
 			return v
 		}
-		if sub[2] >= 0 && !hasDigit(v[sub[2]:sub[3]]) {
-			return v
-		}
-		v = v[:sub[0]]
+		v = v[:start]
 	}
+}
+
+// nameTail returns where the leftmost match of
+// (?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$ in v starts (-1: none) and the
+// hash it captured, if the first alternative matched. Neither alternative
+// holds a dash after its first, so the first can only start at the
+// second-to-last dash and the second at the last one, which lies to the
+// right: the first wins when both match.
+func nameTail(v string) (start int, hash string, hashed bool) {
+	last := strings.LastIndexByte(v, '-')
+	if last < 0 {
+		return -1, "", false
+	}
+	tail := v[last+1:]
+	if n := len(tail); n >= 4 && n <= 5 && allAlnum(tail) {
+		if prev := strings.LastIndexByte(v[:last], '-'); prev >= 0 {
+			if h := v[prev+1 : last]; len(h) >= 6 && len(h) <= 10 && allAlnum(h) {
+				return prev, h, true
+			}
+		}
+	}
+	if tail != "" && allDigits(tail) {
+		return last, "", false
+	}
+	return -1, "", false
+}
+
+func allAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasDigit(s string) bool {

@@ -121,12 +121,17 @@ func newDNAPair() (*fingerprint.Extractor, *refExtractor) {
 }
 
 // sameDNA checks the fast extractor against the reference on one alert:
-// Normalize, the normalized title, text and fields the patterns read,
+// Normalize, Name of every label value, the service and the environment, the normalized title, text and fields the patterns read,
 // Identify, Extract twice (the second may come from the cache) and Explain.
 func sameDNA(ex *fingerprint.Extractor, ref *refExtractor, a openrecall.Alert) error {
 	for _, s := range []string{a.Title, a.Text, a.Annotations["summary"], a.Annotations["description"]} {
 		if got, want := ex.Normalize(s), ref.norm.normalize(s); got != want {
 			return fmt.Errorf("Normalize(%q) = %q, the reference %q", s, got, want)
+		}
+	}
+	for _, v := range append(slices.Collect(maps.Values(a.Labels)), a.Service, a.Environment) {
+		if got, want := ex.Name(v), ref.norm.name(v); got != want {
+			return fmt.Errorf("Name(%q) = %q, the reference %q", v, got, want)
 		}
 	}
 	title, text, fields := ex.Normalized(a)

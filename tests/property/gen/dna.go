@@ -66,6 +66,11 @@ func DNALabelValues() []string {
 		"prod", "production", "stg", "staging", "dev", "Prod-EU", "security", "ſecurity",
 		"checkout-bcdfgh-xkzwq", "web-7d9f8c6b5-x2x9z", "10.0.0.1:9100", "https://shop.example.com/health", "shop",
 		"BlackboxProbeFailed", "KubeDeploymentReplicasMismatch",
+		// Pod tails at their edges: a six- and a ten-character hash, hashes
+		// too long, tails too long or not alphanumeric, a value that is all
+		// tail, an ordinal after a pod hash.
+		"web-7d9f8c-x2x9z", "cache-abc1234567-x2x9z", "q-abc12345678-x2x9z", "svc-7d9f8c6b5-x2x9z1", "api-7d9f8c6b5-x.9z",
+		"-0", "-7d9f8c6b5-x2x9z", "db-7d9f8c6b5-x2x9z-0", "db-12-3", "web-7d9f8c6b5-X2X9Z",
 	}
 }
 
