@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"slices"
@@ -30,6 +31,9 @@ type Extractor struct {
 	exact    []uint64
 	prefix   *matcher
 	cache    *dnaCache
+	// labelSrc indexes sources by label name, for the labels any rule
+	// reads.
+	labelSrc map[string]int
 	// fieldsRead: some rule reads SourceFields.
 	fieldsRead bool
 }
@@ -96,7 +100,9 @@ func New(rules *Rules) (*Extractor, error) {
 	}
 	slices.Sort(e.labels)
 	e.sources = append(e.sources, SourceEnvironment, SourceService)
+	e.labelSrc = make(map[string]int, len(e.labels))
 	for _, l := range e.labels {
+		e.labelSrc[l] = len(e.sources)
 		e.sources = append(e.sources, SourceLabelPrefix+l)
 	}
 	for i := range e.fields {
@@ -244,22 +250,21 @@ func capField(s string) string {
 
 func (e *Extractor) prepare(a openrecall.Alert) input {
 	n := len(e.sources)
-	in := input{raw: make([]string, n), name: make([]string, n)}
-	for i, src := range e.sources {
-		var v string
-		switch src {
-		case SourceEnvironment:
-			v = a.Environment
-		case SourceService:
-			v = a.Service
-		default:
-			v = a.Labels[src[len(SourceLabelPrefix):]]
+	both := make([]string, 2*n)
+	in := input{raw: both[:n:n], name: both[n:]}
+	set := func(i int, v string) {
+		if v = strings.TrimSpace(capField(v)); v != "" {
+			in.raw[i] = strings.ToLower(v)
+			in.name[i] = nameOf(in.raw[i])
 		}
-		if v = strings.TrimSpace(capField(v)); v == "" {
-			continue
+	}
+	// sources starts with the environment and the service, then the labels.
+	set(0, a.Environment)
+	set(1, a.Service)
+	for k, v := range a.Labels {
+		if i, ok := e.labelSrc[k]; ok {
+			set(i, v)
 		}
-		in.raw[i] = strings.ToLower(v)
-		in.name[i] = e.norm.name(v)
 	}
 	// The title, the text's parts and the field values repeat one another
 	// (the title is often the summary, which is in the text and the
@@ -333,23 +338,21 @@ func (e *Extractor) normalizeLines(memo *partMemo, lines []string, terminated bo
 	return b.String()
 }
 
-// key returns the cache key of a prepared input: everything the rules read.
-func (in input) key() string {
-	size := len(in.title) + len(in.text) + len(in.fields) + 4
+// appendKey appends to b the cache key of a prepared input: everything the
+// rules read, each part preceded by its length, so that two inputs never
+// share a key.
+func (in *input) appendKey(b []byte) []byte {
 	for _, v := range in.raw {
-		size += len(v) + 1
+		b = appendPart(b, v)
 	}
-	b := make([]byte, 0, size)
-	for _, v := range in.raw {
-		b = append(b, v...)
-		b = append(b, 0)
-	}
-	b = append(b, in.title...)
-	b = append(b, 0, 1)
-	b = append(b, in.text...)
-	b = append(b, 0, 1)
-	b = append(b, in.fields...)
-	return string(b)
+	b = appendPart(b, in.title)
+	b = appendPart(b, in.text)
+	return appendPart(b, in.fields)
+}
+
+func appendPart(b []byte, v string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
 }
 
 // alertFields appends to dst every label and annotation value of a, capped,
@@ -400,9 +403,10 @@ func (e *Extractor) Explain(a openrecall.Alert) (openrecall.Fingerprint, []Evide
 
 func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.Fingerprint, []Evidence) {
 	in := e.prepare(a)
-	var key string
+	var buf [2048]byte
+	var key []byte
 	if !withEvidence {
-		key = in.key()
+		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
 			return fp, nil
 		}
@@ -428,7 +432,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 		}
 	}
 	if !withEvidence {
-		e.cache.put(key, fp)
+		e.cache.put(string(key), fp)
 	}
 	return fp, ev
 }

@@ -492,3 +492,26 @@ func TestDNACacheIsBounded(t *testing.T) {
 		t.Errorf("%d hits, want 200 (every second extraction)", e.cache.hits.Load())
 	}
 }
+
+// TestDNACacheKeysAreUnambiguous: two alerts whose values differ only in
+// which side of a boundary a NUL byte sits get their own fingerprints (the
+// cache key once joined the values with NUL separators, so the second alert
+// was answered with the first one's entry).
+func TestDNACacheKeysAreUnambiguous(t *testing.T) {
+	e := newDefault(t)
+	a := openrecall.Alert{Title: "disk full", Environment: "production", Service: "\x00checkout-api"}
+	b := openrecall.Alert{Title: "disk full", Environment: "production\x00", Service: "checkout-api"}
+	wantA, _ := e.Explain(a)
+	wantB, _ := e.Explain(b)
+	if wantA == wantB {
+		t.Fatalf("both alerts give %s: the test proves nothing", wantA)
+	}
+	for _, c := range []struct {
+		a    openrecall.Alert
+		want openrecall.Fingerprint
+	}{{a, wantA}, {b, wantB}, {a, wantA}} {
+		if got := e.Extract(c.a); got != c.want {
+			t.Errorf("environment %q, service %q: %s, want %s", c.a.Environment, c.a.Service, got, c.want)
+		}
+	}
+}

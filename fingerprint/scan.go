@@ -81,6 +81,14 @@ func hasUUID(s string) bool {
 // the expression cannot match) has one or the other, so without such a run
 // no match of the IPv6 expression parses and the pass changes nothing.
 func hasIPv6Run(s string) bool {
+	// Both colons of a "::" are in a run; six colons in one run need six
+	// in s.
+	if strings.Contains(s, "::") {
+		return true
+	}
+	if strings.Count(s, ":") < 6 {
+		return false
+	}
 	colons := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
