@@ -4,19 +4,44 @@ import "strings"
 
 // Hand-written scanners of the normalizer. The has* functions are necessary
 // conditions of the normalizer's expressions: when one reports false, its
-// expression cannot change the string and the pass is skipped. replaceIPv4s
-// and findNumbers replace two expressions outright, finding exactly the
-// matches the expressions' leftmost-first semantics find (the reference
-// interpreter of tests/property keeps the expressions and P26 compares).
+// expression cannot change the string and the pass is skipped. The replace*
+// functions, nextNumber, nameTail and the number pass's keyword, reason and
+// time word scans replace expressions outright, finding exactly the matches
+// the expressions' leftmost-first semantics find (the reference interpreter
+// of tests/property keeps the expressions; P35 and P43 compare).
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+// Byte classes, one bit each, looked up in byteClass.
+const (
+	classDigit = 1 << iota // 0-9
+	classHex               // 0-9 a-f
+	classAlnum             // 0-9 a-z
+	classWord              // 0-9 a-z A-Z _ (regexp's \\b word class)
+)
 
-func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = classDigit | classHex | classAlnum | classWord
+		case c >= 'a' && c <= 'f':
+			t[c] = classHex | classAlnum | classWord
+		case c >= 'g' && c <= 'z':
+			t[c] = classAlnum | classWord
+		case c >= 'A' && c <= 'Z' || c == '_':
+			t[c] = classWord
+		}
+	}
+	return t
+}()
 
-func isAlnum(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'z' }
+func isDigit(c byte) bool { return byteClass[c]&classDigit != 0 }
+
+func isHex(c byte) bool { return byteClass[c]&classHex != 0 }
+
+func isAlnum(c byte) bool { return byteClass[c]&classAlnum != 0 }
 
 // isWord is regexp's \\b word class: ASCII letters, digits and '_'.
-func isWord(c byte) bool { return isAlnum(c) || c >= 'A' && c <= 'Z' || c == '_' }
+func isWord(c byte) bool { return byteClass[c]&classWord != 0 }
 
 // digitsAt reports whether s[i:i+n] are n digits.
 func digitsAt(s string, i, n int) bool {
