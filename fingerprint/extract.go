@@ -25,10 +25,13 @@ type Extractor struct {
 	sources []string
 	// patterns counts the compiled patterns (step.pattern numbers them);
 	// always marks those the prefilter cannot skip, and exact those whose
-	// literals found are their match.
+	// literals found are their match. clauses[p] lists, per clause of
+	// pattern p, the literal sets (numbered as the prefix automaton's) that
+	// must all occur for the clause to hold.
 	patterns int
 	always   []uint64
 	exact    []uint64
+	clauses  [][][]int
 	prefix   *matcher
 	cache    *dnaCache
 	// labelSrc indexes sources by label name, for the labels any rule
@@ -82,10 +85,9 @@ func New(rules *Rules) (*Extractor, error) {
 	}
 	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes)}
 	seen := map[string]bool{}
-	var literals [][]string
-	var exact []bool
+	var literals []literalSet
 	for i, field := range openrecall.FingerprintFields {
-		cf, err := compileField(rules, field, &literals, &exact)
+		cf, err := compileField(rules, field, &literals)
 		if err != nil {
 			return nil, err
 		}
@@ -114,15 +116,25 @@ func New(rules *Rules) (*Extractor, error) {
 	e.patterns = len(literals)
 	words := max(1, (e.patterns+63)/64)
 	e.always, e.exact = make([]uint64, words), make([]uint64, words)
-	for p, lits := range literals {
-		if lits == nil {
+	e.clauses = make([][][]int, e.patterns)
+	var sets [][]string
+	for p, ls := range literals {
+		if ls.clauses == nil {
 			e.always[p/64] |= 1 << (p % 64)
 		}
-		if exact[p] {
+		if ls.exact {
 			e.exact[p/64] |= 1 << (p % 64)
 		}
+		for _, c := range ls.clauses {
+			var ids []int
+			for _, set := range c {
+				ids = append(ids, len(sets))
+				sets = append(sets, set)
+			}
+			e.clauses[p] = append(e.clauses[p], ids)
+		}
 	}
-	e.prefix = newMatcher(literals)
+	e.prefix = newMatcher(sets)
 	var err error
 	if e.identity, err = compileIdentity(rules); err != nil {
 		return nil, err
@@ -141,9 +153,8 @@ type rule struct {
 }
 
 // compileField compiles the rules of one field into steps. Each pattern gets
-// the next number, its required literals appended to literals (nil: none)
-// and whether they are exact to exact.
-func compileField(rules *Rules, field string, literals *[][]string, exact *[]bool) (compiledField, error) {
+// the next number and its literal set appended to literals.
+func compileField(rules *Rules, field string, literals *[]literalSet) (compiledField, error) {
 	cf := compiledField{name: field}
 	fr := rules.fields[field]
 	if fr == nil {
@@ -171,9 +182,7 @@ func compileField(rules *Rules, field string, literals *[][]string, exact *[]boo
 		if sources == nil {
 			sources = []string{SourceTitle, SourceText}
 		}
-		ls := patternLiterals(re)
-		*literals = append(*literals, ls.lits)
-		*exact = append(*exact, ls.exact)
+		*literals = append(*literals, patternLiterals(re))
 		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re,
 			pattern: len(*literals) - 1, value: p.value})
 	}
@@ -442,7 +451,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 type run struct {
 	e  *Extractor
 	in *input
-	// masks[i] are the patterns the prefilter lets run on source i of
+	// masks[i] are the literal sets found in source i of
 	// Extractor.sources; the last three are title, text and fields. nil
 	// until scanned.
 	masks [][]uint64
@@ -468,16 +477,38 @@ func (r *run) mask(i int, s string) []uint64 {
 		r.masks[i] = r.masks[title]
 		return r.masks[i]
 	}
-	m := slices.Clone(r.e.always)
+	m := make([]uint64, r.e.prefix.words)
 	r.e.prefix.scan(s, m)
 	r.masks[i] = m
 	return m
 }
 
+// allowed reports whether the prefilter lets pattern p run on a string
+// holding the literal sets found: p has no required literal, or one of its
+// clauses holds.
+func (e *Extractor) allowed(p int, found []uint64) bool {
+	if e.always[p/64]&(1<<(p%64)) != 0 {
+		return true
+	}
+	for _, c := range e.clauses[p] {
+		all := true
+		for _, g := range c {
+			if found[g/64]&(1<<(g%64)) == 0 {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 // runPattern applies pattern step s to the string v of source i.
 func (r *run) runPattern(s step, i int, v string) bool {
 	bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
-	if r.mask(i, v)[w]&bit == 0 {
+	if !r.e.allowed(s.pattern, r.mask(i, v)) {
 		return false
 	}
 	if r.e.exact[w]&bit != 0 {
