@@ -204,27 +204,35 @@ func hexRun(s string, i int) int {
 
 // replaceIPv4s replaces every match of
 // \\b\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}(?::\\d{1,5})?\\b as replaceIPv4 does.
+// A match starts at a word boundary before a run of digits ending at a dot,
+// so the scan goes from dot to dot: the candidate is the run of digits
+// before the dot, if it starts at a word boundary at or after the end of the
+// previous match (a run reaching before that end starts inside a word).
 func replaceIPv4s(s string) string {
-	if strings.IndexByte(s, '.') < 0 {
-		return s
-	}
 	var b strings.Builder
 	last := 0
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) || i > 0 && isWord(s[i-1]) {
-			continue
+	for from := 0; from < len(s); {
+		d := strings.IndexByte(s[from:], '.')
+		if d < 0 {
+			break
 		}
-		end := matchIPv4(s, i)
-		if end < 0 {
-			continue
+		d += from
+		i := d
+		for i > from && isDigit(s[i-1]) {
+			i--
 		}
-		if last == 0 {
-			b.Grow(len(s))
+		if i < d && (i == 0 || !isWord(s[i-1])) {
+			if end := matchIPv4(s, i); end >= 0 {
+				if last == 0 {
+					b.Grow(len(s))
+				}
+				b.WriteString(s[last:i])
+				b.WriteString(replaceIPv4(s[i:end]))
+				last, from = end, end
+				continue
+			}
 		}
-		b.WriteString(s[last:i])
-		b.WriteString(replaceIPv4(s[i:end]))
-		last = end
-		i = end - 1
+		from = d + 1
 	}
 	if last == 0 {
 		return s

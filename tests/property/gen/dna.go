@@ -52,6 +52,8 @@ func DNAPieces() []string {
 		" 409 conflict", " 410 gone", " 429 too many requests", " 501 not implemented",
 		" 3 hrs ", " 10 mins ", " 2 weeks ", " 7 days ", " 1 hour", " 1 hr", " 250 ms ", " 500 milliseconds", " 1 millisecond",
 		" 30 sec", " 2 minute", " 1 second", " 1 min", " 1 day", " 1 week", " 5 hoursx",
+		// Addresses run together: a dot right after an address, more octets.
+		" 10.0.0.1.1.2.3 ", " 1.2.3.4.5.6.7.8:9 ", " 1234.1.2.3 ",
 	}
 }
 
