@@ -233,7 +233,7 @@ func replaceIPv6(m string) string {
 	if !ip.Is6() {
 		return m
 	}
-	if ip == netip.MustParseAddr("fd00:ec2::254") {
+	if ip == metadataIPv6 {
 		return PlaceholderMetadataIP
 	}
 	if port != "" && !strings.HasPrefix(port, ":") {
@@ -245,13 +245,19 @@ func replaceIPv6(m string) string {
 	return PlaceholderIP + port
 }
 
+// The cloud metadata service's addresses (PlaceholderMetadataIP).
+var (
+	metadataIPv4 = netip.MustParseAddr("169.254.169.254")
+	metadataIPv6 = netip.MustParseAddr("fd00:ec2::254")
+)
+
 func replaceIPv4(m string) string {
 	addr, _, _ := strings.Cut(m, ":")
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
 		return m
 	}
-	if ip == netip.MustParseAddr("169.254.169.254") {
+	if ip == metadataIPv4 {
 		return PlaceholderMetadataIP
 	}
 	return PlaceholderIP
