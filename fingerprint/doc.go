@@ -20,7 +20,7 @@
 // keeps a bounded cache keyed by the normalized inputs the rules read
 // (CacheStats), looked up without building a key string. Its results equal
 // a naive interpreter of the same rules, which the property suite keeps
-// (P35, P43).
+// (P35, P45).
 //
 // Identify gives the alert's identity (rule and service, DESIGN §4): which
 // alert it is, where the DNA says what kind of trouble. Template masks a

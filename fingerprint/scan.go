@@ -8,7 +8,7 @@ import "strings"
 // functions, nextNumber, nameTail and the number pass's keyword, reason and
 // time word scans replace expressions outright, finding exactly the matches
 // the expressions' leftmost-first semantics find (the reference interpreter
-// of tests/property keeps the expressions; P35 and P43 compare).
+// of tests/property keeps the expressions; P35 and P45 compare).
 
 // Byte classes, one bit each, looked up in byteClass.
 const (

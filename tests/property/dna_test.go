@@ -38,7 +38,7 @@ func dnaProperties() []pbt.Property {
 			}),
 			pbt.Cover("some DNA", 30),
 		),
-		pbt.ForAll("P43_dna_lines_normalized_apart",
+		pbt.ForAll("P45_dna_lines_normalized_apart",
 			"Normalizing each distinct line of an alert once (the title, the text's parts, the label and annotation values) and joining the results gives exactly what normalizing the joined text and fields gives, also when a number at the end of one line is followed by a time word or reason phrase on the next, or a number at the start of a line follows a status keyword; and the Alert DNA and identity equal the reference interpreter's.",
 			"DNALinesGen", gen.DNALinesGen(), func(d gen.DNALines) error {
 				return sameDNA(ex, ref, d.Alert())
