@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
@@ -37,6 +38,9 @@ type Extractor struct {
 	// labelSrc indexes sources by label name, for the labels any rule
 	// reads.
 	labelSrc map[string]int
+	// inputs pools the source values of prepared inputs (*[]string of
+	// twice len(sources)).
+	inputs sync.Pool
 	// fieldsRead: some rule reads SourceFields.
 	fieldsRead bool
 }
@@ -233,9 +237,11 @@ type input struct {
 	// raw holds the lowercased, trimmed value and name the same without a
 	// pod hash or ordinal, of each of Extractor.sources ("" when absent).
 	raw, name []string
-	title     string
-	text      string
-	fields    string // SourceFields, when a rule reads it
+	// both holds raw and name, from Extractor.inputs.
+	both   *[]string
+	title  string
+	text   string
+	fields string // SourceFields, when a rule reads it
 }
 
 // MaxFieldBytes caps each field of an alert (title, text, each annotation
@@ -259,8 +265,12 @@ func capField(s string) string {
 
 func (e *Extractor) prepare(a openrecall.Alert) input {
 	n := len(e.sources)
-	both := make([]string, 2*n)
-	in := input{raw: both[:n:n], name: both[n:]}
+	both, _ := e.inputs.Get().(*[]string)
+	if both == nil {
+		b := make([]string, 2*n)
+		both = &b
+	}
+	in := input{raw: (*both)[:n:n], name: (*both)[n:], both: both}
 	set := func(i int, v string) {
 		if v = strings.TrimSpace(capField(v)); v != "" {
 			in.raw[i] = strings.ToLower(v)
@@ -347,6 +357,14 @@ func (e *Extractor) normalizeLines(memo *partMemo, lines []string, terminated bo
 	return b.String()
 }
 
+// release returns the source values of a prepared input, no longer read,
+// to the pool.
+func (e *Extractor) release(in *input) {
+	clear(*in.both)
+	e.inputs.Put(in.both)
+	in.raw, in.name, in.both = nil, nil, nil
+}
+
 // appendKey appends to b the cache key of a prepared input: everything the
 // rules read, each part preceded by its length, so that two inputs never
 // share a key.
@@ -417,6 +435,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	if !withEvidence {
 		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
+			e.release(&in)
 			return fp, nil
 		}
 	}
@@ -443,6 +462,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	if !withEvidence {
 		e.cache.put(string(key), fp)
 	}
+	e.release(&in)
 	return fp, ev
 }
 
