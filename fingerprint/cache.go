@@ -36,17 +36,19 @@ func newDNACache(entries, bytes int) *dnaCache {
 	return &dnaCache{cur: map[string]openrecall.Fingerprint{}, maxEntries: entries, maxBytes: bytes}
 }
 
-func (c *dnaCache) get(key string) (openrecall.Fingerprint, bool) {
+// get looks key up; the key is copied only when a hit of the previous
+// generation moves forward.
+func (c *dnaCache) get(key []byte) (openrecall.Fingerprint, bool) {
 	c.lookups.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if fp, ok := c.cur[key]; ok {
+	if fp, ok := c.cur[string(key)]; ok {
 		c.hits.Add(1)
 		return fp, true
 	}
-	if fp, ok := c.prev[key]; ok {
+	if fp, ok := c.prev[string(key)]; ok {
 		c.hits.Add(1)
-		c.putLocked(key, fp)
+		c.putLocked(string(key), fp)
 		return fp, true
 	}
 	return openrecall.Fingerprint{}, false

@@ -12,12 +12,15 @@
 // signals in the alert. Explain reports which rule set each field.
 //
 // The extractor is built for queues: a prefilter finds every pattern's
-// required literals (derived from its compiled syntax tree) in one
-// Aho–Corasick pass per string and runs a pattern's regex only where they
-// occur; the normalizer skips passes a cheap scan proves idle; and Extract
+// required literals (derived from its compiled syntax tree, as clauses of
+// literals that must occur together) in one Aho–Corasick pass per string and
+// runs a pattern's regex only where one of its clauses holds; the
+// normalizer is hand-written scans, except for passes a cheap scan proves
+// idle, and normalizes each distinct line of an alert once; and Extract
 // keeps a bounded cache keyed by the normalized inputs the rules read
-// (CacheStats). Its results equal a naive interpreter of the same rules,
-// which the property suite keeps (P34).
+// (CacheStats), looked up without building a key string. Its results equal
+// a naive interpreter of the same rules, which the property suite keeps
+// (P35, P47).
 //
 // Identify gives the alert's identity (rule and service, DESIGN §4): which
 // alert it is, where the DNA says what kind of trouble. Template masks a

@@ -1,10 +1,12 @@
 package fingerprint
 
 import (
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
@@ -24,12 +26,21 @@ type Extractor struct {
 	sources []string
 	// patterns counts the compiled patterns (step.pattern numbers them);
 	// always marks those the prefilter cannot skip, and exact those whose
-	// literals found are their match.
+	// literals found are their match. clauses[p] lists, per clause of
+	// pattern p, the literal sets (numbered as the prefix automaton's) that
+	// must all occur for the clause to hold.
 	patterns int
 	always   []uint64
 	exact    []uint64
+	clauses  [][][]int
 	prefix   *matcher
 	cache    *dnaCache
+	// labelSrc indexes sources by label name, for the labels any rule
+	// reads.
+	labelSrc map[string]int
+	// inputs pools the source values of prepared inputs (*[]string of
+	// twice len(sources)).
+	inputs sync.Pool
 	// fieldsRead: some rule reads SourceFields.
 	fieldsRead bool
 }
@@ -78,10 +89,9 @@ func New(rules *Rules) (*Extractor, error) {
 	}
 	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes)}
 	seen := map[string]bool{}
-	var literals [][]string
-	var exact []bool
+	var literals []literalSet
 	for i, field := range openrecall.FingerprintFields {
-		cf, err := compileField(rules, field, &literals, &exact)
+		cf, err := compileField(rules, field, &literals)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +106,9 @@ func New(rules *Rules) (*Extractor, error) {
 	}
 	slices.Sort(e.labels)
 	e.sources = append(e.sources, SourceEnvironment, SourceService)
+	e.labelSrc = make(map[string]int, len(e.labels))
 	for _, l := range e.labels {
+		e.labelSrc[l] = len(e.sources)
 		e.sources = append(e.sources, SourceLabelPrefix+l)
 	}
 	for i := range e.fields {
@@ -108,15 +120,25 @@ func New(rules *Rules) (*Extractor, error) {
 	e.patterns = len(literals)
 	words := max(1, (e.patterns+63)/64)
 	e.always, e.exact = make([]uint64, words), make([]uint64, words)
-	for p, lits := range literals {
-		if lits == nil {
+	e.clauses = make([][][]int, e.patterns)
+	var sets [][]string
+	for p, ls := range literals {
+		if ls.clauses == nil {
 			e.always[p/64] |= 1 << (p % 64)
 		}
-		if exact[p] {
+		if ls.exact {
 			e.exact[p/64] |= 1 << (p % 64)
 		}
+		for _, c := range ls.clauses {
+			var ids []int
+			for _, set := range c {
+				ids = append(ids, len(sets))
+				sets = append(sets, set)
+			}
+			e.clauses[p] = append(e.clauses[p], ids)
+		}
 	}
-	e.prefix = newMatcher(literals)
+	e.prefix = newMatcher(sets)
 	var err error
 	if e.identity, err = compileIdentity(rules); err != nil {
 		return nil, err
@@ -135,9 +157,8 @@ type rule struct {
 }
 
 // compileField compiles the rules of one field into steps. Each pattern gets
-// the next number, its required literals appended to literals (nil: none)
-// and whether they are exact to exact.
-func compileField(rules *Rules, field string, literals *[][]string, exact *[]bool) (compiledField, error) {
+// the next number and its literal set appended to literals.
+func compileField(rules *Rules, field string, literals *[]literalSet) (compiledField, error) {
 	cf := compiledField{name: field}
 	fr := rules.fields[field]
 	if fr == nil {
@@ -165,9 +186,7 @@ func compileField(rules *Rules, field string, literals *[][]string, exact *[]boo
 		if sources == nil {
 			sources = []string{SourceTitle, SourceText}
 		}
-		ls := patternLiterals(re)
-		*literals = append(*literals, ls.lits)
-		*exact = append(*exact, ls.exact)
+		*literals = append(*literals, patternLiterals(re))
 		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re,
 			pattern: len(*literals) - 1, value: p.value})
 	}
@@ -218,9 +237,11 @@ type input struct {
 	// raw holds the lowercased, trimmed value and name the same without a
 	// pod hash or ordinal, of each of Extractor.sources ("" when absent).
 	raw, name []string
-	title     string
-	text      string
-	fields    string // SourceFields, when a rule reads it
+	// both holds raw and name, from Extractor.inputs.
+	both   *[]string
+	title  string
+	text   string
+	fields string // SourceFields, when a rule reads it
 }
 
 // MaxFieldBytes caps each field of an alert (title, text, each annotation
@@ -244,79 +265,152 @@ func capField(s string) string {
 
 func (e *Extractor) prepare(a openrecall.Alert) input {
 	n := len(e.sources)
-	in := input{raw: make([]string, n), name: make([]string, n)}
-	for i, src := range e.sources {
-		var v string
-		switch src {
-		case SourceEnvironment:
-			v = a.Environment
-		case SourceService:
-			v = a.Service
-		default:
-			v = a.Labels[src[len(SourceLabelPrefix):]]
-		}
-		if v = strings.TrimSpace(capField(v)); v == "" {
-			continue
-		}
-		in.raw[i] = strings.ToLower(v)
-		in.name[i] = e.norm.name(v)
+	both, _ := e.inputs.Get().(*[]string)
+	if both == nil {
+		b := make([]string, 2*n)
+		both = &b
 	}
-	in.title = e.norm.normalize(capField(a.Title))
-	in.text = e.norm.normalize(alertText(a))
+	in := input{raw: (*both)[:n:n], name: (*both)[n:], both: both}
+	set := func(i int, v string) {
+		if v = strings.TrimSpace(capField(v)); v != "" {
+			in.raw[i] = strings.ToLower(v)
+			in.name[i] = nameOf(in.raw[i])
+		}
+	}
+	// sources starts with the environment and the service, then the labels.
+	set(0, a.Environment)
+	set(1, a.Service)
+	for k, v := range a.Labels {
+		if i, ok := e.labelSrc[k]; ok {
+			set(i, v)
+		}
+	}
+	// The title, the text's parts and the field values repeat one another
+	// (the title is often the summary, which is in the text and the
+	// fields): each distinct line is normalized once.
+	var memo partMemo
+	var buf [16]string
+	in.title = memo.get(e.norm, capField(a.Title)).norm
+	in.text = e.normalizeLines(&memo, alertText(a, buf[:0]), false)
 	if e.fieldsRead {
-		in.fields = e.norm.normalize(alertFields(a))
+		in.fields = e.normalizeLines(&memo, alertFields(a, buf[:0]), true)
 	}
 	return in
 }
 
-// key returns the cache key of a prepared input: everything the rules read.
-func (in input) key() string {
-	size := len(in.title) + len(in.text) + len(in.fields) + 4
-	for _, v := range in.raw {
-		size += len(v) + 1
-	}
-	b := make([]byte, 0, size)
-	for _, v := range in.raw {
-		b = append(b, v...)
-		b = append(b, 0)
-	}
-	b = append(b, in.title...)
-	b = append(b, 0, 1)
-	b = append(b, in.text...)
-	b = append(b, 0, 1)
-	b = append(b, in.fields...)
-	return string(b)
+// partMemo holds the lines of one alert normalized so far.
+type partMemo struct {
+	parts []normPart
+	buf   [8]normPart
 }
 
-// alertFields is every label and annotation value of a, capped, one per
-// line, in key order.
-func alertFields(a openrecall.Alert) string {
+// get returns s normalized alone, normalizing it when it is new.
+func (m *partMemo) get(n *normalizer, s string) normPart {
+	for _, p := range m.parts {
+		if p.raw == s {
+			return p
+		}
+	}
+	if m.parts == nil {
+		m.parts = m.buf[:0]
+	}
+	p := n.part(s)
+	m.parts = append(m.parts, p)
+	return p
+}
+
+// normalizeLines returns what normalize returns for the lines joined with
+// "\n" (and ended with one when terminated), from each line normalized
+// alone, or from the joined text when a line's numbers could read across a
+// line break (normPart's head and tail; after the last line there is at most
+// a newline, which reads as the end of the text).
+func (e *Extractor) normalizeLines(memo *partMemo, lines []string, terminated bool) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) == 1 && !terminated {
+		return memo.get(e.norm, lines[0]).norm
+	}
+	size := len(lines)
+	for i, l := range lines {
+		p := memo.get(e.norm, l)
+		if i > 0 && p.head || i < len(lines)-1 && p.tail {
+			joined := strings.Join(lines, "\n")
+			if terminated {
+				joined += "\n"
+			}
+			return e.norm.normalize(joined)
+		}
+		size += len(p.norm)
+	}
 	var b strings.Builder
+	b.Grow(size)
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(memo.get(e.norm, l).norm)
+	}
+	if terminated {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// release returns the source values of a prepared input, no longer read,
+// to the pool.
+func (e *Extractor) release(in *input) {
+	clear(*in.both)
+	e.inputs.Put(in.both)
+	in.raw, in.name, in.both = nil, nil, nil
+}
+
+// appendKey appends to b the cache key of a prepared input: everything the
+// rules read, each part preceded by its length, so that two inputs never
+// share a key.
+func (in *input) appendKey(b []byte) []byte {
+	for _, v := range in.raw {
+		b = appendPart(b, v)
+	}
+	b = appendPart(b, in.title)
+	b = appendPart(b, in.text)
+	return appendPart(b, in.fields)
+}
+
+func appendPart(b []byte, v string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// alertFields appends to dst every label and annotation value of a, capped,
+// in key order: the lines of the fields source.
+func alertFields(a openrecall.Alert, dst []string) []string {
 	for _, m := range []map[string]string{a.Labels, a.Annotations} {
-		keys := make([]string, 0, len(m))
+		var buf [16]string
+		keys := buf[:0]
 		for k := range m {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			b.WriteString(capField(m[k]))
-			b.WriteByte('\n')
+			dst = append(dst, capField(m[k]))
 		}
 	}
-	return b.String()
+	return dst
 }
 
-// alertText joins the alert's text with its summary and description
-// annotations, skipping parts that repeat another.
-func alertText(a openrecall.Alert) string {
-	var parts []string
+// alertText appends to dst the alert's text and its summary and description
+// annotations, capped and trimmed, skipping empty parts and parts that
+// repeat another: the lines of the text source.
+func alertText(a openrecall.Alert, dst []string) []string {
+	start := len(dst)
 	for _, p := range []string{a.Text, a.Annotations["summary"], a.Annotations["description"]} {
 		p = strings.TrimSpace(capField(p))
-		if p != "" && !slices.Contains(parts, p) {
-			parts = append(parts, p)
+		if p != "" && !slices.Contains(dst[start:], p) {
+			dst = append(dst, p)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return dst
 }
 
 // Extract returns the Alert DNA of a. It is deterministic: the same alert
@@ -336,10 +430,12 @@ func (e *Extractor) Explain(a openrecall.Alert) (openrecall.Fingerprint, []Evide
 
 func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.Fingerprint, []Evidence) {
 	in := e.prepare(a)
-	var key string
+	var buf [2048]byte
+	var key []byte
 	if !withEvidence {
-		key = in.key()
+		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
+			e.release(&in)
 			return fp, nil
 		}
 	}
@@ -364,8 +460,9 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 		}
 	}
 	if !withEvidence {
-		e.cache.put(key, fp)
+		e.cache.put(string(key), fp)
 	}
+	e.release(&in)
 	return fp, ev
 }
 
@@ -374,7 +471,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 type run struct {
 	e  *Extractor
 	in *input
-	// masks[i] are the patterns the prefilter lets run on source i of
+	// masks[i] are the literal sets found in source i of
 	// Extractor.sources; the last three are title, text and fields. nil
 	// until scanned.
 	masks [][]uint64
@@ -400,16 +497,38 @@ func (r *run) mask(i int, s string) []uint64 {
 		r.masks[i] = r.masks[title]
 		return r.masks[i]
 	}
-	m := slices.Clone(r.e.always)
+	m := make([]uint64, r.e.prefix.words)
 	r.e.prefix.scan(s, m)
 	r.masks[i] = m
 	return m
 }
 
+// allowed reports whether the prefilter lets pattern p run on a string
+// holding the literal sets found: p has no required literal, or one of its
+// clauses holds.
+func (e *Extractor) allowed(p int, found []uint64) bool {
+	if e.always[p/64]&(1<<(p%64)) != 0 {
+		return true
+	}
+	for _, c := range e.clauses[p] {
+		all := true
+		for _, g := range c {
+			if found[g/64]&(1<<(g%64)) == 0 {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 // runPattern applies pattern step s to the string v of source i.
 func (r *run) runPattern(s step, i int, v string) bool {
 	bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
-	if r.mask(i, v)[w]&bit == 0 {
+	if !r.e.allowed(s.pattern, r.mask(i, v)) {
 		return false
 	}
 	if r.e.exact[w]&bit != 0 {
@@ -462,6 +581,25 @@ func (r *run) match(s step) (value, key string, ok bool) {
 		return s.value, "", true
 	}
 	return "", "", false
+}
+
+// Normalized returns the alert's title, text and fields as the patterns read
+// them: the title normalized as Normalize does; the text (the alert's text,
+// summary and description, trimmed, without repeats) and the fields (every
+// label and annotation value in key order, each on its own line) joined with
+// newlines and normalized as Normalize does the joined string. fields is
+// empty when no rule reads it.
+func (e *Extractor) Normalized(a openrecall.Alert) (title, text, fields string) {
+	in := e.prepare(a)
+	return in.title, in.text, in.fields
+}
+
+// Name returns a label, service or environment value as the rules read it:
+// lowercased, trimmed, and without a trailing pod hash or ordinal
+// (checkout-api-7d9f8c6b5-x2x9z and postgres-primary-0 read as checkout-api
+// and postgres-primary; a hash without a digit is a word and stays).
+func (e *Extractor) Name(v string) string {
+	return e.norm.name(v)
 }
 
 // Normalize lowercases s and replaces its high-cardinality noise with

@@ -25,14 +25,7 @@ type normalizer struct {
 	clock     *regexp.Regexp
 	uuid      *regexp.Regexp
 	ipv6      *regexp.Regexp
-	ipv4      *regexp.Regexp
 	pod       *regexp.Regexp
-	hex       *regexp.Regexp
-	number    *regexp.Regexp
-	statusKey *regexp.Regexp
-	reason    *regexp.Regexp
-	timeWord  *regexp.Regexp
-	nameTail  *regexp.Regexp
 }
 
 func newNormalizer() *normalizer {
@@ -44,22 +37,33 @@ func newNormalizer() *normalizer {
 		uuid:  regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`),
 		// IPv6 candidates, checked with netip: optional brackets and port.
 		ipv6: regexp.MustCompile(`\[?[0-9a-f]{0,4}:[0-9a-f:.]*:[0-9a-f.]*\]?(?::\d{1,5})?`),
-		ipv4: regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b`),
 		// Deployment pods: NAME-<replicaset hash>-<suffix>.
 		pod: regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
-		hex: regexp.MustCompile(`\b(?:0x)?[0-9a-f]{8,}\b`),
-		// A number, possibly with unit suffixes (5m, 1h30m, 512mi, 5xx).
-		number: regexp.MustCompile(`\b\d+(?:[.,]\d+)*(?:[a-z]+\d+(?:[.,]\d+)*)*[a-z]*\b`),
-		// Keywords after which a 3-digit number is an HTTP status code.
-		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?|/<num>)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
-		// Reason phrases that follow an HTTP status code.
-		reason:   regexp.MustCompile(`^\s+(?:ok|created|accepted|no content|moved|found|not modified|bad request|unauthori[sz]ed|forbidden|not found|method not allowed|conflict|gone|too many requests|internal server error|not implemented|bad gateway|service unavailable|gateway time-?out)\b`),
-		timeWord: regexp.MustCompile(`^\s*(?:ms|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\b`),
-		nameTail: regexp.MustCompile(`(?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$`),
 	}
 }
 
 func (n *normalizer) normalize(s string) string {
+	return n.part(s).norm
+}
+
+// normPart is one line of a text normalized alone.
+type normPart struct {
+	raw, norm string
+	// head: a 3-digit number starts within 24 bytes of the part's start, so
+	// its status keyword window would reach into the text before it; tail:
+	// a number is followed by nothing but white space, so a time word or
+	// reason phrase after it could be on the next line. Without either,
+	// the part normalizes inside a text joined with "\n" exactly as alone:
+	// no expression matches across a newline, a newline is a word boundary
+	// as the start and end of a string are, and only the number pass reads
+	// around its matches.
+	head, tail bool
+}
+
+// part normalizes s as normalize does and says where the result could
+// depend on text around it.
+func (n *normalizer) part(s string) normPart {
+	p := normPart{raw: s}
 	s = strings.ToLower(s)
 	// Each pass runs only when a cheap scan finds a place it could change;
 	// the scans are necessary conditions of the expressions, so skipping a
@@ -86,45 +90,44 @@ func (n *normalizer) normalize(s string) string {
 			return sub[1] + "-" + PlaceholderPod
 		})
 	}
-	if hasHexRun(s) {
-		s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
-			h := strings.TrimPrefix(m, "0x")
-			if !strings.HasPrefix(m, "0x") && (!hasDigit(h) || !strings.ContainsAny(h, "abcdef")) {
-				// A word (deadbeef) or a plain number (the number pass takes it).
-				return m
-			}
-			return PlaceholderHex
-		})
-	}
-	return n.numbers(s)
+	s = replaceHexes(s)
+	p.norm, p.head, p.tail = numbers(s)
+	return p
 }
 
 // numbers replaces every number, keeping HTTP status codes after a keyword or
 // before a reason phrase, and words such as 5xx, s3 or t1110 (digits inside a
 // word are not numbers).
-func (n *normalizer) numbers(s string) string {
-	idx := findNumbers(s)
-	if idx == nil {
-		return s
+//
+// head reports a 3-digit number starting within the 24 bytes the status
+// keyword window reads, tail a number without a unit followed by nothing but
+// white space (see normPart).
+func numbers(s string) (out string, head, tail bool) {
+	start, end := nextNumber(s, 0)
+	if start < 0 {
+		return s, false, false
 	}
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
-	for _, m := range idx {
-		start, end := m[0], m[1]
+	for ; start >= 0; start, end = nextNumber(s, end) {
 		b.WriteString(s[last:start])
 		last = end
 		tok := s[start:end]
 		digits := strings.TrimRight(tok, "abcdefghijklmnopqrstuvwxyz")
 		unit := tok[len(digits):]
+		if unit == "" {
+			head = head || len(tok) == 3 && start < 24
+			tail = tail || strings.TrimLeft(s[end:], " \t\n\f\r") == ""
+		}
 		switch {
-		case unit == "" && n.isStatusCode(s, start, end):
+		case unit == "" && isStatusCode(s, start, end):
 			b.WriteString(tok)
 		case unit == "":
-			if w := n.timeWord.FindString(s[end:]); w != "" {
+			if w := timeWordLen(s[end:]); w > 0 {
 				// "5 minutes" is a duration like "5m".
 				b.WriteString(PlaceholderDuration)
-				last = end + len(w)
+				last = end + w
 				continue
 			}
 			b.WriteString(PlaceholderNumber)
@@ -138,12 +141,13 @@ func (n *normalizer) numbers(s string) string {
 		}
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), head, tail
 }
 
 // isStatusCode reports whether s[start:end] is a 3-digit HTTP status code in
-// a context that says so.
-func (n *normalizer) isStatusCode(s string, start, end int) bool {
+// a context that says so: a keyword in the 24 bytes before it, or a reason
+// phrase after it.
+func isStatusCode(s string, start, end int) bool {
 	tok := s[start:end]
 	if len(tok) != 3 || tok[0] < '1' || tok[0] > '5' {
 		return false
@@ -152,10 +156,7 @@ func (n *normalizer) isStatusCode(s string, start, end int) bool {
 		// Part of a dotted, dashed or path value: 10.500, id-500, /500.
 		return false
 	}
-	if n.statusKey.MatchString(s[max(0, start-24):start]) {
-		return true
-	}
-	return n.reason.MatchString(s[end:])
+	return statusKeyBefore(s[max(0, start-24):start]) || reasonAfter(s[end:])
 }
 
 // isDuration reports whether tok is a duration: one or more groups of a
@@ -232,7 +233,7 @@ func replaceIPv6(m string) string {
 	if !ip.Is6() {
 		return m
 	}
-	if ip == netip.MustParseAddr("fd00:ec2::254") {
+	if ip == metadataIPv6 {
 		return PlaceholderMetadataIP
 	}
 	if port != "" && !strings.HasPrefix(port, ":") {
@@ -244,13 +245,19 @@ func replaceIPv6(m string) string {
 	return PlaceholderIP + port
 }
 
+// The cloud metadata service's addresses (PlaceholderMetadataIP).
+var (
+	metadataIPv4 = netip.MustParseAddr("169.254.169.254")
+	metadataIPv6 = netip.MustParseAddr("fd00:ec2::254")
+)
+
 func replaceIPv4(m string) string {
 	addr, _, _ := strings.Cut(m, ":")
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
 		return m
 	}
-	if ip == netip.MustParseAddr("169.254.169.254") {
+	if ip == metadataIPv4 {
 		return PlaceholderMetadataIP
 	}
 	return PlaceholderIP
@@ -259,20 +266,64 @@ func replaceIPv4(m string) string {
 // name prepares a label, service or environment value for the rules:
 // lowercased, trimmed, and without a trailing pod hash or ordinal.
 func (n *normalizer) name(v string) string {
-	v = strings.ToLower(strings.TrimSpace(v))
-	if strings.IndexByte(v, '-') < 0 {
-		return v // both tails start with a dash
-	}
+	return nameOf(strings.ToLower(strings.TrimSpace(v)))
+}
+
+// nameOf is name of a value already lowercased and trimmed: it removes the
+// tails that (?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$ matches while the
+// match does not start the value and its hash (when it has one) holds a
+// digit.
+func nameOf(v string) string {
 	for {
-		sub := n.nameTail.FindStringSubmatchIndex(v)
-		if sub == nil || sub[0] == 0 {
+		start, hash, hashed := nameTail(v)
+		if start <= 0 || hashed && !hasDigit(hash) {
 			return v
 		}
-		if sub[2] >= 0 && !hasDigit(v[sub[2]:sub[3]]) {
-			return v
-		}
-		v = v[:sub[0]]
+		v = v[:start]
 	}
+}
+
+// nameTail returns where the leftmost match of
+// (?:-([a-z0-9]{6,10})-[a-z0-9]{4,5}|-\d+)$ in v starts (-1: none) and the
+// hash it captured, if the first alternative matched. Neither alternative
+// holds a dash after its first, so the first can only start at the
+// second-to-last dash and the second at the last one, which lies to the
+// right: the first wins when both match.
+func nameTail(v string) (start int, hash string, hashed bool) {
+	last := strings.LastIndexByte(v, '-')
+	if last < 0 {
+		return -1, "", false
+	}
+	tail := v[last+1:]
+	if n := len(tail); n >= 4 && n <= 5 && allAlnum(tail) {
+		if prev := strings.LastIndexByte(v[:last], '-'); prev >= 0 {
+			if h := v[prev+1 : last]; len(h) >= 6 && len(h) <= 10 && allAlnum(h) {
+				return prev, h, true
+			}
+		}
+	}
+	if tail != "" && allDigits(tail) {
+		return last, "", false
+	}
+	return -1, "", false
+}
+
+func allAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasDigit(s string) bool {

@@ -7,19 +7,24 @@ import (
 )
 
 // The prefilter decides, in one pass over a string, which patterns can
-// possibly match it: each pattern's required literals (derived from its
-// syntax tree: every match contains at least one of them) go into one
-// Aho–Corasick automaton, and a pattern's regex runs only on strings where
-// one of its literals occurs. Patterns without a required literal always
-// run. A pattern that is nothing but literals (such as 'latency' or
-// 'flyway|liquibase') needs no regex at all: a literal found is a match.
+// possibly match it. Each pattern's required literals are derived from its
+// syntax tree as clauses: every string the pattern matches holds, for one of
+// its clauses, a literal of each of the clause's sets ('port.?scan|nmap' is
+// (port and scan) or nmap). Every set goes into one Aho–Corasick automaton,
+// and a pattern's regex runs only on strings where one of its clauses holds.
+// Patterns without a required literal always run. A pattern that is nothing
+// but literals (such as 'latency' or 'flyway|liquibase') needs no regex at
+// all: a literal found is a match.
 
 // literalSet is what the prefilter knows of one compiled pattern.
 type literalSet struct {
-	// lits are the required literals; nil means the pattern has none and
-	// always runs.
-	lits []string
-	// exact says the pattern matches exactly the strings holding one of lits.
+	// clauses are the pattern's required literals: one clause holds in
+	// every string the pattern matches, that is, the string holds a
+	// literal of each of the clause's sets. nil means the pattern has none
+	// and always runs.
+	clauses [][][]string
+	// exact says the pattern matches exactly the strings holding one of
+	// the literals of its single clause's single set.
 	exact bool
 }
 
@@ -32,13 +37,71 @@ func patternLiterals(re *regexp.Regexp) literalSet {
 		return literalSet{}
 	}
 	if lits, ok := exactLiterals(tree); ok {
-		return literalSet{lits: dedupe(lits), exact: true}
+		return literalSet{clauses: [][][]string{{dedupe(lits)}}, exact: true}
 	}
-	lits, ok := requiredLiterals(tree)
-	if !ok {
+	clauses := literalClauses(tree)
+	if clauses == nil {
 		return literalSet{}
 	}
-	return literalSet{lits: dedupe(lits)}
+	// Clauses of one set each hold when a literal of any of them occurs:
+	// they are one clause of the union of their sets.
+	var single []string
+	var out [][][]string
+	for _, c := range clauses {
+		if len(c) == 1 {
+			single = append(single, c[0]...)
+		} else {
+			out = append(out, c)
+		}
+	}
+	if single != nil {
+		out = append([][][]string{{dedupe(single)}}, out...)
+	}
+	return literalSet{clauses: out}
+}
+
+// literalClauses returns clauses of literal sets such that every string re
+// matches holds one clause (a literal of each of its sets), or nil when re
+// can match without any fixed text. An alternation holds one of its
+// branches' clauses; a concatenation holds a literal of each part that has
+// required literals (or, when it expands to few literals, one of those).
+func literalClauses(re *syntax.Regexp) [][][]string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if l, ok := literal(re); ok {
+			return [][][]string{{{l}}}
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return literalClauses(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return literalClauses(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var out [][][]string
+		for _, b := range re.Sub {
+			c := literalClauses(b)
+			if c == nil {
+				return nil
+			}
+			out = append(out, c...)
+		}
+		return out
+	case syntax.OpConcat:
+		if lits, ok := exactLiterals(re); ok {
+			return [][][]string{{dedupe(lits)}}
+		}
+		var clause [][]string
+		for _, sub := range re.Sub {
+			if lits, ok := requiredLiterals(sub); ok {
+				clause = append(clause, dedupe(lits))
+			}
+		}
+		if clause != nil {
+			return [][][]string{clause}
+		}
+	}
+	return nil
 }
 
 func dedupe(lits []string) []string {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/openrecall/openrecall"
@@ -34,6 +37,20 @@ func dnaProperties() []pbt.Property {
 				return []string{"some DNA"}
 			}),
 			pbt.Cover("some DNA", 30),
+		),
+		pbt.ForAll("P47_dna_lines_normalized_apart",
+			"Normalizing each distinct line of an alert once (the title, the text's parts, the label and annotation values) and joining the results gives exactly what normalizing the joined text and fields gives, also when a number at the end of one line is followed by a time word or reason phrase on the next, or a number at the start of a line follows a status keyword; and the Alert DNA and identity equal the reference interpreter's.",
+			"DNALinesGen", gen.DNALinesGen(), func(d gen.DNALines) error {
+				return sameDNA(ex, ref, d.Alert())
+			},
+			pbt.Classify(func(d gen.DNALines) []string {
+				if linesReadAcross(ref, d.Alert()) {
+					return []string{"lines read across"}
+				}
+				return []string{"lines apart"}
+			}),
+			pbt.Cover("lines read across", 5),
+			pbt.Cover("lines apart", 30),
 		),
 		pbt.ForAll("P42_redact_prefilter_equals_every_pattern",
 			"Secret redaction's literal prefilters change nothing: Redact (each pattern tried only where its literals are present) returns exactly what trying every pattern in order over the whole text returns, and RedactField names the same label names secret as the full pattern, whatever the case, the near misses and the non-ASCII letters that fold to ASCII ones, and it is idempotent.",
@@ -68,6 +85,29 @@ func dnaProperties() []pbt.Property {
 	}
 }
 
+// linesReadAcross reports whether the reference normalizes a's joined text
+// or fields otherwise than line by line: a number pass decision reads across
+// a line break.
+func linesReadAcross(ref *refExtractor, a openrecall.Alert) bool {
+	_, text, fields := ref.inputs(a)
+	var lines []string
+	for _, p := range []string{a.Text, a.Annotations["summary"], a.Annotations["description"]} {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(lines, p) {
+			lines = append(lines, p)
+		}
+	}
+	var apart, values []string
+	for _, l := range lines {
+		apart = append(apart, ref.norm.normalize(l))
+	}
+	for _, m := range []map[string]string{a.Labels, a.Annotations} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			values = append(values, ref.norm.normalize(m[k])+"\n")
+		}
+	}
+	return text != strings.Join(apart, "\n") || fields != strings.Join(values, "")
+}
+
 // newDNAPair returns the fast extractor and the reference interpreter over
 // the embedded rules.
 func newDNAPair() (*fingerprint.Extractor, *refExtractor) {
@@ -87,12 +127,24 @@ func newDNAPair() (*fingerprint.Extractor, *refExtractor) {
 }
 
 // sameDNA checks the fast extractor against the reference on one alert:
-// Normalize, Identify, Extract twice (the second may come from the cache)
-// and Explain.
+// Normalize, Name of every label value, the service and the environment, the normalized title, text and fields the patterns read,
+// Identify, Extract twice (the second may come from the cache) and Explain.
 func sameDNA(ex *fingerprint.Extractor, ref *refExtractor, a openrecall.Alert) error {
 	for _, s := range []string{a.Title, a.Text, a.Annotations["summary"], a.Annotations["description"]} {
 		if got, want := ex.Normalize(s), ref.norm.normalize(s); got != want {
 			return fmt.Errorf("Normalize(%q) = %q, the reference %q", s, got, want)
+		}
+	}
+	for _, v := range append(slices.Collect(maps.Values(a.Labels)), a.Service, a.Environment) {
+		if got, want := ex.Name(v), ref.norm.name(v); got != want {
+			return fmt.Errorf("Name(%q) = %q, the reference %q", v, got, want)
+		}
+	}
+	title, text, fields := ex.Normalized(a)
+	rTitle, rText, rFields := ref.inputs(a)
+	for _, c := range []struct{ what, got, want string }{{"title", title, rTitle}, {"text", text, rText}, {"fields", fields, rFields}} {
+		if c.got != c.want {
+			return fmt.Errorf("the normalized %s is %q, the reference's %q, for text %q, annotations %q, labels %q", c.what, c.got, c.want, a.Text, a.Annotations, a.Labels)
 		}
 	}
 	if got, want := ex.Identify(a), ref.identify(a); got != want {

@@ -160,16 +160,17 @@ func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
 	return id
 }
 
-// extract returns the reference Alert DNA of a.
-func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
-	title := e.norm.normalize(refCap(a.Title))
+// inputs returns the title, text and fields of a as the reference's
+// patterns read them.
+func (e *refExtractor) inputs(a openrecall.Alert) (title, text, fields string) {
+	title = e.norm.normalize(refCap(a.Title))
 	var parts []string
 	for _, p := range []string{a.Text, a.Annotations["summary"], a.Annotations["description"]} {
 		if p = strings.TrimSpace(refCap(p)); p != "" && !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}
 	}
-	text := e.norm.normalize(strings.Join(parts, "\n"))
+	text = e.norm.normalize(strings.Join(parts, "\n"))
 	var all strings.Builder
 	for _, m := range []map[string]string{a.Labels, a.Annotations} {
 		keys := slices.Sorted(maps.Keys(m))
@@ -177,7 +178,13 @@ func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
 			all.WriteString(refCap(m[k]) + "\n")
 		}
 	}
-	fields := e.norm.normalize(all.String())
+	fields = e.norm.normalize(all.String())
+	return title, text, fields
+}
+
+// extract returns the reference Alert DNA of a.
+func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
+	title, text, fields := e.inputs(a)
 	value := func(src string) (string, bool) {
 		var v string
 		switch {

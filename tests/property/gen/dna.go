@@ -39,6 +39,21 @@ func DNAPieces() []string {
 		"ſ", "K", "ß", "İ", "É", "Ｓ", "\u200b", "\t",
 		// Longer than the per-field cap (8 KiB): what follows is not read.
 		strings.Repeat("ok ", 2800),
+		// Hex ids and near misses, set apart by spaces (pieces glued together
+		// rarely sit on word boundaries): 0x with digits only or letters
+		// only, seven digits, a run ending inside a word.
+		" 0x12345678 ", " 0xabcdefab ", " 0xdeadbee ", " 0x", " 1234567 ", " abc12345_", " deadbeef0 ", "12345678x ",
+		// Every keyword, reason phrase and time word the number pass reads, and
+		// near misses (no space before a reason, a word glued to a time word).
+		" https 502", " http/2 503", " http/<num> 500", " response: 500", " responded 404", " errors = 503",
+		" got 418", " statuscode 500", " status code 503", " returning 502", " returns 500", " error:\t500",
+		" 404not found", " 504 gateway time-out", " 504 gateway timeout ", " 401 unauthorised ", " 405 method not allowed",
+		" 201 created", " 202 accepted", " 204 no content", " 301 moved", " 302 found", " 304 not modified", " 400 bad request",
+		" 409 conflict", " 410 gone", " 429 too many requests", " 501 not implemented",
+		" 3 hrs ", " 10 mins ", " 2 weeks ", " 7 days ", " 1 hour", " 1 hr", " 250 ms ", " 500 milliseconds", " 1 millisecond",
+		" 30 sec", " 2 minute", " 1 second", " 1 min", " 1 day", " 1 week", " 5 hoursx",
+		// Addresses run together: a dot right after an address, more octets.
+		" 10.0.0.1.1.2.3 ", " 1.2.3.4.5.6.7.8:9 ", " 1234.1.2.3 ",
 	}
 }
 
@@ -53,6 +68,11 @@ func DNALabelValues() []string {
 		"prod", "production", "stg", "staging", "dev", "Prod-EU", "security", "ſecurity",
 		"checkout-bcdfgh-xkzwq", "web-7d9f8c6b5-x2x9z", "10.0.0.1:9100", "https://shop.example.com/health", "shop",
 		"BlackboxProbeFailed", "KubeDeploymentReplicasMismatch",
+		// Pod tails at their edges: a six- and a ten-character hash, hashes
+		// too long, tails too long or not alphanumeric, a value that is all
+		// tail, an ordinal after a pod hash.
+		"web-7d9f8c-x2x9z", "cache-abc1234567-x2x9z", "q-abc12345678-x2x9z", "svc-7d9f8c6b5-x2x9z1", "api-7d9f8c6b5-x.9z",
+		"-0", "-7d9f8c6b5-x2x9z", "db-7d9f8c6b5-x2x9z-0", "db-12-3", "web-7d9f8c6b5-X2X9Z",
 	}
 }
 
@@ -110,5 +130,79 @@ func DNAAlertGen() gopter.Gen {
 		"Title": text, "Text": text, "Summary": text, "Description": text,
 		"Labels":  SliceUpTo(len(dnaLabelNames), value, reflect.TypeOf(0)),
 		"Service": value, "Environment": value,
+	})
+}
+
+// DNALinePieces are the pieces DNALines are made of: what the number pass
+// reads around a number (status keywords before it, reason phrases and time
+// words after it), numbers, white space and a few phrases the rules look
+// for, so that lines often end with a number and start with what it reads.
+func DNALinePieces() []string {
+	return []string{
+		"", "500", "404", "17", "1.5", "200", "503", " ", "\t", "\n",
+		"status", "status code:", "error =", "http", "HTTP/1.1", "returned", "got", "code=",
+		"ok", "not found", "Bad Gateway", "minutes", "ms", "hrs", "seconds", "days",
+		"disk full", "latency", "connection refused", "crash loop", "out of memory",
+		"10.0.0.1:9100", "0xdeadbeef", "web-7d9f8c6b5-x2x9z", "2026-11-29T21:10:00Z", "5m", "fe80::1",
+		// A number with white space after it (label values are not
+		// trimmed), and a run of spaces as long as the status keyword window.
+		"500 ", "404\t", strings.Repeat(" ", 20),
+	}
+}
+
+// DNALines is an alert whose title, text, annotations and label values are
+// lines of DNALinePieces (by index, joined with spaces). An empty title is the
+// summary, as it often is.
+type DNALines struct {
+	Title, Text, Summary, Description []int
+	// Alertname, Code, Instance and Port are label values.
+	Alertname, Code, Instance, Port []int
+}
+
+func dnaLine(idx []int) string {
+	pieces := DNALinePieces()
+	words := make([]string, len(idx))
+	for i, x := range idx {
+		words[i] = pieces[x%len(pieces)]
+	}
+	return strings.Join(words, " ")
+}
+
+// Alert returns the alert.
+func (d DNALines) Alert() openrecall.Alert {
+	a := openrecall.Alert{Title: dnaLine(d.Title), Text: dnaLine(d.Text), Labels: map[string]string{}, Annotations: map[string]string{}}
+	for name, idx := range map[string][]int{"alertname": d.Alertname, "code": d.Code, "instance": d.Instance, "port": d.Port} {
+		if len(idx) > 0 {
+			a.Labels[name] = dnaLine(idx)
+		}
+	}
+	if len(d.Summary) > 0 {
+		a.Annotations["summary"] = dnaLine(d.Summary)
+	}
+	if len(d.Description) > 0 {
+		a.Annotations["description"] = dnaLine(d.Description)
+	}
+	if a.Title == "" {
+		a.Title = a.Annotations["summary"]
+	}
+	return a
+}
+
+// Indexes returns every piece index of d.
+func (d DNALines) Indexes() []int {
+	var out []int
+	for _, idx := range [][]int{d.Title, d.Text, d.Summary, d.Description, d.Alertname, d.Code, d.Instance, d.Port} {
+		out = append(out, idx...)
+	}
+	return out
+}
+
+// DNALinesGen generates DNALines of up to four pieces per line, shrinking
+// toward fewer and earlier pieces.
+func DNALinesGen() gopter.Gen {
+	line := SliceUpTo(4, Index(len(DNALinePieces()), 0.05), reflect.TypeOf(0))
+	return gg.Struct(reflect.TypeOf(DNALines{}), map[string]gopter.Gen{
+		"Title": line, "Text": line, "Summary": line, "Description": line,
+		"Alertname": line, "Code": line, "Instance": line, "Port": line,
 	})
 }

@@ -62,6 +62,7 @@ func All() []Named {
 			}
 			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment), len(DNALabelValues()), "label value")
 		})},
+		{"DNALinesGen", DNALinesGen(), validAs(func(d DNALines) error { return indexesIn(d.Indexes(), len(DNALinePieces()), "piece") })},
 		{"SecretTextGen", SecretTextGen(), validAs(func(t SecretText) error { return indexesIn(t.Pieces, len(SecretPieces()), "piece") })},
 		{"CaseInputGen", CaseInputGen(), validAs(func(c CaseInput) error {
 			idx := append([]int{c.ID, c.Severity, c.Decision}, c.Supporting...)
