@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
@@ -103,7 +104,17 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 // plainASCII reports whether b is printable ASCII, tabs and newlines only:
 // terminalSafe would leave it as it is.
 func plainASCII(b []byte) bool {
-	for _, c := range b {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	// Eight bytes at a time while none is below 0x20 (a newline or a tab
+	// included: the byte loop judges those), DEL or from 0x80.
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if w&high|(w-0x20*ones)&^w&high|(w^0x7f*ones-ones)&^(w^0x7f*ones)&high != 0 {
+			break
+		}
+	}
+	for _, c := range b[i:] {
 		if c >= 0x7f || (c < 0x20 && c != '\n' && c != '\t') {
 			return false
 		}
