@@ -105,17 +105,23 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 // terminalSafe would leave it as it is.
 func plainASCII(b []byte) bool {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
+	plain := func(c byte) bool { return c < 0x7f && (c >= 0x20 || c == '\n' || c == '\t') }
 	i := 0
-	// Eight bytes at a time while none is below 0x20 (a newline or a tab
-	// included: the byte loop judges those), DEL or from 0x80.
+	// Eight bytes at a time; a word with a byte below 0x20 (a newline or a
+	// tab included), DEL or one from 0x80 is judged byte by byte.
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
-		if w&high|(w-0x20*ones)&^w&high|(w^0x7f*ones-ones)&^(w^0x7f*ones)&high != 0 {
-			break
+		if w&high|(w-0x20*ones)&^w&high|(w^0x7f*ones-ones)&^(w^0x7f*ones)&high == 0 {
+			continue
+		}
+		for _, c := range b[i : i+8] {
+			if !plain(c) {
+				return false
+			}
 		}
 	}
 	for _, c := range b[i:] {
-		if c >= 0x7f || (c < 0x20 && c != '\n' && c != '\t') {
+		if !plain(c) {
 			return false
 		}
 	}

@@ -158,6 +158,11 @@ func TestPlainASCIIEveryByteEveryOffset(t *testing.T) {
 			if got := plainASCII(b); got != want {
 				t.Fatalf("plainASCII with byte %#x at %d = %v, want %v", c, off, got, want)
 			}
+			// After a newline (a word judged byte by byte) too.
+			nl := append([]byte("ab\ncd"), b...)
+			if got := plainASCII(nl); got != want {
+				t.Fatalf("plainASCII after a newline with byte %#x at %d = %v, want %v", c, off, got, want)
+			}
 		}
 	}
 }
