@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,12 +133,21 @@ func BenchmarkRecall(b *testing.B) {
 				b.Fatalf("Recall = %d matches, %v; want 10", len(got), err)
 			}
 			b.ReportAllocs()
+			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				start := time.Now()
 				if _, err := s.Recall(ctx, benchIdentity, benchTarget, 10); err != nil {
 					b.Fatal(err)
 				}
+				lat = append(lat, time.Since(start))
 			}
+			b.StopTimer()
+			// The tail, so flatness from 1k to 1M is shown for the slow
+			// recalls too, not only on average.
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
 		})
 	}
 }
