@@ -10,8 +10,8 @@
 // generated, package queuegen's mix of formats and families, re-sent alerts
 // and attacks (deterministic from -seed). It writes queuegen's seed file
 // (the analysts' decisions), seeds one database with `openrecall memory
-// seed`, and then, for each -workers count, copies that
-// database and times
+// seed`, and then, for each -workers count, -runs times (default 3), copies
+// that database and times
 //
 //	openrecall --db COPY analyze --output jsonl --workers N QUEUE > /dev/null
 //
@@ -21,12 +21,14 @@
 // intake.NewReader (openrecall's own parser and normaliser). Each baseline
 // runs -repeat times after one warm-up read and the fastest run counts.
 //
-// It prints one table row per run: records, seconds, alerts per second, peak
-// RSS in MiB, CPU seconds, CPU microseconds per alert, and the run's wall
-// time (and CPU time, against the JSON baseline) as a multiple of each
-// baseline; then each run's cache statistics (analyze --cache-stats) and,
-// with -profile (the default), the top entries of a CPU profile of the first
-// run (analyze --cpuprofile, read with go tool pprof).
+// It prints one table row per baseline and per -workers count (the run of
+// median CPU, with the range of all its runs): records, seconds, alerts per
+// second, peak RSS in MiB, CPU seconds, CPU microseconds per alert, and the
+// run's wall time (and CPU time, against the JSON baseline) as a multiple of
+// each baseline; then each row's cache statistics (analyze --cache-stats)
+// and, with -profile (the default), the top entries of the CPU profile of
+// one more run of the first -workers count, kept out of the table (analyze
+// --cpuprofile, read with go tool pprof).
 // It exits 1 when a run fails or analyses fewer records than it generated, 2
 // on bad flags.
 package main

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +45,7 @@ type options struct {
 	seed    int64
 	workers []int
 	repeat  int
+	runs    int
 	dir     string
 	keep    bool
 	timeout time.Duration
@@ -56,6 +59,10 @@ type row struct {
 	rssBytes int64         // peak resident set size; 0 when not measured
 	cpu      time.Duration // user + system CPU time; 0 when not measured
 	stats    string        // the run's cache statistics line, if it printed one
+	// runs, cpuMin and cpuMax say, for a median of several runs, how many
+	// and the range of their CPU µs per alert.
+	runs           int
+	cpuMin, cpuMax float64
 }
 
 // cpuPerAlert returns the CPU time per record in microseconds.
@@ -93,7 +100,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.bin, "bin", "./bin/openrecall", "openrecall binary to time")
 	fs.StringVar(&opts.queue, "queue", "corpus", "queue: corpus (the rule corpus rendered as Alertmanager webhooks) or generated (queuegen's mixed queue)")
 	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: shared/corpus/prometheus-rules/rules.jsonl above the working directory)")
-	fs.BoolVar(&opts.profile, "profile", true, "profile the first analyze run (--cpuprofile) and print the profile's top entries")
+	fs.BoolVar(&opts.profile, "profile", true, "profile one more analyze run of the first --workers value (--cpuprofile) and print the profile's top entries")
+	fs.IntVar(&opts.runs, "runs", 3, "timed analyze runs per --workers value (the median CPU counts; the range is shown)")
 	fs.IntVar(&opts.n, "n", 20000, "alerts in the queue")
 	fs.Int64Var(&opts.seed, "seed", 1, "generator seed (same seed, same queue)")
 	fs.StringVar(&workers, "workers", "1,2", "comma-separated --workers values, one timed run each")
@@ -117,6 +125,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if opts.queue != "corpus" && opts.queue != "generated" {
 		return fail("-queue %q: want corpus or generated", opts.queue)
+	}
+	if opts.runs < 1 {
+		return fail("-runs %d: want at least 1", opts.runs)
 	}
 	if opts.repeat < 1 {
 		return fail("-repeat %d: want at least 1", opts.repeat)
@@ -190,28 +201,31 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	}
 	rows = append(rows, jsonRow, intakeRow)
 
+	// Each --workers value is timed opts.runs times on a fresh copy of the
+	// seeded database, without the profiler; the row is the run of median
+	// CPU, and the range is printed beside it. The profile comes from a run
+	// of its own.
+	for _, w := range opts.workers {
+		var runs []row
+		for range opts.runs {
+			r, err := analyzeFresh(ctx, bin, seedDB, dir, queue, w, opts.timeout, "")
+			if err != nil {
+				return err
+			}
+			if r.records != opts.n {
+				return fmt.Errorf("%s analysed %d records, want %d", r.name, r.records, opts.n)
+			}
+			fmt.Fprintf(stderr, "bench: %s: %.1fs, %.1f µs CPU per alert\n", r.name, r.elapsed.Seconds(), r.cpuPerAlert())
+			runs = append(runs, r)
+		}
+		rows = append(rows, medianRun(runs))
+	}
 	profile := ""
 	if opts.profile {
 		profile = filepath.Join(dir, "analyze.cpu.pprof")
-	}
-	for i, w := range opts.workers {
-		db := filepath.Join(dir, fmt.Sprintf("run-workers-%d.db", w))
-		if err := copyDatabase(seedDB, db); err != nil {
+		if _, err := analyzeFresh(ctx, bin, seedDB, dir, queue, opts.workers[0], opts.timeout, profile); err != nil {
 			return err
 		}
-		prof := ""
-		if i == 0 {
-			prof = profile
-		}
-		r, err := timeAnalyze(ctx, bin, db, queue, w, opts.timeout, prof)
-		if err != nil {
-			return err
-		}
-		if r.records != opts.n {
-			return fmt.Errorf("%s analysed %d records, want %d", r.name, r.records, opts.n)
-		}
-		rows = append(rows, r)
-		fmt.Fprintf(stderr, "bench: %s: %.1fs\n", r.name, r.elapsed.Seconds())
 	}
 	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts (%s queue), seed %d, %s/%s, GOMAXPROCS %d\n",
 		opts.n, opts.queue, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
@@ -228,7 +242,7 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("profile: %w", err)
 		}
-		fmt.Fprintf(stdout, "\nCPU profile of %s (%s), top entries:\n%s\n", rows[2].name, profile, top)
+		fmt.Fprintf(stdout, "\nCPU profile of a further %s run (%s), top entries:\n%s\n", rows[2].name, profile, top)
 	}
 	return nil
 }
@@ -369,6 +383,24 @@ var (
 // time, peak RSS and CPU time. The record count comes from the summary the
 // command prints on stderr.
 //
+// analyzeFresh times analyze on a fresh copy of the seeded database.
+func analyzeFresh(ctx context.Context, bin, seedDB, dir, queue string, workers int, timeout time.Duration, profile string) (row, error) {
+	db := filepath.Join(dir, fmt.Sprintf("run-workers-%d.db", workers))
+	if err := copyDatabase(seedDB, db); err != nil {
+		return row{}, err
+	}
+	return timeAnalyze(ctx, bin, db, queue, workers, timeout, profile)
+}
+
+// medianRun returns the run of median CPU time, with the CPU range of all
+// the runs.
+func medianRun(runs []row) row {
+	slices.SortFunc(runs, func(a, b row) int { return cmp.Compare(a.cpu, b.cpu) })
+	m := runs[len(runs)/2]
+	m.cpuMin, m.cpuMax, m.runs = runs[0].cpuPerAlert(), runs[len(runs)-1].cpuPerAlert(), len(runs)
+	return m
+}
+
 // With profile set, the run also writes a CPU profile there and prints its
 // cache statistics, which the row keeps.
 func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration, profile string) (row, error) {
@@ -512,14 +544,18 @@ func readIntake(path string) (int, error) {
 
 func printTable(w io.Writer, rows []row, jsonRow, intakeRow row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\trecords\tseconds\talerts/s\tpeak RSS MiB\tCPU s\tCPU µs/alert\tx json\tx json CPU\tx intake\t")
+	fmt.Fprintln(tw, "run\trecords\tseconds\talerts/s\tpeak RSS MiB\tCPU s\tCPU µs/alert\tµs range (runs)\tx json\tx json CPU\tx intake\t")
 	for _, r := range rows {
 		rss := "-"
 		if r.rssBytes > 0 {
 			rss = fmt.Sprintf("%.1f", float64(r.rssBytes)/(1<<20))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t\n", r.name, r.records, r.elapsed.Seconds(), r.perSecond(),
-			rss, r.cpu.Seconds(), r.cpuPerAlert(), ratio(r, jsonRow), cpuRatio(r, jsonRow), ratio(r, intakeRow))
+		spread := "-"
+		if r.runs > 0 {
+			spread = fmt.Sprintf("%.1f–%.1f (%d)", r.cpuMin, r.cpuMax, r.runs)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t\n", r.name, r.records, r.elapsed.Seconds(), r.perSecond(),
+			rss, r.cpu.Seconds(), r.cpuPerAlert(), spread, ratio(r, jsonRow), cpuRatio(r, jsonRow), ratio(r, intakeRow))
 	}
 	return tw.Flush()
 }

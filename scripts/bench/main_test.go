@@ -18,9 +18,10 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{1, 2}, repeat: 3, timeout: 30 * time.Minute}},
-		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, timeout: 30 * time.Minute}},
+		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{1, 2}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
+		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
+		{name: "zero runs", args: []string{"-runs", "0"}, wantErr: true},
 		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},
 		{name: "no alerts", args: []string{"-n", "0"}, wantErr: true},
 		{name: "unknown queue", args: []string{"-queue", "mine"}, wantErr: true},
@@ -93,7 +94,11 @@ func TestCopyDatabaseReplacesTheTarget(t *testing.T) {
 func TestTableRatios(t *testing.T) {
 	jsonRow := row{name: "read+json.Unmarshal", records: 1000, elapsed: 100 * time.Millisecond}
 	intakeRow := row{name: "read+intake.Reader", records: 1000, elapsed: 250 * time.Millisecond}
-	run := row{name: "analyze --workers 1", records: 1000, elapsed: 2 * time.Second, rssBytes: 21 << 20, cpu: 1900 * time.Millisecond}
+	run := medianRun([]row{
+		{name: "analyze --workers 1", records: 1000, elapsed: 2 * time.Second, rssBytes: 21 << 20, cpu: 2000 * time.Millisecond},
+		{name: "analyze --workers 1", records: 1000, elapsed: 2 * time.Second, rssBytes: 21 << 20, cpu: 1900 * time.Millisecond},
+		{name: "analyze --workers 1", records: 1000, elapsed: 2 * time.Second, rssBytes: 21 << 20, cpu: 1800 * time.Millisecond},
+	})
 	var b strings.Builder
 	if err := printTable(&b, []row{jsonRow, intakeRow, run}, jsonRow, intakeRow); err != nil {
 		t.Fatal(err)
@@ -103,7 +108,7 @@ func TestTableRatios(t *testing.T) {
 		t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), b.String())
 	}
 	got := strings.Fields(lines[3])
-	want := []string{"analyze", "--workers", "1", "1000", "2.000", "500", "21.0", "1.90", "1900.0", "20.0", "-", "8.0"}
+	want := []string{"analyze", "--workers", "1", "1000", "2.000", "500", "21.0", "1.90", "1900.0", "1800.0–2000.0", "(3)", "20.0", "-", "8.0"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("analyze row (-want +got):\n%s", diff)
 	}
