@@ -3,6 +3,7 @@ package gen
 import (
 	"math"
 	"reflect"
+	"strings"
 
 	"github.com/leanovate/gopter"
 	gg "github.com/leanovate/gopter/gen"
@@ -116,4 +117,14 @@ func scoreGen(edges []float64) gopter.Gen {
 		Index(n+1, 0.1),
 		Index(1_000_001, 0),
 	)
+}
+
+// joinPieces returns the pieces idx names (each index modulo the pool), in
+// order, as one string: how the index-built texts become text.
+func joinPieces(pool []string, idx []int) string {
+	var b strings.Builder
+	for _, i := range idx {
+		b.WriteString(pool[i%len(pool)])
+	}
+	return b.String()
 }

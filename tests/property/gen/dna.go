@@ -89,14 +89,7 @@ type DNAAlert struct {
 // dnaLabelNames are the label names DNAAlert.Labels fill, in order.
 var dnaLabelNames = []string{"alertname", "service", "job", "app", "container", "env", "category", "reason", "pod", "namespace", "instance", "target"}
 
-func dnaText(idx []int) string {
-	pieces := DNAPieces()
-	var b strings.Builder
-	for _, i := range idx {
-		b.WriteString(pieces[i%len(pieces)])
-	}
-	return b.String()
-}
+func dnaText(idx []int) string { return joinPieces(DNAPieces(), idx) }
 
 // Alert returns the alert.
 func (d DNAAlert) Alert() openrecall.Alert {

@@ -44,14 +44,7 @@ type SecretText struct {
 }
 
 // String returns the text.
-func (t SecretText) String() string {
-	pieces := SecretPieces()
-	var b strings.Builder
-	for _, i := range t.Pieces {
-		b.WriteString(pieces[i%len(pieces)])
-	}
-	return b.String()
-}
+func (t SecretText) String() string { return joinPieces(SecretPieces(), t.Pieces) }
 
 // SecretTextGen generates texts of up to 16 pieces of SecretPieces, shrinking
 // toward fewer and earlier pieces.

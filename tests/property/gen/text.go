@@ -31,14 +31,7 @@ type Text struct {
 }
 
 // String returns the text.
-func (t Text) String() string {
-	atoms := TextAtoms()
-	var b strings.Builder
-	for _, i := range t.Atoms {
-		b.WriteString(atoms[i%len(atoms)])
-	}
-	return b.String()
-}
+func (t Text) String() string { return joinPieces(TextAtoms(), t.Atoms) }
 
 // TextGen generates free text with Unicode and white-space traps: up to 24
 // atoms, shrinking toward fewer and simpler atoms.
