@@ -53,7 +53,7 @@ smoke: build
 	$(GO) run ./scripts/smoke -bin ./$(BIN)
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/... ./model/local/...
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/... ./model/local/... ./routing/...
 
 # analyze throughput on the fixed 20k-alert rule-corpus queue, 1 and 2
 # workers: CPU µs per alert, peak RSS, cache hit rates, the ratio to merely
