@@ -35,75 +35,7 @@ func ParseAnalysis(text string) (openrecall.Analysis, error) {
 	if a, ok := decodeAnswer(text); ok {
 		return a, nil
 	}
-	if a, ok := parseAnalysisFast(text); ok {
-		return a, nil
-	}
 	return ParseAnalysisTwoPass(text)
-}
-
-// parseAnalysisFast is ParseAnalysis in one decoding pass for an answer that
-// passes: it decodes strictly, then checks that the object's own keys name
-// decision and confidence exactly. It gives up (ok false) on anything else,
-// a key written with an escape included, for ParseAnalysisTwoPass to say
-// what is wrong. Property P44 checks the two agree.
-func parseAnalysisFast(text string) (openrecall.Analysis, bool) {
-	text = strings.TrimSpace(text)
-	if !strings.HasPrefix(text, "{") {
-		return openrecall.Analysis{}, false
-	}
-	var a openrecall.Analysis
-	if decodeOne(text, &a, true) != nil {
-		return openrecall.Analysis{}, false
-	}
-	decision, confidence, plain := topLevelKeys(text)
-	if !plain || !decision || !confidence {
-		return openrecall.Analysis{}, false
-	}
-	return a, true
-}
-
-// topLevelKeys reports whether the JSON object text (valid, as decoded)
-// has the keys "decision" and "confidence" at its top level, byte for byte;
-// plain is false when a top-level key holds an escape, whose decoded name
-// this scan does not compute.
-func topLevelKeys(text string) (decision, confidence, plain bool) {
-	depth, expectKey := 0, false
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; c {
-		case '{':
-			depth++
-			expectKey = depth == 1
-		case '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ',':
-			expectKey = depth == 1
-		case '"':
-			j := i + 1
-			escaped := false
-			for ; j < len(text) && text[j] != '"'; j++ {
-				if text[j] == '\\' {
-					escaped = true
-					j++
-				}
-			}
-			if expectKey {
-				if escaped {
-					return false, false, false
-				}
-				switch text[i+1 : j] {
-				case "decision":
-					decision = true
-				case "confidence":
-					confidence = true
-				}
-				expectKey = false
-			}
-			i = j
-		}
-	}
-	return decision, confidence, true
 }
 
 // ParseAnalysisTwoPass is ParseAnalysis as two decodes, the keys first for

@@ -49,8 +49,15 @@ type AnswerMember struct {
 	Typed      bool
 }
 
+// answerTypeOf gives the other spellings of decision and confidence (by
+// AnswerKeys index) the type of the field they spell.
+var answerTypeOf = map[int]int{10: 0, 11: 1, 12: 0, 13: 1, 14: 0, 16: 0}
+
 func (m AnswerMember) value() string {
 	k := m.Key % len(AnswerKeys())
+	if t, ok := answerTypeOf[k]; ok && m.Typed {
+		k = t
+	}
 	if m.Typed && k < len(answerTyped) {
 		return answerTyped[k][m.Value%len(answerTyped[k])]
 	}
@@ -58,12 +65,21 @@ func (m AnswerMember) value() string {
 	return values[m.Value%len(values)]
 }
 
+// answerRequired are the required members AnswerText may start with: none,
+// both named exactly, and one of them in another case or with an escape
+// (which the gate must not take for the field).
+var answerRequired = []string{
+	"", `"decision":"known_benign","confidence":0.9`, `"decision":"real","Confidence":0.9`,
+	`"DECISION":"real","confidence":0.7`, `"decision":"real","confidenc\u0065":0.8`,
+}
+
 // AnswerText is a model answer built by index: an object of members, or
 // another top-level shape, with white space or trailing data.
 type AnswerText struct {
 	Members []AnswerMember
-	// Required starts the object with a typed decision and confidence.
-	Required bool
+	// Required starts the object with a typed decision and confidence,
+	// spelled as answerRequired[Required] says (0: without them).
+	Required int
 	// Shape: 0 an object, 1 an object and trailing data, 2 an array of it,
 	// 3 null, 4 an object with white space around, 5 an object cut short.
 	Shape int
@@ -73,8 +89,8 @@ type AnswerText struct {
 func (a AnswerText) String() string {
 	keys := AnswerKeys()
 	var parts []string
-	if a.Required {
-		parts = append(parts, `"decision":"known_benign"`, `"confidence":0.9`)
+	if r := answerRequired[a.Required%len(answerRequired)]; r != "" {
+		parts = append(parts, r)
 	}
 	for _, m := range a.Members {
 		parts = append(parts, keys[m.Key%len(keys)]+":"+m.value())
@@ -108,7 +124,7 @@ func AnswerTextGen() gopter.Gen {
 	})
 	return gg.Struct(reflect.TypeOf(AnswerText{}), map[string]gopter.Gen{
 		"Members":  SliceUpTo(12, member, reflect.TypeOf(AnswerMember{})),
-		"Required": gg.Weighted([]gg.WeightedGen{{Weight: 2, Gen: gg.Const(true)}, {Weight: 1, Gen: gg.Const(false)}}),
+		"Required": Of([]int{1, 0, 2, 3, 4}, 0.5),
 		"Shape":    Of([]int{0, 4, 1, 2, 3, 5}, 0.6),
 	})
 }
