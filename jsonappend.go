@@ -261,13 +261,21 @@ func (o *jsonObject) stringMapOmit(name string, m map[string]string) {
 	}
 }
 
-// object appends a nested object written by fill.
+// object appends a nested object whose members fill writes, through o
+// itself (its member count saved and restored), so nesting allocates
+// nothing.
 func (o *jsonObject) object(name string, fill func(*jsonObject)) {
 	o.key(name)
-	inner := jsonObject{b: append(o.b, '{'), escapeHTML: o.escapeHTML, ok: true}
-	fill(&inner)
-	o.b = append(inner.b, '}')
-	o.ok = o.ok && inner.ok
+	o.nested(fill)
+}
+
+func (o *jsonObject) nested(fill func(*jsonObject)) {
+	o.b = append(o.b, '{')
+	n := o.n
+	o.n = 0
+	fill(o)
+	o.n = n
+	o.b = append(o.b, '}')
 }
 
 // array appends a JSON array of n objects, element i written by fill (null
@@ -283,10 +291,7 @@ func (o *jsonObject) array(name string, n int, null bool, fill func(int, *jsonOb
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		inner := jsonObject{b: append(o.b, '{'), escapeHTML: o.escapeHTML, ok: true}
-		fill(i, &inner)
-		o.b = append(inner.b, '}')
-		o.ok = o.ok && inner.ok
+		o.nested(func(o *jsonObject) { fill(i, o) })
 	}
 	o.b = append(o.b, ']')
 }

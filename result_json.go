@@ -12,29 +12,34 @@ import "encoding/json"
 // TestResultAppendJSONMatchesEncodingJSON fills every field of every
 // nested type and compares the two.
 func (r Result) AppendJSON(b []byte, escapeHTML bool) ([]byte, error) {
-	return appendJSONValue(b, escapeHTML, r, r.appendMembers)
+	o := jsonObject{b: append(b, '{'), escapeHTML: escapeHTML, ok: true}
+	r.appendMembers(&o)
+	if o.ok {
+		return append(o.b, '}'), nil
+	}
+	return appendMarshaled(b, r)
 }
 
 // AppendJSON appends the JSON encoding of a to b, as Result.AppendJSON does
 // for a result (a model answer is encoded for every analysed alert).
 func (a Analysis) AppendJSON(b []byte, escapeHTML bool) ([]byte, error) {
-	return appendJSONValue(b, escapeHTML, a, a.appendMembers)
+	o := jsonObject{b: append(b, '{'), escapeHTML: escapeHTML, ok: true}
+	a.appendMembers(&o)
+	if o.ok {
+		return append(o.b, '}'), nil
+	}
+	return appendMarshaled(b, a)
 }
 
-// appendJSONValue appends the object members writes, or, when it met a
-// value it cannot write as encoding/json would, what json.Marshal writes
-// for v (and its error).
-func appendJSONValue(b []byte, escapeHTML bool, v any, members func(*jsonObject)) ([]byte, error) {
-	o := jsonObject{b: append(b, '{'), escapeHTML: escapeHTML, ok: true}
-	members(&o)
-	if !o.ok {
-		std, err := json.Marshal(v)
-		if err != nil {
-			return b, err
-		}
-		return append(b, std...), nil
+// appendMarshaled appends what json.Marshal writes for v, or returns its
+// error: the way out for a value the hand-written encoders met one they
+// cannot write as encoding/json would (v is boxed only then).
+func appendMarshaled(b []byte, v any) ([]byte, error) {
+	std, err := json.Marshal(v)
+	if err != nil {
+		return b, err
 	}
-	return append(o.b, '}'), nil
+	return append(b, std...), nil
 }
 
 func (r Result) appendMembers(o *jsonObject) {
