@@ -164,9 +164,7 @@ func (s Sealer) mac(msg []byte) string {
 	}
 	m := s.macs.Get().(hash.Hash)
 	m.Reset()
-	m.Write(msg)
-	var sum [sha256.Size]byte
-	out := hex.EncodeToString(m.Sum(sum[:0]))
+	out := macHex(m, msg)
 	s.macs.Put(m)
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -64,10 +65,13 @@ func (k Key) ID() string {
 }
 
 // mac returns the hex HMAC-SHA-256 of msg under k.
-func (k Key) mac(msg []byte) string {
-	m := hmac.New(sha256.New, []byte(k.b))
+func (k Key) mac(msg []byte) string { return macHex(hmac.New(sha256.New, []byte(k.b)), msg) }
+
+// macHex writes msg to the keyed state m and returns the hex of its sum.
+func macHex(m hash.Hash, msg []byte) string {
 	m.Write(msg)
-	return hex.EncodeToString(m.Sum(nil))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(m.Sum(sum[:0]))
 }
 
 // ReadKeyFile reads the key file at path. A missing file is an error
