@@ -3,6 +3,7 @@ package intake
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -198,8 +199,10 @@ func environmentFrom(candidates ...string) string {
 
 // finish cleans and completes a built alert: title fallback, severity,
 // environment and service from labels, and a content hash id when the source
-// gave none.
-func finish(a *openrecall.Alert, severity, environment, service string) {
+// gave none. It refuses a firing alert that cleaning left empty (no title,
+// text or label: its fields held only white space and control characters),
+// which the shapes' own checks, made before cleaning, let through.
+func finish(a *openrecall.Alert, severity, environment, service string) error {
 	a.Title = cleanLine(a.Title)
 	a.Text = cleanText(a.Text)
 	a.Labels = cleanMap(a.Labels)
@@ -211,6 +214,9 @@ func finish(a *openrecall.Alert, severity, environment, service string) {
 	}
 	if a.Title == "" {
 		a.Title = firstLine(a.Text)
+	}
+	if a.Title == "" && a.Text == "" && len(a.Labels) == 0 && a.Status != openrecall.StatusResolved {
+		return errors.New("empty alert: nothing left but white space and control characters")
 	}
 	if severity == "" {
 		severity = first(a.Labels, "severity", "priority", "level")
@@ -227,6 +233,7 @@ func finish(a *openrecall.Alert, severity, environment, service string) {
 	if a.ID == "" {
 		a.ID = contentID(*a)
 	}
+	return nil
 }
 
 // contentID is "h-" and the first 16 hex digits of SHA-256 over the

@@ -274,7 +274,9 @@ func newWebhookAlert(labels, annotations map[string]string, status, fp string, s
 		Status:      status,
 		Timestamp:   startsAt,
 	}
-	finish(&a, "", "", "")
+	if err := finish(&a, "", "", ""); err != nil {
+		return openrecall.Alert{}, err
+	}
 	return a, nil
 }
 
@@ -325,7 +327,9 @@ func prometheusAlert(o object) (openrecall.Alert, error) {
 		Status:      openrecall.StatusFiring,
 		Timestamp:   startsAt,
 	}
-	finish(&a, "", "", "")
+	if err := finish(&a, "", "", ""); err != nil {
+		return openrecall.Alert{}, err
+	}
 	return a, nil
 }
 
@@ -402,7 +406,9 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 	if service == "" {
 		service = strings.TrimSpace(fields["source"])
 	}
-	finish(&a, fields["severity"], "", service)
+	if err := finish(&a, fields["severity"], "", service); err != nil {
+		return openrecall.Alert{}, err
+	}
 	return a, nil
 }
 
@@ -476,7 +482,9 @@ func genericAlert(o object, format string) (openrecall.Alert, error) {
 	if strings.TrimSpace(env) == "" {
 		env = s["env"]
 	}
-	finish(&a, s["severity"], env, s["service"])
+	if err := finish(&a, s["severity"], env, s["service"]); err != nil {
+		return openrecall.Alert{}, err
+	}
 	return a, nil
 }
 
@@ -490,7 +498,9 @@ func textAlert(s string) (openrecall.Alert, error) {
 	if a.Title == "" {
 		return openrecall.Alert{}, errors.New("empty alert: the text is blank")
 	}
-	finish(&a, "", "", "")
+	if err := finish(&a, "", "", ""); err != nil {
+		return openrecall.Alert{}, err
+	}
 	return a, nil
 }
 

@@ -335,3 +335,24 @@ func benchmarkAlerts(b *testing.B, data []byte, want int) {
 		}
 	}
 }
+
+// TestControlOnlyAlertsAreRejected pins what FuzzReader found: an alert
+// whose only content is control characters passed the shapes' blank checks
+// (made before cleaning) and came out of cleaning empty, yet accepted.
+func TestControlOnlyAlertsAreRejected(t *testing.T) {
+	for _, in := range []string{
+		`{"title":"\u007f"}`,
+		"{\"title\":\"\x7f\"}",
+		`{"title":" \u0001 ","text":"\u0085"}`,
+		`{"status":"firing","alerts":[{"status":"firing","annotations":{"summary":"\u007f"}}]}`,
+		`{"payload":{"summary":"\u0007","source":"x","severity":"info"},"event_action":"trigger","routing_key":"k"}`,
+	} {
+		recs, err := ParseBytes([]byte(in), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 1 || recs[0].Err == nil || !strings.Contains(recs[0].Err.Reason, "empty alert") {
+			t.Errorf("%q: %+v, want one record rejected as an empty alert", in, recs)
+		}
+	}
+}
