@@ -104,11 +104,22 @@ func MostSevere(memories ...Severity) Severity {
 	return best
 }
 
-// Alert statuses.
+// Alert statuses. Only a firing alert is triaged: an acknowledged or
+// resolved notice is recorded (a person already has it, or it is over).
 const (
-	StatusFiring   = "firing"
-	StatusResolved = "resolved"
+	StatusFiring       = "firing"
+	StatusAcknowledged = "acknowledged"
+	StatusResolved     = "resolved"
+	// StatusNotice is a sender's message that is not an alert but needs a
+	// person (an SNS subscription to confirm): shown, never triaged.
+	StatusNotice = "notice"
 )
+
+// Triaged reports whether an alert of status s is triaged: firing or no
+// status at all.
+func Triaged(status string) bool {
+	return status != StatusResolved && status != StatusAcknowledged && status != StatusNotice
+}
 
 // Position says where a record was in its input: a 1-based line for line
 // formats, a 0-based index into a JSON array or an Alertmanager alerts[]
@@ -160,4 +171,26 @@ type Alert struct {
 	Status      string    `json:"status,omitempty"`
 	Timestamp   time.Time `json:"timestamp,omitzero"`
 	Position    Position  `json:"position"`
+	// Sender names the sender adapter that read the alert ("datadog",
+	// "falcosidekick"; DESIGN §3); empty for the product's own alert object
+	// and plain text.
+	Sender string `json:"sender,omitempty"`
+	// Rule is the sender's check exactly as sent — its monitor, alarm,
+	// condition, trigger, rule or signature id or name — or empty when the
+	// sender names none. When set it is the rule of the alert's identity,
+	// never masked (DESIGN §4).
+	Rule string `json:"rule,omitempty"`
+	// Security says the alert comes from a security detection source: it
+	// is an attack whatever its text says (DESIGN §4).
+	Security bool `json:"security,omitempty"`
+	// Episode says ID names one firing episode: a new firing of the same
+	// check gets a new id, and a redelivery of this one keeps it.
+	Episode bool `json:"episode,omitempty"`
+	// Entities are the fields that name what acted (process, user, image,
+	// command, account), by name; never an instance id, time or counter.
+	Entities map[string]string `json:"entities,omitempty"`
+	// Origin says which field of the sender's payload each part came from,
+	// by part ("title", "severity", "service", "rule", "id",
+	// "environment"), for explanations.
+	Origin map[string]string `json:"origin,omitempty"`
 }

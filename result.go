@@ -9,7 +9,7 @@ import (
 const (
 	ResultTriaged  = "triaged"  // the alert went through triage
 	ResultRejected = "rejected" // intake refused the record
-	ResultResolved = "resolved" // a resolved alert, recorded and not triaged
+	ResultResolved = "resolved" // a resolved or acknowledged alert, or a sender's notice: recorded, not triaged
 )
 
 // Mode is the pair of backends a run used. It shows in every output and never

@@ -97,6 +97,12 @@ func (a Alert) appendMembers(o *jsonObject) {
 		o.time("timestamp", a.Timestamp)
 	}
 	o.object("position", a.Position.appendMembers)
+	o.strOmit("sender", a.Sender)
+	o.strOmit("rule", a.Rule)
+	o.boolOmit("security", a.Security)
+	o.boolOmit("episode", a.Episode)
+	o.stringMapOmit("entities", a.Entities)
+	o.stringMapOmit("origin", a.Origin)
 }
 
 func (f Fingerprint) appendMembers(o *jsonObject) {

@@ -99,7 +99,18 @@ func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.
 		}
 	}
 	pagerduty := a.Format == "pagerduty"
+	sent := collapse(a.Rule)
 	switch {
+	case sent != "":
+		// A sender's rule is its check's id or name exactly as sent, never a
+		// template (DESIGN §4): CVE-2021-42278 and CVE-2021-42287 are two
+		// detections.
+		id.Rule = sent
+		note(IdentityRule, id.Rule, IdentityPrecedence, senderSource(a, "rule"))
+	case a.Sender == GenericSender:
+		// A JSON object that no sender recognises and that names no rule has
+		// no identity: memory never vouches for it (DESIGN §3).
+		return openrecall.Identity{}, nil
 	case collapse(a.Labels["alertname"]) != "":
 		id.Rule = collapse(a.Labels["alertname"])
 		note(IdentityRule, id.Rule, IdentityPrecedence, SourceLabelPrefix+"alertname")
@@ -116,7 +127,17 @@ func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.
 	if id.Rule == "" {
 		return openrecall.Identity{}, nil
 	}
+	if sent != "" {
+		// The adapter read the sender's own service field: it comes first.
+		if v := normalizeService(a.Service); v != "" {
+			id.Service = v
+			note(IdentityService, v, IdentityPrecedence, senderSource(a, "service"))
+		}
+	}
 	for _, k := range serviceLabels {
+		if id.Service != "" {
+			break
+		}
 		if v := normalizeService(a.Labels[k]); v != "" {
 			id.Service = v
 			note(IdentityService, v, IdentityPrecedence, SourceLabelPrefix+k)
@@ -160,6 +181,20 @@ func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.
 		break
 	}
 	return id, ev
+}
+
+// GenericSender is the Alert.Sender intake gives a JSON object that no
+// sender recognises.
+const GenericSender = "json"
+
+// senderSource names where a sender alert's part came from: "sender
+// datadog: tags.service".
+func senderSource(a openrecall.Alert, part string) string {
+	s := "sender " + a.Sender
+	if f := a.Origin[part]; f != "" {
+		s += ": " + f
+	}
+	return s
 }
 
 // podOwner returns the name of a pod without its hash suffix or ordinal:

@@ -215,7 +215,7 @@ func finish(a *openrecall.Alert, severity, environment, service string) error {
 	if a.Title == "" {
 		a.Title = firstLine(a.Text)
 	}
-	if a.Title == "" && a.Text == "" && len(a.Labels) == 0 && a.Status != openrecall.StatusResolved {
+	if a.Title == "" && a.Text == "" && len(a.Labels) == 0 && openrecall.Triaged(a.Status) {
 		return errors.New("empty alert: nothing left but white space and control characters")
 	}
 	if severity == "" {

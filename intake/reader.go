@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake/sender"
 )
 
 // mode is what the Reader is reading now.
@@ -109,11 +110,15 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		opts:      opts,
 		maxRec:    opts.MaxRecordBytes,
 		lineStart: true,
-		p:         parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source},
+		p:         parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source, senders: sender.All()},
 	}
 	switch opts.Format {
 	case FormatAlertmanager, FormatPrometheus, FormatPagerDuty:
 		rd.p.shape = opts.Format
+	default:
+		if s, ok := sender.Lookup(string(opts.Format)); ok && !s.Builtin {
+			rd.p.shape = Format(s.Name)
+		}
 	}
 	return rd
 }

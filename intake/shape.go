@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake/sender"
 )
 
 // parser turns one JSON value into records. It holds no state between
@@ -23,6 +24,8 @@ type parser struct {
 	container Format
 	maxRecord int
 	source    string
+	// senders are the sender adapters, in detection order.
+	senders []sender.Sender
 }
 
 // reject appends a rejected record.
@@ -49,7 +52,7 @@ func (p *parser) value(out []Record, raw []byte, pos openrecall.Position, line i
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return reject(out, pos, "%s", jsonReason(err))
 		}
-		return p.object(out, object(m), pos, line)
+		return p.object(out, object(m), raw, pos, line)
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -136,7 +139,10 @@ func (p *parser) classify(o object) Format {
 }
 
 // object parses one JSON object by its shape.
-func (p *parser) object(out []Record, o object, pos openrecall.Position, line int) []Record {
+func (p *parser) object(out []Record, o object, raw []byte, pos openrecall.Position, line int) []Record {
+	if _, ok := p.forcedSender(); ok {
+		return p.senderObject(out, o, raw, pos)
+	}
 	shape := p.classify(o)
 	if p.shape != "" && shape != p.shape {
 		return reject(out, pos, "%s", shapeMismatch(p.shape, "the object"))
@@ -154,7 +160,7 @@ func (p *parser) object(out []Record, o object, pos openrecall.Position, line in
 	case FormatPrometheus:
 		a, err = prometheusAlert(o)
 	default:
-		a, err = genericAlert(o, string(shape))
+		return p.senderObject(out, o, raw, pos)
 	}
 	if err != nil {
 		return reject(out, pos, "%v", err)
@@ -273,6 +279,8 @@ func newWebhookAlert(labels, annotations map[string]string, status, fp string, s
 		Source:      source,
 		Status:      status,
 		Timestamp:   startsAt,
+		Sender:      source,
+		Episode:     true,
 	}
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
@@ -326,6 +334,8 @@ func prometheusAlert(o object) (openrecall.Alert, error) {
 		Source:      "prometheus",
 		Status:      openrecall.StatusFiring,
 		Timestamp:   startsAt,
+		Sender:      "prometheus",
+		Episode:     true,
 	}
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
@@ -360,22 +370,28 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 	if action != "trigger" && key == "" {
 		return openrecall.Alert{}, fmt.Errorf("a %s event needs a dedup_key", action)
 	}
-	a := openrecall.Alert{Format: string(FormatPagerDuty), Status: openrecall.StatusFiring}
-	if action != "trigger" {
+	a := openrecall.Alert{Format: string(FormatPagerDuty), Status: openrecall.StatusFiring, Sender: "pagerduty"}
+	switch action {
+	case "acknowledge":
+		a.Status = openrecall.StatusAcknowledged
+		a.Annotations = map[string]string{"event_action": action}
+	case "resolve":
 		a.Status = openrecall.StatusResolved
 		a.Annotations = map[string]string{"event_action": action}
 	}
 	if key != "" {
 		a.ID = "pd-" + key
 	}
+	// Optional fields of another type are read leniently (DESIGN §3): a
+	// number as its text, an object left out, a timestamp that is no time
+	// kept as the label timestamp.
 	fields := map[string]string{}
 	for _, k := range []string{"summary", "source", "severity", "component", "group", "class"} {
-		if fields[k], err = payload.str(k); err != nil {
-			return openrecall.Alert{}, fmt.Errorf("payload.%w", err)
-		}
+		fields[k] = payload.lenient(k)
 	}
+	var badTime string
 	if a.Timestamp, err = payload.time("timestamp"); err != nil {
-		return openrecall.Alert{}, fmt.Errorf("payload.%w", err)
+		badTime = payload.lenient("timestamp")
 	}
 	a.Labels = map[string]string{}
 	if raw, ok := payload["custom_details"]; ok {
@@ -397,6 +413,9 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 			a.Labels[k] = fields[k]
 		}
 	}
+	if badTime != "" {
+		a.Labels["timestamp"] = badTime
+	}
 	a.Title = fields["summary"]
 	a.Source = fields["source"]
 	if action == "trigger" && strings.TrimSpace(a.Title) == "" && strings.TrimSpace(a.Text) == "" && len(a.Labels) == 0 {
@@ -412,34 +431,22 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 	return a, nil
 }
 
-// genericAlert parses the product's own alert object.
+// genericAlert parses the product's own alert object. A member of another
+// type than the schema's never rejects it (DESIGN §3): a string member
+// given as a number or boolean is read as its text, one given as an object
+// or array (an Opsgenie or Elastic source object) is left out, labels or
+// annotations that are no object are left out, and a timestamp that is no
+// time is kept as the annotation timestamp.
 func genericAlert(o object, format string) (openrecall.Alert, error) {
 	s := map[string]string{}
-	for _, k := range []string{"title", "text", "raw_alert", "summary", "description", "message", "service", "environment", "env", "source", "status"} {
-		v, err := o.str(k)
-		if err != nil {
-			return openrecall.Alert{}, err
-		}
-		s[k] = v
+	for _, k := range []string{"title", "text", "raw_alert", "summary", "description", "message", "service", "environment", "env", "source", "status", "id", "severity"} {
+		s[k] = o.lenient(k)
 	}
-	for _, k := range []string{"id", "severity"} {
-		v, err := o.scalar(k)
-		if err != nil {
-			return openrecall.Alert{}, err
-		}
-		s[k] = v
-	}
-	labels, err := o.strMap("labels")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
-	annotations, err := o.strMap("annotations")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
+	labels, _ := o.strMap("labels")
+	annotations, _ := o.strMap("annotations")
 	ts, err := o.time("timestamp")
 	if err != nil {
-		return openrecall.Alert{}, err
+		annotations = withLabel(annotations, "timestamp", o.lenient("timestamp"))
 	}
 	blank := func(k string) bool { return strings.TrimSpace(s[k]) == "" }
 	if blank("title") && blank("text") && blank("raw_alert") && blank("summary") && blank("description") && blank("message") && len(cleanMap(labels)) == 0 {
@@ -448,6 +455,7 @@ func genericAlert(o object, format string) (openrecall.Alert, error) {
 	a := openrecall.Alert{
 		ID:          s["id"],
 		Format:      format,
+		Sender:      "openrecall",
 		Title:       s["title"],
 		Labels:      labels,
 		Annotations: annotations,
@@ -526,6 +534,21 @@ func (o object) str(key string) (string, error) {
 	return s, nil
 }
 
+// lenient returns a scalar field as text (a string as itself, a number or
+// boolean as written); "" when absent, null, an object or an array.
+func (o object) lenient(key string) string {
+	raw, ok := o[key]
+	if !ok || len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '{', '[', 'n':
+		return ""
+	}
+	s, _ := scalarString(raw)
+	return s
+}
+
 // scalar returns a string or number field as a string.
 func (o object) scalar(key string) (string, error) {
 	raw, ok := o[key]
@@ -595,33 +618,22 @@ func (o object) time(key string) (time.Time, error) {
 	return unixTime(key, string(raw))
 }
 
-// timeLayouts are the layouts of a time given as a string, tried in order.
-var timeLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"}
-
-// timeText reads a time field given as a JSON string, s decoded: an RFC
-// 3339 time or a number of unix seconds; blank and Go's zero time are the
-// zero time.
+// timeText reads a time field given as a JSON string, s decoded, in any
+// form sender.ParseTime reads (ISO 8601 as senders write it, RFC 1123, unix
+// seconds); blank and Go's zero time are the zero time.
 func timeText(key, s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
+	t, err := sender.ParseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %s is not an ISO 8601 time or unix seconds", key, strconv.Quote(truncate(strings.TrimSpace(s), 64)))
 	}
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			if t.Year() <= 1 {
-				return time.Time{}, nil
-			}
-			return t.UTC(), nil
-		}
-	}
-	return unixTime(key, s)
+	return t, nil
 }
 
 // unixTime reads s as unix seconds, or milliseconds when above 1e12.
 func unixTime(key, s string) (time.Time, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e17 {
-		return time.Time{}, fmt.Errorf("%s %s is not an RFC 3339 time or unix seconds", key, strconv.Quote(truncate(s, 64)))
+		return time.Time{}, fmt.Errorf("%s %s is not an ISO 8601 time or unix seconds", key, strconv.Quote(truncate(s, 64)))
 	}
 	if f > 1e12 {
 		return time.UnixMilli(int64(f)).UTC(), nil

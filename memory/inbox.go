@@ -96,15 +96,15 @@ func severityRank(s openrecall.Severity) int {
 // intake's ids for Alertmanager webhooks and Prometheus alerts do (the
 // fingerprint and the start time): a new episode gets a new id.
 func episodic(a openrecall.Alert) bool {
-	return a.Format == "alertmanager" || a.Format == "prometheus"
+	return a.Episode || a.Format == "alertmanager" || a.Format == "prometheus"
 }
 
 // noticeState is the alert state a delivery asks for.
 func noticeState(a openrecall.Alert) string {
 	switch {
-	case a.Status != openrecall.StatusResolved:
+	case openrecall.Triaged(a.Status):
 		return openrecall.AlertFiring
-	case a.Annotations["event_action"] == "acknowledge":
+	case a.Status == openrecall.StatusAcknowledged, a.Annotations["event_action"] == "acknowledge":
 		return openrecall.AlertAcknowledged
 	}
 	return openrecall.AlertResolved

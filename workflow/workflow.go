@@ -187,10 +187,10 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	res.FingerprintID = fp.ID()
 	res.Identity = w.cfg.Fingerprinter.Identify(a)
 
-	if a.Status == openrecall.StatusResolved {
+	if !openrecall.Triaged(a.Status) {
 		res.Outcome = openrecall.ResultResolved
 		intakeStep.Outcome = openrecall.OutcomeRecorded
-		intakeStep.Reason = fmt.Sprintf("resolved notification for alert %s: recorded, not triaged", a.ID)
+		intakeStep.Reason = fmt.Sprintf("%s notification for alert %s: recorded, not triaged", a.Status, a.ID)
 		res.Steps = []openrecall.RouteStep{intakeStep}
 		return w.finish(res, start)
 	}

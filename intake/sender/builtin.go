@@ -1,0 +1,54 @@
+package sender
+
+import "github.com/openrecall/openrecall"
+
+// The built-in senders are read by intake's own reader (its fast path for
+// webhooks and its readers of the other shapes); they are listed here for
+// the registry, the forced formats and the documentation.
+
+func alertmanager() Sender {
+	return Sender{Name: "alertmanager", Display: "Prometheus Alertmanager", Builtin: true, Episode: true,
+		Doc: Doc{
+			Point: "receivers: webhook_configs: url: http://HOST:8080/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
+			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, app.kubernetes.io/name, container, component, job",
+			Rule: "labels.alertname", ID: "fingerprint + startsAt (one id per firing episode)", Source: "captured webhooks of Alertmanager 0.25 (../shared/fixtures/alertmanager)",
+		}}
+}
+
+func grafana() Sender {
+	return Sender{Name: "grafana", Display: "Grafana alerting", Builtin: true, Episode: true,
+		Doc: Doc{
+			Point: "contact point of type Webhook, URL http://HOST:8080/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
+			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, …, job",
+			Rule: "labels.alertname", ID: "fingerprint + startsAt", Source: "Grafana's documented webhook payload (version 1)",
+		}}
+}
+
+func prometheus() Sender {
+	return Sender{Name: "prometheus", Display: "Prometheus (postable alerts)", Builtin: true, Episode: true,
+		Doc: Doc{
+			Point: "alerting: alertmanagers: a static target whose api path posts to /api/v1/alerts/prometheus", Auth: "authorization: credentials: TOKEN",
+			Title: "annotations.summary", Severity: "labels.severity", Service: "labels service, app, …, job",
+			Rule: "labels.alertname", ID: "Alertmanager's fingerprint of the labels + startsAt", Source: "the array Prometheus posts to /api/v2/alerts (captured)",
+		}}
+}
+
+func pagerDuty() Sender {
+	scale := Scale{"critical": openrecall.SeverityCritical, "error": openrecall.SeverityHigh, "warning": openrecall.SeverityMedium, "info": openrecall.SeverityInfo}
+	return Sender{Name: "pagerduty", Display: "PagerDuty Events API v2", Builtin: true,
+		Severity: scale.Map, Levels: []string{"critical", "error", "warning", "info"},
+		Doc: Doc{
+			Point: "any Events v2 emitter: events URL http://HOST:8080/v2/enqueue (or /api/v1/alerts/pagerduty)", Auth: "routing_key in the event (the token), or Authorization header",
+			Title: "payload.summary", Severity: "payload.severity (critical, error, warning, info)", Service: "payload.component",
+			Rule: "custom_details.alertname, else payload.class, else the summary template", ID: "dedup_key", Source: "PagerDuty's documented Events v2 samples",
+		}}
+}
+
+func openrecallObject() Sender {
+	return Sender{Name: "openrecall", Display: "openrecall alert object (any JSON)", Builtin: true,
+		Doc: Doc{
+			Point: "POST a JSON object, array or JSON Lines to http://HOST:8080/api/v1/alerts", Auth: "Authorization header (Bearer TOKEN) or ?token=",
+			Title: "title, else summary, else the first line of text", Severity: "severity", Service: "service, else labels service, app, …",
+			Rule: "labels.alertname, else the title template", ID: "id, else a hash of the content", Source: "the product's own schema (README)",
+		}}
+}

@@ -1,0 +1,233 @@
+package sender
+
+import (
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Sender is one alert sender's adapter: how to recognise its payload and
+// how to read it into events (DESIGN §3). A Sender is a value: its
+// functions are pure and safe for concurrent use.
+type Sender struct {
+	// Name is the sender's key: the Alert's Sender, the path segment of
+	// POST /api/v1/alerts/{sender} and the --format name ("datadog").
+	Name string
+	// Display is the sender's name as its users write it ("Datadog").
+	Display string
+	// Security says the sender is a security detection source: every alert
+	// it sends is an attack (DESIGN §4).
+	Security bool
+	// Episode says the ids Map gives name one firing episode: a new firing
+	// of the same check gets a new id, a redelivery of one keeps it.
+	Episode bool
+	// Builtin says intake's own reader reads the sender's payloads
+	// (Alertmanager, Grafana, Prometheus, PagerDuty Events v2, the
+	// product's own alert object): Match and Map are nil.
+	Builtin bool
+	// Match reports whether a decoded JSON object is this sender's
+	// payload. It must hold only for the sender's own shape: every
+	// fixture of every other sender fails it.
+	Match func(v Value) bool
+	// Open, when set, opens an envelope: the payload it carries, to be
+	// recognised again (an SNS notification's Message), and whether it
+	// carries one; when it does not, Map reads the envelope itself.
+	Open func(v Value) (Value, bool)
+	// Map reads a payload Match accepted into its events (most payloads
+	// carry one). An error means the payload is the sender's but unusable;
+	// a field of an unexpected type is no error (Value reads it as zero).
+	Map func(v Value) ([]Event, error)
+	// Severity maps a value of the sender's own severity scale (as Map put
+	// it in Event.Severity) to the normalized one; nil means intake's
+	// NormalizeSeverity. Every value of Levels maps to a known severity.
+	Severity func(raw string) openrecall.Severity
+	// Levels are the values of the sender's documented severity scale.
+	Levels []string
+	// Doc says how to point the sender at openrecall and where each part
+	// comes from, for README's table and for explanations.
+	Doc Doc
+}
+
+// Doc documents a sender for people.
+type Doc struct {
+	// Point says how to point the sender at openrecall: where its webhook
+	// URL goes.
+	Point string
+	// Auth says how it authenticates: a header, a token field in its
+	// payload, or ?token= in the URL.
+	Auth string
+	// Title, Severity, Service, Rule and ID name the payload fields each
+	// part comes from.
+	Title, Severity, Service, Rule, ID string
+	// Source says where the fixtures' payloads come from.
+	Source string
+}
+
+// Event is one alert as a sender's payload states it, before intake
+// cleans and normalizes it.
+type Event struct {
+	// ID is the sender's stable id of the alert, prefixed by the sender
+	// ("dd-…"); empty for a content hash.
+	ID string
+	// Title is the human title the sender shows its users; Text the
+	// description and the evidence (event output, matched values, command
+	// line).
+	Title, Text string
+	// Severity is the value of the sender's own scale, as sent.
+	Severity string
+	// Service and Environment as the sender names them; Host is the host,
+	// instance or resource the alert fired on (never part of the identity).
+	Service, Environment, Host string
+	// Rule is the sender's check exactly as sent.
+	Rule string
+	// Status is openrecall.StatusFiring, StatusAcknowledged,
+	// StatusResolved or StatusNotice; empty means firing.
+	Status    string
+	Timestamp time.Time
+	// Labels are the sender's key-value fields worth keeping (tags,
+	// dimensions, custom details).
+	Labels map[string]string
+	// Entities name what acted (process, user, image, command, account).
+	Entities map[string]string
+	// Origin names the payload field each part came from, by part: title,
+	// severity, service, environment, rule, id.
+	Origin map[string]string
+}
+
+// Set records a part's value and the field it came from, when the value
+// is not blank; it returns whether it was.
+func (e *Event) Set(part, value, field string) bool {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return false
+	}
+	switch part {
+	case PartTitle:
+		e.Title = value
+	case PartSeverity:
+		e.Severity = value
+	case PartService:
+		e.Service = value
+	case PartEnvironment:
+		e.Environment = value
+	case PartRule:
+		e.Rule = value
+	case PartID:
+		e.ID = value
+	default:
+		return false
+	}
+	if e.Origin == nil {
+		e.Origin = map[string]string{}
+	}
+	e.Origin[part] = field
+	return true
+}
+
+// Label sets a label when its value is not blank.
+func (e *Event) Label(key, value string) {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return
+	}
+	if e.Labels == nil {
+		e.Labels = map[string]string{}
+	}
+	e.Labels[key] = value
+}
+
+// Entity records an entity field when its value is not blank.
+func (e *Event) Entity(key, value string) {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return
+	}
+	if e.Entities == nil {
+		e.Entities = map[string]string{}
+	}
+	e.Entities[key] = value
+}
+
+// Parts of an event that Origin names.
+const (
+	PartTitle       = "title"
+	PartSeverity    = "severity"
+	PartService     = "service"
+	PartEnvironment = "environment"
+	PartRule        = "rule"
+	PartID          = "id"
+)
+
+// MaxEvidence caps the evidence an adapter appends to an event's text.
+const MaxEvidence = 4 << 10
+
+// Evidence renders key-value evidence as lines "key: value", in the given
+// order, blank values skipped, capped at MaxEvidence bytes.
+func Evidence(pairs ...[2]string) string {
+	var b strings.Builder
+	for _, p := range pairs {
+		v := strings.TrimSpace(p[1])
+		if v == "" {
+			continue
+		}
+		line := p[0] + ": " + v
+		if b.Len()+len(line)+1 > MaxEvidence {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// JoinText joins the non-blank parts of a text with blank lines.
+func JoinText(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// Scale is a sender's documented severity scale, keyed by its values
+// folded (FoldLevel). Look it up with Map.
+type Scale map[string]openrecall.Severity
+
+// Map returns the severity of a value of the scale, folded; unknown when
+// the scale lacks it.
+func (s Scale) Map(raw string) openrecall.Severity {
+	if v, ok := s[FoldLevel(raw)]; ok {
+		return v
+	}
+	return openrecall.SeverityUnknown
+}
+
+// FoldLevel folds a severity value for lookup: lowercased, with spaces,
+// '-' and '_' removed ("SEV-1" and "sev 1" are "sev1").
+func FoldLevel(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || unicode.IsSpace(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// Status maps a sender's state word to an alert status: the words for
+// resolved (resolved, ok, closed, recovered, up…) and acknowledged
+// (acknowledged, ack…) are those statuses, everything else is firing.
+func Status(raw string) string {
+	switch FoldLevel(raw) {
+	case "resolved", "resolve", "ok", "closed", "close", "recovered", "recovery", "up", "inactive", "normal", "cleared", "clear", "deleted", "dismissed", "fixed", "succeeded", "success", "passed", "pass":
+		return openrecall.StatusResolved
+	case "acknowledged", "acknowledge", "ack", "acked":
+		return openrecall.StatusAcknowledged
+	}
+	return openrecall.StatusFiring
+}

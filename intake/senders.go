@@ -1,0 +1,176 @@
+package intake
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake/sender"
+)
+
+// ownKeys are the members of the product's own alert object: an object
+// holding only these is read as one without asking the senders.
+var ownKeys = map[string]bool{"id": true, "title": true, "text": true, "raw_alert": true, "labels": true, "annotations": true,
+	"severity": true, "service": true, "environment": true, "env": true, "source": true, "timestamp": true, "status": true,
+	"summary": true, "description": true, "message": true}
+
+// ownObject reports whether every member of o is one of the product's own
+// alert object.
+func ownObject(o object) bool {
+	for k := range o {
+		if !ownKeys[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// ownContent reports whether o holds a member the product's own alert
+// object reads as content (a title, a text, labels).
+func ownContent(o object) bool {
+	for _, k := range [...]string{"title", "text", "raw_alert", "summary", "description", "message"} {
+		if s, err := o.str(k); err == nil && strings.TrimSpace(s) != "" {
+			return true
+		}
+	}
+	labels, _ := o.strMap("labels")
+	return len(cleanMap(labels)) > 0
+}
+
+// senderObject reads an object that no built-in shape claims: by the
+// sender adapter that recognises it (or the one forced), else as the
+// product's own alert object when it holds that object's content, else by
+// the generic reading of any JSON (DESIGN §3), which rejects only an object
+// with no non-blank value at all.
+func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall.Position) []Record {
+	if p.shape == "" && ownObject(o) {
+		return p.own(out, o, pos)
+	}
+	v, err := sender.Parse(raw)
+	if err != nil {
+		return reject(out, pos, "%s", jsonReason(err))
+	}
+	var (
+		s      sender.Sender
+		events []sender.Event
+	)
+	if forced, ok := p.forcedSender(); ok {
+		s, events, err = sender.ReadAs(p.senders, forced, v)
+	} else {
+		s, events, err = sender.Read(p.senders, v)
+	}
+	switch {
+	case errors.Is(err, sender.ErrNoSender) && ownContent(o):
+		return p.own(out, o, pos)
+	case errors.Is(err, sender.ErrNoSender):
+		s = sender.Sender{Name: GenericSender}
+		events, err = []sender.Event{sender.Generic(v)}, nil
+	case err != nil:
+		return reject(out, pos, "%s: %v", s.Display, err)
+	}
+	if len(events) == 0 {
+		return reject(out, pos, "%s: the payload carries no alert", s.Display)
+	}
+	for i, e := range events {
+		epos := pos
+		if len(events) > 1 {
+			epos.Index, epos.HasIndex = i, true
+		}
+		a, err := eventAlert(s, e, string(p.container))
+		if err != nil {
+			if len(events) > 1 {
+				out = reject(out, epos, "%s alert %d: %v", s.Display, i, err)
+			} else {
+				out = reject(out, epos, "%s: %v", s.Display, err)
+			}
+			continue
+		}
+		a.Position = epos
+		out = append(out, Record{Alert: a})
+	}
+	return out
+}
+
+// GenericSender is the Alert.Sender of a JSON object that no sender
+// recognises, read by the generic reading of DESIGN §3.
+const GenericSender = "json"
+
+// own reads the product's own alert object.
+func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {
+	a, err := genericAlert(o, string(p.container))
+	if err != nil {
+		return reject(out, pos, "%v", err)
+	}
+	a.Position = pos
+	return append(out, Record{Alert: a})
+}
+
+// forcedSender returns the adapter the parser's forced shape names.
+func (p *parser) forcedSender() (sender.Sender, bool) {
+	if p.shape == "" {
+		return sender.Sender{}, false
+	}
+	for _, s := range p.senders {
+		if !s.Builtin && s.Name == string(p.shape) {
+			return s, true
+		}
+	}
+	return sender.Sender{}, false
+}
+
+// eventAlert turns a sender's event into a normalized alert.
+func eventAlert(s sender.Sender, e sender.Event, container string) (openrecall.Alert, error) {
+	a := openrecall.Alert{
+		ID:        e.ID,
+		Format:    container,
+		Title:     e.Title,
+		Text:      e.Text,
+		Labels:    e.Labels,
+		Source:    e.Host,
+		Status:    e.Status,
+		Timestamp: e.Timestamp,
+		Sender:    s.Name,
+		Rule:      collapseSpace(e.Rule),
+		Security:  s.Security,
+		Episode:   s.Episode && e.ID != "",
+		Entities:  cleanMap(e.Entities),
+		Origin:    e.Origin,
+	}
+	if a.Status == "" {
+		a.Status = openrecall.StatusFiring
+	}
+	if a.Title == "" && a.Text == "" && len(cleanMap(a.Labels)) == 0 {
+		return openrecall.Alert{}, fmt.Errorf("empty alert: no title, text or labels")
+	}
+	severity := ""
+	if raw := strings.TrimSpace(e.Severity); raw != "" {
+		sev := NormalizeSeverity(raw)
+		if s.Severity != nil {
+			sev = s.Severity(raw)
+		}
+		if sev == openrecall.SeverityUnknown {
+			a.Labels = withLabel(a.Labels, "sender_severity", raw)
+		}
+		severity = string(sev)
+		if severity == string(openrecall.SeverityUnknown) {
+			severity = "unknown-" + raw // keeps finish from falling back to labels
+		}
+	}
+	if err := finish(&a, severity, e.Environment, e.Service); err != nil {
+		return openrecall.Alert{}, err
+	}
+	return a, nil
+}
+
+// withLabel returns labels with key set to value (a new map when nil).
+func withLabel(labels map[string]string, key, value string) map[string]string {
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[key] = value
+	return labels
+}
+
+// collapseSpace trims s and collapses its runs of white space to one space.
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
