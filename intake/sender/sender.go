@@ -231,3 +231,27 @@ func Status(raw string) string {
 	}
 	return openrecall.StatusFiring
 }
+
+// Rendered returns s trimmed, or "" when it is a template placeholder the
+// sender left unrendered — a Zabbix macro ("{HOST.HOST}", "{$MACRO}"), a
+// shell-style variable ("$SERVICE", "${service}"), a Go or Handlebars
+// template ("{{ .Labels.x }}", "{{service}}"), or Go's "<no value>" — so
+// that no unrendered text becomes a service, rule or title.
+func Rendered(s string) string {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "", s == "<no value>", s == "null", s == "undefined":
+		return ""
+	case strings.HasPrefix(s, "{{") && strings.HasSuffix(s, "}}"):
+		return ""
+	case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") && !strings.ContainsAny(s, " \":,"):
+		return ""
+	case strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}"):
+		return ""
+	case strings.HasPrefix(s, "$") && len(s) > 1 && strings.IndexFunc(s[1:], func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.')
+	}) < 0:
+		return ""
+	}
+	return s
+}
