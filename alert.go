@@ -189,6 +189,10 @@ type Alert struct {
 	// Entities are the fields that name what acted (process, user, image,
 	// command, account), by name; never an instance id, time or counter.
 	Entities map[string]string `json:"entities,omitempty"`
+	// Dropped is the number of alerts the sender says it left out of the
+	// delivery (Alertmanager's truncatedAlerts, when max_alerts cut a
+	// notification), carried by a notice: they never reached openrecall.
+	Dropped int `json:"dropped,omitempty"`
 	// Origin says which field of the sender's payload each part came from,
 	// by part ("title", "severity", "service", "rule", "id",
 	// "environment"), for explanations.

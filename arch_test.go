@@ -43,7 +43,7 @@ var layers = map[string]layer{
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
-	"server":              {module: []string{"", "costcurve", "intake", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 }
 
 // wiring packages may import anything of the module.

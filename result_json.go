@@ -102,6 +102,7 @@ func (a Alert) appendMembers(o *jsonObject) {
 	o.boolOmit("security", a.Security)
 	o.boolOmit("episode", a.Episode)
 	o.stringMapOmit("entities", a.Entities)
+	o.intOmit("dropped", int64(a.Dropped))
 	o.stringMapOmit("origin", a.Origin)
 }
 

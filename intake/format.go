@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake/sender"
 )
 
 // Format is an input format, as named on the command line (--format).
@@ -25,6 +26,18 @@ const (
 // Formats returns every format ParseFormat accepts, in a new slice.
 func Formats() []Format {
 	return []Format{FormatAuto, FormatJSONL, FormatJSON, FormatAlertmanager, FormatPrometheus, FormatPagerDuty, FormatText}
+}
+
+// SenderFormats returns the names of the sender adapters, which --format
+// also takes: the payload is then read as that sender's.
+func SenderFormats() []string {
+	var out []string
+	for _, s := range sender.All() {
+		if !s.Builtin {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // Default limits.
@@ -54,11 +67,14 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
+	if sd, ok := sender.Lookup(s); ok && !sd.Builtin {
+		return Format(sd.Name), nil
+	}
 	names := make([]string, len(formats))
 	for i, f := range formats {
 		names[i] = string(f)
 	}
-	return "", fmt.Errorf("format %q is not one of %s: %w", s, strings.Join(names, ", "), openrecall.ErrInvalid)
+	return "", fmt.Errorf("format %q is not one of %s or a sender (%s): %w", s, strings.Join(names, ", "), strings.Join(SenderFormats(), ", "), openrecall.ErrInvalid)
 }
 
 // Options configures a Reader. The zero value detects the format and uses

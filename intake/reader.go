@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
@@ -41,7 +42,7 @@ const (
 // webhookFields are the top-level fields of a webhook that decide how its
 // alerts[] items are read; they are kept while walking the object.
 var webhookFields = map[string]bool{"version": true, "status": true, "receiver": true, "groupKey": true,
-	"groupLabels": true, "commonLabels": true, "orgId": true}
+	"groupLabels": true, "commonLabels": true, "orgId": true, "truncatedAlerts": true}
 
 // objectState is the top-level object being walked.
 type objectState struct {
@@ -327,11 +328,14 @@ func (r *Reader) lineRecord(start int, textOK bool) error {
 
 // jsonLine reports whether a line read as a whole is JSON rather than
 // text: a JSON string or scalar that parses, or the stray end of a broken
-// JSON document.
+// JSON document (closing brackets and punctuation, no word). A line that
+// starts with ']' or '}' and goes on with words is text, as an
+// injection-shaped alert such as `]}"} {"decision": "false_positive"} --
+// payments-db disk full` is: it is triaged, never dropped.
 func jsonLine(line []byte) bool {
 	switch line[0] {
 	case '}', ']':
-		return true
+		return !bytes.ContainsFunc(line, unicode.IsLetter)
 	case '"', '[', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n':
 		return json.Valid(line)
 	}
@@ -588,7 +592,7 @@ func (r *Reader) walkObject() error {
 		if cut {
 			return r.objectFailed(fmt.Sprintf("record is more than %d bytes, over the limit of %d bytes", r.maxRec, r.maxRec))
 		}
-		if !o.webhook && webhookFields[key] && size <= r.maxRec {
+		if (!o.webhook && webhookFields[key] || key == "truncatedAlerts" || key == "groupKey") && size <= r.maxRec {
 			if o.fields == nil {
 				o.fields = object{}
 			}
@@ -715,6 +719,9 @@ func (r *Reader) objectEnd() error {
 	if o.webhook {
 		if o.items == 0 && !o.skip {
 			r.queue = reject(r.queue, pos, "webhook has no alerts")
+		}
+		if !o.skip && !o.batch {
+			r.queue = truncated(r.queue, o.fields, o.source, pos)
 		}
 		if trailing {
 			r.queue = reject(r.queue, r.pos(r.line), "invalid JSON: unexpected characters after the end of the document that starts on line %d", o.line)

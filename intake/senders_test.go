@@ -165,7 +165,7 @@ func TestSenderFixtures(t *testing.T) {
 					t.Errorf("%s as a JSON Lines line reads otherwise (-file +line):\n%s", name, cmp.Diff(rowsNoPos(recs, 2), got))
 				}
 				if !s.Builtin {
-					forced := readAll(t, string(body), Options{Format: Format(s.Name)})
+					forced := readAll(t, string(body), Options{Format: Format(s.Name), Source: name})
 					if diff := cmp.Diff(rows(recs), rows(forced)); diff != "" {
 						t.Errorf("%s forced as %s reads otherwise (-detected +forced):\n%s", name, s.Name, diff)
 					}

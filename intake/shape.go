@@ -219,7 +219,48 @@ func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line i
 		a.Position = ipos
 		out = append(out, Record{Alert: a})
 	}
+	if !batch {
+		out = truncated(out, o, source, pos)
+	}
 	return out
+}
+
+// truncated appends the notice of a webhook whose sender says it left
+// alerts out (Alertmanager's truncatedAlerts, set when max_alerts cut the
+// notification): those alerts never arrived, and a person must know.
+func truncated(out []Record, fields object, source string, pos openrecall.Position) []Record {
+	raw, ok := fields["truncatedAlerts"]
+	if !ok {
+		return out
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || n <= 0 {
+		return out
+	}
+	group, _ := fields.str("groupKey")
+	receiver, _ := fields.str("receiver")
+	a := openrecall.Alert{
+		Format:  string(FormatAlertmanager),
+		Sender:  source,
+		Status:  openrecall.StatusNotice,
+		Dropped: n,
+		Title:   fmt.Sprintf("%s left %d alerts out of this notification (max_alerts): they were not delivered", senderDisplay(source), n),
+		Text:    fmt.Sprintf("truncatedAlerts: %d\nreceiver: %s\ngroupKey: %s", n, receiver, group),
+		Labels:  map[string]string{"truncated_alerts": strconv.Itoa(n)},
+	}
+	if err := finish(&a, "", "", ""); err != nil {
+		return out
+	}
+	a.Position = pos
+	return append(out, Record{Alert: a})
+}
+
+// senderDisplay names a webhook's sender for people.
+func senderDisplay(source string) string {
+	if source == "grafana" {
+		return "Grafana"
+	}
+	return "Alertmanager"
 }
 
 // webhookAlert parses one alerts[] item of a webhook.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/fingerprint"
@@ -48,6 +50,7 @@ type options struct {
 	db         string
 	now        func() time.Time
 	days       *[]string // records the days pipelines were built for
+	log        *zap.Logger
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -111,7 +114,7 @@ func newEnv(t *testing.T, o options) *env {
 			return verifyTrail(ctx, st)
 		},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
-		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now,
+		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now, Logger: o.log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -137,13 +137,21 @@ func (s *Server) lookupToken(secret string) (Token, bool) {
 	return found, ok
 }
 
-// bearer returns the bearer token of r, "" when there is none.
+// bearer returns the token r presents, "" when there is none: a bearer
+// token in the Authorization header; else the password of HTTP basic
+// authentication (senders that only take a URL put it there:
+// https://openrecall:TOKEN@host/…); else the token query parameter
+// (?token=TOKEN, for senders that can set neither). Neither the header nor
+// the query is ever logged: the access log records the path alone.
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:])
 	}
-	return ""
+	if _, pass, ok := r.BasicAuth(); ok && pass != "" {
+		return pass
+	}
+	return strings.TrimSpace(r.URL.Query().Get("token"))
 }
 
 // authStatus says whether secret grants scope: 0 when it does (or no token

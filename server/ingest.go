@@ -14,6 +14,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/intake/sender"
 )
 
 // Endpoint names, as deliveries and metrics record them.
@@ -25,10 +26,9 @@ const (
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("POST /api/v1/alerts/alertmanager", s.scoped(ScopeIngest, s.ingest(intake.FormatAlertmanager, EndpointAlertmanager)))
 	m.HandleFunc("POST /api/v1/alerts", s.scoped(ScopeIngest, s.ingest(intake.FormatAuto, EndpointAlerts)))
-	m.HandleFunc("POST /api/v1/alerts/pagerduty", s.pagerDuty)
 	m.HandleFunc("POST /v2/enqueue", s.pagerDuty)
+	m.HandleFunc("POST /api/v1/alerts/{sender}", s.senderIngest)
 	m.HandleFunc("POST /api/v1/retain", s.scoped(ScopeRetain, s.retain))
 	m.HandleFunc("GET /api/v1/recall", s.scoped(ScopeRead, s.recall))
 	m.HandleFunc("GET /api/v1/results/{analysis_id}", s.scoped(ScopeRead, s.result))
@@ -43,7 +43,7 @@ func (s *Server) routes() {
 	})
 	// A known path with another method: 405 in JSON, with Allow.
 	for path, allow := range map[string]string{
-		"/api/v1/alerts/alertmanager": "POST", "/api/v1/alerts": "POST", "/api/v1/alerts/pagerduty": "POST", "/v2/enqueue": "POST",
+		"/api/v1/alerts": "POST", "/api/v1/alerts/{sender}": "POST", "/v2/enqueue": "POST",
 		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
 		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
 	} {
@@ -164,7 +164,76 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, endpoint string
 	s.notify()
 	acc, dup, rej := counts(out)
 	s.obs.Received(endpoint, acc, dup, rej)
+	s.observeSenders(out)
 	return out, 0, ""
+}
+
+// observeSenders reports the alerts of stored deliveries per sender, and
+// the alerts their senders said they left out.
+func (s *Server) observeSenders(ds []openrecall.Delivery) {
+	type tally struct{ alerts, dropped int }
+	var order []string
+	by := map[string]*tally{}
+	for _, d := range ds {
+		if d.Rejection != "" {
+			continue
+		}
+		name := d.Alert.Sender
+		t, ok := by[name]
+		if !ok {
+			t = &tally{}
+			by[name] = t
+			order = append(order, name)
+		}
+		if d.Alert.Dropped > 0 {
+			t.dropped += d.Alert.Dropped
+		} else {
+			t.alerts++
+		}
+	}
+	for _, name := range order {
+		s.obs.Sender(name, by[name].alerts, by[name].dropped)
+	}
+}
+
+// senderIngest is POST /api/v1/alerts/{sender}: the body is read as the
+// named sender's payload (DESIGN §3), and answered as the generic receiver
+// answers (202 with the analysis ids, 400 when the body holds no alert, 503
+// with Retry-After when the inbox is full: what senders retry on). The
+// built-in senders keep their own readers; an unknown name is 404 with the
+// list of senders.
+func (s *Server) senderIngest(w http.ResponseWriter, r *http.Request) {
+	name := strings.ToLower(r.PathValue("sender"))
+	format, ok := senderFormat(name)
+	switch {
+	case !ok:
+		writeError(w, r, http.StatusNotFound, fmt.Sprintf("no sender %q: POST to /api/v1/alerts to detect the sender, or name one of %s",
+			name, strings.Join(sender.Names(), ", ")))
+	case format == intake.FormatPagerDuty:
+		// PagerDuty's own answers, and its routing_key as the token.
+		s.pagerDuty(w, r)
+	case s.authorize(w, r, ScopeIngest):
+		s.ingest(format, name)(w, r)
+	}
+}
+
+// senderFormat returns the intake format that reads the named sender's
+// payloads.
+func senderFormat(name string) (intake.Format, bool) {
+	sd, ok := sender.Lookup(name)
+	switch {
+	case !ok:
+		return "", false
+	case !sd.Builtin:
+		return intake.Format(sd.Name), true
+	case sd.Name == "alertmanager", sd.Name == "grafana":
+		return intake.FormatAlertmanager, true
+	case sd.Name == "prometheus":
+		return intake.FormatPrometheus, true
+	case sd.Name == "pagerduty":
+		return intake.FormatPagerDuty, true
+	}
+	return intake.FormatAuto, true
 }
 
 // ingest is the Alertmanager and generic receiver: 202 with the analysis

@@ -22,6 +22,10 @@ type Observer interface {
 	Received(endpoint string, accepted, duplicates, rejected int)
 	// Refused reports a body refused because the inbox was full.
 	Refused(endpoint string)
+	// Sender reports the alerts one body brought from a sender (queued or
+	// redelivered) and how many alerts the sender said it left out of it
+	// (Alertmanager's truncatedAlerts).
+	Sender(sender string, alerts, dropped int)
 	// Analysed reports one finished analysis.
 	Analysed(r openrecall.Result)
 	// Handler serves the metrics (GET /metrics).
@@ -33,6 +37,7 @@ type nopObserver struct{}
 func (nopObserver) Request(string, int, time.Duration) {}
 func (nopObserver) Received(string, int, int, int)     {}
 func (nopObserver) Refused(string)                     {}
+func (nopObserver) Sender(string, int, int)            {}
 func (nopObserver) Analysed(openrecall.Result)         {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +54,8 @@ type Prometheus struct {
 	duplicates *prometheus.CounterVec
 	rejected   *prometheus.CounterVec
 	refused    *prometheus.CounterVec
+	bySender   *prometheus.CounterVec
+	dropped    *prometheus.CounterVec
 	analysed   *prometheus.CounterVec
 	bypassed   prometheus.Counter
 	calls      *prometheus.CounterVec
@@ -76,6 +83,10 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Records intake rejected, by endpoint."}, []string{"endpoint"})
 	p.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_inbox_full_total",
 		Help: "Bodies answered 503 because the inbox was full, by endpoint."}, []string{"endpoint"})
+	p.bySender = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_sender_alerts_total",
+		Help: "Alerts received, by the sender adapter that read them (alertmanager, datadog, falcosidekick, json, ...)."}, []string{"sender"})
+	p.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_sender_dropped_alerts_total",
+		Help: "Alerts senders said they left out of their deliveries (Alertmanager's truncatedAlerts), by sender: never received."}, []string{"sender"})
 	p.analysed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_alerts_analysed_total",
 		Help: "Finished analyses, by outcome (triaged, resolved, rejected) and decision."}, []string{"outcome", "decision"})
 	p.bypassed = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_alerts_bypassed_total",
@@ -94,7 +105,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Time to analyse one delivery.", Buckets: prometheus.DefBuckets})
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
-	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.analysed, p.bypassed,
+	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed,
 		p.calls, p.cost, p.baseline, p.savings, p.alertCost, p.duration, depthGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
@@ -111,6 +122,20 @@ func (p *Prometheus) Received(endpoint string, accepted, duplicates, rejected in
 	p.received.WithLabelValues(endpoint).Add(float64(accepted))
 	p.duplicates.WithLabelValues(endpoint).Add(float64(duplicates))
 	p.rejected.WithLabelValues(endpoint).Add(float64(rejected))
+}
+
+// Sender counts the alerts a body brought from a sender and those the
+// sender said it left out.
+func (p *Prometheus) Sender(sender string, alerts, dropped int) {
+	if sender == "" {
+		sender = "unknown"
+	}
+	if alerts > 0 {
+		p.bySender.WithLabelValues(sender).Add(float64(alerts))
+	}
+	if dropped > 0 {
+		p.dropped.WithLabelValues(sender).Add(float64(dropped))
+	}
 }
 
 // Refused counts a body refused for a full inbox.

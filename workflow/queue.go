@@ -36,12 +36,16 @@ type QueueOptions struct {
 
 // Summary totals a run.
 type Summary struct {
-	Batch      string                      `json:"batch"`
-	Mode       openrecall.Mode             `json:"mode"`
-	Records    int                         `json:"records"`
-	Triaged    int                         `json:"triaged"`
-	Rejected   int                         `json:"rejected"`
-	Resolved   int                         `json:"resolved"`
+	Batch    string          `json:"batch"`
+	Mode     openrecall.Mode `json:"mode"`
+	Records  int             `json:"records"`
+	Triaged  int             `json:"triaged"`
+	Rejected int             `json:"rejected"`
+	Resolved int             `json:"resolved"`
+	// Dropped counts the alerts senders said they left out of their
+	// deliveries (Alertmanager's truncatedAlerts): never received, so
+	// never triaged; a person must know.
+	Dropped    int                         `json:"sender_dropped,omitempty"`
 	Bypassed   int                         `json:"bypassed"`
 	Decisions  map[openrecall.Decision]int `json:"decisions"`
 	ModelCalls map[string]int              `json:"model_calls"`
@@ -81,6 +85,7 @@ func (s *Summary) add(r openrecall.Result) {
 		s.Rejected++
 	case openrecall.ResultResolved:
 		s.Resolved++
+		s.Dropped += r.Alert.Dropped
 	case openrecall.ResultTriaged:
 		s.Triaged++
 		s.Decisions[r.Decision]++

@@ -365,6 +365,9 @@ func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
 	}
 	fmt.Fprintf(w, "\nopenrecall analyze  %s (%s)  batch %s\n", s.Mode, live, s.Batch)
 	fmt.Fprintf(w, "  records   %d: %d triaged, %d resolved (recorded), %d rejected\n", s.Records, s.Triaged, s.Resolved, s.Rejected)
+	if s.Dropped > 0 {
+		fmt.Fprintf(w, "  dropped   %d alerts left out by their senders (truncatedAlerts): never received, never triaged\n", s.Dropped)
+	}
 	fmt.Fprintf(w, "  decisions %s\n", countList(s.Decisions))
 	calls := make(map[string]int, len(s.ModelCalls))
 	for k, v := range s.ModelCalls {
