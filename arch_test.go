@@ -29,6 +29,7 @@ type layer struct {
 var layers = map[string]layer{
 	"":                    {external: []string{"golang.org/x/text"}},
 	"fingerprint":         {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
+	"fingerprint/attack":  {},
 	"triage":              {module: []string{""}},
 	"routing":             {module: []string{""}},
 	"costcurve":           {module: []string{""}},
