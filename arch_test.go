@@ -44,6 +44,9 @@ var layers = map[string]layer{
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
 	"server":              {module: []string{"", "costcurve", "intake", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+
+	// The security detection corpus renderer (tests only).
+	"internal/detectcorpus": {},
 }
 
 // wiring packages may import anything of the module.
