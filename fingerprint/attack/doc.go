@@ -17,7 +17,9 @@
 //
 // Pattern is the first tactic found in the order of DESIGN §4's list
 // (initial_access … resource_development; ATT&CK's exfiltration is
-// data_exfiltration), so the result does not depend on the order of labels
+// data_exfiltration; ATT&CK v19's stealth and defense-impairment, which
+// replaced Defense Evasion, are defense_evasion), so the result does not
+// depend on the order of labels
 // or of a technique's tactics. Techniques lists the technique ids found,
 // sorted and without duplicates, as evidence.
 //

@@ -96,7 +96,8 @@ func (s *Scan) TacticName(value string) {
 // attack.privilege_escalation, attack.privilege-escalation) and Falco tags
 // (mitre_privilege_escalation). A reference is a whole token: it does not
 // follow a letter, digit or one of _ . / \ - @ $ %, and no letter, digit or _
-// follows it (nor one of . / \ - @ followed by a letter or digit). A bare id
+// follows it (nor one of . / \ @ followed by a letter or digit, nor - followed
+// by a digit: "T1562-impair-defenses" counts). A bare id
 // must be upper case, a technique must be in the table and a tactic must be
 // one of its tactics.
 func (s *Scan) Text(str string) {
@@ -224,8 +225,12 @@ func ends(x string, n int) bool {
 		return false
 	}
 	switch c {
-	case '.', '/', '\\', '-', '@':
+	case '.', '/', '\\', '@':
 		return n+1 >= len(x) || !isAlnum(x[n+1])
+	case '-':
+		// "T1562-impair-defenses", "TA0005-defense-evasion" (tags of
+		// Falco's GCP rules) name the id; "T1562-2" does not.
+		return n+1 >= len(x) || !isDigit(x[n+1])
 	}
 	return true
 }

@@ -47,7 +47,7 @@ func TestTactic(t *testing.T) {
 		{"inside another id", []string{"XT10590"}, "", nil},
 		{"longer number", []string{"T10590"}, "", nil},
 		{"URL path segment", []string{"GET /T1234abc", "/api/T1611/x", "https://attack.mitre.org/techniques/T1059/001/"}, "", nil},
-		{"file name", []string{"T1611.exe", "T1611-setup"}, "", nil},
+		{"file name", []string{"T1611.exe", "T1611.sh", "T1611-2"}, "", nil},
 		{"unknown technique", []string{"T1234", "T9999", "T0001"}, "", nil},
 		{"unknown tactic id", []string{"TA0027", "TA9999"}, "", nil},
 		{"lower-case bare id", []string{"t1059", "ta0004"}, "", nil},
@@ -57,6 +57,10 @@ func TestTactic(t *testing.T) {
 		{"tactic word inside a tag", []string{"attack.executions", "xattack.execution", "mitre_execution2", "premitre_execution"}, "", nil},
 		{"plain tactic words are not references in text", []string{"Privilege Escalation detected", "execution time 3s"}, "", nil},
 		{"no text", nil, "", nil},
+		{"Falco GCP technique tag with its name", []string{"GCP", "VM", "T1562-impair-defenses"}, DefenseEvasion, []string{"T1562"}},
+		{"Falco GCP tactic tag with its name", []string{"TA0007-discovery"}, Discovery, nil},
+		{"ATT&CK v19 stealth", []string{"attack.stealth"}, DefenseEvasion, nil},
+		{"ATT&CK v19 defense impairment", []string{"attack.defense-impairment", "attack.t1685.001"}, DefenseEvasion, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +85,8 @@ func TestTacticName(t *testing.T) {
 		{"lateral_movement", LateralMovement},
 		{"TA0040", Impact},
 		{"attack.t1611", PrivilegeEscalation}, // read as text
+		{"Stealth", DefenseEvasion},
+		{"Defense Impairment", DefenseEvasion},
 		{"Data Destruction", ""},
 		{"Privilege Escalation attempt", ""},
 		{"", ""},

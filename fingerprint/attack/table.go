@@ -50,6 +50,8 @@ func Patterns() []string { return slices.Clone(patterns[:]) }
 // PatternOf returns the attack_pattern value of an ATT&CK tactic shortname
 // ("privilege-escalation" → "privilege_escalation", "exfiltration" →
 // "data_exfiltration"), or "" for a name that is no Enterprise tactic.
+// ATT&CK v19's "stealth" and "defense-impairment", the two tactics that
+// replaced Defense Evasion, map to defense_evasion.
 func PatternOf(shortname string) string {
 	if b, ok := patternBit(shortname); ok {
 		return patterns[b]
@@ -74,8 +76,12 @@ func patternBit(shortname string) (int, bool) {
 		}
 	}
 	s := buf[:n]
-	if string(s) == "exfiltration" {
+	switch string(s) {
+	case "exfiltration":
 		return 10, true
+	case "stealth", "defense_impairment":
+		// ATT&CK v19 split Defense Evasion into these two tactics.
+		return 4, true
 	}
 	for i, p := range patterns {
 		if string(s) == p {
