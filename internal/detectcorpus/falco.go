@@ -101,7 +101,10 @@ func falcoField(name string, e *event, evtType string) any {
 	case "proc.pexe", "proc.pexepath":
 		return e.pexe
 	case "proc.aname":
-		return []string{"", e.pproc, "containerd-shim", "systemd", "", "", "", ""}[atoi(arg)%8]
+		if a := []string{e.proc, e.pproc, "containerd-shim", "systemd"}; atoi(arg) < len(a) {
+			return a[atoi(arg)]
+		}
+		return nil // no such ancestor: Falco's <NA>
 	case "proc.aexepath":
 		return "/usr/bin/containerd-shim-runc-v2"
 	case "proc.sname":
