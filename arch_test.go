@@ -29,6 +29,7 @@ type layer struct {
 var layers = map[string]layer{
 	"":                    {external: []string{"golang.org/x/text"}},
 	"fingerprint":         {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
+	"fingerprint/attack":  {},
 	"triage":              {module: []string{""}},
 	"routing":             {module: []string{""}},
 	"costcurve":           {module: []string{""}},
@@ -44,6 +45,9 @@ var layers = map[string]layer{
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
 	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+
+	// The security detection corpus renderer (tests only).
+	"internal/detectcorpus": {},
 }
 
 // wiring packages may import anything of the module.

@@ -1,0 +1,29 @@
+// Package attack recognizes MITRE ATT&CK® references in an alert's strings
+// and maps them to openrecall's attack_pattern value (DESIGN.md §4,
+// "Security detections are attacks").
+//
+// The technique → tactic table is data: enterprise.tsv, derived from the
+// ATT&CK Enterprise v18.1 STIX objects (see ATTRIBUTION), is embedded and
+// parsed once by Enterprise. Parse reads a table of the same format.
+//
+// A Scan collects references from any number of strings: technique ids
+// (T1611, T1059.001), tactic ids (TA0004), Sigma tags (attack.t1059.001,
+// attack.privilege_escalation, attack.privilege-escalation) and Falco tags
+// (mitre_privilege_escalation) anywhere in a text, and, through TacticName, a
+// whole field value that names a tactic ("Privilege Escalation", as Wazuh's
+// rule.mitre.tactic or Elastic's threat.tactic.name carry it). A reference
+// counts only as a whole token: never inside another word, id, hex string,
+// file name or URL path, and a technique id only when the table knows it.
+//
+// Pattern is the first tactic found in the order of DESIGN §4's list
+// (initial_access … resource_development; ATT&CK's exfiltration is
+// data_exfiltration; ATT&CK v19's stealth and defense-impairment, which
+// replaced Defense Evasion, are defense_evasion), so the result does not
+// depend on the order of labels
+// or of a technique's tactics. Techniques lists the technique ids found,
+// sorted and without duplicates, as evidence.
+//
+// Recognition is deterministic, allocation-light and safe for concurrent use
+// on one Table; a Scan belongs to one goroutine. The package imports only
+// the standard library.
+package attack

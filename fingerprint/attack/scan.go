@@ -1,0 +1,280 @@
+package attack
+
+import "slices"
+
+// Scan collects the ATT&CK references of one alert, string by string. Get
+// one from Table.NewScan; it belongs to one goroutine. Its results do not
+// depend on the order in which strings are given.
+type Scan struct {
+	t    *Table
+	mask uint16   // bits of the tactics found
+	keys []uint32 // technique keys found, in order of discovery
+}
+
+// NewScan returns an empty Scan over the table.
+func (t *Table) NewScan() *Scan { return &Scan{t: t} }
+
+// Reset empties the scan for another alert, keeping its buffer.
+func (s *Scan) Reset() { s.mask, s.keys = 0, s.keys[:0] }
+
+// Tactic returns the attack_pattern value and the sorted technique ids of
+// the references in texts (see Scan.Text); "" and nil when there are none.
+func (t *Table) Tactic(texts ...string) (pattern string, techniques []string) {
+	s := Scan{t: t}
+	for _, x := range texts {
+		s.Text(x)
+	}
+	return s.Pattern(), s.Techniques()
+}
+
+// Tactic is Table.Tactic on the embedded Enterprise table.
+func Tactic(texts ...string) (pattern string, techniques []string) {
+	return Enterprise().Tactic(texts...)
+}
+
+// Pattern returns the attack_pattern value of the first tactic found, in the
+// order of DESIGN §4, or "" when no reference was found.
+func (s *Scan) Pattern() string {
+	if s.mask == 0 {
+		return ""
+	}
+	return patterns[lowest(s.mask)]
+}
+
+// Patterns returns the attack_pattern values of every tactic found, in the
+// order of DESIGN §4.
+func (s *Scan) Patterns() []string {
+	var out []string
+	for i, p := range patterns {
+		if s.mask&(1<<i) != 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Techniques returns the ids of the techniques found, sorted and without
+// duplicates; nil when there are none.
+func (s *Scan) Techniques() []string {
+	if len(s.keys) == 0 {
+		return nil
+	}
+	keys := slices.Clone(s.keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = keyID(k)
+	}
+	return out
+}
+
+// TacticName reads a value of a field that names tactics (Wazuh's
+// rule.mitre.tactic, Elastic's threat.tactic.name): the whole value, trimmed
+// of blanks and quotes, counts when it is a tactic's name, shortname or
+// attack_pattern value in any case ("Privilege Escalation",
+// "privilege-escalation", "Exfiltration") or its id ("TA0004"). Any other
+// value is read as Text.
+func (s *Scan) TacticName(value string) {
+	v := trim(value)
+	if num, ok := tacticNumber(v); ok {
+		if m, ok := s.t.tacticBits[num]; ok {
+			s.mask |= m
+			return
+		}
+	}
+	if b, ok := patternBit(v); ok && s.t.has(b) {
+		s.mask |= 1 << b
+		return
+	}
+	s.Text(value)
+}
+
+// Text finds the references anywhere in a string: technique ids (T1611,
+// T1059.001; a sub-technique the table lacks counts as its parent), tactic
+// ids (TA0004), Sigma tags (attack.t1059.001, attack.ta0004,
+// attack.privilege_escalation, attack.privilege-escalation) and Falco tags
+// (mitre_privilege_escalation). A reference is a whole token: it does not
+// follow a letter, digit or one of _ . / \ - @ $ %, and no letter, digit or _
+// follows it (nor one of . / \ @ followed by a letter or digit, nor - followed
+// by a digit: "T1562-impair-defenses" counts). A bare id
+// must be upper case, a technique must be in the table and a tactic must be
+// one of its tactics.
+func (s *Scan) Text(str string) {
+	for i := 0; i < len(str); i++ {
+		c := str[i]
+		if c != 'T' && c|0x20 != 'a' && c|0x20 != 'm' {
+			continue
+		}
+		if i > 0 && joins(str[i-1]) {
+			continue
+		}
+		var n int
+		switch {
+		case c == 'T':
+			n = s.id(str[i:])
+		case c|0x20 == 'a':
+			if hasPrefixFold(str[i:], "attack.") {
+				n = s.sigma(str[i+len("attack."):])
+				if n > 0 {
+					n += len("attack.")
+				}
+			}
+		default:
+			if hasPrefixFold(str[i:], "mitre_") {
+				n = s.word(str[i+len("mitre_"):], false)
+				if n > 0 {
+					n += len("mitre_")
+				}
+			}
+		}
+		if n > 0 {
+			i += n - 1
+		}
+	}
+}
+
+// id reads a technique or tactic id at the start of x (its first letter in
+// either case) and returns its length, or 0 when there is none.
+func (s *Scan) id(x string) int {
+	if len(x) >= 6 && x[1]|0x20 == 'a' {
+		num, ok := tacticNumber(x[:6])
+		if !ok || !ends(x, 6) {
+			return 0
+		}
+		m, ok := s.t.tacticBits[num]
+		if !ok {
+			return 0
+		}
+		s.mask |= m
+		return 6
+	}
+	if len(x) < 5 {
+		return 0
+	}
+	base, ok := digits(x[1:5])
+	if !ok {
+		return 0
+	}
+	key := base * 1000
+	n := 5
+	if len(x) >= 9 && x[5] == '.' {
+		if sub, ok := digits(x[6:9]); ok && sub != 0 {
+			if !ends(x, 9) {
+				return 0
+			}
+			n = 9
+			if _, ok := s.t.byKey[key+sub]; ok {
+				key += sub
+			}
+		}
+	}
+	if n == 5 && !ends(x, 5) {
+		return 0
+	}
+	i, ok := s.t.byKey[key]
+	if !ok {
+		return 0
+	}
+	s.mask |= s.t.masks[i]
+	s.keys = append(s.keys, key)
+	return n
+}
+
+// sigma reads what follows "attack." in a Sigma tag.
+func (s *Scan) sigma(x string) int {
+	if len(x) >= 5 && x[0]|0x20 == 't' && (isDigit(x[1]) || x[1]|0x20 == 'a') {
+		return s.id(x)
+	}
+	return s.word(x, true)
+}
+
+// word reads a tactic shortname at the start of x, its words joined by '_'
+// (or also '-' when hyphens is set), and returns its length or 0.
+func (s *Scan) word(x string, hyphens bool) int {
+	n := 0
+	for n < len(x) {
+		c := x[n]
+		if isLetter(c) || c == '_' || hyphens && c == '-' {
+			n++
+			continue
+		}
+		break
+	}
+	if n == 0 || !ends(x, n) {
+		return 0
+	}
+	b, ok := patternBit(x[:n])
+	if !ok || !s.t.has(b) {
+		return 0
+	}
+	s.mask |= 1 << b
+	return n
+}
+
+// has says whether the table has a tactic of pattern bit b.
+func (t *Table) has(b int) bool { return t.all&(1<<b) != 0 }
+
+// ends says whether a token of length n at the start of x ends there.
+func ends(x string, n int) bool {
+	if n >= len(x) {
+		return true
+	}
+	c := x[n]
+	if isAlnum(c) || c == '_' {
+		return false
+	}
+	switch c {
+	case '.', '/', '\\', '@':
+		return n+1 >= len(x) || !isAlnum(x[n+1])
+	case '-':
+		// "T1562-impair-defenses", "TA0005-defense-evasion" (tags of
+		// Falco's GCP rules) name the id; "T1562-2" does not.
+		return n+1 >= len(x) || !isDigit(x[n+1])
+	}
+	return true
+}
+
+// joins says whether a byte before a token makes it part of a longer word,
+// id, file name or path.
+func joins(c byte) bool {
+	if isAlnum(c) {
+		return true
+	}
+	switch c {
+	case '_', '.', '/', '\\', '-', '@', '$', '%':
+		return true
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func trim(s string) string {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t' || s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t' || s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+	}
+	return s[i:j]
+}
+
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+func isAlnum(c byte) bool  { return isDigit(c) || isLetter(c) }
