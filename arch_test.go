@@ -28,7 +28,7 @@ type layer struct {
 // only by the command, the evaluation and the scripts.
 var layers = map[string]layer{
 	"":                    {external: []string{"golang.org/x/text"}},
-	"fingerprint":         {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
+	"fingerprint":         {module: []string{"", "fingerprint/attack"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"fingerprint/attack":  {},
 	"triage":              {module: []string{""}},
 	"routing":             {module: []string{""}},

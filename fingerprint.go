@@ -59,6 +59,12 @@ var (
 		"brute_force", "port_scan", "suspicious_login", "credential_stuffing",
 		"sql_injection", "xss", "csrf", "ssrf", "rce", "path_traversal",
 		"malware", "data_exfiltration", "privilege_escalation",
+		// ATT&CK tactics (DESIGN §4), in its order of precedence.
+		"initial_access", "execution", "persistence", "defense_evasion",
+		"credential_access", "discovery", "lateral_movement", "collection",
+		"command_and_control", "impact", "reconnaissance", "resource_development",
+		// An alert of a security detection sender that names no tactic.
+		"security_detection",
 	}
 	Environments = []string{"prod", "staging", "dev"}
 )

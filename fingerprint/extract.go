@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/fingerprint/attack"
 )
 
 // Extractor turns alerts into Alert DNA with one set of compiled rules. It is
@@ -43,6 +44,8 @@ type Extractor struct {
 	inputs sync.Pool
 	// fieldsRead: some rule reads SourceFields.
 	fieldsRead bool
+	// attack maps ATT&CK techniques and tactics to attack patterns.
+	attack *attack.Table
 }
 
 type compiledField struct {
@@ -87,7 +90,7 @@ func New(rules *Rules) (*Extractor, error) {
 			return nil, err
 		}
 	}
-	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes)}
+	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes), attack: tableOfAttack()}
 	seen := map[string]bool{}
 	var literals []literalSet
 	for i, field := range openrecall.FingerprintFields {
@@ -436,6 +439,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
 			e.release(&in)
+			e.applyAttack(a, &fp, nil)
 			return fp, nil
 		}
 	}
@@ -463,6 +467,11 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 		e.cache.put(string(key), fp)
 	}
 	e.release(&in)
+	if withEvidence {
+		e.applyAttack(a, &fp, &ev)
+	} else {
+		e.applyAttack(a, &fp, nil)
+	}
 	return fp, ev
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,6 +62,10 @@ type fingerprintLine struct {
 	Canonical   string                  `json:"canonical,omitempty"`
 	Fingerprint *openrecall.Fingerprint `json:"fingerprint,omitempty"`
 	Identity    *openrecall.Identity    `json:"identity,omitempty"`
+	// Sender names the sender adapter that read the alert and, with
+	// --explain, Origin the payload field each part came from.
+	Sender string            `json:"sender,omitempty"`
+	Origin map[string]string `json:"origin,omitempty"`
 	// IdentityEvidence says which label or rule set each identity part.
 	IdentityEvidence []fingerprint.Evidence `json:"identity_evidence,omitempty"`
 	Evidence         []fingerprint.Evidence `json:"evidence,omitempty"`
@@ -106,6 +111,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 			if opts.explain {
 				l.Evidence = ev
 				l.IdentityEvidence = idEv
+				l.Sender, l.Origin = rec.Alert.Sender, rec.Alert.Origin
 			}
 		}
 		records++
@@ -147,10 +153,30 @@ func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
 	if _, err := fmt.Fprintf(w, "%-16s %-24s %s  %s  %s\n", clip(pos.String(), 16), clip(l.AlertID, 24), l.ID, l.Canonical, l.Identity.String()); err != nil {
 		return err
 	}
+	if l.Sender != "" {
+		if _, err := fmt.Fprintf(w, "    %-18s = %s%s\n", "sender", l.Sender, originList(l.Origin)); err != nil {
+			return err
+		}
+	}
 	for _, e := range append(l.IdentityEvidence, l.Evidence...) {
 		if _, err := fmt.Fprintf(w, "    %-18s = %-20s from %s (%s)\n", e.Field, e.Value, e.Source, e.Rule); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// originList renders where each part of a sender's alert came from, in a
+// fixed order: " (title from Subject, id from MessageId)".
+func originList(origin map[string]string) string {
+	var parts []string
+	for _, part := range []string{"title", "severity", "service", "environment", "rule", "id"} {
+		if f := origin[part]; f != "" {
+			parts = append(parts, part+" from "+f)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/fingerprint/attack"
 )
 
 // refExtractor is the reference interpreter over one set of rules.
@@ -215,7 +216,39 @@ func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
 			}
 		}
 	}
+	// DESIGN §4: an ATT&CK reference anywhere in the alert gives its
+	// tactic, over any word; else a security sender's alert is at least a
+	// security detection.
+	if p := refTactic(a); p != "" {
+		fp.AttackPattern = p
+	} else if fp.AttackPattern == "" && a.Security {
+		fp.AttackPattern = fingerprint.SecurityDetection
+	}
 	return fp
+}
+
+// refTactic reads the ATT&CK references of every string of the alert, in
+// sorted label order: the pattern must not depend on it.
+func refTactic(a openrecall.Alert) string {
+	s := attack.Enterprise().NewScan()
+	for _, t := range []string{a.Title, a.Text, a.Rule} {
+		s.Text(t)
+	}
+	for _, m := range []map[string]string{a.Labels, a.Annotations} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if strings.Contains(strings.ToLower(k), "tactic") {
+				s.TacticName(m[k])
+			} else {
+				s.Text(m[k])
+			}
+		}
+	}
+	return s.Pattern()
 }
 
 // try applies one rule to one source.
