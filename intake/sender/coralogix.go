@@ -159,8 +159,11 @@ func coralogixMap(v Value) ([]Event, error) {
 	e.Label("application", app)
 	e.Label("subsystem", sub)
 	e.Host, _ = get("computer", "ipAddress")
-	if t, _ := get("timestampISO", "timestamp", "timestampMs"); t != "" {
-		e.Timestamp = Value{t}.Time()
+	for _, k := range []string{"timestampISO", "timestampMs", "timestamp"} {
+		if t := (Value{coralogixValue(f[k])}).Time(); !t.IsZero() {
+			e.Timestamp = t
+			break
+		}
 	}
 
 	for _, k := range []string{"team", "priority", "category", "alert_type", "group_by_labels"} {

@@ -29,7 +29,8 @@ import (
 // disk, an interface) is a label, the node is the host. Netdata names no
 // service: Service is left empty. The title is the message, else
 // "ALERT is SEVERITY". Rule of a reachability notification is "node
-// reachability"; its host is host.
+// reachability"; its host is host; it carries no date, so its id is a hash
+// of its content.
 //
 // Netdata sends no event id: the id is "nd-" + space/node/chart/alert + the
 // date of the transition, so each notification (raised, escalated,
@@ -134,7 +135,11 @@ func netdataMap(v Value) ([]Event, error) {
 		} else {
 			e.Status = openrecall.StatusFiring
 		}
-		e.Set(PartID, "nd-"+space+"/"+host+"/reachability/"+v.Get("date").String()+"/"+v.Path("status.text").String(), "host+status")
+		// A reachability notification carries no date: without one it has
+		// no id of its own (a content hash).
+		if date := v.Get("date").String(); date != "" {
+			e.Set(PartID, "nd-"+space+"/"+host+"/reachability/"+v.Path("status.text").String()+"/"+date, "host+status+date")
+		}
 		e.Text = JoinText(str("message"), Evidence([2]string{"host", host}, [2]string{"status", v.Path("status.text").String()},
 			[2]string{"url", str("url")}))
 		return []Event{e}, nil
@@ -164,7 +169,13 @@ func netdataMap(v Value) ([]Event, error) {
 			break
 		}
 	}
-	e.Set(PartID, "nd-"+space+"/"+e.Host+"/"+chart+"/"+name+"/"+v.Get("date").String(), "space+node+chart+alert+date")
+	var idParts []string
+	for _, p := range []string{space, e.Host, chart, name, v.Get("date").String()} {
+		if p != "" {
+			idParts = append(idParts, p)
+		}
+	}
+	e.Set(PartID, "nd-"+strings.Join(idParts, "/"), "space+node+chart+alert+date")
 	e.Label("chart", chart)
 	e.Label("context", context)
 	e.Label("family", str("family"))
