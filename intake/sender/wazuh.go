@@ -32,7 +32,8 @@ import (
 //
 // Entities are what acted: user (data.srcuser, a Windows
 // subjectUserName, an audit auid), target_user (data.dstuser, a Windows
-// targetUserName), process and command (a Windows image and commandLine,
+// targetUserName), process and command (a Windows image, newProcessName or
+// processName and commandLine,
 // audit exe and command), parent_process, and file (syscheck.path, the
 // file a file-integrity alert is about). The evidence is full_log, the
 // decoded data fields and syscheck's changes.
@@ -149,7 +150,7 @@ func wazuhMap(v Value) ([]Event, error) {
 	}
 	e.Entity("user", first(data.Get("srcuser").String(), win.Get("subjectUserName").String(), audit.Get("auid").String()))
 	e.Entity("target_user", first(data.Get("dstuser").String(), win.Get("targetUserName").String()))
-	e.Entity("process", first(win.Get("image").String(), win.Get("newProcessName").String(), audit.Get("exe").String()))
+	e.Entity("process", first(win.Get("image").String(), win.Get("newProcessName").String(), win.Get("processName").String(), audit.Get("exe").String()))
 	e.Entity("command", first(win.Get("commandLine").String(), audit.Get("command").String()))
 	e.Entity("parent_process", first(win.Get("parentImage").String(), win.Get("parentProcessName").String()))
 	e.Entity("file", v.Path("syscheck.path").String())
