@@ -64,7 +64,7 @@ func guardDuty() Sender {
 			Auth:  "API destination connection: Authorization: Bearer TOKEN (API key auth); SNS: ?token=TOKEN",
 			Title: "detail.title", Severity: "detail.severity (1.0–3.9 low, 4.0–6.9 medium, 7.0–8.9 high, 9.0–10.0 critical)",
 			Service: "detail.accountId + \"/\" + detail.resource.resourceType", Rule: "detail.type (the finding type)",
-			ID: "detail.id (the finding id; kept across GuardDuty's updates of the finding)",
+			ID:     "detail.id (the finding id; kept across GuardDuty's updates of the finding)",
 			Source: "AWS GuardDuty user guide (EventBridge event format, finding format, severity levels; awsdocs, CC BY-SA 4.0 / MIT-0); findings written for openrecall in that format",
 		},
 	}
