@@ -45,7 +45,7 @@ func googleCloudMonitoring() Sender {
 			return []Event{gcpIncident(v.Get("incident"))}, nil
 		},
 		Severity: scale.Map,
-		Levels: []string{"CRITICAL", "ERROR", "WARNING"},
+		Levels:   []string{"CRITICAL", "ERROR", "WARNING"},
 		Doc: Doc{
 			Point: "a notification channel of type Webhook (token authentication), endpoint URL http://HOST:8080/api/v1/alerts/google-cloud-monitoring?token=TOKEN",
 			Auth:  "?token=TOKEN in the endpoint URL (or the channel's basic authentication)",
