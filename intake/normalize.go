@@ -230,10 +230,36 @@ func finish(a *openrecall.Alert, severity, environment, service string) error {
 	if a.Status == "" {
 		a.Status = openrecall.StatusFiring
 	}
+	if !a.Security {
+		a.Security = securityLabelled(a.Labels)
+	}
 	if a.ID == "" {
 		a.ID = contentID(*a)
 	}
 	return nil
+}
+
+// securitySources are the names a label source, sender, tool or product
+// gives a security detection tool (DESIGN §4: an alert whose labels say it
+// is a security detection, such as falcosidekick's through Alertmanager).
+var securitySources = map[string]bool{"falco": true, "falcosidekick": true, "wazuh": true, "ossec": true, "suricata": true,
+	"snort": true, "zeek": true, "guardduty": true, "aws.guardduty": true, "elastic-security": true, "elastic security": true,
+	"elastic_security": true, "siem": true, "splunk-es": true, "splunk es": true, "splunk_es": true, "sigma": true,
+	"crowdstrike": true, "sentinelone": true, "defender": true, "microsoft defender": true, "security hub": true,
+	"securityhub": true, "aws.securityhub": true, "tetragon": true, "tracee": true, "osquery": true, "auditd": true}
+
+// securityLabels are the labels that name the tool that sent an alert.
+var securityLabels = [...]string{"source", "sender", "tool", "product", "detector", "generator", "origin"}
+
+// securityLabelled reports whether labels name a security detection tool
+// as the alert's source.
+func securityLabelled(labels map[string]string) bool {
+	for _, k := range securityLabels {
+		if v, ok := labels[k]; ok && securitySources[strings.ToLower(strings.TrimSpace(v))] {
+			return true
+		}
+	}
+	return false
 }
 
 // contentID is "h-" and the first 16 hex digits of SHA-256 over the

@@ -165,7 +165,9 @@ func newEvent(r Rule, n int, seed int64) *event {
 	img := images[rng.IntN(len(images))]
 	e.image, e.tag = img.repo, img.tag
 	app := img.repo[strings.LastIndexByte(img.repo, '/')+1:]
-	e.pod = fmt.Sprintf("%s-%s-%s", app, hexString(rng, 10)[:9], hexString(rng, 5))
+	// A Deployment's pod: its ReplicaSet hash and pod suffix, written in
+	// Kubernetes' vowel-free alphabet as real pod names are.
+	e.pod = fmt.Sprintf("%s-%s-%s", app, podHash(rng, 10), podHash(rng, 5))
 	e.ctrName = app
 	switch e.plat {
 	case windows:
@@ -273,4 +275,16 @@ func uuidOf(parts ...string) string {
 	a = a&^(0xf<<12) | 0x4<<12
 	b = b&^(0x3<<62) | 0x2<<62
 	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", a>>32, a>>16&0xffff, a&0xffff, b>>48, b&0xffffffffffff)
+}
+
+// podAlphabet is the alphabet Kubernetes writes pod-name hashes in.
+const podAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// podHash returns n characters of a pod-name hash.
+func podHash(rng *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = podAlphabet[rng.IntN(len(podAlphabet))]
+	}
+	return string(b)
 }
