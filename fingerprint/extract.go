@@ -432,6 +432,12 @@ func (e *Extractor) Explain(a openrecall.Alert) (openrecall.Fingerprint, []Evide
 }
 
 func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.Fingerprint, []Evidence) {
+	if a.Security && !withEvidence {
+		// A detection's DNA drops what its evidence text alone says
+		// (detectionDNA), which needs the evidence: computed uncached.
+		fp, _ := e.explain(a, true)
+		return fp, nil
+	}
 	in := e.prepare(a)
 	var buf [2048]byte
 	var key []byte
@@ -447,7 +453,11 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	var fp openrecall.Fingerprint
 	var ev []Evidence
 	for _, cf := range e.fields {
+		evidenceOnly := a.Security && detectionField(cf.name)
 		for _, s := range cf.steps {
+			if evidenceOnly && (s.source == SourceText || s.source == SourceFields) {
+				continue // a detection's text is evidence (detectionField)
+			}
 			value, k, ok := run.match(s)
 			if !ok {
 				continue

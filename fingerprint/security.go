@@ -87,5 +87,21 @@ func (e *Extractor) applyAttack(a openrecall.Alert, fp *openrecall.Fingerprint, 
 	})
 }
 
+// detectionField reports whether an Alert DNA field of a security
+// detection is read from its title and labels only, never from its text
+// (DESIGN §4): the error class, the dependency and the signal shape. A
+// detection's text is its evidence — the command line, the process, the
+// file, the user — which changes from one firing to the next, and a
+// process named postgres in a command line is evidence, not a database
+// failure. So the same rule on another host, run by another user or
+// process, keeps one Alert DNA.
+func detectionField(field string) bool {
+	switch field {
+	case openrecall.FieldErrorClass, openrecall.FieldDependencyPattern, openrecall.FieldSignalShape:
+		return true
+	}
+	return false
+}
+
 // tableOfAttack is the ATT&CK table the extractor reads.
 func tableOfAttack() *attack.Table { return attack.Enterprise() }

@@ -204,6 +204,12 @@ func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
 	field:
 		for _, fallback := range []bool{false, true} {
 			for _, src := range refSourceOrder(f.rules, fallback) {
+				// DESIGN §4: a detection's error class, dependency and signal
+				// shape never come from its text, which is evidence.
+				if a.Security && (f.name == openrecall.FieldErrorClass || f.name == openrecall.FieldDependencyPattern || f.name == openrecall.FieldSignalShape) &&
+					(src == fingerprint.SourceText || src == fingerprint.SourceFields) {
+					continue
+				}
 				for _, r := range f.rules {
 					if r.fallback != fallback || !slices.Contains(r.sources, src) {
 						continue
