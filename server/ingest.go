@@ -28,6 +28,9 @@ func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /api/v1/alerts", s.scoped(ScopeIngest, s.ingest(intake.FormatAuto, EndpointAlerts)))
 	m.HandleFunc("POST /v2/enqueue", s.pagerDuty)
+	// Prometheus posts to an Alertmanager's /api/v2/alerts: it can name
+	// openrecall as one.
+	m.HandleFunc("POST /api/v2/alerts", s.scoped(ScopeIngest, s.ingest(intake.FormatPrometheus, "prometheus")))
 	m.HandleFunc("POST /api/v1/alerts/{sender}", s.senderIngest)
 	m.HandleFunc("POST /api/v1/retain", s.scoped(ScopeRetain, s.retain))
 	m.HandleFunc("GET /api/v1/recall", s.scoped(ScopeRead, s.recall))
@@ -43,7 +46,7 @@ func (s *Server) routes() {
 	})
 	// A known path with another method: 405 in JSON, with Allow.
 	for path, allow := range map[string]string{
-		"/api/v1/alerts": "POST", "/api/v1/alerts/{sender}": "POST", "/v2/enqueue": "POST",
+		"/api/v1/alerts": "POST", "/api/v1/alerts/{sender}": "POST", "/v2/enqueue": "POST", "/api/v2/alerts": "POST",
 		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
 		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
 	} {

@@ -48,7 +48,7 @@ func azureMonitor() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"Sev0", "Sev1", "Sev2", "Sev3", "Sev4"},
 		Doc: Doc{
-			Point: "an action group with a Webhook action, URI http://HOST:8080/api/v1/alerts/azure-monitor?token=TOKEN, \"Enable the common alert schema\" on",
+			Point: "an action group with a Webhook action, URI http://HOST:9555/api/v1/alerts/azure-monitor?token=TOKEN, \"Enable the common alert schema\" on",
 			Auth:  "?token=TOKEN in the webhook URI (a plain webhook action sets no header; the secure webhook uses Entra ID tokens)",
 			Title: "essentials.alertRule on the target resource (configurationItems)", Severity: "essentials.severity (Sev0 critical … Sev4 info)",
 			Service: "customProperties.service, else the target resource's name unless it is a VM or a computer (then the host)",

@@ -9,7 +9,7 @@ import "github.com/openrecall/openrecall"
 func alertmanager() Sender {
 	return Sender{Name: "alertmanager", Display: "Prometheus Alertmanager", Builtin: true, Episode: true,
 		Doc: Doc{
-			Point: "receivers: webhook_configs: url: http://HOST:8080/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
+			Point: "receivers: webhook_configs: url: http://HOST:9555/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
 			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, app.kubernetes.io/name, container, component, job",
 			Rule: "labels.alertname", ID: "fingerprint + startsAt (one id per firing episode)", Source: "captured webhooks of Alertmanager 0.25 (../shared/fixtures/alertmanager)",
 		}}
@@ -18,7 +18,7 @@ func alertmanager() Sender {
 func grafana() Sender {
 	return Sender{Name: "grafana", Display: "Grafana alerting", Builtin: true, Episode: true,
 		Doc: Doc{
-			Point: "contact point of type Webhook, URL http://HOST:8080/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
+			Point: "contact point of type Webhook, URL http://HOST:9555/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
 			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, …, job",
 			Rule: "labels.alertname", ID: "fingerprint + startsAt", Source: "Grafana's documented webhook payload (version 1)",
 		}}
@@ -27,7 +27,7 @@ func grafana() Sender {
 func prometheus() Sender {
 	return Sender{Name: "prometheus", Display: "Prometheus (postable alerts)", Builtin: true, Episode: true,
 		Doc: Doc{
-			Point: "alerting: alertmanagers: a static target whose api path posts to /api/v1/alerts/prometheus", Auth: "authorization: credentials: TOKEN",
+			Point: "prometheus.yml alerting: alertmanagers: static_configs: targets: [HOST:9555] (Prometheus posts to /api/v2/alerts, which openrecall serves; or /api/v1/alerts/prometheus)", Auth: "alertmanagers: authorization: credentials: TOKEN",
 			Title: "annotations.summary", Severity: "labels.severity", Service: "labels service, app, …, job",
 			Rule: "labels.alertname", ID: "Alertmanager's fingerprint of the labels + startsAt", Source: "the array Prometheus posts to /api/v2/alerts (captured)",
 		}}
@@ -38,7 +38,7 @@ func pagerDuty() Sender {
 	return Sender{Name: "pagerduty", Display: "PagerDuty Events API v2", Builtin: true,
 		Severity: scale.Map, Levels: []string{"critical", "error", "warning", "info"},
 		Doc: Doc{
-			Point: "any Events v2 emitter: events URL http://HOST:8080/v2/enqueue (or /api/v1/alerts/pagerduty)", Auth: "routing_key in the event (the token), or Authorization header",
+			Point: "any Events v2 emitter: events URL http://HOST:9555/v2/enqueue (or /api/v1/alerts/pagerduty)", Auth: "routing_key in the event (the token), or Authorization header",
 			Title: "payload.summary", Severity: "payload.severity (critical, error, warning, info)", Service: "payload.component",
 			Rule: "custom_details.alertname, else payload.class, else the summary template", ID: "dedup_key", Source: "PagerDuty's documented Events v2 samples",
 		}}
@@ -47,7 +47,7 @@ func pagerDuty() Sender {
 func openrecallObject() Sender {
 	return Sender{Name: "openrecall", Display: "openrecall alert object (any JSON)", Builtin: true,
 		Doc: Doc{
-			Point: "POST a JSON object, array or JSON Lines to http://HOST:8080/api/v1/alerts", Auth: "Authorization header (Bearer TOKEN) or ?token=",
+			Point: "POST a JSON object, array or JSON Lines to http://HOST:9555/api/v1/alerts", Auth: "Authorization header (Bearer TOKEN) or ?token=",
 			Title: "title, else summary, else the first line of text", Severity: "severity", Service: "service, else labels service, app, …",
 			Rule: "labels.alertname, else the title template", ID: "id, else a hash of the content", Source: "the product's own schema (README)",
 		}}

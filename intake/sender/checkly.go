@@ -62,7 +62,7 @@ func checkly() Sender {
 		Levels: []string{"ALERT_FAILURE", "ALERT_FAILURE_REMAIN", "ALERT_DEGRADED_FAILURE", "ALERT_DEGRADED", "ALERT_DEGRADED_REMAIN",
 			"ALERT_FAILURE_DEGRADED", "ALERT_SSL", "ALERT_RECOVERY", "ALERT_DEGRADED_RECOVERY", "NO_ALERT"},
 		Doc: Doc{
-			Point:    "Alert settings > Add channel > Webhook: POST to http://HOST:8080/api/v1/alerts/checkly with Checkly's default JSON body",
+			Point:    "Alert settings > Add channel > Webhook: POST to http://HOST:9555/api/v1/alerts/checkly with Checkly's default JSON body",
 			Auth:     "a request header Authorization: Bearer TOKEN (Headers tab)",
 			Title:    "event (ALERT_TITLE), else check_name",
 			Severity: "alert_type (ALERT_FAILURE high, ALERT_DEGRADED medium, ALERT_RECOVERY resolved)",

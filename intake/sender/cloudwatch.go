@@ -61,7 +61,7 @@ func cloudWatch() Sender {
 			return []Event{cloudWatchAlarm(v)}, nil
 		},
 		Doc: Doc{
-			Point: "SNS: an HTTPS subscription of the alarm's topic to http://HOST:8080/api/v1/alerts/cloudwatch?token=TOKEN (confirm it from the notice openrecall shows); EventBridge: an API destination with that URL for the rule \"CloudWatch Alarm State Change\"",
+			Point: "SNS: an HTTPS subscription of the alarm's topic to http://HOST:9555/api/v1/alerts/cloudwatch?token=TOKEN (confirm it from the notice openrecall shows); EventBridge: an API destination with that URL for the rule \"CloudWatch Alarm State Change\"",
 			Auth:  "?token=TOKEN in the subscription URL (SNS sets no header); an EventBridge API destination's connection can send Authorization: Bearer TOKEN",
 			Title: "NewStateValue: \"AlarmName\" in Region (as AWS's notification subject)", Severity: "none (CloudWatch has no severity); an alarm tag severity when present",
 			Service: "the workload dimension (ServiceName, FunctionName, DBInstanceIdentifier, LoadBalancer, QueueName, …), or an alarm tag service; InstanceId is the host",

@@ -50,7 +50,7 @@ func coralogix() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"Critical", "Error", "Warning", "Info", "Verbose", "Debug", "P1", "P2", "P3", "P4", "P5"},
 		Doc: Doc{
-			Point:    "Data Flow → Outbound Webhooks → Generic Webhook, POST to http://HOST:8080/api/v1/alerts/coralogix, default body; attach it to the alerts' notifications",
+			Point:    "Data Flow → Outbound Webhooks → Generic Webhook, POST to http://HOST:9555/api/v1/alerts/coralogix, default body; attach it to the alerts' notifications",
 			Auth:     "a request header Authorization: Bearer TOKEN",
 			Title:    "name",
 			Severity: "alert_severity, else fields priority (P1–P5), else fields severity",

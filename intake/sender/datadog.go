@@ -197,7 +197,7 @@ func datadog() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"P1", "P2", "P3", "P4", "P5", "Triggered", "Re-Triggered", "Warn", "Re-Warn", "No Data", "Re-No Data", "Recovered", "error", "warning", "info", "success"},
 		Doc: Doc{
-			Point:    "Integrations → Webhooks: a webhook with URL http://HOST:8080/api/v1/alerts/datadog, named in the monitor's message as @webhook-NAME",
+			Point:    "Integrations → Webhooks: a webhook with URL http://HOST:9555/api/v1/alerts/datadog, named in the monitor's message as @webhook-NAME",
 			Auth:     "Custom Headers: {\"Authorization\": \"Bearer TOKEN\"}",
 			Title:    "title ($EVENT_TITLE), else alert_title",
 			Severity: "alert_priority/priority/severity ($ALERT_PRIORITY, P1–P5), else alert_transition (Triggered high, Warn medium)",

@@ -140,7 +140,7 @@ func dynatrace() Sender {
 		Severity: dynatraceScale.Map,
 		Levels:   []string{"AVAILABILITY", "ERROR", "PERFORMANCE", "RESOURCE_CONTENTION", "CUSTOM_ALERT", "MONITORING_UNAVAILABLE", "INFO"},
 		Doc: Doc{
-			Point: "Settings → Integration → Problem notifications → Custom integration, webhook URL http://HOST:8080/api/v1/alerts/dynatrace, the default payload plus \"ProblemSeverity\": \"{ProblemSeverity}\", \"ImpactedEntities\": {ImpactedEntities}; notify closed problems",
+			Point: "Settings → Integration → Problem notifications → Custom integration, webhook URL http://HOST:9555/api/v1/alerts/dynatrace, the default payload plus \"ProblemSeverity\": \"{ProblemSeverity}\", \"ImpactedEntities\": {ImpactedEntities}; notify closed problems",
 			Auth:  "a custom header of the integration: Authorization: Bearer TOKEN",
 			Title: "ProblemTitle", Severity: "ProblemSeverity, else ProblemDetailsJSON.severityLevel",
 			Service: "the first impacted SERVICE/APPLICATION/PROCESS_GROUP entity, else tag service", Rule: "ProblemTitle",

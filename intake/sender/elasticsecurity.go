@@ -49,7 +49,7 @@ func elasticSecurity() Sender {
 		Severity: elasticSecuritySeverity(scale),
 		Levels:   []string{"low", "medium", "high", "critical"},
 		Doc: Doc{
-			Point: "a detection rule's action: Webhook connector, POST http://HOST:8080/api/v1/alerts/elastic-security, " +
+			Point: "a detection rule's action: Webhook connector, POST http://HOST:9555/api/v1/alerts/elastic-security, " +
 				"body {{#context.alerts}}{{{.}}}{{/context.alerts}} (one alert per action: For each alert), or any export of the alert documents",
 			Auth:     "the connector's headers: Authorization: Bearer TOKEN",
 			Title:    "kibana.alert.rule.name (signal.rule.name)",

@@ -56,7 +56,7 @@ func falcosidekick() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"Emergency", "Alert", "Critical", "Error", "Warning", "Notice", "Informational", "Info", "Debug"},
 		Doc: Doc{
-			Point:    "falcosidekick config: webhook: address: http://HOST:8080/api/v1/alerts/falcosidekick (or Falco's http_output url)",
+			Point:    "falcosidekick config: webhook: address: http://HOST:9555/api/v1/alerts/falcosidekick (or Falco's http_output url)",
 			Auth:     "webhook: customheaders: Authorization: Bearer TOKEN",
 			Title:    "rule",
 			Severity: "priority (Emergency/Alert/Critical critical, Error high, Warning medium, Notice low, Informational/Debug info)",

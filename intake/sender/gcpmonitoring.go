@@ -47,7 +47,7 @@ func googleCloudMonitoring() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"CRITICAL", "ERROR", "WARNING"},
 		Doc: Doc{
-			Point: "a notification channel of type Webhook (token authentication), endpoint URL http://HOST:8080/api/v1/alerts/google-cloud-monitoring?token=TOKEN",
+			Point: "a notification channel of type Webhook (token authentication), endpoint URL http://HOST:9555/api/v1/alerts/google-cloud-monitoring?token=TOKEN",
 			Auth:  "?token=TOKEN in the endpoint URL (or the channel's basic authentication)",
 			Title: "incident.summary, else documentation.subject, else policy_name", Severity: "incident.severity (CRITICAL, ERROR, WARNING; No severity is unknown)",
 			Service: "metadata.user_labels service/app, else the resource label naming the workload (service_name, module_id, function_name, container_name, database_id, …)",

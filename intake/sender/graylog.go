@@ -131,7 +131,7 @@ func graylog() Sender {
 		Severity: graylogScale.Map,
 		Levels:   []string{"1", "2", "3", "4"},
 		Doc: Doc{
-			Point: "Alerts → Notifications → Create, type HTTP Notification, URL http://HOST:8080/api/v1/alerts/graylog, attached to the event definitions",
+			Point: "Alerts → Notifications → Create, type HTTP Notification, URL http://HOST:9555/api/v1/alerts/graylog, attached to the event definitions",
 			Auth:  "the notification's API key/secret header (Authorization: Bearer TOKEN), else ?token= in the URL",
 			Title: "event.message, else event_definition_title", Severity: "event.priority (1 low, 2 normal, 3 high, 4 critical)",
 			Service: "event.fields / group_by_fields service", Rule: "event_definition_title, else event_definition_id",

@@ -60,7 +60,7 @@ func guardDuty() Sender {
 		Severity: guardDutySeverity,
 		Levels:   []string{"1.0", "2.0", "3.9", "4.0", "5.0", "6.9", "7.0", "8.0", "8.9", "9.0", "10.0", "Low", "Medium", "High", "Critical"},
 		Doc: Doc{
-			Point: "an EventBridge rule {\"source\":[\"aws.guardduty\"],\"detail-type\":[\"GuardDuty Finding\"]} with an API destination http://HOST:8080/api/v1/alerts/guardduty, or an SNS topic target whose HTTPS subscription is that URL with ?token=TOKEN",
+			Point: "an EventBridge rule {\"source\":[\"aws.guardduty\"],\"detail-type\":[\"GuardDuty Finding\"]} with an API destination http://HOST:9555/api/v1/alerts/guardduty, or an SNS topic target whose HTTPS subscription is that URL with ?token=TOKEN",
 			Auth:  "API destination connection: Authorization: Bearer TOKEN (API key auth); SNS: ?token=TOKEN",
 			Title: "detail.title", Severity: "detail.severity (1.0–3.9 low, 4.0–6.9 medium, 7.0–8.9 high, 9.0–10.0 critical)",
 			Service: "detail.accountId + \"/\" + detail.resource.resourceType", Rule: "detail.type (the finding type)",

@@ -63,7 +63,7 @@ func kibana() Sender {
 			"slo.burnRate.alert", "slo.burnRate.high", "slo.burnRate.medium", "slo.burnRate.low",
 			"tracking containment", "recovered", "nodata"},
 		Doc: Doc{
-			Point: "a Webhook connector (POST, URL http://HOST:8080/api/v1/alerts/kibana) used as the rule's action, " +
+			Point: "a Webhook connector (POST, URL http://HOST:9555/api/v1/alerts/kibana) used as the rule's action, " +
 				`body e.g. {"rule":{"id":"{{rule.id}}","name":"{{rule.name}}","tags":"{{rule.tags}}"},"alert":{"id":"{{alert.id}}","uuid":"{{alert.uuid}}","actionGroup":"{{alert.actionGroup}}"},"context":{"message":"{{context.message}}","reason":"{{context.reason}}"},"date":"{{date}}"}`,
 			Auth:  "the connector's headers: Authorization: Bearer TOKEN",
 			Title: "context.title, else rule.name, else the first line of context.message",

@@ -162,7 +162,7 @@ func newRelic() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"CRITICAL", "HIGH", "MEDIUM", "LOW", "WARNING", "INFO"},
 		Doc: Doc{
-			Point:    "Alerts → Destinations: a Webhook destination with endpoint URL http://HOST:8080/api/v1/alerts/newrelic, used by a workflow's webhook channel (the default payload template)",
+			Point:    "Alerts → Destinations: a Webhook destination with endpoint URL http://HOST:9555/api/v1/alerts/newrelic, used by a workflow's webhook channel (the default payload template)",
 			Auth:     "the destination's Authorization: Bearer TOKEN (or a custom header)",
 			Title:    "title (legacy: details)",
 			Severity: "priority CRITICAL/HIGH/MEDIUM/LOW (legacy: severity CRITICAL/WARNING/INFO)",

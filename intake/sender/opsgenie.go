@@ -51,7 +51,7 @@ func opsgenie() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"P1", "P2", "P3", "P4", "P5"},
 		Doc: Doc{
-			Point: "a Webhook integration (Settings → Integrations → Webhook), Webhook URL http://HOST:8080/api/v1/alerts/opsgenie, \"Add Alert Description/Details to Payload\" on",
+			Point: "a Webhook integration (Settings → Integrations → Webhook), Webhook URL http://HOST:9555/api/v1/alerts/opsgenie, \"Add Alert Description/Details to Payload\" on",
 			Auth:  "a custom header Authorization: Bearer TOKEN in the integration's headers",
 			Title: "alert.message", Severity: "alert.priority (P1 critical … P5 info)",
 			Service: "alert.details service/app/component, else tag service:NAME, else alert.entity",

@@ -69,7 +69,7 @@ func pagerDutyWebhook() Sender {
 		Severity: pagerDutyWebhookScale.Map,
 		Levels:   []string{"P1", "P2", "P3", "P4", "P5", "high", "low"},
 		Doc: Doc{
-			Point: "a webhook subscription (Integrations → Generic Webhooks (v3), or POST /webhook_subscriptions) with the URL http://HOST:8080/api/v1/alerts/pagerduty-webhook",
+			Point: "a webhook subscription (Integrations → Generic Webhooks (v3), or POST /webhook_subscriptions) with the URL http://HOST:9555/api/v1/alerts/pagerduty-webhook",
 			Auth:  "a custom header of the subscription: Authorization: Bearer TOKEN",
 			Title: "event.data.title", Severity: "event.data.priority.summary (P1..P5), else event.data.urgency (high, low)",
 			Service: "event.data.service.summary", Rule: "none (v3 names no check): the title template",

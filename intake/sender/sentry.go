@@ -98,7 +98,7 @@ func sentry() Sender {
 		Severity: sentryScale.Map,
 		Levels:   []string{"fatal", "error", "warning", "info", "debug", "critical"},
 		Doc: Doc{
-			Point:    "an internal integration (Settings → Developer Settings) with the webhook URL http://HOST:8080/api/v1/alerts/sentry?token=TOKEN, alert rule action enabled and the issue resource subscribed; or the legacy WebHooks plugin with that URL",
+			Point:    "an internal integration (Settings → Developer Settings) with the webhook URL http://HOST:9555/api/v1/alerts/sentry?token=TOKEN, alert rule action enabled and the issue resource subscribed; or the legacy WebHooks plugin with that URL",
 			Auth:     "?token= in the URL (Sentry sets no custom header)",
 			Title:    "data.event.title; data.description_title (metric); data.issue.title; the plugin's event.title or message",
 			Severity: "the event's level (fatal, error, warning, info, debug); a metric alert's action (critical, warning)",

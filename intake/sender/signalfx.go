@@ -162,7 +162,7 @@ func signalFx() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"Critical", "Major", "Minor", "Warning", "Info"},
 		Doc: Doc{
-			Point:    "Data Management → Webhook integration with URL http://HOST:8080/api/v1/alerts/signalfx, added as an alert recipient of the detector's rules",
+			Point:    "Data Management → Webhook integration with URL http://HOST:9555/api/v1/alerts/signalfx, added as an alert recipient of the detector's rules",
 			Auth:     "the integration's Headers: Authorization: Bearer TOKEN",
 			Title:    "messageTitle, else detector: rule",
 			Severity: "severity (Critical, Major, Minor, Warning, Info)",

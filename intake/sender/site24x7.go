@@ -39,7 +39,7 @@ func site24x7() Sender {
 		Severity: scale.Map,
 		Levels:   []string{"DOWN", "CRITICAL", "TROUBLE", "UP"},
 		Doc: Doc{
-			Point:    "Admin > Third-Party Integrations > Webhooks: Hook URL http://HOST:8080/api/v1/alerts/site24x7, POST, Post as JSON, Send Incident Parameters",
+			Point:    "Admin > Third-Party Integrations > Webhooks: Hook URL http://HOST:9555/api/v1/alerts/site24x7, POST, Post as JSON, Send Incident Parameters",
 			Auth:     "a custom header Authorization: Bearer TOKEN (or ?token=TOKEN in the Hook URL)",
 			Title:    "MONITORNAME is STATUS",
 			Severity: "STATUS (DOWN critical, CRITICAL high, TROUBLE medium, UP resolved)",

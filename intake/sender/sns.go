@@ -59,7 +59,7 @@ func sns() Sender {
 			return []Event{e}, nil
 		},
 		Doc: Doc{
-			Point: "an HTTPS subscription of the topic to http://HOST:8080/api/v1/alerts?token=TOKEN", Auth: "?token= (SNS sets no header)",
+			Point: "an HTTPS subscription of the topic to http://HOST:9555/api/v1/alerts?token=TOKEN", Auth: "?token= (SNS sets no header)",
 			Title: "the carried payload's sender; a text Message: Subject", Severity: "the carried payload's", Service: "the carried payload's; a text Message: the topic",
 			Rule: "the carried payload's", ID: "the carried payload's; a text Message: MessageId", Source: "AWS SNS documentation (HTTP/S notification and subscription confirmation)",
 		},

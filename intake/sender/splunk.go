@@ -92,7 +92,7 @@ func splunk() Sender {
 		}.Map,
 		Levels: []string{"critical", "fatal", "severe", "high", "error", "medium", "warn", "warning", "low", "info", "informational", "debug"},
 		Doc: Doc{
-			Point:    "the alert's Trigger Actions → Webhook, URL http://HOST:8080/api/v1/alerts/splunk?token=TOKEN",
+			Point:    "the alert's Trigger Actions → Webhook, URL http://HOST:9555/api/v1/alerts/splunk?token=TOKEN",
 			Auth:     "?token= (the webhook alert action sets no header)",
 			Title:    "search_name, and the result's summary/message when present",
 			Severity: "the result's severity/urgency/priority/log_level field, else none",

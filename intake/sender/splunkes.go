@@ -141,7 +141,7 @@ func splunkES() Sender {
 		}.Map,
 		Levels: []string{"critical", "high", "medium", "low", "informational"},
 		Doc: Doc{
-			Point:    "the correlation search's Adaptive Response → Webhook (or a search over the notable index with the webhook alert action), URL http://HOST:8080/api/v1/alerts/splunk-es?token=TOKEN",
+			Point:    "the correlation search's Adaptive Response → Webhook (or a search over the notable index with the webhook alert action), URL http://HOST:9555/api/v1/alerts/splunk-es?token=TOKEN",
 			Auth:     "?token= (the webhook alert action sets no header)",
 			Title:    "rule_title, else rule_name, else search_name",
 			Severity: "urgency (critical, high, medium, low, informational), else severity",

@@ -55,7 +55,7 @@ func suricata() Sender {
 		Severity: suricataSeverity,
 		Levels:   []string{"1", "2", "3", "4"},
 		Doc: Doc{
-			Point:    "forward eve.json's alert records (types: alert) to http://HOST:8080/api/v1/alerts/suricata, one record a request (Filebeat/Fluent Bit/Vector HTTP output), or feed eve.json as JSON Lines",
+			Point:    "forward eve.json's alert records (types: alert) to http://HOST:9555/api/v1/alerts/suricata, one record a request (Filebeat/Fluent Bit/Vector HTTP output), or feed eve.json as JSON Lines",
 			Auth:     "the forwarder's Authorization: Bearer TOKEN header",
 			Title:    "alert.signature",
 			Severity: "alert.severity (1 high, 2 medium, 3 low, 4 info)",

@@ -40,7 +40,7 @@ func uptimeKuma() Sender {
 		Match: uptimeKumaMatch,
 		Map:   uptimeKumaMap,
 		Doc: Doc{
-			Point:    "Settings → Notifications → Setup Notification, type Webhook, Post URL http://HOST:8080/api/v1/alerts/uptime-kuma, Request Body application/json; enable it on the monitors",
+			Point:    "Settings → Notifications → Setup Notification, type Webhook, Post URL http://HOST:9555/api/v1/alerts/uptime-kuma, Request Body application/json; enable it on the monitors",
 			Auth:     `Additional Headers {"Authorization": "Bearer TOKEN"}`,
 			Title:    "msg",
 			Severity: "none (Uptime Kuma has no severity)",

@@ -51,7 +51,7 @@ func wazuh() Sender {
 		Severity: wazuhSeverity,
 		Levels:   []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16"},
 		Doc: Doc{
-			Point:    "ossec.conf <integration>: <name>custom-openrecall</name>, <hook_url>http://HOST:8080/api/v1/alerts/wazuh</hook_url>, <alert_format>json</alert_format> and a script posting the alert file; or the shuffle integration's hook_url",
+			Point:    "ossec.conf <integration>: <name>custom-openrecall</name>, <hook_url>http://HOST:9555/api/v1/alerts/wazuh</hook_url>, <alert_format>json</alert_format> and a script posting the alert file; or the shuffle integration's hook_url",
 			Auth:     "the integration script sets Authorization: Bearer TOKEN (<api_key>); Shuffle: ?token=TOKEN in hook_url",
 			Title:    "rule.description",
 			Severity: "rule.level (0–2 info, 3–6 low, 7–11 medium, 12–14 high, 15–16 critical)",
