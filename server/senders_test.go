@@ -105,3 +105,55 @@ func TestTruncatedReported(t *testing.T) {
 		t.Errorf("dropped alerts metric = %q, want 2", got)
 	}
 }
+
+// TestEverySenderOverHTTP posts every sender's fixtures as HTTP bodies,
+// to the detecting endpoint and to the sender's own: each is accepted
+// (202) with its alerts, and counted under its sender.
+func TestEverySenderOverHTTP(t *testing.T) {
+	e := newEnv(t, options{noServe: true})
+	const root = "../intake/testdata/senders/"
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(root + d.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			name := f.Name()
+			if !strings.HasSuffix(name, ".json") || name == "golden.json" || name == "identity.json" {
+				continue
+			}
+			body, err := os.ReadFile(root + d.Name() + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range []string{"/api/v1/alerts", "/api/v1/alerts/" + d.Name()} {
+				var acc server.Accepted
+				resp := e.post(path, "", string(body), &acc)
+				if resp.StatusCode != http.StatusAccepted {
+					t.Errorf("%s/%s to %s: status %d", d.Name(), name, path, resp.StatusCode)
+					continue
+				}
+				if d.Name() != "pagerduty" && acc.Accepted+acc.Duplicates == 0 {
+					t.Errorf("%s/%s to %s: nothing accepted: %+v", d.Name(), name, path, acc)
+				}
+				posted++
+			}
+		}
+	}
+	if posted < 300 {
+		t.Errorf("%d bodies posted, want every fixture twice", posted)
+	}
+	for _, sender := range []string{"datadog", "falcosidekick", "cloudwatch", "wazuh", "zabbix"} {
+		if got := e.metric(`openrecall_sender_alerts_total{sender="` + sender + `"}`); got == "" || got == "0" {
+			t.Errorf("no alerts counted for %s", sender)
+		}
+	}
+}
