@@ -27,9 +27,10 @@ import (
 //     month, weekday, time-zone or am/pm word next to a masked number or
 //     another such word ("Feb 21 21:54:44", "Tue Jan 5", "13:36:42 CEST")
 //     are part of it; "may" alone is a word.
-//   - The word after "user", and a word between "for" and "from", names an
-//     account and is masked ("invalid user *", "failed password for * from
-//     *"), unless it is a word such as "not" or "from".
+//   - The word after "for user", "invalid user" (and a few such leads),
+//     and a word between "for" and "from", names an account and is masked
+//     ("invalid user *", "failed password for * from *"), unless it is a
+//     word such as "not" or "from"; "user uploads failing" keeps its words.
 //   - "key=value", "key:value" and "key: value": the key stays; the value
 //     is classified as a token of its own, so it is masked only when its
 //     class varies ("pid=*", "onextend:*", "status: *") and a word value
@@ -68,7 +69,7 @@ func Template(s string) string {
 		case core == "":
 		case i > 0 && core[0] == '/' && httpMethods[toks[i-1].core]:
 			t.core = routeShape(core)
-		case i > 0 && nameKeys[toks[i-1].core] && toks[i-1].post == "" && !notNames[core]:
+		case i > 1 && nameKeys[toks[i-1].core] && toks[i-1].post == "" && toks[i-2].post == "" && accountLeads[toks[i-2].core] && !notNames[core]:
 			t.core = "*" // the name after "user": invalid user *
 		case i > 0 && i+1 < len(fields) && toks[i-1].core == "for" && pre == "" && post == "" && fields[i+1] == "from" && !notNames[core]:
 			t.core = "*" // an account between "for" and "from": failed password for * from
@@ -456,9 +457,14 @@ func hasLetter(s string) bool {
 var httpMethods = setOf("get", "head", "post", "put", "delete", "patch", "options", "connect", "trace")
 
 // nameKeys are the words after which a word names an account ("invalid
-// user *", "session opened for user *"): that word is masked whatever it
-// is. (A user=NAME pair keeps its value, as any key=value pair does.)
+// user *", "session opened for user *", when one of accountLeads comes
+// before them): that word is masked whatever it is. (A user=NAME pair keeps its value, as any key=value pair does.)
 var nameKeys = setOf("user", "username", "ruser", "login", "account")
+
+// accountLeads are the words before "user" that make the next word an
+// account's name ("for user *", "invalid user *"); elsewhere "user" may
+// qualify a noun ("user uploads failing").
+var accountLeads = setOf("for", "invalid", "illegal", "unknown", "authenticating", "new", "deleted", "locked")
 
 // notNames are the words that follow "user" without being its name.
 var notNames = setOf("not", "from", "by", "is", "was", "has", "in", "for", "to", "unknown", "and", "or", "session", "name", "id", "*")

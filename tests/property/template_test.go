@@ -13,7 +13,7 @@ import (
 func templateProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P56_template_variables_share",
-			"Two renderings of one event template that differ only in variable tokens share a template: numbers, signed numbers, numbers with units, durations, IPv4/IPv6 addresses with and without ports, URLs, paths, e-mail addresses, hex ids, UUIDs, pod names, CronJob runs, host names with an ordinal, timestamps (with month and weekday names), the values of key=value, key:value and key: value pairs, quoted numbers and paths, and the account after \"user\"; and Template is idempotent.",
+			"Two renderings of one event template that differ only in variable tokens share a template: numbers, signed numbers, numbers with units, durations, IPv4/IPv6 addresses with and without ports, URLs, paths, e-mail addresses, hex ids, UUIDs, pod names, CronJob runs, host names with an ordinal, timestamps (with month and weekday names), the values of key=value, key:value and key: value pairs, quoted numbers and paths, and the account after \"for user\" or \"invalid user\"; and Template is idempotent.",
 			"TemplateCaseGen", gen.TemplateCaseGen(), func(c gen.TemplateCase) error {
 				a, b := c.First(), c.Second()
 				ta, tb := fingerprint.Template(a), fingerprint.Template(b)

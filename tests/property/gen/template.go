@@ -62,7 +62,8 @@ func TemplateSlots() []TemplateSlot {
 		v("quoted number", `"4411"`, `"7"`, `"0.5"`),
 		v("quoted path", `'/tmp/kafka-logs'`, `'/var/log/secure'`),
 		v("bracketed pid", "sshd[3402]:", "sshd[1]:", "sshd[65535]:"),
-		v("account after user", "user root", "user alice", "user svc_backup"),
+		v("account after for user", "for user root", "for user alice", "for user svc_backup"),
+		v("account after invalid user", "invalid user root", "invalid user alice", "invalid user oracle"),
 	}
 }
 
