@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm mutants
+.PHONY: build run test race lint smoke bench bench-analyze bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -61,6 +61,13 @@ bench:
 # BENCH_QUEUE=generated times queuegen's mixed queue instead.
 bench-analyze: build
 	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus}
+
+# The labelled template benchmark (tests/benchmarks/data/templates): grouping
+# accuracy (Zhu et al.), pairwise precision and recall and the share of lines
+# in mixed templates, per system and per set. LOGHUB=DIR also scores Loghub's
+# 2k samples (not bundled: research-only licence) read from DIR.
+bench-templates:
+	OPENRECALL_LOGHUB=$${LOGHUB:-} $(GO) test -count=1 -v -run 'TestBundledBenchmarkFloor|TestLoghub' ./tests/benchmarks/templates/ | grep -v '^=== '
 
 cover:
 	$(GO) test -short -count=1 -coverprofile=coverage.out ./...

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode"
 
 	"github.com/openrecall/openrecall"
 )
@@ -166,9 +165,7 @@ func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.
 				if v == "" {
 					continue
 				}
-				if l == "pod" || l == "pod_name" {
-					v = e.podOwner(v)
-				}
+				v = e.identityValue(l, v)
 				parts = append(parts, v)
 				used = append(used, SourceLabelPrefix+l)
 				break
@@ -233,83 +230,7 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 // name.
 func normalizeService(s string) string { return strings.ToLower(collapse(s)) }
 
-// templateMasks are the variable parts a template masks before it splits
-// the text into words, in order. Each has one group, the text before the
-// part that is kept; the part itself becomes the digit "0", so the word that
-// holds it is masked whole like any word with a digit, whatever the value's
-// shape.
-var templateMasks = []*regexp.Regexp{
-	regexp.MustCompile(`()\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`),                                 // URLs
-	regexp.MustCompile(`()[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+`),                       // e-mail addresses
-	regexp.MustCompile(`()(?:"[^"]*"|` + "`[^`]*`)"),                                         // double- and back-quoted values
-	regexp.MustCompile(`(^|[\s(\[=:,])'[^'\n]*'`),                                            // single-quoted values (not apostrophes)
-	regexp.MustCompile(`(^|[\s(\[=:,])(?:~?/|[a-z]:\\)[^\s,;)\]]*`),                          // paths
-	regexp.MustCompile(`()\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), // UUIDs
-	regexp.MustCompile(`()\b(?:0x)?[0-9a-f]{12,}\b`),                                         // hex ids
-}
-
 // podSuffix is a Deployment pod's replica-set hash and pod suffix, written
 // in Kubernetes' vowel-free alphabet (so a hash without digits is still
 // recognised and an ordinary word is not).
 var podSuffix = regexp.MustCompile(`^[a-z0-9]+(?:[-_.][a-z0-9]+)*?-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
-
-// tmplNorm masks IPv6 addresses (which may hold no digit) for Template.
-var tmplNorm = newNormalizer()
-
-// Template returns the template of a summary or title (DESIGN §4): its first
-// line, lowercased and whitespace-collapsed, with its variable parts masked
-// as "*" — URLs, e-mail addresses, quoted values, paths, UUIDs, IPv4 and
-// IPv6 addresses, hex ids, every word that holds a digit, and every pod name
-// with a hash suffix (checkout-bcdfgh-xkzwq, even without a digit); runs of
-// masks become one.
-// So two renderings of one rule with other values share it. A line with no
-// word left is no template (""). Template is idempotent.
-func Template(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.ToLower(s)
-	s = tmplNorm.ipv6.ReplaceAllStringFunc(s, func(m string) string {
-		if r := replaceIPv6(m); r != m {
-			return "0"
-		}
-		return m
-	})
-	for _, re := range templateMasks {
-		s = re.ReplaceAllString(s, "${1}0")
-	}
-	var out []string
-	letters := false
-	for _, f := range strings.Fields(s) {
-		lead := strings.IndexFunc(f, isWordRune)
-		if lead < 0 {
-			lead = len(f)
-		}
-		trail := strings.LastIndexFunc(f, isWordRune) + 1
-		if trail < lead {
-			trail = lead
-		}
-		pre, core, post := f[:lead], f[lead:trail], f[trail:]
-		if strings.IndexFunc(core, unicode.IsDigit) >= 0 || podSuffix.MatchString(core) {
-			core = "*"
-		}
-		w := pre + core + post
-		if w == "*" && len(out) > 0 && out[len(out)-1] == "*" {
-			continue
-		}
-		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
-			letters = true
-		}
-		out = append(out, w)
-	}
-	if !letters {
-		return ""
-	}
-	return strings.Join(out, " ")
-}
-
-// isWordRune reports whether r belongs to the core of a word rather than
-// to the punctuation around it.
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '*'
-}

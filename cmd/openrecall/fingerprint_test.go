@@ -47,7 +47,7 @@ func TestFingerprintIdentityAcrossFormats(t *testing.T) {
 	// Without an alertname, the summary template is the rule: two firings on
 	// other hosts with other values share it.
 	a := fingerprintLines(t, `{"title":"Disk 91% full on db-7","service":"orders"}`+"\n"+`{"title":"Disk 97% full on db-2","service":"Orders"}`+"\n")
-	if len(a) != 2 || *a[0].Identity != *a[1].Identity || a[0].Identity.Rule != "disk *% full on *" {
+	if len(a) != 2 || *a[0].Identity != *a[1].Identity || a[0].Identity.Rule != "disk * full on *" {
 		t.Errorf("template identities: %+v / %+v", a[0].Identity, a[1].Identity)
 	}
 }

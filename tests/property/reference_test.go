@@ -95,6 +95,10 @@ func newRefExtractor(rules *fingerprint.Rules) (*refExtractor, error) {
 // hash or ordinal as label values do.
 var refPodOwner = regexp.MustCompile(`^([a-z0-9]+(?:[-_.][a-z0-9]+)*?)-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
+// refCronRun is a CronJob run's name (its scheduled time in minutes, eight
+// digits) with, optionally, its pod's random suffix.
+var refCronRun = regexp.MustCompile(`^(.+)-[0-9]{8}(?:-[a-z0-9]{5})?$`)
+
 // identify returns the reference identity of a (DESIGN §4): the rule that
 // fired — alertname, else a PagerDuty class, else the template of the
 // summary or title — and the first present service label, else the
@@ -147,6 +151,12 @@ func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
 						v = m[1]
 					} else {
 						v = e.norm.name(v)
+					}
+				} else if !strings.ContainsAny(v, ".:/") {
+					if m := refPodOwner.FindStringSubmatch(v); m != nil {
+						v = m[1]
+					} else if m := refCronRun.FindStringSubmatch(v); m != nil {
+						v = m[1]
 					}
 				}
 				parts, found = append(parts, v), true

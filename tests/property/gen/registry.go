@@ -62,6 +62,13 @@ func All() []Named {
 			}
 			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment), len(DNALabelValues()), "label value")
 		})},
+		{"TemplateCaseGen", TemplateCaseGen(), validAs(func(c TemplateCase) error { return ValidTemplateIndexes(c.Shape) })},
+		{"ContrastCaseGen", ContrastCaseGen(), validAs(func(c ContrastCase) error {
+			if c.Contrast < 0 || c.Contrast >= len(TemplateContrasts()) {
+				return fmt.Errorf("contrast %d out of range", c.Contrast)
+			}
+			return ValidTemplateIndexes(c.Shape)
+		})},
 		{"DNALinesGen", DNALinesGen(), validAs(func(d DNALines) error { return indexesIn(d.Indexes(), len(DNALinePieces()), "piece") })},
 		{"SecretTextGen", SecretTextGen(), validAs(func(t SecretText) error { return indexesIn(t.Pieces, len(SecretPieces()), "piece") })},
 		{"CaseInputGen", CaseInputGen(), validAs(func(c CaseInput) error {

@@ -1,0 +1,502 @@
+package fingerprint
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Template returns the template of a summary or title (DESIGN §4, "Identity,
+// refined"): its first line, lowercased and whitespace-collapsed, each
+// white-space-separated token classified and its variable parts masked as
+// "*", runs of masked tokens written as one "*". A line with no letter left
+// is no template (""). Template is a pure function of its input and is
+// idempotent.
+//
+// The rule, token by token (punctuation around a token — quotes, brackets,
+// a trailing comma, colon or full stop — is kept as it is):
+//
+//   - Masked whole: a token that starts with a digit or a signed digit
+//     (numbers, "-5", "+3", numbers with units "12ms", "3.5gb", "91%",
+//     durations "1h30m", dates, times "21:54:44", versions, IPv4 addresses
+//     with ports); URLs; e-mail addresses; paths ("/var/lib/x", "./ibdata1",
+//     "~/x", "c:\x"); IPv6 and MAC addresses; hex ids (12 or more hex
+//     digits, or 8 to 11 with a digit); Deployment pod names (a replica-set
+//     hash and pod suffix in Kubernetes' vowel-free alphabet).
+//   - A unit word right after a masked number ("1.09 KB", "5 days") and a
+//     month, weekday, time-zone or am/pm word next to a masked number or
+//     another such word ("Feb 21 21:54:44", "Tue Jan 5", "13:36:42 CEST")
+//     are part of it; "may" alone is a word.
+//   - The word after "for user", "invalid user" (and a few such leads),
+//     and a word between "for" and "from", names an account and is masked
+//     ("invalid user *", "failed password for * from *"), unless it is a
+//     word such as "not" or "from"; "user uploads failing" keeps its words.
+//   - "key=value", "key:value" and "key: value": the key stays; the value
+//     is classified as a token of its own, so it is masked only when its
+//     class varies ("pid=*", "onextend:*", "status: *") and a word value
+//     stays ("reason = authfail:*" and "reason = assocfail:*" are two
+//     events). Comma- and semicolon-separated lists inside a token are
+//     classified part by part.
+//   - Other tokens are split at "-", "_", ".", "/", "@", "#", "[", "]",
+//     "(", ")": a part that starts with a digit, is a hex id or holds more
+//     than five digits is masked ("db-*", "sshd[*]", "blk_*",
+//     "nightly-ledger-export-*"), a sign before it included; the others
+//     stay; a name with a part masked after a "-" (a host, node, instance
+//     or pod: "db-7", "worker-12", "etl-5c4b3a291-k8j7h", a job's run) and a dotted host name
+//     with a masked part are masked whole. So letters joined to digits stay, since they name a thing
+//     ("eth0", "ipv4", "sda1", "ib_logfile0", "sha256"), and a word that
+//     only carries a long number is masked ("req1234567").
+//   - A quoted word stays ("'active'" and "'inactive'" are two events); a
+//     quoted value of a varying class is masked by the rules above.
+//   - After an HTTP method (GET, POST, …) a path keeps its route shape: its
+//     variable segments and its query are masked, the others stay
+//     ("get /v2/*/servers/detail" and "post /v2/*/os-server-external-events"
+//     are two events).
+func Template(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.ToLower(s)
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return ""
+	}
+	toks := make([]templateToken, len(fields))
+	for i, f := range fields {
+		pre, core, post := splitToken(unbracket(f))
+		t := templateToken{pre: pre, core: core, post: post}
+		switch {
+		case core == "":
+		case i > 0 && core[0] == '/' && httpMethods[toks[i-1].core]:
+			t.core = routeShape(core)
+		case i > 1 && nameKeys[toks[i-1].core] && toks[i-1].post == "" && toks[i-2].post == "" && accountLeads[toks[i-2].core] && !notNames[core]:
+			t.core = "*" // the name after "user": invalid user *
+		case i > 0 && i+1 < len(fields) && toks[i-1].core == "for" && pre == "" && post == "" && fields[i+1] == "from" && !notNames[core]:
+			t.core = "*" // an account between "for" and "from": failed password for * from
+		default:
+			t.core = maskValue(core)
+			t.num = t.core == "*" && startsNumber(core)
+		}
+		toks[i] = t
+	}
+	// Units after a masked number and calendar words beside a masked
+	// token join the mask, to a fixed point (a weekday beside a month
+	// beside a day).
+	for changed := true; changed; {
+		changed = false
+		for i := range toks {
+			t := &toks[i]
+			if t.core == "*" || t.core == "" {
+				continue
+			}
+			prev := i > 0 && toks[i-1].num
+			next := i+1 < len(toks) && toks[i+1].num
+			if (prev && unitWords[t.core]) || ((prev || next) && calendarWords[t.core]) {
+				t.core, t.num = "*", true
+				changed = true
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	letters, lastStar := false, false
+	for _, t := range toks {
+		star := t.pre == "" && t.post == "" && t.core == "*"
+		if star && lastStar {
+			continue
+		}
+		lastStar = star
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.pre)
+		b.WriteString(t.core)
+		b.WriteString(t.post)
+		if !letters && (hasLetter(t.pre) || hasLetter(t.core) || hasLetter(t.post)) {
+			letters = true
+		}
+	}
+	if !letters {
+		return ""
+	}
+	return b.String()
+}
+
+// templateToken is one white-space-separated token: the punctuation before
+// and after it and its core, masked in place.
+type templateToken struct {
+	pre, core, post string
+	num             bool // masked as a number, a time or a calendar word
+}
+
+// unbracket writes each bracketed IPv6 address in a token
+// ("[2001:db8::1]:443", "ip-[fd00::1]") as the digit "0", so that it is
+// masked, brackets and port included, like an IPv4 address.
+func unbracket(f string) string {
+	for from := 0; ; {
+		i := strings.IndexByte(f[from:], '[')
+		if i < 0 {
+			return f
+		}
+		i += from
+		j := strings.IndexByte(f[i:], ']')
+		if j < 0 {
+			return f
+		}
+		if inner := f[i+1 : i+j]; strings.Count(inner, ":") >= 2 && isAddress(inner) {
+			f = f[:i] + "0" + f[i+j+1:]
+		}
+		from = i + 1
+	}
+}
+
+// startsNumber reports whether c starts with a digit or a signed digit.
+func startsNumber(c string) bool {
+	return isDigit(c[0]) || (c[0] == '-' || c[0] == '+') && len(c) > 1 && isDigit(c[1])
+}
+
+// splitToken splits a token into the punctuation before it, its core and
+// the punctuation after it.
+func splitToken(f string) (pre, core, post string) {
+	i := 0
+	for i < len(f) && strings.IndexByte(leadPunct, f[i]) >= 0 {
+		i++
+	}
+	j := len(f)
+	for j > i && strings.IndexByte(trailPunct, f[j-1]) >= 0 {
+		j--
+	}
+	return f[:i], f[i:j], f[j:]
+}
+
+// The punctuation that surrounds a token's core. A leading "-" or "+" is a
+// sign (or a flag's dashes) and a leading "/" starts a path: both belong to
+// the core.
+const (
+	leadPunct  = "\"'`([{<,;"
+	trailPunct = "\"'`)]}>,;:.!?"
+)
+
+// maskValue masks a token's core (or a value inside one): whole when its
+// class varies, else the variable parts of a key=value pair, of a list or
+// of a compound name.
+func maskValue(c string) string {
+	if c == "" || c == "*" {
+		return c
+	}
+	if wholeVariable(c) {
+		return "*"
+	}
+	if strings.ContainsAny(c, ",;") {
+		return maskList(c)
+	}
+	if i := strings.IndexByte(c, '='); i > 0 {
+		return c[:i+1] + maskInner(c[i+1:])
+	}
+	if i := strings.IndexByte(c, ':'); i > 0 && i < len(c)-1 && c[i+1] != ':' && isKey(c[:i]) && maskParts(c[:i]) == c[:i] {
+		return c[:i+1] + maskInner(c[i+1:])
+	}
+	m := maskParts(c)
+	if m == c || strings.ContainsAny(c, "/[]()") {
+		return m
+	}
+	if strings.Count(c, ".") >= 2 || strings.Contains(m, "-*") && strings.IndexByte(c, '_') < 0 {
+		// A host, node or instance name with a number in it
+		// (d211-116-254-214.rev.example.net, db-7, worker-12) or a
+		// run of a job (nightly-ledger-export-29212038).
+		return "*"
+	}
+	return m
+}
+
+// maskInner masks a value inside a token, keeping the punctuation around
+// it (a quoted value of key="value").
+func maskInner(v string) string {
+	pre, core, post := splitToken(v)
+	if core == "" {
+		return v
+	}
+	return pre + maskValue(core) + post
+}
+
+// maskList masks each comma- or semicolon-separated part of c.
+func maskList(c string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(c); i++ {
+		if i < len(c) && c[i] != ',' && c[i] != ';' {
+			continue
+		}
+		b.WriteString(maskInner(c[start:i]))
+		if i < len(c) {
+			b.WriteByte(c[i])
+		}
+		start = i + 1
+	}
+	return b.String()
+}
+
+// isKey reports whether k is the key of a key:value pair: a name that
+// starts with a letter.
+func isKey(k string) bool {
+	r, _ := utf8.DecodeRuneInString(k)
+	if !unicode.IsLetter(r) {
+		return false
+	}
+	for _, r := range k {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '.' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// partSeparators split a compound name into parts.
+const partSeparators = "-_./@#[]()"
+
+// maskParts masks the variable parts of a compound name (a sign before a
+// masked part included) and writes a run of masked parts and the
+// separators between them as one "*".
+func maskParts(c string) string {
+	if !strings.ContainsAny(c, partSeparators) {
+		if variablePart(c) {
+			return "*"
+		}
+		return c
+	}
+	var b strings.Builder
+	b.Grow(len(c))
+	star := false // the output ends with a "*" and separators after it
+	pending := "" // separators since the last part
+	start := 0
+	for i := 0; i <= len(c); i++ {
+		if i < len(c) && strings.IndexByte(partSeparators, c[i]) < 0 {
+			continue
+		}
+		part := c[start:i]
+		switch {
+		case part == "":
+		case variablePart(part) || part == "*":
+			if star {
+				pending = ""
+			} else {
+				if len(pending) > 1 { // a sign after a separator: blk_-123
+					pending = strings.TrimRight(pending, "-+")
+				}
+				b.WriteString(pending)
+				b.WriteByte('*')
+				pending = ""
+				star = true
+			}
+		default:
+			b.WriteString(pending)
+			b.WriteString(part)
+			pending, star = "", false
+		}
+		if i < len(c) {
+			pending += c[i : i+1]
+		}
+		start = i + 1
+	}
+	b.WriteString(pending)
+	return b.String()
+}
+
+// variablePart reports whether one part of a compound name varies: it
+// starts with a digit, is a hex id, holds more than five digits, or ends
+// in three digits or more (a node or request number: cn304, req12345)
+// unless it is a well-known algorithm or standard name (sha256, x509).
+func variablePart(p string) bool {
+	if p == "" {
+		return false
+	}
+	if isDigit(p[0]) || strings.Count(p, ":") >= 2 && isAddress(p) {
+		return true
+	}
+	digits, trailing := 0, 0
+	for i := 0; i < len(p); i++ {
+		if isDigit(p[i]) {
+			digits++
+			trailing++
+		} else {
+			trailing = 0
+		}
+	}
+	if trailing >= 3 && !algorithmNames[p] {
+		return true
+	}
+	return digits > 5 || isHexID(p, digits)
+}
+
+// wholeVariable reports whether a token's core is of a varying class and is
+// masked whole.
+func wholeVariable(c string) bool {
+	switch c0 := c[0]; {
+	case isDigit(c0):
+		return true
+	case (c0 == '-' || c0 == '+') && len(c) > 1 && isDigit(c[1]):
+		return true
+	case c0 == '/' || c0 == '~' && strings.HasPrefix(c, "~/") || c0 == '.' && (strings.HasPrefix(c, "./") || strings.HasPrefix(c, "../")):
+		return true
+	case len(c) > 2 && c[1] == ':' && c[2] == '\\':
+		return true
+	}
+	if strings.Contains(c, "://") {
+		return true
+	}
+	if at := strings.IndexByte(c, '@'); at > 0 && strings.IndexByte(c[at:], '.') > 1 && !strings.ContainsAny(c[:at], "/:") {
+		return true
+	}
+	if colons := strings.Count(c, ":"); colons >= 2 && isAddress(c) || colons == 1 && isHostPort(c) {
+		return true
+	}
+	if isUUID(c) {
+		return true
+	}
+	if isHexID(c, countDigits(c)) {
+		return true
+	}
+	return strings.Count(c, "-") >= 2 && podSuffix.MatchString(c)
+}
+
+// isAddress reports whether c is written like an IPv6 or MAC address: hex
+// digits, colons and dots only, with a digit or a "::".
+func isAddress(c string) bool {
+	digit := false
+	for i := 0; i < len(c); i++ {
+		switch ch := c[i]; {
+		case isDigit(ch):
+			digit = true
+		case ch >= 'a' && ch <= 'f', ch == ':', ch == '.', ch == '%':
+		default:
+			return false
+		}
+	}
+	return digit || strings.Contains(c, "::")
+}
+
+// isHostPort reports whether c is a dotted host name and a port
+// ("db.example.com:5432").
+func isHostPort(c string) bool {
+	host, port, _ := strings.Cut(c, ":")
+	return strings.IndexByte(host, '.') > 0 && port != "" && countDigits(port) == len(port)
+}
+
+// isUUID reports whether c is written as a UUID: five groups of 8, 4, 4, 4
+// and 12 hex digits.
+func isUUID(c string) bool {
+	if len(c) != 36 {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if c[i] != '-' {
+				return false
+			}
+		default:
+			if !isHex(c[i]) || c[i] >= 'A' && c[i] <= 'F' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isHexID reports whether p is a hex id: only hex digits, 12 or more, or 8
+// to 11 with a decimal digit among them.
+func isHexID(p string, digits int) bool {
+	if len(p) < 8 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if !isDigit(p[i]) && (p[i] < 'a' || p[i] > 'f') {
+			return false
+		}
+	}
+	return len(p) >= 12 || digits > 0
+}
+
+// routeShape masks the variable segments of an HTTP request's path and its
+// query, keeping the route's other segments.
+func routeShape(p string) string {
+	query := ""
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p, query = p[:i], p[i:i+1]+"*"
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if s != "" && s != "*" && (wholeVariable(s) || maskParts(s) != s) {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, "/") + query
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+func hasLetter(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// httpMethods are the request methods after which a path keeps its route
+// shape.
+var httpMethods = setOf("get", "head", "post", "put", "delete", "patch", "options", "connect", "trace")
+
+// nameKeys are the words after which a word names an account ("invalid
+// user *", "session opened for user *", when one of accountLeads comes
+// before them): that word is masked whatever it is. (A user=NAME pair keeps its value, as any key=value pair does.)
+var nameKeys = setOf("user", "username", "ruser", "login", "account")
+
+// accountLeads are the words before "user" that make the next word an
+// account's name ("for user *", "invalid user *"); elsewhere "user" may
+// qualify a noun ("user uploads failing").
+var accountLeads = setOf("for", "invalid", "illegal", "unknown", "authenticating", "new", "deleted", "locked")
+
+// notNames are the words that follow "user" without being its name.
+var notNames = setOf("not", "from", "by", "is", "was", "has", "in", "for", "to", "unknown", "and", "or", "session", "name", "id", "*")
+
+// algorithmNames are names that end in three digits or more and name a
+// thing, not a count.
+var algorithmNames = setOf("sha224", "sha256", "sha384", "sha512", "x509", "ed25519", "ed448", "aes128", "aes192", "aes256",
+	"rsa1024", "rsa2048", "rsa4096", "p256", "p384", "p521", "curve25519", "x25519", "utf16", "iso8859", "chacha20", "poly1305", "gpt4", "int64", "int32", "uint64", "uint32", "float64", "float32", "x86")
+
+// unitWords are the units that join a masked number written before them.
+var unitWords = setOf(
+	"b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "k", "m", "g", "t",
+	"ns", "us", "µs", "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes",
+	"h", "hr", "hrs", "hour", "hours", "d", "day", "days", "w", "week", "weeks", "%",
+)
+
+// calendarWords are the month, weekday, time-zone and am/pm words of a
+// timestamp: masked when a masked token stands beside them ("may" alone is
+// a word).
+var calendarWords = setOf(
+	"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+	"january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december",
+	"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun",
+	"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+	"utc", "gmt", "z", "cet", "cest", "eet", "eest", "wet", "west", "bst", "ist", "jst", "kst", "pst", "pdt", "mst", "mdt", "cst", "cdt", "est", "edt",
+	"am", "pm",
+)
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
