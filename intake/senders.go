@@ -65,7 +65,7 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 		return p.own(out, o, pos)
 	case errors.Is(err, sender.ErrNoSender):
 		s = sender.Sender{Name: GenericSender}
-		events, err = []sender.Event{sender.Generic(v)}, nil
+		events = []sender.Event{sender.Generic(v)}
 	case err != nil:
 		return reject(out, pos, "%s: %v", s.Display, err)
 	}

@@ -590,19 +590,6 @@ func (o object) lenient(key string) string {
 	return s
 }
 
-// scalar returns a string or number field as a string.
-func (o object) scalar(key string) (string, error) {
-	raw, ok := o[key]
-	if !ok || string(raw) == "null" {
-		return "", nil
-	}
-	if len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
-		s, _ := scalarString(raw)
-		return s, nil
-	}
-	return "", fmt.Errorf("%s is not a string", key)
-}
-
 // scalarString returns a JSON value as a label value: a string as itself,
 // null as absent, anything else as its compact JSON text.
 func scalarString(raw json.RawMessage) (string, bool) {

@@ -249,7 +249,7 @@ func Rendered(s string) string {
 	case strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}"):
 		return ""
 	case strings.HasPrefix(s, "$") && len(s) > 1 && strings.IndexFunc(s[1:], func(r rune) bool {
-		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.')
+		return (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' && r != '.'
 	}) < 0:
 		return ""
 	}

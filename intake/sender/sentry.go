@@ -56,7 +56,7 @@ func sentry() Sender {
 				return true
 			}
 			data := v.Get("data")
-			if !v.Get("action").IsString() || !data.IsObject() || !(v.Get("installation").IsObject() || v.Path("actor.type").IsString()) {
+			if !v.Get("action").IsString() || !data.IsObject() || !v.Get("installation").IsObject() && !v.Path("actor.type").IsString() {
 				return false
 			}
 			return data.Get("metric_alert").IsObject() || data.Get("issue").IsObject() ||

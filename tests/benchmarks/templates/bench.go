@@ -181,7 +181,7 @@ func loadTSV(path string) (System, error) {
 	if err != nil {
 		return System{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sys := System{Name: strings.TrimSuffix(filepath.Base(path), ".tsv")}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -214,7 +214,7 @@ func LoadLoghub(dir string, names []string) ([]System, error) {
 			return nil, err
 		}
 		sys, err := readLoghub(f, name)
-		f.Close()
+		_ = f.Close() // read only
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
