@@ -29,9 +29,13 @@ run: build
 
 # Unit, golden, integration and property tests (property suite: ci profile,
 # fixed seed), then the black-box test of the built binary.
+# The corpus tests append their figures to FIGURES, printed at the end.
+FIGURES := $(CURDIR)/.openrecall/figures.txt
 test:
-	OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
+	@mkdir -p $(dir $(FIGURES)) && rm -f $(FIGURES)
+	OPENRECALL_FIGURES=$(FIGURES) OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
 		$(GO) test -count=1 -timeout 20m ./...
+	@echo "corpus figures:"; cat $(FIGURES) 2>/dev/null || echo "  (none written)"
 
 race:
 	$(GO) test -race -short -count=1 -timeout 30m ./...

@@ -48,6 +48,8 @@ var layers = map[string]layer{
 
 	// The security detection corpus renderer (tests only).
 	"internal/detectcorpus": {},
+	// Figures of the corpus tests for make test (tests only).
+	"internal/figures": {},
 }
 
 // wiring packages may import anything of the module.

@@ -9,6 +9,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/figures"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
 )
 
@@ -98,7 +99,7 @@ func TestCorpusFigures(t *testing.T) {
 		ids[id] = r.Alert
 	}
 	share := float64(nonEmpty) / float64(len(rules))
-	t.Logf("rule corpus: %d rules; non-empty Alert DNA %d (%.0f%%), with an error_class %d (%.0f%%); %d distinct fingerprints; %d distinct identities",
+	figures.Report(t, "rule corpus: %d rules; non-empty Alert DNA %d (%.0f%%), with an error_class %d (%.0f%%); %d distinct fingerprints; %d distinct identities",
 		len(rules), nonEmpty, 100*share, withClass, 100*float64(withClass)/float64(len(rules)), len(fps), len(ids))
 	if share < corpusNonEmptyDNAFloor {
 		t.Errorf("non-empty Alert DNA on %.1f%% of the corpus, below the floor of %.0f%%", 100*share, 100*corpusNonEmptyDNAFloor)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/figures"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
 	"github.com/openrecall/openrecall/workflow"
 )
@@ -304,7 +305,7 @@ func TestCorpusSameRule(t *testing.T) {
 	}
 	t.Logf("(c) severity: %d of %d rules taught at warning bypassed at critical (%d refused by the severity clause alone, sent to the strong model for a person's approval)",
 		escalated, len(rules), refusedBySeverity)
-	t.Logf("corpus summary: cross-service false bypasses %d, severity false bypasses %d, same-rule bypass rate %.1f%% (%d/%d), non-empty DNA %d/%d",
+	figures.Report(t, "corpus summary: cross-service false bypasses %d, severity false bypasses %d, same-rule bypass rate %.1f%% (%d/%d), non-empty DNA %d/%d",
 		crossService, escalated, 100*rate, bypassed, len(rules), nonEmpty, len(rules))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/detectcorpus"
+	"github.com/openrecall/openrecall/internal/figures"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -133,7 +134,7 @@ func TestSecurityCorpus(t *testing.T) {
 					vouched++
 				}
 			}
-			t.Logf("%s: %d rules, %d firings: recognised %d (%.1f%%); after 5 benign decisions, sixth firings that memory vouches for %d, bypassed %d of %d, cheap tier %d; rules whose firings name more than one workload (identity) %d; rules sharing an identity %d",
+			figures.Report(t, "%s: %d rules, %d firings: recognised %d (%.1f%%); after 5 benign decisions, sixth firings that memory vouches for %d, bypassed %d of %d, cheap tier %d; rules whose firings name more than one workload (identity) %d; rules sharing an identity %d",
 				form, len(rules), len(alerts), recognised, 100*float64(recognised)/float64(len(alerts)), vouched, bypassed, len(results), cheap, split, merged)
 			if recognised != len(alerts) {
 				t.Errorf("%d of %d firings not recognised as security detections, e.g. %v", len(alerts)-recognised, len(alerts), missed)

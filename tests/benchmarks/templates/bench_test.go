@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/figures"
 )
 
 // The floor DESIGN §4 sets for the template on the bundled benchmark:
@@ -45,7 +46,7 @@ func TestBundledBenchmarkFloor(t *testing.T) {
 		}
 		all = append(all, scores...)
 		sum := Summarize(scores)
-		t.Logf("%s: %d systems, %d lines: accuracy %.3f precision %.3f recall %.3f mixed %.4f", set, sum.Systems, sum.Lines, sum.Accuracy, sum.Precision, sum.Recall, sum.Mixed)
+		figures.Report(t, "%s: %d systems, %d lines: accuracy %.3f precision %.3f recall %.3f mixed %.4f", set, sum.Systems, sum.Lines, sum.Accuracy, sum.Precision, sum.Recall, sum.Mixed)
 		floor := accuracyFloor
 		if set == "heldout" {
 			floor = heldOutFloor
