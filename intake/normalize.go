@@ -292,6 +292,24 @@ func contentID(a openrecall.Alert) string {
 		ts = a.Timestamp.UTC().Format(time.RFC3339Nano)
 	}
 	field(ts)
+	// The rule and the entities a sender names tell two alerts apart as
+	// well; absent, they leave the hash of an alert without them as it was.
+	if a.Rule != "" {
+		field("rule")
+		field(a.Rule)
+	}
+	if len(a.Entities) > 0 {
+		keys := make([]string, 0, len(a.Entities))
+		for k := range a.Entities {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		field("entities")
+		for _, k := range keys {
+			field(k)
+			field(a.Entities[k])
+		}
+	}
 	sum := h.Sum(nil)
 	return "h-" + hex.EncodeToString(sum[:8])
 }

@@ -62,7 +62,7 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 	}
 	switch {
 	case errors.Is(err, sender.ErrNoSender) && ownContent(o):
-		return p.own(out, o, pos)
+		return p.ownWithRule(out, o, v, pos)
 	case errors.Is(err, sender.ErrNoSender):
 		s = sender.Sender{Name: GenericSender}
 		events = []sender.Event{sender.Generic(v)}
@@ -104,6 +104,28 @@ func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {
 	}
 	a.Position = pos
 	return append(out, Record{Alert: a})
+}
+
+// ownWithRule reads an object that holds the product's own alert content
+// and other members as the product's own alert object, taking its rule
+// from the first of the documented rule keys (DESIGN §3) present as a
+// string: a check the object names is its rule, exactly as sent.
+func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrecall.Position) []Record {
+	n := len(out)
+	out = p.own(out, o, pos)
+	if len(out) == n+1 && out[n].Err == nil {
+		for _, k := range sender.GenericRuleKeys {
+			if r := collapseSpace(sender.Rendered(v.Get(k).String())); r != "" && v.Get(k).IsString() {
+				a := &out[n].Alert
+				a.Rule, a.Origin = r, map[string]string{sender.PartRule: k}
+				if o.lenient("id") == "" {
+					a.ID = contentID(*a) // the rule tells it apart
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // forcedSender returns the adapter the parser's forced shape names.

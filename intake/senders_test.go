@@ -365,3 +365,41 @@ func TestREADMESenders(t *testing.T) {
 		t.Errorf("README.md's table of senders is not the registry's: run go test ./intake -run TestREADMESenders -update")
 	}
 }
+
+// TestGenericRules: a JSON object of the product's own content with other
+// members takes its rule from a documented rule key, exactly as sent, and
+// two such alerts that differ only in the rule are two alerts (ids and
+// identities); an object no sender claims and that names no rule has no
+// identity, so memory never vouches for it (DESIGN §3).
+func TestGenericRules(t *testing.T) {
+	ex, err := fingerprint.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readAll(t, `{"title": "CPU high on web-2", "rule": "HighCPU-1", "severity": "high"}
+{"title": "CPU high on web-2", "rule": "HighCPU-2", "severity": "high"}
+{"check": "nightly-export", "state": "failed", "host": "etl-3"}
+{"state": "failed", "host": "etl-3", "attempt": 3}
+`, Options{})
+	var ids []string
+	var identities []openrecall.Identity
+	for _, r := range recs {
+		if r.Err != nil {
+			t.Fatalf("rejected: %v", r.Err)
+		}
+		ids = append(ids, r.Alert.ID)
+		identities = append(identities, ex.Identify(r.Alert))
+	}
+	if ids[0] == ids[1] || identities[0] == identities[1] {
+		t.Errorf("two rules read as one alert: ids %v, identities %v", ids[:2], identities[:2])
+	}
+	if identities[0].Rule != "HighCPU-1" || identities[2].Rule != "nightly-export" {
+		t.Errorf("rules %q and %q, want the rule keys' values exactly", identities[0].Rule, identities[2].Rule)
+	}
+	if !identities[3].IsZero() || recs[3].Alert.Sender != GenericSender {
+		t.Errorf("an object naming no rule: identity %q, sender %q; want none, %q", identities[3], recs[3].Alert.Sender, GenericSender)
+	}
+	if recs[3].Alert.Title == "" || !strings.Contains(recs[3].Alert.Text, "attempt: 3") {
+		t.Errorf("generic reading lost the fields: title %q, text %q", recs[3].Alert.Title, recs[3].Alert.Text)
+	}
+}
