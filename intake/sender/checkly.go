@@ -154,18 +154,7 @@ func checklyMap(v Value) ([]Event, error) {
 		e.Timestamp = v.Get(k).Time()
 	}
 	tags := checklyTags(v)
-	for _, t := range tags {
-		key, val, ok := strings.Cut(t, ":")
-		if !ok {
-			continue
-		}
-		switch strings.ToLower(strings.TrimSpace(key)) {
-		case "service":
-			e.Set(PartService, val, "tags")
-		case "env", "environment":
-			e.Set(PartEnvironment, val, "tags")
-		}
-	}
+	e.Tags(tags, "tags")
 	if e.Service == "" {
 		set(PartService, "group_name")
 	}

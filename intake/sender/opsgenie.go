@@ -119,22 +119,7 @@ func opsgenieAlert(v Value) Event {
 			break
 		}
 	}
-	for _, t := range tags {
-		k, val, ok := strings.Cut(t, ":")
-		if !ok {
-			continue
-		}
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "service":
-			if e.Service == "" {
-				e.Set(PartService, Rendered(val), "alert.tags")
-			}
-		case "env", "environment":
-			if e.Environment == "" {
-				e.Set(PartEnvironment, Rendered(val), "alert.tags")
-			}
-		}
-	}
+	e.Tags(tags, "alert.tags")
 	if e.Service == "" {
 		e.Set(PartService, Rendered(a.Get("entity").String()), "alert.entity")
 	}

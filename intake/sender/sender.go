@@ -255,3 +255,26 @@ func Rendered(s string) string {
 	}
 	return s
 }
+
+// Tags reads the service and the environment from "key:value" tags
+// ("service:api", "env:prod", "environment:staging"), as many senders
+// write them, into the parts still unset; field names where they came
+// from. Unrendered values are skipped.
+func (e *Event) Tags(tags []string, field string) {
+	for _, t := range tags {
+		key, val, ok := strings.Cut(t, ":")
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(key)) {
+		case "service":
+			if e.Service == "" {
+				e.Set(PartService, Rendered(val), field)
+			}
+		case "env", "environment":
+			if e.Environment == "" {
+				e.Set(PartEnvironment, Rendered(val), field)
+			}
+		}
+	}
+}

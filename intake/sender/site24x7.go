@@ -92,18 +92,7 @@ func site24x7Map(v Value) ([]Event, error) {
 		e.Timestamp = v.Get("OUTAGE_TIME_UNIX_FORMAT").Time()
 	}
 	tags := site24x7Tags(v.Get("TAGS"))
-	for _, t := range tags {
-		key, val, ok := strings.Cut(t, ":")
-		if !ok {
-			continue
-		}
-		switch strings.ToLower(strings.TrimSpace(key)) {
-		case "service":
-			e.Set(PartService, val, "TAGS")
-		case "env", "environment":
-			e.Set(PartEnvironment, val, "TAGS")
-		}
-	}
+	e.Tags(tags, "TAGS")
 	if e.Service == "" {
 		if g, k := v.First("MONITOR_GROUPNAME", "GROUPNAME"); Rendered(g) != "" {
 			e.Set(PartService, Rendered(g), k)
