@@ -557,7 +557,7 @@ var detectionBases = sync.OnceValue(func() []func() DetectionBase {
 // DetectionChange is a detection and a change of only its host, user, pid,
 // addresses, ports and timestamps (each an index of its pool; 0 keeps it).
 type DetectionChange struct {
-	Base                                int
+	Base                               int
 	Host, User, PID, Addr, Port, Shift int
 }
 
