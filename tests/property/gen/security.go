@@ -151,7 +151,7 @@ func (r AttackRef) Written() (string, string) {
 	return it.Name, form // the tactic name field
 }
 
-// Field returns the field kind the reference is placed in: a tactic name
+// FieldName returns the field kind the reference is placed in: a tactic name
 // always goes to a field that names tactics.
 func (r AttackRef) FieldName() string {
 	if _, form := r.Written(); form == "tactic name field" {
@@ -482,9 +482,9 @@ func ValidSecurityAlert(s SecurityAlert) error {
 
 // ------------------------------------------------------ detection changes
 
-// DetectionHosts, DetectionUsers, … are the values a detection's host,
-// user, pid, addresses, ports and time change to; index 0 of each means
-// "unchanged". Hosts name environments and roles inside their names, users
+// DetectionHosts are the hosts a detection changes to. Like the other
+// Detection pools (users, pids, addresses, ports, time shifts), index 0
+// means "unchanged". Hosts name environments and roles inside their names, users
 // name services (a process user postgres is evidence, not a database).
 func DetectionHosts() []string {
 	return []string{"", "gke-prod-pool-1-4f9a2c1e-x7kq", "worker-3.prod.k8s.local", "dev-box.staging.internal", "db-primary-01", "redis-cache-2",
