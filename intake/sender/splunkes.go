@@ -22,8 +22,10 @@ import (
 //
 // The rule is rule_name exactly as sent (the correlation search's rule),
 // else search_name ("Access - Brute Force Access Behavior Detected - Rule",
-// "ESCU - … - Rule"). The title is rule_title (the notable's title, its
-// tokens already expanded), else the rule. Severity: urgency (critical,
+// "ESCU - … - Rule"). The title is the rule; rule_title (the notable's
+// title, its tokens such as $user$ already expanded) opens the text, which
+// is the detection's evidence, so that one rule fired for another user or
+// host keeps its Alert DNA. Severity: urgency (critical,
 // high, medium, low, informational: ES's own mix of the rule's severity and
 // the asset's priority), else severity on the same scale.
 //
@@ -70,11 +72,11 @@ func splunkES() Sender {
 			} else {
 				e.Set(PartRule, search, sf)
 			}
-			if s, f := rf("rule_title"); s != "" {
-				e.Set(PartTitle, s, f)
-			} else {
-				e.Set(PartTitle, e.Rule, e.Origin[PartRule])
-			}
+			// rule_title is the notable's title with the event's tokens
+			// ($user$, $dest$) expanded: evidence, so it opens the text, and
+			// the title is the rule (a detection's DNA reads its title).
+			e.Set(PartTitle, e.Rule, e.Origin[PartRule])
+			title, _ := rf("rule_title")
 			if s, f := rf("urgency", "severity"); s != "" {
 				e.Set(PartSeverity, s, f)
 			}
@@ -132,7 +134,7 @@ func splunkES() Sender {
 				s, _ := rf(k)
 				pairs = append(pairs, [2]string{k, s})
 			}
-			e.Text = JoinText(description, Evidence(pairs...))
+			e.Text = JoinText(title, description, Evidence(pairs...))
 			return []Event{e}, nil
 		},
 		Severity: Scale{
@@ -143,7 +145,7 @@ func splunkES() Sender {
 		Doc: Doc{
 			Point:    "the correlation search's Adaptive Response → Webhook (or a search over the notable index with the webhook alert action), URL http://HOST:9555/api/v1/alerts/splunk-es?token=TOKEN",
 			Auth:     "?token= (the webhook alert action sets no header)",
-			Title:    "rule_title, else rule_name, else search_name",
+			Title:    "rule_name, else search_name",
 			Severity: "urgency (critical, high, medium, low, informational), else severity",
 			Service:  "none (a notable names no service)",
 			Rule:     "rule_name, else search_name (\"… - Rule\")",

@@ -27,6 +27,7 @@ func registry() []pbt.Property {
 	props = append(props, blindSpotProperties()...)
 	props = append(props, caseFileProperties()...)
 	props = append(props, templateProperties()...)
+	props = append(props, securityProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

@@ -219,6 +219,10 @@ func All() []Named {
 		{"DeliveryPlanGen", DeliveryPlanGen(), validAs(ValidDeliveryPlan)},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
 		{"TrailCaseGen", TrailCaseGen(), validAs(ValidTrailCase)},
+		{"AttackAlertGen", AttackAlertGen(), validAs(ValidAttackAlert)},
+		{"SecurityAlertGen", SecurityAlertGen(), validAs(ValidSecurityAlert)},
+		{"DetectionChangeGen", DetectionChangeGen(), validAs(ValidDetectionChange)},
+		{"EnvCaseGen", EnvCaseGen(), validAs(ValidEnvCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {
