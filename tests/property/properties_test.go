@@ -26,6 +26,7 @@ func registry() []pbt.Property {
 	props = append(props, liveProperties()...)
 	props = append(props, blindSpotProperties()...)
 	props = append(props, caseFileProperties()...)
+	props = append(props, senderProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }
