@@ -90,13 +90,33 @@ func senderProperties() []pbt.Property {
 			pbt.Cover("rule field set", 50), pbt.Cover("a security sender's rule", 5), pbt.Cover("a leading zero more", 10),
 		),
 		pbt.ForAll("P50_sender_wrong_typed_optional_field_never_rejects",
-			"A payload of a known sender is never rejected for an unexpected field type (DESIGN §3): with one member or element of a fixture (a leaf, an object or an array) replaced by a number, boolean, null, object, array or string of another kind, a payload the sender's Match still accepts reads without a panic, with no rejected record except an empty alert (when the value replaced held the alert's title), and every alert is still that sender's (or, for an envelope that no longer opens, the envelope's).",
+			"A payload of a known sender is never rejected for an unexpected optional field type (DESIGN §3): with one member or element of a fixture (a leaf, an object or an array) replaced by a number, boolean, null, object, array or string of another kind, a payload the sender's Match still accepts reads without a panic and, when the field is optional (the payload without it is still the sender's by its Match and reads without a rejection), with no rejected record except an empty alert (when the value replaced held the alert's title), and every alert is still that sender's (or, for an envelope that no longer opens, the envelope's).",
 			"WrongTypeGen", gen.WrongTypeGen(), func(w gen.WrongType) error {
 				_, err := checkWrongType(w)
 				return err
 			},
+			pbt.PinFunc("every top-level member of every adapter fixture, replaced by a value of another kind", func() error {
+				for s, dir := range gen.AdapterFixtureDirs() {
+					for f := range gen.FixturesOf(dir) {
+						ref := gen.FixtureRef{Pool: gen.AdapterSenders, Sender: s, Fixture: f}
+						for i, pl := range ref.Get().Places {
+							if len(pl.Steps) > 1 {
+								continue
+							}
+							if _, err := checkWrongType(gen.WrongType{Fixture: ref, Target: i, Kind: i + f, Variant: i / 5}); err != nil {
+								return err
+							}
+						}
+					}
+				}
+				return nil
+			}),
 			pbt.Classify(func(w gen.WrongType) []string {
-				class, _ := checkWrongType(w)
+				class := "a panic"
+				func() {
+					defer func() { _ = recover() }()
+					class, _ = checkWrongType(w)
+				}()
 				pl, v := w.Place()
 				labels := []string{class, "to " + gen.JSONKinds()[gen.KindOf(mustTree(v))]}
 				if k := gen.KindOf(pl.Node); k == 3 || k == 4 {
@@ -104,7 +124,7 @@ func senderProperties() []pbt.Property {
 				}
 				return labels
 			}),
-			pbt.Cover("still matched", 60), pbt.Cover("an object or array replaced", 10),
+			pbt.Cover("still matched", 50), pbt.Cover("a required field", 1), pbt.Cover("an object or array replaced", 10),
 			pbt.Cover("to number", 8), pbt.Cover("to object", 8), pbt.Cover("to string", 5),
 		),
 		pbt.ForAll("P51_sender_documented_severity_known",
@@ -287,6 +307,17 @@ func checkWrongType(w gen.WrongType) (string, error) {
 	}
 	if !det.Match(v) {
 		return "no longer matched", nil
+	}
+	// A field is optional when the payload without it is still the
+	// sender's and reads without a rejection.
+	without := w.Without()
+	if wv, err := sender.Parse(without); err != nil || !det.Match(wv) {
+		return "a required field", nil
+	}
+	for _, r := range readFixture(f, without) {
+		if r.Err != nil {
+			return "a required field", nil
+		}
 	}
 	pl, repl := w.Place()
 	before := readFixture(f, f.Body)

@@ -118,6 +118,16 @@ func AllSenderFixtures() []SenderFixture {
 	return out
 }
 
+// AdapterFixtureDirs returns the fixture folders of the senders read by an
+// adapter, in the order FixtureRef's Sender indexes them.
+func AdapterFixtureDirs() []string { return AdapterSenders.dirs() }
+
+// FixturesOf returns the fixtures of one folder.
+func FixturesOf(dir string) []SenderFixture {
+	_, by := SenderFixtures()
+	return by[dir]
+}
+
 // FixturePool names which senders' fixtures a reference draws from.
 type FixturePool int
 
@@ -434,6 +444,26 @@ func (n JSONNode) Replace(steps []int, v JSONNode) JSONNode {
 	return c
 }
 
+// Remove returns a copy of the tree without the value at steps (an
+// object's member, key and all, or an array's element).
+func (n JSONNode) Remove(steps []int) JSONNode {
+	if len(steps) == 0 {
+		return n
+	}
+	c := n
+	i := steps[0]
+	if len(steps) == 1 {
+		c.Kids = append(append([]JSONNode(nil), n.Kids[:i]...), n.Kids[i+1:]...)
+		if n.Kind == '{' {
+			c.Keys = append(append([]string(nil), n.Keys[:i]...), n.Keys[i+1:]...)
+		}
+		return c
+	}
+	c.Kids = append([]JSONNode(nil), n.Kids...)
+	c.Kids[i] = n.Kids[i].Remove(steps[1:])
+	return c
+}
+
 // Find returns the steps to the value a dotted path names, read as
 // sender.Value.Path reads it (at each level the longest run of the
 // remaining parts that is a key wins, if what follows it is present), and
@@ -731,6 +761,12 @@ func (w WrongType) Body() []byte {
 		panic(err)
 	}
 	return w.Fixture.Get().Tree.Replace(pl.Steps, repl).Write(0, 0, 0)
+}
+
+// Without returns the payload without the replaced value, compact.
+func (w WrongType) Without() []byte {
+	pl, _ := w.Place()
+	return w.Fixture.Get().Tree.Remove(pl.Steps).Write(0, 0, 0)
 }
 
 // WrongTypeGen generates adapter senders' fixtures with one member or
