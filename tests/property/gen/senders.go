@@ -585,6 +585,7 @@ type DigitRun struct {
 	Zeros int
 }
 
+// String returns the run as written.
 func (d DigitRun) String() string { return strings.Repeat("0", d.Zeros) + strconv.Itoa(d.N) }
 
 // RuleShapes are rule names and ids as senders send them, '#' a run of
