@@ -108,7 +108,8 @@ func fastItem(raw []byte, it *amItem) (ok bool) {
 			bit = itemStartsAt
 		case "endsAt":
 			bit = itemEndsAt
-		case "title", "text":
+		case "title", "text", "silenceURL", "dashboardURL", "panelURL", "imageURL", "values", "valueString":
+			// Grafana's own item fields: the general path tells its sender.
 			return false
 		}
 		if bit != 0 && it.seen&bit != 0 {

@@ -592,7 +592,7 @@ func (r *Reader) walkObject() error {
 		if cut {
 			return r.objectFailed(fmt.Sprintf("record is more than %d bytes, over the limit of %d bytes", r.maxRec, r.maxRec))
 		}
-		if (!o.webhook && webhookFields[key] || key == "truncatedAlerts" || key == "groupKey") && size <= r.maxRec {
+		if (!o.webhook && webhookFields[key] || key == "truncatedAlerts" || key == "groupKey" || key == "receiver") && size <= r.maxRec {
 			if o.fields == nil {
 				o.fields = object{}
 			}

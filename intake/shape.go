@@ -299,7 +299,26 @@ func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.A
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
+	if source == "alertmanager" && grafanaItem(o) {
+		source = "grafana"
+	}
 	return newWebhookAlert(labels, annotations, status, fp, startsAt, source)
+}
+
+// grafanaItemFields are fields of a Grafana alerts[] item that
+// Alertmanager's items never carry.
+var grafanaItemFields = [...]string{"silenceURL", "dashboardURL", "panelURL", "imageURL", "values", "valueString"}
+
+// grafanaItem reports whether an alerts[] item is Grafana's: so a Grafana
+// webhook whose orgId and version come after its alerts (keys sorted) is
+// not read as Alertmanager's.
+func grafanaItem(o object) bool {
+	for _, k := range grafanaItemFields {
+		if o.has(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // newWebhookAlert builds the alert of a webhook item from its read fields.

@@ -1,9 +1,11 @@
 package property
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/tests/property/gen"
 	"github.com/openrecall/openrecall/triage"
 )
@@ -16,6 +18,40 @@ func TestRegressions(t *testing.T) {
 	t.Run("P6_one_incident_id_on_two_decisions", regressionOneIncidentIDOnTwoDecisions)
 	t.Run("P2_duration_in_a_duration_slot", regressionDurationInADurationSlot)
 	t.Run("P27_foreign_wal_file", regressionForeignWALFile)
+	t.Run("P48_grafana_webhook_keys_sorted", regressionGrafanaWebhookKeysSorted)
+	t.Run("P48_truncation_notice_receiver_after_alerts", regressionTruncationReceiverAfterAlerts)
+}
+
+// regressionGrafanaWebhookKeysSorted: P48's shrunk counterexample. A
+// Grafana webhook written with its keys sorted puts alerts before orgId;
+// the streaming reader decided the sender before the alerts and read them
+// as Alertmanager's.
+func regressionGrafanaWebhookKeysSorted(t *testing.T) {
+	body := `{"alerts":[{"labels":{"alertname":"Disk almost full"},"panelURL":"","silenceURL":"https://grafana/silence","status":"firing"}],"orgId":1,"receiver":"hook","status":"firing"}`
+	recs, err := intake.ParseBytes([]byte(body), intake.Options{})
+	if err != nil || len(recs) != 1 || recs[0].Err != nil {
+		t.Fatalf("read %s: %v %+v", body, err, recs)
+	}
+	if a := recs[0].Alert; a.Sender != "grafana" || a.Source != "grafana" {
+		t.Fatalf("sender %q source %q, want grafana", a.Sender, a.Source)
+	}
+}
+
+// regressionTruncationReceiverAfterAlerts: P48's second counterexample.
+// The notice of a truncated Alertmanager webhook names its receiver (and
+// its id hashes it) whether the receiver comes before or after the alerts.
+func regressionTruncationReceiverAfterAlerts(t *testing.T) {
+	item := `{"labels":{"alertname":"DiskFull"},"status":"firing"}`
+	before := `{"receiver":"openrecall","status":"firing","alerts":[` + item + `],"version":"4","truncatedAlerts":2}`
+	after := `{"status":"firing","alerts":[` + item + `],"version":"4","truncatedAlerts":2,"receiver":"openrecall"}`
+	a, _ := intake.ParseBytes([]byte(before), intake.Options{})
+	b, _ := intake.ParseBytes([]byte(after), intake.Options{})
+	if len(a) != 2 || len(b) != 2 || a[1].Err != nil || b[1].Err != nil {
+		t.Fatalf("want an alert and a notice each: %+v %+v", a, b)
+	}
+	if a[1].Alert.ID != b[1].Alert.ID || !strings.Contains(b[1].Alert.Text, "receiver: openrecall") {
+		t.Fatalf("notices differ: %q %q / %q", a[1].Alert.ID, b[1].Alert.ID, b[1].Alert.Text)
+	}
 }
 
 // regressionOneIncidentIDOnTwoDecisions: P6's shrunk counterexample. Two

@@ -339,8 +339,8 @@ func SecuritySenders() []string {
 	return []string{"falcosidekick", "wazuh", "elastic-security", "splunk-es", "suricata", "guardduty"}
 }
 
-// SenderFixture is one payload of a security sender's fixtures.
-type SenderFixture struct {
+// SecurityFixture is one payload of a security sender's fixtures.
+type SecurityFixture struct {
 	Sender, Name string
 	Payload      []byte
 }
@@ -348,14 +348,14 @@ type SenderFixture struct {
 // SecurityFixtures returns the payloads of every security sender's
 // fixtures (intake/testdata/senders/<sender>/*.json, but the goldens), in
 // sender then file order.
-func SecurityFixtures() []SenderFixture { return securityFixtures() }
+func SecurityFixtures() []SecurityFixture { return securityFixtures() }
 
-var securityFixtures = sync.OnceValue(func() []SenderFixture {
+var securityFixtures = sync.OnceValue(func() []SecurityFixture {
 	root, err := findUp(filepath.Join("intake", "testdata", "senders"))
 	if err != nil {
 		panic(err)
 	}
-	var out []SenderFixture
+	var out []SecurityFixture
 	for _, s := range SecuritySenders() {
 		files, _ := filepath.Glob(filepath.Join(root, s, "*.json"))
 		sort.Strings(files)
@@ -368,7 +368,7 @@ var securityFixtures = sync.OnceValue(func() []SenderFixture {
 			if err != nil {
 				panic(err)
 			}
-			out = append(out, SenderFixture{Sender: s, Name: base, Payload: b})
+			out = append(out, SecurityFixture{Sender: s, Name: base, Payload: b})
 		}
 	}
 	if len(out) == 0 {
@@ -416,10 +416,10 @@ var securityTitles = [][2]string{
 var securityServices = []string{"checkout-api", "orders-db-primary", "redis-cache", "etl-worker"}
 
 // Fixture says whether the alert is a sender's fixture, and which.
-func (s SecurityAlert) Fixture() (SenderFixture, bool) {
+func (s SecurityAlert) Fixture() (SecurityFixture, bool) {
 	n := len(SecurityTools())
 	if s.Origin < n {
-		return SenderFixture{}, false
+		return SecurityFixture{}, false
 	}
 	fx := SecurityFixtures()
 	return fx[(s.Origin-n)%len(fx)], true
