@@ -487,7 +487,7 @@ func (n JSONNode) find(parts []string) ([]int, bool) {
 				continue
 			}
 			rest, ok := n.Kids[i].find(parts[k:])
-			if ok && (k == len(parts) || !(len(rest) > 0 && n.Kids[i].at(rest).IsNull())) {
+			if ok && (k == len(parts) || len(rest) == 0 || !n.Kids[i].at(rest).IsNull()) {
 				return append([]int{i}, rest...), true
 			}
 			break
