@@ -433,8 +433,8 @@ func (e *refExtractor) try(a openrecall.Alert, st refStep, title, text, fields s
 // newRefNormalizer and safe for concurrent use.
 type refNormalizer struct {
 	timestamp, clock, uuid, ipv6, ipv4, pod, hex, number *regexp.Regexp
-	duration, quantity, statusKey, reason, timeWord     *regexp.Regexp
-	nameTail                                            *regexp.Regexp
+	duration, quantity, statusKey, reason, timeWord      *regexp.Regexp
+	nameTail                                             *regexp.Regexp
 }
 
 func newRefNormalizer() *refNormalizer {
@@ -684,7 +684,7 @@ var (
 	// refTokenEnd: what may follow a whole token — nothing, or neither a
 	// letter, digit or _, nor . / \ @ before a letter or digit, nor - before
 	// a digit.
-	refTokenEnd = regexp.MustCompile(`^(?:$|[^A-Za-z0-9_./\\@-]|[./\\@](?:$|[^A-Za-z0-9])|-(?:$|[^0-9]))`)
+	refTokenEnd      = regexp.MustCompile(`^(?:$|[^A-Za-z0-9_./\\@-]|[./\\@](?:$|[^A-Za-z0-9])|-(?:$|[^0-9]))`)
 	refBareTactic    = regexp.MustCompile(`^TA[0-9]{4}`)
 	refBareTechnique = regexp.MustCompile(`^T([0-9]{4})(?:\.([0-9]{3}))?`)
 	refSigma         = regexp.MustCompile(`^(?i:attack\.)`)
