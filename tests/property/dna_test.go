@@ -34,12 +34,24 @@ func dnaProperties() []pbt.Property {
 				return sameDNA(ex, ref, d.Alert())
 			},
 			pbt.Classify(func(d gen.DNAAlert) []string {
-				if ref.extract(d.Alert()).IsZero() {
-					return []string{"empty DNA"}
+				a := d.Alert()
+				var out []string
+				if ref.extract(a).IsZero() {
+					out = append(out, "empty DNA")
+				} else {
+					out = append(out, "some DNA")
 				}
-				return []string{"some DNA"}
+				if ref.attack.pattern(a) != "" {
+					out = append(out, "att&ck reference")
+				}
+				if a.Security {
+					out = append(out, "security sender")
+				}
+				return out
 			}),
 			pbt.Cover("some DNA", 30),
+			pbt.Cover("att&ck reference", 10),
+			pbt.Cover("security sender", 5),
 		),
 		pbt.ForAll("P47_dna_lines_normalized_apart",
 			"Normalizing each distinct line of an alert once (the title, the text's parts, the label and annotation values) and joining the results gives exactly what normalizing the joined text and fields gives, also when a number at the end of one line is followed by a time word or reason phrase on the next, or a number at the start of a line follows a status keyword; and the Alert DNA and identity equal the reference interpreter's.",
