@@ -130,11 +130,10 @@ func newRefExtractor(template func(string) string) (*refExtractor, error) {
 		// kind (ordinary before fallback), then the source, then tables
 		// before patterns, then file order.
 		type candidate struct {
-			step                refStep
-			fallback            bool
-			pattern             bool
-			index               int
-			label, otherSources int
+			step     refStep
+			fallback bool
+			pattern  bool
+			index    int
 		}
 		var cands []candidate
 		add := func(sources []string, fallback, pattern bool, index int, st refStep) {
