@@ -149,8 +149,8 @@ func numbers(s string) (out string, head, tail bool) {
 // phrase after it.
 func isStatusCode(s string, start, end int) bool {
 	tok := s[start:end]
-	if len(tok) != 3 || tok[0] < '1' || tok[0] > '5' {
-		return false
+	if len(tok) != 3 || tok[0] < '1' || tok[0] > '5' || !isDigit(tok[1]) || !isDigit(tok[2]) {
+		return false // not three digits: 1.5 is no status code
 	}
 	if start > 0 && strings.IndexByte(".-/_", s[start-1]) >= 0 {
 		// Part of a dotted, dashed or path value: 10.500, id-500, /500.

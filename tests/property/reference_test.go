@@ -1,123 +1,287 @@
 package property
 
-// The naive reference of the fingerprint engine: the Alert DNA as the rules
-// file defines it, with nothing clever. It reads the same rules (through
-// Rules.Spec, so a rule change needs no second copy here), normalizes text
-// with the original chain of regular-expression passes, and for every field
-// simply tries every rule in order: ordinary rules before fallback ones, by
-// source (environment, labels in order of first appearance, service, title,
-// text, fields), tables before patterns, file order within each. The fast extractor
-// (prefilter, one-pass normalizer, cache) must agree with it exactly (P35 and
+// The reference interpreter of the fingerprint engine: the Alert DNA and the
+// identity as the rules file (its header), DESIGN §4 and the ATT&CK
+// package's documentation define them, written to be plainly right rather
+// than fast — regular expressions where the product has hand-written scans,
+// every rule tried on every source in a sorted list, no prefilter, no cache.
+// The fast extractor must agree with it exactly (P35, P47 and
 // TestFastExtractorMatchesReference).
+//
+// It shares with the product only:
+//   - the rules data: fingerprint/rules.yaml, read from disk and decoded here
+//     with the YAML library (the product embeds the same file);
+//   - the ATT&CK data: fingerprint/attack/enterprise.tsv, read from disk and
+//     parsed here;
+//   - the root package's domain types (Alert, Fingerprint, Identity and the
+//     field names);
+//   - the title template, which its caller passes in: Template is a
+//     function of its own, specified and checked by P56 and P57.
+//
+// Nothing else: no normalizer, placeholder, mask, pod-hash test, field
+// cap, source order, regex compiler or ATT&CK scanner of the product.
+// TestReferenceSharesOnlyData keeps this file's imports to the standard
+// library, the root package and the YAML parser.
 
 import (
-	"maps"
+	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/fingerprint"
-	"github.com/openrecall/openrecall/fingerprint/attack"
 )
 
-// refExtractor is the reference interpreter over one set of rules.
+// The files the reference reads, relative to this package's directory.
+var (
+	refRulesFile  = filepath.Join("..", "..", "fingerprint", "rules.yaml")
+	refAttackFile = filepath.Join("..", "..", "fingerprint", "attack", "enterprise.tsv")
+)
+
+// refMaxFieldBytes is the documented cap: "each field is read up to its
+// first 8 KiB".
+const refMaxFieldBytes = 8 * 1024
+
+// refExtractor is the reference interpreter over the default rules.
 type refExtractor struct {
 	norm     *refNormalizer
 	fields   []refField
 	identity []refIdentityRule
-}
-
-type refIdentityRule struct {
-	rules  []string
-	re     *regexp.Regexp
-	labels [][]string
+	// readsFields: some rule reads the fields source.
+	readsFields bool
+	attack      *refAttack
+	template    func(string) string
 }
 
 type refField struct {
 	name  string
-	rules []refRule
+	steps []refStep // in precedence order
 }
 
-type refRule struct {
-	sources  []string
-	fallback bool
-	table    map[string]string
-	re       *regexp.Regexp
-	value    string
+// refStep is one rule on one source.
+type refStep struct {
+	source string
+	table  map[string]string // lowercased, trimmed key → value
+	re     *regexp.Regexp
+	value  string
 }
 
-func newRefExtractor(rules *fingerprint.Rules) (*refExtractor, error) {
-	e := &refExtractor{norm: newRefNormalizer()}
+type refIdentityRule struct {
+	rules  []string // lowercased
+	re     *regexp.Regexp
+	labels [][]string
+}
+
+// The rules file as data.
+type refRulesDoc struct {
+	Fields map[string]struct {
+		Tables []struct {
+			Name     string            `yaml:"name"`
+			Sources  []string          `yaml:"sources"`
+			Fallback bool              `yaml:"fallback"`
+			Values   map[string]string `yaml:"values"`
+		} `yaml:"tables"`
+		Patterns []struct {
+			Name     string   `yaml:"name"`
+			Value    string   `yaml:"value"`
+			Regex    string   `yaml:"regex"`
+			Sources  []string `yaml:"sources"`
+			Fallback bool     `yaml:"fallback"`
+			Disabled bool     `yaml:"disabled"`
+		} `yaml:"patterns"`
+	} `yaml:"fields"`
+	Identity []struct {
+		Name     string   `yaml:"name"`
+		Rules    []string `yaml:"rules"`
+		Regex    string   `yaml:"regex"`
+		Labels   []string `yaml:"labels"`
+		Disabled bool     `yaml:"disabled"`
+	} `yaml:"identity"`
+}
+
+// refCompile compiles a rule's regex: RE2 syntax, "matched
+// case-insensitively".
+func refCompile(s string) (*regexp.Regexp, error) { return regexp.Compile("(?i)" + s) }
+
+// newRefExtractor reads the default rules and the ATT&CK table from disk;
+// template is the title template of the identity.
+func newRefExtractor(template func(string) string) (*refExtractor, error) {
+	data, err := os.ReadFile(refRulesFile)
+	if err != nil {
+		return nil, err
+	}
+	var doc refRulesDoc
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", refRulesFile, err)
+	}
+	e := &refExtractor{norm: newRefNormalizer(), template: template}
+	if e.attack, err = readRefAttack(refAttackFile); err != nil {
+		return nil, err
+	}
 	for _, field := range openrecall.FingerprintFields {
-		spec := rules.Spec(field)
-		f := refField{name: field}
-		for _, t := range spec.Tables {
-			f.rules = append(f.rules, refRule{sources: t.Sources, fallback: t.Fallback, table: t.Values})
+		fd := doc.Fields[field]
+		// Every rule of the field with its place in the precedence: the
+		// kind (ordinary before fallback), then the source, then tables
+		// before patterns, then file order.
+		type candidate struct {
+			step     refStep
+			fallback bool
+			pattern  bool
+			index    int
 		}
-		for _, p := range spec.Patterns {
+		var cands []candidate
+		add := func(sources []string, fallback, pattern bool, index int, st refStep) {
+			for _, src := range sources {
+				st.source = src
+				cands = append(cands, candidate{step: st, fallback: fallback, pattern: pattern, index: index})
+			}
+		}
+		for i, t := range fd.Tables {
+			values := map[string]string{}
+			for k, v := range t.Values {
+				values[strings.ToLower(strings.TrimSpace(k))] = v
+			}
+			add(t.Sources, t.Fallback, false, i, refStep{table: values})
+		}
+		for i, p := range fd.Patterns {
 			if p.Disabled {
 				continue
 			}
-			re, err := fingerprint.CompilePattern(p.Regex)
+			re, err := refCompile(p.Regex)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: %s: %s: %w", refRulesFile, field, p.Name, err)
 			}
 			sources := p.Sources
 			if sources == nil {
-				sources = []string{fingerprint.SourceTitle, fingerprint.SourceText}
+				sources = []string{"title", "text"}
 			}
-			f.rules = append(f.rules, refRule{sources: sources, fallback: p.Fallback, re: re, value: p.Value})
+			add(sources, p.Fallback, true, i, refStep{re: re, value: p.Value})
+		}
+		// A label's rank is where its name first appears among the rules
+		// of its kind, tables first, in file order (cands is in that order).
+		labelRank := map[bool]map[string]int{false: {}, true: {}}
+		for _, c := range cands {
+			if strings.HasPrefix(c.step.source, "label:") {
+				if _, ok := labelRank[c.fallback][c.step.source]; !ok {
+					labelRank[c.fallback][c.step.source] = len(labelRank[c.fallback])
+				}
+			}
+		}
+		rank := func(c candidate) int {
+			switch c.step.source {
+			case "environment":
+				return 0
+			case "service":
+				return 1000
+			case "title":
+				return 1001
+			case "text":
+				return 1002
+			case "fields":
+				return 1003
+			}
+			return 1 + labelRank[c.fallback][c.step.source]
+		}
+		sort.SliceStable(cands, func(i, j int) bool {
+			a, b := cands[i], cands[j]
+			if a.fallback != b.fallback {
+				return !a.fallback
+			}
+			if ra, rb := rank(a), rank(b); ra != rb {
+				return ra < rb
+			}
+			if a.pattern != b.pattern {
+				return !a.pattern
+			}
+			return a.index < b.index
+		})
+		f := refField{name: field}
+		for _, c := range cands {
+			f.steps = append(f.steps, c.step)
+			e.readsFields = e.readsFields || c.step.source == "fields"
 		}
 		e.fields = append(e.fields, f)
 	}
-	for _, is := range rules.IdentitySpecs() {
-		if is.Disabled {
+	for _, ir := range doc.Identity {
+		if ir.Disabled {
 			continue
 		}
-		ir := refIdentityRule{rules: is.Rules, labels: is.Labels}
-		if is.Regex != "" {
-			re, err := fingerprint.CompilePattern(is.Regex)
-			if err != nil {
-				return nil, err
-			}
-			ir.re = re
+		r := refIdentityRule{}
+		for _, name := range ir.Rules {
+			r.rules = append(r.rules, strings.ToLower(strings.TrimSpace(name)))
 		}
-		e.identity = append(e.identity, ir)
+		if ir.Regex != "" {
+			if r.re, err = refCompile(ir.Regex); err != nil {
+				return nil, fmt.Errorf("%s: identity %s: %w", refRulesFile, ir.Name, err)
+			}
+		}
+		for _, l := range ir.Labels {
+			r.labels = append(r.labels, strings.Split(l, "|"))
+		}
+		e.identity = append(e.identity, r)
 	}
 	return e, nil
 }
 
+// refCap keeps the longest prefix of s of at most refMaxFieldBytes bytes
+// that ends at a rune boundary.
+func refCap(s string) string {
+	if len(s) <= refMaxFieldBytes {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if i > refMaxFieldBytes {
+			break
+		}
+		cut = i
+	}
+	return s[:cut]
+}
+
+// refCollapse trims s and collapses its runs of white space to one space.
+func refCollapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // refPodOwner is a Deployment pod's name with its replica-set hash and pod
-// suffix (Kubernetes' vowel-free alphabet); other names lose a trailing
-// hash or ordinal as label values do.
+// suffix (Kubernetes' vowel-free alphabet).
 var refPodOwner = regexp.MustCompile(`^([a-z0-9]+(?:[-_.][a-z0-9]+)*?)-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
 // refCronRun is a CronJob run's name (its scheduled time in minutes, eight
 // digits) with, optionally, its pod's random suffix.
 var refCronRun = regexp.MustCompile(`^(.+)-[0-9]{8}(?:-[a-z0-9]{5})?$`)
 
-// identify returns the reference identity of a (DESIGN §4): the rule that
-// fired — alertname, else a PagerDuty class, else the template of the
-// summary or title — and the first present service label, else the
-// alert's service (never for PagerDuty); then the labels of the first
-// identity rule that matches the rule, each after a "/".
+// identify returns the reference identity of a (DESIGN §4): the rule — a
+// sender's rule as sent, else (not for an unrecognised JSON object, which
+// has no identity) the alertname, else a PagerDuty class, else the template
+// of the summary or title — and the service: a sender's own service first,
+// else the first present service label, else the alert's service (never
+// for PagerDuty); then the labels of the first identity rule that matches
+// the rule, each after a "/".
 func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
-	collapse := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	svc := func(s string) string { return strings.ToLower(collapse(s)) }
+	svc := func(s string) string { return strings.ToLower(refCollapse(s)) }
 	var id openrecall.Identity
 	pd := a.Format == "pagerduty"
+	sent := refCollapse(a.Rule)
 	switch {
-	case collapse(a.Labels["alertname"]) != "":
-		id.Rule = collapse(a.Labels["alertname"])
-	case pd && collapse(a.Labels["class"]) != "":
-		id.Rule = collapse(a.Labels["class"])
+	case sent != "":
+		id.Rule = sent
+		id.Service = svc(a.Service)
+	case a.Sender == "json":
+		return openrecall.Identity{}
+	case refCollapse(a.Labels["alertname"]) != "":
+		id.Rule = refCollapse(a.Labels["alertname"])
+	case pd && refCollapse(a.Labels["class"]) != "":
+		id.Rule = refCollapse(a.Labels["class"])
 	case strings.TrimSpace(a.Annotations["summary"]) != "":
-		id.Rule = fingerprint.Template(a.Annotations["summary"])
+		id.Rule = e.template(a.Annotations["summary"])
 	default:
-		id.Rule = fingerprint.Template(a.Title)
+		id.Rule = e.template(a.Title)
 	}
 	if id.Rule == "" {
 		return openrecall.Identity{}
@@ -135,7 +299,7 @@ func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
 		if !slices.Contains(ir.rules, lower) && (ir.re == nil || !ir.re.MatchString(lower)) {
 			continue
 		}
-		var parts []string
+		parts := []string{}
 		if id.Service != "" {
 			parts = append(parts, id.Service)
 		}
@@ -146,16 +310,13 @@ func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
 				if v == "" {
 					continue
 				}
-				if l == "pod" || l == "pod_name" {
-					if m := refPodOwner.FindStringSubmatch(v); m != nil {
-						v = m[1]
-					} else {
-						v = e.norm.name(v)
-					}
-				} else if !strings.ContainsAny(v, ".:/") {
-					if m := refPodOwner.FindStringSubmatch(v); m != nil {
-						v = m[1]
-					} else if m := refCronRun.FindStringSubmatch(v); m != nil {
+				switch m := refPodOwner.FindStringSubmatch(v); {
+				case m != nil && (l == "pod" || l == "pod_name" || !strings.ContainsAny(v, ".:/")):
+					v = m[1]
+				case l == "pod" || l == "pod_name":
+					v = e.norm.name(v)
+				case !strings.ContainsAny(v, ".:/"):
+					if m := refCronRun.FindStringSubmatch(v); m != nil {
 						v = m[1]
 					}
 				}
@@ -171,8 +332,11 @@ func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
 	return id
 }
 
-// inputs returns the title, text and fields of a as the reference's
-// patterns read them.
+// inputs returns the title, text and fields of a as the patterns read them:
+// the title; the text, summary and description, trimmed, without empty
+// parts or repeats, one per line; every label then annotation value in key
+// order, each on its own line (empty when no rule reads the fields). Each
+// field capped, then normalized.
 func (e *refExtractor) inputs(a openrecall.Alert) (title, text, fields string) {
 	title = e.norm.normalize(refCap(a.Title))
 	var parts []string
@@ -182,176 +346,98 @@ func (e *refExtractor) inputs(a openrecall.Alert) (title, text, fields string) {
 		}
 	}
 	text = e.norm.normalize(strings.Join(parts, "\n"))
-	var all strings.Builder
+	if !e.readsFields {
+		return title, text, ""
+	}
+	var lines []string
 	for _, m := range []map[string]string{a.Labels, a.Annotations} {
-		keys := slices.Sorted(maps.Keys(m))
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
 		for _, k := range keys {
-			all.WriteString(refCap(m[k]) + "\n")
+			lines = append(lines, refCap(m[k])+"\n")
 		}
 	}
-	fields = e.norm.normalize(all.String())
-	return title, text, fields
+	return title, text, e.norm.normalize(strings.Join(lines, ""))
 }
 
 // extract returns the reference Alert DNA of a.
 func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
 	title, text, fields := e.inputs(a)
-	value := func(src string) (string, bool) {
-		var v string
-		switch {
-		case src == fingerprint.SourceEnvironment:
-			v = a.Environment
-		case src == fingerprint.SourceService:
-			v = a.Service
-		case strings.HasPrefix(src, fingerprint.SourceLabelPrefix):
-			v = a.Labels[strings.TrimPrefix(src, fingerprint.SourceLabelPrefix)]
-		}
-		v = refCap(v)
-		return v, strings.TrimSpace(v) != ""
-	}
 	var fp openrecall.Fingerprint
 	for _, f := range e.fields {
-	field:
-		for _, fallback := range []bool{false, true} {
-			for _, src := range refSourceOrder(f.rules, fallback) {
-				// DESIGN §4: a detection's error class, dependency and signal
-				// shape never come from its text, which is evidence.
-				if a.Security && (f.name == openrecall.FieldErrorClass || f.name == openrecall.FieldDependencyPattern || f.name == openrecall.FieldSignalShape) &&
-					(src == fingerprint.SourceText || src == fingerprint.SourceFields) {
-					continue
-				}
-				for _, r := range f.rules {
-					if r.fallback != fallback || !slices.Contains(r.sources, src) {
-						continue
-					}
-					if v, ok := e.try(r, src, title, text, fields, value); ok {
-						fp, _ = fp.With(f.name, v)
-						break field
-					}
-				}
+		// DESIGN §4: a detection's error class, dependency and signal
+		// shape never come from its text, which is evidence.
+		evidence := a.Security && (f.name == openrecall.FieldErrorClass || f.name == openrecall.FieldDependencyPattern || f.name == openrecall.FieldSignalShape)
+		for _, st := range f.steps {
+			if evidence && (st.source == "text" || st.source == "fields") {
+				continue
+			}
+			if v, ok := e.try(a, st, title, text, fields); ok {
+				fp, _ = fp.With(f.name, v)
+				break
 			}
 		}
 	}
 	// DESIGN §4: an ATT&CK reference anywhere in the alert gives its
 	// tactic, over any word; else a security sender's alert is at least a
 	// security detection.
-	if p := refTactic(a); p != "" {
+	if p := e.attack.pattern(a); p != "" {
 		fp.AttackPattern = p
 	} else if fp.AttackPattern == "" && a.Security {
-		fp.AttackPattern = fingerprint.SecurityDetection
+		fp.AttackPattern = "security_detection"
 	}
 	return fp
 }
 
-// refTactic reads the ATT&CK references of every string of the alert, in
-// sorted label order: the pattern must not depend on it.
-func refTactic(a openrecall.Alert) string {
-	s := attack.Enterprise().NewScan()
-	for _, t := range []string{a.Title, a.Text, a.Rule} {
-		s.Text(t)
+// try applies one step: a pattern to the normalized title, text or fields;
+// a table (to the value as written and to its name) or a pattern (to its
+// name) on the environment, the service or a label. A table on title, text
+// or fields looks up nothing.
+func (e *refExtractor) try(a openrecall.Alert, st refStep, title, text, fields string) (string, bool) {
+	var v string
+	switch st.source {
+	case "title", "text", "fields":
+		s := map[string]string{"title": title, "text": text, "fields": fields}[st.source]
+		return st.value, st.re != nil && s != "" && st.re.MatchString(s)
+	case "environment":
+		v = a.Environment
+	case "service":
+		v = a.Service
+	default:
+		v = a.Labels[strings.TrimPrefix(st.source, "label:")]
 	}
-	for _, m := range []map[string]string{a.Labels, a.Annotations} {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if strings.Contains(strings.ToLower(k), "tactic") {
-				s.TacticName(m[k])
-			} else {
-				s.Text(m[k])
-			}
-		}
-	}
-	return s.Pattern()
-}
-
-// try applies one rule to one source.
-func (e *refExtractor) try(r refRule, src, title, text, fields string, value func(string) (string, bool)) (string, bool) {
-	switch src {
-	case fingerprint.SourceTitle, fingerprint.SourceText, fingerprint.SourceFields:
-		s := map[string]string{fingerprint.SourceTitle: title, fingerprint.SourceText: text, fingerprint.SourceFields: fields}[src]
-		return r.value, r.re != nil && s != "" && r.re.MatchString(s)
-	}
-	v, ok := value(src)
-	if !ok {
+	v = strings.TrimSpace(refCap(v))
+	if v == "" {
 		return "", false
 	}
-	raw, name := strings.ToLower(strings.TrimSpace(v)), e.norm.name(v)
-	if r.table != nil {
-		for _, k := range []string{raw, name} {
-			if val := r.table[k]; val != "" {
+	written, name := strings.ToLower(v), e.norm.name(v)
+	if st.table != nil {
+		for _, k := range []string{written, name} {
+			if val := st.table[k]; val != "" {
 				return val, true
 			}
 		}
 		return "", false
 	}
-	return r.value, r.re != nil && r.re.MatchString(name)
+	return st.value, st.re.MatchString(name)
 }
 
-// refCap keeps the first fingerprint.MaxFieldBytes bytes of a field, cut at
-// a rune boundary: the rules read no more of any field.
-func refCap(s string) string {
-	if len(s) <= fingerprint.MaxFieldBytes {
-		return s
-	}
-	i := fingerprint.MaxFieldBytes
-	for !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
-}
+// The reference normalizer: the chain of regular-expression passes the
+// rules file's header describes.
 
-// refSourceOrder lists the sources of the rules of one kind in precedence
-// order: environment, labels in order of first appearance, service, title,
-// text, fields.
-func refSourceOrder(rules []refRule, fallback bool) []string {
-	var labels, out []string
-	has := map[string]bool{}
-	for _, r := range rules {
-		if r.fallback != fallback {
-			continue
-		}
-		for _, s := range r.sources {
-			if strings.HasPrefix(s, fingerprint.SourceLabelPrefix) && !has[s] {
-				labels = append(labels, s)
-			}
-			has[s] = true
-		}
-	}
-	if has[fingerprint.SourceEnvironment] {
-		out = append(out, fingerprint.SourceEnvironment)
-	}
-	out = append(out, labels...)
-	for _, s := range []string{fingerprint.SourceService, fingerprint.SourceTitle, fingerprint.SourceText, fingerprint.SourceFields} {
-		if has[s] {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// The reference normalizer: the original chain of regular-expression passes.
-
-// refNormalizer holds the compiled expressions of Normalize. It is immutable
-// after newNormalizer and safe for concurrent use.
+// refNormalizer holds the compiled expressions. It is immutable after
+// newRefNormalizer and safe for concurrent use.
 type refNormalizer struct {
-	timestamp *regexp.Regexp
-	clock     *regexp.Regexp
-	uuid      *regexp.Regexp
-	ipv6      *regexp.Regexp
-	ipv4      *regexp.Regexp
-	pod       *regexp.Regexp
-	hex       *regexp.Regexp
-	number    *regexp.Regexp
-	statusKey *regexp.Regexp
-	reason    *regexp.Regexp
-	timeWord  *regexp.Regexp
-	nameTail  *regexp.Regexp
+	timestamp, clock, uuid, ipv6, ipv4, pod, hex, number *regexp.Regexp
+	duration, quantity, statusKey, reason, timeWord      *regexp.Regexp
+	nameTail                                             *regexp.Regexp
 }
 
 func newRefNormalizer() *refNormalizer {
+	const timeUnits = `ns|us|ms|s|m|h|d|w|sec|secs|second|seconds|min|mins|minute|minutes|hr|hrs|hour|hours|day|days|week|weeks`
 	return &refNormalizer{
 		// RFC 3339 / ISO 8601 date-times and bare dates.
 		timestamp: regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b`),
@@ -363,9 +449,13 @@ func newRefNormalizer() *refNormalizer {
 		ipv4: regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b`),
 		// Deployment pods: NAME-<replicaset hash>-<suffix>.
 		pod: regexp.MustCompile(`\b([a-z0-9]+(?:[-_][a-z0-9]+)*?)-([a-z0-9]{6,10})-([a-z0-9]{4,5})\b`),
-		hex: regexp.MustCompile(`\b(?:0x)?[0-9a-f]{8,}\b`),
+		hex: regexp.MustCompile(`\b(0x)?[0-9a-f]{8,}\b`),
 		// A number, possibly with unit suffixes (5m, 1h30m, 512mi, 5xx).
 		number: regexp.MustCompile(`\b\d+(?:[.,]\d+)*(?:[a-z]+\d+(?:[.,]\d+)*)*[a-z]*\b`),
+		// One or more groups of a number and a time unit.
+		duration: regexp.MustCompile(`^(?:[0-9.,]+(?:` + timeUnits + `))+$`),
+		// A number and a unit of quantity.
+		quantity: regexp.MustCompile(`^[0-9.,]+(?:b|k|kb|kib|ki|mb|mib|mi|gb|gib|gi|tb|tib|ti|pb|x|rps|qps|ops|st|nd|rd|th|pct|mbps|gbps)$`),
 		// Keywords after which a 3-digit number is an HTTP status code.
 		statusKey: regexp.MustCompile(`(?:\bhttps?(?:/\d(?:\.\d)?|/<num>)?|\bstatus(?:[ _]?code)?|\bcode|\breturned|\breturns|\breturning|\bresponse|\bresponded|\berror|\berrors|\bgot)\s*[:=]?\s*$`),
 		// Reason phrases that follow an HTTP status code.
@@ -375,66 +465,76 @@ func newRefNormalizer() *refNormalizer {
 	}
 }
 
+// replaceFunc replaces every match of re in s with what fn returns for the
+// match's submatches.
+func replaceFunc(re *regexp.Regexp, s string, fn func(sub []string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		sub := make([]string, len(m)/2)
+		for i := range sub {
+			if m[2*i] >= 0 {
+				sub[i] = s[m[2*i]:m[2*i+1]]
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(fn(sub))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 func (n *refNormalizer) normalize(s string) string {
 	s = strings.ToLower(s)
-	s = n.timestamp.ReplaceAllLiteralString(s, fingerprint.PlaceholderTimestamp)
-	s = n.clock.ReplaceAllLiteralString(s, fingerprint.PlaceholderTimestamp)
-	s = n.uuid.ReplaceAllLiteralString(s, fingerprint.PlaceholderUUID)
-	s = n.ipv6.ReplaceAllStringFunc(s, refReplaceIPv6)
-	s = n.ipv4.ReplaceAllStringFunc(s, refReplaceIPv4)
-	s = n.pod.ReplaceAllStringFunc(s, func(m string) string {
-		sub := n.pod.FindStringSubmatch(m)
+	s = n.timestamp.ReplaceAllLiteralString(s, "<ts>")
+	s = n.clock.ReplaceAllLiteralString(s, "<ts>")
+	s = n.uuid.ReplaceAllLiteralString(s, "<uuid>")
+	s = replaceFunc(n.ipv6, s, func(sub []string) string { return refMaskIPv6(sub[0]) })
+	s = replaceFunc(n.ipv4, s, func(sub []string) string { return refMaskIPv4(sub[0]) })
+	s = replaceFunc(n.pod, s, func(sub []string) string {
 		if !refHasDigit(sub[2]) {
-			return m
+			return sub[0] // a word, not a replica-set hash
 		}
-		return sub[1] + "-" + fingerprint.PlaceholderPod
+		return sub[1] + "-<pod>"
 	})
-	s = n.hex.ReplaceAllStringFunc(s, func(m string) string {
-		h := strings.TrimPrefix(m, "0x")
-		if !strings.HasPrefix(m, "0x") && (!refHasDigit(h) || !strings.ContainsAny(h, "abcdef")) {
-			// A word (deadbeef) or a plain number (the number pass takes it).
-			return m
+	s = replaceFunc(n.hex, s, func(sub []string) string {
+		// Without 0x, a run needs a digit and a letter: deadbeef is a word,
+		// 12345678 a number (the number pass takes it).
+		if sub[1] == "" && (!refHasDigit(sub[0]) || !strings.ContainsAny(sub[0], "abcdef")) {
+			return sub[0]
 		}
-		return fingerprint.PlaceholderHex
+		return "<hex>"
 	})
 	return n.numbers(s)
 }
 
-// numbers replaces every number, keeping HTTP status codes after a keyword or
-// before a reason phrase, and words such as 5xx, s3 or t1110 (digits inside a
-// word are not numbers).
+// numbers replaces every number: a 3-digit HTTP status code after a
+// keyword or before a reason phrase stays; a number followed by a time word
+// is a duration with it; a duration is <dur>; a number (with a unit of
+// quantity) is <num>; a word such as 5xx, s3 or t1110 stays.
 func (n *refNormalizer) numbers(s string) string {
-	idx := n.number.FindAllStringIndex(s, -1)
-	if idx == nil {
-		return s
-	}
 	var b strings.Builder
-	b.Grow(len(s))
 	last := 0
-	for _, m := range idx {
+	for _, m := range n.number.FindAllStringIndex(s, -1) {
 		start, end := m[0], m[1]
 		b.WriteString(s[last:start])
 		last = end
 		tok := s[start:end]
-		digits := strings.TrimRight(tok, "abcdefghijklmnopqrstuvwxyz")
-		unit := tok[len(digits):]
+		endsInDigit := refHasDigit(tok[len(tok)-1:])
 		switch {
-		case unit == "" && n.isStatusCode(s, start, end):
+		case endsInDigit && n.isStatusCode(s, start, end):
 			b.WriteString(tok)
-		case unit == "":
-			if w := n.timeWord.FindString(s[end:]); w != "" {
-				// "5 minutes" is a duration like "5m".
-				b.WriteString(fingerprint.PlaceholderDuration)
-				last = end + len(w)
-				continue
-			}
-			b.WriteString(fingerprint.PlaceholderNumber)
-		case refIsDuration(tok):
-			b.WriteString(fingerprint.PlaceholderDuration)
-		case refIsPlainNumber(digits) && refIsQuantityUnit(unit):
-			b.WriteString(fingerprint.PlaceholderNumber)
+		case endsInDigit && n.timeWord.MatchString(s[end:]):
+			b.WriteString("<dur>")
+			last = end + len(n.timeWord.FindString(s[end:]))
+		case endsInDigit:
+			b.WriteString("<num>")
+		case n.duration.MatchString(tok):
+			b.WriteString("<dur>")
+		case n.quantity.MatchString(tok):
+			b.WriteString("<num>")
 		default:
-			// 5xx, 2fa: a word, not a number.
 			b.WriteString(tok)
 		}
 	}
@@ -442,137 +542,258 @@ func (n *refNormalizer) numbers(s string) string {
 	return b.String()
 }
 
-// isStatusCode reports whether s[start:end] is a 3-digit HTTP status code in
-// a context that says so.
+// refStatusCode is a 3-digit HTTP status code.
+var refStatusCode = regexp.MustCompile(`^[1-5][0-9][0-9]$`)
+
+// isStatusCode reports whether s[start:end] is an HTTP status code in a
+// context that says so: not part of a dotted, dashed or path value (10.500,
+// id-500, /500), and a keyword in the 24 bytes before it or a reason phrase
+// after it.
 func (n *refNormalizer) isStatusCode(s string, start, end int) bool {
-	tok := s[start:end]
-	if len(tok) != 3 || tok[0] < '1' || tok[0] > '5' {
+	if !refStatusCode.MatchString(s[start:end]) || start > 0 && strings.ContainsRune(".-/_", rune(s[start-1])) {
 		return false
 	}
-	if start > 0 && strings.IndexByte(".-/_", s[start-1]) >= 0 {
-		// Part of a dotted, dashed or path value: 10.500, id-500, /500.
-		return false
-	}
-	if n.statusKey.MatchString(s[max(0, start-24):start]) {
-		return true
-	}
-	return n.reason.MatchString(s[end:])
+	return n.statusKey.MatchString(s[max(0, start-24):start]) || n.reason.MatchString(s[end:])
 }
 
-// refIsDuration reports whether tok is a duration: one or more groups of a
-// number and a time unit (5m, 250ms, 1h30m, 10min).
-func refIsDuration(tok string) bool {
-	i := 0
-	for i < len(tok) {
-		j := i
-		for j < len(tok) && (tok[j] >= '0' && tok[j] <= '9' || tok[j] == '.' || tok[j] == ',') {
-			j++
-		}
-		if j == i {
-			return false
-		}
-		k := j
-		for k < len(tok) && tok[k] >= 'a' && tok[k] <= 'z' {
-			k++
-		}
-		if !refIsTimeUnit(tok[j:k]) {
-			return false
-		}
-		i = k
-	}
-	return len(tok) > 0
-}
-
-func refIsTimeUnit(u string) bool {
-	switch u {
-	case "ns", "us", "ms", "s", "m", "h", "d", "w", "sec", "secs", "second", "seconds",
-		"min", "mins", "minute", "minutes", "hr", "hrs", "hour", "hours", "day", "days", "week", "weeks":
-		return true
-	}
-	return false
-}
-
-func refIsQuantityUnit(u string) bool {
-	switch u {
-	case "b", "k", "kb", "kib", "ki", "mb", "mib", "mi", "gb", "gib", "gi", "tb", "tib", "ti", "pb",
-		"x", "rps", "qps", "ops", "st", "nd", "rd", "th", "pct", "mbps", "gbps":
-		return true
-	}
-	return false
-}
-
-func refIsPlainNumber(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if (s[i] < '0' || s[i] > '9') && s[i] != '.' && s[i] != ',' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-func refReplaceIPv6(m string) string {
+// refMaskIPv6 masks an IPv6 candidate that is an address, brackets and a
+// port after them included. Colons right after an address (which netip
+// rejects with them) end the sentence: one stays after the mask, more are
+// taken for a port, and none stays after the metadata address.
+func refMaskIPv6(m string) string {
 	if len(m) < 3 || !refHasDigit(m) {
-		// "std::vector", "a::b": not an address worth a placeholder.
-		return m
+		return m // "std::vector", "a::b"
 	}
-	addr := strings.TrimPrefix(m, "[")
-	port := ""
-	if i := strings.LastIndex(addr, "]"); i >= 0 {
-		addr, port = addr[:i], addr[i+1:]
+	addr, rest := strings.TrimPrefix(m, "["), ""
+	if i := strings.Index(addr, "]"); i >= 0 {
+		addr, rest = addr[:i], addr[i+1:]
 	}
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
-		// A trailing colon belongs to the sentence ("fe80::1: refused").
 		trimmed := strings.TrimRight(addr, ":")
-		ip, err = netip.ParseAddr(trimmed)
-		if err != nil || !ip.Is6() {
+		if ip, err = netip.ParseAddr(trimmed); err != nil {
 			return m
 		}
-		port = addr[len(trimmed):] + port
+		rest = addr[len(trimmed):] + rest
 	}
-	if !ip.Is6() {
+	switch {
+	case !ip.Is6():
 		return m
+	case ip == netip.MustParseAddr("fd00:ec2::254"):
+		return "<metadata_ip>"
+	case len(rest) > 1:
+		return "<ip>" // a port
 	}
-	if ip == netip.MustParseAddr("fd00:ec2::254") {
-		return fingerprint.PlaceholderMetadataIP
-	}
-	if port != "" && !strings.HasPrefix(port, ":") {
-		return m
-	}
-	if strings.HasPrefix(port, ":") && len(port) > 1 {
-		return fingerprint.PlaceholderIP
-	}
-	return fingerprint.PlaceholderIP + port
+	return "<ip>" + rest
 }
 
-func refReplaceIPv4(m string) string {
+// refMaskIPv4 masks an IPv4 address with an optional port.
+func refMaskIPv4(m string) string {
 	addr, _, _ := strings.Cut(m, ":")
-	ip, err := netip.ParseAddr(addr)
-	if err != nil {
+	switch ip, err := netip.ParseAddr(addr); {
+	case err != nil:
 		return m
+	case ip == netip.MustParseAddr("169.254.169.254"):
+		return "<metadata_ip>"
 	}
-	if ip == netip.MustParseAddr("169.254.169.254") {
-		return fingerprint.PlaceholderMetadataIP
-	}
-	return fingerprint.PlaceholderIP
+	return "<ip>"
 }
 
 // name prepares a label, service or environment value for the rules:
-// lowercased, trimmed, and without a trailing pod hash or ordinal.
+// lowercased, trimmed, and without trailing pod hashes (with a digit in the
+// hash) or ordinals, unless that would leave nothing.
 func (n *refNormalizer) name(v string) string {
 	v = strings.ToLower(strings.TrimSpace(v))
 	for {
-		sub := n.nameTail.FindStringSubmatchIndex(v)
-		if sub == nil || sub[0] == 0 {
+		m := n.nameTail.FindStringSubmatchIndex(v)
+		if m == nil || m[0] == 0 || m[2] >= 0 && !refHasDigit(v[m[2]:m[3]]) {
 			return v
 		}
-		if sub[2] >= 0 && !refHasDigit(v[sub[2]:sub[3]]) {
-			return v
-		}
-		v = v[:sub[0]]
+		v = v[:m[0]]
 	}
 }
 
-func refHasDigit(s string) bool {
-	return strings.ContainsAny(s, "0123456789")
+func refHasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// The reference ATT&CK scanner (the attack package's documentation): every
+// string of the alert searched at every position for a whole-token
+// reference, with regular expressions.
+
+// refAttackOrder is DESIGN §4's order of the attack_pattern values of the
+// tactics: the first found wins.
+var refAttackOrder = []string{"initial_access", "execution", "persistence", "privilege_escalation", "defense_evasion",
+	"credential_access", "discovery", "lateral_movement", "collection", "command_and_control", "data_exfiltration",
+	"impact", "reconnaissance", "resource_development"}
+
+// refAttack is the ATT&CK table as the reference reads it.
+type refAttack struct {
+	tacticByID map[string]string   // "TA0004" → "privilege_escalation"
+	tacticBy   map[string]string   // a tactic's name, shortname or value, folded (refTacticKey) → value
+	techniques map[string][]string // "T1059.001" → the values of its tactics
+}
+
+// refTacticKey folds a tactic's name: lower case, words joined by '_'.
+func refTacticKey(s string) string {
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(strings.ToLower(s))
+}
+
+// readRefAttack parses the table: tab-separated "tactic TAxxxx SHORTNAME
+// NAME" and "technique Txxxx[.xxx] SHORTNAMES STATUS REVOKED_BY NAME" lines
+// after '#' comments.
+func readRefAttack(path string) (*refAttack, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &refAttack{tacticByID: map[string]string{}, tacticBy: map[string]string{}, techniques: map[string][]string{}}
+	short := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		switch f[0] {
+		case "tactic":
+			value := refTacticKey(f[2])
+			if value == "exfiltration" {
+				value = "data_exfiltration"
+			}
+			if !slices.Contains(refAttackOrder, value) {
+				return nil, fmt.Errorf("%s: tactic %s has no attack_pattern value", path, f[2])
+			}
+			short[f[2]] = value
+			t.tacticByID[f[1]] = value
+			for _, k := range []string{f[2], f[3], value} {
+				t.tacticBy[refTacticKey(k)] = value
+			}
+			if value == "defense_evasion" {
+				// ATT&CK v19 split Defense Evasion into these two.
+				t.tacticBy["stealth"], t.tacticBy["defense_impairment"] = value, value
+			}
+		case "technique":
+			for _, s := range strings.Split(f[2], ",") {
+				t.techniques[f[1]] = append(t.techniques[f[1]], short[s])
+			}
+		}
+	}
+	if len(t.tacticByID) == 0 || len(t.techniques) == 0 {
+		return nil, fmt.Errorf("%s: no tactics or no techniques", path)
+	}
+	return t, nil
+}
+
+var (
+	// refTokenEnd: what may follow a whole token — nothing, or neither a
+	// letter, digit or _, nor . / \ @ before a letter or digit, nor - before
+	// a digit.
+	refTokenEnd      = regexp.MustCompile(`^(?:$|[^A-Za-z0-9_./\\@-]|[./\\@](?:$|[^A-Za-z0-9])|-(?:$|[^0-9]))`)
+	refBareTactic    = regexp.MustCompile(`^TA[0-9]{4}`)
+	refBareTechnique = regexp.MustCompile(`^T([0-9]{4})(?:\.([0-9]{3}))?`)
+	refSigma         = regexp.MustCompile(`^(?i:attack\.)`)
+	refSigmaTactic   = regexp.MustCompile(`^(?i:ta[0-9]{4})`)
+	refSigmaTech     = regexp.MustCompile(`^[Tt]([0-9]{4})(?:\.([0-9]{3}))?`)
+	refSigmaWord     = regexp.MustCompile(`^[A-Za-z_-]+`)
+	refFalco         = regexp.MustCompile(`^(?i:mitre_)([A-Za-z_]+)`)
+	refTacticIDValue = regexp.MustCompile(`^(?i:ta[0-9]{4})$`)
+)
+
+// refJoins reports whether a token after c would be part of a longer word,
+// id, file name or path: c is a letter, a digit or one of _ . / \ - @ $ %.
+func refJoins(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(`_./\-@$%`, c) >= 0
+}
+
+// technique returns the tactics of a technique reference: base and sub
+// are the digits of T1059.001 (sub "" or "000": none); an unknown
+// sub-technique counts as its parent. It returns the token's length too.
+func (t *refAttack) technique(base, sub string) ([]string, int) {
+	if sub != "" && sub != "000" {
+		if tactics, ok := t.techniques["T"+base+"."+sub]; ok {
+			return tactics, 9
+		}
+		return t.techniques["T"+base], 9
+	}
+	return t.techniques["T"+base], 5
+}
+
+// text adds to found the tactics that the references in s name.
+func (t *refAttack) text(s string, found map[string]bool) {
+	whole := func(rest string, n int) bool { return n > 0 && refTokenEnd.MatchString(rest[n:]) }
+	add := func(values ...string) {
+		for _, v := range values {
+			found[v] = true
+		}
+	}
+	for i := range len(s) {
+		// Every reference starts with T (an id), a (a Sigma tag) or m (a
+		// Falco tag), in either case.
+		if !strings.ContainsRune("TtAaMm", rune(s[i])) || i > 0 && refJoins(s[i-1]) {
+			continue
+		}
+		rest := s[i:]
+		if m := refBareTactic.FindString(rest); whole(rest, len(m)) && t.tacticByID[m] != "" {
+			add(t.tacticByID[m])
+		}
+		if m := refBareTechnique.FindStringSubmatch(rest); m != nil {
+			if tactics, n := t.technique(m[1], m[2]); whole(rest, n) {
+				add(tactics...)
+			}
+		}
+		if p := refSigma.FindString(rest); p != "" {
+			body := rest[len(p):]
+			if m := refSigmaTactic.FindString(body); whole(body, len(m)) {
+				add(t.tacticByID[strings.ToUpper(m)])
+			}
+			if m := refSigmaTech.FindStringSubmatch(body); m != nil {
+				if tactics, n := t.technique(m[1], m[2]); whole(body, n) {
+					add(tactics...)
+				}
+			}
+			if m := refSigmaWord.FindString(body); whole(body, len(m)) && t.tacticBy[refTacticKey(m)] != "" {
+				add(t.tacticBy[refTacticKey(m)])
+			}
+		}
+		if m := refFalco.FindStringSubmatch(rest); m != nil && whole(rest, len(m[0])) && t.tacticBy[strings.ToLower(m[1])] != "" {
+			add(t.tacticBy[strings.ToLower(m[1])])
+		}
+	}
+	delete(found, "")
+}
+
+// tacticName adds to found the tactic a tactic field's whole value names
+// (trimmed of blanks and quotes: its id, name, shortname or value in any
+// case), else what its text names.
+func (t *refAttack) tacticName(v string, found map[string]bool) {
+	w := strings.Trim(v, " \t\"'")
+	if refTacticIDValue.MatchString(w) && t.tacticByID[strings.ToUpper(w)] != "" {
+		found[t.tacticByID[strings.ToUpper(w)]] = true
+		return
+	}
+	if p := t.tacticBy[refTacticKey(w)]; p != "" {
+		found[p] = true
+		return
+	}
+	t.text(v, found)
+}
+
+// pattern returns the attack_pattern of the ATT&CK references anywhere in
+// a (title, text, rule, every label and annotation value; a field whose
+// name says tactic read as a tactic name): the first in DESIGN §4's order.
+func (t *refAttack) pattern(a openrecall.Alert) string {
+	found := map[string]bool{}
+	for _, s := range []string{a.Title, a.Text, a.Rule} {
+		t.text(s, found)
+	}
+	for _, m := range []map[string]string{a.Labels, a.Annotations} {
+		for k, v := range m {
+			if strings.Contains(strings.ToLower(k), "tactic") {
+				t.tacticName(v, found)
+			} else {
+				t.text(v, found)
+			}
+		}
+	}
+	for _, p := range refAttackOrder {
+		if found[p] {
+			return p
+		}
+	}
+	return ""
 }

@@ -54,6 +54,15 @@ func DNAPieces() []string {
 		" 30 sec", " 2 minute", " 1 second", " 1 min", " 1 day", " 1 week", " 5 hoursx",
 		// Addresses run together: a dot right after an address, more octets.
 		" 10.0.0.1.1.2.3 ", " 1.2.3.4.5.6.7.8:9 ", " 1234.1.2.3 ",
+		// ATT&CK references and near misses: technique and tactic ids, a
+		// sub-technique the table lacks (its parent counts) and one that is
+		// none (.000), ids glued to a word, a path or a number, Sigma and
+		// Falco tags in either case, hyphens and the v19 tactics.
+		"T1110", "T1059.001", "T1059.999", "T1059.000", "TA0004", "TA0099", "T9999", "T1562-impair-defenses", "T1562-2",
+		"xT1110", "T1110.txt", "T1110/", "T1110.", "TA0006@", "T1003\\", "attack.t1078", "ATTACK.T1021.002",
+		"attack.ta0011", "attack.privilege_escalation", "attack.privilege-escalation", "attack.exfiltration",
+		"attack.stealth", "attack.defense-impairment", "attack.privilege_escalation2", "MITRE_PERSISTENCE",
+		"mitre_privilege_escalation", "mitre_privilege-escalation", "mitre_credential_access_x", "$T1110", "%TA0004",
 	}
 }
 
@@ -73,6 +82,11 @@ func DNALabelValues() []string {
 		// tail, an ordinal after a pod hash.
 		"web-7d9f8c-x2x9z", "cache-abc1234567-x2x9z", "q-abc12345678-x2x9z", "svc-7d9f8c6b5-x2x9z1", "api-7d9f8c6b5-x.9z",
 		"-0", "-7d9f8c6b5-x2x9z", "db-7d9f8c6b5-x2x9z-0", "db-12-3", "web-7d9f8c6b5-X2X9Z",
+		// Tactic names as a tactic field holds them, and ATT&CK ids and
+		// tags as a label holds them.
+		"Privilege Escalation", "'Defense Evasion'", " \"Command and Control\" ", "TA0011", "ta0040", "credential-access",
+		"Exfiltration", "data_exfiltration", "stealth", "Lateral  Movement", "T1021.002", "attack.discovery,attack.t1087",
+		"mitre_execution", "CVE-2021-42278",
 	}
 }
 
@@ -80,14 +94,23 @@ func DNALabelValues() []string {
 type DNAAlert struct {
 	Title, Text, Summary, Description []int
 	// Labels index DNALabelValues for alertname, service, job, app,
-	// container, env, category, reason, pod, namespace, instance and target,
-	// in that order.
+	// container, env, category, reason, pod, namespace, instance, target,
+	// rule.mitre.tactic, tags and class, in that order.
 	Labels               []int
 	Service, Environment int
+	// Kind is the sender: 0 a plain alert, 1 a security detection sender,
+	// 2 PagerDuty, 3 a JSON object no sender recognises.
+	Kind int
+	// Rule indexes DNALabelValues for the sender's rule.
+	Rule int
 }
 
+// DNAKinds is the number of DNAAlert kinds.
+const DNAKinds = 4
+
 // dnaLabelNames are the label names DNAAlert.Labels fill, in order.
-var dnaLabelNames = []string{"alertname", "service", "job", "app", "container", "env", "category", "reason", "pod", "namespace", "instance", "target"}
+var dnaLabelNames = []string{"alertname", "service", "job", "app", "container", "env", "category", "reason", "pod", "namespace", "instance", "target",
+	"rule.mitre.tactic", "tags", "class"}
 
 func dnaText(idx []int) string { return joinPieces(DNAPieces(), idx) }
 
@@ -97,6 +120,15 @@ func (d DNAAlert) Alert() openrecall.Alert {
 	a := openrecall.Alert{
 		Title: dnaText(d.Title), Text: dnaText(d.Text), Labels: map[string]string{}, Annotations: map[string]string{},
 		Service: values[d.Service%len(values)], Environment: values[d.Environment%len(values)],
+		Rule: values[d.Rule%len(values)],
+	}
+	switch d.Kind % DNAKinds {
+	case 1:
+		a.Sender, a.Security = "falco", true
+	case 2:
+		a.Format = "pagerduty"
+	case 3:
+		a.Sender = "json"
 	}
 	for i, v := range d.Labels {
 		if i < len(dnaLabelNames) && values[v%len(values)] != "" {
@@ -114,7 +146,8 @@ func (d DNAAlert) Alert() openrecall.Alert {
 
 // DNAAlertGen generates alerts whose texts and labels are made of the
 // phrases the fingerprint rules look for, noise the normalizer replaces,
-// and Unicode traps: up to 12 pieces per text and 12 labels, shrinking toward
+// ATT&CK references, and Unicode traps, from plain, security, PagerDuty and
+// unrecognised senders: up to 12 pieces per text and 15 labels, shrinking toward
 // fewer and earlier pieces.
 func DNAAlertGen() gopter.Gen {
 	text := SliceUpTo(12, Index(len(DNAPieces()), 0.05), reflect.TypeOf(0))
@@ -123,6 +156,7 @@ func DNAAlertGen() gopter.Gen {
 		"Title": text, "Text": text, "Summary": text, "Description": text,
 		"Labels":  SliceUpTo(len(dnaLabelNames), value, reflect.TypeOf(0)),
 		"Service": value, "Environment": value,
+		"Kind": Index(DNAKinds, 0.4), "Rule": Index(len(DNALabelValues()), 0.8),
 	})
 }
 

@@ -60,7 +60,10 @@ func All() []Named {
 					return err
 				}
 			}
-			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment), len(DNALabelValues()), "label value")
+			if d.Kind < 0 || d.Kind >= DNAKinds {
+				return fmt.Errorf("kind %d out of range", d.Kind)
+			}
+			return indexesIn(append(append([]int{}, d.Labels...), d.Service, d.Environment, d.Rule), len(DNALabelValues()), "label value")
 		})},
 		{"TemplateCaseGen", TemplateCaseGen(), validAs(func(c TemplateCase) error { return ValidTemplateIndexes(c.Shape) })},
 		{"ContrastCaseGen", ContrastCaseGen(), validAs(func(c ContrastCase) error {
