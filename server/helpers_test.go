@@ -87,7 +87,7 @@ func newEnv(t *testing.T, o options) *env {
 			return v
 		}
 	}
-	newPipeline := func(day string) (server.Pipeline, error) {
+	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		if o.days != nil {
 			*o.days = append(*o.days, day)
 		}
@@ -98,7 +98,7 @@ func newEnv(t *testing.T, o options) *env {
 			return nil, err
 		}
 		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard})
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink})
 	}
 	prom := server.NewPrometheus(func() float64 {
 		n, _ := st.InboxDepth(context.Background())

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -33,10 +32,11 @@ type Store interface {
 	LatestBatch(ctx context.Context) (string, error)
 }
 
-// Pipeline analyses one intake record as record seq of its batch: the same
-// workflow the analyze command runs. workflow.Workflow satisfies it.
+// Pipeline runs a queue of intake records through the workflow the analyze
+// command runs, persisting each batch through the sink before emitting it.
+// workflow.Workflow satisfies it.
 type Pipeline interface {
-	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result
+	AnalyzeQueue(ctx context.Context, src workflow.Source, opts workflow.QueueOptions, emit func(openrecall.Result) error) (workflow.Summary, error)
 	AnalysisID(seq int) string
 	Mode() openrecall.Mode
 }
@@ -87,10 +87,12 @@ type Config struct {
 	// Sink persists each result's audit entries and cost point
 	// (memory.Sink).
 	Sink workflow.Sink
-	// NewPipeline builds the pipeline for a UTC day ("2006-01-02"); the
-	// server asks for a new one when the day changes, so a daily model
-	// budget starts afresh. Every pipeline must name analyses alike.
-	NewPipeline   func(day string) (Pipeline, error)
+	// NewPipeline builds the pipeline for a UTC day ("2006-01-02") over
+	// sink (workflow.Config.Sink: the server's Sink, retrying storage
+	// errors); the server asks for a new one when the day changes, so a
+	// daily model budget starts afresh. Every pipeline must name analyses
+	// alike.
+	NewPipeline   func(day string, sink workflow.Sink) (Pipeline, error)
 	Fingerprinter workflow.Fingerprinter
 	// Recall returns memory matches for an alert's identity (zero when
 	// only the fingerprint is known: related knowledge, never a vote) and
@@ -150,9 +152,6 @@ type Server struct {
 	pipeline Pipeline
 	day      string
 
-	// curve is the cost curve; only the persister goroutine uses it.
-	curve curve
-
 	notifier *notifier
 	ready    atomic.Bool
 }
@@ -206,17 +205,24 @@ func New(cfg Config) (*Server, error) {
 
 // currentPipeline returns today's pipeline, building it on a new UTC day.
 func (s *Server) currentPipeline() (Pipeline, error) {
+	p, _, err := s.currentPipelineDay()
+	return p, err
+}
+
+// currentPipelineDay returns today's pipeline and its UTC day
+// ("2006-01-02"), building it on a new day.
+func (s *Server) currentPipelineDay() (Pipeline, string, error) {
 	day := s.now().UTC().Format(time.DateOnly)
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.pipeline == nil || s.day != day {
-		p, err := s.cfg.NewPipeline(day)
+		p, err := s.cfg.NewPipeline(day, retrySink{sink: s.cfg.Sink, log: s.log})
 		if err != nil {
-			return nil, fmt.Errorf("server: pipeline for %s: %w", day, err)
+			return nil, day, fmt.Errorf("server: pipeline for %s: %w", day, err)
 		}
 		s.pipeline, s.day = p, day
 	}
-	return s.pipeline, nil
+	return s.pipeline, day, nil
 }
 
 // analysisID names the analysis of inbox delivery id.

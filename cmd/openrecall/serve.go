@@ -115,7 +115,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if opts.shadow {
 		guard = shadowGuard
 	}
-	newPipeline := func(day string) (server.Pipeline, error) {
+	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		var budget *routing.Budget
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
 			budget = routing.NewBudget(b)
@@ -128,7 +128,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		}
 		return workflow.New(workflow.Config{
 			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
-			Batch: serveBatch, Guard: guard, Now: a.now, Logger: a.log,
+			Batch: serveBatch, Guard: guard, Sink: sink, Now: a.now, Logger: a.log,
 		})
 	}
 	prom := server.NewPrometheus(func() float64 {
