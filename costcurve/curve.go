@@ -19,6 +19,28 @@ type Curve struct {
 // New returns an empty curve for the named batch.
 func New(batch string) *Curve { return &Curve{batch: batch} }
 
+// Continue returns the curve of batch continued after points, the points
+// stored so far (oldest first): the next point follows the last one's index
+// and sums. No points is New(batch).
+func Continue(batch string, points []openrecall.CostPoint) *Curve {
+	c := New(batch)
+	if n := len(points); n > 0 {
+		last := points[n-1]
+		c.next, c.cost, c.baseline = last.Index+1, last.CumulativeCost, last.CumulativeBaseline
+	}
+	return c
+}
+
+// SavingsPercent returns savings as a percentage of the baseline of the
+// analysed alerts, 0 when that baseline is 0: the one savings figure the
+// product prints, for a curve and for a run alike.
+func SavingsPercent(savings, analysedBaseline openrecall.NanoUSD) float64 {
+	if analysedBaseline == 0 {
+		return 0
+	}
+	return float64(savings) / float64(analysedBaseline) * 100
+}
+
 // Add appends one analysed alert and returns its point: Index counts from 0
 // and the cumulative fields are the running sums including this alert. A
 // negative cost or a cost above the baseline is recorded as given, so that
@@ -114,9 +136,7 @@ func Summarize(points []openrecall.CostPoint) Summary {
 		}
 	}
 	s.Savings = s.Baseline - s.Cost
-	if s.AnalysedBaseline != 0 {
-		s.SavingsPercent = float64(s.Savings) / float64(s.AnalysedBaseline) * 100
-	}
+	s.SavingsPercent = SavingsPercent(s.Savings, s.AnalysedBaseline)
 	return s
 }
 

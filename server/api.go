@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // retainRequest is the body of POST /api/v1/retain: the decision, and what
@@ -30,19 +30,10 @@ type retainRequest struct {
 	ImpactMinutes int             `json:"impact_minutes"`
 }
 
-// retainAnswer is the answer of POST /api/v1/retain.
-type retainAnswer struct {
-	Created  bool                `json:"created"`
-	Incident openrecall.Incident `json:"incident"`
-	// Warning says why the memory will never vote (no identity), as
-	// `openrecall retain` warns.
-	Warning string `json:"warning,omitempty"`
-}
-
-// subject resolves what a retain or recall names: the alert (nil when only a
-// fingerprint was given) and its fingerprint. A bad reference is an error
-// wrapping openrecall.ErrInvalid or openrecall.ErrNotFound.
-func (s *Server) subject(ctx context.Context, analysisID string, alert json.RawMessage, fingerprint string) (*openrecall.Alert, openrecall.Fingerprint, error) {
+// subject resolves what a retain or recall names: exactly one of an
+// analysis id of this server, an alert (any intake object) or a canonical
+// fingerprint. A bad reference is an error wrapping openrecall.ErrInvalid.
+func subject(analysisID string, alert json.RawMessage, fingerprint string) (usecase.Subject, error) {
 	given := 0
 	for _, set := range []bool{analysisID != "", len(alert) > 0 && string(alert) != "null", fingerprint != ""} {
 		if set {
@@ -50,35 +41,26 @@ func (s *Server) subject(ctx context.Context, analysisID string, alert json.RawM
 		}
 	}
 	if given != 1 {
-		return nil, openrecall.Fingerprint{}, fmt.Errorf("give exactly one of analysis_id, alert and fingerprint: %w", openrecall.ErrInvalid)
+		return usecase.Subject{}, fmt.Errorf("give exactly one of analysis_id, alert and fingerprint: %w", openrecall.ErrInvalid)
 	}
 	switch {
 	case fingerprint != "":
 		fp, err := openrecall.ParseFingerprint(fingerprint)
-		return nil, fp, err
+		return usecase.Subject{Fingerprint: &fp}, err
 	case analysisID != "":
-		sv, err := s.cfg.Store.Served(ctx, analysisID)
-		if err != nil {
-			return nil, openrecall.Fingerprint{}, err
-		}
-		if sv.Rejection != "" {
-			return nil, openrecall.Fingerprint{}, fmt.Errorf("analysis %s is of a rejected record: %w", analysisID, openrecall.ErrInvalid)
-		}
-		a := sv.Alert
-		return &a, s.cfg.Fingerprinter.Extract(a), nil
+		return usecase.Subject{AnalysisID: analysisID}, nil
 	}
 	recs, err := intake.ParseBytes(alert, intake.Options{Source: "alert"})
 	if err != nil {
-		return nil, openrecall.Fingerprint{}, err
+		return usecase.Subject{}, err
 	}
 	if len(recs) == 0 {
-		return nil, openrecall.Fingerprint{}, fmt.Errorf("alert: no alert in it: %w", openrecall.ErrInvalid)
+		return usecase.Subject{}, fmt.Errorf("alert: no alert in it: %w", openrecall.ErrInvalid)
 	}
 	if recs[0].Err != nil {
-		return nil, openrecall.Fingerprint{}, fmt.Errorf("alert: %s: %w", recs[0].Err.Reason, openrecall.ErrInvalid)
+		return usecase.Subject{}, fmt.Errorf("alert: %s: %w", recs[0].Err.Reason, openrecall.ErrInvalid)
 	}
-	a := recs[0].Alert
-	return &a, s.cfg.Fingerprinter.Extract(a), nil
+	return usecase.Subject{Alerts: []openrecall.Alert{recs[0].Alert}}, nil
 }
 
 // answerErr maps an error to its status: 404 for ErrNotFound, 400 for
@@ -111,43 +93,35 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusBadRequest, "retain body: "+err.Error())
 		return
 	}
-	d, err := openrecall.ParseDecision(req.Decision)
-	if err != nil || !d.Retainable() {
-		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want false_positive, duplicate, known_benign or real")
+	d, err := usecase.ParseDecision(req.Decision)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions)
 		return
 	}
 	if req.ImpactMinutes < 0 {
 		writeError(w, r, http.StatusBadRequest, "impact_minutes must be 0 or more")
 		return
 	}
-	about, fp, err := s.subject(r.Context(), req.AnalysisID, req.Alert, req.Fingerprint)
+	about, err := subject(req.AnalysisID, req.Alert, req.Fingerprint)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
-	inc := openrecall.Incident{Fingerprint: fp, Decision: d, Note: req.Note, DeadEnds: req.DeadEnds, Analyst: req.Analyst,
-		ImpactMinutes: req.ImpactMinutes, SourceAlertID: req.AlertID}
-	if about != nil {
-		// Only memories of the alert's own identity vote for a bypass.
-		inc.Identity, inc.Severity = s.cfg.Fingerprinter.Identify(*about), about.Severity
-		if inc.SourceAlertID == "" {
-			inc.SourceAlertID = about.ID
-		}
-	}
-	stored, created, err := s.cfg.Retain(r.Context(), inc, about)
+	out, err := s.cfg.UseCases.Retain(r.Context(), usecase.RetainRequest{
+		Decision: usecase.Decision{Decision: d, Note: req.Note, DeadEnds: req.DeadEnds, Analyst: req.Analyst,
+			ImpactMinutes: req.ImpactMinutes, AlertID: req.AlertID},
+		Subject:      about,
+		IdentityHint: "retained by fingerprint, or an alert without alertname, class or title",
+	})
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
 	code := http.StatusOK
-	if created {
+	if out[0].Created {
 		code = http.StatusCreated
 	}
-	ans := retainAnswer{Created: created, Incident: stored}
-	if stored.Identity.IsZero() {
-		ans.Warning = "no identity (retained by fingerprint, or an alert without alertname, class or title): this memory is related knowledge only and never votes for a bypass"
-	}
-	writeJSON(w, code, ans)
+	writeJSON(w, code, out[0])
 }
 
 // recallAnswer is the answer of GET /api/v1/recall.
@@ -163,24 +137,20 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
 		return
 	}
-	about, fp, err := s.subject(r.Context(), q.Get("analysis_id"), nil, q.Get("fingerprint"))
+	about, err := subject(q.Get("analysis_id"), nil, q.Get("fingerprint"))
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
-	var id openrecall.Identity
-	if about != nil {
-		id = s.cfg.Fingerprinter.Identify(*about)
-	}
-	matches, err := s.cfg.Recall(r.Context(), id, fp, limit)
+	rc, err := s.cfg.UseCases.Recall(r.Context(), about, limit)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
-	if matches == nil {
-		matches = []openrecall.Match{}
+	if rc.Matches == nil {
+		rc.Matches = []openrecall.Match{}
 	}
-	writeJSON(w, http.StatusOK, recallAnswer{Fingerprint: fp, Matches: matches})
+	writeJSON(w, http.StatusOK, recallAnswer{Fingerprint: rc.Fingerprint, Matches: rc.Matches})
 }
 
 // intParam parses an optional positive integer query parameter, capped.

@@ -23,6 +23,7 @@ import (
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -87,7 +88,7 @@ func newEnv(t *testing.T, o options) *env {
 			return v
 		}
 	}
-	newPipeline := func(day string) (server.Pipeline, error) {
+	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		if o.days != nil {
 			*o.days = append(*o.days, day)
 		}
@@ -98,19 +99,16 @@ func newEnv(t *testing.T, o options) *env {
 			return nil, err
 		}
 		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard})
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink})
 	}
 	prom := server.NewPrometheus(func() float64 {
 		n, _ := st.InboxDepth(context.Background())
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline, Fingerprinter: ex,
-		Recall: st.Recall,
-		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
-			return st.Retain(ctx, inc)
-		},
-		VerifyAudit: func(ctx context.Context, _ string) (server.AuditReport, error) {
+		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
+		UseCases: &usecase.App{Store: st, Fingerprinter: ex},
+		VerifyAudit: func(ctx context.Context, _ string) (usecase.Verified, error) {
 			return verifyTrail(ctx, st)
 		},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
@@ -244,7 +242,7 @@ var trailKey, _ = audit.NewKey(bytes.Repeat([]byte{0x12}, audit.KeySize))
 
 // verifyTrail verifies st's keyed trail in one snapshot, as `openrecall
 // audit verify` does.
-func verifyTrail(ctx context.Context, st *memory.Store) (server.AuditReport, error) {
+func verifyTrail(ctx context.Context, st *memory.Store) (usecase.Verified, error) {
 	var tv *audit.TrailVerifier
 	err := st.ReadTrail(ctx, memory.TrailReader{
 		State: func(s openrecall.TrailState) (err error) {
@@ -258,13 +256,7 @@ func verifyTrail(ctx context.Context, st *memory.Store) (server.AuditReport, err
 		},
 	})
 	if err != nil {
-		return server.AuditReport{}, err
+		return usecase.Verified{}, err
 	}
-	rep := tv.Finish()
-	out := server.AuditReport{Intact: len(rep.Problems) == 0, Entries: rep.Entries, Costs: rep.Costs,
-		HeadSeq: rep.State.HeadSeq, HeadHash: rep.State.HeadHash, KeyID: rep.State.KeyID}
-	for _, p := range rep.Problems {
-		out.Problems = append(out.Problems, p.String())
-	}
-	return out, nil
+	return usecase.NewVerified(tv.Finish()), nil
 }

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -33,37 +33,20 @@ type Store interface {
 	LatestBatch(ctx context.Context) (string, error)
 }
 
-// Pipeline analyses one intake record as record seq of its batch: the same
-// workflow the analyze command runs. workflow.Workflow satisfies it.
+// Pipeline runs a queue of intake records through the workflow the analyze
+// command runs, persisting each batch through the sink before emitting it.
+// workflow.Workflow satisfies it.
 type Pipeline interface {
-	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result
+	AnalyzeQueue(ctx context.Context, src workflow.Source, opts workflow.QueueOptions, emit func(openrecall.Result) error) (workflow.Summary, error)
 	AnalysisID(seq int) string
 	Mode() openrecall.Mode
 }
 
-// AuditReport is the outcome of verifying the audit trail: the keyed
-// chains of audit entries and cost points, read in one snapshot, and,
-// when asked, a checkpoint the trail must extend (what `openrecall audit
-// verify` reports).
-type AuditReport struct {
-	Intact bool `json:"intact"`
-	// Summary is the one-line description `audit verify` prints.
-	Summary  string `json:"summary"`
-	Entries  int64  `json:"entries"`
-	HeadSeq  int64  `json:"head_sequence"`
-	HeadHash string `json:"head_hash"`
-	// Costs counts the chained cost points, LegacyCosts those stored
-	// before cost points were chained (not covered).
-	Costs        int64  `json:"cost_points"`
-	LegacyCosts  int64  `json:"legacy_cost_points,omitempty"`
-	CostHeadSeq  int64  `json:"cost_head_sequence"`
-	CostHeadHash string `json:"cost_head_hash"`
-	// LegacyThrough is the last entry written before the trail was keyed.
-	LegacyThrough int64  `json:"legacy_through,omitempty"`
-	KeyID         string `json:"key_id,omitempty"`
-	// Checkpoint is true when the trail was checked against a checkpoint.
-	Checkpoint bool     `json:"checkpoint"`
-	Problems   []string `json:"problems,omitempty"`
+// UseCases answers retain and recall: the application layer the command
+// line calls too. usecase.App satisfies it.
+type UseCases interface {
+	Retain(ctx context.Context, req usecase.RetainRequest) ([]usecase.Retained, error)
+	Recall(ctx context.Context, s usecase.Subject, limit int) (usecase.Recalled, error)
 }
 
 // Token is one accepted bearer token and the scopes it grants.
@@ -80,30 +63,26 @@ const (
 	ScopeRead   = "read"
 )
 
-// Config wires a Server. Store, Sink, NewPipeline, Fingerprinter, Recall,
-// Retain and VerifyAudit are required.
+// Config wires a Server. Store, Sink, NewPipeline, UseCases and
+// VerifyAudit are required.
 type Config struct {
 	Store Store
 	// Sink persists each result's audit entries and cost point
 	// (memory.Sink).
 	Sink workflow.Sink
-	// NewPipeline builds the pipeline for a UTC day ("2006-01-02"); the
-	// server asks for a new one when the day changes, so a daily model
-	// budget starts afresh. Every pipeline must name analyses alike.
-	NewPipeline   func(day string) (Pipeline, error)
-	Fingerprinter workflow.Fingerprinter
-	// Recall returns memory matches for an alert's identity (zero when
-	// only the fingerprint is known: related knowledge, never a vote) and
-	// its fingerprint (memory.Store.Recall).
-	Recall func(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
-	// Retain stores an analyst decision; about is the alert it is about,
-	// when known (the decision then carries its identity and severity). created is false for a decision memory already holds.
-	Retain func(ctx context.Context, inc openrecall.Incident, about *openrecall.Alert) (stored openrecall.Incident, created bool, err error)
+	// NewPipeline builds the pipeline for a UTC day ("2006-01-02") over
+	// sink (workflow.Config.Sink: the server's Sink, retrying storage
+	// errors); the server asks for a new one when the day changes, so a
+	// daily model budget starts afresh. Every pipeline must name analyses
+	// alike.
+	NewPipeline func(day string, sink workflow.Sink) (Pipeline, error)
+	// UseCases retains and recalls.
+	UseCases UseCases
 	// VerifyAudit verifies the whole trail, against checkpoint (a value
 	// `openrecall audit head` printed) when it is not empty; a checkpoint
 	// that is malformed or not signed with the trail's key is an error
 	// wrapping openrecall.ErrInvalid.
-	VerifyAudit func(ctx context.Context, checkpoint string) (AuditReport, error)
+	VerifyAudit func(ctx context.Context, checkpoint string) (usecase.Verified, error)
 
 	Tokens []Token
 	// MaxBodyBytes bounds a request body (default 32 MiB).
@@ -150,9 +129,6 @@ type Server struct {
 	pipeline Pipeline
 	day      string
 
-	// curve is the cost curve; only the persister goroutine uses it.
-	curve curve
-
 	notifier *notifier
 	ready    atomic.Bool
 }
@@ -160,10 +136,10 @@ type Server struct {
 // New checks cfg, fills defaults and returns a Server.
 func New(cfg Config) (*Server, error) {
 	switch {
-	case cfg.Store == nil, cfg.Sink == nil, cfg.NewPipeline == nil, cfg.Fingerprinter == nil:
-		return nil, errors.New("server: store, sink, pipeline and fingerprinter are required")
-	case cfg.Recall == nil, cfg.Retain == nil, cfg.VerifyAudit == nil:
-		return nil, errors.New("server: recall, retain and audit verification are required")
+	case cfg.Store == nil, cfg.Sink == nil, cfg.NewPipeline == nil:
+		return nil, errors.New("server: store, sink and pipeline are required")
+	case cfg.UseCases == nil, cfg.VerifyAudit == nil:
+		return nil, errors.New("server: use cases and audit verification are required")
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -206,17 +182,24 @@ func New(cfg Config) (*Server, error) {
 
 // currentPipeline returns today's pipeline, building it on a new UTC day.
 func (s *Server) currentPipeline() (Pipeline, error) {
+	p, _, err := s.currentPipelineDay()
+	return p, err
+}
+
+// currentPipelineDay returns today's pipeline and its UTC day
+// ("2006-01-02"), building it on a new day.
+func (s *Server) currentPipelineDay() (Pipeline, string, error) {
 	day := s.now().UTC().Format(time.DateOnly)
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.pipeline == nil || s.day != day {
-		p, err := s.cfg.NewPipeline(day)
+		p, err := s.cfg.NewPipeline(day, retrySink{sink: s.cfg.Sink, log: s.log})
 		if err != nil {
-			return nil, fmt.Errorf("server: pipeline for %s: %w", day, err)
+			return nil, day, fmt.Errorf("server: pipeline for %s: %w", day, err)
 		}
 		s.pipeline, s.day = p, day
 	}
-	return s.pipeline, nil
+	return s.pipeline, day, nil
 }
 
 // analysisID names the analysis of inbox delivery id.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/server"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 func fixture(t *testing.T, name string) string {
@@ -82,8 +83,8 @@ func TestAlertmanagerWebhook(t *testing.T) {
 		ready["database"] != "writable" || ready["shadow"] != false {
 		t.Errorf("readyz: %d %s", resp.StatusCode, b)
 	}
-	var rep server.AuditReport
-	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact || rep.Costs == 0 || rep.KeyID != trailKey.ID() {
+	var rep usecase.Verified
+	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact || rep.CostPoints == 0 || rep.KeyID != trailKey.ID() {
 		t.Fatalf("audit verify: %d %s", resp.StatusCode, b)
 	}
 	var cost struct {

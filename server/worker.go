@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/workflow"
 )
@@ -21,239 +23,256 @@ func (s *Server) notify() {
 	}
 }
 
-// done is an analysed delivery on its way to storage.
-type done struct {
-	d   openrecall.Delivery
-	res openrecall.Result
-}
+// batchOf names the cost curve batch of the day of t: one curve per UTC day
+// ("serve-2006-01-02"), continued from its last stored point after a
+// restart.
+func batchOf(t time.Time) string { return "serve-" + t.UTC().Format(time.DateOnly) }
 
-// maxPersistBatch caps the results persisted in one go.
-const maxPersistBatch = 64
-
-// drain hands pending deliveries, oldest first, to the workers until stop is
-// closed; each worker finishes the delivery it holds, and the persister
-// stores every finished analysis before drain returns.
+// drain runs the inbox through the workflow's queue runner until stop is
+// closed, one run per UTC day (each day's pipeline and cost curve): the
+// inbox is the run's source, the sink persists each batch of results, and
+// the deliveries are completed after it. Each worker finishes the delivery
+// it holds, and every finished analysis is stored before drain returns.
 func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
-	jobs := make(chan openrecall.Delivery)
-	finished := make(chan done, maxPersistBatch)
-	var wg sync.WaitGroup
-	for range s.cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for d := range jobs {
-				if res, ok := s.analyse(ctx, d, stop); ok {
-					finished <- done{d, res}
-				}
-			}
-		}()
-	}
-	persisted := make(chan struct{})
-	go func() {
-		defer close(persisted)
-		s.persist(ctx, finished)
-	}()
-	defer func() {
-		close(jobs)
-		wg.Wait()
-		close(finished)
-		<-persisted
-	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	var after int64
 	for {
-		items, err := s.cfg.Store.Pending(ctx, after, 4*s.cfg.Workers)
+		p, day, ok := s.pipelineUntil(ctx, stop)
+		if !ok {
+			return
+		}
+		curve, ok := s.curveOf(ctx, day, stop)
+		if !ok {
+			return
+		}
+		src := &inbox{s: s, ctx: ctx, stop: stop, day: day, after: after}
+		var done []openrecall.Result
+		_, err := p.AnalyzeQueue(ctx, src, workflow.QueueOptions{
+			Workers:   s.cfg.Workers,
+			Curve:     curve,
+			Persisted: s.cfg.Store.AuditByAnalysis,
+			BatchDone: s.completer(ctx, src, &done),
+		}, func(r openrecall.Result) error {
+			done = append(done, r)
+			return nil
+		})
+		after = src.after
 		if err != nil {
-			s.log.Error("read inbox", zap.Error(err))
-		}
-		for _, d := range items {
-			select {
-			case jobs <- d:
-				after = d.ID
-			case <-stop:
-				return
+			if ctx.Err() == nil {
+				s.log.Error("inbox run stopped", zap.Error(err))
 			}
-		}
-		if len(items) > 0 {
-			continue
+			return
 		}
 		select {
 		case <-stop:
 			return
-		case <-s.wake:
-		case <-tick.C:
+		default:
 		}
 	}
 }
 
-// analyse runs one delivery through today's pipeline, waiting while the
-// pipeline cannot be built; false means stop came first and the delivery
-// stays pending for the next start.
-func (s *Server) analyse(ctx context.Context, d openrecall.Delivery, stop <-chan struct{}) (openrecall.Result, bool) {
-	rec := intake.Record{Alert: d.Alert}
-	if d.Rejection != "" {
-		rec = intake.Record{Err: &intake.RecordError{Position: d.Alert.Position, Reason: d.Rejection}}
-	}
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		p, err := s.currentPipeline()
-		if err == nil {
-			return p.AnalyzeRecord(ctx, rec, int(d.ID)), true
+// completer returns the BatchDone of a run: it completes the deliveries of
+// the results emitted since the last batch, retrying storage errors until
+// ctx is done (then they stay pending for the next start), and reports
+// them.
+func (s *Server) completer(ctx context.Context, src *inbox, done *[]openrecall.Result) func() error {
+	return func() error {
+		results := *done
+		*done = (*done)[:0]
+		if len(results) == 0 {
+			return nil
 		}
-		s.log.Error("no pipeline; will retry", zap.String("analysis_id", d.AnalysisID), zap.Error(err))
+		ids := make([]int64, len(results))
+		for i, r := range results {
+			ids[i] = src.idOf(r.AnalysisID)
+		}
+		if err := retry(ctx, s.log, "complete deliveries", results[0].AnalysisID, len(results), func() error {
+			return s.cfg.Store.Complete(ctx, ids, results)
+		}); err != nil {
+			return err
+		}
+		for _, r := range results {
+			s.obs.Analysed(r)
+			s.log.Debug("analysed", zap.String("analysis_id", r.AnalysisID), zap.String("alert", r.Alert.ID),
+				zap.String("outcome", r.Outcome), zap.String("decision", string(r.Decision)), zap.Bool("bypassed", r.Bypassed))
+			if s.notifier != nil && escalated(r) {
+				s.notifier.send(escalation(r))
+			}
+		}
+		return nil
+	}
+}
+
+// pipelineUntil returns today's pipeline and its day, waiting while it
+// cannot be built; false means stop came first.
+func (s *Server) pipelineUntil(ctx context.Context, stop <-chan struct{}) (Pipeline, string, bool) {
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		p, day, err := s.currentPipelineDay()
+		if err == nil {
+			return p, day, true
+		}
+		s.log.Error("no pipeline; will retry", zap.Error(err))
+		if !wait(ctx, stop, delay) {
+			return nil, "", false
+		}
+	}
+}
+
+// curveOf continues the stored cost curve of day, waiting while it cannot
+// be read; false means stop came first.
+func (s *Server) curveOf(ctx context.Context, day string, stop <-chan struct{}) (*costcurve.Curve, bool) {
+	batch := "serve-" + day
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		points, err := s.cfg.Store.CostPoints(ctx, batch)
+		if err == nil || errors.Is(err, openrecall.ErrNotFound) {
+			return costcurve.Continue(batch, points), true
+		}
+		s.log.Error("read cost curve; will retry", zap.String("batch", batch), zap.Error(err))
+		if !wait(ctx, stop, delay) {
+			return nil, false
+		}
+	}
+}
+
+// retrySink is the server's sink: it persists a batch of results through
+// the configured sink, retrying storage errors until ctx is done.
+type retrySink struct {
+	sink workflow.Sink
+	log  *zap.Logger
+}
+
+// Persist persists one result; see PersistBatch.
+func (rs retrySink) Persist(ctx context.Context, r openrecall.Result, point *openrecall.CostPoint) ([]openrecall.AuditEntry, error) {
+	sealed, err := rs.PersistBatch(ctx, []openrecall.Result{r}, []*openrecall.CostPoint{point})
+	if err != nil {
+		return nil, err
+	}
+	return sealed[0], nil
+}
+
+// PersistBatch persists results in one go when the sink can take a batch,
+// else one at a time, and retries until it succeeds or ctx is done.
+func (rs retrySink) PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
+	var out [][]openrecall.AuditEntry
+	err := retry(ctx, rs.log, "store results", results[0].AnalysisID, len(results), func() error {
+		if bs, ok := rs.sink.(workflow.BatchSink); ok {
+			sealed, err := bs.PersistBatch(ctx, results, points)
+			out = sealed
+			return err
+		}
+		out = make([][]openrecall.AuditEntry, len(results))
+		for i := range results {
+			sealed, err := rs.sink.Persist(ctx, results[i], points[i])
+			if err != nil {
+				return err
+			}
+			out[i] = sealed
+		}
+		return nil
+	})
+	return out, err
+}
+
+// wait waits for d; false means stop or ctx came first.
+func wait(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-stop:
+		return false
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// retry runs op until it succeeds or ctx is done, logging each failure.
+func retry(ctx context.Context, log *zap.Logger, what, first string, n int, op func() error) error {
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		log.Error(what+"; will retry", zap.String("first", first), zap.Int("results", n), zap.Error(err))
 		select {
-		case <-stop:
-			return openrecall.Result{}, false
 		case <-ctx.Done():
-			return openrecall.Result{}, false
+			return err
 		case <-time.After(delay):
 		}
 	}
 }
 
-// persist stores finished analyses until in is closed: it takes every one
-// already waiting, up to a batch, and stores them together, retrying storage
-// errors until ctx is done (then they stay pending for the next start).
-func (s *Server) persist(ctx context.Context, in <-chan done) {
-	batch := make([]done, 0, maxPersistBatch)
-	for first := range in {
-		batch = append(batch[:0], first)
-	gather:
-		for len(batch) < maxPersistBatch {
-			select {
-			case next, ok := <-in:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, next)
-			default:
-				break gather
-			}
-		}
-		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-			err := s.complete(ctx, batch)
-			if err == nil {
-				break
-			}
-			s.log.Error("store results; will retry", zap.String("first", batch[0].d.AnalysisID), zap.Int("results", len(batch)), zap.Error(err))
-			select {
-			case <-ctx.Done():
-				// Past the shutdown deadline: what is left stays pending
-				// in the inbox; let the workers finish sending.
-				for range in {
-				}
-				return
-			case <-time.After(delay):
-			}
-		}
-		for _, f := range batch {
-			s.obs.Analysed(f.res)
-			s.log.Debug("analysed", zap.String("analysis_id", f.res.AnalysisID), zap.String("alert", f.d.Alert.ID),
-				zap.String("outcome", f.res.Outcome), zap.String("decision", string(f.res.Decision)), zap.Bool("bypassed", f.res.Bypassed))
-			if s.notifier != nil && escalated(f.res) {
-				s.notifier.send(escalation(f.res))
-			}
-		}
-	}
+// inbox is the source of one day's run: pending deliveries, oldest first,
+// as intake records numbered by their inbox ids. It waits for new ones
+// (woken by an enqueue, or each second) and ends at stop or when the UTC
+// day changes. Only the run's reader goroutine calls NextNumbered; idOf
+// is safe while it runs.
+type inbox struct {
+	s     *Server
+	ctx   context.Context
+	stop  <-chan struct{}
+	day   string
+	after int64
+	items []openrecall.Delivery
+	mu    sync.Mutex       // guards ids
+	ids   map[string]int64 // inbox id of each analysis handed out, until completed
 }
 
-// complete persists the audit entries and cost points of a batch, except
-// for analyses an earlier run persisted before it was killed (their stored
-// entries are kept and nothing is appended twice), then completes the
-// deliveries in one transaction. On error nothing of the batch is completed
-// and the cost curve is as before.
-func (s *Server) complete(ctx context.Context, batch []done) error {
-	var fresh []openrecall.Result
-	var points []*openrecall.CostPoint
-	var at []int // index in batch of each fresh result
-	saved := s.curve
-	for i := range batch {
-		stored, err := s.cfg.Store.AuditByAnalysis(ctx, batch[i].d.AnalysisID)
-		if err != nil {
-			return err
+// Next returns the next record; see NextNumbered.
+func (in *inbox) Next() (intake.Record, error) {
+	rec, _, err := in.NextNumbered()
+	return rec, err
+}
+
+// NextNumbered returns the next pending delivery as a record and its inbox
+// id, or io.EOF at stop or on a new UTC day.
+func (in *inbox) NextNumbered() (intake.Record, int, error) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-in.stop:
+			return intake.Record{}, 0, io.EOF
+		default:
 		}
-		if len(stored) > 0 {
-			batch[i].res.Audit = stored
-			continue
+		if in.s.now().UTC().Format(time.DateOnly) != in.day {
+			return intake.Record{}, 0, io.EOF
 		}
-		var point *openrecall.CostPoint
-		if batch[i].res.Outcome == openrecall.ResultTriaged {
-			p, err := s.curve.add(ctx, s.cfg.Store, s.now(), batch[i].res)
+		if len(in.items) == 0 {
+			items, err := in.s.cfg.Store.Pending(in.ctx, in.after, 4*in.s.cfg.Workers)
 			if err != nil {
-				s.curve = saved
-				return err
+				in.s.log.Error("read inbox", zap.Error(err))
 			}
-			point = &p
+			in.items = items
 		}
-		fresh = append(fresh, batch[i].res)
-		points = append(points, point)
-		at = append(at, i)
-	}
-	if len(fresh) > 0 {
-		sealed, err := s.persistResults(ctx, fresh, points)
-		if err != nil {
-			s.curve = saved
-			return err
+		if len(in.items) > 0 {
+			d := in.items[0]
+			in.items = in.items[1:]
+			in.after = d.ID
+			in.mu.Lock()
+			if in.ids == nil {
+				in.ids = map[string]int64{}
+			}
+			in.ids[d.AnalysisID] = d.ID
+			in.mu.Unlock()
+			rec := intake.Record{Alert: d.Alert}
+			if d.Rejection != "" {
+				rec = intake.Record{Err: &intake.RecordError{Position: d.Alert.Position, Reason: d.Rejection}}
+			}
+			return rec, int(d.ID), nil
 		}
-		for j, i := range at {
-			batch[i].res.Audit = sealed[j]
+		select {
+		case <-in.stop:
+			return intake.Record{}, 0, io.EOF
+		case <-in.s.wake:
+		case <-tick.C:
 		}
 	}
-	ids := make([]int64, len(batch))
-	results := make([]openrecall.Result, len(batch))
-	for i, f := range batch {
-		ids[i], results[i] = f.d.ID, f.res
-	}
-	return s.cfg.Store.Complete(ctx, ids, results)
 }
 
-// persistResults hands results to the sink, in one go when it can take a
-// batch, and returns each result's audit entries as stored.
-func (s *Server) persistResults(ctx context.Context, rs []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
-	if bs, ok := s.cfg.Sink.(workflow.BatchSink); ok {
-		return bs.PersistBatch(ctx, rs, points)
-	}
-	out := make([][]openrecall.AuditEntry, len(rs))
-	for i := range rs {
-		sealed, err := s.cfg.Sink.Persist(ctx, rs[i], points[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = sealed
-	}
-	return out, nil
-}
-
-// curve continues the server's cost curve: one batch per UTC day
-// ("serve-2006-01-02"), resumed from its last stored point after a restart.
-type curve struct {
-	batch    string
-	next     int
-	cost     openrecall.NanoUSD
-	baseline openrecall.NanoUSD
-}
-
-// batchOf names the cost curve batch of the day of t.
-func batchOf(t time.Time) string { return "serve-" + t.UTC().Format(time.DateOnly) }
-
-func (c *curve) add(ctx context.Context, st Store, now time.Time, r openrecall.Result) (openrecall.CostPoint, error) {
-	if b := batchOf(now); c.batch != b {
-		points, err := st.CostPoints(ctx, b)
-		if err != nil && !errors.Is(err, openrecall.ErrNotFound) {
-			return openrecall.CostPoint{}, err
-		}
-		*c = curve{batch: b}
-		if n := len(points); n > 0 {
-			last := points[n-1]
-			c.next, c.cost, c.baseline = last.Index+1, last.CumulativeCost, last.CumulativeBaseline
-		}
-	}
-	c.cost += r.Cost
-	c.baseline += r.Baseline
-	p := openrecall.CostPoint{
-		Index: c.next, Batch: c.batch, AlertID: r.Alert.ID, Tier: workflow.PointTier(r), Bypassed: r.Bypassed,
-		Cost: r.Cost, Baseline: r.Baseline, CumulativeCost: c.cost, CumulativeBaseline: c.baseline,
-	}
-	c.next++
-	return p, nil
+// idOf returns the inbox id of an analysis this source handed out.
+func (in *inbox) idOf(analysisID string) int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	id := in.ids[analysisID]
+	delete(in.ids, analysisID)
+	return id
 }

@@ -19,6 +19,14 @@ type Source interface {
 	Next() (intake.Record, error)
 }
 
+// NumberedSource is a Source whose records carry their own sequence numbers
+// (the server's inbox ids): AnalyzeQueue names each analysis after the
+// number NextNumbered returns instead of the record's position in the queue.
+type NumberedSource interface {
+	Source
+	NextNumbered() (rec intake.Record, seq int, err error)
+}
+
 // QueueOptions tunes AnalyzeQueue.
 type QueueOptions struct {
 	// Workers is the number of records analysed concurrently; values below
@@ -32,6 +40,14 @@ type QueueOptions struct {
 	// output flushes it there, so output lags persistence by one batch at
 	// most and costs one write per batch.
 	BatchDone func() error
+	// Curve continues a stored cost curve (costcurve.Continue); nil starts
+	// a new one named after the workflow's batch.
+	Curve *costcurve.Curve
+	// Persisted, when not nil, returns the audit entries already stored
+	// for an analysis id: a result an earlier run persisted (and then
+	// stopped before its caller recorded it as done) is emitted with those
+	// entries, and is neither persisted again nor put on the cost curve.
+	Persisted func(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
 }
 
 // Summary totals a run.
@@ -70,12 +86,10 @@ func (s Summary) Savings() openrecall.NanoUSD { return s.Baseline - s.Cost }
 func (s Summary) AnalysedBaseline() openrecall.NanoUSD { return s.Baseline - s.UnanalysedBaseline }
 
 // SavingsPercent returns the savings as a percentage of the baseline of
-// the analysed alerts, 0 when it is 0.
+// the analysed alerts, 0 when it is 0 (costcurve.SavingsPercent, as the
+// cost curve's summary computes it).
 func (s Summary) SavingsPercent() float64 {
-	if s.AnalysedBaseline() == 0 {
-		return 0
-	}
-	return 100 * float64(s.Savings()) / float64(s.AnalysedBaseline())
+	return costcurve.SavingsPercent(s.Savings(), s.AnalysedBaseline())
 }
 
 func (s *Summary) add(r openrecall.Result) {
@@ -110,7 +124,8 @@ func (s *Summary) add(r openrecall.Result) {
 }
 
 type job struct {
-	seq int
+	pos int // position in the queue: the turn of ordered routing
+	seq int // number the analysis is named after
 	rec intake.Record
 	out chan openrecall.Result
 }
@@ -140,8 +155,16 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 	go func() {
 		defer close(pending)
 		defer close(jobs)
-		for seq := 0; ; seq++ {
-			rec, err := src.Next()
+		numbered, _ := src.(NumberedSource)
+		for pos := 0; ; pos++ {
+			var rec intake.Record
+			var err error
+			seq := pos
+			if numbered != nil {
+				rec, seq, err = numbered.NextNumbered()
+			} else {
+				rec, err = src.Next()
+			}
 			if errors.Is(err, io.EOF) {
 				return
 			}
@@ -149,7 +172,7 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 				readErr = fmt.Errorf("read queue: %w", err)
 				return
 			}
-			j := job{seq: seq, rec: rec, out: make(chan openrecall.Result, 1)}
+			j := job{pos: pos, seq: seq, rec: rec, out: make(chan openrecall.Result, 1)}
 			select {
 			case pending <- j.out:
 			case <-ctx.Done():
@@ -169,7 +192,7 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.out <- w.process(ctx, j.rec, j.seq, turn)
+				j.out <- w.process(ctx, j.rec, j.pos, j.seq, turn)
 			}
 		}()
 	}
@@ -181,7 +204,10 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		wg.Wait()
 	}()
 
-	curve := costcurve.New(w.cfg.Batch)
+	curve := opts.Curve
+	if curve == nil {
+		curve = costcurve.New(w.cfg.Batch)
+	}
 	var lookahead chan openrecall.Result // taken from pending, not yet finished
 	batch := make([]openrecall.Result, 0, maxPersistBatch)
 	points := make([]*openrecall.CostPoint, 0, maxPersistBatch)
@@ -238,16 +264,23 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		if timer != nil {
 			timer.Stop()
 		}
-		for i := range batch {
+		fresh, err := w.unpersisted(ctx, batch, opts.Persisted)
+		if err != nil {
+			return sum, err
+		}
+		for i := range fresh {
 			var point *openrecall.CostPoint
-			if batch[i].Outcome == openrecall.ResultTriaged {
-				p := curve.Add(batch[i].Alert.ID, pointTier(batch[i]), batch[i].Bypassed, batch[i].Cost, batch[i].Baseline)
+			if fresh[i].Outcome == openrecall.ResultTriaged {
+				p := curve.Add(fresh[i].Alert.ID, pointTier(fresh[i]), fresh[i].Bypassed, fresh[i].Cost, fresh[i].Baseline)
 				point = &p
 			}
 			points = append(points, point)
 		}
-		if err := w.persist(ctx, batch, points); err != nil {
+		if err := w.persist(ctx, fresh, points); err != nil {
 			return sum, err
+		}
+		if len(fresh) != len(batch) {
+			restore(batch, fresh)
 		}
 		for _, r := range batch {
 			sum.add(r)
@@ -292,10 +325,47 @@ func (w *Workflow) batchSink() BatchSink {
 	return bs
 }
 
+// unpersisted returns the results of batch that persisted (when not nil)
+// knows nothing of, and gives the others their stored audit entries. It
+// returns batch itself when every result is new.
+func (w *Workflow) unpersisted(ctx context.Context, batch []openrecall.Result, persisted func(context.Context, string) ([]openrecall.AuditEntry, error)) ([]openrecall.Result, error) {
+	if persisted == nil || w.cfg.Sink == nil {
+		return batch, nil
+	}
+	fresh := batch[:0:0]
+	for i := range batch {
+		stored, err := persisted(ctx, batch[i].AnalysisID)
+		if err != nil {
+			return nil, fmt.Errorf("persisted %s: %w", batch[i].AnalysisID, err)
+		}
+		if len(stored) > 0 {
+			batch[i].Audit = stored
+			continue
+		}
+		fresh = append(fresh, batch[i])
+	}
+	if len(fresh) == len(batch) {
+		return batch, nil
+	}
+	return fresh, nil
+}
+
+// restore puts the audit entries of the persisted results of fresh, a
+// subsequence of batch (as unpersisted returned it), back into batch.
+func restore(batch, fresh []openrecall.Result) {
+	j := 0
+	for i := range batch {
+		if j < len(fresh) && batch[i].AnalysisID == fresh[j].AnalysisID {
+			batch[i].Audit = fresh[j].Audit
+			j++
+		}
+	}
+}
+
 // persist hands a batch of results to the sink, in input order, and puts the
 // stored audit entries back into them. Nothing is emitted before it returns.
 func (w *Workflow) persist(ctx context.Context, batch []openrecall.Result, points []*openrecall.CostPoint) error {
-	if w.cfg.Sink == nil {
+	if w.cfg.Sink == nil || len(batch) == 0 {
 		return nil
 	}
 	if bs := w.batchSink(); bs != nil {

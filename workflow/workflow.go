@@ -132,18 +132,19 @@ func (w *Workflow) AnalysisID(seq int) string {
 // Analyze runs one alert through the pipeline as record 0 of the batch.
 // Its audit entries are attached unsealed; nothing is persisted.
 func (w *Workflow) Analyze(ctx context.Context, a openrecall.Alert) openrecall.Result {
-	return w.process(ctx, intake.Record{Alert: a}, 0, nil)
+	return w.process(ctx, intake.Record{Alert: a}, 0, 0, nil)
 }
 
 // AnalyzeRecord runs one intake record (an alert, or a rejected record) as
 // record seq of the batch. Nothing is persisted.
 func (w *Workflow) AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result {
-	return w.process(ctx, rec, seq, nil)
+	return w.process(ctx, rec, seq, seq, nil)
 }
 
-// process runs one record. turn, when not nil, is waited on before routing
-// and released after it, in every path, so ordered routing never stalls.
-func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn *turnstile) openrecall.Result {
+// process runs one record, at position pos of its queue, as analysis seq.
+// turn, when not nil, is waited on for pos before routing and released
+// after it, in every path, so ordered routing never stalls.
+func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int, turn *turnstile) openrecall.Result {
 	start := w.now()
 	res := openrecall.Result{
 		AnalysisID: w.AnalysisID(seq),
@@ -153,7 +154,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	routed := false
 	defer func() {
 		if turn != nil && !routed {
-			turn.wait(seq)
+			turn.wait(pos)
 			turn.done()
 		}
 	}()
@@ -234,7 +235,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, seq int, turn
 	res.Guard = verdict
 
 	if turn != nil {
-		turn.wait(seq)
+		turn.wait(pos)
 	}
 	out := w.cfg.Router.Route(ctx, routing.Input{Alert: a, Fingerprint: fp, Matches: matches, Triage: tr, Guard: verdict})
 	if turn != nil {

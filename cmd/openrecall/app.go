@@ -22,6 +22,7 @@ import (
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -354,6 +355,24 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
 	}
 	return workflow.New(wc)
+}
+
+// useCases is the application layer over st: retain, supersede, forget
+// and recall, fingerprinting with ex (nil for forget only). A decision
+// taken back is audited with the trail's key.
+func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App {
+	uc := &usecase.App{Store: st, Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
+		sealer, err := a.sealer(ctx, st)
+		if err != nil {
+			return err
+		}
+		_, err = st.AppendAudit(ctx, entries, sealer.Seal)
+		return err
+	}}
+	if ex != nil {
+		uc.Fingerprinter = ex
+	}
+	return uc
 }
 
 // run executes the command line and returns the process exit code.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -15,6 +14,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // The audit key comes from OPENRECALL_AUDIT_KEY (64 hex digits), else from
@@ -181,13 +181,13 @@ func (a *app) runAuditVerify(ctx context.Context, checkpoint, output string) err
 		return err
 	}
 	if output != outputTable {
-		if err := writeJSON(a.out, output, verifyDoc(rep)); err != nil {
+		if err := writeJSON(a.out, output, usecase.NewVerified(rep)); err != nil {
 			return err
 		}
 	}
 	if len(rep.Problems) == 0 {
 		if output == outputTable {
-			fmt.Fprintf(a.out, "audit trail intact: %s\n", describeTrail(rep))
+			fmt.Fprintf(a.out, "audit trail intact: %s\n", usecase.DescribeTrail(rep))
 		}
 		return nil
 	}
@@ -198,71 +198,6 @@ func (a *app) runAuditVerify(ctx context.Context, checkpoint, output string) err
 	}
 	fmt.Fprintf(a.errOut, "openrecall: audit verify found %d problem(s) in %d entries and %d cost points\n", len(rep.Problems), rep.Entries, rep.Costs)
 	return &exitError{code: exitTampered}
-}
-
-// verifyReport is audit verify's result as JSON (-o json|jsonl).
-type verifyReport struct {
-	Intact            bool            `json:"intact"`
-	Entries           int64           `json:"entries"`
-	CostPoints        int64           `json:"cost_points"`
-	LegacyCostPoints  int64           `json:"legacy_cost_points"`
-	HeadSequence      int64           `json:"head_sequence"`
-	HeadHash          string          `json:"head_hash"`
-	UnkeyedThrough    int64           `json:"unkeyed_through"`
-	KeyID             string          `json:"key_id,omitempty"`
-	ExtendsCheckpoint bool            `json:"extends_checkpoint"`
-	Problems          []verifyProblem `json:"problems"`
-}
-
-// verifyProblem is one problem of a tampered trail, as JSON.
-type verifyProblem struct {
-	Chain      string `json:"chain"`
-	Sequence   int64  `json:"sequence"`
-	AnalysisID string `json:"analysis_id,omitempty"`
-	Step       string `json:"step,omitempty"`
-	Batch      string `json:"batch,omitempty"`
-	Index      int    `json:"index,omitempty"`
-	Kind       string `json:"kind"`
-	Problem    string `json:"problem"`
-}
-
-func verifyDoc(r audit.Report) verifyReport {
-	d := verifyReport{
-		Intact: len(r.Problems) == 0, Entries: r.Entries, CostPoints: r.Costs, LegacyCostPoints: r.LegacyCosts,
-		HeadSequence: r.State.HeadSeq, HeadHash: r.State.HeadHash, UnkeyedThrough: r.State.LegacyThrough,
-		KeyID: r.State.KeyID, ExtendsCheckpoint: r.Checkpoint && len(r.Problems) == 0,
-		Problems: []verifyProblem{},
-	}
-	for _, p := range r.Problems {
-		chain := p.Chain
-		if chain == "" {
-			chain = "audit"
-		}
-		d.Problems = append(d.Problems, verifyProblem{Chain: chain, Sequence: p.Sequence, AnalysisID: p.AnalysisID,
-			Step: p.Step, Batch: p.Batch, Index: p.Index, Kind: p.Kind, Problem: p.String()})
-	}
-	return d
-}
-
-// describeTrail sums up an intact trail on one line.
-func describeTrail(r audit.Report) string {
-	s := r.State
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d entries, head %d %s", r.Entries, s.HeadSeq, dash(s.HeadHash))
-	if s.LegacyThrough > 0 {
-		fmt.Fprintf(&b, " (entries 1-%d written before keying, unkeyed SHA-256)", s.LegacyThrough)
-	}
-	fmt.Fprintf(&b, "; %d cost points chained", r.Costs)
-	if r.LegacyCosts > 0 {
-		fmt.Fprintf(&b, " (%d stored before chaining, not covered)", r.LegacyCosts)
-	}
-	if s.KeyID != "" {
-		fmt.Fprintf(&b, "; key %s", s.KeyID)
-	}
-	if r.Checkpoint {
-		b.WriteString("; extends the checkpoint")
-	}
-	return b.String()
 }
 
 func newAuditVerifyCmd(a *app) *cobra.Command {
@@ -329,7 +264,7 @@ verify (the key is missing or is not the trail's, a database error).`,
 			}
 			cp := audit.NewCheckpoint(k, rep.State)
 			fmt.Fprintln(a.out, cp)
-			fmt.Fprintf(a.errOut, "checkpoint of %s\n", describeTrail(rep))
+			fmt.Fprintf(a.errOut, "checkpoint of %s\n", usecase.DescribeTrail(rep))
 			return nil
 		},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // useTestKey makes a fresh audit key the key of this test, through
@@ -306,9 +307,9 @@ func TestAuditKeyFile(t *testing.T) {
 func TestAuditVerifyJSON(t *testing.T) {
 	useTestKey(t)
 	db := analyzedDB(t)
-	decode := func(r runResult) verifyReport {
+	decode := func(r runResult) usecase.Verified {
 		t.Helper()
-		var got verifyReport
+		var got usecase.Verified
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatalf("verify -o json: %v\n%s%s", err, r.stdout, r.stderr)
 		}

@@ -18,9 +18,9 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/examples"
-	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 func newMemoryCmd(a *app) *cobra.Command {
@@ -106,6 +106,7 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
+	uc := a.useCases(st, ex)
 
 	br := bufio.NewReaderSize(in, 64<<10)
 	created, known, bad := 0, 0, 0
@@ -126,7 +127,7 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		inc, err := seedIncident(b, ex)
+		inc, err := seedIncident(ctx, uc, b)
 		if err == nil {
 			var isNew bool
 			_, isNew, err = st.Retain(ctx, inc)
@@ -149,51 +150,48 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 	return nil
 }
 
-func seedIncident(line []byte, ex *fingerprint.Extractor) (openrecall.Incident, error) {
+// seedIncident is the memory a seed line retains.
+func seedIncident(ctx context.Context, uc *usecase.App, line []byte) (openrecall.Incident, error) {
 	var r seedRecord
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
 		return openrecall.Incident{}, fmt.Errorf("invalid seed record: %w", err)
 	}
-	inc := openrecall.Incident{
-		Decision: r.Decision, Note: r.Note, DeadEnds: r.DeadEnds, Analyst: r.Analyst,
-		ImpactMinutes: r.ImpactMinutes, SourceAlertID: r.AlertID,
-	}
+	d := usecase.Decision{Decision: r.Decision, Note: r.Note, DeadEnds: r.DeadEnds, Analyst: r.Analyst,
+		ImpactMinutes: r.ImpactMinutes, AlertID: r.AlertID}
+	var about usecase.Subject
 	switch {
 	case r.Fingerprint != "" && len(r.Alert) > 0:
-		return inc, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
+		return openrecall.Incident{}, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
 	case len(r.Alert) > 0 && (r.Rule != "" || r.Service != "" || r.Severity != ""):
-		return inc, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
+		return openrecall.Incident{}, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
 	case r.Fingerprint != "":
 		fp, err := openrecall.ParseFingerprint(r.Fingerprint)
 		if err != nil {
-			return inc, err
+			return openrecall.Incident{}, err
 		}
-		inc.Fingerprint = fp
-		inc.Identity = openrecall.Identity{Rule: strings.TrimSpace(r.Rule), Service: strings.ToLower(strings.TrimSpace(r.Service))}
-		inc.Severity = r.Severity
+		about = usecase.Subject{Fingerprint: &fp, Identity: openrecall.Identity{Rule: strings.TrimSpace(r.Rule), Service: strings.ToLower(strings.TrimSpace(r.Service))}, Severity: r.Severity}
 	case len(r.Alert) > 0:
 		recs, err := intake.ParseBytes(r.Alert, intake.Options{})
 		if err != nil {
-			return inc, err
+			return openrecall.Incident{}, err
 		}
 		if len(recs) != 1 {
-			return inc, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
+			return openrecall.Incident{}, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
 		}
 		if recs[0].Err != nil {
-			return inc, fmt.Errorf("alert: %s", recs[0].Err.Reason)
+			return openrecall.Incident{}, fmt.Errorf("alert: %s", recs[0].Err.Reason)
 		}
-		inc.Fingerprint = ex.Extract(recs[0].Alert)
-		inc.Identity = ex.Identify(recs[0].Alert)
-		inc.Severity = recs[0].Alert.Severity
-		if inc.SourceAlertID == "" {
-			inc.SourceAlertID = recs[0].Alert.ID
-		}
+		about = usecase.Subject{Alerts: []openrecall.Alert{recs[0].Alert}}
 	default:
-		return inc, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
+		return openrecall.Incident{}, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
 	}
-	return inc, nil
+	incs, err := uc.Incidents(ctx, d, about)
+	if err != nil {
+		return openrecall.Incident{}, err
+	}
+	return incs[0], nil
 }
 
 func newMemoryImportCmd(a *app) *cobra.Command {
@@ -419,16 +417,14 @@ back and why. To replace a decision with another, use 'retain --supersedes ID'.`
 				return err
 			}
 			defer a.closeLogged("memory", st)
-			inc, changed, err := st.Forget(ctx, args[0])
+			f, err := a.useCases(st, nil).Forget(ctx, args[0], reason, analyst)
 			if err != nil {
 				return err
 			}
-			if !changed {
+			inc := f.Incident
+			if !f.Changed {
 				fmt.Fprintf(a.out, "already taken back %s (at %s)\n", inc.ID, inc.ForgottenAt.Format(time.RFC3339))
 				return nil
-			}
-			if err := a.auditForget(ctx, st, inc, reason, analyst); err != nil {
-				return err
 			}
 			fmt.Fprintf(a.out, "took back %s: %s for %s  %s\n", inc.ID, inc.Decision, inc.Identity, inc.Fingerprint)
 			return nil
@@ -438,30 +434,3 @@ back and why. To replace a decision with another, use 'retain --supersedes ID'.`
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
 	return cmd
 }
-
-// auditForget records in the audit trail that a memory's decision was taken
-// back.
-func (a *app) auditForget(ctx context.Context, st *memory.Store, inc openrecall.Incident, reason, analyst string) error {
-	why := fmt.Sprintf("memory %s (%s for %s, %s) taken back", inc.ID, inc.Decision, inc.Identity, inc.Fingerprint)
-	if analyst != "" {
-		why += " by " + analyst
-	}
-	if reason != "" {
-		why += ": " + reason
-	}
-	sealer, err := a.sealer(ctx, st)
-	if err != nil {
-		return fmt.Errorf("memory %s was taken back but the audit trail cannot record it: %w", inc.ID, err)
-	}
-	_, err = st.AppendAudit(ctx, []openrecall.AuditEntry{{
-		AnalysisID: "forget-" + inc.ID, Batch: "memory", AlertID: inc.SourceAlertID,
-		Step: stepMemoryForget, Reason: why, Outcome: "forgotten", ProposedDecision: inc.Decision,
-	}}, sealer.Seal)
-	if err != nil {
-		return fmt.Errorf("memory %s was taken back but the audit trail did not record it: %w", inc.ID, err)
-	}
-	return nil
-}
-
-// stepMemoryForget is the audit step of a decision taken back.
-const stepMemoryForget = "memory-forget"

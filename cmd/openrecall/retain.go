@@ -13,9 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/intake"
-	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 type retainOptions struct {
@@ -70,7 +69,7 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 				return err
 			}
 			if opts.decision == "" {
-				return usageErr("--decision is required: false_positive, duplicate, known_benign or real")
+				return usageErr("--decision is required: %s", usecase.Decisions)
 			}
 			if opts.fingerprint != "" && len(args) == 1 {
 				return usageErr("give an alert or --fingerprint, not both")
@@ -97,7 +96,7 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 	f.StringVar(&opts.rule, "rule", "", "rule (alertname) of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.service, "service", "", "service of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.severity, "severity", "", "severity of the alert: critical, high, medium, low, info (with --fingerprint; default unknown)")
-	f.StringVar(&opts.decision, "decision", "", "false_positive, duplicate, known_benign or real")
+	f.StringVar(&opts.decision, "decision", "", usecase.Decisions)
 	f.StringVar(&opts.note, "note", "", "what the analyst found")
 	f.StringArrayVar(&opts.deadEnds, "dead-end", nil, "something tried that did not help (repeatable)")
 	f.StringVar(&opts.analyst, "analyst", "", "who decided")
@@ -145,22 +144,16 @@ func parseSeverity(s string) (openrecall.Severity, error) {
 	return "", usageErr("--severity %q: want critical, high, medium (or warning), low, info or unknown", s)
 }
 
-// retained is one retain's outcome, as --output json writes it.
-type retained struct {
-	Created  bool                `json:"created"`
-	Incident openrecall.Incident `json:"incident"`
-	// Superseded is the memory this one replaced, taken back.
-	Superseded *openrecall.Incident `json:"superseded,omitempty"`
-	// Warning says why the memory will not vote (no identity).
-	Warning string `json:"warning,omitempty"`
-}
-
 func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
-	d, err := openrecall.ParseDecision(opts.decision)
-	if err != nil || !d.Retainable() {
-		return usageErr("--decision %q: want false_positive, duplicate, known_benign or real", opts.decision)
+	d, err := usecase.ParseDecision(opts.decision)
+	if err != nil {
+		return usageErr("--decision %q: want %s", opts.decision, usecase.Decisions)
 	}
 	expires, err := parseExpiry(opts.expires, a.now())
+	if err != nil {
+		return err
+	}
+	about, rejected, err := a.retainSubject(opts)
 	if err != nil {
 		return err
 	}
@@ -168,106 +161,80 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	if err != nil {
 		return err
 	}
-	base := openrecall.Incident{
-		Decision:      d,
-		Note:          opts.note,
-		DeadEnds:      opts.deadEnds,
-		Analyst:       opts.analyst,
-		ImpactMinutes: opts.impact,
-		SourceAlertID: opts.alertID,
-		ExpiresAt:     expires,
+	ex, err := a.extractor(cfg, opts.rules)
+	if err != nil {
+		return err
 	}
-	var incs []openrecall.Incident
-	rejected := 0
-	var st *memory.Store
-	if opts.analysisID != "" {
-		// The alert is in the database: open it first.
-		if st, err = a.openStore(ctx, cfg); err != nil {
-			return err
-		}
-		defer a.closeLogged("memory", st)
-		inc, err := a.servedIncident(ctx, cfg, st, opts, base)
-		if err != nil {
-			return err
-		}
-		incs = append(incs, inc)
-	} else if opts.fingerprint != "" {
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	results, err := a.useCases(st, ex).Retain(ctx, usecase.RetainRequest{
+		Decision: usecase.Decision{Decision: d, Note: opts.note, DeadEnds: opts.deadEnds, Analyst: opts.analyst,
+			ImpactMinutes: opts.impact, AlertID: opts.alertID, ExpiresAt: expires},
+		Subject:      about,
+		Supersedes:   opts.supersedes,
+		IdentityHint: "no alertname, class or title; give --rule with --fingerprint",
+	})
+	if errors.Is(err, openrecall.ErrNotFound) && opts.analysisID != "" {
+		return fmt.Errorf("analysis %q is not among the analyses 'openrecall serve' stored in %s (for analyze runs, retain the alert file): %w", opts.analysisID, st.Path(), err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.printRetained(opts.output, results); err != nil {
+		return err
+	}
+	if rejected > 0 {
+		return &exitError{code: exitPartial}
+	}
+	return nil
+}
+
+// retainSubject is what retain's flags and input name: an analysis, a
+// fingerprint with its identity and severity, or the alerts of the input
+// (with the number of its records rejected).
+func (a *app) retainSubject(opts *retainOptions) (usecase.Subject, int, error) {
+	switch {
+	case opts.analysisID != "":
+		return usecase.Subject{AnalysisID: opts.analysisID}, 0, nil
+	case opts.fingerprint != "":
 		fp, err := openrecall.ParseFingerprint(opts.fingerprint)
 		if err != nil {
-			return usageErr("--fingerprint: %v", err)
+			return usecase.Subject{}, 0, usageErr("--fingerprint: %v", err)
 		}
-		inc := base
-		inc.Fingerprint = fp
-		inc.Identity = openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}
+		s := usecase.Subject{Fingerprint: &fp, Identity: openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}}
 		if opts.severity != "" {
-			sev, err := parseSeverity(opts.severity)
-			if err != nil {
-				return err
+			if s.Severity, err = parseSeverity(opts.severity); err != nil {
+				return usecase.Subject{}, 0, err
 			}
-			inc.Severity = sev
 		}
-		incs = append(incs, inc)
-	} else {
-		alerts, bad, err := a.readAlerts(opts.input)
-		if err != nil {
-			return err
-		}
-		rejected = bad
-		ex, err := a.extractor(cfg, opts.rules)
-		if err != nil {
-			return err
-		}
-		if opts.supersedes != "" && len(alerts) != 1 {
-			return usageErr("--supersedes replaces one memory: give one alert, not %d", len(alerts))
-		}
-		if opts.alertID != "" && len(alerts) != 1 {
-			return usageErr("--alert-id names one alert: the input holds %d (each alert's own id is used without it)", len(alerts))
-		}
-		for _, alert := range alerts {
-			inc := base
-			inc.Fingerprint = ex.Extract(alert)
-			inc.Identity = ex.Identify(alert)
-			inc.Severity = alert.Severity
-			if inc.SourceAlertID == "" {
-				inc.SourceAlertID = alert.ID
-			}
-			incs = append(incs, inc)
-		}
+		return s, 0, nil
 	}
-	if st == nil {
-		if st, err = a.openStore(ctx, cfg); err != nil {
-			return err
-		}
-		defer a.closeLogged("memory", st)
+	alerts, rejected, err := a.readAlerts(opts.input)
+	if err != nil {
+		return usecase.Subject{}, rejected, err
 	}
-	// -o json is one document: the result when one alert was retained, an
-	// array of them when the file held several.
-	var results []retained
-	for _, inc := range incs {
-		r := retained{}
-		if opts.supersedes != "" {
-			stored, old, created, err := st.Supersede(ctx, opts.supersedes, inc)
-			if err != nil {
-				return err
-			}
-			if err := a.auditForget(ctx, st, old, "superseded by "+stored.ID, opts.analyst); err != nil {
-				return err
-			}
-			r = retained{Created: created, Incident: stored, Superseded: &old}
-		} else {
-			stored, created, err := st.Retain(ctx, inc)
-			if err != nil {
-				return err
-			}
-			r = retained{Created: created, Incident: stored}
-		}
-		if r.Incident.Identity.IsZero() {
-			r.Warning = "no identity (no alertname, class or title; give --rule with --fingerprint): this memory is related knowledge only and never votes for a bypass"
+	if opts.supersedes != "" && len(alerts) != 1 {
+		return usecase.Subject{}, rejected, usageErr("--supersedes replaces one memory: give one alert, not %d", len(alerts))
+	}
+	if opts.alertID != "" && len(alerts) != 1 {
+		return usecase.Subject{}, rejected, usageErr("--alert-id names one alert: the input holds %d (each alert's own id is used without it)", len(alerts))
+	}
+	return usecase.Subject{Alerts: alerts}, rejected, nil
+}
+
+// printRetained writes retain's outcomes: warnings on standard error, and
+// with -o json one document (the outcome when one alert was retained, an
+// array of them when the file held several).
+func (a *app) printRetained(output string, results []usecase.Retained) error {
+	for _, r := range results {
+		if r.Warning != "" {
 			fmt.Fprintf(a.errOut, "openrecall: warning: %s: %s\n", r.Incident.ID, r.Warning)
 		}
-		switch opts.output {
+		switch output {
 		case outputJSON:
-			results = append(results, r)
 			continue
 		case outputJSONL:
 			if err := writeJSON(a.out, outputJSONL, r); err != nil {
@@ -284,46 +251,14 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 			fmt.Fprintf(a.out, "took back %s: %s for %s\n", r.Superseded.ID, r.Superseded.Decision, r.Superseded.Identity)
 		}
 	}
-	if opts.output == outputJSON && len(results) > 0 {
+	if output == outputJSON && len(results) > 0 {
 		var doc any = results
 		if len(results) == 1 {
 			doc = results[0]
 		}
-		if err := writeJSON(a.out, outputJSON, doc); err != nil {
-			return err
-		}
-	}
-	if rejected > 0 {
-		return &exitError{code: exitPartial}
+		return writeJSON(a.out, outputJSON, doc)
 	}
 	return nil
-}
-
-// servedIncident is base about the alert a served analysis analysed:
-// server users have no alert file.
-func (a *app) servedIncident(ctx context.Context, cfg config.Config, st *memory.Store, opts *retainOptions, base openrecall.Incident) (openrecall.Incident, error) {
-	sv, err := st.Served(ctx, opts.analysisID)
-	if errors.Is(err, openrecall.ErrNotFound) {
-		return base, fmt.Errorf("analysis %q is not among the analyses 'openrecall serve' stored in %s (for analyze runs, retain the alert file): %w", opts.analysisID, st.Path(), err)
-	}
-	if err != nil {
-		return base, err
-	}
-	if sv.Rejection != "" {
-		return base, fmt.Errorf("analysis %q is of a rejected record (%s): %w", opts.analysisID, sv.Rejection, openrecall.ErrInvalid)
-	}
-	ex, err := a.extractor(cfg, opts.rules)
-	if err != nil {
-		return base, err
-	}
-	inc := base
-	inc.Fingerprint = ex.Extract(sv.Alert)
-	inc.Identity = ex.Identify(sv.Alert)
-	inc.Severity = sv.Alert.Severity
-	if inc.SourceAlertID == "" {
-		inc.SourceAlertID = sv.Alert.ID
-	}
-	return inc, nil
 }
 
 // readAlerts reads every alert of FILE or standard input. Rejected records
@@ -437,12 +372,23 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 	if err != nil {
 		return err
 	}
-	id, fp, err := a.fingerprintFrom(cfg, opts.fingerprint, opts.input, opts.rules)
+	var about usecase.Subject
+	if opts.fingerprint != "" {
+		fp, err := openrecall.ParseFingerprint(opts.fingerprint)
+		if err != nil {
+			return usageErr("--fingerprint: %v", err)
+		}
+		about = usecase.Subject{Fingerprint: &fp, Identity: openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}}
+	} else {
+		alert, err := a.firstAlert(opts.input)
+		if err != nil {
+			return err
+		}
+		about = usecase.Subject{Alerts: []openrecall.Alert{alert}}
+	}
+	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
 		return err
-	}
-	if opts.fingerprint != "" {
-		id = openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}
 	}
 	limit := opts.limit
 	if limit <= 0 {
@@ -453,26 +399,28 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	matches, err := st.Recall(ctx, id, fp, limit)
+	rc, err := a.useCases(st, ex).Recall(ctx, about, limit)
 	if err != nil {
 		return err
 	}
 	if opts.output != outputTable {
-		return writeJSON(a.out, opts.output, struct {
-			Identity    openrecall.Identity    `json:"identity"`
-			Fingerprint openrecall.Fingerprint `json:"fingerprint"`
-			Matches     []openrecall.Match     `json:"matches"`
-		}{id, fp, matches})
+		return writeJSON(a.out, opts.output, rc)
 	}
-	fmt.Fprintf(a.out, "identity    %s\nfingerprint %s  %s\n", id, fp.ID(), fp)
+	return printRecalled(a.out, a.now(), rc)
+}
+
+// printRecalled writes recall's table.
+func printRecalled(w io.Writer, now time.Time, rc usecase.Recalled) error {
+	id, fp, matches := rc.Identity, rc.Fingerprint, rc.Matches
+	fmt.Fprintf(w, "identity    %s\nfingerprint %s  %s\n", id, fp.ID(), fp)
 	if id.IsZero() {
-		fmt.Fprintln(a.out, "the alert has no identity: memory can show related knowledge but never vouch for it")
+		fmt.Fprintln(w, "the alert has no identity: memory can show related knowledge but never vouch for it")
 	}
 	if len(matches) == 0 {
-		fmt.Fprintln(a.out, "no memories of this alert, and none of another agreeing on error class, service role, environment and attack pattern")
+		fmt.Fprintln(w, "no memories of this alert, and none of another agreeing on error class, service role, environment and attack pattern")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCORE\tMATCH\tIDENTITY\tSEVERITY\tDECISION\tINCIDENT\tAGE\tANALYST\tNOTE\tDEAD ENDS")
 	for _, m := range matches {
 		kind := "same alert"
@@ -481,31 +429,10 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 		}
 		fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Score, kind, clip(m.Incident.Identity.String(), 40),
 			dash(string(m.Incident.Severity)), m.Incident.Decision, m.Incident.ID,
-			age(a.now(), m.Incident.CreatedAt), dash(m.Incident.Analyst), dash(clip(oneLine(m.Incident.Note), 50)),
+			age(now, m.Incident.CreatedAt), dash(m.Incident.Analyst), dash(clip(oneLine(m.Incident.Note), 50)),
 			dash(strings.Join(m.Incident.DeadEnds, "; ")))
 	}
 	return tw.Flush()
-}
-
-// fingerprintFrom returns the identity and fingerprint of the first alert of
-// input, or the parsed canonical fingerprint (and no identity).
-func (a *app) fingerprintFrom(cfg config.Config, canonical, input, rules string) (openrecall.Identity, openrecall.Fingerprint, error) {
-	if canonical != "" {
-		fp, err := openrecall.ParseFingerprint(canonical)
-		if err != nil {
-			return openrecall.Identity{}, fp, usageErr("--fingerprint: %v", err)
-		}
-		return openrecall.Identity{}, fp, nil
-	}
-	alert, err := a.firstAlert(input)
-	if err != nil {
-		return openrecall.Identity{}, openrecall.Fingerprint{}, err
-	}
-	ex, err := a.extractor(cfg, rules)
-	if err != nil {
-		return openrecall.Identity{}, openrecall.Fingerprint{}, err
-	}
-	return ex.Identify(alert), ex.Extract(alert), nil
 }
 
 func age(now, t time.Time) string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // twoAlerts is an Alertmanager webhook with two firings of one rule.
@@ -27,7 +28,7 @@ func TestRetainEveryAlertOfTheFile(t *testing.T) {
 		t.Fatalf("retain of two alerts wrote %d results, want 2:\n%s", len(lines), r.stdout)
 	}
 	for _, l := range lines {
-		var got retained
+		var got usecase.Retained
 		if err := json.Unmarshal([]byte(l), &got); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestForgetAndSupersedeAreAudited(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
 	fp := "error_class=timeout;service_role=db_primary;dependency_pattern=;signal_shape=;attack_pattern=;environment=prod"
 	id := func(r runResult) string {
-		var got retained
+		var got usecase.Retained
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatalf("%v: %s%s", err, r.stdout, r.stderr)
 		}
@@ -94,7 +95,7 @@ func TestForgetAndSupersedeAreAudited(t *testing.T) {
 		t.Errorf("forget of an unknown id succeeded: %s", r.stdout)
 	}
 	repl := runCLI(t, "", append(args, "--decision", "real", "--alert-id", "a2", "--note", "replica lag was real", "--supersedes", b)...)
-	var sup retained
+	var sup usecase.Retained
 	if err := json.Unmarshal([]byte(repl.stdout), &sup); err != nil || sup.Superseded == nil || sup.Superseded.ID != b || sup.Incident.Decision != openrecall.DecisionReal {
 		t.Fatalf("supersede: %v %s%s", err, repl.stdout, repl.stderr)
 	}
@@ -127,7 +128,7 @@ func TestRetainJSONIsOneDocument(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("retain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	var got []retained
+	var got []usecase.Retained
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 2 {
 		t.Fatalf("-o json of two alerts: %d results, %v:\n%s", len(got), err, r.stdout)
 	}

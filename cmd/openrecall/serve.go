@@ -15,6 +15,7 @@ import (
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -115,7 +116,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if opts.shadow {
 		guard = shadowGuard
 	}
-	newPipeline := func(day string) (server.Pipeline, error) {
+	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		var budget *routing.Budget
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
 			budget = routing.NewBudget(b)
@@ -128,7 +129,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		}
 		return workflow.New(workflow.Config{
 			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
-			Batch: serveBatch, Guard: guard, Now: a.now, Logger: a.log,
+			Batch: serveBatch, Guard: guard, Sink: sink, Now: a.now, Logger: a.log,
 		})
 	}
 	prom := server.NewPrometheus(func() float64 {
@@ -141,15 +142,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store:         st,
-		Sink:          memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
-		NewPipeline:   newPipeline,
-		Fingerprinter: ex,
-		Recall:        st.Recall,
-		Retain: func(ctx context.Context, inc openrecall.Incident, _ *openrecall.Alert) (openrecall.Incident, bool, error) {
-			return st.Retain(ctx, inc)
-		},
-		VerifyAudit: func(ctx context.Context, checkpoint string) (server.AuditReport, error) {
+		Store:       st,
+		Sink:        memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
+		NewPipeline: newPipeline,
+		UseCases:    a.useCases(st, ex),
+		VerifyAudit: func(ctx context.Context, checkpoint string) (usecase.Verified, error) {
 			return a.serveAuditVerify(ctx, st, checkpoint)
 		},
 		Tokens:          tokens,
@@ -204,31 +201,21 @@ func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg tria
 // `openrecall audit verify` (keyed chains, one snapshot, an optional
 // checkpoint), answered as JSON. The checkpoint is a value, never a file
 // name: a request does not read the server's files.
-func (a *app) serveAuditVerify(ctx context.Context, st *memory.Store, checkpoint string) (server.AuditReport, error) {
+func (a *app) serveAuditVerify(ctx context.Context, st *memory.Store, checkpoint string) (usecase.Verified, error) {
 	var cp *audit.Checkpoint
 	if checkpoint != "" {
 		c, err := audit.ParseCheckpoint(checkpoint)
 		if err != nil {
-			return server.AuditReport{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+			return usecase.Verified{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
 		}
 		cp = &c
 	}
 	rep, _, err := a.verifyTrail(ctx, st, cp, false)
 	if cp != nil && (errors.Is(err, audit.ErrBadCheckpoint) || errors.Is(err, audit.ErrWrongKey)) {
-		return server.AuditReport{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+		return usecase.Verified{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
 	}
 	if err != nil {
-		return server.AuditReport{}, err
+		return usecase.Verified{}, err
 	}
-	s := rep.State
-	out := server.AuditReport{
-		Intact: len(rep.Problems) == 0, Summary: describeTrail(rep),
-		Entries: rep.Entries, HeadSeq: s.HeadSeq, HeadHash: s.HeadHash,
-		Costs: rep.Costs, LegacyCosts: rep.LegacyCosts, CostHeadSeq: s.CostHeadSeq, CostHeadHash: s.CostHeadHash,
-		LegacyThrough: s.LegacyThrough, KeyID: s.KeyID, Checkpoint: rep.Checkpoint,
-	}
-	for _, p := range rep.Problems {
-		out.Problems = append(out.Problems, p.String())
-	}
-	return out, nil
+	return usecase.NewVerified(rep), nil
 }

@@ -493,16 +493,17 @@ func (r *run) scenario() error {
 		}
 	}
 	var rep struct {
-		Intact  bool   `json:"intact"`
-		Summary string `json:"summary"`
-		Costs   int    `json:"cost_points"`
-		KeyID   string `json:"key_id"`
+		Intact   bool   `json:"intact"`
+		Entries  int    `json:"entries"`
+		Costs    int    `json:"cost_points"`
+		HeadHash string `json:"head_hash"`
+		KeyID    string `json:"key_id"`
 	}
 	code, err := r.api(http.MethodGet, "/api/v1/audit/verify", r.read, nil, &rep)
 	if err != nil {
 		return err
 	}
-	r.check(code == http.StatusOK && rep.Intact && rep.KeyID != "" && rep.Costs > 0, "audit trail intact, keyed, cost points chained (%s)", rep.Summary)
+	r.check(code == http.StatusOK && rep.Intact && rep.KeyID != "" && rep.Costs > 0, "audit trail intact, keyed, cost points chained (%d entries, %d cost points, head %s)", rep.Entries, rep.Costs, rep.HeadHash)
 
 	metrics, err := r.metrics()
 	if err != nil {

@@ -1,0 +1,38 @@
+package usecase
+
+import (
+	"context"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Store is the memory the use cases read and write. memory.Store satisfies
+// it.
+type Store interface {
+	Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error)
+	Supersede(ctx context.Context, old string, inc openrecall.Incident) (stored, forgotten openrecall.Incident, created bool, err error)
+	Forget(ctx context.Context, id string) (openrecall.Incident, bool, error)
+	Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error)
+	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
+}
+
+// Fingerprinter reduces an alert to its Alert DNA and its identity.
+// fingerprint.Extractor satisfies it.
+type Fingerprinter interface {
+	Extract(a openrecall.Alert) openrecall.Fingerprint
+	Identify(a openrecall.Alert) openrecall.Identity
+}
+
+// App runs the use cases over one memory. It is safe for concurrent use
+// when its Store is.
+type App struct {
+	// Store is the memory; required.
+	Store Store
+	// Fingerprinter fingerprints and identifies the alerts decisions are
+	// about; required to retain about alerts or analyses.
+	Fingerprinter Fingerprinter
+	// Audit appends entries to the audit trail, sealed with the trail's
+	// key; required to forget or supersede (a decision taken back is
+	// audited).
+	Audit func(ctx context.Context, entries []openrecall.AuditEntry) error
+}
