@@ -53,6 +53,8 @@ var layers = map[string]layer{
 	"internal/detectcorpus": {},
 	// Figures of the corpus tests for make test (tests only).
 	"internal/figures": {},
+	// What a test does when its data file is missing (tests only).
+	"internal/testenv": {},
 }
 
 // wiring packages may import anything of the module.

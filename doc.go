@@ -9,4 +9,9 @@
 // imports no database driver, no wire format and no CLI library.
 //
 // Money is integer nano-dollars ([NanoUSD]); dollars appear only on display.
+//
+// The design is docs/design.md. Comments, tests and documents throughout the
+// module cite its numbered sections as "DESIGN §N" (DESIGN §6 e is clause
+// (e) of section 6); design_test.go keeps every cited section a heading
+// there.
 package openrecall

@@ -7,17 +7,18 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
-// ruleCorpusAlerts renders n firings of the shared rule corpus (firing i of
-// rule i mod the rule count, as make bench-analyze's queue) as openrecall
-// alerts through intake, as analyze reads them. It skips when the corpus is
-// not checked out beside the repository.
+// ruleCorpusAlerts renders n firings of the rule corpus (firing i of rule i
+// mod the rule count, as make bench-analyze's queue) as openrecall alerts
+// through intake, as analyze reads them. A missing corpus file skips, or
+// fails in CI.
 func ruleCorpusAlerts(tb testing.TB, n int) []openrecall.Alert {
 	tb.Helper()
 	rules, err := rulecorpus.LoadNear(".")
 	if errors.Is(err, rulecorpus.ErrAbsent) {
-		tb.Skip(err)
+		testenv.Missing(tb, err)
 	}
 	if err != nil {
 		tb.Fatal(err)

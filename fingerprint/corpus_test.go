@@ -11,6 +11,7 @@ import (
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/figures"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // Floors reached on the community rule corpus (645 rules) by the embedded
@@ -23,13 +24,13 @@ const (
 	corpusDistinctFPFloor  = 200  // distinct fingerprints over all rules
 )
 
-// loadCorpus returns the rule corpus, or skips the test when the shared
-// corpus file is absent.
+// loadCorpus returns the rule corpus (testdata/prometheus-rules); a missing
+// corpus file skips the test, or fails it in CI.
 func loadCorpus(t *testing.T) []rulecorpus.Rule {
 	t.Helper()
 	path, err := rulecorpus.Path(".")
 	if errors.Is(err, rulecorpus.ErrAbsent) {
-		t.Skipf("skipping: the rule corpus is absent (%v)", err)
+		testenv.Missing(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-// Package fingerprint extracts the Alert DNA of an alert (DESIGN.md §4): six
+// Package fingerprint extracts the Alert DNA of an alert (DESIGN §4): six
 // canonical fields — error class, service role, dependency pattern, signal
 // shape, attack pattern and environment — read from the alert's labels,
 // service, environment, title and text by rules kept in a readable YAML file.

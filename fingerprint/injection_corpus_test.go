@@ -10,6 +10,7 @@ import (
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // injectionPhrasings are common ways to instruct a triage model from inside
@@ -113,7 +114,7 @@ func TestNoInjectionInOperationalText(t *testing.T) {
 	}
 	path, err := rulecorpus.Path(".")
 	if errors.Is(err, rulecorpus.ErrAbsent) {
-		t.Skip("rule corpus absent")
+		testenv.Missing(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

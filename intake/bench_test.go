@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // BenchmarkReaderCorpus reads the queue the analyze benchmark reads: the
-// alerts of the shared rule corpus rendered as Alertmanager webhooks, one
+// alerts of the rule corpus rendered as Alertmanager webhooks, one
 // webhook of one alert per line (scripts/bench -queue corpus).
 func BenchmarkReaderCorpus(b *testing.B) {
 	rules, err := rulecorpus.LoadNear(".")
 	if errors.Is(err, rulecorpus.ErrAbsent) {
-		b.Skip(err)
+		testenv.Missing(b, err)
 	}
 	if err != nil {
 		b.Fatal(err)

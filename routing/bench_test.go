@@ -9,6 +9,7 @@ import (
 	openrecall "github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 )
@@ -64,11 +65,11 @@ func BenchmarkBudgetParallel(b *testing.B) {
 }
 
 // corpusInputs returns routing inputs of the alerts rendered from the rule
-// corpus beside the repository, through intake (skipped without it).
+// corpus (testdata/prometheus-rules), through intake.
 func corpusInputs(b *testing.B) []routing.Input {
 	rules, err := rulecorpus.LoadNear(".")
 	if errors.Is(err, rulecorpus.ErrAbsent) {
-		b.Skip(err)
+		testenv.Missing(b, err)
 	}
 	if err != nil {
 		b.Fatal(err)

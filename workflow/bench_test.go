@@ -14,6 +14,7 @@ import (
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -123,7 +124,7 @@ func BenchmarkAnalyzeQueue(b *testing.B) {
 	b.Run("corpus/workers=1", func(b *testing.B) {
 		rules, err := rulecorpus.LoadNear(".")
 		if errors.Is(err, rulecorpus.ErrAbsent) {
-			b.Skip(err)
+			testenv.Missing(b, err)
 		}
 		if err != nil {
 			b.Fatal(err)

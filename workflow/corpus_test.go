@@ -13,6 +13,7 @@ import (
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/figures"
 	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -21,7 +22,8 @@ import (
 // analyst decisions through a real SQLite file and run other firings
 // through the real workflow (DESIGN §4–§6, issue #7).
 
-// loadCorpus returns the corpus rules, or skips when the corpus is absent.
+// loadCorpus returns the corpus rules; a missing corpus skips, or fails in
+// CI.
 func loadCorpus(t *testing.T) []rulecorpus.Rule {
 	t.Helper()
 	if testing.Short() {
@@ -29,7 +31,7 @@ func loadCorpus(t *testing.T) []rulecorpus.Rule {
 	}
 	path, err := rulecorpus.Path(".")
 	if errors.Is(err, rulecorpus.ErrAbsent) {
-		t.Skipf("skipping the rule-corpus tests: %v", err)
+		testenv.Missing(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

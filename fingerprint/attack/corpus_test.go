@@ -9,13 +9,14 @@ import (
 
 	"github.com/openrecall/openrecall/fingerprint/attack"
 	"github.com/openrecall/openrecall/internal/detectcorpus"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 func corpus(t *testing.T) []detectcorpus.Rule {
 	t.Helper()
 	dir, err := detectcorpus.Find(".")
 	if errors.Is(err, detectcorpus.ErrAbsent) {
-		t.Skipf("skipping: %v", err)
+		testenv.Missing(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 // Package attack recognizes MITRE ATT&CK® references in an alert's strings
-// and maps them to openrecall's attack_pattern value (DESIGN.md §4,
+// and maps them to openrecall's attack_pattern value (DESIGN §4,
 // "Security detections are attacks").
 //
 // The technique → tactic table is data: enterprise.tsv, derived from the

@@ -11,7 +11,7 @@ func alertmanager() Sender {
 		Doc: Doc{
 			Point: "receivers: webhook_configs: url: http://HOST:9555/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
 			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, app.kubernetes.io/name, container, component, job",
-			Rule: "labels.alertname", ID: "fingerprint + startsAt (one id per firing episode)", Source: "captured webhooks of Alertmanager 0.25 (../shared/fixtures/alertmanager)",
+			Rule: "labels.alertname", ID: "fingerprint + startsAt (one id per firing episode)", Source: "captured webhooks of Alertmanager 0.25 (intake/testdata/senders/alertmanager)",
 		}}
 }
 

@@ -7,13 +7,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 func load(t *testing.T) []Rule {
 	t.Helper()
 	dir, err := Find(".")
 	if errors.Is(err, ErrAbsent) {
-		t.Skipf("skipping: %v", err)
+		testenv.Missing(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +314,7 @@ func TestAlertmanagerLabelsFollowFalcosidekick(t *testing.T) {
 }
 
 func TestAlertmanagerFingerprintMatchesAlertmanager(t *testing.T) {
-	// Computed by a real Alertmanager (shared/fixtures/alertmanager/alertmanager_payload.json).
+	// Computed by a real Alertmanager (intake/testdata/alertmanager_payload.json).
 	real := map[string]string{"alertname": "HighErrorRate", "env": "prod", "namespace": "shop",
 		"pod": "checkout-api-7d9f8b-q8k2", "service": "checkout-api", "severity": "critical"}
 	if got := amFingerprint(real); got != "c91d997d55db7a73" {

@@ -28,24 +28,27 @@ type Rule struct {
 	Description string `json:"description"`
 }
 
-// ErrAbsent marks a corpus file that is not there (tests skip on it).
+// ErrAbsent marks a corpus file that is not there (a test skips on it, or
+// fails in CI: see internal/testenv).
 var ErrAbsent = errors.New("rule corpus not found")
 
-// Path returns the corpus file found by walking up from dir to a folder that
-// holds shared/corpus/prometheus-rules/rules.jsonl (the checkout's sibling
-// shared/ folder), or an error wrapping ErrAbsent.
+// File is where the corpus lives in the repository, relative to its root.
+const File = "testdata/prometheus-rules/rules.jsonl"
+
+// Path returns the corpus file found by walking up from dir to the folder
+// that holds File (the repository's root), or an error wrapping ErrAbsent.
 func Path(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "corpus", "prometheus-rules", "rules.jsonl")
+		p := filepath.Join(d, filepath.FromSlash(File))
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/corpus/prometheus-rules/rules.jsonl above %s: %w", abs, ErrAbsent)
+			return "", fmt.Errorf("no %s above %s: %w", File, abs, ErrAbsent)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 func TestExpand(t *testing.T) {
@@ -29,7 +31,7 @@ func TestExpand(t *testing.T) {
 }
 
 func TestAlertmanagerFingerprint(t *testing.T) {
-	// Computed by a real Alertmanager (shared/fixtures/alertmanager/alertmanager_payload.json).
+	// Computed by a real Alertmanager (intake/testdata/alertmanager_payload.json).
 	real := map[string]string{"alertname": "HighErrorRate", "env": "prod", "namespace": "shop",
 		"pod": "checkout-api-7d9f8b-q8k2", "service": "checkout-api", "severity": "critical"}
 	if got := fingerprint(real); got != "c91d997d55db7a73" {
@@ -47,7 +49,7 @@ func TestAlertmanagerFingerprint(t *testing.T) {
 func TestCorpusRendersEveryRule(t *testing.T) {
 	path, err := Path(".")
 	if errors.Is(err, ErrAbsent) {
-		t.Skipf("skipping: %v", err)
+		testenv.Missing(t, err)
 	}
 	rules, err := Load(path)
 	if err != nil {

@@ -1,8 +1,10 @@
 // Package rulecorpus reads the community Prometheus alert-rule corpus
-// (shared/corpus/prometheus-rules/rules.jsonl, CC BY 4.0) and renders its
-// rules as the Alertmanager webhook alerts a real Prometheus would send, so
-// that tests and benchmarks exercise the product on alerting vocabulary that
-// nobody on this project wrote.
+// (testdata/prometheus-rules/rules.jsonl at the repository's root: 645
+// rules of awesome-prometheus-alerts, CC BY 4.0, attributed in the
+// ATTRIBUTION.md beside it) and renders its rules as the Alertmanager
+// webhook alerts a real Prometheus would send, so that tests and benchmarks
+// exercise the product on alerting vocabulary that nobody on this project
+// wrote.
 //
 // Rendering follows Prometheus's template conventions: {{ $value }} (with or
 // without a formatting pipe) becomes the firing's value, {{ $labels.NAME }}

@@ -4,7 +4,7 @@
 //	go run ./scripts/bench -bin ./bin/openrecall -n 20000
 //
 // It writes a queue of n alerts into a temporary directory: by default
-// (-queue corpus) the fixed queue of the shared rule corpus rendered as
+// (-queue corpus) the fixed queue of the rule corpus (testdata) rendered as
 // Alertmanager webhooks by package rulecorpus, firing i of rule i mod the
 // rule count, each firing with its own instance and value; with -queue
 // generated, package queuegen's mix of formats and families, re-sent alerts

@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&opts.bin, "bin", "./bin/openrecall", "openrecall binary to time")
 	fs.StringVar(&opts.queue, "queue", "corpus", "queue: corpus (the rule corpus rendered as Alertmanager webhooks) or generated (queuegen's mixed queue)")
-	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: shared/corpus/prometheus-rules/rules.jsonl above the working directory)")
+	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: the repository's testdata/prometheus-rules/rules.jsonl, found above the working directory)")
 	fs.BoolVar(&opts.profile, "profile", true, "profile one more analyze run of the first --workers value (--cpuprofile) and print the profile's top entries")
 	fs.IntVar(&opts.runs, "runs", 3, "timed analyze runs per --workers value (the median CPU counts; the range is shown)")
 	fs.IntVar(&opts.n, "n", 20000, "alerts in the queue")

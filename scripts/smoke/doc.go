@@ -18,8 +18,8 @@
 // `analyze --workers 4` on the same seeded memory is equivalent to the
 // sequential run, runs the malformed-input demo (exit
 // status 3, line 1 reported) and a bad flag (exit status 2),
-// the resolved Alertmanager fixture (recorded, not triaged; skipped with a
-// message when ../shared is absent), `audit verify` on the intact trail, and
+// the captured resolved Alertmanager webhook of intake/testdata (recorded,
+// not triaged), `audit verify` on the intact trail, and
 // finally edits one audit row with database/sql and asserts that `audit
 // verify` exits 4 naming the entry.
 //

@@ -623,9 +623,9 @@ func (s *smoke) malformed(ctx context.Context) error {
 // resolvedFixture analyses a captured resolved Alertmanager webhook: every
 // alert is recorded, none triaged.
 func (s *smoke) resolvedFixture(ctx context.Context) error {
-	file := filepath.Join(filepath.Dir(s.repo), "shared", "fixtures", "alertmanager", "alertmanager_payload_resolved.json")
+	file := filepath.Join(s.repo, "intake", "testdata", "alertmanager_payload_resolved.json")
 	if _, err := os.Stat(file); err != nil {
-		fmt.Fprintf(s.log, "smoke: skipping the resolved-fixture check: %s is absent\n", file)
+		s.failf("the captured resolved webhook is missing from the repository: %v", err)
 		return nil
 	}
 	o, err := s.openrecall(ctx, nil, "analyze", "--output", "jsonl", file)
