@@ -1,6 +1,10 @@
 package routing
 
-import "github.com/openrecall/openrecall/internal/jsonfast"
+import (
+	"strconv"
+
+	"github.com/openrecall/openrecall/internal/jsonfast"
+)
 
 // AppendCaseFileJSON appends the JSON encoding of c to b, byte for byte what
 // encoding/json's Encoder with HTML escaping writes for it, newline
@@ -8,43 +12,98 @@ import "github.com/openrecall/openrecall/internal/jsonfast"
 // declaration order, map keys sorted, empty fields omitted, '<', '>', '&',
 // U+2028 and U+2029 escaped, invalid UTF-8 replaced. It is hand-written
 // because the case file is encoded for every analysed alert and the
-// reflective encoder cost about 8 µs of the ~200 an alert took.
+// reflective encoder cost about 8 µs of the ~200 an alert took. It writes
+// its keys itself around jsonfast's value encoders rather than through a
+// jsonfast.Object, which would move the caller's buffer (wrapCaseFile's,
+// on its stack) to the heap.
 func AppendCaseFileJSON(b []byte, c CaseFile) []byte {
-	o := jsonfast.NewObject(b, true)
-	o.Object("alert", func(o *jsonfast.Object) { caseAlertMembers(o, &c.Alert) })
-	o.StringMapOmit("fingerprint", c.Fingerprint)
+	b = append(b, `{"alert":`...)
+	b = appendCaseAlert(b, c.Alert)
+	if len(c.Fingerprint) > 0 {
+		b = append(b, `,"fingerprint":`...)
+		b = jsonfast.AppendStringMap(b, c.Fingerprint, true)
+	}
 	if len(c.Memories) > 0 {
-		o.Array("memories", len(c.Memories), false, func(i int, o *jsonfast.Object) {
-			m := &c.Memories[i]
-			o.StringsOmit("dead_ends", m.DeadEnds)
-			o.Str("decision", m.Decision)
-			o.Str("id", m.ID)
-			o.StrOmit("note", m.Note)
-			o.Float("score", m.Score) // round3 left it finite
-		})
+		b = append(b, `,"memories":[`...)
+		for i, m := range c.Memories {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			if len(m.DeadEnds) > 0 {
+				b = append(b, `"dead_ends":`...)
+				b = jsonfast.AppendStrings(b, m.DeadEnds, true)
+				b = append(b, ',')
+			}
+			b = append(b, `"decision":`...)
+			b = jsonfast.AppendString(b, m.Decision, true)
+			b = append(b, `,"id":`...)
+			b = jsonfast.AppendString(b, m.ID, true)
+			if m.Note != "" {
+				b = append(b, `,"note":`...)
+				b = jsonfast.AppendString(b, m.Note, true)
+			}
+			b = append(b, `,"score":`...)
+			b, _ = jsonfast.AppendFloat(b, m.Score) // round3 left it finite
+			b = append(b, '}')
+		}
+		b = append(b, ']')
 	}
 	if t := c.Triage; t != nil {
-		o.Object("triage", func(o *jsonfast.Object) {
-			o.Float("confidence", t.Confidence)
-			o.Float("consistency", t.Consistency)
-			o.Int("consistent_count", int64(t.ConsistentCount))
-			o.Str("decision", t.Decision)
-			o.Int("strong_count", int64(t.StrongCount))
-			o.StringsOmit("supporting", t.Supporting)
-		})
+		b = append(b, `,"triage":{"confidence":`...)
+		b, _ = jsonfast.AppendFloat(b, t.Confidence)
+		b = append(b, `,"consistency":`...)
+		b, _ = jsonfast.AppendFloat(b, t.Consistency)
+		b = append(b, `,"consistent_count":`...)
+		b = strconv.AppendInt(b, int64(t.ConsistentCount), 10)
+		b = append(b, `,"decision":`...)
+		b = jsonfast.AppendString(b, t.Decision, true)
+		b = append(b, `,"strong_count":`...)
+		b = strconv.AppendInt(b, int64(t.StrongCount), 10)
+		if len(t.Supporting) > 0 {
+			b = append(b, `,"supporting":`...)
+			b = jsonfast.AppendStrings(b, t.Supporting, true)
+		}
+		b = append(b, '}')
 	}
-	b, _ = o.End() // every number is finite
-	return append(b, '\n')
+	return append(b, "}\n"...)
 }
 
-func caseAlertMembers(o *jsonfast.Object, a *CaseAlert) {
-	o.StringMapOmit("annotations", a.Annotations)
-	o.StrOmit("environment", a.Environment)
-	o.StrOmit("id", a.ID)
-	o.StringMapOmit("labels", a.Labels)
-	o.StrOmit("service", a.Service)
-	o.StrOmit("severity", a.Severity)
-	o.StrOmit("source", a.Source)
-	o.StrOmit("text", a.Text)
-	o.StrOmit("title", a.Title)
+func appendCaseAlert(b []byte, a CaseAlert) []byte {
+	b = append(b, '{')
+	first := true
+	field := func(name string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+	}
+	if len(a.Annotations) > 0 {
+		field("annotations")
+		b = jsonfast.AppendStringMap(b, a.Annotations, true)
+	}
+	for _, f := range [...]struct{ name, value string }{
+		{"environment", a.Environment}, {"id", a.ID},
+	} {
+		if f.value != "" {
+			field(f.name)
+			b = jsonfast.AppendString(b, f.value, true)
+		}
+	}
+	if len(a.Labels) > 0 {
+		field("labels")
+		b = jsonfast.AppendStringMap(b, a.Labels, true)
+	}
+	for _, f := range [...]struct{ name, value string }{
+		{"service", a.Service}, {"severity", a.Severity}, {"source", a.Source}, {"text", a.Text}, {"title", a.Title},
+	} {
+		if f.value != "" {
+			field(f.name)
+			b = jsonfast.AppendString(b, f.value, true)
+		}
+	}
+	return append(b, '}')
 }

@@ -49,32 +49,72 @@ func appendMarshaled(b []byte, v any) ([]byte, error) {
 // The members of each type, in its declaration order with its JSON names.
 
 func result(o *Object, r *openrecall.Result) {
-	o.Object("position", func(o *Object) { position(o, &r.Position) })
+	n := o.Open("position")
+	position(o, &r.Position)
+	o.Close(n)
 	o.Str("outcome", r.Outcome)
 	o.Str("analysis_id", r.AnalysisID)
 	o.Str("batch", r.Batch)
-	o.Object("mode", func(o *Object) {
-		o.Str("memory", r.Mode.Memory)
-		o.Str("model", r.Mode.Model)
-	})
+	n = o.Open("mode")
+	o.Str("memory", r.Mode.Memory)
+	o.Str("model", r.Mode.Model)
+	o.Close(n)
 	o.StrOmit("error", r.Error)
-	o.Object("alert", func(o *Object) { alert(o, &r.Alert) })
-	o.Object("fingerprint", func(o *Object) { fingerprint(o, &r.Fingerprint) })
+	n = o.Open("alert")
+	alert(o, &r.Alert)
+	o.Close(n)
+	n = o.Open("fingerprint")
+	fingerprint(o, &r.Fingerprint)
+	o.Close(n)
 	o.StrOmit("fingerprint_id", r.FingerprintID)
-	o.Object("identity", func(o *Object) { identity(o, &r.Identity) })
+	n = o.Open("identity")
+	identity(o, &r.Identity)
+	o.Close(n)
 	if len(r.Matches) > 0 {
-		o.Array("matches", len(r.Matches), false, func(i int, o *Object) { match(o, &r.Matches[i]) })
+		a := o.OpenArray("matches")
+		for i := range r.Matches {
+			n = o.OpenElem()
+			match(o, &r.Matches[i])
+			o.Close(n)
+		}
+		o.CloseArray(a)
 	}
-	o.Object("triage", func(o *Object) { triage(o, &r.Triage) })
-	o.Object("guard", func(o *Object) { guard(o, &r.Guard) })
+	n = o.Open("triage")
+	triage(o, &r.Triage)
+	o.Close(n)
+	n = o.Open("guard")
+	guard(o, &r.Guard)
+	o.Close(n)
 	o.StrOmit("decision", string(r.Decision))
 	o.Bool("bypassed", r.Bypassed)
 	o.Bool("escalated_without_analysis", r.EscalatedWithoutAnalysis)
 	if r.Analysis != nil {
-		o.Object("analysis", func(o *Object) { analysis(o, r.Analysis) })
+		n = o.Open("analysis")
+		analysis(o, r.Analysis)
+		o.Close(n)
 	}
-	o.Array("steps", len(r.Steps), r.Steps == nil, func(i int, o *Object) { routeStep(o, &r.Steps[i]) })
-	o.Array("audit", len(r.Audit), r.Audit == nil, func(i int, o *Object) { auditEntry(o, &r.Audit[i]) })
+	if r.Steps == nil {
+		o.Null("steps")
+	} else {
+		a := o.OpenArray("steps")
+		for i := range r.Steps {
+			n = o.OpenElem()
+			routeStep(o, &r.Steps[i])
+			o.Close(n)
+		}
+		o.CloseArray(a)
+	}
+	if r.Audit == nil {
+		o.Null("audit")
+	} else {
+		a := o.OpenArray("audit")
+		for i := range r.Audit {
+			n = o.OpenElem()
+			auditEntry(o, &r.Audit[i])
+			o.Close(n)
+		}
+		o.CloseArray(a)
+	}
 	o.Int("cost_nano_usd", int64(r.Cost))
 	o.Int("baseline_nano_usd", int64(r.Baseline))
 	o.Int("latency_ns", int64(r.Latency))
@@ -102,7 +142,9 @@ func alert(o *Object, a *openrecall.Alert) {
 	if !a.Timestamp.IsZero() {
 		o.Time("timestamp", a.Timestamp)
 	}
-	o.Object("position", func(o *Object) { position(o, &a.Position) })
+	n := o.Open("position")
+	position(o, &a.Position)
+	o.Close(n)
 	o.StrOmit("sender", a.Sender)
 	o.StrOmit("rule", a.Rule)
 	o.BoolOmit("security", a.Security)
@@ -127,14 +169,18 @@ func identity(o *Object, i *openrecall.Identity) {
 }
 
 func match(o *Object, m *openrecall.Match) {
-	o.Object("incident", func(o *Object) { incident(o, &m.Incident) })
+	n := o.Open("incident")
+	incident(o, &m.Incident)
+	o.Close(n)
 	o.Float("score", m.Score)
 	o.BoolOmit("related", m.Related)
 }
 
 func incident(o *Object, inc *openrecall.Incident) {
 	o.Str("id", inc.ID)
-	o.Object("fingerprint", func(o *Object) { fingerprint(o, &inc.Fingerprint) })
+	n := o.Open("fingerprint")
+	fingerprint(o, &inc.Fingerprint)
+	o.Close(n)
 	o.Str("decision", string(inc.Decision))
 	o.StrOmit("note", inc.Note)
 	o.StringsOmit("dead_ends", inc.DeadEnds)
@@ -144,7 +190,9 @@ func incident(o *Object, inc *openrecall.Incident) {
 	o.Time("created_at", inc.CreatedAt)
 	o.Str("dedupe_key", inc.DedupeKey)
 	if !inc.Identity.IsZero() {
-		o.Object("identity", func(o *Object) { identity(o, &inc.Identity) })
+		n = o.Open("identity")
+		identity(o, &inc.Identity)
+		o.Close(n)
 	}
 	o.StrOmit("severity", string(inc.Severity))
 	if !inc.ExpiresAt.IsZero() {
@@ -208,11 +256,11 @@ func routeStep(o *Object, s *openrecall.RouteStep) {
 	o.Int("cost_nano_usd", int64(s.Cost))
 	o.Int("baseline_nano_usd", int64(s.Baseline))
 	o.Int("latency_ns", int64(s.Latency))
-	o.Object("budget", func(o *Object) {
-		o.Int("limit", int64(s.Budget.Limit))
-		o.Int("spent", int64(s.Budget.Spent))
-		o.BoolOmit("exhausted", s.Budget.Exhausted)
-	})
+	n := o.Open("budget")
+	o.Int("limit", int64(s.Budget.Limit))
+	o.Int("spent", int64(s.Budget.Spent))
+	o.BoolOmit("exhausted", s.Budget.Exhausted)
+	o.Close(n)
 }
 
 func auditEntry(o *Object, e *openrecall.AuditEntry) {

@@ -145,7 +145,9 @@ func AppendStrings(b []byte, xs []string, escapeHTML bool) []byte {
 
 // Object appends the members of one JSON object to a buffer, commas
 // included, each as encoding/json writes it: a method per kind of member,
-// the ones named Omit leaving out an empty value as omitempty does. Names
+// the ones named Omit leaving out an empty value as omitempty does, and
+// nested objects and arrays between an Open and a Close. The buffer it is
+// given escapes to the heap (it is stored through a pointer). Names
 // are written as they are (they must need no escaping). It is not safe for
 // concurrent use.
 type Object struct {
@@ -259,37 +261,55 @@ func (o *Object) StringMapOmit(name string, m map[string]string) {
 	}
 }
 
-// Object appends a nested object member whose members fill writes through
-// o itself (its member count saved and restored), so that nesting
-// allocates nothing.
-func (o *Object) Object(name string, fill func(*Object)) {
+// Nest is what Open, OpenArray and OpenElem save of the enclosing value,
+// for Close and CloseArray to restore.
+type Nest struct{ n int }
+
+// Open starts a nested object member: its members follow, written through
+// o itself, until Close. Nesting takes no function values, so that an
+// Object and its buffer can stay on the caller's stack.
+func (o *Object) Open(name string) Nest {
 	o.Key(name)
-	o.nested(fill)
+	return o.open('{')
 }
 
-func (o *Object) nested(fill func(*Object)) {
-	o.b = append(o.b, '{')
-	n := o.n
-	o.n = 0
-	fill(o)
-	o.n = n
+// Close ends the object that Open or OpenElem started.
+func (o *Object) Close(s Nest) {
 	o.b = append(o.b, '}')
+	o.n = s.n
 }
 
-// Array appends an array member of n objects, element i written by fill
-// (null when null).
-func (o *Object) Array(name string, n int, null bool, fill func(int, *Object)) {
+// OpenArray starts an array member whose elements, objects each started
+// by OpenElem, follow until CloseArray.
+func (o *Object) OpenArray(name string) Nest {
 	o.Key(name)
-	if null {
-		o.b = append(o.b, "null"...)
-		return
+	return o.open('[')
+}
+
+// OpenElem starts the next object element of the array OpenArray started.
+func (o *Object) OpenElem() Nest {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
 	}
-	o.b = append(o.b, '[')
-	for i := range n {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.nested(func(o *Object) { fill(i, o) })
-	}
+	o.n++
+	return o.open('{')
+}
+
+// CloseArray ends the array that OpenArray started.
+func (o *Object) CloseArray(s Nest) {
 	o.b = append(o.b, ']')
+	o.n = s.n
+}
+
+// Null appends a null member.
+func (o *Object) Null(name string) {
+	o.Key(name)
+	o.b = append(o.b, "null"...)
+}
+
+func (o *Object) open(c byte) Nest {
+	o.b = append(o.b, c)
+	s := Nest{o.n}
+	o.n = 0
+	return s
 }
