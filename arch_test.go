@@ -31,13 +31,13 @@ var layers = map[string]layer{
 	"fingerprint":         {module: []string{"", "fingerprint/attack"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"fingerprint/attack":  {},
 	"triage":              {module: []string{""}},
-	"routing":             {module: []string{""}},
+	"routing":             {module: []string{"", "internal/jsonfast"}},
 	"costcurve":           {module: []string{""}},
 	"audit":               {module: []string{""}},
-	"intake":              {module: []string{"", "intake/sender"}},
+	"intake":              {module: []string{"", "intake/sender", "internal/jsonfast"}},
 	"intake/sender":       {module: []string{""}},
 	"memory":              {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "go.uber.org/zap"}},
-	"model/local":         {module: []string{"", "routing"}},
+	"model/local":         {module: []string{"", "internal/jsonfast", "routing"}},
 	"model/openai":        {module: []string{"", "routing"}, external: []string{"github.com/openai/openai-go/v3"}},
 	"model/openai/fake":   {},
 	"workflow":            {module: []string{"", "audit", "costcurve", "intake", "routing", "triage"}, external: []string{"go.uber.org/zap"}},
@@ -55,6 +55,9 @@ var layers = map[string]layer{
 	"internal/figures": {},
 	// What a test does when its data file is missing (tests only).
 	"internal/testenv": {},
+	// The hand-written JSON encoders of the domain types and the string
+	// decoder.
+	"internal/jsonfast": {module: []string{""}},
 }
 
 // wiring packages may import anything of the module.

@@ -1,13 +1,8 @@
 package intake
 
 import (
-	"encoding/json"
-	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
-
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // The fast path for alerts[] items. Nearly every item of a real webhook has
@@ -203,7 +198,7 @@ func (d *itemDecoder) literal(word string) bool {
 // the alert does not read. Anything else gives up.
 func (d *itemDecoder) skipScalar() bool {
 	if d.i < len(d.b) && d.b[d.i] == '"' {
-		_, _, ok := d.stringToken()
+		_, _, ok := d.token()
 		return ok
 	}
 	return d.literal("null") || d.literal("true") || d.literal("false")
@@ -266,7 +261,7 @@ func (d *itemDecoder) stringMap() (m map[string]string, null, ok bool) {
 
 // key consumes a string, interning the names alerts use most.
 func (d *itemDecoder) key() (string, bool) {
-	start, plain, ok := d.stringToken()
+	start, plain, ok := d.token()
 	if !ok {
 		return "", false
 	}
@@ -276,12 +271,12 @@ func (d *itemDecoder) key() (string, bool) {
 		}
 		return string(d.b[start+1 : d.i-1]), true
 	}
-	return unquote(d.b[start:d.i]), true
+	return jsonfast.Unquote(d.b[start:d.i]), true
 }
 
 // str consumes a string.
 func (d *itemDecoder) str() (string, bool) {
-	start, plain, ok := d.stringToken()
+	start, plain, ok := d.token()
 	if !ok {
 		return "", false
 	}
@@ -291,59 +286,18 @@ func (d *itemDecoder) str() (string, bool) {
 		}
 		return string(d.b[start+1 : d.i-1]), true
 	}
-	return unquote(d.b[start:d.i]), true
+	return jsonfast.Unquote(d.b[start:d.i]), true
 }
 
-// stringToken consumes a JSON string and returns where it starts; plain is
-// true when it holds only printable ASCII and no escape, so that its bytes
-// between the quotes are its value. It checks what encoding/json's scanner
-// checks: no control character, and escapes of one of "\/bfnrt or u and
-// four hex digits. Bytes of 0x80 and above are taken as they are (the
-// decoder turns invalid UTF-8 into U+FFFD).
-func (d *itemDecoder) stringToken() (start int, plain, ok bool) {
+// token consumes a JSON string token as jsonfast.ScanString reads it and
+// returns where it starts.
+func (d *itemDecoder) token() (start int, plain, ok bool) {
 	start = d.i
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return start, false, false
+	end, plain, ok := jsonfast.ScanString(d.b, d.i)
+	if ok {
+		d.i = end
 	}
-	plain = true
-	for i := d.i + 1; i < len(d.b); i++ {
-		c := d.b[i]
-		switch {
-		case c == '"':
-			d.i = i + 1
-			return start, plain, true
-		case c < 0x20:
-			return start, false, false
-		case c == '\\':
-			plain = false
-			if i+1 >= len(d.b) {
-				return start, false, false
-			}
-			i++
-			switch d.b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(d.b) {
-					return start, false, false
-				}
-				for _, h := range d.b[i+1 : i+5] {
-					if !isHex(h) {
-						return start, false, false
-					}
-				}
-				i += 4
-			default:
-				return start, false, false
-			}
-		case c >= utf8.RuneSelf:
-			plain = false
-		}
-	}
-	return start, false, false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	return start, plain, ok
 }
 
 // commonName returns the names of fields and labels that nearly every alert
@@ -439,91 +393,12 @@ func commonValue(b []byte) (string, bool) {
 
 // decodeString decodes raw, a JSON value, into a string exactly as
 // json.Unmarshal does (null gives ""); ok is false when json.Unmarshal
-// fails. A string token is decoded in one pass without reflection.
+// fails. The values alerts use most are not allocated.
 func decodeString(raw []byte) (string, bool) {
-	d := itemDecoder{b: raw}
-	if s, ok := d.str(); ok && d.i == len(raw) {
-		return s, true
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		if s, ok := commonValue(raw[1 : n-1]); ok {
+			return s, true
+		}
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// unquote decodes a JSON string token that stringToken accepted, exactly
-// as encoding/json decodes it into a string (its unquoteBytes): escapes
-// resolved, a surrogate pair joined, a lone surrogate and every byte of
-// invalid UTF-8 turned into U+FFFD.
-func unquote(tok []byte) string {
-	s := tok[1 : len(tok)-1]
-	var b strings.Builder
-	b.Grow(len(s) + utf8.UTFMax)
-	for r := 0; r < len(s); {
-		// A run of printable ASCII is copied whole.
-		run := r
-		for run < len(s) && s[run] != '\\' && s[run] < utf8.RuneSelf {
-			run++
-		}
-		b.Write(s[r:run])
-		if r = run; r == len(s) {
-			break
-		}
-		if s[r] >= utf8.RuneSelf {
-			rr, size := utf8.DecodeRune(s[r:])
-			b.WriteRune(rr)
-			r += size
-			continue
-		}
-		r++ // the backslash
-		switch s[r] {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			rr := hex4(s[r+1 : r+5])
-			r += 5
-			if utf16.IsSurrogate(rr) {
-				if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
-					if dec := utf16.DecodeRune(rr, hex4(s[r+2:r+6])); dec != unicode.ReplacementChar {
-						b.WriteRune(dec)
-						r += 6
-						continue
-					}
-				}
-				rr = unicode.ReplacementChar
-			}
-			b.WriteRune(rr)
-			continue
-		default: // '"', '\\', '/'
-			b.WriteByte(s[r])
-		}
-		r++
-	}
-	return b.String()
-}
-
-// hex4 is the value of four hex digits.
-func hex4(h []byte) rune {
-	var r rune
-	for _, c := range h {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c >= 'a':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	return jsonfast.DecodeString(raw)
 }

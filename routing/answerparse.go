@@ -3,15 +3,15 @@ package routing
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	openrecall "github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // decodeAnswer decodes an answer in the plain shape a model writes: one
 // JSON object whose members are the schema's fields, each once, named
-// exactly, decision and confidence among them, with strings free of \u
-// escapes and invalid UTF-8, no nulls, nothing after the object. Anything
+// exactly, decision and confidence among them, no nulls, nothing after
+// the object (strings are decoded as encoding/json decodes them). Anything
 // else (ok false) goes to encoding/json (ParseAnalysisTwoPass), which the
 // result must equal: property P44.
 func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
@@ -133,55 +133,18 @@ func (d *answerDecoder) byte(c byte) bool {
 	return false
 }
 
-// str reads a string with the simple escapes only.
+// str reads a string, decoded as encoding/json decodes it.
 func (d *answerDecoder) str() (string, bool) {
-	if !d.byte('"') {
+	end, plain, ok := jsonfast.ScanString(d.s, d.i)
+	if !ok {
 		return "", false
 	}
-	start := d.i
-	var b []byte // nil until an escape is met
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			seg := d.s[start:d.i]
-			d.i++
-			if b == nil {
-				return seg, utf8.ValidString(seg)
-			}
-			b = append(b, seg...)
-			return string(b), utf8.Valid(b)
-		case c < 0x20:
-			return "", false
-		case c == '\\':
-			if d.i+1 >= len(d.s) {
-				return "", false
-			}
-			var r byte
-			switch d.s[d.i+1] {
-			case '"', '\\', '/':
-				r = d.s[d.i+1]
-			case 'b':
-				r = '\b'
-			case 'f':
-				r = '\f'
-			case 'n':
-				r = '\n'
-			case 'r':
-				r = '\r'
-			case 't':
-				r = '\t'
-			default: // \u and anything else
-				return "", false
-			}
-			b = append(append(b, d.s[start:d.i]...), r)
-			d.i += 2
-			start = d.i
-		default:
-			d.i++
-		}
+	tok := d.s[d.i:end]
+	d.i = end
+	if plain {
+		return tok[1 : len(tok)-1], true
 	}
-	return "", false
+	return jsonfast.Unquote(tok), true
 }
 
 // strs reads an array of strings ([] gives an empty, non-nil list, as

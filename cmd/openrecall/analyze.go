@@ -17,6 +17,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/workflow"
 )
@@ -256,7 +257,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 	switch rw.format {
 	case outputJSONL:
 		// What an Encoder without HTML escaping writes, newline included.
-		b, err := r.AppendJSON(rw.buf[:0], false)
+		b, err := jsonfast.AppendResult(rw.buf[:0], r, false)
 		if err != nil {
 			return err
 		}
@@ -269,7 +270,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 		if rw.n > 0 {
 			b = append(b, ",\n"...)
 		}
-		b, err := r.AppendJSON(b, true)
+		b, err := jsonfast.AppendResult(b, r, true)
 		if err != nil {
 			return err
 		}

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // terminalSafe returns s with every character that could steer a terminal
@@ -90,7 +91,7 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 		}
 	}
 	var err error
-	if plainASCII(buf) {
+	if jsonfast.PrintableASCII(buf) {
 		_, err = s.w.Write(buf)
 	} else {
 		_, err = io.WriteString(s.w, terminalSafe(string(buf)))
@@ -99,33 +100,6 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// plainASCII reports whether b is printable ASCII, tabs and newlines only:
-// terminalSafe would leave it as it is.
-func plainASCII(b []byte) bool {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	plain := func(c byte) bool { return c < 0x7f && (c >= 0x20 || c == '\n' || c == '\t') }
-	i := 0
-	// Eight bytes at a time; a word with a byte below 0x20 (a newline or a
-	// tab included), DEL or one from 0x80 is judged byte by byte.
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if w&high|(w-0x20*ones)&^w&high|(w^0x7f*ones-ones)&^(w^0x7f*ones)&high == 0 {
-			continue
-		}
-		for _, c := range b[i : i+8] {
-			if !plain(c) {
-				return false
-			}
-		}
-	}
-	for _, c := range b[i:] {
-		if !plain(c) {
-			return false
-		}
-	}
-	return true
 }
 
 // Flush writes what Write held back, escaped as the bytes it is.

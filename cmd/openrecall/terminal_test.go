@@ -146,23 +146,3 @@ func jsonEscape(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
 }
-
-// TestPlainASCIIEveryByteEveryOffset checks the word-at-a-time plainASCII
-// against the byte rule for every byte value at every offset of two words.
-func TestPlainASCIIEveryByteEveryOffset(t *testing.T) {
-	for c := range 256 {
-		for off := range 17 {
-			b := append(bytes.Repeat([]byte("x"), off), byte(c))
-			b = append(b, bytes.Repeat([]byte("y"), 20-off)...)
-			want := c < 0x7f && (c >= 0x20 || c == '\n' || c == '\t')
-			if got := plainASCII(b); got != want {
-				t.Fatalf("plainASCII with byte %#x at %d = %v, want %v", c, off, got, want)
-			}
-			// After a newline (a word judged byte by byte) too.
-			nl := append([]byte("ab\ncd"), b...)
-			if got := plainASCII(nl); got != want {
-				t.Fatalf("plainASCII after a newline with byte %#x at %d = %v, want %v", c, off, got, want)
-			}
-		}
-	}
-}

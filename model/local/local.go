@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	openrecall "github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 	"github.com/openrecall/openrecall/routing"
 )
 
@@ -201,7 +202,7 @@ func fit(a openrecall.Analysis, maxTokens int) (string, error) {
 	var b []byte
 	for {
 		var err error
-		b, err = a.AppendJSON(b[:0], true) // what json.Marshal writes
+		b, err = jsonfast.AppendAnalysis(b[:0], a, true) // what json.Marshal writes
 		if err != nil {
 			return "", fmt.Errorf("encode answer: %w", err)
 		}

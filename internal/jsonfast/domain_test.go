@@ -1,4 +1,4 @@
-package openrecall_test
+package jsonfast_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	openrecall "github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // filler sets the fields of a value by reflection: every field, or each
@@ -76,11 +77,11 @@ func (f filler) fill(v reflect.Value, depth int) {
 	}
 }
 
-// TestResultAppendJSONMatchesEncodingJSON compares the hand-written result
+// TestAppendResultMatchesEncodingJSON compares the hand-written result
 // encoder with encoding/json, both HTML modes, on results with every field
 // set (a field added to any type a result holds is set here and must be
 // written), with random fields left zero, and on the zero result.
-func TestResultAppendJSONMatchesEncodingJSON(t *testing.T) {
+func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261130, 1))
 	var results []openrecall.Result
 	results = append(results, openrecall.Result{})
@@ -99,7 +100,7 @@ func TestResultAppendJSONMatchesEncodingJSON(t *testing.T) {
 			enc := json.NewEncoder(&std)
 			enc.SetEscapeHTML(html)
 			stdErr := enc.Encode(r)
-			got, err := r.AppendJSON([]byte("prefix"), html)
+			got, err := jsonfast.AppendResult([]byte("prefix"), r, html)
 			if (err != nil) != (stdErr != nil) {
 				t.Fatalf("result %d (html %v): error %v, encoding/json %v", i, html, err, stdErr)
 			}
@@ -114,9 +115,9 @@ func TestResultAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestAnalysisAppendJSONMatchesEncodingJSON is the same for an analysis
+// TestAppendAnalysisMatchesEncodingJSON is the same for an analysis
 // alone.
-func TestAnalysisAppendJSONMatchesEncodingJSON(t *testing.T) {
+func TestAppendAnalysisMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261130, 2))
 	for i := range 300 {
 		var a openrecall.Analysis
@@ -128,7 +129,7 @@ func TestAnalysisAppendJSONMatchesEncodingJSON(t *testing.T) {
 			enc := json.NewEncoder(&std)
 			enc.SetEscapeHTML(html)
 			stdErr := enc.Encode(a)
-			got, err := a.AppendJSON(nil, html)
+			got, err := jsonfast.AppendAnalysis(nil, a, html)
 			if (err != nil) != (stdErr != nil) || (err == nil && string(got) != strings.TrimSuffix(std.String(), "\n")) {
 				t.Fatalf("analysis %d (html %v):\n got %s (%v)\nwant %s (%v)", i, html, got, err, std.String(), stdErr)
 			}
@@ -136,16 +137,16 @@ func TestAnalysisAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestResultAppendJSONFallsBack checks that a result encoding/json refuses
+// TestAppendResultFallsBack checks that a result encoding/json refuses
 // (a non-finite score, a year past 9999) is refused with its error.
-func TestResultAppendJSONFallsBack(t *testing.T) {
+func TestAppendResultFallsBack(t *testing.T) {
 	for _, r := range []openrecall.Result{
 		{Triage: openrecall.TriageResult{Confidence: math.NaN()}},
 		{Matches: []openrecall.Match{{Score: math.Inf(1)}}},
 		{Audit: []openrecall.AuditEntry{{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}},
 	} {
 		_, stdErr := json.Marshal(r)
-		got, err := r.AppendJSON(nil, true)
+		got, err := jsonfast.AppendResult(nil, r, true)
 		if stdErr == nil {
 			if err != nil {
 				t.Fatalf("error %v where encoding/json has none", err)
@@ -153,7 +154,7 @@ func TestResultAppendJSONFallsBack(t *testing.T) {
 			continue
 		}
 		if err == nil || err.Error() != stdErr.Error() || len(got) != 0 {
-			t.Fatalf("AppendJSON = %q, %v; encoding/json's error %v", got, err, stdErr)
+			t.Fatalf("AppendResult = %q, %v; encoding/json's error %v", got, err, stdErr)
 		}
 	}
 }

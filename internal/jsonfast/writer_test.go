@@ -1,4 +1,4 @@
-package openrecall
+package jsonfast
 
 import (
 	"encoding/json"
@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestAppendJSONStringMatchesEncodingJSON compares the string encoder with
+// TestAppendStringMatchesEncodingJSON compares the string encoder with
 // encoding/json, both HTML modes, on strings that put every byte value at
 // every offset of an 8-byte word, and on random strings.
-func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	var cases []string
 	for c := range 256 {
 		for off := range 9 {
@@ -34,8 +34,8 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 			if err := enc.Encode(s); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := string(AppendJSONString(nil, s, html)), strings.TrimSuffix(buf.String(), "\n"); got != want {
-				t.Fatalf("AppendJSONString(%q, html %v) = %s, encoding/json %s", s, html, got, want)
+			if got, want := string(AppendString(nil, s, html)), strings.TrimSuffix(buf.String(), "\n"); got != want {
+				t.Fatalf("AppendString(%q, html %v) = %s, encoding/json %s", s, html, got, want)
 			}
 		}
 	}

@@ -1,0 +1,58 @@
+package jsonfast_test
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	openrecall "github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
+)
+
+// benchResults are results with every field set (filled as the equality
+// tests fill them), the same on every run.
+func benchResults() []openrecall.Result {
+	rng := rand.New(rand.NewPCG(7, 8))
+	rs := make([]openrecall.Result, 64)
+	for i := range rs {
+		filler{rng: rng, keep: 1}.fill(reflect.ValueOf(&rs[i]).Elem(), 0)
+		if rs[i].Analysis != nil {
+			rs[i].Analysis.Confidence = 0.85 // finite, so no result falls back
+		}
+		rs[i].Triage.Confidence, rs[i].Triage.Consistency, rs[i].Triage.BestScore = 0.9, 1, 0.8
+	}
+	return rs
+}
+
+func BenchmarkAppendResult(b *testing.B) {
+	rs := benchResults()
+	buf := make([]byte, 0, 1<<16)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var err error
+		if buf, err = jsonfast.AppendResult(buf[:0], rs[i%len(rs)], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	s := strings.Repeat("service payments-api in prod: p99 latency above 2s <html> & \"quotes\" é ", 8)
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = jsonfast.AppendString(buf[:0], s, true)
+	}
+}
+
+func BenchmarkDecodeString(b *testing.B) {
+	raws := [][]byte{[]byte(`"payments-api-7f9c5d-abcde"`), []byte(`"p99 latency \"high\"\nsee runbook caf\u00e9"`)}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, ok := jsonfast.DecodeString(raws[i%2]); !ok {
+			b.Fatal("not a string")
+		}
+	}
+}
