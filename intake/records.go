@@ -97,7 +97,11 @@ func (r *Reader) walkObject() error {
 		if cut {
 			return r.objectFailed(fmt.Sprintf("record is more than %d bytes, over the limit of %d bytes", r.maxRec, r.maxRec))
 		}
-		if (!o.webhook && webhookFields[key] || key == "truncatedAlerts" || key == "groupKey" || key == "receiver") && size <= r.maxRec {
+		// A webhook's truncatedAlerts (and the group it names) may come after
+		// its alerts; a count of 0, the common case, needs no record.
+		kept := !o.webhook && webhookFields[key] || key == "groupKey" || key == "receiver" ||
+			key == "truncatedAlerts" && string(bytes.TrimSpace(raw)) != "0"
+		if kept && size <= r.maxRec {
 			if o.fields == nil {
 				o.fields = object{}
 			}
