@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -166,7 +165,7 @@ func intParam(v string, def, max int) (int, error) {
 }
 
 func (s *Server) result(w http.ResponseWriter, r *http.Request) {
-	sv, err := s.cfg.Store.Served(r.Context(), r.PathValue("analysis_id"))
+	sv, err := usecase.ReadResult(r.Context(), s.cfg.Store, r.PathValue("analysis_id"))
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
@@ -174,13 +173,8 @@ func (s *Server) result(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sv)
 }
 
-// resultsAnswer is the answer of GET /api/v1/results?since=: finished
-// analyses in completion order, and the cursor to pass next.
-type resultsAnswer struct {
-	Results []openrecall.Served `json:"results"`
-	Next    int64               `json:"next"`
-}
-
+// results answers GET /api/v1/results?since=: finished analyses in
+// completion order, and the cursor to pass next.
 func (s *Server) results(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var since int64
@@ -197,40 +191,28 @@ func (s *Server) results(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
 		return
 	}
-	out, err := s.cfg.Store.ServedSince(r.Context(), since, limit)
+	out, err := usecase.ReadResults(r.Context(), s.cfg.Store, since, limit)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
-	next := since
-	if n := len(out); n > 0 {
-		next = out[n-1].Cursor
-	}
-	writeJSON(w, http.StatusOK, resultsAnswer{Results: out, Next: next})
+	writeJSON(w, http.StatusOK, out)
 }
 
+// cost answers the cost curve of ?batch=, or of the run of the day when it
+// has points, or of the latest run: what `cost -o json` prints.
 func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	batch := r.URL.Query().Get("batch")
-	if batch == "" {
-		batch = batchOf(s.now())
-		if points, err := s.cfg.Store.CostPoints(ctx, batch); err != nil || len(points) == 0 {
-			if batch, err = s.cfg.Store.LatestBatch(ctx); err != nil {
-				s.answerErr(w, r, err)
-				return
-			}
-		}
+	c, err := usecase.ReadCost(r.Context(), s.cfg.Store, usecase.CostRequest{Batch: r.URL.Query().Get("batch"), Prefer: batchOf(s.now())})
+	var none *usecase.NoCostPointsError
+	if errors.As(err, &none) {
+		writeError(w, r, http.StatusNotFound, "batch "+strconv.Quote(none.Batch)+" has no cost points")
+		return
 	}
-	points, err := s.cfg.Store.CostPoints(ctx, batch)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
-	if len(points) == 0 {
-		writeError(w, r, http.StatusNotFound, "batch "+strconv.Quote(batch)+" has no cost points")
-		return
-	}
-	writeJSON(w, http.StatusOK, costcurve.Summarize(points))
+	writeJSON(w, http.StatusOK, c.Summary)
 }
 
 // auditVerify answers 200 for an intact trail and 409 for a tampered one;

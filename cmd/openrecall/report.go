@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,11 +12,17 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/costcurve"
+	"github.com/openrecall/openrecall/usecase"
 )
 
+// costOptions are the flags of the cost command.
+type costOptions struct {
+	batch, svg, output string
+	width, height      int
+}
+
 func newCostCmd(a *app) *cobra.Command {
-	var batch, svg, output string
-	var width, height int
+	opts := &costOptions{}
 	cmd := &cobra.Command{
 		Use:   "cost",
 		Short: "Show a run's cost against the strong-model baseline, with its curve",
@@ -27,76 +34,72 @@ savings, counts per tier, and the cumulative cost and baseline drawn in the term
   openrecall cost -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			st, err := a.readStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			if batch == "" {
-				batch, err = st.LatestBatch(ctx)
-				if errors.Is(err, openrecall.ErrNotFound) {
-					return fmt.Errorf("no runs recorded in %s yet: run 'openrecall analyze' first", st.Path())
-				}
-				if err != nil {
-					return err
-				}
-			}
-			points, err := st.CostPoints(ctx, batch)
-			if err != nil {
-				return err
-			}
-			if len(points) == 0 {
-				return fmt.Errorf("batch %q has no cost points: %w", batch, openrecall.ErrNotFound)
-			}
-			if err := costcurve.Validate(points); err != nil {
-				fmt.Fprintf(a.errOut, "openrecall: warning: %v\n", err)
-			}
-			sum := costcurve.Summarize(points)
-			live, err := st.BatchLive(ctx, batch)
-			if err != nil {
-				return err
-			}
-			note := costcurve.EstimatedNote
-			if live {
-				note = costcurve.BilledNote
-			}
-			if svg != "" {
-				f, err := os.Create(svg)
-				if err != nil {
-					return err
-				}
-				if err := costcurve.RenderSVGNote(f, points, "openrecall cost curve — "+batch, note); err != nil {
-					_ = f.Close() // the render error is the one to report
-					return err
-				}
-				if err := f.Close(); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.errOut, "wrote %s\n", svg)
-			}
-			if output != outputTable {
-				return writeJSON(a.out, output, sum)
-			}
-			fmt.Fprintf(a.out, "batch      %s\n", sum.Batch)
-			fmt.Fprintf(a.out, "alerts     %d triaged: %d bypassed by memory, %d escalated without analysis (no model answered; never savings)\n",
-				sum.Alerts, sum.Bypassed, sum.Unanalysed)
-			fmt.Fprintf(a.out, "per tier   %s\n", countList(sum.PerTier))
-			fmt.Fprintf(a.out, "cost       %s (%s)\nbaseline   %s (the strong model analysing each alert, at its expected completion)\nsavings    %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n\n",
-				sum.Cost, note, sum.Baseline, sum.Savings, sum.SavingsPercent, sum.Alerts-sum.Unanalysed)
-			return costcurve.RenderTerminal(a.out, points, width, height)
+			return costRun(cmd.Context(), a, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&batch, "batch", "", "run to show (default: the latest)")
-	f.StringVar(&svg, "svg", "", "also write the curve as an SVG file")
-	f.IntVar(&width, "width", 72, "terminal chart width in columns")
-	f.IntVar(&height, "height", 16, "terminal chart height in rows")
-	addOutputFlag(cmd, &output)
+	f.StringVar(&opts.batch, "batch", "", "run to show (default: the latest)")
+	f.StringVar(&opts.svg, "svg", "", "also write the curve as an SVG file")
+	f.IntVar(&opts.width, "width", 72, "terminal chart width in columns")
+	f.IntVar(&opts.height, "height", 16, "terminal chart height in rows")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
+}
+
+// costRun shows the cost curve of the run opts names (the latest by
+// default), as GET /api/v1/cost answers it with -o json.
+func costRun(ctx context.Context, a *app, opts *costOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	c, err := usecase.ReadCost(ctx, st, usecase.CostRequest{Batch: opts.batch})
+	if opts.batch == "" && errors.Is(err, openrecall.ErrNotFound) && !errors.As(err, new(*usecase.NoCostPointsError)) {
+		return fmt.Errorf("no runs recorded in %s yet: run 'openrecall analyze' first", st.Path())
+	}
+	if err != nil {
+		return err
+	}
+	if c.Invalid != nil {
+		fmt.Fprintf(a.errOut, "openrecall: warning: %v\n", c.Invalid)
+	}
+	sum, points, batch := c.Summary, c.Points, c.Batch
+	live, err := st.BatchLive(ctx, batch)
+	if err != nil {
+		return err
+	}
+	note := costcurve.EstimatedNote
+	if live {
+		note = costcurve.BilledNote
+	}
+	if opts.svg != "" {
+		f, err := os.Create(opts.svg)
+		if err != nil {
+			return err
+		}
+		if err := costcurve.RenderSVGNote(f, points, "openrecall cost curve — "+batch, note); err != nil {
+			_ = f.Close() // the render error is the one to report
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.errOut, "wrote %s\n", opts.svg)
+	}
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, sum)
+	}
+	fmt.Fprintf(a.out, "batch      %s\n", sum.Batch)
+	fmt.Fprintf(a.out, "alerts     %d triaged: %d bypassed by memory, %d escalated without analysis (no model answered; never savings)\n",
+		sum.Alerts, sum.Bypassed, sum.Unanalysed)
+	fmt.Fprintf(a.out, "per tier   %s\n", countList(sum.PerTier))
+	fmt.Fprintf(a.out, "cost       %s (%s)\nbaseline   %s (the strong model analysing each alert, at its expected completion)\nsavings    %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n\n",
+		sum.Cost, note, sum.Baseline, sum.Savings, sum.SavingsPercent, sum.Alerts-sum.Unanalysed)
+	return costcurve.RenderTerminal(a.out, points, opts.width, opts.height)
 }
 
 func newAuditCmd(a *app) *cobra.Command {

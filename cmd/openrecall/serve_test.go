@@ -285,6 +285,19 @@ func TestServeEndToEnd(t *testing.T) {
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(cli)), slices.Sorted(maps.Keys(api))); diff != "" {
 		t.Errorf("GET /api/v1/audit/verify and audit verify -o json name different fields (-cli +api):\n%s", diff)
 	}
+	// The cost curve over HTTP is the command's -o json, field for field
+	// and value for value (the server is idle: every result is stored).
+	var apiCost, cliCost map[string]any
+	if code := s.call(http.MethodGet, "/api/v1/cost", read, nil, &apiCost); code != http.StatusOK {
+		t.Fatalf("GET /api/v1/cost: %d %v", code, apiCost)
+	}
+	code, costJSON, errOut := runBinary(t, bin, "", "--db", db, "cost", "-o", "json")
+	if err := json.Unmarshal([]byte(costJSON), &cliCost); code != 0 || err != nil {
+		t.Fatalf("cost -o json beside the server: exit %d, %v\n%s", code, err, errOut)
+	}
+	if diff := cmp.Diff(cliCost, apiCost); diff != "" {
+		t.Errorf("GET /api/v1/cost and cost -o json differ (-cli +api):\n%s", diff)
+	}
 	code, cp, errOut := runBinary(t, bin, "", "--db", db, "audit", "head")
 	if code != 0 {
 		t.Fatalf("audit head beside the server: exit %d\n%s", code, errOut)
