@@ -115,6 +115,12 @@ const (
 	StatusNotice = "notice"
 )
 
+// SenderGeneric is the Sender of an alert read from a JSON object that no
+// sender adapter recognises (DESIGN §3): it names no rule of its own
+// unless a documented rule key holds one, so without one it has no
+// identity and memory never vouches for it.
+const SenderGeneric = "json"
+
 // Triaged reports whether an alert of status s is triaged: firing or no
 // status at all.
 func Triaged(status string) bool {

@@ -90,7 +90,7 @@ func New(rules *Rules) (*Extractor, error) {
 			return nil, err
 		}
 	}
-	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes), attack: tableOfAttack()}
+	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes), attack: attack.Enterprise()}
 	seen := map[string]bool{}
 	var literals []literalSet
 	for i, field := range openrecall.FingerprintFields {

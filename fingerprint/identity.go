@@ -106,7 +106,7 @@ func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.
 		// detections.
 		id.Rule = sent
 		note(IdentityRule, id.Rule, IdentityPrecedence, senderSource(a, "rule"))
-	case a.Sender == GenericSender:
+	case a.Sender == openrecall.SenderGeneric:
 		// A JSON object that no sender recognises and that names no rule has
 		// no identity: memory never vouches for it (DESIGN §3).
 		return openrecall.Identity{}, nil
@@ -179,10 +179,6 @@ func (e *Extractor) identify(a openrecall.Alert, withEvidence bool) (openrecall.
 	}
 	return id, ev
 }
-
-// GenericSender is the Alert.Sender intake gives a JSON object that no
-// sender recognises.
-const GenericSender = "json"
 
 // senderSource names where a sender alert's part came from: "sender
 // datadog: tags.service".

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/fingerprint/attack"
 )
 
 // Sources of the attack_pattern evidence that does not come from the rules
@@ -102,6 +101,3 @@ func detectionField(field string) bool {
 	}
 	return false
 }
-
-// tableOfAttack is the ATT&CK table the extractor reads.
-func tableOfAttack() *attack.Table { return attack.Enterprise() }

@@ -64,7 +64,7 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 	case errors.Is(err, sender.ErrNoSender) && ownContent(o):
 		return p.ownWithRule(out, o, v, pos)
 	case errors.Is(err, sender.ErrNoSender):
-		s = sender.Sender{Name: GenericSender}
+		s = sender.Sender{Name: openrecall.SenderGeneric}
 		events = []sender.Event{sender.Generic(v)}
 	case err != nil:
 		return reject(out, pos, "%s: %v", s.Display, err)
@@ -91,10 +91,6 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 	}
 	return out
 }
-
-// GenericSender is the Alert.Sender of a JSON object that no sender
-// recognises, read by the generic reading of DESIGN §3.
-const GenericSender = "json"
 
 // own reads the product's own alert object.
 func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {

@@ -396,8 +396,8 @@ func TestGenericRules(t *testing.T) {
 	if identities[0].Rule != "HighCPU-1" || identities[2].Rule != "nightly-export" {
 		t.Errorf("rules %q and %q, want the rule keys' values exactly", identities[0].Rule, identities[2].Rule)
 	}
-	if !identities[3].IsZero() || recs[3].Alert.Sender != GenericSender {
-		t.Errorf("an object naming no rule: identity %q, sender %q; want none, %q", identities[3], recs[3].Alert.Sender, GenericSender)
+	if !identities[3].IsZero() || recs[3].Alert.Sender != openrecall.SenderGeneric {
+		t.Errorf("an object naming no rule: identity %q, sender %q; want none, %q", identities[3], recs[3].Alert.Sender, openrecall.SenderGeneric)
 	}
 	if recs[3].Alert.Title == "" || !strings.Contains(recs[3].Alert.Text, "attempt: 3") {
 		t.Errorf("generic reading lost the fields: title %q, text %q", recs[3].Alert.Title, recs[3].Alert.Text)

@@ -1,5 +1,7 @@
 package sender
 
+import "strings"
+
 // All returns every sender, in detection order, in a new slice: the
 // built-in senders intake's own reader reads first, then one adapter per
 // sender. Detection tries the adapters in this order and the first whose
@@ -25,7 +27,7 @@ func All() []Sender {
 // there is one.
 func Lookup(name string) (Sender, bool) {
 	for _, s := range All() {
-		if equalFold(s.Name, name) {
+		if strings.EqualFold(s.Name, name) {
 			return s, true
 		}
 	}
@@ -40,23 +42,4 @@ func Names() []string {
 		out[i] = s.Name
 	}
 	return out
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
