@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -13,16 +14,24 @@ import (
 	"github.com/openrecall/openrecall/workflow"
 )
 
-// readSenderFixture reads one sender fixture (intake/testdata/senders)
-// through the real intake, after replacing each old string by its new one.
-func readSenderFixture(t *testing.T, sender, name string, replace ...string) openrecall.Alert {
+// senderFixture returns one sender fixture (intake/testdata/senders), each
+// old string replaced by its new one; an empty new string keeps the old.
+func senderFixture(t *testing.T, sender, name, old, replacement string) string {
 	t.Helper()
 	body, err := os.ReadFile("../intake/testdata/senders/" + sender + "/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.NewReplacer(replace...).Replace(string(body))
-	recs, err := intake.ParseBytes([]byte(s), intake.Options{})
+	if replacement == "" {
+		return string(body)
+	}
+	return strings.ReplaceAll(string(body), old, replacement)
+}
+
+// readSenderFixture reads one sender fixture through the real intake.
+func readSenderFixture(t *testing.T, sender, name, old, replacement string) openrecall.Alert {
+	t.Helper()
+	recs, err := intake.ParseBytes([]byte(senderFixture(t, sender, name, old, replacement)), intake.Options{})
 	if err != nil || len(recs) != 1 || recs[0].Err != nil {
 		t.Fatalf("%s/%s: %v %+v", sender, name, err, recs)
 	}
@@ -44,7 +53,7 @@ func TestNewRelicTwoChecksOfOneEntity(t *testing.T) {
 		taught = append(taught, readSenderFixture(t, "newrelic", "high-cpu-main-app.json", issue, fmt.Sprintf("6f1d2c3b-0000-4b7c-9d10-00000000000%d", i)))
 	}
 	cpu := readSenderFixture(t, "newrelic", "high-cpu-main-app.json", issue, "6f1d2c3b-0000-4b7c-9d10-000000000099")
-	storage := readSenderFixture(t, "newrelic", "low-storage-main-app.json")
+	storage := readSenderFixture(t, "newrelic", "low-storage-main-app.json", "", "")
 	if cpu.Severity != openrecall.SeverityCritical || storage.Severity != openrecall.SeverityCritical {
 		t.Fatalf("severities %q and %q: New Relic's CRITICAL must read critical", cpu.Severity, storage.Severity)
 	}
@@ -53,30 +62,23 @@ func TestNewRelicTwoChecksOfOneEntity(t *testing.T) {
 		t.Fatalf("identities %q and %q: want the two conditions, exactly as sent", cpuID, storageID)
 	}
 	p.retainAll(t, taught)
+	// The seventh High CPU firing and the Low Storage alert, as New Relic
+	// posts them, through the real workflow.
+	var queue bytes.Buffer
+	for _, f := range [][2]string{{"high-cpu-main-app.json", "6f1d2c3b-0000-4b7c-9d10-000000000099"}, {"low-storage-main-app.json", ""}} {
+		if err := json.Compact(&queue, []byte(senderFixture(t, "newrelic", f[0], issue, f[1]))); err != nil {
+			t.Fatal(err)
+		}
+		queue.WriteByte('\n')
+	}
 	results := map[string]openrecall.Result{}
-	for _, a := range []openrecall.Alert{cpu, storage} {
-		var line bytes.Buffer
-		body, err := os.ReadFile("../intake/testdata/senders/newrelic/high-cpu-main-app.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.ID == storage.ID {
-			body, err = os.ReadFile("../intake/testdata/senders/newrelic/low-storage-main-app.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			body = []byte(strings.ReplaceAll(string(body), issue, "6f1d2c3b-0000-4b7c-9d10-000000000099"))
-		}
-		line.Write(body)
-		_, err = p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), intake.NewReader(&line, intake.Options{}),
-			workflow.QueueOptions{Workers: 1}, func(r openrecall.Result) error {
-				results[r.Identity.Rule] = r
-				return nil
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
+	_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), intake.NewReader(&queue, intake.Options{}),
+		workflow.QueueOptions{Workers: 1}, func(r openrecall.Result) error {
+			results[r.Identity.Rule] = r
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if r := results["High CPU"]; !r.Bypassed {
 		t.Errorf("the seventh High CPU firing after six benign decisions was not bypassed: %+v", r.Guard)
