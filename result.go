@@ -2,6 +2,7 @@ package openrecall
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -48,13 +49,17 @@ type Result struct {
 	// EscalatedWithoutAnalysis is true when no model answered for a triaged
 	// alert (the run budget was spent, or the model was unavailable): it
 	// was escalated to a person unanalysed, and it saves nothing.
-	EscalatedWithoutAnalysis bool          `json:"escalated_without_analysis"`
-	Analysis                 *Analysis     `json:"analysis,omitempty"`
-	Steps                    []RouteStep   `json:"steps"`
-	Audit                    []AuditEntry  `json:"audit"`
-	Cost                     NanoUSD       `json:"cost_nano_usd"`
-	Baseline                 NanoUSD       `json:"baseline_nano_usd"`
-	Latency                  time.Duration `json:"latency_ns"`
+	EscalatedWithoutAnalysis bool `json:"escalated_without_analysis"`
+	// Group says which alert group the alert belongs to and whether it
+	// heads it (DESIGN §6a); nil when grouping is off or the alert cannot
+	// group (no identity, not triaged).
+	Group    *GroupRef     `json:"group,omitempty"`
+	Analysis *Analysis     `json:"analysis,omitempty"`
+	Steps    []RouteStep   `json:"steps"`
+	Audit    []AuditEntry  `json:"audit"`
+	Cost     NanoUSD       `json:"cost_nano_usd"`
+	Baseline NanoUSD       `json:"baseline_nano_usd"`
+	Latency  time.Duration `json:"latency_ns"`
 }
 
 // Equivalent reports whether two results mean the same thing: equal
@@ -96,6 +101,8 @@ func Equivalent(a, b Result) error {
 		return diff("baseline", a.Baseline, b.Baseline)
 	case a.Guard != b.Guard:
 		return diff("guard verdict", a.Guard, b.Guard)
+	case groupMeaning(a) != groupMeaning(b):
+		return diff("group", groupMeaning(a), groupMeaning(b))
 	}
 	if err := equalTriage(a.Triage, b.Triage); err != nil {
 		return fmt.Errorf("%s: %w", a.Position, err)
@@ -135,6 +142,20 @@ func Equivalent(a, b Result) error {
 	}
 	return nil
 }
+
+// groupMeaning is a result's group without its batch name: the role, the
+// head's alert id and the head's sequence within its batch.
+func groupMeaning(r Result) string {
+	if r.Group == nil {
+		return "none"
+	}
+	head := strings.TrimPrefix(r.Group.HeadAnalysisID, r.Batch+"-")
+	return r.Group.Role + " of " + head + " (alert " + r.Group.HeadAlertID + ")"
+}
+
+// Grouped reports whether r is a group member: it took its head's decision
+// through one grouped route step, without a model call.
+func (r Result) Grouped() bool { return r.Group != nil && r.Group.Role == GroupRoleMember }
 
 func equalTriage(a, b TriageResult) error {
 	if a.Decision != b.Decision || a.Confidence != b.Confidence || a.ConsistentCount != b.ConsistentCount ||

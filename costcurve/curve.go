@@ -74,6 +74,10 @@ const (
 	// answered (run budget spent, model unavailable). It saves nothing and
 	// its baseline is left out of the savings percentage.
 	TierUnanalysed = "unanalysed"
+	// TierGrouped marks a member of an alert group (DESIGN §6a): no model
+	// call, its head's decision, its baseline saved; counted apart from
+	// bypasses and cheap answers.
+	TierGrouped = "grouped"
 )
 
 // Summary is the totals of a cost curve. Its JSON names follow the rest of
@@ -83,11 +87,13 @@ type Summary struct {
 	// Alerts is the number of points; Bypassed of them skipped the model.
 	Alerts   int `json:"alerts"`
 	Bypassed int `json:"bypassed"`
+	// Grouped counts group members: no model call, the head's decision.
+	Grouped int `json:"grouped"`
 	// PerTier counts points by how they were analysed: "bypass" for a
 	// memory bypass, else the point's tier ("cheap", "strong",
-	// "cheap+strong"), "unanalysed" for an alert escalated without
-	// analysis, or "none" without one. The six documented keys are always
-	// present.
+	// "cheap+strong"), "grouped" for a group member, "unanalysed" for an
+	// alert escalated without analysis, or "none" without one. The seven
+	// documented keys are always present.
 	PerTier map[string]int `json:"per_tier"`
 	// Unanalysed counts the alerts escalated without analysis;
 	// AnalysedBaseline is the baseline of the others.
@@ -117,7 +123,7 @@ func TierKey(p openrecall.CostPoint) string {
 // Summarize totals points. Batch is the points' batch (the first point's,
 // when they disagree, which Validate reports).
 func Summarize(points []openrecall.CostPoint) Summary {
-	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0, TierUnanalysed: 0}}
+	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0, TierUnanalysed: 0, TierGrouped: 0}}
 	for i, p := range points {
 		if i == 0 {
 			s.Batch = p.Batch
@@ -125,6 +131,9 @@ func Summarize(points []openrecall.CostPoint) Summary {
 		s.Alerts++
 		if p.Bypassed {
 			s.Bypassed++
+		}
+		if p.Tier == TierGrouped {
+			s.Grouped++
 		}
 		s.PerTier[TierKey(p)]++
 		s.Cost += p.Cost

@@ -3,6 +3,7 @@ package intake
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake/sender"
@@ -113,6 +114,9 @@ func (e *RecordError) Error() string { return e.Position.String() + ": " + e.Rea
 type Record struct {
 	Alert openrecall.Alert
 	Err   *RecordError
+	// Received, when not zero, is when the record arrived (the server's
+	// inbox): an alert without its own time is grouped on it (DESIGN §6a).
+	Received time.Time
 }
 
 // Position returns where the record was in its input, rejected or not.

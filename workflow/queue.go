@@ -61,11 +61,17 @@ type Summary struct {
 	// Dropped counts the alerts senders said they left out of their
 	// deliveries (Alertmanager's truncatedAlerts): never received, so
 	// never triaged; a person must know.
-	Dropped    int                         `json:"sender_dropped,omitempty"`
-	Bypassed   int                         `json:"bypassed"`
-	Decisions  map[openrecall.Decision]int `json:"decisions"`
-	ModelCalls map[string]int              `json:"model_calls"`
-	LiveCalls  int                         `json:"live_calls"`
+	Dropped  int `json:"sender_dropped,omitempty"`
+	Bypassed int `json:"bypassed"`
+	// Grouped counts group members (no model call, the head's decision;
+	// DESIGN §6a), apart from bypasses and cheap answers; Groups counts the
+	// groups opened (their heads); GroupedSaved is the members' savings.
+	Grouped      int                         `json:"grouped"`
+	Groups       int                         `json:"groups"`
+	GroupedSaved openrecall.NanoUSD          `json:"grouped_saved_nano_usd"`
+	Decisions    map[openrecall.Decision]int `json:"decisions"`
+	ModelCalls   map[string]int              `json:"model_calls"`
+	LiveCalls    int                         `json:"live_calls"`
 	// Unanalysed counts triaged alerts escalated without analysis (no model
 	// answered: budget spent or model unavailable); UnanalysedBaseline is
 	// their baseline, which is their cost: they never save.
@@ -106,6 +112,12 @@ func (s *Summary) add(r openrecall.Result) {
 		if r.Bypassed {
 			s.Bypassed++
 		}
+		if r.Grouped() {
+			s.Grouped++
+			s.GroupedSaved += r.Baseline - r.Cost
+		} else if r.Group != nil {
+			s.Groups++
+		}
 		if r.EscalatedWithoutAnalysis {
 			s.Unanalysed++
 			s.UnanalysedBaseline += r.Baseline
@@ -141,9 +153,14 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 	sum := Summary{Batch: w.cfg.Batch, Mode: w.cfg.Mode, Decisions: map[openrecall.Decision]int{}, ModelCalls: map[string]int{}}
 	ctx, cancel := context.WithCancel(ctx)
 
-	var turn *turnstile
+	var rs runState
 	if w.cfg.OrderedRouting {
-		turn = newTurnstile()
+		rs.turn = newTurnstile()
+	}
+	var err error
+	if rs.groups, err = w.newGrouper(ctx); err != nil {
+		cancel()
+		return sum, err
 	}
 
 	jobs := make(chan job)
@@ -192,7 +209,7 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.out <- w.process(ctx, j.rec, j.pos, j.seq, turn)
+				j.out <- w.process(ctx, j.rec, j.pos, j.seq, rs)
 			}
 		}()
 	}
@@ -398,6 +415,9 @@ func pointTier(r openrecall.Result) openrecall.Tier {
 	}
 	if r.EscalatedWithoutAnalysis {
 		return costcurve.TierUnanalysed
+	}
+	if r.Grouped() {
+		return costcurve.TierGrouped
 	}
 	cheap, strong := false, false
 	for _, s := range r.Steps {

@@ -60,6 +60,9 @@ type Config struct {
 	// product's rule. Only tests that prove an unsafe guard gets caught set
 	// it.
 	Guard func(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict
+	// Grouping groups the firings of one alert under one analysis (DESIGN
+	// §6a); the Router must then be a GroupRouter.
+	Grouping Grouping
 	// OrderedRouting makes routing take turns in input order. Set it when a
 	// run budget is in force, so that a concurrent run spends the budget as a
 	// sequential run does.
@@ -87,6 +90,9 @@ func New(cfg Config) (*Workflow, error) {
 	}
 	if err := cfg.Triage.Validate(); err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	if _, ok := cfg.Router.(GroupRouter); cfg.Grouping.Enabled && !ok {
+		return nil, errors.New("workflow: grouping needs a router that routes group members")
 	}
 	w := &Workflow{cfg: cfg, log: cfg.Logger, now: cfg.Now}
 	if w.log == nil {
@@ -132,30 +138,42 @@ func (w *Workflow) AnalysisID(seq int) string {
 // Analyze runs one alert through the pipeline as record 0 of the batch.
 // Its audit entries are attached unsealed; nothing is persisted.
 func (w *Workflow) Analyze(ctx context.Context, a openrecall.Alert) openrecall.Result {
-	return w.process(ctx, intake.Record{Alert: a}, 0, 0, nil)
+	return w.process(ctx, intake.Record{Alert: a}, 0, 0, runState{})
 }
 
 // AnalyzeRecord runs one intake record (an alert, or a rejected record) as
 // record seq of the batch. Nothing is persisted.
 func (w *Workflow) AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result {
-	return w.process(ctx, rec, seq, seq, nil)
+	return w.process(ctx, rec, seq, seq, runState{})
+}
+
+// runState is what the records of one queue run share: the turns of
+// ordered routing (nil without them) and the grouper (nil when grouping is
+// off).
+type runState struct {
+	turn   *turnstile
+	groups *grouper
 }
 
 // process runs one record, at position pos of its queue, as analysis seq.
-// turn, when not nil, is waited on for pos before routing and released
-// after it, in every path, so ordered routing never stalls.
-func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int, turn *turnstile) openrecall.Result {
+// The turns of rs, when set, are waited on for pos and released in every
+// path, so neither ordered routing nor grouping ever stalls.
+func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int, rs runState) (out openrecall.Result) {
 	start := w.now()
 	res := openrecall.Result{
 		AnalysisID: w.AnalysisID(seq),
 		Batch:      w.cfg.Batch,
 		Mode:       w.cfg.Mode,
 	}
-	routed := false
+	routed, gated := false, false
 	defer func() {
-		if turn != nil && !routed {
-			turn.wait(pos)
-			turn.done()
+		if rs.turn != nil && !routed {
+			rs.turn.wait(pos)
+			rs.turn.done()
+		}
+		if rs.groups != nil && !gated {
+			rs.groups.gate.wait(pos)
+			rs.groups.gate.done()
 		}
 	}()
 
@@ -203,8 +221,64 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 		Outcome: openrecall.OutcomeOK,
 		Latency: w.now().Sub(fpStart),
 	}
-
 	id := res.Identity
+
+	var as *assessment
+	if g := rs.groups; g != nil {
+		g.gate.wait(pos)
+		member, opened, assessed := w.group(ctx, g, rec, res.AnalysisID, id, fp)
+		gated = true
+		g.gate.done()
+		as = assessed
+		if member != nil {
+			res.Steps = []openrecall.RouteStep{intakeStep, fpStep}
+			return w.finish(w.member(res, fp, member, assessed), start)
+		}
+		if opened != nil {
+			res.Group = &openrecall.GroupRef{ID: opened.id, Role: openrecall.GroupRoleHead, HeadAnalysisID: res.AnalysisID, HeadAlertID: a.ID}
+			defer func() {
+				opened.head = openrecall.HeadOf(out)
+				close(opened.done)
+			}()
+		}
+	}
+	if as == nil {
+		as = w.assess(ctx, a, id, fp)
+	}
+	res.Matches, res.Triage, res.Guard = as.matches, as.triage, as.verdict
+
+	if rs.turn != nil {
+		rs.turn.wait(pos)
+	}
+	routeOut := w.cfg.Router.Route(ctx, routing.Input{Alert: a, Fingerprint: fp, Matches: as.matches, Triage: as.triage, Guard: as.verdict})
+	if rs.turn != nil {
+		rs.turn.done()
+		routed = true
+	}
+
+	res.Steps = append([]openrecall.RouteStep{intakeStep, fpStep}, routeOut.Steps...)
+	res.Decision = routeOut.Decision
+	res.Bypassed = routeOut.Bypassed
+	res.EscalatedWithoutAnalysis = routeOut.Unanalysed
+	res.Analysis = routeOut.Analysis
+	w.log.Debug("analysed",
+		zap.String("alert", a.ID),
+		zap.String("fingerprint", fp.String()),
+		zap.String("identity", id.String()),
+		zap.String("decision", string(res.Decision)),
+		zap.Bool("bypassed", res.Bypassed))
+	return w.finish(res, start)
+}
+
+// assessment is what memory, triage and the guard say about an alert.
+type assessment struct {
+	matches []openrecall.Match
+	triage  openrecall.TriageResult
+	verdict openrecall.GuardVerdict
+}
+
+// assess recalls memory for an alert, triages it and asks the guard.
+func (w *Workflow) assess(ctx context.Context, a openrecall.Alert, id openrecall.Identity, fp openrecall.Fingerprint) *assessment {
 	var matches []openrecall.Match
 	var err error
 	memoryNote := ""
@@ -221,7 +295,6 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 		memoryNote = "memory unavailable: " + err.Error()
 		matches = nil
 	}
-	res.Matches = matches
 	tr := triage.Triage(fp, a.Severity, matches, w.cfg.Triage)
 	if memoryNote != "" {
 		tr.EscalationReason = memoryNote
@@ -230,31 +303,78 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 	if guard == nil {
 		guard = triage.Guard
 	}
-	verdict := guard(fp, tr, w.cfg.Triage)
-	res.Triage = tr
-	res.Guard = verdict
+	return &assessment{matches: matches, triage: tr, verdict: guard(fp, tr, w.cfg.Triage)}
+}
 
-	if turn != nil {
-		turn.wait(pos)
+// group assigns a triaged record to a group, in its turn (DESIGN §6a): the
+// open group it joins as a member (its head's outcome known), or the group
+// it opens as head, or neither (no identity). A firing that would join the
+// group of a head memory bypassed runs the guard again on current memory
+// first; when the bypass no longer holds it opens a group of its own, and
+// the assessment made is returned for its triage. A storage error leaves
+// the record ungrouped: triaged on its own.
+func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, analysisID string, id openrecall.Identity, fp openrecall.Fingerprint) (member, opened *openGroup, as *assessment) {
+	a := rec.Alert
+	key, ok := openrecall.GroupKeyOf(a, id, fp)
+	if !ok {
+		return nil, nil, nil
 	}
-	out := w.cfg.Router.Route(ctx, routing.Input{Alert: a, Fingerprint: fp, Matches: matches, Triage: tr, Guard: verdict})
-	if turn != nil {
-		turn.done()
-		routed = true
+	t := arrival(rec, w.now)
+	og, isHead, err := g.prior(ctx, analysisID)
+	if err == nil && og == nil && !isHead {
+		og, err = g.joinable(ctx, key, a.Severity, t)
 	}
+	if err != nil {
+		w.log.Warn("grouping failed; triaged on its own", zap.String("alert", a.ID), zap.Error(err))
+		return nil, nil, nil
+	}
+	if og != nil {
+		select {
+		case <-og.done:
+		case <-ctx.Done():
+			return nil, nil, nil
+		}
+		if !og.head.Bypassed {
+			og.last = later(og.last, t)
+			return og, nil, nil
+		}
+		as = w.assess(ctx, a, id, fp)
+		if as.verdict.Bypass && sameSupport(og.head, as.triage) {
+			og.last = later(og.last, t)
+			return og, nil, as
+		}
+	}
+	opened = &openGroup{id: openrecall.GroupID(analysisID), key: key, headSeverity: a.Severity, last: t, done: make(chan struct{})}
+	g.open[key] = opened
+	return nil, opened, as
+}
 
-	res.Steps = append([]openrecall.RouteStep{intakeStep, fpStep}, out.Steps...)
+// member completes the result of a group member: one grouped route step,
+// the head's decision and escalation (DESIGN §6a). as is the guard run
+// again for a member of a bypassed head, else nil.
+func (w *Workflow) member(res openrecall.Result, fp openrecall.Fingerprint, og *openGroup, as *assessment) openrecall.Result {
+	in := routing.Input{Alert: res.Alert, Fingerprint: fp}
+	why := ""
+	if as != nil {
+		in.Matches, in.Triage, in.Guard = as.matches, as.triage, as.verdict
+		res.Matches, res.Triage, res.Guard = as.matches, as.triage, as.verdict
+		why = "; its head was bypassed by memory and the guard, run again on current memory, still passes"
+	}
+	out := w.cfg.Router.(GroupRouter).Grouped(in, og.head, og.id, why)
+	res.Steps = append(res.Steps, out.Steps...)
 	res.Decision = out.Decision
-	res.Bypassed = out.Bypassed
 	res.EscalatedWithoutAnalysis = out.Unanalysed
-	res.Analysis = out.Analysis
-	w.log.Debug("analysed",
-		zap.String("alert", a.ID),
-		zap.String("fingerprint", fp.String()),
-		zap.String("identity", id.String()),
-		zap.String("decision", string(res.Decision)),
-		zap.Bool("bypassed", res.Bypassed))
-	return w.finish(res, start)
+	res.Group = &openrecall.GroupRef{ID: og.id, Role: openrecall.GroupRoleMember, HeadAnalysisID: og.head.AnalysisID, HeadAlertID: og.head.AlertID}
+	w.log.Debug("grouped", zap.String("alert", res.Alert.ID), zap.String("group", og.id), zap.String("decision", string(res.Decision)))
+	return res
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // finish totals cost and baseline over the steps and attaches one unsealed

@@ -1,0 +1,39 @@
+package routing
+
+import (
+	"fmt"
+
+	openrecall "github.com/openrecall/openrecall"
+)
+
+// Grouped returns the route of a member of an alert group (DESIGN §6a, §7):
+// one grouped step, no model call, cost 0, and the head's decision and
+// escalation, never anything the head did not have. Its baseline is the
+// strong analysis of in at the expected completion, all of it saved,
+// except for a member of a head escalated without analysis: that one is
+// escalated without analysis too, at baseline = cost = 0, never a saving.
+// why says why the member took the head's outcome.
+func (r *Router) Grouped(in Input, head openrecall.GroupHead, groupID, why string) Output {
+	start := r.cfg.Now()
+	step := openrecall.RouteStep{
+		Step: openrecall.StepGrouped, Model: "group", Skipped: true, Outcome: openrecall.OutcomeOK,
+		Proposed: head.Decision, MemoryHits: len(in.Matches),
+		Reason: fmt.Sprintf("member of group %s: takes the decision %s of its head, analysis %s (alert %s)%s", groupID, head.Decision, head.AnalysisID, head.AlertID, why),
+	}
+	out := Output{Decision: head.Decision}
+	if head.Unanalysed {
+		step.EscalationReason = "its head was escalated without analysis; escalated without analysis"
+		out.Decision, out.Unanalysed = openrecall.DecisionEscalated, true
+		step.Proposed = openrecall.DecisionEscalated
+	} else {
+		expected, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildPrompt(in)), r.cfg.ExpectedCompletionTokens)
+		if err == nil {
+			step.Baseline = expected
+		}
+	}
+	step.Latency = r.cfg.Now().Sub(start)
+	step.Budget = r.cfg.Budget.State()
+	out.Steps = []openrecall.RouteStep{step}
+	out.Baseline = step.Baseline
+	return out
+}

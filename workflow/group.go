@@ -1,0 +1,175 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/routing"
+)
+
+// Grouping configures alert groups (DESIGN §6a): the firings of one alert
+// within Window of each other are grouped under the first one, the head,
+// which alone is triaged. The zero value groups nothing.
+type Grouping struct {
+	Enabled bool
+	// Window is how far a firing may be from its group's last one, on the
+	// alert's own time (else its arrival); 0 means
+	// openrecall.DefaultGroupWindow.
+	Window time.Duration
+	// Store, when not nil, holds the groups of earlier runs: a run starts
+	// from its open groups (serve keeps its groups across restarts), a
+	// record it already assigned keeps its role (a run stopped before its
+	// deliveries completed), and a group a person decided in the meantime
+	// takes no more members. Without it a run groups within itself.
+	Store GroupStore
+}
+
+// GroupStore is the storage of alert groups a run continues.
+// memory.Store satisfies it.
+type GroupStore interface {
+	// OpenGroups returns the groups no person has decided, the latest one
+	// per key.
+	OpenGroups(ctx context.Context) ([]openrecall.Group, error)
+	// Group returns the group id; an unknown id wraps openrecall.ErrNotFound.
+	Group(ctx context.Context, id string) (openrecall.Group, error)
+	// GroupOf returns the group an analysis was assigned to; none wraps
+	// openrecall.ErrNotFound.
+	GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error)
+}
+
+// GroupRouter is the part of the router group members take: the grouped
+// route step. routing.Router satisfies it.
+type GroupRouter interface {
+	Grouped(in routing.Input, head openrecall.GroupHead, groupID, why string) routing.Output
+}
+
+// openGroup is a group of the run that may take members. head is set, and
+// done closed, once the head's result is known.
+type openGroup struct {
+	id           string
+	key          openrecall.GroupKey
+	headSeverity openrecall.Severity
+	last         time.Time
+	head         openrecall.GroupHead
+	done         chan struct{}
+}
+
+// grouper assigns records to groups in input order: only the record whose
+// turn it is (gate) reads or changes open.
+type grouper struct {
+	window time.Duration
+	store  GroupStore
+	gate   *turnstile
+	open   map[openrecall.GroupKey]*openGroup
+}
+
+// newGrouper returns the grouper of one run, started from the store's open
+// groups; nil when grouping is off.
+func (w *Workflow) newGrouper(ctx context.Context) (*grouper, error) {
+	g := w.cfg.Grouping
+	if !g.Enabled {
+		return nil, nil
+	}
+	gr := &grouper{window: g.Window, store: g.Store, gate: newTurnstile(), open: map[openrecall.GroupKey]*openGroup{}}
+	if gr.window <= 0 {
+		gr.window = openrecall.DefaultGroupWindow
+	}
+	if gr.store == nil {
+		return gr, nil
+	}
+	stored, err := gr.store.OpenGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open groups: %w", err)
+	}
+	for _, sg := range stored {
+		gr.open[sg.Key] = storedGroup(sg)
+	}
+	return gr, nil
+}
+
+// storedGroup is a stored group as an open group whose head is known.
+func storedGroup(sg openrecall.Group) *openGroup {
+	og := &openGroup{id: sg.ID, key: sg.Key, headSeverity: sg.HeadSeverity, last: sg.LastAt, head: sg.Head, done: make(chan struct{})}
+	close(og.done)
+	return og
+}
+
+// assignment is what the grouper decided for one record.
+type assignment struct {
+	// member is the group the record joins, nil when it heads one (opened,
+	// then not nil) or none.
+	member *openGroup
+	opened *openGroup
+}
+
+// joinable returns the open group a firing of key at time t and severity
+// sev joins, or nil: the latest group of its key, within the window, not
+// more severe than its head, not decided by a person.
+func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev openrecall.Severity, t time.Time) (*openGroup, error) {
+	og := g.open[key]
+	if og == nil || !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
+		return nil, nil
+	}
+	if g.store != nil {
+		sg, err := g.store.Group(ctx, og.id)
+		switch {
+		case errors.Is(err, openrecall.ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("group %s: %w", og.id, err)
+		case sg.Decided:
+			delete(g.open, key)
+			return nil, nil
+		}
+	}
+	return og, nil
+}
+
+// prior returns the group a record was assigned to by an earlier run that
+// stopped before it completed, or nil.
+func (g *grouper) prior(ctx context.Context, analysisID string) (*openGroup, bool, error) {
+	if g.store == nil {
+		return nil, false, nil
+	}
+	m, err := g.store.GroupOf(ctx, analysisID)
+	if errors.Is(err, openrecall.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("group of %s: %w", analysisID, err)
+	}
+	if m.Role == openrecall.GroupRoleHead {
+		return nil, true, nil
+	}
+	sg, err := g.store.Group(ctx, m.GroupID)
+	if err != nil {
+		return nil, false, fmt.Errorf("group %s: %w", m.GroupID, err)
+	}
+	if og := g.open[sg.Key]; og != nil && og.id == sg.ID {
+		return og, false, nil
+	}
+	return storedGroup(sg), false, nil
+}
+
+// arrival returns the time a record is grouped on: the alert's own time,
+// else when it was received, else now.
+func arrival(rec intake.Record, now func() time.Time) time.Time {
+	switch {
+	case !rec.Alert.Timestamp.IsZero():
+		return rec.Alert.Timestamp
+	case !rec.Received.IsZero():
+		return rec.Received
+	}
+	return now()
+}
+
+// sameSupport reports whether a re-run of the guard still rests on the
+// memories that supported the head's bypass: a memory forgotten, expired or
+// added in between ends the bypass.
+func sameSupport(head openrecall.GroupHead, tr openrecall.TriageResult) bool {
+	return tr.Decision == head.Decision && slices.Equal(tr.Supporting, head.Supporting)
+}
