@@ -29,6 +29,9 @@ type GroupRef struct {
 	Role           string `json:"role"`
 	HeadAnalysisID string `json:"head_analysis_id"`
 	HeadAlertID    string `json:"head_alert_id"`
+	// At is the time the firing was grouped on: the alert's own, else its
+	// arrival.
+	At time.Time `json:"at"`
 }
 
 // GroupID returns the id of the group headed by the analysis headAnalysisID.

@@ -30,8 +30,8 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 
 // PersistBatch stores a batch of results in one transaction: all their
 // audit entries, chained in input order, then all their cost points, then
-// the completions of their strong calls (the running mean of the expected
-// completion), each kind with multi-row inserts. Either all of it is stored
+// their alert groups, and the completions of their strong calls (the
+// running mean of the expected completion), each kind with multi-row inserts. Either all of it is stored
 // or none.
 // points[i] belongs to results[i]. It returns each result's entries as
 // stored.
@@ -62,6 +62,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			if err := s.Store.appendCostPointsTx(ctx, tx, costs, s.SealCosts); err != nil {
 				return err
 			}
+		}
+		if err := recordGroupsTx(ctx, tx, results); err != nil {
+			return err
 		}
 		return recordStrongCompletionsTx(ctx, tx, results)
 	})

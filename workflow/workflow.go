@@ -226,16 +226,16 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 	var as *assessment
 	if g := rs.groups; g != nil {
 		g.gate.wait(pos)
-		member, opened, assessed := w.group(ctx, g, rec, res.AnalysisID, id, fp)
+		member, opened, assessed, at := w.group(ctx, g, rec, res.AnalysisID, id, fp)
 		gated = true
 		g.gate.done()
 		as = assessed
 		if member != nil {
 			res.Steps = []openrecall.RouteStep{intakeStep, fpStep}
-			return w.finish(w.member(res, fp, member, assessed), start)
+			return w.finish(w.member(res, fp, member, assessed, at), start)
 		}
 		if opened != nil {
-			res.Group = &openrecall.GroupRef{ID: opened.id, Role: openrecall.GroupRoleHead, HeadAnalysisID: res.AnalysisID, HeadAlertID: a.ID}
+			res.Group = &openrecall.GroupRef{ID: opened.id, Role: openrecall.GroupRoleHead, HeadAnalysisID: res.AnalysisID, HeadAlertID: a.ID, At: at}
 			defer func() {
 				opened.head = openrecall.HeadOf(out)
 				close(opened.done)
@@ -313,46 +313,46 @@ func (w *Workflow) assess(ctx context.Context, a openrecall.Alert, id openrecall
 // first; when the bypass no longer holds it opens a group of its own, and
 // the assessment made is returned for its triage. A storage error leaves
 // the record ungrouped: triaged on its own.
-func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, analysisID string, id openrecall.Identity, fp openrecall.Fingerprint) (member, opened *openGroup, as *assessment) {
+func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, analysisID string, id openrecall.Identity, fp openrecall.Fingerprint) (member, opened *openGroup, as *assessment, t time.Time) {
 	a := rec.Alert
 	key, ok := openrecall.GroupKeyOf(a, id, fp)
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, nil, t
 	}
-	t := arrival(rec, w.now)
+	t = arrival(rec, w.now)
 	og, isHead, err := g.prior(ctx, analysisID)
 	if err == nil && og == nil && !isHead {
 		og, err = g.joinable(ctx, key, a.Severity, t)
 	}
 	if err != nil {
 		w.log.Warn("grouping failed; triaged on its own", zap.String("alert", a.ID), zap.Error(err))
-		return nil, nil, nil
+		return nil, nil, nil, t
 	}
 	if og != nil {
 		select {
 		case <-og.done:
 		case <-ctx.Done():
-			return nil, nil, nil
+			return nil, nil, nil, t
 		}
 		if !og.head.Bypassed {
 			og.last = later(og.last, t)
-			return og, nil, nil
+			return og, nil, nil, t
 		}
 		as = w.assess(ctx, a, id, fp)
 		if as.verdict.Bypass && sameSupport(og.head, as.triage) {
 			og.last = later(og.last, t)
-			return og, nil, as
+			return og, nil, as, t
 		}
 	}
 	opened = &openGroup{id: openrecall.GroupID(analysisID), key: key, headSeverity: a.Severity, last: t, done: make(chan struct{})}
 	g.open[key] = opened
-	return nil, opened, as
+	return nil, opened, as, t
 }
 
 // member completes the result of a group member: one grouped route step,
 // the head's decision and escalation (DESIGN §6a). as is the guard run
 // again for a member of a bypassed head, else nil.
-func (w *Workflow) member(res openrecall.Result, fp openrecall.Fingerprint, og *openGroup, as *assessment) openrecall.Result {
+func (w *Workflow) member(res openrecall.Result, fp openrecall.Fingerprint, og *openGroup, as *assessment, at time.Time) openrecall.Result {
 	in := routing.Input{Alert: res.Alert, Fingerprint: fp}
 	why := ""
 	if as != nil {
@@ -364,7 +364,7 @@ func (w *Workflow) member(res openrecall.Result, fp openrecall.Fingerprint, og *
 	res.Steps = append(res.Steps, out.Steps...)
 	res.Decision = out.Decision
 	res.EscalatedWithoutAnalysis = out.Unanalysed
-	res.Group = &openrecall.GroupRef{ID: og.id, Role: openrecall.GroupRoleMember, HeadAnalysisID: og.head.AnalysisID, HeadAlertID: og.head.AlertID}
+	res.Group = &openrecall.GroupRef{ID: og.id, Role: openrecall.GroupRoleMember, HeadAnalysisID: og.head.AnalysisID, HeadAlertID: og.head.AlertID, At: at}
 	w.log.Debug("grouped", zap.String("alert", res.Alert.ID), zap.String("group", og.id), zap.String("decision", string(res.Decision)))
 	return res
 }

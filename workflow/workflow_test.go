@@ -25,6 +25,8 @@ func fixedNow() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC
 type pipeline struct {
 	store *memory.Store
 	ex    *fingerprint.Extractor
+	// groups configures grouping in the workflows p builds.
+	groups workflow.Grouping
 }
 
 func newPipeline(t *testing.T) *pipeline {
@@ -62,7 +64,7 @@ func (p *pipeline) workflow(t *testing.T, budget *routing.Budget, sink workflow.
 	w, err := workflow.New(workflow.Config{
 		Fingerprinter: p.ex, Memory: p.store, Router: r, Triage: triage.DefaultConfig(),
 		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "test",
-		Sink: sink, OrderedRouting: budget != nil, Now: fixedNow,
+		Sink: sink, OrderedRouting: budget != nil, Now: fixedNow, Grouping: p.groups,
 	})
 	if err != nil {
 		t.Fatal(err)

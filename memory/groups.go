@@ -1,0 +1,265 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// recordGroupsTx stores the groups of a batch of results, in input order,
+// inside the transaction that persists their audit entries (DESIGN §6a): a
+// head opens its group, a member joins its group (its size and time span
+// grow). A result stored before (the same analysis id) changes nothing, so
+// a batch persisted again after a crash counts no member twice. A member
+// that joins a group decided since carries the group's decision.
+func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+	for _, r := range results {
+		g := r.Group
+		if g == nil {
+			continue
+		}
+		at := clampedNanos(g.At)
+		if g.Role == openrecall.GroupRoleHead {
+			key, ok := openrecall.GroupKeyOf(r.Alert, r.Identity, r.Fingerprint)
+			if !ok {
+				return fmt.Errorf("group %s: head %s has no identity: %w", g.ID, r.AnalysisID, openrecall.ErrInvalid)
+			}
+			keyJSON, err := json.Marshal(key)
+			if err != nil {
+				return fmt.Errorf("group %s: encode key: %w", g.ID, err)
+			}
+			head, err := json.Marshal(openrecall.HeadOf(r))
+			if err != nil {
+				return fmt.Errorf("group %s: encode head: %w", g.ID, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
+				head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+				g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
+				string(r.Alert.Severity), string(head), r.AnalysisID, at, at); err != nil {
+				return translate("group "+g.ID+": open", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
+			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
+		if err != nil {
+			return translate("group "+g.ID+": member "+r.AnalysisID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return translate("group "+g.ID+": member "+r.AnalysisID, err)
+		}
+		if n == 0 {
+			var exists int
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM group_members WHERE analysis_id = ?`, r.AnalysisID).Scan(&exists); err != nil {
+				return fmt.Errorf("group %s of %s: %w", g.ID, r.AnalysisID, translate("group member", err))
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?) WHERE id = ?`,
+			at, at, g.ID); err != nil {
+			return translate("group "+g.ID+": grow", err)
+		}
+	}
+	return nil
+}
+
+// clampedNanos is t in UTC unix nanoseconds, clamped to the storable range:
+// an alert's own time is the sender's word, and a far-off one must not stop
+// its batch from being stored.
+func clampedNanos(t time.Time) int64 {
+	if n, err := nanos(t); err == nil {
+		return n
+	}
+	if t.Year() < 1678 {
+		return math.MinInt64
+	}
+	return math.MaxInt64
+}
+
+const groupColumns = `id, batch, key, head_severity, head, size, first_at, last_at, decided_at, decision, memory_id, analyst`
+
+func scanGroup(r rowScanner) (openrecall.Group, error) {
+	var g openrecall.Group
+	var key, sev, head string
+	var first, last int64
+	var decidedAt sql.NullInt64
+	var decision, memoryID, analyst sql.NullString
+	if err := r.Scan(&g.ID, &g.Batch, &key, &sev, &head, &g.Size, &first, &last, &decidedAt, &decision, &memoryID, &analyst); err != nil {
+		return g, err
+	}
+	if err := json.Unmarshal([]byte(key), &g.Key); err != nil {
+		return g, fmt.Errorf("group %s: key: %w", g.ID, err)
+	}
+	if err := json.Unmarshal([]byte(head), &g.Head); err != nil {
+		return g, fmt.Errorf("group %s: head: %w", g.ID, err)
+	}
+	g.HeadSeverity, g.FirstAt, g.LastAt = openrecall.Severity(sev), fromNanos(first), fromNanos(last)
+	if decidedAt.Valid {
+		g.Decided, g.DecidedAt = true, fromNanos(decidedAt.Int64)
+		g.Decision, g.MemoryID, g.Analyst = openrecall.Decision(decision.String), memoryID.String, analyst.String
+	}
+	return g, nil
+}
+
+func (s *Store) queryGroups(ctx context.Context, what, query string, args ...any) ([]openrecall.Group, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(what, err)
+	}
+	defer rows.Close()
+	out := []openrecall.Group{}
+	for rows.Next() {
+		g, err := scanGroup(rows)
+		if err != nil {
+			return nil, translate(what+": scan", err)
+		}
+		out = append(out, g)
+	}
+	return out, translate(what, rows.Err())
+}
+
+// OpenGroups returns the groups of the batches whose names start with
+// batchPrefix that no person has decided and that are the latest of their
+// key: the groups a run continues.
+func (s *Store) OpenGroups(ctx context.Context, batchPrefix string) ([]openrecall.Group, error) {
+	return s.queryGroups(ctx, "open groups", `SELECT `+groupColumns+` FROM alert_groups WHERE rowid IN
+		(SELECT MAX(rowid) FROM alert_groups WHERE batch LIKE ? ESCAPE '\' GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`,
+		likeEscape(batchPrefix)+"%")
+}
+
+// Groups returns up to limit groups, newest first: only those no person has
+// decided when open is set.
+func (s *Store) Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error) {
+	cond := ""
+	if open {
+		cond = "WHERE decided_at IS NULL"
+	}
+	return s.queryGroups(ctx, "groups", `SELECT `+groupColumns+` FROM alert_groups `+cond+` ORDER BY rowid DESC LIMIT ?`, limit)
+}
+
+// Group returns the group id; an unknown id wraps openrecall.ErrNotFound.
+func (s *Store) Group(ctx context.Context, id string) (openrecall.Group, error) {
+	g, err := scanGroup(s.db.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = ?`, id))
+	if err != nil {
+		return g, translate("group "+id, err)
+	}
+	return g, nil
+}
+
+// GroupOf returns the group membership of an analysis; an analysis in no
+// group wraps openrecall.ErrNotFound.
+func (s *Store) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
+	var m openrecall.GroupMember
+	var decision sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members WHERE analysis_id = ?`,
+		analysisID).Scan(&m.AnalysisID, &m.GroupID, &m.AlertID, &m.Role, &decision)
+	if err != nil {
+		return m, translate("group of "+analysisID, err)
+	}
+	m.Decision = openrecall.Decision(decision.String)
+	return m, nil
+}
+
+// GroupMembers returns the firings of group id, head first, in the order
+// they were stored.
+func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
+		WHERE group_id = ? ORDER BY role = 'member', rowid`, id)
+	if err != nil {
+		return nil, translate("group members", err)
+	}
+	defer rows.Close()
+	var out []openrecall.GroupMember
+	for rows.Next() {
+		var m openrecall.GroupMember
+		var decision sql.NullString
+		if err := rows.Scan(&m.AnalysisID, &m.GroupID, &m.AlertID, &m.Role, &decision); err != nil {
+			return nil, translate("group members: scan", err)
+		}
+		m.Decision = openrecall.Decision(decision.String)
+		out = append(out, m)
+	}
+	return out, translate("group members", rows.Err())
+}
+
+// ErrDecided marks a group a person has decided already: it is closed.
+var ErrDecided = errors.New("group already decided")
+
+// DecideGroup records a person's decision of group id in one transaction
+// (DESIGN §6a): it retains inc, the one memory of the group (keyed by its
+// head's alert id: a storm is one vote), closes the group and records the
+// decision on every member. A group decided before is refused with
+// ErrDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
+// stored then. It returns the group as decided, the memory as stored,
+// whether it was created, and the members.
+func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
+	inc, args, err := s.prepare(inc)
+	if err != nil {
+		return openrecall.Group{}, openrecall.Incident{}, false, nil, fmt.Errorf("decide group %s: %w", id, err)
+	}
+	var g openrecall.Group
+	var stored openrecall.Incident
+	var created bool
+	err = s.inTx(ctx, "decide group "+id, func(tx *sql.Tx) error {
+		var err error
+		if g, err = scanGroup(tx.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = ?`, id)); err != nil {
+			return translate("group "+id, err)
+		}
+		if g.Decided {
+			return fmt.Errorf("group %s was decided %s by %q at %s: %w (%w)", id, g.Decision, g.Analyst, g.DecidedAt.Format(time.RFC3339), ErrDecided, openrecall.ErrInvalid)
+		}
+		if stored, created, err = retainTx(ctx, tx, args, inc); err != nil {
+			return err
+		}
+		now := s.now()
+		if _, err := tx.ExecContext(ctx, `UPDATE alert_groups SET decided_at = ?, decision = ?, memory_id = ?, analyst = ? WHERE id = ?`,
+			now.UnixNano(), string(inc.Decision), stored.ID, inc.Analyst, id); err != nil {
+			return translate("decide group "+id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE group_members SET decision = ? WHERE group_id = ?`, string(inc.Decision), id); err != nil {
+			return translate("decide group "+id+": members", err)
+		}
+		g.Decided, g.DecidedAt, g.Decision, g.MemoryID, g.Analyst = true, now.UTC(), inc.Decision, stored.ID, inc.Analyst
+		return nil
+	})
+	if err != nil {
+		return openrecall.Group{}, openrecall.Incident{}, false, nil, err
+	}
+	if created {
+		s.incidentWrites.Add(1)
+	}
+	members, err := s.GroupMembers(ctx, id)
+	if err != nil {
+		return g, stored, created, nil, err
+	}
+	return g, stored, created, members, nil
+}
+
+// GroupScope is the store's groups of the batches whose names start with
+// Prefix, as a run continues them (workflow.GroupStore): serve's groups
+// ("serve-"), never those of an analyze run.
+type GroupScope struct {
+	Store  *Store
+	Prefix string
+}
+
+// OpenGroups returns the open groups of the scope.
+func (g GroupScope) OpenGroups(ctx context.Context) ([]openrecall.Group, error) {
+	return g.Store.OpenGroups(ctx, g.Prefix)
+}
+
+// Group returns the group id.
+func (g GroupScope) Group(ctx context.Context, id string) (openrecall.Group, error) {
+	return g.Store.Group(ctx, id)
+}
+
+// GroupOf returns the group membership of an analysis.
+func (g GroupScope) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
+	return g.Store.GroupOf(ctx, analysisID)
+}

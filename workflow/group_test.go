@@ -1,0 +1,118 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/workflow"
+)
+
+// grouping returns p's workflow with grouping on over sink.
+func (p *pipeline) grouping(t *testing.T, budget *routing.Budget, sink workflow.Sink, store workflow.GroupStore) *workflow.Workflow {
+	t.Helper()
+	p.groups = workflow.Grouping{Enabled: true, Store: store}
+	return p.workflow(t, budget, sink)
+}
+
+func stormLine(i int, rule, severity, ts string) string {
+	return fmt.Sprintf(`{"id":"s-%d","title":"%s on host-%d","text":"disk usage above threshold","severity":%q,"labels":{"alertname":%q,"service":"storage","instance":"10.0.0.%d:9100"},"timestamp":%q}`,
+		i, rule, i, severity, rule, i, ts)
+}
+
+func TestStormGroupsUnderOneAnalysis(t *testing.T) {
+	var lines []string
+	base := time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
+	for i := range 12 {
+		sev := "warning"
+		if i == 6 {
+			sev = "critical" // a severity rise inside the storm
+		}
+		lines = append(lines, stormLine(i, "NodeDiskFull", sev, base.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)))
+	}
+	lines = append(lines, stormLine(99, "NodeDiskFull", "warning", base.Add(3*time.Hour).Format(time.RFC3339)))
+	q := strings.Join(lines, "\n")
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprint(workers, " workers"), func(t *testing.T) {
+			p := newPipeline(t)
+			sealer := audit.NewSealer(benchKey)
+			sink := memory.Sink{Store: p.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+			w := p.grouping(t, nil, sink, nil)
+			res, sum := analyze(t, w, q, workers)
+			roles := ""
+			for _, r := range res {
+				switch {
+				case r.Group == nil:
+					roles += "-"
+				case r.Grouped():
+					roles += "m"
+				default:
+					roles += "H"
+				}
+			}
+			// The rise at 6 heads its own group (more severe than the head);
+			// the later warnings join that latest group of the key (not more
+			// severe than its head); three hours later a new group starts.
+			if want := "HmmmmmHmmmmmH"; roles != want {
+				t.Fatalf("roles %s, want %s", roles, want)
+			}
+			calls := 0
+			for _, n := range sum.ModelCalls {
+				calls += n
+			}
+			if calls != 3 || sum.Grouped != 10 || sum.Groups != 3 {
+				t.Errorf("summary: %d model calls, %d grouped, %d groups; want 3, 10, 3", calls, sum.Grouped, sum.Groups)
+			}
+			head := res[0]
+			for _, r := range res[1:6] {
+				if r.Decision != head.Decision || r.Cost != 0 || r.Baseline <= 0 || len(r.Steps) != 3 || r.Steps[2].Step != openrecall.StepGrouped {
+					t.Errorf("member %s: decision %s cost %d baseline %d steps %v", r.Alert.ID, r.Decision, r.Cost, r.Baseline, r.Steps)
+				}
+				if len(r.Audit) != len(r.Steps) {
+					t.Errorf("member %s: %d audit entries for %d steps", r.Alert.ID, len(r.Audit), len(r.Steps))
+				}
+				if r.Group.HeadAnalysisID != head.AnalysisID {
+					t.Errorf("member %s: head %s, want %s", r.Alert.ID, r.Group.HeadAnalysisID, head.AnalysisID)
+				}
+			}
+			stored, err := p.store.Groups(context.Background(), true, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int
+			for _, g := range stored {
+				sizes = append(sizes, g.Size)
+			}
+			if fmt.Sprint(sizes) != "[1 6 6]" {
+				t.Errorf("stored group sizes (newest first) %v, want [1 6 6]", sizes)
+			}
+		})
+	}
+}
+
+func TestBypassedHeadsMembersRerunTheGuard(t *testing.T) {
+	p := newPipeline(t)
+	base := time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
+	first := firstAlert(t, stormLine(0, "NodeDiskFull", "warning", base.Format(time.RFC3339)))
+	p.teach(t, first, openrecall.DecisionKnownBenign, 6)
+	var lines []string
+	for i := range 4 {
+		lines = append(lines, stormLine(i, "NodeDiskFull", "warning", base.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)))
+	}
+	w := p.grouping(t, nil, nil, nil)
+	res, sum := analyze(t, w, strings.Join(lines, "\n"), 2)
+	if !res[0].Bypassed || sum.Grouped != 3 {
+		t.Fatalf("head bypassed %v, %d grouped; want a bypassed head and 3 members", res[0].Bypassed, sum.Grouped)
+	}
+	for _, r := range res[1:] {
+		if r.Decision != openrecall.DecisionKnownBenign || !r.Guard.Bypass || r.Bypassed {
+			t.Errorf("member %s: decision %s, guard %v, bypassed %v", r.Alert.ID, r.Decision, r.Guard.Bypass, r.Bypassed)
+		}
+	}
+}
