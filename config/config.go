@@ -114,11 +114,20 @@ type Price struct {
 	OutputPerMillionUSD float64 `yaml:"output_per_million_usd"`
 }
 
+// Grouping configures alert groups (DESIGN §6a).
+type Grouping struct {
+	// Enabled groups the firings of one alert under one analysis.
+	Enabled bool `yaml:"enabled"`
+	// Window is how far a firing may be from its group's last one.
+	Window time.Duration `yaml:"window"`
+}
+
 // Config is the whole configuration.
 type Config struct {
 	DB        string           `yaml:"db"`
 	Rules     string           `yaml:"rules"`
 	Triage    Triage           `yaml:"triage"`
+	Grouping  Grouping         `yaml:"grouping"`
 	Models    Models           `yaml:"models"`
 	BudgetUSD float64          `yaml:"budget_usd"`
 	Prices    map[string]Price `yaml:"prices"`
@@ -230,6 +239,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.TriageConfig().Validate(); err != nil {
 		return fmt.Errorf("triage: %w", err)
+	}
+	if c.Grouping.Window < time.Second || c.Grouping.Window > 7*24*time.Hour {
+		return fmt.Errorf("grouping.window %s must be between 1s and 168h: %w", c.Grouping.Window, openrecall.ErrInvalid)
 	}
 	if c.BudgetUSD < 0 || math.IsNaN(c.BudgetUSD) || math.IsInf(c.BudgetUSD, 0) {
 		return fmt.Errorf("budget_usd %v must be a non-negative number: %w", c.BudgetUSD, openrecall.ErrInvalid)

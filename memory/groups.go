@@ -124,13 +124,11 @@ func (s *Store) queryGroups(ctx context.Context, what, query string, args ...any
 	return out, translate(what, rows.Err())
 }
 
-// OpenGroups returns the groups of the batches whose names start with
-// batchPrefix that no person has decided and that are the latest of their
-// key: the groups a run continues.
-func (s *Store) OpenGroups(ctx context.Context, batchPrefix string) ([]openrecall.Group, error) {
+// OpenGroups returns the groups of batch that no person has decided and
+// that are the latest of their key: the groups a run of batch continues.
+func (s *Store) OpenGroups(ctx context.Context, batch string) ([]openrecall.Group, error) {
 	return s.queryGroups(ctx, "open groups", `SELECT `+groupColumns+` FROM alert_groups WHERE rowid IN
-		(SELECT MAX(rowid) FROM alert_groups WHERE batch LIKE ? ESCAPE '\' GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`,
-		likeEscape(batchPrefix)+"%")
+		(SELECT MAX(rowid) FROM alert_groups WHERE batch = ? GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`, batch)
 }
 
 // Groups returns up to limit groups, newest first: only those no person has
@@ -241,17 +239,16 @@ func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incid
 	return g, stored, created, members, nil
 }
 
-// GroupScope is the store's groups of the batches whose names start with
-// Prefix, as a run continues them (workflow.GroupStore): serve's groups
-// ("serve-"), never those of an analyze run.
+// GroupScope is the store's groups of one batch, as its runs continue them
+// (workflow.GroupStore): serve's groups, never those of an analyze run.
 type GroupScope struct {
-	Store  *Store
-	Prefix string
+	Store *Store
+	Batch string
 }
 
 // OpenGroups returns the open groups of the scope.
 func (g GroupScope) OpenGroups(ctx context.Context) ([]openrecall.Group, error) {
-	return g.Store.OpenGroups(ctx, g.Prefix)
+	return g.Store.OpenGroups(ctx, g.Batch)
 }
 
 // Group returns the group id.

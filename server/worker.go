@@ -253,7 +253,7 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 			}
 			in.ids[d.AnalysisID] = d.ID
 			in.mu.Unlock()
-			rec := intake.Record{Alert: d.Alert}
+			rec := intake.Record{Alert: d.Alert, Received: d.ReceivedAt}
 			if d.Rejection != "" {
 				rec = intake.Record{Err: &intake.RecordError{Position: d.Alert.Position, Reason: d.Rejection}}
 			}

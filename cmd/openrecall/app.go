@@ -344,6 +344,7 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 		Mode:           mode,
 		Batch:          a.batchName(),
 		OrderedRouting: budget != nil,
+		Grouping:       workflow.Grouping{Enabled: cfg.Grouping.Enabled, Window: cfg.Grouping.Window},
 		Now:            a.now,
 		Logger:         a.log,
 	}

@@ -130,6 +130,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return workflow.New(workflow.Config{
 			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
 			Batch: serveBatch, Guard: guard, Sink: sink, Now: a.now, Logger: a.log,
+			Grouping: workflow.Grouping{Enabled: cfg.Grouping.Enabled, Window: cfg.Grouping.Window,
+				Store: memory.GroupScope{Store: st, Batch: serveBatch}},
 		})
 	}
 	prom := server.NewPrometheus(func() float64 {

@@ -27,7 +27,7 @@ CREATE TABLE alert_groups (
 	analyst       TEXT
 );
 
-CREATE INDEX alert_groups_key ON alert_groups (key_hash, batch);
+CREATE INDEX alert_groups_key ON alert_groups (batch, key_hash);
 CREATE INDEX alert_groups_open ON alert_groups (batch) WHERE decided_at IS NULL;
 
 CREATE TABLE group_members (
