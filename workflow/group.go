@@ -60,12 +60,38 @@ type openGroup struct {
 }
 
 // grouper assigns records to groups in input order: only the record whose
-// turn it is (gate) reads or changes open.
+// turn it is (gate) reads or changes open, which holds the open groups of
+// each key, oldest first, at most maxOpenPerKey of them.
 type grouper struct {
 	window time.Duration
 	store  GroupStore
 	gate   *turnstile
-	open   map[openrecall.GroupKey]*openGroup
+	open   map[openrecall.GroupKey][]*openGroup
+}
+
+// maxOpenPerKey bounds the groups of one key a firing may still join: a
+// key opens another group only for a more severe firing, or one out of
+// the window of the others (a late or out-of-order one).
+const maxOpenPerKey = 64
+
+// add makes og the newest open group of its key.
+func (g *grouper) add(og *openGroup) {
+	list := append(g.open[og.key], og)
+	if len(list) > maxOpenPerKey {
+		list = list[len(list)-maxOpenPerKey:]
+	}
+	g.open[og.key] = list
+}
+
+// drop forgets open group og.
+func (g *grouper) drop(og *openGroup) {
+	list := g.open[og.key]
+	for i, x := range list {
+		if x == og {
+			g.open[og.key] = slices.Delete(slices.Clone(list), i, i+1)
+			return
+		}
+	}
 }
 
 // newGrouper returns the grouper of one run, started from the store's open
@@ -75,7 +101,7 @@ func (w *Workflow) newGrouper(ctx context.Context) (*grouper, error) {
 	if !g.Enabled {
 		return nil, nil
 	}
-	gr := &grouper{window: g.Window, store: g.Store, gate: newTurnstile(), open: map[openrecall.GroupKey]*openGroup{}}
+	gr := &grouper{window: g.Window, store: g.Store, gate: newTurnstile(), open: map[openrecall.GroupKey][]*openGroup{}}
 	if gr.window <= 0 {
 		gr.window = openrecall.DefaultGroupWindow
 	}
@@ -87,7 +113,7 @@ func (w *Workflow) newGrouper(ctx context.Context) (*grouper, error) {
 		return nil, fmt.Errorf("open groups: %w", err)
 	}
 	for _, sg := range stored {
-		gr.open[sg.Key] = storedGroup(sg)
+		gr.add(storedGroup(sg))
 	}
 	return gr, nil
 }
@@ -108,25 +134,30 @@ type assignment struct {
 }
 
 // joinable returns the open group a firing of key at time t and severity
-// sev joins, or nil: the latest group of its key, within the window, not
-// more severe than its head, not decided by a person.
+// sev joins, or nil: the newest group of its key that takes it — within the
+// window of its last firing, the firing not more severe than its head, no
+// person having decided it.
 func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev openrecall.Severity, t time.Time) (*openGroup, error) {
-	og := g.open[key]
-	if og == nil || !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
-		return nil, nil
-	}
-	if g.store != nil {
-		sg, err := g.store.Group(ctx, og.id)
-		switch {
-		case errors.Is(err, openrecall.ErrNotFound):
-		case err != nil:
-			return nil, fmt.Errorf("group %s: %w", og.id, err)
-		case sg.Decided:
-			delete(g.open, key)
-			return nil, nil
+	list := g.open[key]
+	for i := len(list) - 1; i >= 0; i-- {
+		og := list[i]
+		if !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
+			continue
 		}
+		if g.store != nil {
+			sg, err := g.store.Group(ctx, og.id)
+			switch {
+			case errors.Is(err, openrecall.ErrNotFound):
+			case err != nil:
+				return nil, fmt.Errorf("group %s: %w", og.id, err)
+			case sg.Decided:
+				g.drop(og)
+				continue
+			}
+		}
+		return og, nil
 	}
-	return og, nil
+	return nil, nil
 }
 
 // prior returns the group a record was assigned to by an earlier run that
@@ -149,8 +180,10 @@ func (g *grouper) prior(ctx context.Context, analysisID string) (*openGroup, boo
 	if err != nil {
 		return nil, false, fmt.Errorf("group %s: %w", m.GroupID, err)
 	}
-	if og := g.open[sg.Key]; og != nil && og.id == sg.ID {
-		return og, false, nil
+	for _, og := range g.open[sg.Key] {
+		if og.id == sg.ID {
+			return og, false, nil
+		}
 	}
 	return storedGroup(sg), false, nil
 }

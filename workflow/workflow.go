@@ -232,7 +232,17 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 		as = assessed
 		if member != nil {
 			res.Steps = []openrecall.RouteStep{intakeStep, fpStep}
-			return w.finish(w.member(res, fp, member, assessed, at), start)
+			// A member's step reads the budget in its routing turn, as a
+			// sequential run would.
+			if rs.turn != nil {
+				rs.turn.wait(pos)
+			}
+			res = w.member(res, fp, member, assessed, at)
+			if rs.turn != nil {
+				rs.turn.done()
+				routed = true
+			}
+			return w.finish(res, start)
 		}
 		if opened != nil {
 			res.Group = &openrecall.GroupRef{ID: opened.id, Role: openrecall.GroupRoleHead, HeadAnalysisID: res.AnalysisID, HeadAlertID: a.ID, At: at}
@@ -345,7 +355,7 @@ func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, ana
 		}
 	}
 	opened = &openGroup{id: openrecall.GroupID(analysisID), key: key, headSeverity: a.Severity, last: t, done: make(chan struct{})}
-	g.open[key] = opened
+	g.add(opened)
 	return nil, opened, as, t
 }
 

@@ -75,6 +75,12 @@ func checkLiveRun(ex workflow.Fingerprinter, run gen.LiveRun) error {
 		if r.Fingerprint.HasAttack() && r.Decision.Benign() {
 			return fmt.Errorf("guard: %s with attack pattern %s closed as %s", r.Position, r.Fingerprint.AttackPattern, r.Decision)
 		}
+		if r.Grouped() {
+			if err := checkMember(out.results, r); err != nil {
+				return err
+			}
+			continue
+		}
 		accepted := false
 		for _, s := range r.Steps {
 			if s.Live {
@@ -186,4 +192,24 @@ func classifyLiveRun(run gen.LiveRun) []string {
 		}
 	}
 	return l
+}
+
+// checkMember checks that group member r took its head's decision and made
+// no call (DESIGN §6a): its head is the result of the run it names.
+func checkMember(results []openrecall.Result, r openrecall.Result) error {
+	for _, h := range results {
+		if h.AnalysisID != r.Group.HeadAnalysisID {
+			continue
+		}
+		if r.Decision != h.Decision || r.EscalatedWithoutAnalysis != h.EscalatedWithoutAnalysis {
+			return fmt.Errorf("grouped: %s decided %s, its head %s %s", r.Position, r.Decision, h.Position, h.Decision)
+		}
+		for _, s := range r.Steps {
+			if s.Live || s.Step == openrecall.StepAnalysis {
+				return fmt.Errorf("grouped: %s made a model call (%s)", r.Position, s.Reason)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("grouped: %s names head %s, not in the run", r.Position, r.Group.HeadAnalysisID)
 }

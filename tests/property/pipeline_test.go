@@ -277,7 +277,7 @@ var perToken = map[string][2]openrecall.NanoUSD{"gpt-4o": {2500, 10000}, "gpt-4o
 const expectedCompletion = 220
 
 func checkHonestSavings(out runOut) error {
-	var saved, analysed openrecall.NanoUSD
+	var saved, analysed, grouped openrecall.NanoUSD
 	recalled := false
 	for _, r := range out.results {
 		if r.Outcome != openrecall.ResultTriaged {
@@ -305,6 +305,14 @@ func checkHonestSavings(out runOut) error {
 		}
 		cheapPass := len(calls) == 1 && calls[0].Tier == openrecall.TierCheap && calls[0].Outcome == openrecall.OutcomeAccepted
 		switch {
+		case r.Grouped() && !r.EscalatedWithoutAnalysis:
+			// A group member makes no call: its whole baseline is saved
+			// (DESIGN §6a), counted apart from bypasses.
+			if len(calls) != 0 || r.Cost != 0 || r.Baseline != expected {
+				return fmt.Errorf("grouped: %s with %d calls, cost %d, baseline %d, want none, 0 and %d", r.Position, len(calls), r.Cost, r.Baseline, expected)
+			}
+			saved += expected
+			grouped += expected
 		case r.Bypassed:
 			if r.Cost != 0 || r.Baseline != expected {
 				return fmt.Errorf("bypass: %s cost %d baseline %d, want 0 and %d (%d prompt tokens, %d expected completion)", r.Position, r.Cost, r.Baseline, expected, prompt, expectedCompletion)
@@ -344,8 +352,11 @@ func checkHonestSavings(out runOut) error {
 	if got := out.summary.SavingsPercent(); math.Abs(got-want) > 1e-9 {
 		return fmt.Errorf("percent: summary savings %.6f%%, want %.6f%% (%d of the analysed baseline %d)", got, want, saved, analysed)
 	}
-	if !recalled && saved != 0 {
-		return fmt.Errorf("empty memory: no alert recalled a memory, yet %d saved", saved)
+	if !recalled && saved != grouped {
+		return fmt.Errorf("empty memory: no alert recalled a memory, yet %d saved beyond the %d group members saved", saved-grouped, grouped)
+	}
+	if out.summary.GroupedSaved != grouped {
+		return fmt.Errorf("grouped: summary counts %d saved by group members, want %d", out.summary.GroupedSaved, grouped)
 	}
 	return nil
 }
@@ -493,6 +504,7 @@ func newWorkflowOn(ex workflow.Fingerprinter, st *memory.Store, budget *routing.
 		Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
 		Mode: mode, Batch: "pbt",
 		Sink: sink, OrderedRouting: budget != nil, Now: fixedClock,
+		Grouping: workflow.Grouping{Enabled: true},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: workflow: %v", err)

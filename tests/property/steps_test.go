@@ -20,6 +20,10 @@ const (
 	routeBypass = "bypass" // memory vouches: no model call
 	routeCheap  = "cheap"  // consistent benign memory the guard did not bypass
 	routeStrong = "strong" // attack, unclassified, weak, absent or real memory
+	// routeGrouped: a later firing of an alert already triaged in the run
+	// (same identity, DNA, status and severity, within the window):
+	// the head's decision, no model call (DESIGN §6a).
+	routeGrouped = "grouped"
 )
 
 // wantResult is what one result must look like.
@@ -36,6 +40,8 @@ func (w wantResult) steps() []string {
 		return []string{openrecall.StepIntake}
 	case w.route == routeBypass:
 		return []string{openrecall.StepIntake, openrecall.StepFingerprint, openrecall.StepMemoryBypass}
+	case w.route == routeGrouped:
+		return []string{openrecall.StepIntake, openrecall.StepFingerprint, openrecall.StepGrouped}
 	case w.route == routeAny:
 		return []string{openrecall.StepIntake, openrecall.StepFingerprint, openrecall.StepMemoryBypass + "|" + openrecall.StepAnalysis}
 	}
@@ -118,11 +124,25 @@ func designSeverityRank(source string, unknownRank int) int {
 }
 
 // expectedRun lists the results in's queue must give, in input order.
+// Grouping is on (DESIGN §6a): the generated families have distinct
+// identities (P26) and noise-invariant DNA (P2), each family renders one
+// severity, and every alert of a form shares one time (JSON lines: the
+// run's clock; webhook entries: their startsAt, hours from it), so the
+// firings of one family in one form make one group, and a family without
+// identity none; the bare strings are one alert.
 func expectedRun(in gen.WorkflowInput) []wantResult {
 	var out []wantResult
+	headed := map[string]bool{}
 	for _, r := range in.AllRecords() {
 		f := r.Alert.Family % len(gen.AlertFamilies())
 		triaged := func(webhook bool) wantResult {
+			key := fmt.Sprint(f, webhook)
+			if !gen.AlertFamilies()[f].Anonymous {
+				if headed[key] {
+					return wantResult{openrecall.ResultTriaged, f, routeGrouped}
+				}
+				headed[key] = true
+			}
 			return wantResult{openrecall.ResultTriaged, f, memoryRoute(in, f, webhook)}
 		}
 		switch gen.RecordKinds()[r.Kind%len(gen.RecordKinds())] {
@@ -137,7 +157,12 @@ func expectedRun(in gen.WorkflowInput) []wantResult {
 		case "invalid JSON", "empty object":
 			out = append(out, wantResult{openrecall.ResultRejected, -1, routeAny})
 		case "bare string":
-			out = append(out, wantResult{openrecall.ResultTriaged, -1, routeAny})
+			route := routeAny
+			if headed["bare"] {
+				route = routeGrouped
+			}
+			headed["bare"] = true
+			out = append(out, wantResult{openrecall.ResultTriaged, -1, route})
 		default:
 			panic("expectedRun: unknown record kind")
 		}

@@ -209,6 +209,18 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"StormRunGen", StormRunGen(), validAs(func(s StormRun) error {
+			if s.Workers < 1 || s.Workers > 4 || s.Budget < 0 || s.Vouch < 0 || s.Vouch > 3 || len(s.Firings) > 40 {
+				return fmt.Errorf("storm run workers %d budget %d vouch %d firings %d", s.Workers, s.Budget, s.Vouch, len(s.Firings))
+			}
+			for _, f := range s.Firings {
+				if f.Rule < 0 || f.Rule >= len(StormRules()) || f.Sev < 0 || f.Sev >= len(StormSeverities()) || f.Gap < 0 || f.Gap >= len(StormGaps()) ||
+					f.Host < 0 || f.Process < 0 || f.Process >= len(StormProcesses()) {
+					return fmt.Errorf("storm firing %+v", f)
+				}
+			}
+			return nil
+		})},
 		{"WorkflowInputGen", WorkflowInputGen(), validAs(func(in WorkflowInput) error {
 			if in.Workers < 2 || in.Budget < 0 {
 				return fmt.Errorf("workers %d budget %d", in.Workers, in.Budget)
