@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
@@ -319,4 +320,87 @@ func cheapTier(r openrecall.Result) bool {
 		}
 	}
 	return false
+}
+
+// TestCorpusStorm is the storm of issue #21 (DESIGN §6a): every rule of
+// the corpus fires 30 times within 30 minutes on other instances, one
+// firing of every tenth non-critical rule at critical, into an empty
+// memory with grouping on. Model calls stay at most 13% of the alerts
+// (87% compression), no group mixes identities, Alert DNA or status, and
+// every severity rise is triaged on its own.
+func TestCorpusStorm(t *testing.T) {
+	rules := loadCorpus(t)
+	var buf bytes.Buffer
+	opts := rulecorpus.StormOptions{Firings: 30, Span: 30 * time.Minute, RiseEvery: 10, Seed: 21}
+	if err := rulecorpus.WriteStormQueue(&buf, rules, opts); err != nil {
+		t.Fatal(err)
+	}
+	storm := rulecorpus.Storm(rules, opts)
+	rises := 0
+	for _, f := range storm {
+		if f.Rise {
+			rises++
+		}
+	}
+	p := newPipeline(t)
+	w := p.grouping(t, nil, nil, nil)
+	var results []openrecall.Result
+	sum, err := w.AnalyzeQueue(context.Background(), intake.NewReader(bytes.NewReader(buf.Bytes()), intake.Options{}),
+		workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
+			results = append(results, r)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Triaged != len(rules)*opts.Firings {
+		t.Fatalf("%d triaged of %d firings", sum.Triaged, len(rules)*opts.Firings)
+	}
+	calls := 0
+	for _, n := range sum.ModelCalls {
+		calls += n
+	}
+	heads := map[string]openrecall.Result{}
+	groupsOf := map[int]map[string]bool{}
+	mixed, riseHeads, riseMembers := 0, 0, 0
+	for i, r := range results {
+		if r.Group == nil {
+			continue
+		}
+		rule := storm[i].Rule
+		if groupsOf[rule] == nil {
+			groupsOf[rule] = map[string]bool{}
+		}
+		groupsOf[rule][r.Group.ID] = true
+		if !r.Grouped() {
+			heads[r.AnalysisID] = r
+		} else if h := heads[r.Group.HeadAnalysisID]; h.Identity != r.Identity || h.Fingerprint != r.Fingerprint || h.Alert.Status != r.Alert.Status {
+			mixed++
+			t.Errorf("mixed group %s: member %s (%s, %s) under head %s (%s, %s)", r.Group.ID, r.Position, r.Identity, r.Fingerprint, h.Position, h.Identity, h.Fingerprint)
+		}
+		if !storm[i].Rise {
+			continue
+		}
+		if r.Grouped() && heads[r.Group.HeadAnalysisID].Alert.Severity != openrecall.SeverityCritical {
+			riseMembers++
+			t.Errorf("severity rise %s joined the %s group of %s", r.Position, heads[r.Group.HeadAnalysisID].Alert.Severity, r.Group.HeadAnalysisID)
+		} else if !r.Grouped() {
+			riseHeads++
+		}
+	}
+	split := 0
+	for _, gs := range groupsOf {
+		if len(gs) > 1 {
+			split++
+		}
+	}
+	share := float64(calls) / float64(sum.Triaged)
+	figures.Report(t, "storm: %d rules × %d firings in %s (+%d severity rises): %d model calls for %d alerts (%.1f%%, compression %.1f%%), %d groups, %d grouped, %d groups mixing identities, %d rises triaged on their own; %d rules in more than one group (a rise, or firings whose text gives another Alert DNA)",
+		len(rules), opts.Firings, opts.Span, rises, calls, sum.Triaged, 100*share, 100*(1-share), sum.Groups, sum.Grouped, mixed, riseHeads, split)
+	if share > 0.13 {
+		t.Errorf("model calls are %.1f%% of the alerts, want at most 13%%", 100*share)
+	}
+	if riseMembers > 0 || riseHeads != rises {
+		t.Errorf("%d of %d severity rises joined a less severe group; %d headed their own", riseMembers, rises, riseHeads)
+	}
 }

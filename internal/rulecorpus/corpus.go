@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -282,4 +283,68 @@ func LoadNear(dir string) ([]Rule, error) {
 		return nil, err
 	}
 	return Load(path)
+}
+
+// StormOptions shapes a storm queue (DESIGN §6a).
+type StormOptions struct {
+	// Firings is how many times each rule fires (about 30).
+	Firings int
+	// Span is the time the firings of one rule spread over (30 minutes).
+	Span time.Duration
+	// RiseEvery makes one firing of every RiseEvery-th rule that is not
+	// critical (in the middle of its storm) fire at critical. 0 means none.
+	RiseEvery int
+	// Seed draws each firing's time within the span.
+	Seed uint64
+}
+
+// StormFiring is one alert of a storm queue: the rule, the firing and
+// whether its severity rose above the rule's.
+type StormFiring struct {
+	Rule   int
+	Firing Firing
+	Rise   bool
+}
+
+// Storm returns the firings of a storm queue: every rule fires
+// opts.Firings times on distinct instances, at times drawn within
+// opts.Span of one start, and the firings of all rules interleave in time
+// order (ties in rule order).
+func Storm(rules []Rule, opts StormOptions) []StormFiring {
+	r := rand.New(rand.NewPCG(opts.Seed, 0x73746f726d))
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var out []StormFiring
+	n := 0
+	for i, rule := range rules {
+		for k := range opts.Firings {
+			n++
+			f := StormFiring{Rule: i, Firing: Firing{N: n, StartsAt: start.Add(time.Duration(r.Int64N(int64(opts.Span))))}}
+			if opts.RiseEvery > 0 && i%opts.RiseEvery == 0 && k == opts.Firings/2 && !strings.EqualFold(rule.Severity, "critical") {
+				f.Rise = true
+				f.Firing.Severity = "critical"
+			}
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Firing.StartsAt.Before(out[b].Firing.StartsAt) })
+	return out
+}
+
+// WriteStormQueue writes the storm queue of rules to w: one Alertmanager
+// webhook per JSON line holding one alert, in time order.
+func WriteStormQueue(w io.Writer, rules []Rule, opts StormOptions) error {
+	if len(rules) == 0 {
+		return errors.New("rule corpus storm queue: no rules")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, f := range Storm(rules, opts) {
+		line, err := Webhook(Alert(rules[f.Rule], f.Firing))
+		if err != nil {
+			return fmt.Errorf("rule corpus storm queue: firing %d: %w", f.Firing.N, err)
+		}
+		if _, err := bw.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
