@@ -37,7 +37,7 @@ type Store interface {
 // command runs, persisting each batch through the sink before emitting it.
 // workflow.Workflow satisfies it.
 type Pipeline interface {
-	AnalyzeQueue(ctx context.Context, src workflow.Source, opts workflow.QueueOptions, emit func(openrecall.Result) error) (workflow.Summary, error)
+	usecase.Pipeline
 	AnalysisID(seq int) string
 	Mode() openrecall.Mode
 }

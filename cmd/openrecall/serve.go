@@ -139,10 +139,10 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store:       st,
-		Sink:        memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
-		NewPipeline: newPipeline,
-		UseCases:    a.useCases(st, ex),
+		Store:           st,
+		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
+		NewPipeline:     newPipeline,
+		UseCases:        a.useCases(st, ex),
 		Tokens:          tokens,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,
