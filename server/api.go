@@ -94,7 +94,7 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := usecase.ParseDecision(req.Decision)
 	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions)
+		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions())
 		return
 	}
 	if req.ImpactMinutes < 0 {

@@ -119,7 +119,7 @@ func (a *App) about(base openrecall.Incident, alert openrecall.Alert) openrecall
 // stores nothing new (Created is false).
 func (a *App) Retain(ctx context.Context, req RetainRequest) ([]Retained, error) {
 	if !req.Decision.Decision.Retainable() {
-		return nil, fmt.Errorf("decision %q: want %s: %w", req.Decision.Decision, Decisions, openrecall.ErrInvalid)
+		return nil, fmt.Errorf("decision %q: want %s: %w", req.Decision.Decision, Decisions(), openrecall.ErrInvalid)
 	}
 	incs, err := a.Incidents(ctx, req.Decision, req.Subject)
 	if err != nil {

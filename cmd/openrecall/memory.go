@@ -133,12 +133,11 @@ func memorySeedRun(ctx context.Context, a *app, opts *memorySeedOptions) error {
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		inc, err := seedIncident(ctx, uc, b)
+		req, err := seedRequest(b)
 		if err == nil {
-			var isNew bool
-			_, isNew, err = st.Retain(ctx, inc)
-			if err == nil {
-				if isNew {
+			var out []usecase.Retained
+			if out, err = uc.Retain(ctx, req); err == nil {
+				if out[0].Created {
 					created++
 				} else {
 					known++
@@ -156,48 +155,44 @@ func memorySeedRun(ctx context.Context, a *app, opts *memorySeedOptions) error {
 	return nil
 }
 
-// seedIncident is the memory a seed line retains.
-func seedIncident(ctx context.Context, uc *usecase.App, line []byte) (openrecall.Incident, error) {
+// seedRequest is the retain a seed line asks for.
+func seedRequest(line []byte) (usecase.RetainRequest, error) {
 	var r seedRecord
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return openrecall.Incident{}, fmt.Errorf("invalid seed record: %w", err)
+		return usecase.RetainRequest{}, fmt.Errorf("invalid seed record: %w", err)
 	}
 	d := usecase.Decision{Decision: r.Decision, Note: r.Note, DeadEnds: r.DeadEnds, Analyst: r.Analyst,
 		ImpactMinutes: r.ImpactMinutes, AlertID: r.AlertID}
 	var about usecase.Subject
 	switch {
 	case r.Fingerprint != "" && len(r.Alert) > 0:
-		return openrecall.Incident{}, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
+		return usecase.RetainRequest{}, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
 	case len(r.Alert) > 0 && (r.Rule != "" || r.Service != "" || r.Severity != ""):
-		return openrecall.Incident{}, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
+		return usecase.RetainRequest{}, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
 	case r.Fingerprint != "":
 		fp, err := openrecall.ParseFingerprint(r.Fingerprint)
 		if err != nil {
-			return openrecall.Incident{}, err
+			return usecase.RetainRequest{}, err
 		}
 		about = usecase.Subject{Fingerprint: &fp, Identity: openrecall.Identity{Rule: strings.TrimSpace(r.Rule), Service: strings.ToLower(strings.TrimSpace(r.Service))}, Severity: r.Severity}
 	case len(r.Alert) > 0:
 		recs, err := intake.ParseBytes(r.Alert, intake.Options{})
 		if err != nil {
-			return openrecall.Incident{}, err
+			return usecase.RetainRequest{}, err
 		}
 		if len(recs) != 1 {
-			return openrecall.Incident{}, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
+			return usecase.RetainRequest{}, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
 		}
 		if recs[0].Err != nil {
-			return openrecall.Incident{}, fmt.Errorf("alert: %s", recs[0].Err.Reason)
+			return usecase.RetainRequest{}, fmt.Errorf("alert: %s", recs[0].Err.Reason)
 		}
 		about = usecase.Subject{Alerts: []openrecall.Alert{recs[0].Alert}}
 	default:
-		return openrecall.Incident{}, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
+		return usecase.RetainRequest{}, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
 	}
-	incs, err := uc.Incidents(ctx, d, about)
-	if err != nil {
-		return openrecall.Incident{}, err
-	}
-	return incs[0], nil
+	return usecase.RetainRequest{Decision: d, Subject: about}, nil
 }
 
 // memoryImportOptions are the argument of memory import.
