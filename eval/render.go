@@ -80,6 +80,26 @@ func WriteTable(w io.Writer, out Output) error {
 			ew.printf("  %s  alert %s  %s  family %s  truth %s  closed as %s\n", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
 		}
 	}
+	if len(r.MissedReal) > 0 {
+		ew.printf("\nMISSED REAL (truth real or an attack, decided benign; a model's verdict is a proposal the analyst reviews, never a closure):\n")
+		for i, m := range r.MissedReal {
+			if i == 20 {
+				ew.printf("  … and %d more (see --output json)\n", len(r.MissedReal)-20)
+				break
+			}
+			by := "by the " + m.By + " model after analysis, not marked for a person's approval"
+			if m.Approval {
+				by = "by the " + m.By + " model after analysis, for a person's approval"
+			}
+			switch m.By {
+			case "memory":
+				by = "closed by memory without a model: a false bypass"
+			case "":
+				by = "with no model answer accepted"
+			}
+			ew.printf("  %s  alert %s  %s  family %s  truth %s  decided %s %s\n", m.Position, m.AlertID, m.Kind, m.Family, m.Truth, m.Decision, by)
+		}
+	}
 	if len(r.Rejections) > 0 {
 		ew.printf("\nREJECTED RECORDS (not replayed):\n")
 		for i, rj := range r.Rejections {
@@ -107,6 +127,14 @@ func WriteTable(w io.Writer, out Output) error {
 		ew.printf("  %-16s want %-7s got %-8s %s\n", t.Name, t.Want, got, state)
 	}
 	ew.printf("\n%s\n", Summary(r))
+	if n := reviewed(r.Overall); n > 0 {
+		verdict := "SAFE"
+		if !r.Safe() {
+			verdict = "UNSAFE"
+		}
+		ew.printf("%s counts closures only (false_bypasses: alerts memory closed without a model). missed_real=%d: %d of them a model's benign verdict after analysis on an alert whose truth is real (listed under MISSED REAL): a proposal the analyst reviews, never a closure; an accuracy error a person must catch.\n",
+			verdict, r.Overall.Missed, n)
+	}
 
 	if len(out.Modes) > 0 {
 		ew.printf("\nMODES (memory backend × model)\n")
@@ -148,6 +176,10 @@ func Summary(r Report) string {
 	}
 	return "summary: " + verdict + " " + strings.Join(parts, " ")
 }
+
+// reviewed returns how many of s's missed real alerts were not bypassed:
+// a model's benign verdicts, which the analyst reviews.
+func reviewed(s Stats) int { return s.Missed - s.FalseBypasses }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
