@@ -539,9 +539,10 @@ func freePort() (int, error) {
 	return port, l.Close()
 }
 
+// waitHealthy polls url until it answers 200 or ctx (the run's deadline)
+// ends.
 func waitHealthy(ctx context.Context, url string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	for ctx.Err() == nil {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			_ = resp.Body.Close() // nothing is read from the health check's body
@@ -551,5 +552,5 @@ func waitHealthy(ctx context.Context, url string) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("mock-llm did not answer %s within 30s", url)
+	return fmt.Errorf("mock-llm did not answer %s before the run's deadline: %w", url, ctx.Err())
 }
