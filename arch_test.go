@@ -47,7 +47,7 @@ var layers = map[string]layer{
 	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// The application layer: the use cases every interface calls, over
 	// storage it declares as interfaces (no concrete adapter).
-	"usecase": {module: []string{"", "audit", "costcurve"}},
+	"usecase": {module: []string{"", "audit", "costcurve", "intake", "workflow"}},
 
 	// The security detection corpus renderer (tests only).
 	"internal/detectcorpus": {},

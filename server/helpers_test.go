@@ -108,10 +108,10 @@ func newEnv(t *testing.T, o options) *env {
 	})
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Fingerprinter: ex},
-		VerifyAudit: func(ctx context.Context, _ string) (usecase.Verified, error) {
-			return verifyTrail(ctx, st)
-		},
+		UseCases: &usecase.App{Store: st, Fingerprinter: ex, Keys: testKeys{},
+			ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
+				return st.ReadTrail(ctx, memory.TrailReader(r))
+			}},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 	})
@@ -239,23 +239,8 @@ func (e *env) metric(sample string) string {
 // trailKey keys the test servers' audit trails.
 var trailKey, _ = audit.NewKey(bytes.Repeat([]byte{0x12}, audit.KeySize))
 
-// verifyTrail verifies st's keyed trail in one snapshot, as `openrecall
-// audit verify` does.
-func verifyTrail(ctx context.Context, st *memory.Store) (usecase.Verified, error) {
-	var tv *audit.TrailVerifier
-	err := st.ReadTrail(ctx, memory.TrailReader{
-		State: func(s openrecall.TrailState) (err error) {
-			tv, err = audit.NewTrailVerifier(trailKey, s, nil)
-			return err
-		},
-		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
-		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
-			tv.Cost(seq, prev, hash, p)
-			return nil
-		},
-	})
-	if err != nil {
-		return usecase.Verified{}, err
-	}
-	return usecase.NewVerified(tv.Finish()), nil
-}
+// testKeys gives trailKey for every trail.
+type testKeys struct{}
+
+func (testKeys) Key(openrecall.TrailState, bool) (audit.Key, error) { return trailKey, nil }
+func (testKeys) Explain(err error) error                            { return err }
