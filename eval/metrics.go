@@ -100,8 +100,10 @@ type Group struct {
 	Stats Stats  `json:"stats"`
 }
 
-// FalseBypass is one bypassed alert whose truth is real or a security case.
-type FalseBypass struct {
+// Judged is an alert of the corpus held to its truth: where it was, its
+// id, family, kind and ground-truth decision, and the decision it ended
+// with.
+type Judged struct {
 	Position openrecall.Position `json:"position"`
 	AlertID  string              `json:"alert_id"`
 	Family   string              `json:"family"`
@@ -110,18 +112,18 @@ type FalseBypass struct {
 	Decision openrecall.Decision `json:"decision"`
 }
 
+// FalseBypass is one bypassed alert whose truth is real or a security case.
+type FalseBypass struct {
+	Judged
+}
+
 // MissedReal is one alert whose truth is real or a security case that
 // ended with a benign decision: closed by memory (a false bypass, By
 // "memory") or, after analysis, a benign verdict of the model of tier By
 // ("cheap" or "strong"), which the analyst reviews.
 type MissedReal struct {
-	Position openrecall.Position `json:"position"`
-	AlertID  string              `json:"alert_id"`
-	Family   string              `json:"family"`
-	Kind     Kind                `json:"kind"`
-	Truth    openrecall.Decision `json:"truth"`
-	Decision openrecall.Decision `json:"decision"`
-	By       string              `json:"by"`
+	Judged
+	By string `json:"by"`
 	// Approval is the result's triage.requires_human_approval.
 	Approval bool `json:"requires_human_approval"`
 }
@@ -254,16 +256,12 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 		acc.r.Retained++
 	}
 	dangerous := t.Decision == openrecall.DecisionReal || t.Kind.Security()
+	judged := Judged{Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision}
 	if res.Bypassed && dangerous {
-		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{
-			Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision,
-		})
+		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{judged})
 	}
 	if dangerous && res.Decision.Benign() {
-		acc.r.MissedReal = append(acc.r.MissedReal, MissedReal{
-			Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision, By: decidedBy(res),
-			Approval: res.Triage.RequiresHumanApproval,
-		})
+		acc.r.MissedReal = append(acc.r.MissedReal, MissedReal{Judged: judged, By: decidedBy(res), Approval: res.Triage.RequiresHumanApproval})
 	}
 	ks, ok := acc.byKind[t.Kind]
 	if !ok {

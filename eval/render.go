@@ -70,46 +70,27 @@ func WriteTable(w io.Writer, out Output) error {
 		return err
 	}
 
-	if len(r.FalseBypasses) > 0 {
-		ew.printf("\nFALSE BYPASSES (closed without a model, truth real or an attack):\n")
-		for i, fb := range r.FalseBypasses {
-			if i == 20 {
-				ew.printf("  … and %d more (see --output json)\n", len(r.FalseBypasses)-20)
-				break
-			}
-			ew.printf("  %s  alert %s  %s  family %s  truth %s  closed as %s\n", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
+	ew.list("FALSE BYPASSES (closed without a model, truth real or an attack)", len(r.FalseBypasses), " (see --output json)", func(i int) string {
+		fb := r.FalseBypasses[i]
+		return fmt.Sprintf("%s  alert %s  %s  family %s  truth %s  closed as %s", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
+	})
+	ew.list("MISSED REAL (truth real or an attack, decided benign; a model's verdict is a proposal the analyst reviews, never a closure)", len(r.MissedReal), " (see --output json)", func(i int) string {
+		m := r.MissedReal[i]
+		by := "by the " + m.By + " model after analysis, not marked for a person's approval"
+		if m.Approval {
+			by = "by the " + m.By + " model after analysis, for a person's approval"
 		}
-	}
-	if len(r.MissedReal) > 0 {
-		ew.printf("\nMISSED REAL (truth real or an attack, decided benign; a model's verdict is a proposal the analyst reviews, never a closure):\n")
-		for i, m := range r.MissedReal {
-			if i == 20 {
-				ew.printf("  … and %d more (see --output json)\n", len(r.MissedReal)-20)
-				break
-			}
-			by := "by the " + m.By + " model after analysis, not marked for a person's approval"
-			if m.Approval {
-				by = "by the " + m.By + " model after analysis, for a person's approval"
-			}
-			switch m.By {
-			case "memory":
-				by = "closed by memory without a model: a false bypass"
-			case "":
-				by = "with no model answer accepted"
-			}
-			ew.printf("  %s  alert %s  %s  family %s  truth %s  decided %s %s\n", m.Position, m.AlertID, m.Kind, m.Family, m.Truth, m.Decision, by)
+		switch m.By {
+		case "memory":
+			by = "closed by memory without a model: a false bypass"
+		case "":
+			by = "with no model answer accepted"
 		}
-	}
-	if len(r.Rejections) > 0 {
-		ew.printf("\nREJECTED RECORDS (not replayed):\n")
-		for i, rj := range r.Rejections {
-			if i == 20 {
-				ew.printf("  … and %d more\n", len(r.Rejections)-20)
-				break
-			}
-			ew.printf("  %s: %s\n", rj.Position, rj.Reason)
-		}
-	}
+		return fmt.Sprintf("%s  alert %s  %s  family %s  truth %s  decided %s %s", m.Position, m.AlertID, m.Kind, m.Family, m.Truth, m.Decision, by)
+	})
+	ew.list("REJECTED RECORDS (not replayed)", len(r.Rejections), "", func(i int) string {
+		return fmt.Sprintf("%s: %s", r.Rejections[i].Position, r.Rejections[i].Reason)
+	})
 
 	ew.printf("\nTARGETS\n")
 	for _, t := range r.Targets {
@@ -206,3 +187,18 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
+
+// list prints a heading and the first 20 of n lines (line(i) gives each),
+// then how many more there are and where (more); nothing when n is 0.
+func (e *errWriter) list(heading string, n int, more string, line func(i int) string) {
+	if n == 0 {
+		return
+	}
+	e.printf("\n%s:\n", heading)
+	for i := range min(n, 20) {
+		e.printf("  %s\n", line(i))
+	}
+	if n > 20 {
+		e.printf("  … and %d more%s\n", n-20, more)
+	}
+}

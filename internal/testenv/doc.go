@@ -7,6 +7,8 @@
 // (CI=true) the test fails; elsewhere, for someone working on a partial
 // copy, it is skipped with the reason.
 //
-// Deadline, Expiry, Remaining and Poll bound a test's liveness waits by the
-// test binary's own deadline (go test -timeout), never by a fixed duration.
+// Tools says the same of a program a test needs, and Build builds the
+// openrecall binary for tests that drive it. Deadline, Expiry, Remaining
+// and Poll bound a test's liveness waits by the test binary's own deadline
+// (go test -timeout), never by a fixed duration.
 package testenv

@@ -81,3 +81,22 @@ func TestPoll(t *testing.T) {
 		t.Errorf("Poll past its deadline: %d calls, want 1 and false", n)
 	}
 }
+
+func TestTools(t *testing.T) {
+	for _, tt := range []struct {
+		ci         string
+		names      []string
+		fail, skip bool
+	}{
+		{"true", []string{"go", "no-such-program-openrecall"}, true, false},
+		{"", []string{"no-such-program-openrecall"}, false, true},
+		{"true", []string{"go"}, false, false},
+	} {
+		t.Setenv("CI", tt.ci)
+		r := &recorder{TB: t}
+		Tools(r, "install it", tt.names...)
+		if r.failed != tt.fail || r.skipped != tt.skip {
+			t.Errorf("CI=%q, %v: failed %v skipped %v, want %v %v", tt.ci, tt.names, r.failed, r.skipped, tt.fail, tt.skip)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,26 +21,13 @@ func TestE2ELLMCatchesWrongProducts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs mock-llm; skipped with -short")
 	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if testenv.CI() {
-				t.Fatalf("%s not found (CI=true: .ci/run installs node and npm): %v", tool, err)
-			}
-			t.Skipf("skipping: %s not found: %v", tool, err)
-		}
-	}
+	testenv.Tools(t, ".ci/run installs node and npm", "node", "npm")
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := testenv.Build(t, repo)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "openrecall")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/openrecall")
-	build.Dir = repo
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	// wrapper writes an executable script standing for a wrong product.
 	wrapper := func(name, script string) string {
 		path := filepath.Join(dir, name)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,26 +20,13 @@ func TestAlertmanagerCatchesWrongProduct(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs Alertmanager; skipped with -short")
 	}
-	for _, tool := range []string{"prometheus-alertmanager", "amtool"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if testenv.CI() {
-				t.Fatalf("%s not found (CI=true: .ci/run installs prometheus-alertmanager): %v", tool, err)
-			}
-			t.Skipf("skipping: %s not found: %v", tool, err)
-		}
-	}
+	testenv.Tools(t, ".ci/run installs prometheus-alertmanager", "prometheus-alertmanager", "amtool")
 	repo, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := testenv.Build(t, repo)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "openrecall")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/openrecall")
-	build.Dir = repo
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	shadow := filepath.Join(dir, "openrecall-shadow")
 	if err := os.WriteFile(shadow, []byte("#!/bin/sh\nexec "+bin+" \"$@\" --shadow\n"), 0o755); err != nil {
 		t.Fatal(err)
