@@ -38,6 +38,10 @@ type Incident struct {
 	// forget, or a superseding retain); a forgotten memory is never
 	// recalled.
 	ForgottenAt time.Time `json:"forgotten_at,omitzero"`
+	// Entities are the sender's entity fields of the alert the decision
+	// was about (Alert.Entities): what acted. Exception proposals match on
+	// the ones every supporting memory shares (DESIGN §6b).
+	Entities map[string]string `json:"entities,omitempty"`
 }
 
 // Votes reports whether the memory may vote for a bypass of an alert of

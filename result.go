@@ -53,13 +53,19 @@ type Result struct {
 	// Group says which alert group the alert belongs to and whether it
 	// heads it (DESIGN §6a); nil when grouping is off or the alert cannot
 	// group (no identity, not triaged).
-	Group    *GroupRef     `json:"group,omitempty"`
-	Analysis *Analysis     `json:"analysis,omitempty"`
-	Steps    []RouteStep   `json:"steps"`
-	Audit    []AuditEntry  `json:"audit"`
-	Cost     NanoUSD       `json:"cost_nano_usd"`
-	Baseline NanoUSD       `json:"baseline_nano_usd"`
-	Latency  time.Duration `json:"latency_ns"`
+	Group *GroupRef `json:"group,omitempty"`
+	// Proposal is the exception memory proposes for an attack alert the
+	// guard refused only by clause (d) (DESIGN §6b); a person approves it.
+	Proposal *Proposal `json:"proposal,omitempty"`
+	// Exception names the exception a person approved that closed the
+	// alert (one exception route step), nil when none did.
+	Exception *ExceptionRef `json:"exception,omitempty"`
+	Analysis  *Analysis     `json:"analysis,omitempty"`
+	Steps     []RouteStep   `json:"steps"`
+	Audit     []AuditEntry  `json:"audit"`
+	Cost      NanoUSD       `json:"cost_nano_usd"`
+	Baseline  NanoUSD       `json:"baseline_nano_usd"`
+	Latency   time.Duration `json:"latency_ns"`
 }
 
 // Equivalent reports whether two results mean the same thing: equal
@@ -104,6 +110,10 @@ func Equivalent(a, b Result) error {
 		return diff("guard verdict", a.Guard, b.Guard)
 	case groupMeaning(a) != groupMeaning(b):
 		return diff("group", groupMeaning(a), groupMeaning(b))
+	case proposalID(a) != proposalID(b):
+		return diff("proposal", proposalID(a), proposalID(b))
+	case exceptionID(a) != exceptionID(b):
+		return diff("exception", exceptionID(a), exceptionID(b))
 	}
 	if err := equalTriage(a.Triage, b.Triage); err != nil {
 		return fmt.Errorf("%s: %w", a.Position, err)
@@ -155,6 +165,24 @@ func groupMeaning(r Result) string {
 	head := strings.TrimPrefix(r.Group.HeadAnalysisID, r.Batch+"-")
 	return r.Group.Role + " of " + head + " (alert " + r.Group.HeadAlertID + ")"
 }
+
+func proposalID(r Result) string {
+	if r.Proposal == nil {
+		return "none"
+	}
+	return r.Proposal.ID
+}
+
+func exceptionID(r Result) string {
+	if r.Exception == nil {
+		return "none"
+	}
+	return r.Exception.ID
+}
+
+// Excepted reports whether r was closed by an exception a person approved:
+// one exception route step, no model call.
+func (r Result) Excepted() bool { return r.Exception != nil }
 
 // Grouped reports whether r is a group member: it took its head's decision
 // through one grouped route step, without a model call.
