@@ -108,7 +108,7 @@ func newEnv(t *testing.T, o options) *env {
 	})
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Fingerprinter: ex, Keys: testKeys{},
+		UseCases: &usecase.App{Store: st, Groups: st, Fingerprinter: ex, Keys: testKeys{},
 			ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 				return st.ReadTrail(ctx, memory.TrailReader(r))
 			}},

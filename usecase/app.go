@@ -40,4 +40,7 @@ type App struct {
 	ReadTrail func(ctx context.Context, r TrailReader) error
 	// Keys finds the audit key.
 	Keys AuditKeys
+	// Groups stores the alert groups a person decides (DESIGN §6a);
+	// required to decide or list groups.
+	Groups GroupStore
 }

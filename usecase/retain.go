@@ -57,6 +57,9 @@ type Retained struct {
 	Superseded *openrecall.Incident `json:"superseded,omitempty"`
 	// Warning says why the memory will never vote (no identity).
 	Warning string `json:"warning,omitempty"`
+	// Group is the alert group the decision closed, when it was about a
+	// firing of one (DESIGN §6a).
+	Group *openrecall.Group `json:"group,omitempty"`
 }
 
 // Incidents returns the memories a decision about subject would store,
@@ -120,6 +123,22 @@ func (a *App) about(base openrecall.Incident, alert openrecall.Alert) openrecall
 func (a *App) Retain(ctx context.Context, req RetainRequest) ([]Retained, error) {
 	if !req.Decision.Decision.Retainable() {
 		return nil, fmt.Errorf("decision %q: want %s: %w", req.Decision.Decision, Decisions(), openrecall.ErrInvalid)
+	}
+	if id := req.Subject.AnalysisID; id != "" && req.Supersedes == "" {
+		// A decision about a firing of an open group decides the group:
+		// one memory for the storm. Once decided, a decision about one of
+		// its firings is about that firing alone.
+		g, ok, err := a.GroupOfAnalysis(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok && !g.Decided {
+			dg, err := a.DecideGroup(ctx, g.ID, req.Decision)
+			if err != nil {
+				return nil, err
+			}
+			return []Retained{{Created: dg.Created, Incident: dg.Incident, Group: &dg.Group}}, nil
+		}
 	}
 	incs, err := a.Incidents(ctx, req.Decision, req.Subject)
 	if err != nil {

@@ -39,6 +39,8 @@ type analyzeOptions struct {
 	// cacheStats prints the run's cache hit rates on stderr (hidden, for
 	// make bench-analyze).
 	cacheStats bool
+	// noGrouping triages every firing alone (DESIGN §6a).
+	noGrouping bool
 }
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -83,6 +85,7 @@ summary goes to stderr.`,
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	f.BoolVar(&opts.noGrouping, "no-grouping", false, "triage every firing alone: no alert groups (the config's grouping.enabled)")
 	a.modelFlags.bind(f)
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	_ = f.MarkHidden("cpuprofile")
@@ -153,6 +156,9 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 	}
 	if opts.budgetSet {
 		cfg.BudgetUSD = opts.budgetUSD
+	}
+	if opts.noGrouping {
+		cfg.Grouping.Enabled = false
 	}
 	in, source, err := a.openInput(opts.input)
 	if err != nil {
@@ -339,6 +345,9 @@ func routeName(r openrecall.Result) string {
 	if r.Bypassed {
 		return "memory-bypass"
 	}
+	if r.Grouped() {
+		return "grouped"
+	}
 	var tiers []string
 	for _, s := range r.Steps {
 		if s.Step != openrecall.StepAnalysis {
@@ -382,8 +391,12 @@ func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
 		calls[k] = v
 	}
 	fmt.Fprintf(w, "  bypasses  %d memory bypasses (no model call); model calls: %s\n", s.Bypassed, countList(calls))
+	if s.Groups > 0 || s.Grouped > 0 {
+		fmt.Fprintf(w, "  groups    %d alert groups opened; %d firings grouped under their head (no model call, the head's decision), saving %s\n",
+			s.Groups, s.Grouped, s.GroupedSaved)
+	}
 	fmt.Fprintf(w, "  cost      %s; baseline %s (the strong model on every analysed alert, at its expected completion)\n", s.Cost, s.Baseline)
-	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses and passing cheap answers only)\n",
+	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses, group members and passing cheap answers only)\n",
 		s.Savings(), s.SavingsPercent(), s.Triaged-s.Unanalysed)
 	if s.Unanalysed > 0 {
 		fmt.Fprintf(w, "  escalated without analysis  %d alerts (no model answered: budget spent or model unavailable); not counted as savings\n", s.Unanalysed)

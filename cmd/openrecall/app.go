@@ -364,7 +364,8 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 // audited with the trail's key.
 func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App {
 	uc := &usecase.App{
-		Store: st,
+		Store:  st,
+		Groups: st,
 		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
 			sealer, err := a.sealer(ctx, st)
 			if err != nil {

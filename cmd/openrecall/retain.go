@@ -22,6 +22,7 @@ type retainOptions struct {
 	fingerprint string
 	alertID     string
 	analysisID  string
+	group       string
 	rule        string
 	service     string
 	severity    string
@@ -52,6 +53,11 @@ note and alert again is harmless: it reports "already known" and stores nothing 
 two different alerts of one rule are two memories; that is how evidence accumulates until memory
 can vouch for the rule.
 
+--group ID decides an alert group (a storm: the firings of one alert grouped under its first,
+see 'openrecall groups') once: one memory about the group's head (a storm is one vote, never one
+per firing), the decision recorded on every firing and in the audit trail, and the group closed,
+so later firings start a new one. --analysis-id of a firing of an open group decides its group.
+
 --expires makes the memory stop voting after a time (a date, an RFC 3339 time, or a duration such
 as 720h or 30d from now). --supersedes ID takes the decision of memory ID back and stores this one
 in its place (one alert only); 'memory forget ID' takes one back without a replacement.`,
@@ -59,7 +65,8 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
       --dead-end "restarting the pod" --analyst alice
   openrecall retain --fingerprint 'error_class=oomkilled;service_role=batch_worker;dependency_pattern=;signal_shape=spike;attack_pattern=;environment=prod' \
       --rule KubePodOOMKilled --service reports --severity high --decision real --note "leak in v2.3"
-  openrecall retain --analysis-id serve-000042 --decision false_positive --analyst bob`,
+  openrecall retain --analysis-id serve-000042 --decision false_positive --analyst bob
+  openrecall retain --group g-serve-000040 --decision known_benign --note "deploy storm" --analyst bob`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -77,6 +84,9 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 			if opts.analysisID != "" && (opts.fingerprint != "" || len(args) == 1) {
 				return usageErr("give --analysis-id alone, without an alert or --fingerprint")
 			}
+			if opts.group != "" && (opts.fingerprint != "" || opts.analysisID != "" || opts.supersedes != "" || opts.alertID != "" || len(args) == 1) {
+				return usageErr("give --group alone: a group's memory is about its head's alert")
+			}
 			if opts.fingerprint == "" && (opts.rule != "" || opts.service != "" || opts.severity != "") {
 				return usageErr("--rule, --service and --severity go with --fingerprint; an alert carries its own")
 			}
@@ -92,7 +102,8 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 	f := cmd.Flags()
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.StringVar(&opts.alertID, "alert-id", "", "source alert id the decision is about (with --fingerprint)")
-	f.StringVar(&opts.analysisID, "analysis-id", "", "an analysis of 'openrecall serve' (serve-NNNNNN): retain about the alert it analysed")
+	f.StringVar(&opts.analysisID, "analysis-id", "", "an analysis (serve-NNNNNN, or a run's): retain about the alert it analysed; a firing of an open alert group decides the group")
+	f.StringVar(&opts.group, "group", "", "an alert group (see 'openrecall groups'): decide the whole storm once, as one memory about its head")
 	f.StringVar(&opts.rule, "rule", "", "rule (alertname) of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.service, "service", "", "service of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.severity, "severity", "", "severity of the alert: critical, high, medium, low, info (with --fingerprint; default unknown)")
@@ -152,6 +163,10 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	expires, err := parseExpiry(opts.expires, a.now())
 	if err != nil {
 		return err
+	}
+	if opts.group != "" {
+		return a.decideGroup(ctx, opts, usecase.Decision{Decision: d, Note: opts.note, DeadEnds: opts.deadEnds,
+			Analyst: opts.analyst, ImpactMinutes: opts.impact, ExpiresAt: expires})
 	}
 	about, rejected, err := a.retainSubject(opts)
 	if err != nil {
@@ -247,6 +262,9 @@ func (a *app) printRetained(output string, results []usecase.Retained) error {
 			state = "already known"
 		}
 		fmt.Fprintf(a.out, "%s %s: %s for %s  %s\n", state, r.Incident.ID, r.Incident.Decision, r.Incident.Identity, r.Incident.Fingerprint)
+		if r.Group != nil {
+			fmt.Fprintf(a.out, "decided group %s: %d firings (head %s, alert %s), closed\n", r.Group.ID, r.Group.Size, r.Group.Head.AnalysisID, r.Group.Head.AlertID)
+		}
 		if r.Superseded != nil {
 			fmt.Fprintf(a.out, "took back %s: %s for %s\n", r.Superseded.ID, r.Superseded.Decision, r.Superseded.Identity)
 		}
@@ -453,4 +471,34 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// decideGroup decides the alert group opts.group (retain --group).
+func (a *app) decideGroup(ctx context.Context, opts *retainOptions, d usecase.Decision) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	dg, err := a.useCases(st, nil).DecideGroup(ctx, opts.group, d)
+	if errors.Is(err, openrecall.ErrNotFound) {
+		return fmt.Errorf("group %q is not among the groups stored in %s (see 'openrecall groups'): %w", opts.group, st.Path(), err)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, dg)
+	}
+	state := "retained"
+	if !dg.Created {
+		state = "already known"
+	}
+	fmt.Fprintf(a.out, "%s %s: %s for %s  %s\n", state, dg.Incident.ID, dg.Incident.Decision, dg.Incident.Identity, dg.Incident.Fingerprint)
+	fmt.Fprintf(a.out, "decided group %s: %d firings (head %s, alert %s), closed\n", dg.Group.ID, len(dg.Members), dg.Group.Head.AnalysisID, dg.Group.Head.AlertID)
+	return nil
 }

@@ -50,6 +50,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 	root.AddCommand(
 		newAnalyzeCmd(a),
 		newRetainCmd(a),
+		newGroupsCmd(a),
 		newRecallCmd(a),
 		newFingerprintCmd(a),
 		newMemoryCmd(a),

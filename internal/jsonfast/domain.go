@@ -88,6 +88,15 @@ func result(o *Object, r *openrecall.Result) {
 	o.StrOmit("decision", string(r.Decision))
 	o.Bool("bypassed", r.Bypassed)
 	o.Bool("escalated_without_analysis", r.EscalatedWithoutAnalysis)
+	if g := r.Group; g != nil {
+		n = o.Open("group")
+		o.Str("id", g.ID)
+		o.Str("role", g.Role)
+		o.Str("head_analysis_id", g.HeadAnalysisID)
+		o.Str("head_alert_id", g.HeadAlertID)
+		o.Time("at", g.At)
+		o.Close(n)
+	}
 	if r.Analysis != nil {
 		n = o.Open("analysis")
 		analysis(o, r.Analysis)
