@@ -14,6 +14,16 @@ import (
 // baseline saved, the exception's decision taken.
 const StepException = "exception"
 
+// Audit steps of the exceptions' lifecycle; each entry's reason names its
+// actor (the analyst, or system for an expiry).
+const (
+	StepExceptionApprove = "exception-approve"
+	StepExceptionAdd     = "exception-add"
+	StepExceptionRevoke  = "exception-revoke"
+	StepExceptionExpire  = "exception-expire"
+	StepExceptionImport  = "exception-import"
+)
+
 // DefaultProposalExpiry is the expiry a proposed exception suggests.
 const DefaultProposalExpiry = 30 * 24 * time.Hour
 

@@ -78,6 +78,10 @@ const (
 	// call, its head's decision, its baseline saved; counted apart from
 	// bypasses and cheap answers.
 	TierGrouped = "grouped"
+	// TierException marks an alert closed by an exception a person
+	// approved (DESIGN §6b): no model call, its baseline saved; counted
+	// apart.
+	TierException = "exception"
 )
 
 // Summary is the totals of a cost curve. Its JSON names follow the rest of
@@ -89,11 +93,14 @@ type Summary struct {
 	Bypassed int `json:"bypassed"`
 	// Grouped counts group members: no model call, the head's decision.
 	Grouped int `json:"grouped"`
+	// Excepted counts alerts closed by an exception: no model call.
+	Excepted int `json:"excepted"`
 	// PerTier counts points by how they were analysed: "bypass" for a
 	// memory bypass, else the point's tier ("cheap", "strong",
-	// "cheap+strong"), "grouped" for a group member, "unanalysed" for an
-	// alert escalated without analysis, or "none" without one. The seven
-	// documented keys are always present.
+	// "cheap+strong"), "grouped" for a group member, "exception" for an
+	// alert an exception closed, "unanalysed" for an alert escalated
+	// without analysis, or "none" without one. The eight documented keys
+	// are always present.
 	PerTier map[string]int `json:"per_tier"`
 	// Unanalysed counts the alerts escalated without analysis;
 	// AnalysedBaseline is the baseline of the others.
@@ -123,7 +130,7 @@ func TierKey(p openrecall.CostPoint) string {
 // Summarize totals points. Batch is the points' batch (the first point's,
 // when they disagree, which Validate reports).
 func Summarize(points []openrecall.CostPoint) Summary {
-	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0, TierUnanalysed: 0, TierGrouped: 0}}
+	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0, TierUnanalysed: 0, TierGrouped: 0, TierException: 0}}
 	for i, p := range points {
 		if i == 0 {
 			s.Batch = p.Batch
@@ -134,6 +141,9 @@ func Summarize(points []openrecall.CostPoint) Summary {
 		}
 		if p.Tier == TierGrouped {
 			s.Grouped++
+		}
+		if p.Tier == TierException {
+			s.Excepted++
 		}
 		s.PerTier[TierKey(p)]++
 		s.Cost += p.Cost

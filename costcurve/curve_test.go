@@ -111,18 +111,18 @@ func TestSummarize(t *testing.T) {
 		{
 			name:   "empty",
 			points: nil,
-			want:   Summary{PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0}},
+			want:   Summary{PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0}},
 		},
 		{
 			name:   "one bypass",
 			points: build(add{"a1", none, true, 0, 4_800_000}),
-			want: Summary{Batch: "b1", Alerts: 1, Bypassed: 1, PerTier: map[string]int{"bypass": 1, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0},
+			want: Summary{Batch: "b1", Alerts: 1, Bypassed: 1, PerTier: map[string]int{"bypass": 1, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0},
 				Baseline: 4_800_000, AnalysedBaseline: 4_800_000, Savings: 4_800_000, SavingsPercent: 100},
 		},
 		{
 			name:   "a shift",
 			points: shift(),
-			want: Summary{Batch: "b1", Alerts: 8, Bypassed: 4, PerTier: map[string]int{"bypass": 4, "cheap": 1, "strong": 2, "cheap+strong": 1, "none": 0, "unanalysed": 0, "grouped": 0},
+			want: Summary{Batch: "b1", Alerts: 8, Bypassed: 4, PerTier: map[string]int{"bypass": 4, "cheap": 1, "strong": 2, "cheap+strong": 1, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0},
 				Cost: 14_100_000, Baseline: 38_800_000, AnalysedBaseline: 38_800_000, Savings: 24_700_000, SavingsPercent: float64(24_700_000) / float64(38_800_000) * 100},
 		},
 		{
@@ -131,13 +131,13 @@ func TestSummarize(t *testing.T) {
 			// of the 4.8 + 1.0 analysed, not of 4.8 + 1.0 + 0.3.
 			name:   "escalated without analysis",
 			points: build(add{"a1", none, true, 0, 4_800_000}, add{"u1", TierUnanalysed, false, 300_000, 300_000}, add{"s1", strong, false, 1_000_000, 1_000_000}),
-			want: Summary{Batch: "b1", Alerts: 3, Bypassed: 1, PerTier: map[string]int{"bypass": 1, "cheap": 0, "strong": 1, "cheap+strong": 0, "none": 0, "unanalysed": 1, "grouped": 0},
+			want: Summary{Batch: "b1", Alerts: 3, Bypassed: 1, PerTier: map[string]int{"bypass": 1, "cheap": 0, "strong": 1, "cheap+strong": 0, "none": 0, "unanalysed": 1, "grouped": 0, "exception": 0},
 				Unanalysed: 1, Cost: 1_300_000, Baseline: 6_100_000, AnalysedBaseline: 5_800_000, Savings: 4_800_000, SavingsPercent: float64(4_800_000) / float64(5_800_000) * 100},
 		},
 		{
 			name:   "deterministic steps only",
 			points: build(add{"r1", none, false, 0, 0}),
-			want:   Summary{Batch: "b1", Alerts: 1, PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 1, "unanalysed": 0, "grouped": 0}},
+			want:   Summary{Batch: "b1", Alerts: 1, PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 1, "unanalysed": 0, "grouped": 0, "exception": 0}},
 		},
 	}
 	for _, tt := range tests {
@@ -222,7 +222,7 @@ func TestSummaryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"batch":"b1","alerts":2,"bypassed":1,"grouped":0,"per_tier":{"bypass":1,"cheap":0,"cheap+strong":0,"grouped":0,"none":0,"strong":1,"unanalysed":0},` +
+	want := `{"batch":"b1","alerts":2,"bypassed":1,"grouped":0,"excepted":0,"per_tier":{"bypass":1,"cheap":0,"cheap+strong":0,"exception":0,"grouped":0,"none":0,"strong":1,"unanalysed":0},` +
 		`"escalated_without_analysis":0,"analysed_baseline_nano_usd":9600000,"cost_nano_usd":4500000,"baseline_nano_usd":9600000,"savings_nano_usd":5100000,"savings_percent":53.125}`
 	if string(got) != want {
 		t.Errorf("JSON = %s\nwant   %s", got, want)

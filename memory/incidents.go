@@ -68,13 +68,13 @@ func ik4Key(id openrecall.Identity, fp openrecall.Fingerprint) int64 {
 
 const incidentColumns = `id, dedupe_key, error_class, service_role, dependency_pattern, signal_shape,
 	attack_pattern, environment, decision, note, dead_ends, analyst, impact_minutes, source_alert_id, created_at,
-	rule, service, severity, expires_at, forgotten_at`
+	rule, service, severity, expires_at, forgotten_at, entities`
 
 const insertIncident = `INSERT INTO incidents (id, dedupe_key, fp, k4, error_class, service_role,
 	dependency_pattern, signal_shape, attack_pattern, environment, decision, note, dead_ends,
 	analyst, impact_minutes, source_alert_id, created_at, rule, service, severity, ifp, ik4,
-	expires_at, forgotten_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	expires_at, forgotten_at, entities)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (dedupe_key) DO NOTHING`
 
 // fillIdentity gives a stored memory without an identity the identity (and
@@ -83,6 +83,10 @@ const insertIncident = `INSERT INTO incidents (id, dedupe_key, fp, k4, error_cla
 // existed (DESIGN §5). A memory that has an identity is never changed.
 const fillIdentity = `UPDATE incidents SET rule = ?, service = ?, severity = ?, ifp = ?, ik4 = ?
 	WHERE dedupe_key = ? AND rule = '' AND ? <> ''`
+
+// fillEntities gives a stored memory without entity fields (retained
+// before migration 0007) those of an equivalent retain that has them.
+const fillEntities = `UPDATE incidents SET entities = ? WHERE dedupe_key = ? AND entities = '{}'`
 
 // The recall query's parameters, numbered so that every tier shares them
 // (recallArgs gives them in this order). Each is written +?N: SQLite marks
@@ -196,13 +200,22 @@ func scanIncident(r rowScanner) (openrecall.Incident, error) {
 		severity string
 		expires  sql.NullInt64
 		forgot   sql.NullInt64
+		entities string
 	)
 	err := r.Scan(&inc.ID, &inc.DedupeKey, &inc.Fingerprint.ErrorClass, &inc.Fingerprint.ServiceRole,
 		&inc.Fingerprint.DependencyPattern, &inc.Fingerprint.SignalShape, &inc.Fingerprint.AttackPattern,
 		&inc.Fingerprint.Environment, &decision, &inc.Note, &deadEnds, &inc.Analyst, &inc.ImpactMinutes,
-		&inc.SourceAlertID, &created, &inc.Identity.Rule, &inc.Identity.Service, &severity, &expires, &forgot)
+		&inc.SourceAlertID, &created, &inc.Identity.Rule, &inc.Identity.Service, &severity, &expires, &forgot, &entities)
 	if err != nil {
 		return openrecall.Incident{}, err
+	}
+	if entities != "{}" { // what prepare stores for none
+		if err := json.Unmarshal([]byte(entities), &inc.Entities); err != nil {
+			return openrecall.Incident{}, fmt.Errorf("incident %s: entities column: %w", inc.ID, err)
+		}
+	}
+	if len(inc.Entities) == 0 {
+		inc.Entities = nil
 	}
 	inc.Decision = openrecall.Decision(decision)
 	inc.Severity = openrecall.Severity(severity)
@@ -254,11 +267,19 @@ func (s *Store) prepare(inc openrecall.Incident) (openrecall.Incident, []any, er
 	if err != nil {
 		return inc, nil, fmt.Errorf("incident forgotten_at: %w", err)
 	}
+	ents := inc.Entities
+	if ents == nil {
+		ents = map[string]string{}
+	}
+	en, err := json.Marshal(ents)
+	if err != nil {
+		return inc, nil, fmt.Errorf("incident entities: %w", err)
+	}
 	fp, id := inc.Fingerprint, inc.Identity
 	args := []any{inc.ID, inc.DedupeKey, fpKey(fp), k4Key(fp), fp.ErrorClass, fp.ServiceRole,
 		fp.DependencyPattern, fp.SignalShape, fp.AttackPattern, fp.Environment, string(inc.Decision),
 		inc.Note, string(de), inc.Analyst, inc.ImpactMinutes, inc.SourceAlertID, created,
-		id.Rule, id.Service, string(inc.Severity), ifpKey(id, fp), ik4Key(id, fp), expires, forgot}
+		id.Rule, id.Service, string(inc.Severity), ifpKey(id, fp), ik4Key(id, fp), expires, forgot, string(en)}
 	return inc, args, nil
 }
 
@@ -321,6 +342,11 @@ func retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incide
 		if _, err := tx.ExecContext(ctx, fillIdentity, id.Rule, id.Service, string(inc.Severity),
 			ifpKey(id, fp), ik4Key(id, fp), inc.DedupeKey, id.Rule); err != nil {
 			return openrecall.Incident{}, false, translate("retain: fill identity", err)
+		}
+	}
+	if n == 0 && len(inc.Entities) > 0 {
+		if _, err := tx.ExecContext(ctx, fillEntities, args[len(args)-1], inc.DedupeKey); err != nil {
+			return openrecall.Incident{}, false, translate("retain: fill entities", err)
 		}
 	}
 	stored, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE dedupe_key = ?`, inc.DedupeKey))

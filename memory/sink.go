@@ -30,7 +30,7 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 
 // PersistBatch stores a batch of results in one transaction: all their
 // audit entries, chained in input order, then all their cost points, then
-// their alert groups, and the completions of their strong calls (the
+// their alert groups and exception proposals, and the completions of their strong calls (the
 // running mean of the expected completion), each kind with multi-row inserts. Either all of it is stored
 // or none.
 // points[i] belongs to results[i]. It returns each result's entries as
@@ -64,6 +64,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			}
 		}
 		if err := recordGroupsTx(ctx, tx, results); err != nil {
+			return err
+		}
+		if err := recordProposalsTx(ctx, tx, results); err != nil {
 			return err
 		}
 		return recordStrongCompletionsTx(ctx, tx, results)

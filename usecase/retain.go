@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -110,6 +111,9 @@ func (a *App) about(base openrecall.Incident, alert openrecall.Alert) openrecall
 	inc.Fingerprint = a.Fingerprinter.Extract(alert)
 	inc.Identity = a.Fingerprinter.Identify(alert)
 	inc.Severity = alert.Severity
+	if len(alert.Entities) > 0 {
+		inc.Entities = maps.Clone(alert.Entities)
+	}
 	if inc.SourceAlertID == "" {
 		inc.SourceAlertID = alert.ID
 	}

@@ -66,12 +66,19 @@ type Summary struct {
 	// Grouped counts group members (no model call, the head's decision;
 	// DESIGN §6a), apart from bypasses and cheap answers; Groups counts the
 	// groups opened (their heads); GroupedSaved is the members' savings.
-	Grouped      int                         `json:"grouped"`
-	Groups       int                         `json:"groups"`
-	GroupedSaved openrecall.NanoUSD          `json:"grouped_saved_nano_usd"`
-	Decisions    map[openrecall.Decision]int `json:"decisions"`
-	ModelCalls   map[string]int              `json:"model_calls"`
-	LiveCalls    int                         `json:"live_calls"`
+	Grouped      int                `json:"grouped"`
+	Groups       int                `json:"groups"`
+	GroupedSaved openrecall.NanoUSD `json:"grouped_saved_nano_usd"`
+	// Excepted counts alerts closed by an exception a person approved (no
+	// model call; DESIGN §6b), apart from bypasses and group members;
+	// ExceptedSaved is their savings; Proposals counts results that carry
+	// a proposed exception.
+	Excepted      int                         `json:"excepted"`
+	ExceptedSaved openrecall.NanoUSD          `json:"excepted_saved_nano_usd"`
+	Proposals     int                         `json:"proposals"`
+	Decisions     map[openrecall.Decision]int `json:"decisions"`
+	ModelCalls    map[string]int              `json:"model_calls"`
+	LiveCalls     int                         `json:"live_calls"`
 	// Unanalysed counts triaged alerts escalated without analysis (no model
 	// answered: budget spent or model unavailable); UnanalysedBaseline is
 	// their baseline, which is their cost: they never save.
@@ -111,6 +118,13 @@ func (s *Summary) add(r openrecall.Result) {
 		s.Decisions[r.Decision]++
 		if r.Bypassed {
 			s.Bypassed++
+		}
+		if r.Excepted() {
+			s.Excepted++
+			s.ExceptedSaved += r.Baseline - r.Cost
+		}
+		if r.Proposal != nil {
+			s.Proposals++
 		}
 		if r.Grouped() {
 			s.Grouped++
@@ -159,6 +173,10 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 	}
 	var err error
 	if rs.groups, err = w.newGrouper(ctx); err != nil {
+		cancel()
+		return sum, err
+	}
+	if rs.exceptions, err = w.loadExceptions(ctx); err != nil {
 		cancel()
 		return sum, err
 	}
@@ -418,6 +436,9 @@ func pointTier(r openrecall.Result) openrecall.Tier {
 	}
 	if r.Grouped() {
 		return costcurve.TierGrouped
+	}
+	if r.Excepted() {
+		return costcurve.TierException
 	}
 	cheap, strong := false, false
 	for _, s := range r.Steps {

@@ -63,6 +63,9 @@ type Config struct {
 	// Grouping groups the firings of one alert under one analysis (DESIGN
 	// §6a); the Router must then be a GroupRouter.
 	Grouping Grouping
+	// Exceptions holds the exceptions people approved (DESIGN §6b); nil
+	// matches none. The Router must then be an ExceptionRouter.
+	Exceptions ExceptionSource
 	// OrderedRouting makes routing take turns in input order. Set it when a
 	// run budget is in force, so that a concurrent run spends the budget as a
 	// sequential run does.
@@ -93,6 +96,9 @@ func New(cfg Config) (*Workflow, error) {
 	}
 	if _, ok := cfg.Router.(GroupRouter); cfg.Grouping.Enabled && !ok {
 		return nil, errors.New("workflow: grouping needs a router that routes group members")
+	}
+	if _, ok := cfg.Router.(ExceptionRouter); cfg.Exceptions != nil && !ok {
+		return nil, errors.New("workflow: exceptions need a router that routes exception matches")
 	}
 	w := &Workflow{cfg: cfg, log: cfg.Logger, now: cfg.Now}
 	if w.log == nil {
@@ -138,21 +144,32 @@ func (w *Workflow) AnalysisID(seq int) string {
 // Analyze runs one alert through the pipeline as record 0 of the batch.
 // Its audit entries are attached unsealed; nothing is persisted.
 func (w *Workflow) Analyze(ctx context.Context, a openrecall.Alert) openrecall.Result {
-	return w.process(ctx, intake.Record{Alert: a}, 0, 0, runState{})
+	return w.process(ctx, intake.Record{Alert: a}, 0, 0, w.singleState(ctx))
 }
 
 // AnalyzeRecord runs one intake record (an alert, or a rejected record) as
 // record seq of the batch. Nothing is persisted.
 func (w *Workflow) AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result {
-	return w.process(ctx, rec, seq, seq, runState{})
+	return w.process(ctx, rec, seq, seq, w.singleState(ctx))
+}
+
+// singleState is the run state of one record analysed on its own: the
+// active exceptions read now (none, logged, when they cannot be read).
+func (w *Workflow) singleState(ctx context.Context) runState {
+	set, err := w.loadExceptions(ctx)
+	if err != nil {
+		w.log.Warn("exceptions unavailable; matching none", zap.Error(err))
+	}
+	return runState{exceptions: set}
 }
 
 // runState is what the records of one queue run share: the turns of
 // ordered routing (nil without them) and the grouper (nil when grouping is
 // off).
 type runState struct {
-	turn   *turnstile
-	groups *grouper
+	turn       *turnstile
+	groups     *grouper
+	exceptions *exceptionSet
 }
 
 // process runs one record, at position pos of its queue, as analysis seq.
@@ -224,6 +241,23 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 	id := res.Identity
 
 	var as *assessment
+	if rs.exceptions != nil && len(rs.exceptions.list) > 0 {
+		// An exception a person approved comes before grouping and model
+		// routing: an alert it closes opens no group (DESIGN §6b).
+		if e, ok := rs.exceptions.match(a, id, fp); ok {
+			as = w.assess(ctx, a, id, fp)
+			res.Steps = []openrecall.RouteStep{intakeStep, fpStep}
+			if rs.turn != nil {
+				rs.turn.wait(pos)
+			}
+			res = w.excepted(res, fp, as, e)
+			if rs.turn != nil {
+				rs.turn.done()
+				routed = true
+			}
+			return w.finish(res, start)
+		}
+	}
 	if g := rs.groups; g != nil {
 		g.gate.wait(pos)
 		member, opened, assessed, at := w.group(ctx, g, rec, res.AnalysisID, id, fp)
@@ -256,6 +290,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 		as = w.assess(ctx, a, id, fp)
 	}
 	res.Matches, res.Triage, res.Guard = as.matches, as.triage, as.verdict
+	res.Proposal = propose(a, id, fp, as)
 
 	if rs.turn != nil {
 		rs.turn.wait(pos)

@@ -97,6 +97,18 @@ func result(o *Object, r *openrecall.Result) {
 		o.Time("at", g.At)
 		o.Close(n)
 	}
+	if p := r.Proposal; p != nil {
+		n = o.Open("proposal")
+		proposal(o, p)
+		o.Close(n)
+	}
+	if e := r.Exception; e != nil {
+		n = o.Open("exception")
+		o.Str("id", e.ID)
+		o.Str("analyst", e.Analyst)
+		o.Time("expires_at", e.ExpiresAt)
+		o.Close(n)
+	}
 	if r.Analysis != nil {
 		n = o.Open("analysis")
 		analysis(o, r.Analysis)
@@ -210,6 +222,32 @@ func incident(o *Object, inc *openrecall.Incident) {
 	if !inc.ForgottenAt.IsZero() {
 		o.Time("forgotten_at", inc.ForgottenAt)
 	}
+	o.StringMapOmit("entities", inc.Entities)
+}
+
+func proposal(o *Object, p *openrecall.Proposal) {
+	o.Str("id", p.ID)
+	n := o.Open("identity")
+	identity(o, &p.Identity)
+	o.Close(n)
+	n = o.Open("dna")
+	fingerprint(o, &p.DNA)
+	o.Close(n)
+	if p.Match == nil {
+		o.Null("match")
+	} else {
+		o.Key("match")
+		o.b = AppendStringMap(o.b, p.Match, o.escapeHTML)
+	}
+	o.Str("decision", string(p.Decision))
+	o.Str("max_severity", string(p.MaxSeverity))
+	o.Int("expiry_ns", int64(p.Expiry))
+	o.Strings("supporting", p.Supporting)
+	o.Str("alert_id", p.AlertID)
+	if !p.CreatedAt.IsZero() {
+		o.Time("created_at", p.CreatedAt)
+	}
+	o.StrOmit("approved_as", p.ApprovedAs)
 }
 
 func triage(o *Object, t *openrecall.TriageResult) {

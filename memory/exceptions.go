@@ -1,0 +1,353 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// recordProposalsTx stores the exception proposals of a batch of results
+// inside the transaction that persists them (DESIGN §6b). A proposal's id
+// is derived from its content, so the same proposal made again is one row:
+// the first alert that made it keeps it.
+func recordProposalsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+	for _, r := range results {
+		p := r.Proposal
+		if p == nil {
+			continue
+		}
+		match, err := json.Marshal(p.Match)
+		if err != nil {
+			return fmt.Errorf("proposal %s: encode match fields: %w", p.ID, err)
+		}
+		supporting, err := json.Marshal(p.Supporting)
+		if err != nil {
+			return fmt.Errorf("proposal %s: encode supporting memories: %w", p.ID, err)
+		}
+		created := p.CreatedAt
+		if created.IsZero() {
+			created = r.Alert.Timestamp
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exception_proposals (id, rule, service, dna, match,
+			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.ID, p.Identity.Rule, p.Identity.Service, p.DNA.String(), string(match), string(p.Decision),
+			string(p.MaxSeverity), int64(p.Expiry), string(supporting), p.AlertID, r.Batch, clampedNanos(created)); err != nil {
+			return translate("proposal "+p.ID, err)
+		}
+	}
+	return nil
+}
+
+const proposalColumns = `id, rule, service, dna, match, decision, max_severity, expiry_ns, supporting, alert_id, created_at, approved_as`
+
+func scanProposal(r rowScanner) (openrecall.Proposal, error) {
+	var (
+		p                                 openrecall.Proposal
+		dna, match, decision, sev, suppor string
+		expiry, created                   int64
+		approved                          sql.NullString
+	)
+	if err := r.Scan(&p.ID, &p.Identity.Rule, &p.Identity.Service, &dna, &match, &decision, &sev, &expiry, &suppor,
+		&p.AlertID, &created, &approved); err != nil {
+		return p, err
+	}
+	var err error
+	if p.DNA, err = openrecall.ParseFingerprint(dna); err != nil {
+		return p, fmt.Errorf("proposal %s: %w", p.ID, err)
+	}
+	if err := json.Unmarshal([]byte(match), &p.Match); err != nil {
+		return p, fmt.Errorf("proposal %s: match column: %w", p.ID, err)
+	}
+	if err := json.Unmarshal([]byte(suppor), &p.Supporting); err != nil {
+		return p, fmt.Errorf("proposal %s: supporting column: %w", p.ID, err)
+	}
+	p.Decision, p.MaxSeverity = openrecall.Decision(decision), openrecall.Severity(sev)
+	p.Expiry, p.CreatedAt, p.ApprovedAs = time.Duration(expiry), fromNanos(created), approved.String
+	return p, nil
+}
+
+// Proposals returns the stored exception proposals, oldest first; with
+// pending only those no person has approved yet.
+func (s *Store) Proposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error) {
+	q := `SELECT ` + proposalColumns + ` FROM exception_proposals`
+	if pending {
+		q += ` WHERE approved_as IS NULL`
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at, id`)
+	if err != nil {
+		return nil, translate("proposals", err)
+	}
+	defer rows.Close()
+	out := []openrecall.Proposal{}
+	for rows.Next() {
+		p, err := scanProposal(rows)
+		if err != nil {
+			return nil, translate("proposals", err)
+		}
+		out = append(out, p)
+	}
+	return out, translate("proposals", rows.Err())
+}
+
+// Proposal returns the proposal id; an unknown id wraps
+// openrecall.ErrNotFound.
+func (s *Store) Proposal(ctx context.Context, id string) (openrecall.Proposal, error) {
+	p, err := scanProposal(s.db.QueryRowContext(ctx, `SELECT `+proposalColumns+` FROM exception_proposals WHERE id = ?`, id))
+	if err != nil {
+		return p, translate(fmt.Sprintf("proposal %q", id), err)
+	}
+	return p, nil
+}
+
+// ProposalsFor returns the proposals made for an identity, oldest first.
+func (s *Store) ProposalsFor(ctx context.Context, id openrecall.Identity) ([]openrecall.Proposal, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+proposalColumns+` FROM exception_proposals WHERE rule = ? AND service = ? ORDER BY created_at, id`,
+		id.Rule, id.Service)
+	if err != nil {
+		return nil, translate("proposals", err)
+	}
+	defer rows.Close()
+	var out []openrecall.Proposal
+	for rows.Next() {
+		p, err := scanProposal(rows)
+		if err != nil {
+			return nil, translate("proposals", err)
+		}
+		out = append(out, p)
+	}
+	return out, translate("proposals", rows.Err())
+}
+
+const exceptionColumns = `id, rule, service, dna, match, decision, max_severity, expires_at, created_at, analyst, note,
+	proposal_id, revoked_at, revoked_by, revoke_reason`
+
+func scanException(r rowScanner) (openrecall.Exception, error) {
+	var (
+		e                         openrecall.Exception
+		dna, match, decision, sev string
+		expires, created          int64
+		revoked                   sql.NullInt64
+	)
+	if err := r.Scan(&e.ID, &e.Identity.Rule, &e.Identity.Service, &dna, &match, &decision, &sev, &expires, &created,
+		&e.Analyst, &e.Note, &e.ProposalID, &revoked, &e.RevokedBy, &e.RevokeReason); err != nil {
+		return e, err
+	}
+	var err error
+	if e.DNA, err = openrecall.ParseFingerprint(dna); err != nil {
+		return e, fmt.Errorf("exception %s: %w", e.ID, err)
+	}
+	if err := json.Unmarshal([]byte(match), &e.Match); err != nil {
+		return e, fmt.Errorf("exception %s: match column: %w", e.ID, err)
+	}
+	if len(e.Match) == 0 {
+		e.Match = nil
+	}
+	e.Decision, e.MaxSeverity = openrecall.Decision(decision), openrecall.Severity(sev)
+	e.ExpiresAt, e.CreatedAt = fromNanos(expires), fromNanos(created)
+	if revoked.Valid {
+		e.RevokedAt = fromNanos(revoked.Int64)
+	}
+	return e, nil
+}
+
+// AddException stores an exception a person approved or wrote, after
+// Validate; when it approves a proposal (ProposalID set) the proposal is
+// marked approved in the same transaction, and a proposal approved before
+// is refused (wrapping openrecall.ErrInvalid). Storing the same exception
+// (same id) again stores nothing and returns the stored one, created
+// false.
+func (s *Store) AddException(ctx context.Context, e openrecall.Exception) (openrecall.Exception, bool, error) {
+	if err := e.Validate(); err != nil {
+		return e, false, err
+	}
+	if e.ID == "" {
+		e.ID = openrecall.ExceptionID(e)
+	}
+	match := e.Match
+	if match == nil {
+		match = map[string]string{}
+	}
+	mj, err := json.Marshal(match)
+	if err != nil {
+		return e, false, fmt.Errorf("exception match fields: %w", err)
+	}
+	expires, err := nanos(e.ExpiresAt)
+	if err != nil {
+		return e, false, fmt.Errorf("exception expiry: %w", err)
+	}
+	created, err := nanos(e.CreatedAt)
+	if err != nil {
+		return e, false, fmt.Errorf("exception created_at: %w", err)
+	}
+	revoked, err := optionalNanos(e.RevokedAt)
+	if err != nil {
+		return e, false, fmt.Errorf("exception revoked_at: %w", err)
+	}
+	var stored openrecall.Exception
+	createdRow := false
+	err = s.inTx(ctx, "add exception", func(tx *sql.Tx) error {
+		if e.ProposalID != "" {
+			var approved sql.NullString
+			if err := tx.QueryRowContext(ctx, `SELECT approved_as FROM exception_proposals WHERE id = ?`, e.ProposalID).Scan(&approved); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("proposal %q: %w", e.ProposalID, openrecall.ErrNotFound)
+				}
+				return translate("add exception: proposal", err)
+			}
+			if approved.Valid && approved.String != e.ID {
+				return fmt.Errorf("proposal %s was approved already, as exception %s: %w", e.ProposalID, approved.String, openrecall.ErrInvalid)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE exception_proposals SET approved_as = ? WHERE id = ?`, e.ID, e.ProposalID); err != nil {
+				return translate("add exception: approve proposal", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exceptions (id, rule, service, dna, match, decision, max_severity,
+			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, e.Identity.Rule, e.Identity.Service, e.DNA.String(), string(mj), string(e.Decision), string(e.MaxSeverity),
+			expires, created, e.Analyst, e.Note, e.ProposalID, revoked, e.RevokedBy, e.RevokeReason)
+		if err != nil {
+			return translate("add exception", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return translate("add exception", err)
+		}
+		createdRow = n == 1
+		stored, err = scanException(tx.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, e.ID))
+		return translate("add exception: read back", err)
+	})
+	if err != nil {
+		return e, false, err
+	}
+	return stored, createdRow, nil
+}
+
+// Exception returns the exception id; an unknown id wraps
+// openrecall.ErrNotFound.
+func (s *Store) Exception(ctx context.Context, id string) (openrecall.Exception, error) {
+	e, err := scanException(s.db.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, id))
+	if err != nil {
+		return e, translate(fmt.Sprintf("exception %q", id), err)
+	}
+	return e, nil
+}
+
+// Exceptions returns every exception, oldest first: active, expired and
+// revoked.
+func (s *Store) Exceptions(ctx context.Context) ([]openrecall.Exception, error) {
+	return s.queryExceptions(ctx, `SELECT `+exceptionColumns+` FROM exceptions ORDER BY created_at, id`)
+}
+
+// ActiveExceptions returns the exceptions in force at now: not revoked, not
+// expired. A run reads them once at its start (DESIGN §6b).
+func (s *Store) ActiveExceptions(ctx context.Context, now time.Time) ([]openrecall.Exception, error) {
+	return s.queryExceptions(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id`,
+		clampedNanos(now))
+}
+
+func (s *Store) queryExceptions(ctx context.Context, q string, args ...any) ([]openrecall.Exception, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, translate("exceptions", err)
+	}
+	defer rows.Close()
+	out := []openrecall.Exception{}
+	for rows.Next() {
+		e, err := scanException(rows)
+		if err != nil {
+			return nil, translate("exceptions", err)
+		}
+		out = append(out, e)
+	}
+	return out, translate("exceptions", rows.Err())
+}
+
+// RevokeException revokes exception id at at, by analyst, for reason; it
+// returns the exception and whether it changed (false when it was revoked
+// already). An unknown id wraps openrecall.ErrNotFound.
+func (s *Store) RevokeException(ctx context.Context, id, analyst, reason string, at time.Time) (openrecall.Exception, bool, error) {
+	n, err := nanos(at)
+	if err != nil {
+		return openrecall.Exception{}, false, err
+	}
+	var e openrecall.Exception
+	changed := false
+	err = s.inTx(ctx, "revoke exception", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE exceptions SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL`,
+			n, analyst, reason, id)
+		if err != nil {
+			return translate("revoke exception", err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return translate("revoke exception", err)
+		}
+		changed = k == 1
+		e, err = scanException(tx.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, id))
+		return translate(fmt.Sprintf("exception %q", id), err)
+	})
+	return e, changed, err
+}
+
+// TakeExpired returns the exceptions expired by now whose expiry the audit
+// trail has not recorded yet, and marks them recorded; record writes their
+// audit entries inside the same transaction, so each expiry is recorded
+// exactly once.
+func (s *Store) TakeExpired(ctx context.Context, now time.Time, record func(ctx context.Context, tx *sql.Tx, expired []openrecall.Exception) error) ([]openrecall.Exception, error) {
+	var out []openrecall.Exception
+	err := s.inTx(ctx, "record exception expiries", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions
+			WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= ? ORDER BY expires_at, id`, clampedNanos(now))
+		if err != nil {
+			return translate("expired exceptions", err)
+		}
+		for rows.Next() {
+			e, err := scanException(rows)
+			if err != nil {
+				rows.Close()
+				return translate("expired exceptions", err)
+			}
+			out = append(out, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return translate("expired exceptions", err)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		for _, e := range out {
+			if _, err := tx.ExecContext(ctx, `UPDATE exceptions SET expiry_recorded = 1 WHERE id = ?`, e.ID); err != nil {
+				return translate("record expiry of "+e.ID, err)
+			}
+		}
+		return record(ctx, tx, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecordExpiries records in the audit trail, with actor system, each
+// exception expired by now and not recorded yet, sealed with seal; it
+// returns them. Every writing command calls it first (DESIGN §6b).
+func (s *Store) RecordExpiries(ctx context.Context, now time.Time, seal SealFunc) ([]openrecall.Exception, error) {
+	return s.TakeExpired(ctx, now, func(ctx context.Context, tx *sql.Tx, expired []openrecall.Exception) error {
+		entries := make([]openrecall.AuditEntry, len(expired))
+		for i, e := range expired {
+			entries[i] = openrecall.AuditEntry{
+				AnalysisID: "exception-expire-" + e.ID, Batch: "exceptions", Step: openrecall.StepExceptionExpire,
+				Reason:  fmt.Sprintf("%s expired at %s; by system", e.Describe(), e.ExpiresAt.UTC().Format(time.RFC3339)),
+				Outcome: openrecall.ExceptionExpired, ProposedDecision: e.Decision,
+			}
+		}
+		_, err := s.appendAuditTx(ctx, tx, entries, seal)
+		return err
+	})
+}
