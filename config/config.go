@@ -122,16 +122,24 @@ type Grouping struct {
 	Window time.Duration `yaml:"window"`
 }
 
+// Exceptions configures exceptions (DESIGN §6b).
+type Exceptions struct {
+	// MaxExpiry caps how far ahead an exception a person approves or
+	// writes may expire.
+	MaxExpiry time.Duration `yaml:"max_expiry"`
+}
+
 // Config is the whole configuration.
 type Config struct {
-	DB        string           `yaml:"db"`
-	Rules     string           `yaml:"rules"`
-	Triage    Triage           `yaml:"triage"`
-	Grouping  Grouping         `yaml:"grouping"`
-	Models    Models           `yaml:"models"`
-	BudgetUSD float64          `yaml:"budget_usd"`
-	Prices    map[string]Price `yaml:"prices"`
-	Server    Server           `yaml:"server"`
+	DB         string           `yaml:"db"`
+	Rules      string           `yaml:"rules"`
+	Triage     Triage           `yaml:"triage"`
+	Grouping   Grouping         `yaml:"grouping"`
+	Exceptions Exceptions       `yaml:"exceptions"`
+	Models     Models           `yaml:"models"`
+	BudgetUSD  float64          `yaml:"budget_usd"`
+	Prices     map[string]Price `yaml:"prices"`
+	Server     Server           `yaml:"server"`
 }
 
 // Default returns the embedded defaults.
@@ -242,6 +250,9 @@ func (c Config) Validate() error {
 	}
 	if c.Grouping.Window < time.Second || c.Grouping.Window > 7*24*time.Hour {
 		return fmt.Errorf("grouping.window %s must be between 1s and 168h: %w", c.Grouping.Window, openrecall.ErrInvalid)
+	}
+	if c.Exceptions.MaxExpiry < time.Hour || c.Exceptions.MaxExpiry > 3650*24*time.Hour {
+		return fmt.Errorf("exceptions.max_expiry %s must be between 1h and 87600h: %w", c.Exceptions.MaxExpiry, openrecall.ErrInvalid)
 	}
 	if c.BudgetUSD < 0 || math.IsNaN(c.BudgetUSD) || math.IsInf(c.BudgetUSD, 0) {
 		return fmt.Errorf("budget_usd %v must be a non-negative number: %w", c.BudgetUSD, openrecall.ErrInvalid)

@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
@@ -43,4 +44,13 @@ type App struct {
 	// Groups stores the alert groups a person decides (DESIGN §6a);
 	// required to decide or list groups.
 	Groups GroupStore
+	// Exceptions stores the exceptions people approve and the proposals
+	// memory makes (DESIGN §6b); required for the exception use cases.
+	Exceptions     ExceptionStore
+	ExceptionRules ExceptionRules
+	// RecordExpiries records in the audit trail, with actor system, the
+	// exceptions expired since the last writing command; nil records none.
+	RecordExpiries func(ctx context.Context) error
+	// Now is the clock; nil means time.Now().UTC().
+	Now func() time.Time
 }

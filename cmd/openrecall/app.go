@@ -345,12 +345,18 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 		Batch:          a.batchName(),
 		OrderedRouting: budget != nil,
 		Grouping:       workflow.Grouping{Enabled: cfg.Grouping.Enabled, Window: cfg.Grouping.Window},
+		Exceptions:     st,
 		Now:            a.now,
 		Logger:         a.log,
 	}
 	if persist {
 		sealer, err := a.sealer(ctx, st)
 		if err != nil {
+			return nil, err
+		}
+		// A writing command records the exception expiries due first
+		// (actor system; DESIGN §6b).
+		if _, err := st.RecordExpiries(ctx, a.now(), sealer.Seal); err != nil {
 			return nil, err
 		}
 		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
@@ -364,8 +370,18 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 // audited with the trail's key.
 func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App {
 	uc := &usecase.App{
-		Store:  st,
-		Groups: st,
+		Store:      st,
+		Groups:     st,
+		Exceptions: st,
+		Now:        a.now,
+		RecordExpiries: func(ctx context.Context) error {
+			sealer, err := a.sealer(ctx, st)
+			if err != nil {
+				return err
+			}
+			_, err = st.RecordExpiries(ctx, a.now(), sealer.Seal)
+			return err
+		},
 		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
 			sealer, err := a.sealer(ctx, st)
 			if err != nil {

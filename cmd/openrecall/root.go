@@ -51,6 +51,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newAnalyzeCmd(a),
 		newRetainCmd(a),
 		newGroupsCmd(a),
+		newExceptionCmd(a),
 		newRecallCmd(a),
 		newFingerprintCmd(a),
 		newMemoryCmd(a),
