@@ -20,6 +20,7 @@ type ExceptionStore interface {
 	RevokeException(ctx context.Context, id, analyst, reason string, at time.Time) (openrecall.Exception, bool, error)
 	Proposal(ctx context.Context, id string) (openrecall.Proposal, error)
 	Proposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error)
+	ProposalsFor(ctx context.Context, id openrecall.Identity) ([]openrecall.Proposal, error)
 }
 
 // ExceptionRules are the limits the configuration sets on exceptions.

@@ -240,6 +240,9 @@ type Recalled struct {
 	Fingerprint openrecall.Fingerprint `json:"fingerprint"`
 	// Matches is empty, never null, when memory holds nothing.
 	Matches []openrecall.Match `json:"matches"`
+	// Proposals are the exceptions memory proposed for the identity
+	// (DESIGN §6b), approved or not; omitted when none.
+	Proposals []openrecall.Proposal `json:"proposals,omitempty"`
 }
 
 // Recall returns what memory holds, at most limit memories, for the first
@@ -260,6 +263,11 @@ func (a *App) Recall(ctx context.Context, s Subject, limit int) (Recalled, error
 	}
 	if r.Matches == nil {
 		r.Matches = []openrecall.Match{}
+	}
+	if a.Exceptions != nil && !r.Identity.IsZero() {
+		if r.Proposals, err = a.Exceptions.ProposalsFor(ctx, r.Identity); err != nil {
+			return Recalled{}, err
+		}
 	}
 	return r, nil
 }

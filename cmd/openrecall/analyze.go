@@ -348,6 +348,9 @@ func routeName(r openrecall.Result) string {
 	if r.Grouped() {
 		return "grouped"
 	}
+	if r.Excepted() {
+		return "exception"
+	}
 	var tiers []string
 	for _, s := range r.Steps {
 		if s.Step != openrecall.StepAnalysis {
@@ -395,8 +398,12 @@ func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
 		fmt.Fprintf(w, "  groups    %d alert groups opened; %d firings grouped under their head (no model call, the head's decision), saving %s\n",
 			s.Groups, s.Grouped, s.GroupedSaved)
 	}
+	if s.Excepted > 0 || s.Proposals > 0 {
+		fmt.Fprintf(w, "  exceptions %d alerts closed by an exception a person approved (no model call), saving %s; %d proposed exceptions ('openrecall exception proposals')\n",
+			s.Excepted, s.ExceptedSaved, s.Proposals)
+	}
 	fmt.Fprintf(w, "  cost      %s; baseline %s (the strong model on every analysed alert, at its expected completion)\n", s.Cost, s.Baseline)
-	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses, group members and passing cheap answers only)\n",
+	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses, group members, exception matches and passing cheap answers only)\n",
 		s.Savings(), s.SavingsPercent(), s.Triaged-s.Unanalysed)
 	if s.Unanalysed > 0 {
 		fmt.Fprintf(w, "  escalated without analysis  %d alerts (no model answered: budget spent or model unavailable); not counted as savings\n", s.Unanalysed)

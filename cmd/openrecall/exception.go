@@ -25,8 +25,9 @@ step, cost 0, its baseline saved and counted apart. Memory alone never creates o
 vouches unanimously for a security detection that the guard must still refuse, the result carries
 a proposal, which 'exception approve' turns into an exception. Every approval, creation,
 revocation, expiry and match is in the audit trail.`,
-		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Example: `  openrecall exception proposals
+  openrecall exception approve prop_3f2a9c0d1e2b4a5c --analyst alice --note "nightly admin job"
+  openrecall exception list --state active`,
 	}
 	cmd.AddCommand(newExceptionApproveCmd(a), newExceptionAddCmd(a), newExceptionListCmd(a),
 		newExceptionProposalsCmd(a), newExceptionRevokeCmd(a))

@@ -450,7 +450,17 @@ func printRecalled(w io.Writer, now time.Time, rc usecase.Recalled) error {
 			age(now, m.Incident.CreatedAt), dash(m.Incident.Analyst), dash(clip(oneLine(m.Incident.Note), 50)),
 			dash(strings.Join(m.Incident.DeadEnds, "; ")))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range rc.Proposals {
+		state := "waiting for a person: openrecall exception approve " + p.ID + " --analyst NAME"
+		if p.ApprovedAs != "" {
+			state = "approved as " + p.ApprovedAs
+		}
+		fmt.Fprintf(w, "proposed exception %s: %s, match %s, ceiling %s (%s)\n", p.ID, p.Decision, openrecall.MatchString(p.Match), p.MaxSeverity, state)
+	}
+	return nil
 }
 
 func age(now, t time.Time) string {
