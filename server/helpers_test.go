@@ -100,7 +100,7 @@ func newEnv(t *testing.T, o options) *env {
 			return nil, err
 		}
 		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink})
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink, Exceptions: st})
 	}
 	prom := server.NewPrometheus(func() float64 {
 		n, _ := st.InboxDepth(context.Background())
@@ -108,7 +108,11 @@ func newEnv(t *testing.T, o options) *env {
 	})
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Groups: st, Fingerprinter: ex, Keys: testKeys{},
+		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now,
+			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
+				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
+				return err
+			},
 			ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 				return st.ReadTrail(ctx, memory.TrailReader(r))
 			}},

@@ -38,6 +38,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/results", s.scoped(ScopeRead, s.results))
 	m.HandleFunc("GET /api/v1/cost", s.scoped(ScopeRead, s.cost))
 	m.HandleFunc("GET /api/v1/audit/verify", s.scoped(ScopeRead, s.auditVerify))
+	m.HandleFunc("GET /api/v1/exceptions", s.scoped(ScopeRead, s.exceptions))
+	m.HandleFunc("POST /api/v1/exceptions", s.scoped(ScopeRetain, s.addException))
+	m.HandleFunc("POST /api/v1/exceptions/{id}/revoke", s.scoped(ScopeRetain, s.revokeException))
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.Handle("GET /metrics", s.obs.Handler())
@@ -48,7 +51,8 @@ func (s *Server) routes() {
 	for path, allow := range map[string]string{
 		"/api/v1/alerts": "POST", "/api/v1/alerts/{sender}": "POST", "/v2/enqueue": "POST", "/api/v2/alerts": "POST",
 		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
-		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
+		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD",
+		"/api/v1/exceptions": "GET, HEAD, POST", "/api/v1/exceptions/{id}/revoke": "POST", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
 	} {
 		m.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)

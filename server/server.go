@@ -52,6 +52,11 @@ type UseCases interface {
 	// that is malformed or not signed with the trail's key is an error
 	// wrapping openrecall.ErrInvalid.
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+	// The exceptions people approve (DESIGN §6b).
+	ListExceptions(ctx context.Context, state string) ([]usecase.ListedException, error)
+	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
+	AddException(ctx context.Context, req usecase.AddRequest) (usecase.ExceptionChange, error)
+	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
 }
 
 // Token is one accepted bearer token and the scopes it grants.

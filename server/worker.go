@@ -214,6 +214,8 @@ type inbox struct {
 	day   string
 	after int64
 	items []openrecall.Delivery
+	// fresh: the record returned last began a batch read from the inbox.
+	fresh bool
 	mu    sync.Mutex       // guards ids
 	ids   map[string]int64 // inbox id of each analysis handed out, until completed
 }
@@ -244,6 +246,7 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 				in.s.log.Error("read inbox", zap.Error(err))
 			}
 			in.items = items
+			in.fresh = len(items) > 0
 		}
 		if len(in.items) > 0 {
 			d := in.items[0]
@@ -271,6 +274,15 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 }
 
 // idOf returns the inbox id of an analysis this source handed out.
+// FreshBatch reports whether the record NextNumbered returned last began a
+// batch read from the inbox: the run reads the active exceptions again
+// there (workflow.BatchSource).
+func (in *inbox) FreshBatch() bool {
+	f := in.fresh
+	in.fresh = false
+	return f
+}
+
 func (in *inbox) idOf(analysisID string) int64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
@@ -25,6 +27,14 @@ type Source interface {
 type NumberedSource interface {
 	Source
 	NextNumbered() (rec intake.Record, seq int, err error)
+}
+
+// BatchSource is a Source that reads its records in batches (serve's
+// inbox): FreshBatch reports, after Next, whether that record starts a new
+// batch, and the run reads the active exceptions again there (DESIGN §6b).
+type BatchSource interface {
+	Source
+	FreshBatch() bool
 }
 
 // QueueOptions tunes AnalyzeQueue.
@@ -152,8 +162,11 @@ func (s *Summary) add(r openrecall.Result) {
 type job struct {
 	pos int // position in the queue: the turn of ordered routing
 	seq int // number the analysis is named after
-	rec intake.Record
-	out chan openrecall.Result
+	// exceptions is the active set the record is matched against: the
+	// run's, or the one read at the start of the source's latest batch.
+	exceptions *exceptionSet
+	rec        intake.Record
+	out        chan openrecall.Result
 }
 
 // AnalyzeQueue reads src to the end, analyses every record on opts.Workers
@@ -191,6 +204,7 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		defer close(pending)
 		defer close(jobs)
 		numbered, _ := src.(NumberedSource)
+		exceptions := rs.exceptions
 		for pos := 0; ; pos++ {
 			var rec intake.Record
 			var err error
@@ -207,7 +221,16 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 				readErr = fmt.Errorf("read queue: %w", err)
 				return
 			}
-			j := job{pos: pos, seq: seq, rec: rec, out: make(chan openrecall.Result, 1)}
+			if fb, ok := src.(BatchSource); ok && fb.FreshBatch() && w.cfg.Exceptions != nil {
+				// A long-running source (serve's inbox) reads the active
+				// exceptions again at the start of each batch.
+				if set, err := w.loadExceptions(ctx); err != nil {
+					w.log.Warn("exceptions unavailable; keeping the set read before", zap.Error(err))
+				} else {
+					exceptions = set
+				}
+			}
+			j := job{pos: pos, seq: seq, rec: rec, exceptions: exceptions, out: make(chan openrecall.Result, 1)}
 			select {
 			case pending <- j.out:
 			case <-ctx.Done():
@@ -227,7 +250,9 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.out <- w.process(ctx, j.rec, j.pos, j.seq, rs)
+				jrs := rs
+				jrs.exceptions = j.exceptions
+				j.out <- w.process(ctx, j.rec, j.pos, j.seq, jrs)
 			}
 		}()
 	}

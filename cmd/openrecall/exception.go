@@ -135,8 +135,8 @@ func (a *app) printExceptionChange(output, verb string, ch usecase.ExceptionChan
 
 type exceptionAddOptions struct {
 	rule, service, maxSeverity, decision, expires, analyst, note, output string
-	errorClass, serviceRole, attackPattern, environment                 string
-	match                                                               []string
+	errorClass, serviceRole, attackPattern, environment                  string
+	match                                                                []string
 }
 
 func newExceptionAddCmd(a *app) *cobra.Command {

@@ -13,6 +13,7 @@ import (
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -126,11 +127,13 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		}
 		return workflow.New(workflow.Config{
 			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
-			Batch: serveBatch, Guard: guard, Sink: sink, Now: a.now, Logger: a.log,
+			Batch: serveBatch, Guard: guard, Sink: sink, Now: a.now, Logger: a.log, Exceptions: st,
 			Grouping: workflow.Grouping{Enabled: cfg.Grouping.Enabled, Window: cfg.Grouping.Window,
 				Store: memory.GroupScope{Store: st, Batch: serveBatch}},
 		})
 	}
+	uc := a.useCases(st, ex)
+	uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
 	prom := server.NewPrometheus(func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -144,7 +147,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		Store:           st,
 		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
 		NewPipeline:     newPipeline,
-		UseCases:        a.useCases(st, ex),
+		UseCases:        uc,
 		Tokens:          tokens,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/usecase"
+)
+
+// exceptionRequest is the body of POST /api/v1/exceptions: a person's
+// approval of a proposal (proposal_id set), or an exception written
+// directly (rule, service, max_severity, decision, expires).
+type exceptionRequest struct {
+	ProposalID  string                 `json:"proposal_id"`
+	Rule        string                 `json:"rule"`
+	Service     string                 `json:"service"`
+	DNA         openrecall.Fingerprint `json:"dna"`
+	Match       map[string]string      `json:"match"`
+	MaxSeverity string                 `json:"max_severity"`
+	Decision    string                 `json:"decision"`
+	// Expires is a Go duration ("720h"); empty keeps a proposal's.
+	Expires string `json:"expires"`
+	Analyst string `json:"analyst"`
+	Note    string `json:"note"`
+}
+
+type revokeRequest struct {
+	Analyst string `json:"analyst"`
+	Reason  string `json:"reason"`
+}
+
+// decodeBody decodes a JSON body strictly into v, answering the error
+// itself; false when it did.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, what string, v any) bool {
+	if !s.bodyLimited(w, r) {
+		return false
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
+			return false
+		}
+		writeError(w, r, http.StatusBadRequest, what+" body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// exceptions answers GET /api/v1/exceptions: what `exception list -o json`
+// prints; ?state= keeps one state.
+func (s *Server) exceptions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.cfg.UseCases.ListExceptions(r.Context(), r.URL.Query().Get("state"))
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// addException answers POST /api/v1/exceptions: approve a proposal or
+// write an exception; 201 when one was stored.
+func (s *Server) addException(w http.ResponseWriter, r *http.Request) {
+	var req exceptionRequest
+	if !s.decodeBody(w, r, "exception", &req) {
+		return
+	}
+	var expiry time.Duration
+	if req.Expires != "" {
+		d, err := time.ParseDuration(req.Expires)
+		if err != nil || d <= 0 {
+			writeError(w, r, http.StatusBadRequest, "expires "+req.Expires+": want a positive duration such as 720h")
+			return
+		}
+		expiry = d
+	}
+	if strings.TrimSpace(req.Analyst) == "" {
+		writeError(w, r, http.StatusBadRequest, "analyst is required: a person approves an exception")
+		return
+	}
+	var ch usecase.ExceptionChange
+	var err error
+	if req.ProposalID != "" {
+		ch, err = s.cfg.UseCases.ApproveProposal(r.Context(), usecase.ApproveRequest{ProposalID: req.ProposalID, Analyst: req.Analyst, Expiry: expiry, Note: req.Note})
+	} else {
+		ch, err = s.cfg.UseCases.AddException(r.Context(), usecase.AddRequest{
+			Identity: openrecall.Identity{Rule: req.Rule, Service: req.Service}, DNA: req.DNA, Match: req.Match,
+			MaxSeverity: openrecall.Severity(req.MaxSeverity), Decision: openrecall.Decision(req.Decision),
+			Expiry: expiry, Analyst: req.Analyst, Note: req.Note,
+		})
+	}
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if ch.Changed {
+		code = http.StatusCreated
+	}
+	writeJSON(w, code, ch)
+}
+
+// revokeException answers POST /api/v1/exceptions/{id}/revoke.
+func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
+	var req revokeRequest
+	if !s.decodeBody(w, r, "revoke", &req) {
+		return
+	}
+	if strings.TrimSpace(req.Analyst) == "" {
+		writeError(w, r, http.StatusBadRequest, "analyst is required")
+		return
+	}
+	ch, err := s.cfg.UseCases.RevokeException(r.Context(), r.PathValue("id"), req.Analyst, req.Reason)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ch)
+}

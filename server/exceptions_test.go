@@ -1,0 +1,103 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/usecase"
+)
+
+// falcoShell is a falcosidekick delivery of Falco's "Terminal shell in
+// container" on pod suffix pod, by user, at priority.
+func falcoShell(n int, pod, user, priority string) string {
+	return fmt.Sprintf(`{"uuid":"5d0ba0a1-2b7e-4f4e-9c3b-7a0f62c1d%03d","output":"A shell was spawned in a container with an attached terminal (user=%s process=sh)",
+"priority":%q,"rule":"Terminal shell in container","time":"2024-06-13T19:%02d:58.532086161Z","source":"syscall",
+"tags":["T1059","container","mitre_execution","shell"],"hostname":"ip-10-0-12-34.eu-west-1.compute.internal",
+"output_fields":{"container.id":"78886%dc3cf8","container.image.repository":"docker.io/library/alpine","container.name":"alpine",
+"k8s.ns.name":"default","k8s.pod.name":"alpine-deployment-77789455d6-%s","proc.cmdline":"sh -c uptime","proc.name":"sh",
+"proc.pname":"runc","user.name":%q}}`, n, user, priority, n%60, n%10, pod, user)
+}
+
+// TestExceptionProposedApprovedMatchedRevoked drives the whole lifecycle
+// through the API on a real server (DESIGN §6b): five benign decisions on
+// a security detection give a proposal and no bypass; a person approves
+// it; the next matching firing takes one exception step at cost 0, while a
+// firing by another user or at a higher severity is analysed; after the
+// revocation the same firing is analysed again; the trail verifies.
+func TestExceptionProposedApprovedMatchedRevoked(t *testing.T) {
+	e := newEnv(t, options{})
+	pods := []string{"m7flp", "x2x4q", "q8k2z", "b9c4w", "t5r8v", "k6j7n", "p2d6s", "w4h9c", "z8m5f", "c4d2g"}
+	fire := func(n int, user, priority string) *openrecall.Result {
+		t.Helper()
+		var acc accepted
+		if resp := e.post("/api/v1/alerts/falcosidekick", "", falcoShell(n, pods[n], user, priority), &acc); resp.StatusCode != http.StatusAccepted || acc.Accepted != 1 {
+			t.Fatalf("firing %d: %d %+v", n, resp.StatusCode, acc)
+		}
+		return e.wait(acc.Analyses[0].AnalysisID, "").Result
+	}
+	for n := range 5 {
+		r := fire(n, "root", "Notice")
+		var ret map[string]any
+		if resp := e.post("/api/v1/retain", "", `{"analysis_id":"`+r.AnalysisID+`","decision":"known_benign","note":"uptime check by ops","analyst":"bob"}`, &ret); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("retain %d: %d %v", n, resp.StatusCode, ret)
+		}
+	}
+	sixth := fire(5, "root", "Notice")
+	if sixth.Bypassed || sixth.Decision.Benign() || sixth.Proposal == nil {
+		t.Fatalf("sixth firing: bypassed %v, decision %s, proposal %+v (%s)", sixth.Bypassed, sixth.Decision, sixth.Proposal, sixth.Guard.Reason)
+	}
+	p := sixth.Proposal
+	if p.Match["user"] != "root" || p.Match["process"] != "sh" || p.MaxSeverity != openrecall.SeverityLow || len(p.Supporting) != 5 {
+		t.Errorf("proposal %+v: want user=root, process=sh, ceiling low, 5 memories", p)
+	}
+	if _, ok := p.Match["container_id"]; ok {
+		t.Errorf("proposal matches on an instance id: %v", p.Match)
+	}
+	var ch usecase.ExceptionChange
+	if resp := e.post("/api/v1/exceptions", "", `{"proposal_id":"`+p.ID+`"}`, &map[string]any{}); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("approval without an analyst: %d, want 400", resp.StatusCode)
+	}
+	if resp := e.post("/api/v1/exceptions", "", `{"proposal_id":"`+p.ID+`","analyst":"alice","note":"ops uptime checks"}`, &ch); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("approve: %d %+v", resp.StatusCode, ch)
+	}
+	exc := ch.Exception
+	if exc.Analyst != "alice" || exc.ProposalID != p.ID || ch.State != openrecall.ExceptionActive {
+		t.Fatalf("approved exception %+v state %s", exc, ch.State)
+	}
+
+	matched := fire(6, "root", "Notice")
+	if matched.Exception == nil || matched.Exception.ID != exc.ID || matched.Exception.Analyst != "alice" {
+		t.Fatalf("matching firing: exception %+v, steps %+v", matched.Exception, matched.Steps)
+	}
+	last := matched.Steps[len(matched.Steps)-1]
+	if last.Step != openrecall.StepException || matched.Cost != 0 || matched.Baseline <= 0 || matched.Decision != openrecall.DecisionKnownBenign {
+		t.Errorf("matching firing: step %s, cost %d, baseline %d, decision %s", last.Step, matched.Cost, matched.Baseline, matched.Decision)
+	}
+	for _, other := range []*openrecall.Result{fire(7, "mallory", "Notice"), fire(8, "root", "Critical")} {
+		if other.Exception != nil || other.Decision.Benign() {
+			t.Errorf("%s at %s: exception %+v, decision %s; want analysed", other.Alert.Entities["user"], other.Alert.Severity, other.Exception, other.Decision)
+		}
+	}
+
+	var list []usecase.ListedException
+	e.do(http.MethodGet, "/api/v1/exceptions?state=active", "", nil, nil, &list)
+	if len(list) != 1 || list[0].ID != exc.ID {
+		t.Fatalf("active exceptions: %+v", list)
+	}
+	if resp := e.post("/api/v1/exceptions/"+exc.ID+"/revoke", "", `{"analyst":"carol","reason":"the job was retired"}`, &ch); resp.StatusCode != http.StatusOK || ch.State != openrecall.ExceptionRevoked {
+		t.Fatalf("revoke: %d %+v", resp.StatusCode, ch)
+	}
+	if again := fire(9, "root", "Notice"); again.Exception != nil || again.Decision.Benign() {
+		t.Errorf("firing after the revocation: exception %+v, decision %s", again.Exception, again.Decision)
+	}
+	e.do(http.MethodGet, "/api/v1/exceptions?state=revoked", "", nil, nil, &list)
+	if len(list) != 1 || list[0].RevokedBy != "carol" {
+		t.Errorf("revoked exceptions: %+v", list)
+	}
+	var v map[string]any
+	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &v); resp.StatusCode != http.StatusOK || v["intact"] != true {
+		t.Errorf("audit verify: %d %s", resp.StatusCode, b)
+	}
+}
