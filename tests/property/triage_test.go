@@ -162,7 +162,7 @@ func triageProperties() []pbt.Property {
 			pbt.Cover("split strong memory", 10),
 		),
 		pbt.ForAll("P11_guard_iff_five_clauses",
-			"Bypass happens if and only if all five hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign; (e) the alert is not more severe than the most severe supporting memory (an unknown alert counts as critical, an unknown memory as medium; an unknown alert is covered when every supporting memory is unknown). A verdict refused by (e) alone says so and names the clause.",
+			"Bypass happens if and only if all five hold: (a) a strong match exists; (b) consistency ≥ threshold; (c) confidence ≥ bypass threshold; (d) attack_pattern is empty and the decision is benign; (e) the alert is not more severe than the most severe supporting memory (an unknown alert counts as critical, an unknown memory as medium; an unknown alert is covered when every supporting memory is unknown). A verdict refused by (e) alone says so and names the clause. The guard rules on memory alone, so memory never bypasses an attack; an exception a person approved is a route step of its own, never a memory bypass (P96).",
 			"GuardCaseGen", gen.GuardCaseGen(), func(c gen.GuardCase) error {
 				v := triage.Guard(c.Fingerprint, c.Triage, cfg)
 				tr := c.Triage
@@ -212,7 +212,7 @@ func triageProperties() []pbt.Property {
 			pbt.Cover("bypass", 2), pbt.Cover("confidence exactly at threshold", 3), pbt.Cover("consistency exactly at threshold", 3),
 		),
 		pbt.ForAll("P12_attack_blocks_bypass",
-			"An attack pattern blocks bypass unconditionally: whatever memory says, an alert with an attack pattern is never bypassed.",
+			"Memory never bypasses an attack: whatever memory says, an alert with an attack pattern (a security detection included) is never memory-bypassed; only an exception a person approved routes one past the model (DESIGN §6b; P90–P99).",
 			"TriageCaseGen", gen.TriageCaseGen(), func(c gen.TriageCase) error {
 				if !c.Fingerprint.HasAttack() {
 					return nil

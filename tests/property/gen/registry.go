@@ -209,6 +209,14 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"ExceptionRunGen", ExceptionRunGen(), validAs(ValidExceptionRun)},
+		{"ProposalCaseGen", ProposalCaseGen(), validAs(func(c ProposalCase) error {
+			if c.N < 0 || c.N > 12 || c.Dissent < 0 || c.Dissent > 2 || c.Score < 0 || c.Score >= len(ProposalScores()) ||
+				c.AlertSeverity < 0 || c.AlertSeverity >= len(AllSeverities()) || c.MemorySeverity < 0 || c.MemorySeverity >= len(AllSeverities()) {
+				return fmt.Errorf("proposal case out of range: %+v", c)
+			}
+			return nil
+		})},
 		{"StormRunGen", StormRunGen(), validAs(func(s StormRun) error {
 			if s.Workers < 1 || s.Workers > 4 || s.Budget < 0 || s.Vouch < 0 || s.Vouch > 3 || len(s.Firings) > 40 {
 				return fmt.Errorf("storm run workers %d budget %d vouch %d firings %d", s.Workers, s.Budget, s.Vouch, len(s.Firings))
