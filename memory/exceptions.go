@@ -243,13 +243,6 @@ func (s *Store) Exceptions(ctx context.Context) ([]openrecall.Exception, error) 
 	return s.queryExceptions(ctx, `SELECT `+exceptionColumns+` FROM exceptions ORDER BY created_at, id`)
 }
 
-// ActiveExceptions returns the exceptions in force at now: not revoked, not
-// expired. A run reads them once at its start (DESIGN §6b).
-func (s *Store) ActiveExceptions(ctx context.Context, now time.Time) ([]openrecall.Exception, error) {
-	return s.queryExceptions(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id`,
-		clampedNanos(now))
-}
-
 func (s *Store) queryExceptions(ctx context.Context, q string, args ...any) ([]openrecall.Exception, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {

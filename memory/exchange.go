@@ -29,6 +29,21 @@ type ImportReport struct {
 	Created  int           `json:"created"`
 	Existing int           `json:"existing"`
 	Rejected []RecordError `json:"rejected,omitempty"`
+	// Exceptions are the exception lines read ({"exception": {...}}, as
+	// Export writes them), by line, not stored: only a person's action
+	// stores one (usecase.App.ImportExceptions, audited).
+	Exceptions []ExceptionLine `json:"-"`
+}
+
+// ExceptionLine is an exception read by Import, with its line.
+type ExceptionLine struct {
+	Line      int
+	Exception openrecall.Exception
+}
+
+// exceptionRecord is how Export writes an exception among the memories.
+type exceptionRecord struct {
+	Exception *openrecall.Exception `json:"exception"`
 }
 
 // RecordError is one rejected import line and why.
@@ -38,7 +53,8 @@ type RecordError struct {
 }
 
 // Export writes every incident as JSON Lines (one openrecall.Incident per
-// line), oldest first (created time, then id), and returns how many it wrote.
+// line), oldest first (created time, then id), then every exception as
+// {"exception": {...}}, and returns how many incidents it wrote.
 func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at, id`)
 	if err != nil {
@@ -61,6 +77,15 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return n, translate("export", err)
+	}
+	excs, err := s.Exceptions(ctx)
+	if err != nil {
+		return n, err
+	}
+	for i := range excs {
+		if err := enc.Encode(exceptionRecord{Exception: &excs[i]}); err != nil {
+			return n, fmt.Errorf("export: write exception %s: %w", excs[i].ID, err)
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return n, fmt.Errorf("export: %w", err)
@@ -107,6 +132,12 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (ImportReport, error) {
 			rep.Read++
 			if tooLong {
 				rep.Rejected = append(rep.Rejected, RecordError{Line: line, Reason: fmt.Sprintf("record longer than %d bytes", MaxRecordBytes)})
+			} else if exc, ok, reason := parseException(trimmed); ok {
+				if reason != "" {
+					rep.Rejected = append(rep.Rejected, RecordError{Line: line, Reason: reason})
+				} else {
+					rep.Exceptions = append(rep.Exceptions, ExceptionLine{Line: line, Exception: exc})
+				}
 			} else if rec, reason := s.parseRecord(trimmed); reason != "" {
 				rep.Rejected = append(rep.Rejected, RecordError{Line: line, Reason: reason})
 			} else {
@@ -150,6 +181,23 @@ func readLine(br *bufio.Reader) (data []byte, tooLong bool, err error) {
 			return data, tooLong, nil
 		}
 	}
+}
+
+// parseException reads an exception line; ok is false for any other line.
+func parseException(data []byte) (openrecall.Exception, bool, string) {
+	if !bytes.HasPrefix(data, []byte(`{"exception":`)) {
+		return openrecall.Exception{}, false, ""
+	}
+	var rec exceptionRecord
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil || rec.Exception == nil {
+		return openrecall.Exception{}, true, fmt.Sprintf("invalid exception record: %v", err)
+	}
+	if err := rec.Exception.Validate(); err != nil {
+		return openrecall.Exception{}, true, err.Error()
+	}
+	return *rec.Exception, true, ""
 }
 
 func (s *Store) parseRecord(data []byte) (pendingRecord, string) {

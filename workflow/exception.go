@@ -14,9 +14,9 @@ import (
 // ExceptionSource holds the exceptions people approved (DESIGN §6b).
 // memory.Store satisfies it.
 type ExceptionSource interface {
-	// ActiveExceptions returns the exceptions in force at now, oldest
-	// first.
-	ActiveExceptions(ctx context.Context, now time.Time) ([]openrecall.Exception, error)
+	// Exceptions returns every exception, oldest first: active, expired
+	// and revoked (Exception.Active tells them apart).
+	Exceptions(ctx context.Context) ([]openrecall.Exception, error)
 }
 
 // ExceptionRouter is the part of the router an alert that matched an
@@ -40,11 +40,17 @@ func (w *Workflow) loadExceptions(ctx context.Context) (*exceptionSet, error) {
 		return nil, nil
 	}
 	at := w.now()
-	list, err := w.cfg.Exceptions.ActiveExceptions(ctx, at)
+	all, err := w.cfg.Exceptions.Exceptions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("active exceptions: %w", err)
+		return nil, fmt.Errorf("exceptions: %w", err)
 	}
-	return &exceptionSet{list: list, at: at}, nil
+	set := &exceptionSet{at: at}
+	for _, e := range all {
+		if e.Active(at) {
+			set.list = append(set.list, e)
+		}
+	}
+	return set, nil
 }
 
 // match returns the first exception of the set, oldest first, that covers

@@ -197,25 +197,30 @@ func seedRequest(line []byte) (usecase.RetainRequest, error) {
 
 // memoryImportOptions are the argument of memory import.
 type memoryImportOptions struct {
-	input string
+	input   string
+	analyst string
 }
 
 func newMemoryImportCmd(a *app) *cobra.Command {
 	opts := &memoryImportOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "import FILE|-",
 		Short: "Import memories exported by 'memory export' (JSON Lines of incidents)",
 		Long: `Import incidents (the JSON Lines that 'memory export' writes). Existing memories are
 kept; equivalent ones are recognised by their dedupe key and not stored twice. Bad lines are
-reported with their line number and the rest is imported (exit status 3).`,
+reported with their line number and the rest is imported (exit status 3). Exceptions in the
+file (DESIGN §6b) are imported only with --analyst, the person who approves them again here;
+each is audited. Without it they are reported and skipped.`,
 		Example: `  openrecall memory import backup.jsonl
-  openrecall --db old.db memory export | openrecall --db new.db memory import -`,
+  openrecall --db old.db memory export | openrecall --db new.db memory import - --analyst alice`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
 			return memoryImportRun(cmd.Context(), a, opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.analyst, "analyst", "", "who imports the exceptions in the file (required to import them)")
+	return cmd
 }
 
 func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) error {
@@ -232,6 +237,28 @@ func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) err
 	rep, err := st.Import(ctx, in)
 	if err != nil {
 		return err
+	}
+	excs := make([]openrecall.Exception, 0, len(rep.Exceptions))
+	for _, x := range rep.Exceptions {
+		if strings.TrimSpace(opts.analyst) == "" {
+			rep.Rejected = append(rep.Rejected, memory.RecordError{Line: x.Line,
+				Reason: "exception " + x.Exception.ID + " not imported: importing an exception is a person's action, give --analyst"})
+			continue
+		}
+		excs = append(excs, x.Exception)
+	}
+	if len(excs) > 0 {
+		cfg, err := a.config()
+		if err != nil {
+			return err
+		}
+		uc := a.useCases(st, nil)
+		uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
+		n, err := uc.ImportExceptions(ctx, excs, opts.analyst)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.out, "imported %d exceptions (%d new), approved by %s\n", len(excs), n, opts.analyst)
 	}
 	for _, e := range rep.Rejected {
 		fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %s\n", source, e.Line, e.Reason)

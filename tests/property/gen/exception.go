@@ -120,12 +120,15 @@ func (r ExceptionRun) Entities() map[string]string {
 	return map[string]string{"user": exceptionUsers[r.User], "process": exceptionProcs[r.Process], "image": exceptionImages[r.Image]}
 }
 
-// Firing returns the n-th benign firing (its entity fields the shared ones,
-// plus a drifting parent process unless Drift is 0).
+// Firing returns the n-th benign firing: its entity fields the shared ones,
+// plus, unless Drift is 0, a parent process that takes Drift+1 values in
+// turn (never equal across five or more memories).
 func (r ExceptionRun) Firing(n int) openrecall.Alert {
 	ents := r.Entities()
 	if r.Drift > 0 {
-		ents["parent_process"] = fmt.Sprintf("parent-%d", n%r.Drift+n)
+		// Every memory's value is shared with some others and the
+		// proposing firing, never with all of them.
+		ents["parent_process"] = fmt.Sprintf("parent-%d", n%(r.Drift+1))
 	}
 	return openrecall.Alert{
 		ID: fmt.Sprintf("det-%d", n), Format: "json", Sender: "falcosidekick", Rule: exceptionRules[r.Rule], Security: true,
