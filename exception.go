@@ -121,15 +121,14 @@ func (e Exception) Matches(a Alert, id Identity, fp Fingerprint, now time.Time) 
 }
 
 // Validate reports the first rule the exception breaks: an identity
-// without a rule, a DNA that is not canonical or not critical only, a
+// without a rule (a service is matched exactly: an empty one is not a
+// wildcard, it matches alerts without a service only), a DNA that is not canonical or not critical only, a
 // decision that is not benign, a ceiling that is not a known severity, no
 // expiry, no analyst, or a security detection without a match field.
 func (e Exception) Validate() error {
 	switch {
 	case e.Identity.IsZero():
 		return fmt.Errorf("exception: a rule is required: %w", ErrInvalid)
-	case strings.TrimSpace(e.Identity.Service) == "":
-		return fmt.Errorf("exception: a service is required (empty is not a wildcard): %w", ErrInvalid)
 	case !e.Decision.Benign():
 		return fmt.Errorf("exception decision %q: want false_positive, duplicate or known_benign: %w", e.Decision, ErrInvalid)
 	case !e.MaxSeverity.Valid() || e.MaxSeverity == SeverityUnknown:

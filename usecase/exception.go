@@ -145,6 +145,9 @@ func (a *App) AddException(ctx context.Context, req AddRequest) (ExceptionChange
 	if err != nil {
 		return ExceptionChange{}, err
 	}
+	if strings.TrimSpace(req.Identity.Service) == "" {
+		return ExceptionChange{}, fmt.Errorf("exception: a service is required (empty is not a wildcard): %w", openrecall.ErrInvalid)
+	}
 	expires, err := a.expiryAt(req.Expiry)
 	if err != nil {
 		return ExceptionChange{}, err
