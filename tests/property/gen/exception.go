@@ -16,16 +16,16 @@ type Variant int
 
 // The variants, in the order VariantNames lists them.
 const (
-	VariantSame          Variant = iota // the same detection again: matches
-	VariantLowerSeverity                // less severe than the ceiling: matches
-	VariantExtraEntity                  // one more entity field: matches
-	VariantOtherRule                    // another rule: another identity
-	VariantOtherService                 // another service: another identity
-	VariantMatchValue                   // one match field with another value
-	VariantMatchMissing                 // one match field missing
-	VariantMoreSevere                   // more severe than the ceiling
-	VariantUnknownSeverity              // unknown severity: counts as critical
-	VariantOtherEnvironment             // another environment: other critical DNA
+	VariantSame             Variant = iota // the same detection again: matches
+	VariantLowerSeverity                   // less severe than the ceiling: matches
+	VariantExtraEntity                     // one more entity field: matches
+	VariantOtherRule                       // another rule: another identity
+	VariantOtherService                    // another service: another identity
+	VariantMatchValue                      // one match field with another value
+	VariantMatchMissing                    // one match field missing
+	VariantMoreSevere                      // more severe than the ceiling
+	VariantUnknownSeverity                 // unknown severity: counts as critical
+	VariantOtherEnvironment                // another environment: other critical DNA
 	variantCount
 )
 
