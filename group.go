@@ -3,10 +3,15 @@ package openrecall
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sort"
 	"strings"
 	"time"
 )
+
+// ErrGroupDecided marks an alert group a person has decided already: it is
+// closed, and a second decision is refused (a storm is one vote).
+var ErrGroupDecided = errors.New("group already decided")
 
 // StepGrouped is the route step of a group member (DESIGN §6a, §7): no
 // model call, cost 0, its baseline saved, the head's decision taken.

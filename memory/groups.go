@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -186,14 +185,11 @@ func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.Group
 	return out, translate("group members", rows.Err())
 }
 
-// ErrDecided marks a group a person has decided already: it is closed.
-var ErrDecided = errors.New("group already decided")
-
 // DecideGroup records a person's decision of group id in one transaction
 // (DESIGN §6a): it retains inc, the one memory of the group (keyed by its
 // head's alert id: a storm is one vote), closes the group and records the
 // decision on every member. A group decided before is refused with
-// ErrDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
+// openrecall.ErrGroupDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
 // stored then. It returns the group as decided, the memory as stored,
 // whether it was created, and the members.
 func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
@@ -210,7 +206,7 @@ func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incid
 			return translate("group "+id, err)
 		}
 		if g.Decided {
-			return fmt.Errorf("group %s was decided %s by %q at %s: %w (%w)", id, g.Decision, g.Analyst, g.DecidedAt.Format(time.RFC3339), ErrDecided, openrecall.ErrInvalid)
+			return fmt.Errorf("group %s was decided %s by %q at %s: %w (%w)", id, g.Decision, g.Analyst, g.DecidedAt.Format(time.RFC3339), openrecall.ErrGroupDecided, openrecall.ErrInvalid)
 		}
 		if stored, created, err = retainTx(ctx, tx, args, inc); err != nil {
 			return err

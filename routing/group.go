@@ -12,13 +12,15 @@ import (
 // strong analysis of in at the expected completion, all of it saved,
 // except for a member of a head escalated without analysis: that one is
 // escalated without analysis too, at baseline = cost = 0, never a saving.
-// why says why the member took the head's outcome.
-func (r *Router) Grouped(in Input, head openrecall.GroupHead, groupID, why string) Output {
+// why says why the member took the head's outcome. The step names no
+// analysis or group id, which differ between runs (the result's Group
+// does).
+func (r *Router) Grouped(in Input, head openrecall.GroupHead, why string) Output {
 	start := r.cfg.Now()
 	step := openrecall.RouteStep{
 		Step: openrecall.StepGrouped, Model: "group", Skipped: true, Outcome: openrecall.OutcomeOK,
 		Proposed: head.Decision, MemoryHits: len(in.Matches),
-		Reason: fmt.Sprintf("member of group %s: takes the decision %s of its head, analysis %s (alert %s)%s", groupID, head.Decision, head.AnalysisID, head.AlertID, why),
+		Reason: fmt.Sprintf("member of an alert group: takes the decision %s of its head, alert %s%s", head.Decision, head.AlertID, why),
 	}
 	out := Output{Decision: head.Decision}
 	if head.Unanalysed {

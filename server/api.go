@@ -264,3 +264,72 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, code, rd)
 }
+
+// groupDecisionRequest is the body of POST /api/v1/groups/{id}/decision.
+type groupDecisionRequest struct {
+	Decision      string   `json:"decision"`
+	Note          string   `json:"note"`
+	DeadEnds      []string `json:"dead_ends"`
+	Analyst       string   `json:"analyst"`
+	ImpactMinutes int      `json:"impact_minutes"`
+}
+
+// groupDecision answers POST /api/v1/groups/{id}/decision: a person
+// decides an alert group once (DESIGN §6a), as `retain --group ID -o json`
+// prints it; 409 when the group was decided before.
+func (s *Server) groupDecision(w http.ResponseWriter, r *http.Request) {
+	if !s.bodyLimited(w, r) {
+		return
+	}
+	var req groupDecisionRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
+			return
+		}
+		writeError(w, r, http.StatusBadRequest, "group decision body: "+err.Error())
+		return
+	}
+	d, err := usecase.ParseDecision(req.Decision)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions())
+		return
+	}
+	if req.ImpactMinutes < 0 {
+		writeError(w, r, http.StatusBadRequest, "impact_minutes must be 0 or more")
+		return
+	}
+	out, err := s.cfg.UseCases.DecideGroup(r.Context(), r.PathValue("id"), usecase.Decision{Decision: d, Note: req.Note,
+		DeadEnds: req.DeadEnds, Analyst: req.Analyst, ImpactMinutes: req.ImpactMinutes})
+	if errors.Is(err, openrecall.ErrGroupDecided) {
+		writeError(w, r, http.StatusConflict, err.Error())
+		return
+	}
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// groups answers GET /api/v1/groups: the alert groups waiting for a
+// decision, newest first (?all=true: decided ones too; ?limit=), as
+// `openrecall groups -o json` prints them.
+func (s *Server) groups(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), 50, 1000)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
+		return
+	}
+	all := q.Get("all") == "true"
+	gs, err := s.cfg.UseCases.ListGroups(r.Context(), !all, limit)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, gs)
+}

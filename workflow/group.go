@@ -45,7 +45,7 @@ type GroupStore interface {
 // GroupRouter is the part of the router group members take: the grouped
 // route step. routing.Router satisfies it.
 type GroupRouter interface {
-	Grouped(in routing.Input, head openrecall.GroupHead, groupID, why string) routing.Output
+	Grouped(in routing.Input, head openrecall.GroupHead, why string) routing.Output
 }
 
 // openGroup is a group of the run that may take members. head is set, and

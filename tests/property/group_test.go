@@ -273,7 +273,7 @@ func decideFirstGroup(ctx context.Context, st *memory.Store, out stormOut) error
 	}
 	again := inc
 	again.Decision, again.Note = openrecall.DecisionReal, "on second thought"
-	if _, _, _, _, err := st.DecideGroup(ctx, head.Group.ID, again); !errors.Is(err, memory.ErrDecided) {
+	if _, _, _, _, err := st.DecideGroup(ctx, head.Group.ID, again); !errors.Is(err, openrecall.ErrGroupDecided) {
 		return fmt.Errorf("once: deciding group %s again gave %v, want ErrDecided", g.ID, err)
 	}
 	if n, err := incidentCount(ctx, st); err != nil || n != after {
