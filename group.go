@@ -102,21 +102,41 @@ func JoinsGroup(sev, head Severity, t, last time.Time, window time.Duration) boo
 	return d <= window && -d <= window
 }
 
+// LessSevereHead reports whether a group head of severity a is less severe
+// than one of b, a head of unknown severity counting as medium (as a memory
+// does in the severity clause, DESIGN §6 e).
+func LessSevereHead(a, b Severity) bool {
+	rank := func(s Severity) int {
+		if r := s.rank(); r >= 0 {
+			return r
+		}
+		return SeverityMedium.rank()
+	}
+	return rank(a) < rank(b)
+}
+
 // GroupHead is what a group's members take from its head: the head's
-// analysis, its decision, whether memory bypassed it or it was escalated
-// without analysis, and the memories that supported the bypass.
+// analysis, its decision, whether memory bypassed it, it was escalated
+// without analysis or its benign decision awaits a person's approval, and
+// the memories that supported the bypass.
 type GroupHead struct {
 	AnalysisID string   `json:"analysis_id"`
 	AlertID    string   `json:"alert_id"`
 	Decision   Decision `json:"decision"`
 	Bypassed   bool     `json:"bypassed"`
 	Unanalysed bool     `json:"escalated_without_analysis"`
-	Supporting []string `json:"supporting,omitempty"`
+	// AwaitsApproval says the head's benign decision is a model's answer
+	// that needs a person's approval (DESIGN §7: an alert refused by the
+	// guard only for its severity): not a closure, so members are
+	// escalated to that person too.
+	AwaitsApproval bool     `json:"awaits_approval,omitempty"`
+	Supporting     []string `json:"supporting,omitempty"`
 }
 
 // HeadOf returns what members of the group headed by r take from it.
 func HeadOf(r Result) GroupHead {
-	h := GroupHead{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Decision: r.Decision, Bypassed: r.Bypassed, Unanalysed: r.EscalatedWithoutAnalysis}
+	h := GroupHead{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Decision: r.Decision, Bypassed: r.Bypassed, Unanalysed: r.EscalatedWithoutAnalysis,
+		AwaitsApproval: !r.Bypassed && r.Decision.Benign() && r.Triage.RequiresHumanApproval}
 	if r.Bypassed {
 		h.Supporting = append([]string(nil), r.Triage.Supporting...)
 	}

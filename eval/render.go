@@ -36,13 +36,14 @@ func WriteTable(w io.Writer, out Output) error {
 		r.Records, r.Overall.Alerts, r.Resolved, r.Rejected, r.Retained, r.LearnAfter)
 
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	header := "\tALERTS\tBYPASSED\tFALSE BYPASS\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOST\tBASELINE\tSAVED\n"
+	header := "\tALERTS\tBYPASSED\tGROUPED\tFALSE CLOSED\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOMPRESSION\tCOST\tBASELINE\tSAVED\n"
 	row := func(name string, s Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.FalseBypasses, s.Missed,
-			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Unanalysed, s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.GroupedMembers, s.FalseBypasses, s.Missed,
+			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Unanalysed, pct(s.Compression()), s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
 	}
 	fmt.Fprint(tw, "KIND"+header)
 	row("overall", r.Overall)
+	row("grouped", r.Grouped)
 	for _, g := range r.ByKind {
 		row(g.Name, g.Stats)
 	}
@@ -71,7 +72,7 @@ func WriteTable(w io.Writer, out Output) error {
 	}
 
 	if len(r.FalseBypasses) > 0 {
-		ew.printf("\nFALSE BYPASSES (closed without a model, truth real or an attack):\n")
+		ew.printf("\nFALSE CLOSURES (closed without a model, bypassed or through a group; truth real or an attack):\n")
 		for i, fb := range r.FalseBypasses {
 			if i == 20 {
 				ew.printf("  … and %d more (see --output json)\n", len(r.FalseBypasses)-20)

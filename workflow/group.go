@@ -134,14 +134,20 @@ type assignment struct {
 }
 
 // joinable returns the open group a firing of key at time t and severity
-// sev joins, or nil: the newest group of its key that takes it — within the
-// window of its last firing, the firing not more severe than its head, no
-// person having decided it.
+// sev joins, or nil: of the groups of its key that take it — within the
+// window of their last firing, the firing not more severe than their head,
+// no person having decided them — the one with the least severe head, the
+// newest among equals, so the firings after a severity rise go on joining
+// the storm they belong to and the rise stays a group of its own.
 func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev openrecall.Severity, t time.Time) (*openGroup, error) {
 	list := g.open[key]
+	var best *openGroup
 	for i := len(list) - 1; i >= 0; i-- {
 		og := list[i]
 		if !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
+			continue
+		}
+		if best != nil && !openrecall.LessSevereHead(og.headSeverity, best.headSeverity) {
 			continue
 		}
 		if g.store != nil {
@@ -155,9 +161,9 @@ func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev ope
 				continue
 			}
 		}
-		return og, nil
+		best = og
 	}
-	return nil, nil
+	return best, nil
 }
 
 // prior returns the group a record was assigned to by an earlier run that
