@@ -117,26 +117,26 @@ func LessSevereHead(a, b Severity) bool {
 
 // GroupHead is what a group's members take from its head: the head's
 // analysis, its decision, whether memory bypassed it, it was escalated
-// without analysis or its benign decision awaits a person's approval, and
-// the memories that supported the bypass.
+// without analysis or a model answered it benign, and the memories that
+// supported the bypass.
 type GroupHead struct {
 	AnalysisID string   `json:"analysis_id"`
 	AlertID    string   `json:"alert_id"`
 	Decision   Decision `json:"decision"`
 	Bypassed   bool     `json:"bypassed"`
 	Unanalysed bool     `json:"escalated_without_analysis"`
-	// AwaitsApproval says the head's benign decision is a model's answer
-	// that needs a person's approval (DESIGN §7: an alert refused by the
-	// guard only for its severity): not a closure, so members are
-	// escalated to that person too.
-	AwaitsApproval bool     `json:"awaits_approval,omitempty"`
-	Supporting     []string `json:"supporting,omitempty"`
+	// ModelBenign says the head's benign decision is a model's answer
+	// about that one firing (the cheap confirmer's, or one awaiting a
+	// person's approval), not memory vouching for the alert: it closes no
+	// member, who is escalated to the person deciding the group.
+	ModelBenign bool     `json:"model_benign,omitempty"`
+	Supporting  []string `json:"supporting,omitempty"`
 }
 
 // HeadOf returns what members of the group headed by r take from it.
 func HeadOf(r Result) GroupHead {
 	h := GroupHead{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Decision: r.Decision, Bypassed: r.Bypassed, Unanalysed: r.EscalatedWithoutAnalysis,
-		AwaitsApproval: !r.Bypassed && r.Decision.Benign() && r.Triage.RequiresHumanApproval}
+		ModelBenign: !r.Bypassed && r.Decision.Benign()}
 	if r.Bypassed {
 		h.Supporting = append([]string(nil), r.Triage.Supporting...)
 	}

@@ -37,7 +37,7 @@ func groupProperties() []pbt.Property {
 		pbt.Cover("a group member", 60), pbt.Cover("a severity rise", 20), pbt.Cover("an attack storm", 20)}
 	return []pbt.Property{
 		pbt.ForAll("P80_member_takes_head_decision",
-			"A group member's decision and escalation are its head's, never anything the head did not have: the head comes first in the run, heads the member's group, and the member is never bypassed itself; a member of a head escalated without analysis is escalated without analysis too; a member of a head whose benign answer awaits a person's approval is escalated to that person; a member of a head memory bypassed ran the guard again on current memory and it still passed (DESIGN §6a).",
+			"A group member's decision and escalation are its head's, never anything the head did not have: the head comes first in the run, heads the member's group, and the member is never bypassed itself; a member of a head escalated without analysis is escalated without analysis too; a benign decision closes members only when memory bypassed the head: a member of a head a model answered benign is escalated to the person who decides the group; a member of a head memory bypassed ran the guard again on current memory and it still passed (DESIGN §6a).",
 			"StormRunGen", gen.StormRunGen(), storm(func(_ gen.StormRun, out stormOut) error {
 				heads := map[string]openrecall.Result{}
 				for _, r := range out.results {
@@ -372,12 +372,11 @@ func referenceGroups(results []openrecall.Result) []int {
 }
 
 // memberDecision is the decision a member of head h takes (DESIGN §6a):
-// the head's, except that a benign answer awaiting a person's approval (the
-// head refused by the guard's severity clause alone) is no closure, so the
-// member is escalated to that person; a head escalated without analysis
-// leaves it escalated.
+// the head's, except that a benign decision a model gave the head (about
+// that firing) closes no member: the member is escalated to the person who
+// decides the group. Only memory's bypass, re-checked, closes members.
 func memberDecision(h openrecall.Result) openrecall.Decision {
-	if !h.Bypassed && h.Decision.Benign() && h.Triage.RequiresHumanApproval {
+	if !h.Bypassed && h.Decision.Benign() {
 		return openrecall.DecisionEscalated
 	}
 	return h.Decision
