@@ -52,6 +52,7 @@ type options struct {
 	now        func() time.Time
 	days       *[]string // records the days pipelines were built for
 	log        *zap.Logger
+	grouping   bool // groups storms, continuing the stored groups
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -99,7 +100,8 @@ func newEnv(t *testing.T, o options) *env {
 			return nil, err
 		}
 		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink})
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink,
+			Grouping: workflow.Grouping{Enabled: o.grouping, Store: memory.GroupScope{Store: st, Batch: "serve"}}})
 	}
 	prom := server.NewPrometheus(func() float64 {
 		n, _ := st.InboxDepth(context.Background())
@@ -108,6 +110,10 @@ func newEnv(t *testing.T, o options) *env {
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
 		UseCases: &usecase.App{Store: st, Groups: st, Fingerprinter: ex, Keys: testKeys{},
+			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
+				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
+				return err
+			},
 			ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 				return st.ReadTrail(ctx, memory.TrailReader(r))
 			}},
