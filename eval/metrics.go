@@ -163,8 +163,8 @@ type Report struct {
 	Retained int   `json:"retained"`
 	Overall  Stats `json:"overall"`
 	// Grouped is the Stats of the group members alone (the grouped row).
-	Grouped Stats `json:"grouped"`
-	ByKind   []Group `json:"by_kind"`
+	Grouped Stats   `json:"grouped"`
+	ByKind  []Group `json:"by_kind"`
 	// ByTruth groups the alerts by their ground-truth decision.
 	ByTruth       []Group       `json:"by_truth"`
 	ByFamily      []Group       `json:"by_family"`
