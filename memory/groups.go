@@ -18,6 +18,22 @@ import (
 // a batch persisted again after a crash counts no member twice. A member
 // that joins a group decided since carries the group's decision.
 func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+	var open, join, grow *sql.Stmt
+	defer func() {
+		for _, st := range []*sql.Stmt{open, join, grow} {
+			if st != nil {
+				_ = st.Close() // a statement of a transaction ends with it
+			}
+		}
+	}()
+	prepare := func(st **sql.Stmt, query string) error {
+		if *st != nil {
+			return nil
+		}
+		var err error
+		*st, err = tx.PrepareContext(ctx, query)
+		return translate("groups: prepare", err)
+	}
 	for _, r := range results {
 		g := r.Group
 		if g == nil {
@@ -37,15 +53,20 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 			if err != nil {
 				return fmt.Errorf("group %s: encode head: %w", g.ID, err)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
-				head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-				g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
+			if err := prepare(&open, `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
+				head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`); err != nil {
+				return err
+			}
+			if _, err := open.ExecContext(ctx, g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
 				string(r.Alert.Severity), string(head), r.AnalysisID, at, at); err != nil {
 				return translate("group "+g.ID+": open", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
-			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
+		if err := prepare(&join, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
+			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`); err != nil {
+			return err
+		}
+		res, err := join.ExecContext(ctx, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
 		if err != nil {
 			return translate("group "+g.ID+": member "+r.AnalysisID, err)
 		}
@@ -60,8 +81,10 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 			}
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?) WHERE id = ?`,
-			at, at, g.ID); err != nil {
+		if err := prepare(&grow, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?) WHERE id = ?`); err != nil {
+			return err
+		}
+		if _, err := grow.ExecContext(ctx, at, at, g.ID); err != nil {
 			return translate("group "+g.ID+": grow", err)
 		}
 	}

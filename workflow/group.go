@@ -74,9 +74,19 @@ type grouper struct {
 // the window of the others (a late or out-of-order one).
 const maxOpenPerKey = 64
 
-// add makes og the newest open group of its key.
+// add makes og the newest open group of its key, and forgets the groups
+// of the key whose last firing is more than two windows before og's: only
+// a firing out of order by more than a window could still have joined them
+// (it opens a group of its own instead), and a long run keeps no more than
+// the groups that may still grow.
 func (g *grouper) add(og *openGroup) {
-	list := append(g.open[og.key], og)
+	list := g.open[og.key][:0:0]
+	for _, x := range g.open[og.key] {
+		if !x.last.Before(og.last.Add(-2 * g.window)) {
+			list = append(list, x)
+		}
+	}
+	list = append(list, og)
 	if len(list) > maxOpenPerKey {
 		list = list[len(list)-maxOpenPerKey:]
 	}
