@@ -135,14 +135,6 @@ func storedGroup(sg openrecall.Group) *openGroup {
 	return og
 }
 
-// assignment is what the grouper decided for one record.
-type assignment struct {
-	// member is the group the record joins, nil when it heads one (opened,
-	// then not nil) or none.
-	member *openGroup
-	opened *openGroup
-}
-
 // joinable returns the open group a firing of key at time t and severity
 // sev joins, or nil: of the groups of its key that take it — within the
 // window of their last firing, the firing not more severe than their head,
