@@ -30,6 +30,8 @@ var equivalentIgnores = map[string]string{
 	"Audit[0].Time":        "timestamps differ between runs",
 	"Audit[0].PrevHash":    "hashes chain to what else the trail holds",
 	"Audit[0].Hash":        "hashes chain to what else the trail holds",
+	"Group->ID":            "\"g-\" and the head's analysis id, which is compared without its batch",
+	"Group->At":            "a firing without a time of its own is grouped on its arrival, which differs between runs",
 }
 
 // equivalentCompares are exact paths under an ignored prefix that

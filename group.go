@@ -3,10 +3,15 @@ package openrecall
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sort"
 	"strings"
 	"time"
 )
+
+// ErrGroupDecided marks an alert group a person has decided already: it is
+// closed, and a second decision is refused (a storm is one vote).
+var ErrGroupDecided = errors.New("group already decided")
 
 // StepGrouped is the route step of a group member (DESIGN §6a, §7): no
 // model call, cost 0, its baseline saved, the head's decision taken.
@@ -97,21 +102,41 @@ func JoinsGroup(sev, head Severity, t, last time.Time, window time.Duration) boo
 	return d <= window && -d <= window
 }
 
+// LessSevereHead reports whether a group head of severity a is less severe
+// than one of b, a head of unknown severity counting as medium (as a memory
+// does in the severity clause, DESIGN §6 e).
+func LessSevereHead(a, b Severity) bool {
+	rank := func(s Severity) int {
+		if r := s.rank(); r >= 0 {
+			return r
+		}
+		return SeverityMedium.rank()
+	}
+	return rank(a) < rank(b)
+}
+
 // GroupHead is what a group's members take from its head: the head's
-// analysis, its decision, whether memory bypassed it or it was escalated
-// without analysis, and the memories that supported the bypass.
+// analysis, its decision, whether memory bypassed it, it was escalated
+// without analysis or a model answered it benign, and the memories that
+// supported the bypass.
 type GroupHead struct {
 	AnalysisID string   `json:"analysis_id"`
 	AlertID    string   `json:"alert_id"`
 	Decision   Decision `json:"decision"`
 	Bypassed   bool     `json:"bypassed"`
 	Unanalysed bool     `json:"escalated_without_analysis"`
-	Supporting []string `json:"supporting,omitempty"`
+	// ModelBenign says the head's benign decision is a model's answer
+	// about that one firing (the cheap confirmer's, or one awaiting a
+	// person's approval), not memory vouching for the alert: it closes no
+	// member, who is escalated to the person deciding the group.
+	ModelBenign bool     `json:"model_benign,omitempty"`
+	Supporting  []string `json:"supporting,omitempty"`
 }
 
 // HeadOf returns what members of the group headed by r take from it.
 func HeadOf(r Result) GroupHead {
-	h := GroupHead{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Decision: r.Decision, Bypassed: r.Bypassed, Unanalysed: r.EscalatedWithoutAnalysis}
+	h := GroupHead{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Decision: r.Decision, Bypassed: r.Bypassed, Unanalysed: r.EscalatedWithoutAnalysis,
+		ModelBenign: !r.Bypassed && r.Decision.Benign()}
 	if r.Bypassed {
 		h.Supporting = append([]string(nil), r.Triage.Supporting...)
 	}

@@ -23,7 +23,14 @@ const (
 	shareInjection = 0.04
 	shareCrossRule = 0.04
 	shareEscalated = 0.005
+	// shareStorm is the alerts of storms: bursts of stormSize consecutive
+	// firings of one benign family, every other one with a firing at
+	// critical inside (a real incident: triaged on its own).
+	shareStorm = 0.10
 )
+
+// stormSize is the firings of one storm burst.
+const stormSize = 20
 
 // MinSize is the smallest corpus Generate writes: enough for every kind.
 const MinSize = 60
@@ -103,8 +110,14 @@ func Generate(seed uint64, size int) (Corpus, error) {
 	specs = append(specs, g.injections(n(shareInjection))...)
 	specs = append(specs, g.crossRule(n(shareCrossRule))...)
 	specs = append(specs, g.escalations(n(shareEscalated))...)
-	specs = append(specs, g.benign(size-len(specs))...)
+	storms := g.storms(n(shareStorm))
+	inStorms := 0
+	for _, b := range storms {
+		inStorms += len(b)
+	}
+	specs = append(specs, g.benign(size-len(specs)-inStorms)...)
 	g.r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
+	specs = g.insertBursts(specs, storms)
 	assignAmbiguous(g.r, specs)
 
 	alerts, truth, err := g.render(specs)
@@ -336,6 +349,43 @@ func (g *generator) escalations(n int) []spec {
 		out = append(out, s)
 	}
 	return out
+}
+
+// storms draws bursts of stormSize firings of one benign family, n alerts
+// in all (DESIGN §6a); every other burst has one firing at critical in its
+// middle, a real incident.
+func (g *generator) storms(n int) [][]spec {
+	fams := benignFamilies()
+	var out [][]spec
+	for k := 0; n >= stormSize; k++ {
+		f := fams[g.r.IntN(len(fams))]
+		burst := make([]spec, stormSize)
+		for i := range burst {
+			burst[i] = g.fromFamily(f, KindBenignRepeat)
+		}
+		if k%2 == 1 && f.severity != "critical" {
+			s := &burst[stormSize/2]
+			s.severity = "critical"
+			s.truth.Kind = KindSeverityEscalation
+			s.truth.Family = "escalated:" + f.name
+			s.truth.Decision = openrecall.DecisionReal
+			s.truth.Note = f.name + " at critical inside a storm: a real incident this time"
+			s.truth.DeadEnds = []string{"closing it with the rest of the storm"}
+		}
+		out = append(out, burst)
+		n -= stormSize
+	}
+	return out
+}
+
+// insertBursts places each burst, whole and in order, at a random point of
+// specs.
+func (g *generator) insertBursts(specs []spec, bursts [][]spec) []spec {
+	for _, b := range bursts {
+		at := g.r.IntN(len(specs) + 1)
+		specs = append(specs[:at], append(append([]spec(nil), b...), specs[at:]...)...)
+	}
+	return specs
 }
 
 // injections draws alerts whose text tells the model to close them: on

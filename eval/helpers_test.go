@@ -63,6 +63,12 @@ type pipeline struct {
 // swaps in unsafeGuard and obedientRouter.
 func newPipeline(t testing.TB, unsafe bool) pipeline {
 	t.Helper()
+	return newPipelineWith(t, unsafe, false)
+}
+
+// newPipelineWith is newPipeline, with alert groups when grouping is set.
+func newPipelineWith(t testing.TB, unsafe, grouping bool) pipeline {
+	t.Helper()
 	ctx := context.Background()
 	cfg, err := config.Default()
 	if err != nil {
@@ -97,6 +103,7 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 	wc := workflow.Config{
 		Fingerprinter: ex, Memory: st, Router: rt, Triage: cfg.TriageConfig(),
 		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "eval-test", Now: fixedNow(),
+		Grouping: workflow.Grouping{Enabled: grouping},
 	}
 	if unsafe {
 		wc.Guard = unsafeGuard

@@ -14,8 +14,12 @@ import (
 type Stats struct {
 	Alerts   int `json:"alerts"`
 	Bypassed int `json:"bypassed"`
-	// FalseBypasses counts bypassed alerts whose truth is real or a
-	// security case: the safety figure, which must be 0.
+	// GroupedMembers counts alerts grouped under their group's head (no
+	// model call, the head's decision; DESIGN §6a).
+	GroupedMembers int `json:"grouped"`
+	// FalseBypasses counts alerts closed without a model — bypassed, or
+	// closed benign through a group — whose truth is real or a security
+	// case: the safety figure, which must be 0.
 	FalseBypasses int `json:"false_bypasses"`
 	// Eligible counts benign repeats that memory could know: those after
 	// their family's first LearnAfter analyst decisions.
@@ -43,8 +47,19 @@ type Stats struct {
 	Baseline           openrecall.NanoUSD `json:"baseline_nano_usd"`
 }
 
+// Compression returns 1 − model calls / alerts: the share of alerts no
+// model was called for (bypassed, grouped or escalated without analysis);
+// 0 without alerts.
+func (s Stats) Compression() float64 {
+	if s.Alerts == 0 {
+		return 0
+	}
+	return 1 - float64(s.CheapCalls+s.StrongCalls)/float64(s.Alerts)
+}
+
 // BypassRecall returns the share of eligible benign repeats that were
-// bypassed, in [0, 1]; 0 when none were eligible.
+// closed without a model (bypassed, or grouped under a bypassed head), in
+// [0, 1]; 0 when none were eligible.
 func (s Stats) BypassRecall() float64 { return ratio(s.EligibleBypassed, s.Eligible) }
 
 // Accuracy returns the share of alerts whose final decision equals the truth.
@@ -78,6 +93,7 @@ func ratio(n, d int) float64 {
 func addStats(a, b Stats) Stats {
 	a.Alerts += b.Alerts
 	a.Bypassed += b.Bypassed
+	a.GroupedMembers += b.GroupedMembers
 	a.FalseBypasses += b.FalseBypasses
 	a.Eligible += b.Eligible
 	a.EligibleBypassed += b.EligibleBypassed
@@ -135,6 +151,9 @@ func decidedBy(res openrecall.Result) string {
 	if res.Bypassed {
 		return "memory"
 	}
+	if res.Grouped() {
+		return "group"
+	}
 	by := ""
 	for _, st := range res.Steps {
 		if st.Step == openrecall.StepAnalysis && st.Outcome == openrecall.OutcomeAccepted {
@@ -180,10 +199,13 @@ type Report struct {
 	Records  int `json:"records"`
 	Resolved int `json:"resolved"`
 	Rejected int `json:"rejected"`
-	// Retained counts the simulated analyst's decisions.
-	Retained int     `json:"retained"`
-	Overall  Stats   `json:"overall"`
-	ByKind   []Group `json:"by_kind"`
+	// Retained counts the simulated analyst's decisions: one per group
+	// (a storm is one vote), one per alert outside groups.
+	Retained int   `json:"retained"`
+	Overall  Stats `json:"overall"`
+	// Grouped is the Stats of the group members alone (the grouped row).
+	Grouped Stats   `json:"grouped"`
+	ByKind  []Group `json:"by_kind"`
 	// ByTruth groups the alerts by their ground-truth decision.
 	ByTruth       []Group       `json:"by_truth"`
 	ByFamily      []Group       `json:"by_family"`
@@ -252,12 +274,13 @@ func (acc *accumulator) untriaged(res openrecall.Result) {
 
 func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 	acc.r.Records++
-	if !res.Bypassed {
-		acc.r.Retained++
-	}
 	dangerous := t.Decision == openrecall.DecisionReal || t.Kind.Security()
+	// Closed without a model: bypassed by memory, or closed benign through
+	// a group whose head was (DESIGN §6a). Each counts as a false closure
+	// when the alert needed a person.
+	closed := res.Bypassed || (res.Grouped() && res.Decision.Benign())
 	judged := Judged{Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision}
-	if res.Bypassed && dangerous {
+	if closed && dangerous {
 		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{judged})
 	}
 	if dangerous && res.Decision.Benign() {
@@ -278,17 +301,24 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 		fs = &Stats{}
 		acc.byFamily[t.Family] = fs
 	}
-	for _, s := range []*Stats{&acc.r.Overall, ks, ds, fs} {
+	stats := []*Stats{&acc.r.Overall, ks, ds, fs}
+	if res.Grouped() {
+		stats = append(stats, &acc.r.Grouped)
+	}
+	for _, s := range stats {
 		s.Alerts++
 		if res.Bypassed {
 			s.Bypassed++
-			if dangerous {
-				s.FalseBypasses++
-			}
+		}
+		if res.Grouped() {
+			s.GroupedMembers++
+		}
+		if closed && dangerous {
+			s.FalseBypasses++
 		}
 		if eligible {
 			s.Eligible++
-			if res.Bypassed {
+			if closed {
 				s.EligibleBypassed++
 			}
 		}

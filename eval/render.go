@@ -36,13 +36,14 @@ func WriteTable(w io.Writer, out Output) error {
 		r.Records, r.Overall.Alerts, r.Resolved, r.Rejected, r.Retained, r.LearnAfter)
 
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	header := "\tALERTS\tBYPASSED\tFALSE BYPASS\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOST\tBASELINE\tSAVED\n"
+	header := "\tALERTS\tBYPASSED\tGROUPED\tFALSE CLOSED\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOMPRESSION\tCOST\tBASELINE\tSAVED\n"
 	row := func(name string, s Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.FalseBypasses, s.Missed,
-			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Unanalysed, s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.GroupedMembers, s.FalseBypasses, s.Missed,
+			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Unanalysed, pct(s.Compression()), s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
 	}
 	fmt.Fprint(tw, "KIND"+header)
 	row("overall", r.Overall)
+	row("grouped", r.Grouped)
 	for _, g := range r.ByKind {
 		row(g.Name, g.Stats)
 	}
@@ -70,7 +71,7 @@ func WriteTable(w io.Writer, out Output) error {
 		return err
 	}
 
-	ew.list("FALSE BYPASSES (closed without a model, truth real or an attack)", len(r.FalseBypasses), " (see --output json)", func(i int) string {
+	ew.list("FALSE CLOSURES (closed without a model, bypassed or through a group; truth real or an attack)", len(r.FalseBypasses), " (see --output json)", func(i int) string {
 		fb := r.FalseBypasses[i]
 		return fmt.Sprintf("%s  alert %s  %s  family %s  truth %s  closed as %s", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
 	})
@@ -83,6 +84,8 @@ func WriteTable(w io.Writer, out Output) error {
 		switch m.By {
 		case "memory":
 			by = "closed by memory without a model: a false bypass"
+		case "group":
+			by = "closed through its alert group, without a model: a false closure"
 		case "":
 			by = "with no model answer accepted"
 		}

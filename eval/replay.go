@@ -19,6 +19,18 @@ type Analyzer interface {
 	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result
 }
 
+// GroupCloser is an Analyzer that keeps alert groups between records
+// (workflow.Session): the analyst's decision of a group closes it, and
+// later firings of its alert start a new one (DESIGN §6a).
+type GroupCloser interface {
+	CloseGroup(id string)
+}
+
+// DefaultAnalystLag is how long, in the alerts' own time, the simulated
+// analyst takes to decide a group after its head arrived: the firings
+// within it join the group and take its head's outcome.
+const DefaultAnalystLag = 30 * time.Minute
+
 // Retainer records an analyst decision. memory.Store satisfies it.
 type Retainer interface {
 	Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error)
@@ -48,8 +60,20 @@ type Config struct {
 	// needs before it can vouch for the family; 0 means
 	// DecisionsToVouch(triage.DefaultBypassConfidence), 5.
 	LearnAfter int
+	// AnalystLag is how long the analyst takes to decide a group (on the
+	// alerts' time); 0 means DefaultAnalystLag.
+	AnalystLag time.Duration
 	// Now is the clock throughput is measured with; nil means time.Now.
 	Now func() time.Time
+}
+
+// pendingGroup is a group head the analyst has yet to decide.
+type pendingGroup struct {
+	id     string
+	at     time.Time
+	inc    openrecall.Incident
+	family string
+	benign bool
 }
 
 // DecisionsToVouch returns the fewest unanimous strong matches n whose
@@ -70,7 +94,11 @@ func DecisionsToVouch(bypassConfidence float64) int {
 
 // Replay runs the corpus in order through cfg.Analyzer, one alert at a time,
 // and after each triaged alert that was not bypassed retains its ground-truth
-// decision into cfg.Memory, as an analyst would. It returns the report, or an
+// decision into cfg.Memory, as an analyst would. A group's head is decided
+// once, AnalystLag after it arrived (its members took its outcome in the
+// meantime and are never retained: a storm is one vote), real when any
+// firing the group took by then was, which closes the group when the
+// Analyzer is a GroupCloser. It returns the report, or an
 // error when truth and alerts do not line up (wrapping ErrMismatch), when a
 // retain fails, or when ctx is done.
 func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
@@ -89,6 +117,29 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 	rd := intake.NewReader(bytes.NewReader(c.Alerts), intake.Options{Source: AlertsFile})
 	// decided counts the analyst's retained decisions per benign family.
 	decided := map[string]int{}
+	lag := cfg.AnalystLag
+	if lag <= 0 {
+		lag = DefaultAnalystLag
+	}
+	closer, _ := cfg.Analyzer.(GroupCloser)
+	var pending []pendingGroup
+	// decide retains the analyst's decision of the pending groups whose
+	// lag has passed at now (all of them when now is zero) and closes them.
+	decide := func(now time.Time) error {
+		for len(pending) > 0 && (now.IsZero() || !now.Before(pending[0].at.Add(lag))) {
+			p := pending[0]
+			pending = pending[1:]
+			if _, _, err := cfg.Memory.Retain(ctx, p.inc); err != nil {
+				return fmt.Errorf("eval: retain the analyst decision of group %s: %w", p.id, err)
+			}
+			acc.r.Retained++
+			if p.benign {
+				decided[p.family]++
+			}
+			closer.CloseGroup(p.id)
+		}
+		return nil
+	}
 	next := 0
 	start := now()
 	var analysing time.Duration
@@ -128,6 +179,9 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 		}
 		next++
 
+		if err := decide(a.Timestamp); err != nil {
+			return Report{}, err
+		}
 		eligible := t.Kind == KindBenignRepeat && learnAfter > 0 && decided[t.Family] >= learnAfter
 		began := now()
 		res := cfg.Analyzer.AnalyzeRecord(ctx, rec, seq)
@@ -137,6 +191,18 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			continue
 		}
 		acc.add(t, res, eligible)
+		if res.Grouped() {
+			// The analyst decides the group once, having seen its
+			// firings: one of them real makes the storm real.
+			for i := range pending {
+				if pending[i].id == res.Group.ID && t.Decision == openrecall.DecisionReal && pending[i].inc.Decision != openrecall.DecisionReal {
+					pending[i].inc.Decision = openrecall.DecisionReal
+					pending[i].inc.Note = "storm of " + t.Family + ": one of its firings was a real incident (" + a.ID + ")"
+					pending[i].benign = false
+				}
+			}
+			continue
+		}
 		if res.Bypassed {
 			continue
 		}
@@ -154,12 +220,24 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			Identity:      cfg.Identifier.Identify(a),
 			Severity:      a.Severity,
 		}
+		if res.Group != nil && closer != nil {
+			at := a.Timestamp
+			if at.IsZero() {
+				at = time.Time{}.Add(1) // no time of its own: decided at the next alert
+			}
+			pending = append(pending, pendingGroup{id: res.Group.ID, at: at, inc: inc, family: t.Family, benign: t.Kind == KindBenignRepeat})
+			continue
+		}
 		if _, _, err := cfg.Memory.Retain(ctx, inc); err != nil {
 			return Report{}, fmt.Errorf("eval: retain the analyst decision on %s: %w", a.Position, err)
 		}
+		acc.r.Retained++
 		if t.Kind == KindBenignRepeat {
 			decided[t.Family]++
 		}
+	}
+	if err := decide(time.Time{}); err != nil {
+		return Report{}, err
 	}
 	if next < len(c.Truth) {
 		return Report{}, fmt.Errorf("eval: %s has %d lines but %s holds only %d alerts; entry %d (%s) has no alert: %w",

@@ -337,6 +337,40 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 }
 
+// TestReplayStormsDecidedOnce replays a generated corpus with alert groups
+// (DESIGN §6a): the simulated analyst decides each group once, no alert is
+// closed through a group (or bypassed) when it needed a person, group
+// members make no model call, and the analyst retains fewer decisions than
+// there are alerts outside bypasses.
+func TestReplayStormsDecidedOnce(t *testing.T) {
+	c, err := Generate(1, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g := newPipelineWith(t, false, true)
+	session, err := g.wf.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := g.config()
+	cfg.Analyzer = session
+	rep, err := Replay(ctx, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Safe() || rep.Err() != nil {
+		t.Errorf("false closures through groups or bypasses: %v", rep.FalseBypasses)
+	}
+	if rep.Grouped.Alerts == 0 || rep.Grouped.CheapCalls+rep.Grouped.StrongCalls != 0 || rep.Grouped.Cost != 0 {
+		t.Errorf("grouped row: %+v; want members, no model call, no cost", rep.Grouped)
+	}
+	if rep.Retained >= rep.Overall.Alerts-rep.Overall.Bypassed-rep.Grouped.Alerts+1 {
+		t.Errorf("retained %d decisions for %d alerts (%d bypassed, %d grouped): one per group, none per member", rep.Retained, rep.Overall.Alerts, rep.Overall.Bypassed, rep.Grouped.Alerts)
+	}
+	t.Logf("compression %.1f%%, grouped %d, retained %d, bypass recall %.1f%%", 100*rep.Overall.Compression(), rep.Grouped.Alerts, rep.Retained, 100*rep.Overall.BypassRecall())
+}
+
 // TestMissedRealAreReviewedModelVerdicts bounds the alerts eval calls
 // missed real under the product's guard, on the 600-alert corpus of
 // BenchmarkReplay: none was closed by memory (each is a model's benign

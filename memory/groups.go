@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -19,6 +18,22 @@ import (
 // a batch persisted again after a crash counts no member twice. A member
 // that joins a group decided since carries the group's decision.
 func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+	var open, join, grow *sql.Stmt
+	defer func() {
+		for _, st := range []*sql.Stmt{open, join, grow} {
+			if st != nil {
+				_ = st.Close() // a statement of a transaction ends with it
+			}
+		}
+	}()
+	prepare := func(st **sql.Stmt, query string) error {
+		if *st != nil {
+			return nil
+		}
+		var err error
+		*st, err = tx.PrepareContext(ctx, query)
+		return translate("groups: prepare", err)
+	}
 	for _, r := range results {
 		g := r.Group
 		if g == nil {
@@ -38,15 +53,20 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 			if err != nil {
 				return fmt.Errorf("group %s: encode head: %w", g.ID, err)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
-				head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-				g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
+			if err := prepare(&open, `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
+				head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`); err != nil {
+				return err
+			}
+			if _, err := open.ExecContext(ctx, g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
 				string(r.Alert.Severity), string(head), r.AnalysisID, at, at); err != nil {
 				return translate("group "+g.ID+": open", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
-			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
+		if err := prepare(&join, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
+			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`); err != nil {
+			return err
+		}
+		res, err := join.ExecContext(ctx, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
 		if err != nil {
 			return translate("group "+g.ID+": member "+r.AnalysisID, err)
 		}
@@ -61,8 +81,10 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 			}
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?) WHERE id = ?`,
-			at, at, g.ID); err != nil {
+		if err := prepare(&grow, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?) WHERE id = ?`); err != nil {
+			return err
+		}
+		if _, err := grow.ExecContext(ctx, at, at, g.ID); err != nil {
 			return translate("group "+g.ID+": grow", err)
 		}
 	}
@@ -186,14 +208,11 @@ func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.Group
 	return out, translate("group members", rows.Err())
 }
 
-// ErrDecided marks a group a person has decided already: it is closed.
-var ErrDecided = errors.New("group already decided")
-
 // DecideGroup records a person's decision of group id in one transaction
 // (DESIGN §6a): it retains inc, the one memory of the group (keyed by its
 // head's alert id: a storm is one vote), closes the group and records the
 // decision on every member. A group decided before is refused with
-// ErrDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
+// openrecall.ErrGroupDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
 // stored then. It returns the group as decided, the memory as stored,
 // whether it was created, and the members.
 func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
@@ -210,7 +229,7 @@ func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incid
 			return translate("group "+id, err)
 		}
 		if g.Decided {
-			return fmt.Errorf("group %s was decided %s by %q at %s: %w (%w)", id, g.Decision, g.Analyst, g.DecidedAt.Format(time.RFC3339), ErrDecided, openrecall.ErrInvalid)
+			return fmt.Errorf("group %s was decided %s by %q at %s: %w (%w)", id, g.Decision, g.Analyst, g.DecidedAt.Format(time.RFC3339), openrecall.ErrGroupDecided, openrecall.ErrInvalid)
 		}
 		if stored, created, err = retainTx(ctx, tx, args, inc); err != nil {
 			return err

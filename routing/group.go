@@ -8,19 +8,28 @@ import (
 
 // Grouped returns the route of a member of an alert group (DESIGN §6a, §7):
 // one grouped step, no model call, cost 0, and the head's decision and
-// escalation, never anything the head did not have. Its baseline is the
+// escalation, never anything the head did not have: a benign decision
+// closes members only when memory vouched for the head (a bypass, which
+// the member re-checked); a member of a head a model answered benign is
+// escalated to the person who decides the group. Its baseline is the
 // strong analysis of in at the expected completion, all of it saved,
 // except for a member of a head escalated without analysis: that one is
 // escalated without analysis too, at baseline = cost = 0, never a saving.
-// why says why the member took the head's outcome.
-func (r *Router) Grouped(in Input, head openrecall.GroupHead, groupID, why string) Output {
+// why says why the member took the head's outcome. The step names no
+// analysis or group id, which differ between runs (the result's Group
+// does).
+func (r *Router) Grouped(in Input, head openrecall.GroupHead, why string) Output {
 	start := r.cfg.Now()
 	step := openrecall.RouteStep{
 		Step: openrecall.StepGrouped, Model: "group", Skipped: true, Outcome: openrecall.OutcomeOK,
 		Proposed: head.Decision, MemoryHits: len(in.Matches),
-		Reason: fmt.Sprintf("member of group %s: takes the decision %s of its head, analysis %s (alert %s)%s", groupID, head.Decision, head.AnalysisID, head.AlertID, why),
+		Reason: fmt.Sprintf("member of an alert group: takes the decision %s of its head, alert %s%s", head.Decision, head.AlertID, why),
 	}
 	out := Output{Decision: head.Decision}
+	if head.ModelBenign {
+		step.EscalationReason = "its head's benign decision is a model's answer about that firing, not memory vouching for the alert: escalated to the person who decides the group"
+		out.Decision = openrecall.DecisionEscalated
+	}
 	if head.Unanalysed {
 		step.EscalationReason = "its head was escalated without analysis; escalated without analysis"
 		out.Decision, out.Unanalysed = openrecall.DecisionEscalated, true

@@ -81,24 +81,11 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req retainRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
-			return
-		}
-		writeError(w, r, http.StatusBadRequest, "retain body: "+err.Error())
+	if !s.decodeBody(w, r, "retain body", &req) {
 		return
 	}
-	d, err := usecase.ParseDecision(req.Decision)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions())
-		return
-	}
-	if req.ImpactMinutes < 0 {
-		writeError(w, r, http.StatusBadRequest, "impact_minutes must be 0 or more")
+	d, ok := decisionOf(w, r, req.Decision, req.ImpactMinutes)
+	if !ok {
 		return
 	}
 	about, err := subject(req.AnalysisID, req.Alert, req.Fingerprint)
@@ -263,4 +250,93 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, rd)
+}
+
+// groupDecisionRequest is the body of POST /api/v1/groups/{id}/decision.
+type groupDecisionRequest struct {
+	Decision      string   `json:"decision"`
+	Note          string   `json:"note"`
+	DeadEnds      []string `json:"dead_ends"`
+	Analyst       string   `json:"analyst"`
+	ImpactMinutes int      `json:"impact_minutes"`
+}
+
+// groupDecision answers POST /api/v1/groups/{id}/decision: a person
+// decides an alert group once (DESIGN §6a), as `retain --group ID -o json`
+// prints it; 409 when the group was decided before.
+func (s *Server) groupDecision(w http.ResponseWriter, r *http.Request) {
+	if !s.bodyLimited(w, r) {
+		return
+	}
+	var req groupDecisionRequest
+	if !s.decodeBody(w, r, "group decision body", &req) {
+		return
+	}
+	d, ok := decisionOf(w, r, req.Decision, req.ImpactMinutes)
+	if !ok {
+		return
+	}
+	out, err := s.cfg.UseCases.DecideGroup(r.Context(), r.PathValue("id"), usecase.Decision{Decision: d, Note: req.Note,
+		DeadEnds: req.DeadEnds, Analyst: req.Analyst, ImpactMinutes: req.ImpactMinutes})
+	if errors.Is(err, openrecall.ErrGroupDecided) {
+		writeError(w, r, http.StatusConflict, err.Error())
+		return
+	}
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// groups answers GET /api/v1/groups: the alert groups waiting for a
+// decision, newest first (?all=true: decided ones too; ?limit=), as
+// `openrecall groups -o json` prints them.
+func (s *Server) groups(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), 50, 1000)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
+		return
+	}
+	all := q.Get("all") == "true"
+	gs, err := s.cfg.UseCases.ListGroups(r.Context(), !all, limit)
+	if err != nil {
+		s.answerErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, gs)
+}
+
+// decodeBody decodes a JSON request body (no unknown fields) into v, or
+// answers 413 or 400 and returns false.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, what string, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
+		return false
+	}
+	writeError(w, r, http.StatusBadRequest, what+": "+err.Error())
+	return false
+}
+
+// decisionOf reads an analyst's decision and impact minutes from a request
+// body, or answers 400 and returns false.
+func decisionOf(w http.ResponseWriter, r *http.Request, decision string, impactMinutes int) (openrecall.Decision, bool) {
+	d, err := usecase.ParseDecision(decision)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(decision)+": want "+usecase.Decisions())
+		return "", false
+	}
+	if impactMinutes < 0 {
+		writeError(w, r, http.StatusBadRequest, "impact_minutes must be 0 or more")
+		return "", false
+	}
+	return d, true
 }

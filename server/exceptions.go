@@ -1,8 +1,6 @@
 package server
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -33,26 +31,6 @@ type revokeRequest struct {
 	Reason  string `json:"reason"`
 }
 
-// decodeBody decodes a JSON body strictly into v, answering the error
-// itself; false when it did.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, what string, v any) bool {
-	if !s.bodyLimited(w, r) {
-		return false
-	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, r, http.StatusRequestEntityTooLarge, tooLarge(s.cfg.MaxBodyBytes))
-			return false
-		}
-		writeError(w, r, http.StatusBadRequest, what+" body: "+err.Error())
-		return false
-	}
-	return true
-}
-
 // exceptions answers GET /api/v1/exceptions: what `exception list -o json`
 // prints; ?state= keeps one state.
 func (s *Server) exceptions(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +46,7 @@ func (s *Server) exceptions(w http.ResponseWriter, r *http.Request) {
 // write an exception; 201 when one was stored.
 func (s *Server) addException(w http.ResponseWriter, r *http.Request) {
 	var req exceptionRequest
-	if !s.decodeBody(w, r, "exception", &req) {
+	if !s.bodyLimited(w, r) || !s.decodeBody(w, r, "exception body", &req) {
 		return
 	}
 	var expiry time.Duration
@@ -109,7 +87,7 @@ func (s *Server) addException(w http.ResponseWriter, r *http.Request) {
 // revokeException answers POST /api/v1/exceptions/{id}/revoke.
 func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
 	var req revokeRequest
-	if !s.decodeBody(w, r, "revoke", &req) {
+	if !s.bodyLimited(w, r) || !s.decodeBody(w, r, "revoke body", &req) {
 		return
 	}
 	if strings.TrimSpace(req.Analyst) == "" {

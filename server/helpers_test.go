@@ -53,6 +53,7 @@ type options struct {
 	now        func() time.Time
 	days       *[]string // records the days pipelines were built for
 	log        *zap.Logger
+	grouping   bool // groups storms, continuing the stored groups
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -100,7 +101,8 @@ func newEnv(t *testing.T, o options) *env {
 			return nil, err
 		}
 		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink, Exceptions: st})
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink, Exceptions: st,
+			Grouping: workflow.Grouping{Enabled: o.grouping, Store: memory.GroupScope{Store: st, Batch: "serve"}}})
 	}
 	prom := server.NewPrometheus(func() float64 {
 		n, _ := st.InboxDepth(context.Background())

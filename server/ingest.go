@@ -34,6 +34,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/alerts/{sender}", s.senderIngest)
 	m.HandleFunc("POST /api/v1/retain", s.scoped(ScopeRetain, s.retain))
 	m.HandleFunc("GET /api/v1/recall", s.scoped(ScopeRead, s.recall))
+	m.HandleFunc("POST /api/v1/groups/{id}/decision", s.scoped(ScopeRetain, s.groupDecision))
+	m.HandleFunc("GET /api/v1/groups", s.scoped(ScopeRead, s.groups))
 	m.HandleFunc("GET /api/v1/results/{analysis_id}", s.scoped(ScopeRead, s.result))
 	m.HandleFunc("GET /api/v1/results", s.scoped(ScopeRead, s.results))
 	m.HandleFunc("GET /api/v1/cost", s.scoped(ScopeRead, s.cost))
@@ -50,7 +52,7 @@ func (s *Server) routes() {
 	// A known path with another method: 405 in JSON, with Allow.
 	for path, allow := range map[string]string{
 		"/api/v1/alerts": "POST", "/api/v1/alerts/{sender}": "POST", "/v2/enqueue": "POST", "/api/v2/alerts": "POST",
-		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
+		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/groups": "GET, HEAD", "/api/v1/groups/{id}/decision": "POST", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
 		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD",
 		"/api/v1/exceptions": "GET, HEAD, POST", "/api/v1/exceptions/{id}/revoke": "POST", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
 	} {

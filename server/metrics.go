@@ -58,6 +58,7 @@ type Prometheus struct {
 	dropped    *prometheus.CounterVec
 	analysed   *prometheus.CounterVec
 	bypassed   prometheus.Counter
+	grouped    prometheus.Counter
 	calls      *prometheus.CounterVec
 	cost       *prometheus.CounterVec
 	baseline   prometheus.Counter
@@ -91,6 +92,8 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Finished analyses, by outcome (triaged, resolved, rejected) and decision."}, []string{"outcome", "decision"})
 	p.bypassed = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_alerts_bypassed_total",
 		Help: "Alerts closed by the memory bypass, without a model call."})
+	p.grouped = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_alerts_grouped_total",
+		Help: "Firings grouped under their alert group's head: its decision, without a model call."})
 	p.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_calls_total",
 		Help: "Model calls made, by tier and whether the call was live."}, []string{"tier", "live"})
 	p.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_cost_usd_total",
@@ -105,7 +108,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Time to analyse one delivery.", Buckets: prometheus.DefBuckets})
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
-	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed,
+	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
 		p.calls, p.cost, p.baseline, p.savings, p.alertCost, p.duration, depthGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
@@ -150,6 +153,9 @@ func (p *Prometheus) Analysed(r openrecall.Result) {
 	}
 	if r.Bypassed {
 		p.bypassed.Inc()
+	}
+	if r.Grouped() {
+		p.grouped.Inc()
 	}
 	for _, st := range r.Steps {
 		if st.Step == openrecall.StepAnalysis && !st.Skipped {

@@ -47,6 +47,10 @@ type Pipeline interface {
 type UseCases interface {
 	Retain(ctx context.Context, req usecase.RetainRequest) ([]usecase.Retained, error)
 	Recall(ctx context.Context, s usecase.Subject, limit int) (usecase.Recalled, error)
+	// DecideGroup records a person's decision of an alert group once;
+	// ListGroups lists groups, newest first (DESIGN §6a).
+	DecideGroup(ctx context.Context, id string, d usecase.Decision) (usecase.DecidedGroup, error)
+	ListGroups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error)
 	// VerifyAudit verifies the whole trail, against checkpoint (a value
 	// `openrecall audit head` printed) when it is not empty; a checkpoint
 	// that is malformed or not signed with the trail's key is an error

@@ -45,7 +45,7 @@ type GroupStore interface {
 // GroupRouter is the part of the router group members take: the grouped
 // route step. routing.Router satisfies it.
 type GroupRouter interface {
-	Grouped(in routing.Input, head openrecall.GroupHead, groupID, why string) routing.Output
+	Grouped(in routing.Input, head openrecall.GroupHead, why string) routing.Output
 }
 
 // openGroup is a group of the run that may take members. head is set, and
@@ -74,9 +74,19 @@ type grouper struct {
 // the window of the others (a late or out-of-order one).
 const maxOpenPerKey = 64
 
-// add makes og the newest open group of its key.
+// add makes og the newest open group of its key, and forgets the groups
+// of the key whose last firing is more than two windows before og's: only
+// a firing out of order by more than a window could still have joined them
+// (it opens a group of its own instead), and a long run keeps no more than
+// the groups that may still grow.
 func (g *grouper) add(og *openGroup) {
-	list := append(g.open[og.key], og)
+	list := g.open[og.key][:0:0]
+	for _, x := range g.open[og.key] {
+		if !x.last.Before(og.last.Add(-2 * g.window)) {
+			list = append(list, x)
+		}
+	}
+	list = append(list, og)
 	if len(list) > maxOpenPerKey {
 		list = list[len(list)-maxOpenPerKey:]
 	}
@@ -125,23 +135,21 @@ func storedGroup(sg openrecall.Group) *openGroup {
 	return og
 }
 
-// assignment is what the grouper decided for one record.
-type assignment struct {
-	// member is the group the record joins, nil when it heads one (opened,
-	// then not nil) or none.
-	member *openGroup
-	opened *openGroup
-}
-
 // joinable returns the open group a firing of key at time t and severity
-// sev joins, or nil: the newest group of its key that takes it — within the
-// window of its last firing, the firing not more severe than its head, no
-// person having decided it.
+// sev joins, or nil: of the groups of its key that take it — within the
+// window of their last firing, the firing not more severe than their head,
+// no person having decided them — the one with the least severe head, the
+// newest among equals, so the firings after a severity rise go on joining
+// the storm they belong to and the rise stays a group of its own.
 func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev openrecall.Severity, t time.Time) (*openGroup, error) {
 	list := g.open[key]
+	var best *openGroup
 	for i := len(list) - 1; i >= 0; i-- {
 		og := list[i]
 		if !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
+			continue
+		}
+		if best != nil && !openrecall.LessSevereHead(og.headSeverity, best.headSeverity) {
 			continue
 		}
 		if g.store != nil {
@@ -155,9 +163,9 @@ func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev ope
 				continue
 			}
 		}
-		return og, nil
+		best = og
 	}
-	return nil, nil
+	return best, nil
 }
 
 // prior returns the group a record was assigned to by an earlier run that

@@ -405,7 +405,7 @@ func (w *Workflow) member(res openrecall.Result, fp openrecall.Fingerprint, og *
 		res.Matches, res.Triage, res.Guard = as.matches, as.triage, as.verdict
 		why = "; its head was bypassed by memory and the guard, run again on current memory, still passes"
 	}
-	out := w.cfg.Router.(GroupRouter).Grouped(in, og.head, og.id, why)
+	out := w.cfg.Router.(GroupRouter).Grouped(in, og.head, why)
 	res.Steps = append(res.Steps, out.Steps...)
 	res.Decision = out.Decision
 	res.EscalatedWithoutAnalysis = out.Unanalysed

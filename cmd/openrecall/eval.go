@@ -30,6 +30,8 @@ type evalOptions struct {
 	output string
 	modes  bool
 	rules  string
+	// noGrouping replays every firing alone (no alert groups).
+	noGrouping bool
 	// wire, when not nil, adjusts each mode's workflow configuration
 	// before the workflow is built. Only tests set it, to prove that an
 	// unsafe guard is caught.
@@ -81,6 +83,7 @@ first), 1 on a bad corpus or another failure, 2 on bad flags.`,
 	f.IntVar(&opts.size, "size", evalDefaultSize, "alerts in the generated corpus")
 	addOutputFlag(cmd, &opts.output)
 	f.BoolVar(&opts.modes, "modes", false, "run every memory backend × model mode and print one row per mode")
+	f.BoolVar(&opts.noGrouping, "no-grouping", false, "replay every firing alone: no alert groups (the config's grouping.enabled)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
 	a.modelFlags.bind(f)
 	cmd.AddCommand(newEvalGenCmd(a))
@@ -226,6 +229,7 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 		Triage:        cfg.TriageConfig(),
 		Mode:          mode,
 		Batch:         "eval-" + a.batchName(),
+		Grouping:      workflow.Grouping{Enabled: cfg.Grouping.Enabled && !opts.noGrouping, Window: cfg.Grouping.Window},
 		Now:           a.now,
 		Logger:        a.log,
 	}
@@ -236,7 +240,13 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	return eval.Pipeline{Analyzer: wf, Memory: st, Identifier: ex, Close: closeAll}, nil
+	// The replay runs one alert at a time, keeping the run's alert groups
+	// between alerts (the simulated analyst decides each group once).
+	session, err := wf.NewSession(ctx)
+	if err != nil {
+		return eval.Pipeline{}, errors.Join(err, closeAll())
+	}
+	return eval.Pipeline{Analyzer: session, Memory: st, Identifier: ex, Close: closeAll}, nil
 }
 
 type evalGenOptions struct {

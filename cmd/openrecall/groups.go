@@ -99,4 +99,3 @@ func headDecision(h openrecall.GroupHead) string {
 	}
 	return string(h.Decision)
 }
-

@@ -72,6 +72,13 @@ func checkHonest(t *testing.T, doc analyzeJSON) honest {
 				t.Errorf("%s: bypass cost %d baseline %d", r.Position, r.Cost, r.Baseline)
 			}
 			h.saved += r.Baseline
+		case r.Grouped():
+			// A group member makes no call: its whole baseline is saved,
+			// counted apart from bypasses (DESIGN §6a).
+			if len(calls) != 0 || r.Cost != 0 || r.Baseline <= 0 {
+				t.Errorf("%s: group member with %d calls, cost %d, baseline %d", r.Position, len(calls), r.Cost, r.Baseline)
+			}
+			h.saved += r.Baseline
 		case cheapPass:
 			if r.Cost > r.Baseline {
 				t.Errorf("%s: cheap answer cost %d above its baseline %d", r.Position, r.Cost, r.Baseline)
@@ -117,15 +124,28 @@ func analyzeDoc(t *testing.T, wantCode int, args ...string) (analyzeJSON, string
 	return doc, r.stderr
 }
 
+// TestAnalyzeEmptyMemorySavesNothing: with an empty memory only group
+// members save (DESIGN §6a, §7): without grouping nothing is saved, and
+// with it the savings are exactly the members' baselines.
 func TestAnalyzeEmptyMemorySavesNothing(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "fresh.db")
-	doc, stderr := analyzeDoc(t, exitOK, "--db", db, "../../examples/queue.jsonl")
+	doc, stderr := analyzeDoc(t, exitOK, "--db", filepath.Join(t.TempDir(), "fresh.db"), "--no-grouping", "../../examples/queue.jsonl")
 	h := checkHonest(t, doc)
 	if h.saved != 0 || doc.Summary.Bypassed != 0 || doc.Summary.Cost != doc.Summary.Baseline || doc.Summary.Cost <= 0 {
 		t.Errorf("empty memory: saved %d, %d bypasses, cost %d, baseline %d; want nothing saved on a priced run", h.saved, doc.Summary.Bypassed, doc.Summary.Cost, doc.Summary.Baseline)
 	}
 	if !strings.Contains(stderr, "= 0.0% of the baseline") {
 		t.Errorf("summary does not state 0.0%% savings:\n%s", stderr)
+	}
+	doc, _ = analyzeDoc(t, exitOK, "--db", filepath.Join(t.TempDir(), "fresh.db"), "../../examples/queue.jsonl")
+	h = checkHonest(t, doc)
+	var members openrecall.NanoUSD
+	for _, r := range doc.Results {
+		if r.Grouped() {
+			members += r.Baseline
+		}
+	}
+	if doc.Summary.Bypassed != 0 || members == 0 || h.saved != members {
+		t.Errorf("empty memory with groups: saved %d, %d bypasses; want exactly the group members' baselines %d", h.saved, doc.Summary.Bypassed, members)
 	}
 }
 

@@ -37,7 +37,7 @@ func groupProperties() []pbt.Property {
 		pbt.Cover("a group member", 60), pbt.Cover("a severity rise", 20), pbt.Cover("an attack storm", 20)}
 	return []pbt.Property{
 		pbt.ForAll("P80_member_takes_head_decision",
-			"A group member's decision and escalation are its head's, never anything the head did not have: the head comes first in the run, heads the member's group, and the member is never bypassed itself; a member of a head escalated without analysis is escalated without analysis too; a member of a head memory bypassed ran the guard again on current memory and it still passed (DESIGN §6a).",
+			"A group member's decision and escalation are its head's, never anything the head did not have: the head comes first in the run, heads the member's group, and the member is never bypassed itself; a member of a head escalated without analysis is escalated without analysis too; a benign decision closes members only when memory bypassed the head: a member of a head a model answered benign is escalated to the person who decides the group; a member of a head memory bypassed ran the guard again on current memory and it still passed (DESIGN §6a).",
 			"StormRunGen", gen.StormRunGen(), storm(func(_ gen.StormRun, out stormOut) error {
 				heads := map[string]openrecall.Result{}
 				for _, r := range out.results {
@@ -54,7 +54,7 @@ func groupProperties() []pbt.Property {
 						return fmt.Errorf("head: member %s names head %s, which did not head a group before it", r.Position, r.Group.HeadAnalysisID)
 					case r.Group.ID != openrecall.GroupID(h.AnalysisID) || h.Group.ID != r.Group.ID:
 						return fmt.Errorf("head: member %s is in group %s, its head %s in %s", r.Position, r.Group.ID, h.AnalysisID, h.Group.ID)
-					case r.Decision != h.Decision || r.EscalatedWithoutAnalysis != h.EscalatedWithoutAnalysis:
+					case r.Decision != memberDecision(h) || r.EscalatedWithoutAnalysis != h.EscalatedWithoutAnalysis:
 						return fmt.Errorf("decision: member %s decided %s (unanalysed %v), its head %s decided %s (unanalysed %v)",
 							r.Position, r.Decision, r.EscalatedWithoutAnalysis, h.Position, h.Decision, h.EscalatedWithoutAnalysis)
 					case r.Bypassed:
@@ -67,7 +67,7 @@ func groupProperties() []pbt.Property {
 				return nil
 			}), opts...),
 		pbt.ForAll("P81_groups_follow_identity_dna_status_window",
-			"No group mixes identities, canonical Alert DNA or status (nor, for an attack, entity fields), an alert without identity never groups, and the groups are exactly those of a reference grouper written from DESIGN §6a: a firing joins the newest open group of its key whose last firing is within 1 h of its own time (either way) and whose head it is not more severe than, else it heads a new group.",
+			"No group mixes identities, canonical Alert DNA or status (nor, for an attack, entity fields), an alert without identity never groups, and the groups are exactly those of a reference grouper written from DESIGN §6a: of the open groups of its key whose last firing is within 1 h of its own time (either way) and whose head it is not more severe than, a firing joins the one with the least severe head (the newest among equals), else it heads a new group.",
 			"StormRunGen", gen.StormRunGen(), storm(func(s gen.StormRun, out stormOut) error {
 				want := referenceGroups(out.results)
 				for i, r := range out.results {
@@ -273,7 +273,7 @@ func decideFirstGroup(ctx context.Context, st *memory.Store, out stormOut) error
 	}
 	again := inc
 	again.Decision, again.Note = openrecall.DecisionReal, "on second thought"
-	if _, _, _, _, err := st.DecideGroup(ctx, head.Group.ID, again); !errors.Is(err, memory.ErrDecided) {
+	if _, _, _, _, err := st.DecideGroup(ctx, head.Group.ID, again); !errors.Is(err, openrecall.ErrGroupDecided) {
 		return fmt.Errorf("once: deciding group %s again gave %v, want ErrDecided", g.ID, err)
 	}
 	if n, err := incidentCount(ctx, st); err != nil || n != after {
@@ -347,11 +347,14 @@ func referenceGroups(results []openrecall.Result) []int {
 		}
 		k, t := groupKey(r), alertTime(r)
 		var joined *group
-		for j := len(open[k]) - 1; j >= 0 && joined == nil; j-- {
+		for j := len(open[k]) - 1; j >= 0; j-- {
 			g := open[k][j]
 			d := t.Sub(g.last)
 			head := results[g.head].Alert.Severity
-			if d <= time.Hour && -d <= time.Hour && designRank(r.Alert.Severity, head) <= designRank(head, "") {
+			if d > time.Hour || -d > time.Hour || designRank(r.Alert.Severity, head) > designRank(head, "") {
+				continue
+			}
+			if joined == nil || designRank(head, "") < designRank(results[joined.head].Alert.Severity, "") {
 				joined = g
 			}
 		}
@@ -366,6 +369,17 @@ func referenceGroups(results []openrecall.Result) []int {
 		out[i] = joined.head
 	}
 	return out
+}
+
+// memberDecision is the decision a member of head h takes (DESIGN §6a):
+// the head's, except that a benign decision a model gave the head (about
+// that firing) closes no member: the member is escalated to the person who
+// decides the group. Only memory's bypass, re-checked, closes members.
+func memberDecision(h openrecall.Result) openrecall.Decision {
+	if !h.Bypassed && h.Decision.Benign() {
+		return openrecall.DecisionEscalated
+	}
+	return h.Decision
 }
 
 func indexOf(results []openrecall.Result, analysisID string) int {

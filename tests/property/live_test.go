@@ -201,7 +201,7 @@ func checkMember(results []openrecall.Result, r openrecall.Result) error {
 		if h.AnalysisID != r.Group.HeadAnalysisID {
 			continue
 		}
-		if r.Decision != h.Decision || r.EscalatedWithoutAnalysis != h.EscalatedWithoutAnalysis {
+		if r.Decision != memberDecision(h) || r.EscalatedWithoutAnalysis != h.EscalatedWithoutAnalysis {
 			return fmt.Errorf("grouped: %s decided %s, its head %s %s", r.Position, r.Decision, h.Position, h.Decision)
 		}
 		for _, s := range r.Steps {

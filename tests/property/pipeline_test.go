@@ -129,7 +129,7 @@ func pipelineProperties() []pbt.Property {
 			},
 		),
 		pbt.ForAll("P15_one_audit_entry_per_route_step",
-			"len(audit trace) == len(route trace), in the same order, for every result — rejected and resolved records included — and the route steps are those of DESIGN §7 by an expected-steps model written from the input: intake alone for rejected and resolved records (a resolved alert inside a firing webhook too), else intake, fingerprint, then the memory bypass or one analysis, on the strong model for attack, unclassified, weak or real memory and the cheap one for consistent benign memory the guard does not bypass.",
+			"len(audit trace) == len(route trace), in the same order, for every result — rejected and resolved records included — and the route steps are those of DESIGN §7 by an expected-steps model written from the input: intake alone for rejected and resolved records (a resolved alert inside a firing webhook too), else intake, fingerprint, then the memory bypass or one analysis, on the strong model for attack, unclassified, weak or real memory and the cheap one for consistent benign memory the guard does not bypass — or, for a later firing of an alert already triaged in the run (grouping on, DESIGN §6a), one grouped step.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
 				if err != nil {
@@ -222,7 +222,7 @@ func pipelineProperties() []pbt.Property {
 			pbt.Cover("a run budget", 20), pbt.Cover("budget exhausted", 5), pbt.Cover("a model call", 30),
 		),
 		pbt.ForAll("P25_only_spared_strong_calls_save",
-			"Honest savings: a bypass saves its whole baseline (the strong analysis prompt at the expected completion, never the cap), a cheap answer that passes the gate saves the difference, and nothing else saves: a strong answer, a failed cheap answer (escalated, no strong call after it) and an alert escalated without analysis have baseline = cost. The run's savings are exactly that sum, its savings percentage is over the analysed alerts' baseline, and without a recalled memory nothing is saved.",
+			"Honest savings: a bypass saves its whole baseline (the strong analysis prompt at the expected completion, never the cap), a cheap answer that passes the gate saves the difference, and nothing else saves: a strong answer, a failed cheap answer (escalated, no strong call after it) and an alert escalated without analysis have baseline = cost. A group member saves its whole baseline, counted apart. The run's savings are exactly that sum, its savings percentage is over the analysed alerts' baseline, and without a recalled memory nothing but group members saves.",
 			"WorkflowInputGen", gen.WorkflowInputGen(), func(in gen.WorkflowInput) error {
 				out, err := runWorkflow(ex, in, in.Workers)
 				if err != nil {

@@ -88,7 +88,9 @@ func TestServeKill9MidStorm(t *testing.T) {
 			Accepted int `json:"accepted"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&ack)
-		resp.Body.Close()
+		if cerr := resp.Body.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil || resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("post: %d %v", resp.StatusCode, err)
 		}

@@ -108,9 +108,9 @@ func (f StormFiring) Line(i int, t time.Time) string {
 		proc := StormProcesses()[f.Process%len(StormProcesses())]
 		obj = map[string]any{
 			"uuid": fmt.Sprintf("storm-%04d-5d0b-4f4e-9c3b-7a0f62c1d8e4", i), "priority": priority, "rule": r.Name,
-			"output":   fmt.Sprintf("Notice A shell was spawned in a container with an attached terminal (user=root process=%s container_image=docker.io/library/ci-runner)", proc),
-			"time":     t.Format(time.RFC3339Nano), "source": "syscall", "hostname": host,
-			"tags":     []string{"T1059", "container", "mitre_execution", "shell"},
+			"output": fmt.Sprintf("Notice A shell was spawned in a container with an attached terminal (user=root process=%s container_image=docker.io/library/ci-runner)", proc),
+			"time":   t.Format(time.RFC3339Nano), "source": "syscall", "hostname": host,
+			"tags": []string{"T1059", "container", "mitre_execution", "shell"},
 			"output_fields": map[string]any{
 				"container.image.repository": "docker.io/library/ci-runner", "proc.name": proc, "user.name": "root",
 				"container.id": fmt.Sprintf("%012x", f.Host+1),
