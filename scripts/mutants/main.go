@@ -111,6 +111,9 @@ func run(dir, profile, seed, only string, keep bool) error {
 	if nErr > 0 {
 		return fmt.Errorf("%d mutants did not apply or did not build", nErr)
 	}
+	if nSurvived > 0 {
+		return fmt.Errorf("%d mutants survived: the suite does not kill every mutant of its set", nSurvived)
+	}
 	return nil
 }
 
