@@ -466,21 +466,12 @@ func checkCheapWorstCase(c gen.PriceCase) error {
 	prices := routing.Prices{cheapName: {InputPerMillion: perM(ci), OutputPerMillion: perM(co)},
 		strongName: {InputPerMillion: perM(si), OutputPerMillion: perM(so)}}
 	fp := openrecall.Fingerprint{ErrorClass: "crashloopbackoff", ServiceRole: "api_edge", DependencyPattern: "configmap", Environment: "prod"}
-	var matches []openrecall.Match
-	for i := 0; i <= c.Memories; i++ {
-		matches = append(matches, openrecall.Match{Score: 1, Incident: openrecall.Incident{ID: fmt.Sprintf("inc_%d", i), Fingerprint: fp,
-			Decision: openrecall.DecisionKnownBenign, Severity: openrecall.SeverityMedium, CreatedAt: gen.Times()[i%len(gen.Times())]}})
-	}
 	answer := `{"decision":"known_benign","confidence":0.9,"cited_memory_ids":["inc_0"],"summary":"known"}`
-	r, err := routing.New(routing.Config{Cheap: answeringModel{cheapName, answer}, Strong: answeringModel{strongName, answer},
-		Prices: prices, ExpectedCompletionTokens: expected, Vet: triage.Vet, Now: fixedClock})
+	out, err := routeOnBenignMemory(routing.Config{Cheap: answeringModel{cheapName, answer}, Strong: answeringModel{strongName, answer},
+		Prices: prices, ExpectedCompletionTokens: expected}, fp, 1+c.Memories, "price-1")
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	tr := triage.Triage(fp, openrecall.SeverityMedium, matches, triage.DefaultConfig())
-	alert := openrecall.Alert{ID: "price-1", Format: "jsonl", Title: "checkout-api crash looping", Severity: openrecall.SeverityMedium, Status: openrecall.StatusFiring}
-	out := r.Route(context.Background(), routing.Input{Alert: alert, Fingerprint: fp, Matches: matches, Triage: tr,
-		Guard: openrecall.GuardVerdict{Reason: "pbt: not bypassed"}})
 	if len(out.Steps) != 1 || out.Steps[0].Step != openrecall.StepAnalysis {
 		return fmt.Errorf("calls: want one analysis step, got %+v", out.Steps)
 	}
