@@ -36,10 +36,25 @@ func teethProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
 		pbt.ForAll("P60_identity_labels_name_workload_and_target",
-			"Identity labels of the rules file (DESIGN §4): two pods of one workload (KubePodCrashLooping and the other kubernetes_workload rules) share the identity rule @ kube-state-metrics/<namespace>/<owner>, whatever their generated hash and pod suffixes (letters only, or with digits); two probes of one blackbox rule (matched by the identity rule's regex) have the identity rule @ blackbox/<target>, the target kept as it is from the first present of target, probe_target, instance, so two targets are two alerts and one target is one.",
+			"Identity labels of the rules file (DESIGN §4): two pods of one workload (KubePodCrashLooping and the other kubernetes_workload rules) share the identity rule @ kube-state-metrics/<namespace>/<owner>, whatever their generated hash and pod suffixes (letters only, or with digits), and so do two runs of one CronJob (its name without the run's eight digits); a node alert's identity names its node, kept as it is; two probes of one blackbox rule (matched by the identity rule's regex) have the identity rule @ blackbox/<target>, the target kept as it is from the first present of target, probe_target, instance, so two targets are two alerts and one target is one.",
 			"IdentityLabelCaseGen", gen.IdentityLabelCaseGen(), func(c gen.IdentityLabelCase) error {
 				a, b := ex.Identify(c.Alert(false)), ex.Identify(c.Alert(true))
-				if !c.Probe {
+				switch gen.IdentityLabelKinds()[c.Kind] {
+				case "cronjob run":
+					want := openrecall.Identity{Rule: "KubeJobFailed", Service: "kube-state-metrics/" + gen.Namespaces()[c.Namespace] + "/" + gen.CronJobs()[c.Owner%len(gen.CronJobs())]}
+					if a != want || b != want {
+						return fmt.Errorf("cronjob: runs %q and %q give identities %q and %q, want %q for both", c.Alert(false).Labels["job_name"], c.Alert(true).Labels["job_name"], a, b, want)
+					}
+					return nil
+				case "node":
+					wantA := openrecall.Identity{Rule: "KubeNodeNotReady", Service: "kube-state-metrics/" + c.Node(false)}
+					wantB := openrecall.Identity{Rule: "KubeNodeNotReady", Service: "kube-state-metrics/" + c.Node(true)}
+					if a != wantA || b != wantB {
+						return fmt.Errorf("node: nodes %q and %q give identities %q and %q, want %q and %q", c.Node(false), c.Node(true), a, b, wantA, wantB)
+					}
+					return nil
+				}
+				if gen.IdentityLabelKinds()[c.Kind] == "pod" {
 					rule := gen.WorkloadRules()[c.Rule%len(gen.WorkloadRules())]
 					want := openrecall.Identity{Rule: rule, Service: "kube-state-metrics/" + gen.Namespaces()[c.Namespace] + "/" + gen.WorkloadOwners()[c.Owner]}
 					if a != want || b != want {
@@ -48,28 +63,31 @@ func teethProperties() []pbt.Property {
 					return nil
 				}
 				rule := gen.ProbeRules()[c.Rule%len(gen.ProbeRules())]
-				wantA := openrecall.Identity{Rule: rule, Service: "blackbox/" + gen.ProbeTargets()[c.TargetA]}
-				wantB := openrecall.Identity{Rule: rule, Service: "blackbox/" + gen.ProbeTargets()[c.TargetB]}
+				wantA := openrecall.Identity{Rule: rule, Service: "blackbox/" + c.Target(false)}
+				wantB := openrecall.Identity{Rule: rule, Service: "blackbox/" + c.Target(true)}
 				if a != wantA || b != wantB {
 					return fmt.Errorf("probe: targets %q and %q (label %s) give identities %q and %q, want %q and %q",
-						gen.ProbeTargets()[c.TargetA], gen.ProbeTargets()[c.TargetB], gen.TargetLabels()[c.Label], a, b, wantA, wantB)
+						c.Target(false), c.Target(true), gen.TargetLabels()[c.Label], a, b, wantA, wantB)
 				}
 				return nil
 			},
 			pbt.Pin("a pod hash without a digit", gen.IdentityLabelCase{Letters: true, HashA: 1, HashB: 2}),
-			pbt.Pin("two probe targets", gen.IdentityLabelCase{Probe: true, TargetB: 1}),
+			pbt.Pin("two probe targets", gen.IdentityLabelCase{Kind: 1, TargetB: 1}),
 			pbt.Classify(func(c gen.IdentityLabelCase) []string {
-				switch {
-				case c.Probe && c.TargetA != c.TargetB:
+				switch kind := gen.IdentityLabelKinds()[c.Kind]; {
+				case kind == "probe" && c.TargetB != 0:
 					return []string{"two probe targets"}
-				case c.Probe:
+				case kind == "probe":
 					return []string{"one probe target"}
+				case kind != "pod":
+					return []string{kind}
 				case !c.PodHashHasDigit():
 					return []string{"pod hashes without a digit"}
 				}
 				return []string{"pod hashes with a digit"}
 			}),
-			pbt.Cover("two probe targets", 20), pbt.Cover("one probe target", 5), pbt.Cover("pod hashes without a digit", 10),
+			pbt.Cover("two probe targets", 10), pbt.Cover("one probe target", 3), pbt.Cover("pod hashes without a digit", 7),
+			pbt.Cover("cronjob run", 10), pbt.Cover("node", 10),
 		),
 		pbt.ForAll("P61_text_alert_title_is_first_line",
 			"A free-text alert's title is its first line (DESIGN §3): a JSON string of several lines, or the product's object with a text and no title, reads as one alert whose title is the first non-blank line, trimmed, and never holds a later line.",
@@ -182,12 +200,12 @@ func teethProperties() []pbt.Property {
 			pbt.Cover("retain", 10), pbt.Cover("forget", 10), pbt.Cover("supersede", 10), pbt.Cover("import", 10),
 		),
 		pbt.ForAll("P66_dedupe_key_every_component",
-			"Every component of the dedupe key matters (DESIGN §5): a memory and its twin that differs in one fingerprint field, the decision (real after known_benign on the same alert and note), the note's content or the source alert's id have two dedupe keys, and retaining both leaves two records, the second reported created.",
+			"Every component of the dedupe key matters (DESIGN §5): a memory and its twin that differs in one fingerprint field, the decision (real after known_benign on the same alert and note), the note's content or the source alert's id, or only in where the note ends and the id begins, have two dedupe keys, and retaining both leaves two records, the second reported created.",
 			"DedupeCaseGen", gen.DedupeCaseGen(), checkDedupeComponents,
 			pbt.Expensive(3),
 			pbt.Pin("real after known_benign", gen.DedupeCase{Decision: 2, Component: 6}),
 			pbt.Classify(func(c gen.DedupeCase) []string { return []string{gen.DedupeComponents()[c.Component]} }),
-			pbt.Cover("decision", 5), pbt.Cover("note", 5), pbt.Cover("source alert id", 5), pbt.Cover("environment", 5),
+			pbt.Cover("decision", 5), pbt.Cover("note", 5), pbt.Cover("source alert id", 5), pbt.Cover("note and id boundary", 5),
 		),
 		pbt.ForAll("P67_cheap_tier_only_when_worst_case_fits",
 			"The cheap tier is tried only when its worst case fits under the baseline (DESIGN §7): for consistent benign memory the guard did not bypass, under any price table (written here in whole nano-dollars per token) and expected strong completion, the cheap model answers if and only if prompt·cheap input + 400·cheap output ≤ prompt·strong input + expected·strong output, and the alert's cost never passes its baseline.",
@@ -451,6 +469,8 @@ func describeComponent(inc openrecall.Incident, comp string) string {
 		return fmt.Sprintf("%q", inc.Note)
 	case "source alert id":
 		return fmt.Sprintf("%q", inc.SourceAlertID)
+	case "note and id boundary":
+		return fmt.Sprintf("%q + %q", inc.Note, inc.SourceAlertID)
 	}
 	v, _ := inc.Fingerprint.Get(comp)
 	return fmt.Sprintf("%q", v)

@@ -57,14 +57,29 @@ func ProbeTargets() []string {
 // identity rule's order of alternatives.
 func TargetLabels() []string { return []string{"target", "probe_target", "instance"} }
 
+// IdentityLabelKinds names IdentityLabelCase's kinds.
+func IdentityLabelKinds() []string { return []string{"pod", "probe", "cronjob run", "node"} }
+
+// CronJobs and Nodes are the CronJob and node names the cronjob run and node
+// kinds draw.
+func CronJobs() []string { return []string{"nightly-backup", "ledger-export", "report"} }
+
+// Nodes is a pool of node names: cloud host names and ordinal names.
+func Nodes() []string {
+	return []string{"ip-10-0-1-23.ec2.internal", "worker-3", "worker-12", "gke-prod-pool-1-abcd", "node-a"}
+}
+
 // IdentityLabelCase is two alerts of one rule whose identity labels are set
-// by the rules file's identity section: two pods of one workload (Probe
-// false), or two probes of one rule (Probe true).
+// by the rules file's identity section: two pods of one workload, two
+// probes of one rule, two runs of one CronJob or the alert on two nodes
+// (Kind indexes IdentityLabelKinds).
 type IdentityLabelCase struct {
-	Probe bool
+	Kind int
 	// Rule indexes WorkloadRules or ProbeRules.
 	Rule int
-	// Owner and Namespace index their pools; HashA, HashB, SuffixA and
+	// Owner and Namespace index their pools (Owner also CronJobs and
+	// Nodes, with HashA and HashB for the second node and the runs' times);
+	// HashA, HashB, SuffixA and
 	// SuffixB are spelled in the pod alphabet (Letters: without digits),
 	// the hash HashLen+6 characters long.
 	Owner, Namespace                   int
@@ -104,23 +119,50 @@ func (c IdentityLabelCase) PodHashHasDigit() bool {
 
 // Alert returns the first or second alert of the case.
 func (c IdentityLabelCase) Alert(second bool) openrecall.Alert {
-	if !c.Probe {
+	switch IdentityLabelKinds()[c.Kind] {
+	case "cronjob run":
+		run := 29212038 + c.HashA%1000
+		if second {
+			run = 29212038 + c.HashB%1000
+		}
+		return openrecall.Alert{Format: "alertmanager", Title: "KubeJobFailed", Severity: openrecall.SeverityHigh, Status: openrecall.StatusFiring,
+			Labels: map[string]string{"alertname": "KubeJobFailed", "job": "kube-state-metrics", "namespace": Namespaces()[c.Namespace],
+				"job_name": fmt.Sprintf("%s-%d", CronJobs()[c.Owner%len(CronJobs())], run)}}
+	case "node":
+		return openrecall.Alert{Format: "alertmanager", Title: "KubeNodeNotReady", Severity: openrecall.SeverityHigh, Status: openrecall.StatusFiring,
+			Labels: map[string]string{"alertname": "KubeNodeNotReady", "job": "kube-state-metrics", "node": c.Node(second)}}
+	}
+	if IdentityLabelKinds()[c.Kind] == "pod" {
 		rule := WorkloadRules()[c.Rule%len(WorkloadRules())]
 		return openrecall.Alert{Format: "alertmanager", Title: rule, Severity: openrecall.SeverityHigh, Status: openrecall.StatusFiring,
 			Labels: map[string]string{"alertname": rule, "job": "kube-state-metrics", "namespace": Namespaces()[c.Namespace],
 				"pod": c.Pod(second), "container": "", "instance": "10.1.2." + fmt.Sprint(3+c.HashA%200) + ":8080"}}
 	}
 	rule := ProbeRules()[c.Rule%len(ProbeRules())]
-	t := c.TargetA
-	if second {
-		t = c.TargetB
-	}
-	labels := map[string]string{"alertname": rule, "job": "blackbox", TargetLabels()[c.Label]: ProbeTargets()[t]}
+	labels := map[string]string{"alertname": rule, "job": "blackbox", TargetLabels()[c.Label]: c.Target(second)}
 	if TargetLabels()[c.Label] != "instance" && c.Instances > 0 {
 		// A later alternative present too: the first present one counts.
 		labels["instance"] = fmt.Sprintf("blackbox-exporter-%d:9115", c.Instances+boolInt(second))
 	}
 	return openrecall.Alert{Format: "alertmanager", Title: rule, Severity: openrecall.SeverityHigh, Status: openrecall.StatusFiring, Labels: labels}
+}
+
+// Target returns the first or second probe's target: the second is the
+// first when TargetB is 0, else TargetB targets further in the pool.
+func (c IdentityLabelCase) Target(second bool) string {
+	t := c.TargetA
+	if second {
+		t = (c.TargetA + c.TargetB) % len(ProbeTargets())
+	}
+	return ProbeTargets()[t]
+}
+
+// Node returns the first or second alert's node.
+func (c IdentityLabelCase) Node(second bool) string {
+	if second {
+		return Nodes()[(c.Owner+c.HashB%2)%len(Nodes())]
+	}
+	return Nodes()[c.Owner%len(Nodes())]
 }
 
 func boolInt(b bool) int {
@@ -130,12 +172,12 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// IdentityLabelCaseGen draws workload and probe cases half and half; a third
-// of the pod hashes are spelled without digits, and the two probes share a
-// target in about a third of the cases.
+// IdentityLabelCaseGen draws pods and probes most often, runs and nodes
+// too; a third of the pod hashes are spelled without digits, and the two
+// probes share a target in about a third of the cases.
 func IdentityLabelCaseGen() gopter.Gen {
 	return gg.Struct(reflect.TypeOf(IdentityLabelCase{}), map[string]gopter.Gen{
-		"Probe":     gg.Bool(),
+		"Kind":      Index(len(IdentityLabelKinds()), 0),
 		"Rule":      IntUpTo(4),
 		"Owner":     Index(len(WorkloadOwners()), 0),
 		"Namespace": Index(len(Namespaces()), 0),
@@ -145,8 +187,8 @@ func IdentityLabelCaseGen() gopter.Gen {
 		"HashB":     IntUpTo(1 << 30),
 		"SuffixA":   IntUpTo(1 << 24),
 		"SuffixB":   IntUpTo(1 << 24),
-		"TargetA":   Index(len(ProbeTargets()), 0.3),
-		"TargetB":   Index(len(ProbeTargets()), 0.3),
+		"TargetA":   Index(len(ProbeTargets()), 0),
+		"TargetB":   Index(len(ProbeTargets()), 0.35),
 		"Label":     Index(len(TargetLabels()), 0),
 		"Instances": IntUpTo(3),
 	})
@@ -155,6 +197,8 @@ func IdentityLabelCaseGen() gopter.Gen {
 // ValidIdentityLabelCase checks the ranges of IdentityLabelCaseGen.
 func ValidIdentityLabelCase(c IdentityLabelCase) error {
 	switch {
+	case c.Kind < 0 || c.Kind >= len(IdentityLabelKinds()):
+		return fmt.Errorf("kind out of range: %+v", c)
 	case c.Rule < 0 || c.Owner < 0 || c.Owner >= len(WorkloadOwners()) || c.Namespace < 0 || c.Namespace >= len(Namespaces()):
 		return fmt.Errorf("pool index out of range: %+v", c)
 	case c.HashLen < 0 || c.HashLen > 4 || c.HashA < 0 || c.HashB < 0 || c.SuffixA < 0 || c.SuffixB < 0:
@@ -405,9 +449,10 @@ func CacheWriteCaseGen() gopter.Gen {
 }
 
 // DedupeComponents names what a change of DedupeCase touches: each
-// fingerprint field, the decision, the note's content, the source alert id.
+// fingerprint field, the decision, the note's content, the source alert id,
+// and the boundary between the note and the id.
 func DedupeComponents() []string {
-	return []string{"error_class", "service_role", "dependency_pattern", "signal_shape", "attack_pattern", "environment", "decision", "note", "source alert id"}
+	return []string{"error_class", "service_role", "dependency_pattern", "signal_shape", "attack_pattern", "environment", "decision", "note", "source alert id", "note and id boundary"}
 }
 
 // DedupeCase is a memory and the same memory with one component of its
@@ -436,6 +481,15 @@ func (c DedupeCase) Pair() (a, b openrecall.Incident) {
 	case "source alert id":
 		ids := SourceAlertIDs()
 		b.SourceAlertID = ids[(c.Source+1+c.Change%(len(ids)-1))%len(ids)]
+	case "note and id boundary":
+		// The same characters, the id's moved into the note: the key's
+		// components are separated, not concatenated.
+		if a.SourceAlertID == "" {
+			a.SourceAlertID = SourceAlertIDs()[1+c.Change%(len(SourceAlertIDs())-1)]
+		}
+		a.Note = strings.TrimSpace(a.Note)
+		b = a
+		b.Note, b.SourceAlertID = a.Note+a.SourceAlertID, ""
 	default:
 		v, _ := a.Fingerprint.Get(comp)
 		nv := []string{"x", v + "_x", "custom_value"}[c.Change%3]
