@@ -27,8 +27,9 @@ const (
 	PodLetters  = "bcdfghjklmnpqrstvwxz"
 )
 
-// WorkloadOwners, Namespaces, WorkloadRules, ProbeRules, ProbeTargets and
-// TargetLabels are the pools IdentityLabelCase draws from.
+// WorkloadOwners are the workloads IdentityLabelCase's pods belong to (it
+// also draws Namespaces, WorkloadRules, ProbeRules, ProbeTargets and
+// TargetLabels).
 func WorkloadOwners() []string {
 	return []string{"checkout", "payment-api", "cart", "web-frontend", "orders-worker", "api-v2"}
 }
@@ -602,14 +603,15 @@ func CompletionCaseGen() gopter.Gen {
 	})
 }
 
-// RetryStatuses, RetryBodies, RetryCodes and RetryAfters are what a
-// scripted failure of RetryCase is drawn from.
+// RetryStatuses are the statuses of RetryCase's scripted failures (their
+// bodies, codes and Retry-After values come from RetryBodies, RetryCodes and
+// RetryAfters).
 func RetryStatuses() []int {
 	return []int{429, 500, 502, 503, 504, 408, 409, 400, 401, 403, 404, 422, 418}
 }
 
-// RetryBodies: the error object with the code in "code", in "type", or a
-// body that is not JSON.
+// RetryBodies names the bodies of scripted failures: the error object with
+// the code in "code", in "type", or a body that is not JSON.
 func RetryBodies() []string { return []string{"code", "type", "text"} }
 
 // RetryCodes are the error codes a JSON error body carries.
