@@ -67,13 +67,25 @@ func Template(s string) string {
 		t := templateToken{pre: pre, core: core, post: post}
 		switch {
 		case core == "":
+			if open, close, ok := emptyPair(pre, post); ok {
+				t.pre, t.core, t.post = open, "*", close // an empty value: "()", "''"
+			}
 		case i > 0 && core[0] == '/' && httpMethods[toks[i-1].core]:
 			t.core = routeShape(core)
 		case i > 1 && nameKeys[toks[i-1].core] && toks[i-1].post == "" && toks[i-2].post == "" && accountLeads[toks[i-2].core] && !notNames[core]:
 			t.core = "*" // the name after "user": invalid user *
 		case i > 0 && i+1 < len(fields) && toks[i-1].core == "for" && pre == "" && post == "" && fields[i+1] == "from" && !notNames[core]:
 			t.core = "*" // an account between "for" and "from": failed password for * from
+		case i > 0 && toks[i-1].pre == "" && toks[i-1].post == "" && toks[i-1].core == "namespace" && !notNames[core]:
+			t.core = "*" // a namespace's name: "pod * in namespace * is crash looping"
+		case i > 0 && i+1 < len(fields) && toks[i-1].core == "sudo" && toks[i-1].post == ":" && fields[i+1] == ":":
+			t.core = "*" // the account of a sudo line: "sudo: * : tty=…"
+		case i > 0 && toks[i-1].post == ":" && toks[i-1].pre == "" && hostKeys[toks[i-1].core]:
+			t.core = "*" // "host: db1"
 		default:
+			if n := strings.TrimLeft(core, "<>=~"); n != core && n != "" && startsNumber(n) || strings.HasSuffix(pre, "<") && startsNumber(core) {
+				core, t.pre = n, strings.TrimRight(pre, "<") // a bound: "<1 sec", ">=5"
+			}
 			t.core = maskValue(core)
 			t.num = t.core == "*" && startsNumber(core)
 		}
@@ -92,13 +104,14 @@ func Template(s string) string {
 			prev := i > 0 && toks[i-1].num
 			next := i+1 < len(toks) && toks[i+1].num
 			if (prev && unitWords[t.core]) || ((prev || next) && calendarWords[t.core]) {
+				t.unit = prev && unitWords[t.core]
 				t.core, t.num = "*", true
 				changed = true
 			}
 		}
 	}
-	var b strings.Builder
-	b.Grow(len(s))
+	joinRestatements(toks)
+	words := make([]string, 0, len(toks))
 	letters, lastStar := false, false
 	for _, t := range toks {
 		star := t.pre == "" && t.post == "" && t.core == "*"
@@ -106,12 +119,11 @@ func Template(s string) string {
 			continue
 		}
 		lastStar = star
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+		w := t.core
+		if t.pre != "" || t.post != "" {
+			w = t.pre + t.core + t.post
 		}
-		b.WriteString(t.pre)
-		b.WriteString(t.core)
-		b.WriteString(t.post)
+		words = appendCollapsing(words, w)
 		if !letters && (hasLetter(t.pre) || hasLetter(t.core) || hasLetter(t.post)) {
 			letters = true
 		}
@@ -119,7 +131,74 @@ func Template(s string) string {
 	if !letters {
 		return ""
 	}
-	return b.String()
+	return strings.Join(words, " ")
+}
+
+// joinRestatements joins to a masked number and its unit the bracketed
+// group right after them that is one too (a masked number and a unit word),
+// which restates the quantity in other units ("1,190 bytes (1.16 KB)" is
+// one value).
+func joinRestatements(toks []templateToken) {
+	for i := 1; i < len(toks); i++ {
+		prev := toks[i-1]
+		if !prev.unit || prev.post != "" || toks[i].pre != "(" || !toks[i].num {
+			continue
+		}
+		j := i
+		for j < len(toks) && toks[j].core == "*" && (j == i || toks[j].pre == "") && !strings.HasPrefix(toks[j].post, ")") && toks[j].post == "" {
+			j++
+		}
+		if j == len(toks) || j == i || !toks[j].unit || (j > i && toks[j].pre != "") || !strings.HasPrefix(toks[j].post, ")") {
+			continue
+		}
+		toks[i].pre = ""
+		toks[j].post = toks[j].post[1:]
+		for k := i; k <= j; k++ {
+			toks[k].num, toks[k].unit = true, false // one restatement, not a chain
+		}
+		i = j
+	}
+}
+
+// appendCollapsing appends w to words, then drops a block of one to three
+// words that holds a mask and repeats the block just before it: a list of
+// values is one value ("blk_* blk_* blk_*", "node * <ok> node * <ok>").
+func appendCollapsing(words []string, w string) []string {
+	words = append(words, w)
+	for k := 1; k <= 3; k++ {
+		n := len(words)
+		if n < 2*k {
+			break
+		}
+		same, star := true, false
+		for x := 0; x < k; x++ {
+			a, b := words[n-2*k+x], words[n-k+x]
+			if a != b {
+				same = false
+				break
+			}
+			star = star || strings.IndexByte(a, '*') >= 0
+		}
+		if same && star {
+			return words[:n-k]
+		}
+	}
+	return words
+}
+
+// emptyPair reports whether a token is an empty quoted or bracketed value
+// ("()", "”", `""`, "[]", "{}") and returns its two halves.
+func emptyPair(pre, post string) (open, close string, ok bool) {
+	f := pre + post
+	f = strings.TrimRight(f, ",;:.!?")
+	if len(f) != 2 {
+		return "", "", false
+	}
+	switch f {
+	case "()", "[]", "{}", "<>", `""`, "''", "``":
+		return f[:1], f[1:] + (pre + post)[2:], true
+	}
+	return "", "", false
 }
 
 // templateToken is one white-space-separated token: the punctuation before
@@ -127,6 +206,7 @@ func Template(s string) string {
 type templateToken struct {
 	pre, core, post string
 	num             bool // masked as a number, a time or a calendar word
+	unit            bool // a unit word after a masked number
 }
 
 // unbracket writes each bracketed IPv6 address in a token
@@ -181,26 +261,31 @@ const (
 // class varies, else the variable parts of a key=value pair, of a list or
 // of a compound name.
 func maskValue(c string) string {
-	if c == "" || c == "*" {
+	if c == "" || c == "*" || isCatalogueID(c) {
 		return c
 	}
-	if wholeVariable(c) {
+	if wholeVariable(c) || isHostName(c) {
 		return "*"
 	}
 	if strings.ContainsAny(c, ",;") {
 		return maskList(c)
 	}
 	if i := strings.IndexByte(c, '='); i > 0 {
+		if hostKeys[c[:i]] {
+			if pre, core, post := splitToken(c[i+1:]); core != "" {
+				return c[:i+1] + pre + "*" + post // rhost=host8.topspot.net
+			}
+		}
 		return c[:i+1] + maskInner(c[i+1:])
 	}
 	if i := strings.IndexByte(c, ':'); i > 0 && i < len(c)-1 && c[i+1] != ':' && isKey(c[:i]) && maskParts(c[:i]) == c[:i] {
 		return c[:i+1] + maskInner(c[i+1:])
 	}
 	m := maskParts(c)
-	if m == c || strings.ContainsAny(c, "/[]()") {
+	if m == c || strings.ContainsAny(c, "[]()") || strings.Count(c, "/") > 1 {
 		return m
 	}
-	if strings.Count(c, ".") >= 2 || strings.Contains(m, "-*") && strings.IndexByte(c, '_') < 0 {
+	if strings.IndexByte(c, '/') < 0 && strings.Count(c, ".") >= 2 && !strings.Contains(c, "..") || strings.Contains(m, "-*") && strings.IndexByte(c, '_') < 0 {
 		// A host, node or instance name with a number in it
 		// (d211-116-254-214.rev.example.net, db-7, worker-12) or a
 		// run of a job (nightly-ledger-export-29212038).
@@ -262,7 +347,7 @@ func maskParts(c string) string {
 		if variablePart(c) {
 			return "*"
 		}
-		return c
+		return instanceStem(c)
 	}
 	var b strings.Builder
 	b.Grow(len(c))
@@ -276,7 +361,7 @@ func maskParts(c string) string {
 		part := c[start:i]
 		switch {
 		case part == "":
-		case variablePart(part) || part == "*":
+		case variablePart(part) || part == "*" || isOrdinal(part):
 			if star {
 				pending = ""
 			} else {
@@ -290,7 +375,7 @@ func maskParts(c string) string {
 			}
 		default:
 			b.WriteString(pending)
-			b.WriteString(part)
+			b.WriteString(instanceStem(part))
 			pending, star = "", false
 		}
 		if i < len(c) {
@@ -303,9 +388,8 @@ func maskParts(c string) string {
 }
 
 // variablePart reports whether one part of a compound name varies: it
-// starts with a digit, is a hex id, holds more than five digits, or ends
-// in three digits or more (a node or request number: cn304, req12345)
-// unless it is a well-known algorithm or standard name (sha256, x509).
+// starts with a digit, is an IPv6 address, a hex id, or holds more than
+// five digits.
 func variablePart(p string) bool {
 	if p == "" {
 		return false
@@ -313,19 +397,91 @@ func variablePart(p string) bool {
 	if isDigit(p[0]) || strings.Count(p, ":") >= 2 && isAddress(p) {
 		return true
 	}
-	digits, trailing := 0, 0
-	for i := 0; i < len(p); i++ {
-		if isDigit(p[i]) {
-			digits++
-			trailing++
-		} else {
-			trailing = 0
+	digits := countDigits(p)
+	return digits > 5 || isHexID(p, digits)
+}
+
+// instanceStem masks the instance number of a name made of letters and
+// then digits, keeping the letters, which name the kind of thing: "eth0"
+// and "eth1" are "eth*", "cpu3" is "cpu*", "cn304" is "cn*", while "wlan0"
+// stays another kind. Names of kinds that end in digits (kindNames: ipv4,
+// sha256, ext4, s3…) and catalogue ids (T1059, CVE-…) stay whole.
+func instanceStem(p string) string {
+	i := len(p)
+	for i > 0 && isDigit(p[i-1]) {
+		i--
+	}
+	if i == len(p) || i == 0 || !asciiLetters(p[:i]) || kindNames[p] || isCatalogueID(p) {
+		return p
+	}
+	return p[:i] + "*"
+}
+
+// isOrdinal reports whether a part of a compound name is one letter and
+// digits, a position in a grid (rack "A3" of "Thunderbird_A3", slot
+// "J10"): masked whole, letter included.
+func isOrdinal(p string) bool {
+	return len(p) >= 2 && p[0] >= 'a' && p[0] <= 'z' && countDigits(p) == len(p)-1 && !kindNames[p] && !isCatalogueID(p)
+}
+
+func asciiLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
 		}
 	}
-	if trailing >= 3 && !algorithmNames[p] {
+	return true
+}
+
+// isCatalogueID reports whether c is the id of a catalogued thing, which
+// names a detection, never an instance: a CVE, CWE or CAPEC id, a GitHub
+// advisory, a MITRE ATT&CK technique (T1059, T1059.001), tactic, group,
+// software, mitigation or data source.
+func isCatalogueID(c string) bool {
+	for _, p := range []string{"cve-", "cwe-", "capec-", "ghsa-"} {
+		if strings.HasPrefix(c, p) && len(c) > len(p) {
+			return true
+		}
+	}
+	stem := 0
+	for stem < len(c) && stem < 2 && c[stem] >= 'a' && c[stem] <= 'z' {
+		stem++
+	}
+	switch c[:stem] {
+	case "t", "ta", "s", "g", "m", "ds":
+	default:
+		return false
+	}
+	rest := c[stem:]
+	if len(rest) == 8 && rest[4] == '.' && c[:stem] == "t" {
+		rest = rest[:4] + rest[5:]
+	}
+	return (len(rest) == 4 || len(rest) == 7) && countDigits(rest) == len(rest)
+}
+
+// isHostName reports whether c is a dotted host name: letters, digits and
+// hyphens in labels joined by single dots, ending in a generic top-level
+// domain (or a local one), or in a two-letter country domain after two
+// dots or more under a second-level domain (edu.hk, co.uk), so that the
+// reverse-DNS names of code (com.apple.iokit.io80211family,
+// mapred.task.id) stay.
+func isHostName(c string) bool {
+	c = strings.TrimPrefix(c, "*.") // a wildcard certificate's name
+	dots := strings.Count(c, ".")
+	if dots == 0 || c[0] == '.' || c[len(c)-1] == '.' || strings.Contains(c, "..") {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if ch := c[i]; !(ch >= 'a' && ch <= 'z' || isDigit(ch) || ch == '-' || ch == '.') {
+			return false
+		}
+	}
+	rest, tld := c[:strings.LastIndexByte(c, '.')], c[strings.LastIndexByte(c, '.')+1:]
+	if hostDomains[tld] {
 		return true
 	}
-	return digits > 5 || isHexID(p, digits)
+	second := rest[strings.LastIndexByte(rest, '.')+1:]
+	return dots >= 2 && len(tld) == 2 && asciiLetters(tld) && secondLevelDomains[second]
 }
 
 // wholeVariable reports whether a token's core is of a varying class and is
@@ -469,16 +625,35 @@ var accountLeads = setOf("for", "invalid", "illegal", "unknown", "authenticating
 // notNames are the words that follow "user" without being its name.
 var notNames = setOf("not", "from", "by", "is", "was", "has", "in", "for", "to", "unknown", "and", "or", "session", "name", "id", "*")
 
-// algorithmNames are names that end in three digits or more and name a
-// thing, not a count.
-var algorithmNames = setOf("sha224", "sha256", "sha384", "sha512", "x509", "ed25519", "ed448", "aes128", "aes192", "aes256",
-	"rsa1024", "rsa2048", "rsa4096", "p256", "p384", "p521", "curve25519", "x25519", "utf16", "iso8859", "chacha20", "poly1305", "gpt4", "int64", "int32", "uint64", "uint32", "float64", "float32", "x86")
+// kindNames are names that end in digits and name a kind of thing (an
+// algorithm, protocol, standard, format or architecture), not an instance.
+var kindNames = setOf("sha1", "sha2", "sha3", "sha224", "sha256", "sha384", "sha512", "md4", "md5", "x509", "ed25519", "ed448",
+	"aes128", "aes192", "aes256", "rsa1024", "rsa2048", "rsa4096", "p256", "p384", "p521", "curve25519", "x25519", "chacha20", "poly1305",
+	"ipv4", "ipv6", "icmpv6", "http1", "http2", "http3", "h2", "h3", "tlsv1", "sslv2", "sslv3", "snmpv2", "snmpv3", "smb1", "smb2", "smb3", "nfsv3", "nfsv4",
+	"utf8", "utf16", "utf32", "iso8859", "base32", "base64", "crc32", "crc64", "adler32", "fat32", "ext2", "ext3", "ext4", "bzip2", "mp3", "mp4", "h264", "h265",
+	"x86", "x64", "i386", "i686", "amd64", "arm64", "aarch64", "armv7", "win32", "win64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+	"s3", "ec2", "gpt4", "python2", "python3", "php7", "php8", "log4j2", "oauth2", "ssh1", "ssh2", "m2m", "l2", "l3", "l4", "l7")
+
+// hostDomains are the top-level domains that end a host name on their own.
+var hostDomains = setOf("com", "net", "org", "edu", "gov", "mil", "int", "info", "biz", "io", "local", "lan", "internal", "localdomain", "arpa", "corp", "home")
+
+// secondLevelDomains are the labels under a country domain that make a
+// name a host ("cuhk.edu.hk", "omantel.net.om"); other names ending in two
+// letters may be code ("mapred.task.id").
+var secondLevelDomains = setOf("com", "co", "net", "org", "edu", "ac", "gov", "or", "ne", "go", "mil")
+
+// hostKeys are the keys whose value names a host: masked whatever it is
+// ("rhost=host8", "host: db1"). An account's key keeps its value
+// ("user=root" and "user=guest" are two events in the data, as a word
+// value of any key=value pair).
+var hostKeys = setOf("rhost", "host", "hostname", "remote_host", "client_host")
 
 // unitWords are the units that join a masked number written before them.
 var unitWords = setOf(
 	"b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "k", "m", "g", "t",
 	"ns", "us", "µs", "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes",
 	"h", "hr", "hrs", "hour", "hours", "d", "day", "days", "w", "week", "weeks", "%",
+	"byte", "bytes", "bit", "bits", "kbytes", "mbytes", "gbytes",
 )
 
 // calendarWords are the month, weekday, time-zone and am/pm words of a
