@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -111,7 +112,9 @@ func Template(s string) string {
 		}
 	}
 	joinRestatements(toks)
-	words := make([]string, 0, len(toks))
+	out := make([]byte, 0, len(s))
+	var startsArr [32]int
+	starts := startsArr[:0] // where each word of out starts
 	letters, lastStar := false, false
 	for _, t := range toks {
 		star := t.pre == "" && t.post == "" && t.core == "*"
@@ -119,11 +122,12 @@ func Template(s string) string {
 			continue
 		}
 		lastStar = star
-		w := t.core
-		if t.pre != "" || t.post != "" {
-			w = t.pre + t.core + t.post
+		if len(out) > 0 {
+			out = append(out, ' ')
 		}
-		words = appendCollapsing(words, w)
+		starts = append(starts, len(out))
+		out = append(append(append(out, t.pre...), t.core...), t.post...)
+		out, starts = collapseRepeat(out, starts)
 		if !letters && (hasLetter(t.pre) || hasLetter(t.core) || hasLetter(t.post)) {
 			letters = true
 		}
@@ -131,7 +135,7 @@ func Template(s string) string {
 	if !letters {
 		return ""
 	}
-	return strings.Join(words, " ")
+	return string(out)
 }
 
 // joinRestatements joins to a masked number and its unit the bracketed
@@ -160,30 +164,30 @@ func joinRestatements(toks []templateToken) {
 	}
 }
 
-// appendCollapsing appends w to words, then drops a block of one to three
-// words that holds a mask and repeats the block just before it: a list of
-// values is one value ("blk_* blk_* blk_*", "node * <ok> node * <ok>").
-func appendCollapsing(words []string, w string) []string {
-	words = append(words, w)
-	for k := 1; k <= 3; k++ {
-		n := len(words)
-		if n < 2*k {
-			break
+// collapseRepeat drops the last block of one to three words of out (its
+// words start at starts) when the block holds a mask and repeats the block
+// just before it: a list of values is one value ("blk_* blk_* blk_*",
+// "node * <ok> node * <ok>").
+func collapseRepeat(out []byte, starts []int) ([]byte, []int) {
+	word := func(i int) []byte {
+		if i+1 < len(starts) {
+			return out[starts[i] : starts[i+1]-1]
 		}
+		return out[starts[i]:]
+	}
+	n := len(starts)
+	for k := 1; k <= 3 && 2*k <= n; k++ {
 		same, star := true, false
-		for x := 0; x < k; x++ {
-			a, b := words[n-2*k+x], words[n-k+x]
-			if a != b {
-				same = false
-				break
-			}
-			star = star || strings.IndexByte(a, '*') >= 0
+		for x := 0; x < k && same; x++ {
+			a, b := word(n-2*k+x), word(n-k+x)
+			same = string(a) == string(b)
+			star = star || bytes.IndexByte(a, '*') >= 0
 		}
 		if same && star {
-			return words[:n-k]
+			return out[:starts[n-k]-1], starts[:n-k]
 		}
 	}
-	return words
+	return out, starts
 }
 
 // emptyPair reports whether a token is an empty quoted or bracketed value
@@ -278,14 +282,14 @@ func maskValue(c string) string {
 		}
 		return c[:i+1] + maskInner(c[i+1:])
 	}
-	if i := strings.IndexByte(c, ':'); i > 0 && i < len(c)-1 && c[i+1] != ':' && isKey(c[:i]) && maskParts(c[:i]) == c[:i] {
+	if i := strings.IndexByte(c, ':'); i > 0 && i < len(c)-1 && c[i+1] != ':' && isKey(c[:i]) && !changedParts(c[:i]) {
 		return c[:i+1] + maskInner(c[i+1:])
 	}
-	m := maskParts(c)
+	m, whole := maskParts(c)
 	if m == c || strings.ContainsAny(c, "[]()") || strings.Count(c, "/") > 1 {
 		return m
 	}
-	if strings.IndexByte(c, '/') < 0 && strings.Count(c, ".") >= 2 && !strings.Contains(c, "..") || strings.Contains(m, "-*") && strings.IndexByte(c, '_') < 0 {
+	if whole && strings.IndexByte(c, '/') < 0 && strings.Count(c, ".") >= 2 && !strings.Contains(c, "..") || strings.Contains(m, "-*") && strings.IndexByte(c, '_') < 0 {
 		// A host, node or instance name with a number in it
 		// (d211-116-254-214.rev.example.net, db-7, worker-12) or a
 		// run of a job (nightly-ledger-export-29212038).
@@ -341,13 +345,14 @@ const partSeparators = "-_./@#[]()"
 
 // maskParts masks the variable parts of a compound name (a sign before a
 // masked part included) and writes a run of masked parts and the
-// separators between them as one "*".
-func maskParts(c string) string {
+// separators between them as one "*"; whole reports whether a part was
+// masked whole (not only an instance number: "db-7" but not "eth0").
+func maskParts(c string) (m string, whole bool) {
 	if !strings.ContainsAny(c, partSeparators) {
 		if variablePart(c) {
-			return "*"
+			return "*", true
 		}
-		return instanceStem(c)
+		return instanceStem(c), false
 	}
 	var b strings.Builder
 	b.Grow(len(c))
@@ -362,6 +367,7 @@ func maskParts(c string) string {
 		switch {
 		case part == "":
 		case variablePart(part) || part == "*" || isOrdinal(part):
+			whole = true
 			if star {
 				pending = ""
 			} else {
@@ -384,7 +390,13 @@ func maskParts(c string) string {
 		start = i + 1
 	}
 	b.WriteString(pending)
-	return b.String()
+	return b.String(), whole
+}
+
+// changedParts reports whether maskParts masks anything in c.
+func changedParts(c string) bool {
+	m, _ := maskParts(c)
+	return m != c
 }
 
 // variablePart reports whether one part of a compound name varies: it
@@ -398,7 +410,7 @@ func variablePart(p string) bool {
 		return true
 	}
 	digits := countDigits(p)
-	return digits > 5 || isHexID(p, digits)
+	return digits > 5 || isHexID(p)
 }
 
 // instanceStem masks the instance number of a name made of letters and
@@ -419,9 +431,10 @@ func instanceStem(p string) string {
 
 // isOrdinal reports whether a part of a compound name is one letter and
 // digits, a position in a grid (rack "A3" of "Thunderbird_A3", slot
-// "J10"): masked whole, letter included.
+// "J10"): masked whole, letter included. A "v" and digits is a version
+// (org.apache.hadoop.mapreduce.v2): only its number is masked.
 func isOrdinal(p string) bool {
-	return len(p) >= 2 && p[0] >= 'a' && p[0] <= 'z' && countDigits(p) == len(p)-1 && !kindNames[p] && !isCatalogueID(p)
+	return len(p) >= 2 && p[0] >= 'a' && p[0] <= 'z' && p[0] != 'v' && countDigits(p) == len(p)-1 && !kindNames[p] && !isCatalogueID(p)
 }
 
 func asciiLetters(s string) bool {
@@ -509,7 +522,7 @@ func wholeVariable(c string) bool {
 	if isUUID(c) {
 		return true
 	}
-	if isHexID(c, countDigits(c)) {
+	if isHexID(c) {
 		return true
 	}
 	return strings.Count(c, "-") >= 2 && podSuffix.MatchString(c)
@@ -532,7 +545,7 @@ func isAddress(c string) bool {
 }
 
 // isHostPort reports whether c is a dotted host name and a port
-// ("db.example.com:5432").
+// ("db.example.com:5432", "csdnimg.cn:80").
 func isHostPort(c string) bool {
 	host, port, _ := strings.Cut(c, ":")
 	return strings.IndexByte(host, '.') > 0 && port != "" && countDigits(port) == len(port)
@@ -559,9 +572,10 @@ func isUUID(c string) bool {
 	return true
 }
 
-// isHexID reports whether p is a hex id: only hex digits, 12 or more, or 8
-// to 11 with a decimal digit among them.
-func isHexID(p string, digits int) bool {
+// isHexID reports whether p is a hex id: 8 hex digits or more (no word
+// of eight letters or more is spelt with a to f alone: "ffffffff" is a
+// mask).
+func isHexID(p string) bool {
 	if len(p) < 8 {
 		return false
 	}
@@ -570,7 +584,7 @@ func isHexID(p string, digits int) bool {
 			return false
 		}
 	}
-	return len(p) >= 12 || digits > 0
+	return true
 }
 
 // routeShape masks the variable segments of an HTTP request's path and its
@@ -582,7 +596,7 @@ func routeShape(p string) string {
 	}
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		if s != "" && s != "*" && (wholeVariable(s) || maskParts(s) != s) {
+		if s != "" && s != "*" && (wholeVariable(s) || changedParts(s)) {
 			segs[i] = "*"
 		}
 	}

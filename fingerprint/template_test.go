@@ -36,6 +36,8 @@ func TestTemplateIssueCases(t *testing.T) {
 		{"restated sizes and bounds", "close, 1190 bytes (1.16 KB) sent, lifetime 00:02", "close, 815 bytes sent, lifetime <1 sec", true},
 		{"lists of values", "ask 10.0.0.1:50010 to delete blk_-857 blk_-912 blk_876", "ask 10.0.0.2:50010 to delete blk_-514", true},
 		{"dot leaders", "data store interrupt caused by dcbf.........0", "data store interrupt caused by icbi.........0", false},
+		{"hex masks", "setSystemUiVisibility vis=0 mask=ffffffff", "setSystemUiVisibility vis=4 mask=1", true},
+		{"code names with a numbered part", "Registering class org.apache.hadoop.mapreduce.v2.app.job.event.JobEventType", "Registering class org.apache.hadoop.mapreduce.v2.app.job.event.TaskEventType", false},
 		{"an account's value stays", "authentication failure; rhost=10.0.0.1 user=root", "authentication failure; rhost=10.0.0.1 user=guest", false},
 		{"host ordinals", "Disk 91% full on db-7", "Disk 93% full on cache-2", true},
 		{"pod names", "Pod etl-worker-7d9f8c6b5-x2x9z OOMKilled", "Pod etl-worker-5c4b3a291-k8j7h OOMKilled", true},

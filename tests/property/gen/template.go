@@ -155,6 +155,7 @@ func TemplateContrasts() []TemplateContrast {
 		{"constant word", "restarted", "stopped"},
 		{"constant word", "primary", "replica"},
 		{"key of key=value", "ambient=30", "voltage=30"},
+		{"key of key=value", "pid=4974", "tid=4974"},
 		{"key of key:value", "onExtend:1514038530000", "onStandStepChanged:1514038530000"},
 		{"key of key: value", "status: 200", "len: 200"},
 		{"word value of key = value", "reason = AuthFail:0x2c", "reason = AssocFail:0x2c"},
@@ -162,6 +163,7 @@ func TemplateContrasts() []TemplateContrast {
 		{"quoted word", "'Active'", "'Inactive'"},
 		{"quoted word", `"users"`, `"orders"`},
 		{"http method", `"GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1"`, `"POST /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1"`},
+		{"http method", `"HEAD /healthz HTTP/1.1"`, `"DELETE /healthz HTTP/1.1"`},
 		{"http route", `"GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1"`, `"GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/os-server-external-events HTTP/1.1"`},
 		{"kind of a numbered name", "eth0", "wlan0"},
 		{"kind ending in digits", "ipv4", "ipv6"},
@@ -170,6 +172,7 @@ func TemplateContrasts() []TemplateContrast {
 		{"catalogue id", "CVE-2021-42278", "CVE-2021-42287"},
 		{"word before a dot leader", "dcbf.........0", "icbi.........0"},
 		{"code name with a country-like ending", "mapred.task.id", "mapred.job.id"},
+		{"code name with a numbered part", "org.apache.hadoop.mapreduce.v2.app.JobEventType", "org.apache.hadoop.mapreduce.v2.app.TaskEventType"},
 		{"word value of an account key", "user=root", "user=guest"},
 	}
 }
