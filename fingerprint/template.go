@@ -17,42 +17,66 @@ import (
 // The rule, token by token (punctuation around a token — quotes, brackets,
 // a trailing comma, colon or full stop — is kept as it is):
 //
-//   - Masked whole: a token that starts with a digit or a signed digit
-//     (numbers, "-5", "+3", numbers with units "12ms", "3.5gb", "91%",
-//     durations "1h30m", dates, times "21:54:44", versions, IPv4 addresses
-//     with ports); URLs; e-mail addresses; paths ("/var/lib/x", "./ibdata1",
-//     "~/x", "c:\x"); IPv6 and MAC addresses; hex ids (12 or more hex
-//     digits, or 8 to 11 with a digit); Deployment pod names (a replica-set
-//     hash and pod suffix in Kubernetes' vowel-free alphabet).
-//   - A unit word right after a masked number ("1.09 KB", "5 days") and a
-//     month, weekday, time-zone or am/pm word next to a masked number or
-//     another such word ("Feb 21 21:54:44", "Tue Jan 5", "13:36:42 CEST")
-//     are part of it; "may" alone is a word.
-//   - The word after "for user", "invalid user" (and a few such leads),
-//     and a word between "for" and "from", names an account and is masked
-//     ("invalid user *", "failed password for * from *"), unless it is a
-//     word such as "not" or "from"; "user uploads failing" keeps its words.
+//   - Masked whole: a token that starts with a digit, a signed digit or a
+//     bound ("<1", ">=5") (numbers, "-5", "+3", numbers with units "12ms",
+//     "3.5gb", "91%", durations "1h30m", dates, times "21:54:44", versions,
+//     IPv4 addresses with ports); URLs; e-mail addresses; paths
+//     ("/var/lib/x", "./ibdata1", "~/x", "c:\x"); IPv6 and MAC addresses;
+//     hex ids and masks (8 or more hex digits: no word of eight letters is
+//     spelt with a to f alone); Deployment pod names (a replica-set hash and
+//     pod suffix in Kubernetes' vowel-free alphabet); dotted host names
+//     (labels of letters, digits and hyphens ending in a generic or local
+//     top-level domain — com, net, org, edu, io, local, internal… — or in a
+//     country domain under a second-level one — edu.hk, co.uk, net.om — so
+//     that names of code such as "com.apple.iokit.io80211family" and
+//     "mapred.task.id" stay; "*.corp.example.org" too) and a dotted name
+//     with a port ("csdnimg.cn:80").
+//   - An empty quoted or bracketed value ("()", `""`) is a value: "(*)".
+//   - A unit word right after a masked number ("1.09 KB", "5 days", "815
+//     bytes") and a month, weekday, time-zone or am/pm word next to a masked
+//     number or another such word ("Feb 21 21:54:44", "Tue Jan 5", "13:36:42
+//     CEST") are part of it; "may" alone is a word. A bracketed number and
+//     unit right after a number and its unit restates it and joins it
+//     ("1,190 bytes (1.16 KB)" is one value).
+//   - The word after "for user", "invalid user" (and a few such leads), a
+//     word between "for" and "from", and the word between "sudo:" and ":"
+//     name an account and are masked ("invalid user *", "failed password
+//     for * from *", "sudo: * : tty=…"), unless it is a word such as "not"
+//     or "from"; "user uploads failing" keeps its words. The word after
+//     "namespace" names a namespace and is masked.
 //   - "key=value", "key:value" and "key: value": the key stays; the value
 //     is classified as a token of its own, so it is masked only when its
-//     class varies ("pid=*", "onextend:*", "status: *") and a word value
-//     stays ("reason = authfail:*" and "reason = assocfail:*" are two
-//     events). Comma- and semicolon-separated lists inside a token are
-//     classified part by part.
+//     class varies ("pid=*", "onextend:*", "status: *") or the key names a
+//     host ("rhost=*", "host: *"), and a word value stays ("reason =
+//     authfail:*" and "reason = assocfail:*" are two events, as "user=root"
+//     and "user=guest" are in the labelled data). Comma- and
+//     semicolon-separated lists inside a token are classified part by part.
 //   - Other tokens are split at "-", "_", ".", "/", "@", "#", "[", "]",
 //     "(", ")": a part that starts with a digit, is a hex id or holds more
 //     than five digits is masked ("db-*", "sshd[*]", "blk_*",
-//     "nightly-ledger-export-*"), a sign before it included; the others
-//     stay; a name with a part masked after a "-" (a host, node, instance
-//     or pod: "db-7", "worker-12", "etl-5c4b3a291-k8j7h", a job's run) and a dotted host name
-//     with a masked part are masked whole. So letters joined to digits stay, since they name a thing
-//     ("eth0", "ipv4", "sda1", "ib_logfile0", "sha256"), and a word that
-//     only carries a long number is masked ("req1234567").
+//     "nightly-ledger-export-*"), a sign before it included, and so is a
+//     part of one letter and digits, a grid position ("thunderbird_*" for
+//     "Thunderbird_A3"; "v2" is a version and only its number goes); a name
+//     with a part masked after a "-" (a host, node, instance or pod: "db-7",
+//     "worker-12", "etl-5c4b3a291-k8j7h", a job's run, "shop/db-backup-29667092")
+//     and a dotted name with a part masked whole are masked whole; a dot
+//     leader ("dcbf.........0") is no dotted name.
+//   - A name (or part) made of letters and then digits is a kind and an
+//     instance: the letters stay and the number is masked ("eth0" and
+//     "eth1" are "eth*", "wlan0" stays another kind, "cn304" is "cn*",
+//     "ib_logfile0" is "ib_logfile*"), except names of kinds that end in
+//     digits ("ipv4", "sha256", "ext4", "s3", "x86": kindNames) and
+//     catalogue ids (ATT&CK "T1059", "T1059.001", "TA0004"; "CVE-2021-42278",
+//     "CWE-79"), which name a detection and stay whole.
 //   - A quoted word stays ("'active'" and "'inactive'" are two events); a
 //     quoted value of a varying class is masked by the rules above.
 //   - After an HTTP method (GET, POST, …) a path keeps its route shape: its
 //     variable segments and its query are masked, the others stay
-//     ("get /v2/*/servers/detail" and "post /v2/*/os-server-external-events"
+//     ("get /*/*/servers/detail" and "post /*/*/os-server-external-events"
 //     are two events).
+//   - A block of one to three words that holds a mask and repeats the block
+//     before it is dropped: a list of values is one value ("delete blk_*"
+//     for any number of blocks, "nodesets * <ok>").
 func Template(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
