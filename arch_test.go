@@ -47,13 +47,14 @@ var layers = map[string]layer{
 	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// The application layer: the use cases every interface calls, over
 	// storage it declares as interfaces (no concrete adapter).
-	"usecase": {module: []string{"", "audit", "costcurve"}},
+	"usecase": {module: []string{"", "audit", "costcurve", "intake", "workflow"}},
 
 	// The security detection corpus renderer (tests only).
 	"internal/detectcorpus": {},
 	// Figures of the corpus tests for make test (tests only).
 	"internal/figures": {},
-	// What a test does when its data file is missing (tests only).
+	// What a test does when a data file or a program it needs is missing,
+	// how long its liveness waits last, the binary's build (tests only).
 	"internal/testenv": {},
 	// The hand-written JSON encoders of the domain types and the string
 	// decoder.

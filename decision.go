@@ -1,6 +1,9 @@
 package openrecall
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Decision is a triage decision in the closed set below.
 type Decision string
@@ -45,7 +48,16 @@ func (d Decision) Benign() bool {
 func ParseDecision(s string) (Decision, error) {
 	d := Decision(s)
 	if !d.Valid() {
-		return "", fmt.Errorf("decision %q is not one of false_positive, duplicate, known_benign, real, escalated: %w", s, ErrInvalid)
+		return "", fmt.Errorf("decision %q is not one of %s: %w", s, decisionNames(Decisions), ErrInvalid)
 	}
 	return d, nil
+}
+
+// decisionNames lists ds for an error message: "false_positive, duplicate".
+func decisionNames(ds []Decision) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = string(d)
+	}
+	return strings.Join(names, ", ")
 }

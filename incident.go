@@ -68,7 +68,7 @@ func (inc Incident) Validate() error {
 		return err
 	}
 	if !inc.Decision.Retainable() {
-		return fmt.Errorf("incident decision %q is not one of false_positive, duplicate, known_benign, real: %w", inc.Decision, ErrInvalid)
+		return fmt.Errorf("incident decision %q is not one of %s: %w", inc.Decision, decisionNames(MemoryDecisions), ErrInvalid)
 	}
 	if inc.Severity != "" && !inc.Severity.Valid() {
 		return fmt.Errorf("incident severity %q is not one of critical, high, medium, low, info, unknown: %w", inc.Severity, ErrInvalid)

@@ -94,7 +94,7 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := usecase.ParseDecision(req.Decision)
 	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions)
+		writeError(w, r, http.StatusBadRequest, "decision "+strconv.Quote(req.Decision)+": want "+usecase.Decisions())
 		return
 	}
 	if req.ImpactMinutes < 0 {
@@ -123,12 +123,7 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, out[0])
 }
 
-// recallAnswer is the answer of GET /api/v1/recall.
-type recallAnswer struct {
-	Fingerprint openrecall.Fingerprint `json:"fingerprint"`
-	Matches     []openrecall.Match     `json:"matches"`
-}
-
+// recall answers GET /api/v1/recall: what `recall -o json` prints.
 func (s *Server) recall(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := intParam(q.Get("limit"), s.cfg.RecallLimit, 1000)
@@ -146,10 +141,7 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) {
 		s.answerErr(w, r, err)
 		return
 	}
-	if rc.Matches == nil {
-		rc.Matches = []openrecall.Match{}
-	}
-	writeJSON(w, http.StatusOK, recallAnswer{Fingerprint: rc.Fingerprint, Matches: rc.Matches})
+	writeJSON(w, http.StatusOK, rc)
 }
 
 // intParam parses an optional positive integer query parameter, capped.
@@ -218,7 +210,7 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 // auditVerify answers 200 for an intact trail and 409 for a tampered one;
 // ?checkpoint= also proves the trail extends that checkpoint.
 func (s *Server) auditVerify(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.cfg.VerifyAudit(r.Context(), r.URL.Query().Get("checkpoint"))
+	rep, err := s.cfg.UseCases.VerifyAudit(r.Context(), r.URL.Query().Get("checkpoint"))
 	if err != nil {
 		s.answerErr(w, r, err)
 		return

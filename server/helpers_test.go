@@ -18,6 +18,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -107,12 +108,12 @@ func newEnv(t *testing.T, o options) *env {
 	})
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Fingerprinter: ex},
-		VerifyAudit: func(ctx context.Context, _ string) (usecase.Verified, error) {
-			return verifyTrail(ctx, st)
-		},
+		UseCases: &usecase.App{Store: st, Fingerprinter: ex, Keys: testKeys{},
+			ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
+				return st.ReadTrail(ctx, memory.TrailReader(r))
+			}},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
-		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now, Logger: o.log,
+		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -204,24 +205,22 @@ type accepted struct {
 	} `json:"analyses"`
 }
 
-// wait polls the result of an analysis until it is done.
+// wait polls the result of an analysis until it is done, failing the test
+// if it is not done before the test's deadline nears.
 func (e *env) wait(analysisID, token string) openrecall.Served {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var sv openrecall.Served
+	var sv openrecall.Served
+	if !testenv.Poll(e.t, 20*time.Millisecond, func() bool {
+		sv = openrecall.Served{}
 		resp, b := e.do(http.MethodGet, "/api/v1/results/"+analysisID, token, nil, nil, &sv)
 		if resp.StatusCode != http.StatusOK {
 			e.t.Fatalf("result %s: %d %s", analysisID, resp.StatusCode, b)
 		}
-		if sv.Done {
-			return sv
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("analysis %s not done after 20s", analysisID)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return sv.Done
+	}) {
+		e.t.Fatalf("analysis %s not done before the test's deadline", analysisID)
 	}
+	return sv
 }
 
 // metric returns the value of one sample line of /metrics, such as
@@ -240,23 +239,8 @@ func (e *env) metric(sample string) string {
 // trailKey keys the test servers' audit trails.
 var trailKey, _ = audit.NewKey(bytes.Repeat([]byte{0x12}, audit.KeySize))
 
-// verifyTrail verifies st's keyed trail in one snapshot, as `openrecall
-// audit verify` does.
-func verifyTrail(ctx context.Context, st *memory.Store) (usecase.Verified, error) {
-	var tv *audit.TrailVerifier
-	err := st.ReadTrail(ctx, memory.TrailReader{
-		State: func(s openrecall.TrailState) (err error) {
-			tv, err = audit.NewTrailVerifier(trailKey, s, nil)
-			return err
-		},
-		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
-		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
-			tv.Cost(seq, prev, hash, p)
-			return nil
-		},
-	})
-	if err != nil {
-		return usecase.Verified{}, err
-	}
-	return usecase.NewVerified(tv.Finish()), nil
-}
+// testKeys gives trailKey for every trail.
+type testKeys struct{}
+
+func (testKeys) Key(openrecall.TrailState, bool) (audit.Key, error) { return trailKey, nil }
+func (testKeys) Explain(err error) error                            { return err }

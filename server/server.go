@@ -37,16 +37,21 @@ type Store interface {
 // command runs, persisting each batch through the sink before emitting it.
 // workflow.Workflow satisfies it.
 type Pipeline interface {
-	AnalyzeQueue(ctx context.Context, src workflow.Source, opts workflow.QueueOptions, emit func(openrecall.Result) error) (workflow.Summary, error)
+	usecase.Pipeline
 	AnalysisID(seq int) string
 	Mode() openrecall.Mode
 }
 
-// UseCases answers retain and recall: the application layer the command
-// line calls too. usecase.App satisfies it.
+// UseCases answers retain, recall and audit verification: the
+// application layer the command line calls too. usecase.App satisfies it.
 type UseCases interface {
 	Retain(ctx context.Context, req usecase.RetainRequest) ([]usecase.Retained, error)
 	Recall(ctx context.Context, s usecase.Subject, limit int) (usecase.Recalled, error)
+	// VerifyAudit verifies the whole trail, against checkpoint (a value
+	// `openrecall audit head` printed) when it is not empty; a checkpoint
+	// that is malformed or not signed with the trail's key is an error
+	// wrapping openrecall.ErrInvalid.
+	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
 }
 
 // Token is one accepted bearer token and the scopes it grants.
@@ -63,8 +68,8 @@ const (
 	ScopeRead   = "read"
 )
 
-// Config wires a Server. Store, Sink, NewPipeline, UseCases and
-// VerifyAudit are required.
+// Config wires a Server. Store, Sink, NewPipeline and UseCases are
+// required.
 type Config struct {
 	Store Store
 	// Sink persists each result's audit entries and cost point
@@ -76,13 +81,8 @@ type Config struct {
 	// daily model budget starts afresh. Every pipeline must name analyses
 	// alike.
 	NewPipeline func(day string, sink workflow.Sink) (Pipeline, error)
-	// UseCases retains and recalls.
+	// UseCases retains, recalls and verifies the audit trail.
 	UseCases UseCases
-	// VerifyAudit verifies the whole trail, against checkpoint (a value
-	// `openrecall audit head` printed) when it is not empty; a checkpoint
-	// that is malformed or not signed with the trail's key is an error
-	// wrapping openrecall.ErrInvalid.
-	VerifyAudit func(ctx context.Context, checkpoint string) (usecase.Verified, error)
 
 	Tokens []Token
 	// MaxBodyBytes bounds a request body (default 32 MiB).
@@ -138,8 +138,8 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Store == nil, cfg.Sink == nil, cfg.NewPipeline == nil:
 		return nil, errors.New("server: store, sink and pipeline are required")
-	case cfg.UseCases == nil, cfg.VerifyAudit == nil:
-		return nil, errors.New("server: use cases and audit verification are required")
+	case cfg.UseCases == nil:
+		return nil, errors.New("server: use cases are required")
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes

@@ -12,6 +12,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -28,11 +29,12 @@ func (s *Server) notify() {
 // restart.
 func batchOf(t time.Time) string { return "serve-" + t.UTC().Format(time.DateOnly) }
 
-// drain runs the inbox through the workflow's queue runner until stop is
-// closed, one run per UTC day (each day's pipeline and cost curve): the
-// inbox is the run's source, the sink persists each batch of results, and
-// the deliveries are completed after it. Each worker finishes the delivery
-// it holds, and every finished analysis is stored before drain returns.
+// drain runs the inbox through the analyze use case (the workflow's queue
+// runner, as `analyze` does) until stop is closed, one run per UTC day
+// (each day's pipeline and cost curve): the inbox is the run's source, the
+// sink persists each batch of results, and the deliveries are completed
+// after it. Each worker finishes the delivery it holds, and every finished
+// analysis is stored before drain returns.
 func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 	var after int64
 	for {
@@ -46,12 +48,12 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 		}
 		src := &inbox{s: s, ctx: ctx, stop: stop, day: day, after: after}
 		var done []openrecall.Result
-		_, err := p.AnalyzeQueue(ctx, src, workflow.QueueOptions{
+		_, err := usecase.Analyze(ctx, p, usecase.AnalyzeRequest{Queue: usecase.Queue{Source: src}, Options: workflow.QueueOptions{
 			Workers:   s.cfg.Workers,
 			Curve:     curve,
 			Persisted: s.cfg.Store.AuditByAnalysis,
 			BatchDone: s.completer(ctx, src, &done),
-		}, func(r openrecall.Result) error {
+		}}, func(r openrecall.Result) error {
 			done = append(done, r)
 			return nil
 		})

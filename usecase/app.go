@@ -35,4 +35,9 @@ type App struct {
 	// key; required to forget or supersede (a decision taken back is
 	// audited).
 	Audit func(ctx context.Context, entries []openrecall.AuditEntry) error
+	// ReadTrail reads the whole audit trail in one snapshot; required,
+	// with Keys, to verify the trail or sign its head.
+	ReadTrail func(ctx context.Context, r TrailReader) error
+	// Keys finds the audit key.
+	Keys AuditKeys
 }

@@ -1,9 +1,12 @@
 package usecase
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 )
 
@@ -83,4 +86,116 @@ func DescribeTrail(r audit.Report) string {
 		b.WriteString("; extends the checkpoint")
 	}
 	return b.String()
+}
+
+// TrailReader receives the audit trail read in one snapshot: its state
+// first, then every audit entry, then every cost point (memory.TrailReader
+// converts to it). An error a callback returns stops the reading.
+type TrailReader struct {
+	State func(openrecall.TrailState) error
+	Entry func(openrecall.AuditEntry) error
+	Cost  func(seq int64, prevHash, hash string, p openrecall.CostPoint) error
+}
+
+// AuditKeys finds the key the audit trail is verified, and a checkpoint
+// signed, with. The command line's reads $OPENRECALL_AUDIT_KEY or the key
+// file.
+type AuditKeys interface {
+	// Key returns the key for a trail in state s, the zero Key when there
+	// is none. create asks for a key to be made when there is none and the
+	// trail is not keyed yet (audit head signs with it).
+	Key(s openrecall.TrailState, create bool) (audit.Key, error)
+	// Explain rewords the error of a missing key or of a key other than
+	// the trail's (audit.ErrNoKey, audit.ErrWrongKey) to say where the key
+	// was looked for.
+	Explain(err error) error
+}
+
+// VerifyTrail verifies the whole trail in one snapshot with the key at
+// hand, against cp when it is not nil. It needs ReadTrail and Keys.
+func (a *App) VerifyTrail(ctx context.Context, cp *audit.Checkpoint) (audit.Report, error) {
+	rep, _, err := a.verifyTrail(ctx, cp, false)
+	return rep, err
+}
+
+// verifyTrail verifies the trail and returns the key it used; create
+// makes a key when there is none and the trail needs no particular one.
+func (a *App) verifyTrail(ctx context.Context, cp *audit.Checkpoint, create bool) (audit.Report, audit.Key, error) {
+	if a.ReadTrail == nil || a.Keys == nil {
+		return audit.Report{}, audit.Key{}, errors.New("usecase: no audit trail to verify")
+	}
+	var (
+		k  audit.Key
+		tv *audit.TrailVerifier
+	)
+	err := a.ReadTrail(ctx, TrailReader{
+		State: func(s openrecall.TrailState) error {
+			var err error
+			if k, err = a.Keys.Key(s, create); err != nil {
+				return err
+			}
+			tv, err = audit.NewTrailVerifier(k, s, cp)
+			if errors.Is(err, audit.ErrNoKey) || errors.Is(err, audit.ErrWrongKey) {
+				return a.Keys.Explain(err)
+			}
+			return err
+		},
+		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
+		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
+			tv.Cost(seq, prev, hash, p)
+			return nil
+		},
+	})
+	if err != nil {
+		return audit.Report{}, k, err
+	}
+	return tv.Finish(), k, nil
+}
+
+// VerifyAudit verifies the trail against checkpoint, when it is not empty
+// (a value `audit head` printed, never a file name: a request does not
+// read the server's files), and answers as `audit verify -o json` prints.
+// A checkpoint that is malformed or not signed with the trail's key is an
+// error wrapping openrecall.ErrInvalid.
+func (a *App) VerifyAudit(ctx context.Context, checkpoint string) (Verified, error) {
+	var cp *audit.Checkpoint
+	if checkpoint != "" {
+		c, err := audit.ParseCheckpoint(checkpoint)
+		if err != nil {
+			return Verified{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+		}
+		cp = &c
+	}
+	rep, err := a.VerifyTrail(ctx, cp)
+	if cp != nil && (errors.Is(err, audit.ErrBadCheckpoint) || errors.Is(err, audit.ErrWrongKey)) {
+		return Verified{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
+	}
+	if err != nil {
+		return Verified{}, err
+	}
+	return NewVerified(rep), nil
+}
+
+// Head is the outcome of `audit head`: the verification and, for an intact
+// trail, the signed checkpoint of its head.
+type Head struct {
+	Report audit.Report
+	// Checkpoint is nil when the trail has problems.
+	Checkpoint *audit.Checkpoint
+}
+
+// AuditHead verifies the trail and signs a checkpoint of its head with the
+// trail's key, creating a key when there is none and the trail is not
+// keyed yet.
+func (a *App) AuditHead(ctx context.Context) (Head, error) {
+	rep, k, err := a.verifyTrail(ctx, nil, true)
+	if err != nil {
+		return Head{}, err
+	}
+	h := Head{Report: rep}
+	if len(rep.Problems) == 0 {
+		cp := audit.NewCheckpoint(k, rep.State)
+		h.Checkpoint = &cp
+	}
+	return h, nil
 }

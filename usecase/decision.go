@@ -2,13 +2,22 @@ package usecase
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/openrecall/openrecall"
 )
 
-// Decisions lists the decisions an analyst can retain, as help texts and
-// errors name them.
-const Decisions = "false_positive, duplicate, known_benign or real"
+// Decisions names the decisions an analyst can retain
+// (openrecall.MemoryDecisions), as help texts and errors say them:
+// "false_positive, duplicate, known_benign or real".
+func Decisions() string {
+	names := make([]string, len(openrecall.MemoryDecisions))
+	for i, d := range openrecall.MemoryDecisions {
+		names[i] = string(d)
+	}
+	last := len(names) - 1
+	return strings.Join(names[:last], ", ") + " or " + names[last]
+}
 
 // ParseDecision returns s as a decision an analyst can retain (not
 // escalated, which is the pipeline's), or an error wrapping
@@ -16,7 +25,7 @@ const Decisions = "false_positive, duplicate, known_benign or real"
 func ParseDecision(s string) (openrecall.Decision, error) {
 	d, err := openrecall.ParseDecision(s)
 	if err != nil || !d.Retainable() {
-		return "", fmt.Errorf("decision %q: want %s: %w", s, Decisions, openrecall.ErrInvalid)
+		return "", fmt.Errorf("decision %q: want %s: %w", s, Decisions(), openrecall.ErrInvalid)
 	}
 	return d, nil
 }

@@ -119,7 +119,7 @@ func (a *App) about(base openrecall.Incident, alert openrecall.Alert) openrecall
 // stores nothing new (Created is false).
 func (a *App) Retain(ctx context.Context, req RetainRequest) ([]Retained, error) {
 	if !req.Decision.Decision.Retainable() {
-		return nil, fmt.Errorf("decision %q: want %s: %w", req.Decision.Decision, Decisions, openrecall.ErrInvalid)
+		return nil, fmt.Errorf("decision %q: want %s: %w", req.Decision.Decision, Decisions(), openrecall.ErrInvalid)
 	}
 	incs, err := a.Incidents(ctx, req.Decision, req.Subject)
 	if err != nil {
@@ -210,11 +210,13 @@ func (a *App) auditForget(ctx context.Context, inc openrecall.Incident, reason, 
 }
 
 // Recalled is what memory holds for an alert: its identity and
-// fingerprint, and the memories recalled for them, best first.
+// fingerprint, and the memories recalled for them, best first. It is what
+// `recall -o json` prints and GET /api/v1/recall answers.
 type Recalled struct {
 	Identity    openrecall.Identity    `json:"identity"`
 	Fingerprint openrecall.Fingerprint `json:"fingerprint"`
-	Matches     []openrecall.Match     `json:"matches"`
+	// Matches is empty, never null, when memory holds nothing.
+	Matches []openrecall.Match `json:"matches"`
 }
 
 // Recall returns what memory holds, at most limit memories, for the first
@@ -232,6 +234,9 @@ func (a *App) Recall(ctx context.Context, s Subject, limit int) (Recalled, error
 	r := Recalled{Identity: incs[0].Identity, Fingerprint: incs[0].Fingerprint}
 	if r.Matches, err = a.Store.Recall(ctx, r.Identity, r.Fingerprint, limit); err != nil {
 		return Recalled{}, err
+	}
+	if r.Matches == nil {
+		r.Matches = []openrecall.Match{}
 	}
 	return r, nil
 }

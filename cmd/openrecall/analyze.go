@@ -19,6 +19,7 @@ import (
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/jsonfast"
 	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -32,6 +33,9 @@ type analyzeOptions struct {
 	// cpuProfile, when set, names a file for a CPU profile of the run (a
 	// hidden flag for make bench-analyze).
 	cpuProfile string
+	// budgetSet is true when --budget-usd was given (0 then means no
+	// budget rather than the config's).
+	budgetSet bool
 	// cacheStats prints the run's cache hit rates on stderr (hidden, for
 	// make bench-analyze).
 	cacheStats bool
@@ -69,18 +73,8 @@ summary goes to stderr.`,
 			if opts.budgetUSD < 0 {
 				return usageErr("--budget-usd %v: want a non-negative amount", opts.budgetUSD)
 			}
-			if opts.cpuProfile == "" {
-				return analyzeRun(cmd.Context(), a, opts, cmd.Flags().Changed("budget-usd"))
-			}
-			stop, err := startCPUProfile(opts.cpuProfile)
-			if err != nil {
-				return err
-			}
-			runErr := analyzeRun(cmd.Context(), a, opts, cmd.Flags().Changed("budget-usd"))
-			if err := stop(); err != nil && runErr == nil {
-				return err
-			}
-			return runErr
+			opts.budgetSet = cmd.Flags().Changed("budget-usd")
+			return analyzeRun(cmd.Context(), a, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -137,7 +131,18 @@ func (a *app) openInput(name string) (io.ReadCloser, string, error) {
 	return f, name, nil
 }
 
-func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bool) error {
+func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
+	if opts.cpuProfile != "" {
+		stop, err := startCPUProfile(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if serr := stop(); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+	}
 	format, err := intake.ParseFormat(opts.format)
 	if err != nil {
 		return usageErr("--format: %v", err)
@@ -146,7 +151,7 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 	if err != nil {
 		return err
 	}
-	if budgetFlag {
+	if opts.budgetSet {
 		cfg.BudgetUSD = opts.budgetUSD
 	}
 	in, source, err := a.openInput(opts.input)
@@ -185,13 +190,15 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions, budgetFlag bo
 			prog.total = fi.Size()
 		}
 	}
-	reader := intake.NewReader(&countingReader{r: in, n: &prog.read}, intake.Options{Format: format, Source: source})
 	rejects := &rejectReporter{w: a.errOut, limit: 20}
 	emit := func(r openrecall.Result) error {
 		rejects.report(r)
 		return w.write(r)
 	}
-	sum, runErr := wf.AnalyzeQueue(ctx, reader, workflow.QueueOptions{Workers: opts.workers, Progress: prog.update, BatchDone: w.flush}, emit)
+	sum, runErr := usecase.Analyze(ctx, wf, usecase.AnalyzeRequest{
+		Queue:   usecase.Queue{Input: &countingReader{r: in, n: &prog.read}, Format: format, Name: source},
+		Options: workflow.QueueOptions{Workers: opts.workers, Progress: prog.update, BatchDone: w.flush},
+	}, emit)
 	rejects.finish()
 	prog.clear()
 	if err := w.end(sum); err != nil && runErr == nil {

@@ -357,18 +357,26 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 	return workflow.New(wc)
 }
 
-// useCases is the application layer over st: retain, supersede, forget
-// and recall, fingerprinting with ex (nil for forget only). A decision
-// taken back is audited with the trail's key.
+// useCases is the application layer over st: retain, supersede, forget,
+// recall and the audit trail's verification and head, fingerprinting with
+// ex (nil when no alert is fingerprinted). A decision taken back is
+// audited with the trail's key.
 func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App {
-	uc := &usecase.App{Store: st, Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-		sealer, err := a.sealer(ctx, st)
-		if err != nil {
+	uc := &usecase.App{
+		Store: st,
+		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
+			sealer, err := a.sealer(ctx, st)
+			if err != nil {
+				return err
+			}
+			_, err = st.AppendAudit(ctx, entries, sealer.Seal)
 			return err
-		}
-		_, err = st.AppendAudit(ctx, entries, sealer.Seal)
-		return err
-	}}
+		},
+		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
+			return st.ReadTrail(ctx, memory.TrailReader(r))
+		},
+		Keys: trailKeys{a: a, db: st.Path()},
+	}
 	if ex != nil {
 		uc.Fingerprinter = ex
 	}

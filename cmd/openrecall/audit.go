@@ -105,42 +105,35 @@ func (a *app) sealer(ctx context.Context, st *memory.Store) (audit.Sealer, error
 	return audit.NewSealer(k), nil
 }
 
-// verifyTrail verifies st's whole trail in one snapshot with the key at
-// hand, against cp when it is not nil. create makes a key file when there
-// is none and the trail needs no particular key (for audit head, which
-// signs with it).
-func (a *app) verifyTrail(ctx context.Context, st *memory.Store, cp *audit.Checkpoint, create bool) (audit.Report, audit.Key, error) {
-	k, where, err := a.loadAuditKey()
-	if err != nil {
-		return audit.Report{}, k, err
+// trailKeys is the command line's usecase.AuditKeys for the trail of one
+// database: the key of $OPENRECALL_AUDIT_KEY or of the key file. It is
+// safe for concurrent use (the server verifies per request).
+type trailKeys struct {
+	a *app
+	// db names the database in errors.
+	db string
+}
+
+// Key returns the key at hand; with create, it makes the key file when
+// there is none and the trail is not keyed yet.
+func (t trailKeys) Key(s openrecall.TrailState, create bool) (audit.Key, error) {
+	k, _, err := t.a.loadAuditKey()
+	if err != nil || !k.IsZero() || !create || s.KeyID != "" {
+		return k, err
 	}
-	var tv *audit.TrailVerifier
-	err = st.ReadTrail(ctx, memory.TrailReader{
-		State: func(s openrecall.TrailState) error {
-			if k.IsZero() && create && s.KeyID == "" {
-				if k, err = a.auditKeyOrCreate("", st.Path()); err != nil {
-					return err
-				}
-			}
-			tv, err = audit.NewTrailVerifier(k, s, cp)
-			if errors.Is(err, audit.ErrNoKey) {
-				return fmt.Errorf("%s: %w (looked in $%s and at %s)", st.Path(), err, envAuditKey, where)
-			}
-			if errors.Is(err, audit.ErrWrongKey) {
-				return fmt.Errorf("%s: %w (key from %s)", st.Path(), err, where)
-			}
-			return err
-		},
-		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
-		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
-			tv.Cost(seq, prev, hash, p)
-			return nil
-		},
-	})
-	if err != nil {
-		return audit.Report{}, k, err
+	return t.a.auditKeyOrCreate("", t.db)
+}
+
+// Explain says where the key was looked for, or where it came from.
+func (t trailKeys) Explain(err error) error {
+	where := "$" + envAuditKey
+	if os.Getenv(envAuditKey) == "" {
+		where, _ = t.a.auditKeyPath() // an error here was the key's error already
 	}
-	return tv.Finish(), k, nil
+	if errors.Is(err, audit.ErrNoKey) {
+		return fmt.Errorf("%s: %w (looked in $%s and at %s)", t.db, err, envAuditKey, where)
+	}
+	return fmt.Errorf("%s: %w (key from %s)", t.db, err, where)
 }
 
 // readCheckpoint reads --checkpoint: a checkpoint value, or a file holding
@@ -161,13 +154,22 @@ func readCheckpoint(arg string) (*audit.Checkpoint, error) {
 	return &cp, nil
 }
 
-// runAuditVerify is `audit verify`: exit 0 intact, 4 tampered, 1 when it
+// auditVerifyOptions are the flags of audit verify.
+type auditVerifyOptions struct {
+	checkpoint string
+	output     string
+}
+
+// auditVerifyRun is `audit verify`: exit 0 intact, 4 tampered, 1 when it
 // cannot verify (missing or wrong key, bad checkpoint, database error).
-func (a *app) runAuditVerify(ctx context.Context, checkpoint, output string) error {
+func auditVerifyRun(ctx context.Context, a *app, opts *auditVerifyOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
 	var cp *audit.Checkpoint
-	if checkpoint != "" {
+	if opts.checkpoint != "" {
 		var err error
-		if cp, err = readCheckpoint(checkpoint); err != nil {
+		if cp, err = readCheckpoint(opts.checkpoint); err != nil {
 			return err
 		}
 	}
@@ -176,10 +178,11 @@ func (a *app) runAuditVerify(ctx context.Context, checkpoint, output string) err
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	rep, _, err := a.verifyTrail(ctx, st, cp, false)
+	rep, err := a.useCases(st, nil).VerifyTrail(ctx, cp)
 	if err != nil {
 		return err
 	}
+	output := opts.output
 	if output != outputTable {
 		if err := writeJSON(a.out, output, usecase.NewVerified(rep)); err != nil {
 			return err
@@ -201,7 +204,7 @@ func (a *app) runAuditVerify(ctx context.Context, checkpoint, output string) err
 }
 
 func newAuditVerifyCmd(a *app) *cobra.Command {
-	var checkpoint, output string
+	opts := &auditVerifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check the keyed hash chains: find any edited, deleted or reordered entry or cost point",
@@ -219,14 +222,11 @@ verify (the key is missing or is not the trail's, the checkpoint is invalid, a d
   openrecall audit verify --checkpoint /secure/place/openrecall.checkpoint`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			return a.runAuditVerify(cmd.Context(), checkpoint, output)
+			return auditVerifyRun(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint value or file (from 'openrecall audit head') the trail must extend")
-	addOutputFlag(cmd, &output)
+	cmd.Flags().StringVar(&opts.checkpoint, "checkpoint", "", "checkpoint value or file (from 'openrecall audit head') the trail must extend")
+	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
 
@@ -245,27 +245,31 @@ verify (the key is missing or is not the trail's, a database error).`,
 		Example: `  openrecall audit head > openrecall.checkpoint`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			st, err := a.store(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			rep, k, err := a.verifyTrail(ctx, st, nil, true)
-			if err != nil {
-				return err
-			}
-			if len(rep.Problems) > 0 {
-				for _, p := range rep.Problems {
-					fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
-				}
-				fmt.Fprintf(a.errOut, "openrecall: no checkpoint: the trail has %d problem(s)\n", len(rep.Problems))
-				return &exitError{code: exitTampered}
-			}
-			cp := audit.NewCheckpoint(k, rep.State)
-			fmt.Fprintln(a.out, cp)
-			fmt.Fprintf(a.errOut, "checkpoint of %s\n", usecase.DescribeTrail(rep))
-			return nil
+			return auditHeadRun(cmd.Context(), a)
 		},
 	}
+}
+
+// auditHeadRun is `audit head`: exit 0 with the checkpoint printed, 4 when
+// the trail is tampered (no checkpoint), 1 when it cannot verify.
+func auditHeadRun(ctx context.Context, a *app) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	h, err := a.useCases(st, nil).AuditHead(ctx)
+	if err != nil {
+		return err
+	}
+	if h.Checkpoint == nil {
+		for _, p := range h.Report.Problems {
+			fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
+		}
+		fmt.Fprintf(a.errOut, "openrecall: no checkpoint: the trail has %d problem(s)\n", len(h.Report.Problems))
+		return &exitError{code: exitTampered}
+	}
+	fmt.Fprintln(a.out, h.Checkpoint)
+	fmt.Fprintf(a.errOut, "checkpoint of %s\n", usecase.DescribeTrail(h.Report))
+	return nil
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -266,4 +269,100 @@ func TestFailedStdoutWriteIsAFailure(t *testing.T) {
 			t.Errorf("%v to a full disk: exit %d, stderr:\n%s", args, code, errOut.String())
 		}
 	}
+}
+
+// TestRunEOnlyParsesAndCalls holds every command to the house shape: its
+// RunE fills the command's options from its arguments and flags, checks
+// them, and calls the command's run function (xRun), which calls the
+// application layer. A RunE that opens the store or prints fails here.
+func TestRunEOnlyParsesAndCalls(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "RunE" {
+				return true
+			}
+			fn, ok := kv.Value.(*ast.FuncLit)
+			if !ok {
+				t.Errorf("%s: RunE is not a function literal", fset.Position(kv.Pos()))
+				return false
+			}
+			seen++
+			if why := runEProblem(fn.Body.List); why != "" {
+				t.Errorf("%s: RunE %s", fset.Position(fn.Pos()), why)
+			}
+			return false
+		})
+	}
+	if seen < 20 {
+		t.Fatalf("found %d RunE functions, want every command's (20 or more)", seen)
+	}
+}
+
+// runEProblem says how a RunE body departs from "fill options, check them,
+// return xRun(...)", or "" when it does not.
+func runEProblem(stmts []ast.Stmt) string {
+	if len(stmts) == 0 {
+		return "is empty"
+	}
+	last, ok := stmts[len(stmts)-1].(*ast.ReturnStmt)
+	if !ok || len(last.Results) != 1 {
+		return "does not end by returning its run function's error"
+	}
+	call, ok := last.Results[0].(*ast.CallExpr)
+	if !ok {
+		return "does not end by returning its run function's error"
+	}
+	if id, ok := call.Fun.(*ast.Ident); !ok || !strings.HasSuffix(id.Name, "Run") {
+		return "does not end by calling a run function (xRun)"
+	}
+	for _, s := range stmts[:len(stmts)-1] {
+		if !parseStmt(s, true) {
+			return "does more than fill and check its options (a statement other than an assignment to a field or a check that returns)"
+		}
+	}
+	return ""
+}
+
+// parseStmt reports whether s only fills options (an assignment to a
+// field) or checks them (an if whose body fills options or returns).
+func parseStmt(s ast.Stmt, top bool) bool {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		for _, l := range s.Lhs {
+			if _, ok := l.(*ast.SelectorExpr); !ok {
+				return false
+			}
+		}
+		return true
+	case *ast.ReturnStmt:
+		return !top
+	case *ast.IfStmt:
+		if s.Else != nil {
+			return false
+		}
+		for _, b := range s.Body.List {
+			if !parseStmt(b, false) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -263,15 +263,7 @@ The same seed and size always write the same bytes.`,
 			if opts.size < eval.MinSize || opts.size > eval.MaxSize {
 				return usageErr("--size %d: want %d to %d alerts", opts.size, eval.MinSize, eval.MaxSize)
 			}
-			c, err := eval.Generate(opts.seed, opts.size)
-			if err != nil {
-				return err
-			}
-			if err := c.WriteDir(opts.out); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "wrote %d alerts (%s) to %s\n", len(c.Truth), c.Name, opts.out)
-			return nil
+			return evalGenRun(a, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -279,4 +271,16 @@ The same seed and size always write the same bytes.`,
 	f.IntVar(&opts.size, "size", evalDefaultSize, "alerts in the corpus")
 	f.StringVar(&opts.out, "out", "", "directory to write alerts.jsonl and truth.jsonl into")
 	return cmd
+}
+
+func evalGenRun(a *app, opts *evalGenOptions) error {
+	c, err := eval.Generate(opts.seed, opts.size)
+	if err != nil {
+		return err
+	}
+	if err := c.WriteDir(opts.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "wrote %d alerts (%s) to %s\n", len(c.Truth), c.Name, opts.out)
+	return nil
 }

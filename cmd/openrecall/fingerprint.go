@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -141,7 +140,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 
 func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
 	if format != outputTable {
-		return json.NewEncoder(w).Encode(l)
+		return writeJSON(w, outputJSONL, l)
 	}
 	pos := l.Position
 	pos.Source = ""

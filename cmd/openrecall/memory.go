@@ -51,8 +51,15 @@ type seedRecord struct {
 	ImpactMinutes int                 `json:"business_impact_minutes"`
 }
 
+// memorySeedOptions are the argument and flags of memory seed.
+type memorySeedOptions struct {
+	// input is the seed file; empty means the bundled example's.
+	input string
+	rules string
+}
+
 func newMemorySeedCmd(a *app) *cobra.Command {
-	var rules string
+	opts := &memorySeedOptions{}
 	cmd := &cobra.Command{
 		Use:   "seed [FILE|-]",
 		Short: "Retain analyst decisions from a seed file (default: the bundled example's)",
@@ -69,35 +76,34 @@ number and the rest is seeded (exit status 3).`,
   openrecall --db team.db memory seed - < decisions.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := ""
 			if len(args) == 1 {
-				name = args[0]
+				opts.input = args[0]
 			}
-			return memorySeedRun(cmd.Context(), a, name, rules)
+			return memorySeedRun(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&rules, "rules", "", "extra fingerprint rules file (YAML)")
+	cmd.Flags().StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
 	return cmd
 }
 
-func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
+func memorySeedRun(ctx context.Context, a *app, opts *memorySeedOptions) error {
 	cfg, err := a.config()
 	if err != nil {
 		return err
 	}
 	var in io.Reader
 	source := "bundled example seed"
-	if name == "" {
+	if opts.input == "" {
 		in = bytes.NewReader(examples.Seed())
 	} else {
-		rc, src, err := a.openInput(name)
+		rc, src, err := a.openInput(opts.input)
 		if err != nil {
 			return err
 		}
 		defer a.closeLogged("input", rc)
 		in, source = rc, src
 	}
-	ex, err := a.extractor(cfg, rules)
+	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
 		return err
 	}
@@ -127,12 +133,11 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		inc, err := seedIncident(ctx, uc, b)
+		req, err := seedRequest(b)
 		if err == nil {
-			var isNew bool
-			_, isNew, err = st.Retain(ctx, inc)
-			if err == nil {
-				if isNew {
+			var out []usecase.Retained
+			if out, err = uc.Retain(ctx, req); err == nil {
+				if out[0].Created {
 					created++
 				} else {
 					known++
@@ -150,51 +155,53 @@ func memorySeedRun(ctx context.Context, a *app, name, rules string) error {
 	return nil
 }
 
-// seedIncident is the memory a seed line retains.
-func seedIncident(ctx context.Context, uc *usecase.App, line []byte) (openrecall.Incident, error) {
+// seedRequest is the retain a seed line asks for.
+func seedRequest(line []byte) (usecase.RetainRequest, error) {
 	var r seedRecord
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return openrecall.Incident{}, fmt.Errorf("invalid seed record: %w", err)
+		return usecase.RetainRequest{}, fmt.Errorf("invalid seed record: %w", err)
 	}
 	d := usecase.Decision{Decision: r.Decision, Note: r.Note, DeadEnds: r.DeadEnds, Analyst: r.Analyst,
 		ImpactMinutes: r.ImpactMinutes, AlertID: r.AlertID}
 	var about usecase.Subject
 	switch {
 	case r.Fingerprint != "" && len(r.Alert) > 0:
-		return openrecall.Incident{}, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
+		return usecase.RetainRequest{}, fmt.Errorf("give \"alert\" or \"fingerprint\", not both")
 	case len(r.Alert) > 0 && (r.Rule != "" || r.Service != "" || r.Severity != ""):
-		return openrecall.Incident{}, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
+		return usecase.RetainRequest{}, fmt.Errorf("\"rule\", \"service\" and \"severity\" go with \"fingerprint\"; an alert carries its own")
 	case r.Fingerprint != "":
 		fp, err := openrecall.ParseFingerprint(r.Fingerprint)
 		if err != nil {
-			return openrecall.Incident{}, err
+			return usecase.RetainRequest{}, err
 		}
 		about = usecase.Subject{Fingerprint: &fp, Identity: openrecall.Identity{Rule: strings.TrimSpace(r.Rule), Service: strings.ToLower(strings.TrimSpace(r.Service))}, Severity: r.Severity}
 	case len(r.Alert) > 0:
 		recs, err := intake.ParseBytes(r.Alert, intake.Options{})
 		if err != nil {
-			return openrecall.Incident{}, err
+			return usecase.RetainRequest{}, err
 		}
 		if len(recs) != 1 {
-			return openrecall.Incident{}, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
+			return usecase.RetainRequest{}, fmt.Errorf("\"alert\" must hold exactly one alert, it holds %d", len(recs))
 		}
 		if recs[0].Err != nil {
-			return openrecall.Incident{}, fmt.Errorf("alert: %s", recs[0].Err.Reason)
+			return usecase.RetainRequest{}, fmt.Errorf("alert: %s", recs[0].Err.Reason)
 		}
 		about = usecase.Subject{Alerts: []openrecall.Alert{recs[0].Alert}}
 	default:
-		return openrecall.Incident{}, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
+		return usecase.RetainRequest{}, fmt.Errorf("a seed record needs \"alert\" or \"fingerprint\"")
 	}
-	incs, err := uc.Incidents(ctx, d, about)
-	if err != nil {
-		return openrecall.Incident{}, err
-	}
-	return incs[0], nil
+	return usecase.RetainRequest{Decision: d, Subject: about}, nil
+}
+
+// memoryImportOptions are the argument of memory import.
+type memoryImportOptions struct {
+	input string
 }
 
 func newMemoryImportCmd(a *app) *cobra.Command {
+	opts := &memoryImportOptions{}
 	return &cobra.Command{
 		Use:   "import FILE|-",
 		Short: "Import memories exported by 'memory export' (JSON Lines of incidents)",
@@ -205,78 +212,100 @@ reported with their line number and the rest is imported (exit status 3).`,
   openrecall --db old.db memory export | openrecall --db new.db memory import -`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			in, source, err := a.openInput(args[0])
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("input", in)
-			st, err := a.store(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			rep, err := st.Import(ctx, in)
-			if err != nil {
-				return err
-			}
-			for _, e := range rep.Rejected {
-				fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %s\n", source, e.Line, e.Reason)
-			}
-			fmt.Fprintf(a.out, "imported %d records from %s: %d new, %d already known, %d rejected\n",
-				rep.Read, source, rep.Created, rep.Existing, len(rep.Rejected))
-			if len(rep.Rejected) > 0 {
-				return &exitError{code: exitPartial}
-			}
-			return nil
+			opts.input = args[0]
+			return memoryImportRun(cmd.Context(), a, opts)
 		},
 	}
 }
 
+func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) error {
+	in, source, err := a.openInput(opts.input)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("input", in)
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	rep, err := st.Import(ctx, in)
+	if err != nil {
+		return err
+	}
+	for _, e := range rep.Rejected {
+		fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %s\n", source, e.Line, e.Reason)
+	}
+	fmt.Fprintf(a.out, "imported %d records from %s: %d new, %d already known, %d rejected\n",
+		rep.Read, source, rep.Created, rep.Existing, len(rep.Rejected))
+	if len(rep.Rejected) > 0 {
+		return &exitError{code: exitPartial}
+	}
+	return nil
+}
+
+// memoryExportOptions are the argument of memory export.
+type memoryExportOptions struct {
+	// file is where to write; empty or "-" means standard output.
+	file string
+}
+
 func newMemoryExportCmd(a *app) *cobra.Command {
+	opts := &memoryExportOptions{}
 	return &cobra.Command{
 		Use:   "export [FILE|-]",
 		Short: "Write every memory as JSON Lines (oldest first)",
 		Example: `  openrecall memory export backup.jsonl
   openrecall memory export | jq -r .decision | sort | uniq -c`,
 		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			ctx := cmd.Context()
-			st, err := a.readStore(ctx)
-			if err != nil {
-				return err
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.file = args[0]
 			}
-			defer a.closeLogged("memory", st)
-			out := a.out
-			if len(args) == 1 && args[0] != "-" {
-				f, err := os.Create(args[0])
-				if err != nil {
-					return err
-				}
-				// The export is only complete once the file is closed.
-				defer func() {
-					if cerr := f.Close(); cerr != nil && err == nil {
-						err = fmt.Errorf("export to %s: %w", args[0], cerr)
-					}
-				}()
-				out = f
-			}
-			bw := bufio.NewWriter(out)
-			n, err := st.Export(ctx, bw)
-			if err != nil {
-				return err
-			}
-			if err := bw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.errOut, "exported %d memories\n", n)
-			return nil
+			return memoryExportRun(cmd.Context(), a, opts)
 		},
 	}
 }
 
+func memoryExportRun(ctx context.Context, a *app, opts *memoryExportOptions) (err error) {
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	out := a.out
+	if opts.file != "" && opts.file != "-" {
+		f, err := os.Create(opts.file)
+		if err != nil {
+			return err
+		}
+		// The export is only complete once the file is closed.
+		defer func() {
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("export to %s: %w", opts.file, cerr)
+			}
+		}()
+		out = f
+	}
+	bw := bufio.NewWriter(out)
+	n, err := st.Export(ctx, bw)
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.errOut, "exported %d memories\n", n)
+	return nil
+}
+
+// memoryStatsOptions are the flags of memory stats.
+type memoryStatsOptions struct {
+	output string
+}
+
 func newMemoryStatsCmd(a *app) *cobra.Command {
-	var output string
+	opts := &memoryStatsOptions{}
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Summarise the memory database",
@@ -284,28 +313,31 @@ func newMemoryStatsCmd(a *app) *cobra.Command {
   openrecall --db team.db memory stats -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			st, err := a.readStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			s, err := st.Stats(ctx)
-			if err != nil {
-				return err
-			}
-			if output != outputTable {
-				return writeJSON(a.out, output, s)
-			}
-			printStats(a.out, s)
-			return nil
+			return memoryStatsRun(cmd.Context(), a, opts)
 		},
 	}
-	addOutputFlag(cmd, &output)
+	addOutputFlag(cmd, &opts.output)
 	return cmd
+}
+
+func memoryStatsRun(ctx context.Context, a *app, opts *memoryStatsOptions) error {
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	s, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, s)
+	}
+	printStats(a.out, s)
+	return nil
 }
 
 func newMemoryMigrateCmd(a *app) *cobra.Command {
@@ -320,19 +352,24 @@ memory export and stats) never change the file and refuse an older schema until 
   openrecall --db team.db memory migrate`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			s, err := st.Stats(cmd.Context())
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(a.out, "memory database %s is at schema v%d\n", s.Path, s.SchemaVersion)
-			return err
+			return memoryMigrateRun(cmd.Context(), a)
 		},
 	}
+}
+
+// memoryMigrateRun is memory migrate, which takes no flags.
+func memoryMigrateRun(ctx context.Context, a *app) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	s, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.out, "memory database %s is at schema v%d\n", s.Path, s.SchemaVersion)
+	return err
 }
 
 func printStats(w io.Writer, s memory.Stats) {
@@ -399,8 +436,15 @@ func readRecordLine(br *bufio.Reader, limit int) (line []byte, size int, err err
 	}
 }
 
+// memoryForgetOptions are the argument and flags of memory forget.
+type memoryForgetOptions struct {
+	id      string
+	analyst string
+	reason  string
+}
+
 func newMemoryForgetCmd(a *app) *cobra.Command {
-	var analyst, reason string
+	opts := &memoryForgetOptions{}
 	cmd := &cobra.Command{
 		Use:   "forget ID",
 		Short: "Take a decision back: the memory no longer votes nor is recalled (audited)",
@@ -411,26 +455,30 @@ back and why. To replace a decision with another, use 'retain --supersedes ID'.`
 		Example: `  openrecall memory forget inc_3f2a9c0d1e2b4a5c --analyst alice --reason "was a real outage"`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := a.store(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			f, err := a.useCases(st, nil).Forget(ctx, args[0], reason, analyst)
-			if err != nil {
-				return err
-			}
-			inc := f.Incident
-			if !f.Changed {
-				fmt.Fprintf(a.out, "already taken back %s (at %s)\n", inc.ID, inc.ForgottenAt.Format(time.RFC3339))
-				return nil
-			}
-			fmt.Fprintf(a.out, "took back %s: %s for %s  %s\n", inc.ID, inc.Decision, inc.Identity, inc.Fingerprint)
-			return nil
+			opts.id = args[0]
+			return memoryForgetRun(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&analyst, "analyst", "", "who takes the decision back")
-	cmd.Flags().StringVar(&reason, "reason", "", "why")
+	cmd.Flags().StringVar(&opts.analyst, "analyst", "", "who takes the decision back")
+	cmd.Flags().StringVar(&opts.reason, "reason", "", "why")
 	return cmd
+}
+
+func memoryForgetRun(ctx context.Context, a *app, opts *memoryForgetOptions) error {
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	f, err := a.useCases(st, nil).Forget(ctx, opts.id, opts.reason, opts.analyst)
+	if err != nil {
+		return err
+	}
+	inc := f.Incident
+	if !f.Changed {
+		fmt.Fprintf(a.out, "already taken back %s (at %s)\n", inc.ID, inc.ForgottenAt.Format(time.RFC3339))
+		return nil
+	}
+	fmt.Fprintf(a.out, "took back %s: %s for %s  %s\n", inc.ID, inc.Decision, inc.Identity, inc.Fingerprint)
+	return nil
 }

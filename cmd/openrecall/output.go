@@ -48,9 +48,7 @@ type jsonArray struct {
 
 func (j *jsonArray) add(v any) error {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := writeJSON(&b, outputJSONL, v); err != nil {
 		return err
 	}
 	sep := ",\n"

@@ -109,7 +109,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		Example: `  openrecall audit verify
   openrecall audit show run-20261130T044536.263208Z-89e913-000002`,
 	}
-	var output string
+	opts := &auditShowOptions{}
 	show := &cobra.Command{
 		Use:   "show ANALYSIS_ID",
 		Short: "Show the audit entries of one analysis (one per route step)",
@@ -117,53 +117,64 @@ func newAuditCmd(a *app) *cobra.Command {
   openrecall audit show -o json run-20261130T044536.263208Z-89e913-000002`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			st, err := a.readStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			entries, err := st.AuditByAnalysis(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if len(entries) == 0 {
-				return fmt.Errorf("no audit entries for analysis %q: %w", args[0], openrecall.ErrNotFound)
-			}
-			switch output {
-			case outputJSON:
-				return writeJSON(a.out, output, entries)
-			case outputJSONL:
-				for _, e := range entries {
-					if err := writeJSON(a.out, output, e); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SEQ\tSTEP\tMODEL\tLIVE\tSKIPPED\tOUTCOME\tHITS\tPROPOSED\tCOST\tBASELINE\tSAVINGS\tREASON")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Sequence, e.Step, dash(e.Model), e.Live, e.Skipped,
-					e.Outcome, e.MemoryHits, dash(string(e.ProposedDecision)), e.Cost, e.Baseline, e.Savings, oneLine(e.Reason))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			last := entries[len(entries)-1]
-			if last.EscalationReason != "" {
-				fmt.Fprintf(a.out, "escalation: %s\n", last.EscalationReason)
-			}
-			fmt.Fprintf(a.out, "analysis %s, alert %s, batch %s; chain hash %s\n", last.AnalysisID, last.AlertID, last.Batch, last.Hash)
-			return nil
+			opts.analysisID = args[0]
+			return auditShowRun(cmd.Context(), a, opts)
 		},
 	}
-	addOutputFlag(show, &output)
+	addOutputFlag(show, &opts.output)
 	cmd.AddCommand(show, newAuditVerifyCmd(a), newAuditHeadCmd(a))
 	return cmd
+}
+
+// auditShowOptions are the argument and flags of audit show.
+type auditShowOptions struct {
+	analysisID string
+	output     string
+}
+
+func auditShowRun(ctx context.Context, a *app, opts *auditShowOptions) error {
+	output := opts.output
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	entries, err := st.AuditByAnalysis(ctx, opts.analysisID)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return fmt.Errorf("no audit entries for analysis %q: %w", opts.analysisID, openrecall.ErrNotFound)
+	}
+	switch output {
+	case outputJSON:
+		return writeJSON(a.out, output, entries)
+	case outputJSONL:
+		for _, e := range entries {
+			if err := writeJSON(a.out, output, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tSTEP\tMODEL\tLIVE\tSKIPPED\tOUTCOME\tHITS\tPROPOSED\tCOST\tBASELINE\tSAVINGS\tREASON")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Sequence, e.Step, dash(e.Model), e.Live, e.Skipped,
+			e.Outcome, e.MemoryHits, dash(string(e.ProposedDecision)), e.Cost, e.Baseline, e.Savings, oneLine(e.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	last := entries[len(entries)-1]
+	if last.EscalationReason != "" {
+		fmt.Fprintf(a.out, "escalation: %s\n", last.EscalationReason)
+	}
+	fmt.Fprintf(a.out, "analysis %s, alert %s, batch %s; chain hash %s\n", last.AnalysisID, last.AlertID, last.Batch, last.Hash)
+	return nil
 }
 
 func newConfigCmd(a *app) *cobra.Command {
@@ -176,8 +187,7 @@ func newConfigCmd(a *app) *cobra.Command {
 		Example: `  openrecall config defaults > openrecall.yaml`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := a.out.Write(config.DefaultYAML())
-			return err
+			return configDefaultsRun(a)
 		},
 	}, &cobra.Command{
 		Use:     "check",
@@ -185,17 +195,29 @@ func newConfigCmd(a *app) *cobra.Command {
 		Example: `  openrecall --config openrecall.yaml config check`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			db, err := a.resolveDB(cfg)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "configuration ok; memory database %s\n", db)
-			return nil
+			return configCheckRun(a)
 		},
 	})
 	return cmd
+}
+
+// configDefaultsRun is config defaults, which takes no flags.
+func configDefaultsRun(a *app) error {
+	_, err := a.out.Write(config.DefaultYAML())
+	return err
+}
+
+// configCheckRun is config check, which takes no flags (--config is
+// global).
+func configCheckRun(a *app) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	db, err := a.resolveDB(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "configuration ok; memory database %s\n", db)
+	return nil
 }

@@ -69,7 +69,7 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 				return err
 			}
 			if opts.decision == "" {
-				return usageErr("--decision is required: %s", usecase.Decisions)
+				return usageErr("--decision is required: %s", usecase.Decisions())
 			}
 			if opts.fingerprint != "" && len(args) == 1 {
 				return usageErr("give an alert or --fingerprint, not both")
@@ -96,7 +96,7 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 	f.StringVar(&opts.rule, "rule", "", "rule (alertname) of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.service, "service", "", "service of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.severity, "severity", "", "severity of the alert: critical, high, medium, low, info (with --fingerprint; default unknown)")
-	f.StringVar(&opts.decision, "decision", "", usecase.Decisions)
+	f.StringVar(&opts.decision, "decision", "", usecase.Decisions())
 	f.StringVar(&opts.note, "note", "", "what the analyst found")
 	f.StringArrayVar(&opts.deadEnds, "dead-end", nil, "something tried that did not help (repeatable)")
 	f.StringVar(&opts.analyst, "analyst", "", "who decided")
@@ -147,7 +147,7 @@ func parseSeverity(s string) (openrecall.Severity, error) {
 func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 	d, err := usecase.ParseDecision(opts.decision)
 	if err != nil {
-		return usageErr("--decision %q: want %s", opts.decision, usecase.Decisions)
+		return usageErr("--decision %q: want %s", opts.decision, usecase.Decisions())
 	}
 	expires, err := parseExpiry(opts.expires, a.now())
 	if err != nil {

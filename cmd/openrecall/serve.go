@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -10,12 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/triage"
-	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -142,13 +139,10 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store:       st,
-		Sink:        memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
-		NewPipeline: newPipeline,
-		UseCases:    a.useCases(st, ex),
-		VerifyAudit: func(ctx context.Context, checkpoint string) (usecase.Verified, error) {
-			return a.serveAuditVerify(ctx, st, checkpoint)
-		},
+		Store:           st,
+		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
+		NewPipeline:     newPipeline,
+		UseCases:        a.useCases(st, ex),
 		Tokens:          tokens,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,
@@ -195,27 +189,4 @@ func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg tria
 		v.Reason = "shadow mode: the guard would bypass (" + v.Reason + "); analysed instead"
 	}
 	return v
-}
-
-// serveAuditVerify is GET /api/v1/audit/verify: the verification of
-// `openrecall audit verify` (keyed chains, one snapshot, an optional
-// checkpoint), answered as JSON. The checkpoint is a value, never a file
-// name: a request does not read the server's files.
-func (a *app) serveAuditVerify(ctx context.Context, st *memory.Store, checkpoint string) (usecase.Verified, error) {
-	var cp *audit.Checkpoint
-	if checkpoint != "" {
-		c, err := audit.ParseCheckpoint(checkpoint)
-		if err != nil {
-			return usecase.Verified{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
-		}
-		cp = &c
-	}
-	rep, _, err := a.verifyTrail(ctx, st, cp, false)
-	if cp != nil && (errors.Is(err, audit.ErrBadCheckpoint) || errors.Is(err, audit.ErrWrongKey)) {
-		return usecase.Verified{}, fmt.Errorf("checkpoint: %w (%w)", err, openrecall.ErrInvalid)
-	}
-	if err != nil {
-		return usecase.Verified{}, err
-	}
-	return usecase.NewVerified(rep), nil
 }

@@ -6,20 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // served is a running `openrecall serve` process.
@@ -71,8 +69,8 @@ func startServe(t *testing.T, bin, db string, env []string, args ...string) *ser
 		s.url = u
 	case err := <-s.done:
 		t.Fatalf("serve exited before listening: %v\n%s", err, s.log())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not listen within 30s\n%s", s.log())
+	case <-testenv.Expiry(t):
+		t.Fatalf("serve did not listen before the test's deadline\n%s", s.log())
 	}
 	return s
 }
@@ -132,26 +130,27 @@ type e2eResult struct {
 }
 
 // allResults pages through results?since= until want are done or the
-// deadline passes.
+// test's deadline nears, then returns every result listed.
 func (s *served) allResults(token string, want int) []e2eResult {
 	s.t.Helper()
 	var all []e2eResult
 	var cursor int64
-	deadline := time.Now().Add(90 * time.Second)
-	for len(all) < want && time.Now().Before(deadline) {
-		var page struct {
-			Results []e2eResult `json:"results"`
-			Next    int64       `json:"next"`
+	testenv.Poll(s.t, 50*time.Millisecond, func() bool {
+		for {
+			var page struct {
+				Results []e2eResult `json:"results"`
+				Next    int64       `json:"next"`
+			}
+			if code := s.call(http.MethodGet, fmt.Sprintf("/api/v1/results?since=%d&limit=1000", cursor), token, nil, &page); code != http.StatusOK {
+				s.t.Fatalf("results: %d", code)
+			}
+			all = append(all, page.Results...)
+			cursor = page.Next
+			if len(page.Results) == 0 || len(all) >= want {
+				return len(all) >= want
+			}
 		}
-		if code := s.call(http.MethodGet, fmt.Sprintf("/api/v1/results?since=%d&limit=1000", cursor), token, nil, &page); code != http.StatusOK {
-			s.t.Fatalf("results: %d", code)
-		}
-		all = append(all, page.Results...)
-		cursor = page.Next
-		if len(page.Results) == 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	})
 	return all
 }
 
@@ -275,29 +274,8 @@ func TestServeEndToEnd(t *testing.T) {
 		rep.KeyID == "" || rep.Costs == 0 || rep.Entries == 0 {
 		t.Errorf("audit verify: %d %+v", code, rep)
 	}
-	// The answer is the command's -o json, field for field.
-	var api, cli map[string]any
-	s.call(http.MethodGet, "/api/v1/audit/verify", read, nil, &api)
-	code, verified, errOut := runBinary(t, bin, "", "--db", db, "audit", "verify", "-o", "json")
-	if err := json.Unmarshal([]byte(verified), &cli); code != 0 || err != nil {
-		t.Fatalf("audit verify -o json beside the server: exit %d, %v\n%s", code, err, errOut)
-	}
-	if diff := cmp.Diff(slices.Sorted(maps.Keys(cli)), slices.Sorted(maps.Keys(api))); diff != "" {
-		t.Errorf("GET /api/v1/audit/verify and audit verify -o json name different fields (-cli +api):\n%s", diff)
-	}
-	// The cost curve over HTTP is the command's -o json, field for field
-	// and value for value (the server is idle: every result is stored).
-	var apiCost, cliCost map[string]any
-	if code := s.call(http.MethodGet, "/api/v1/cost", read, nil, &apiCost); code != http.StatusOK {
-		t.Fatalf("GET /api/v1/cost: %d %v", code, apiCost)
-	}
-	code, costJSON, errOut := runBinary(t, bin, "", "--db", db, "cost", "-o", "json")
-	if err := json.Unmarshal([]byte(costJSON), &cliCost); code != 0 || err != nil {
-		t.Fatalf("cost -o json beside the server: exit %d, %v\n%s", code, err, errOut)
-	}
-	if diff := cmp.Diff(cliCost, apiCost); diff != "" {
-		t.Errorf("GET /api/v1/cost and cost -o json differ (-cli +api):\n%s", diff)
-	}
+	// That the answers are the commands' -o json, field for field, is
+	// TestCLIAndAPIAgree's.
 	code, cp, errOut := runBinary(t, bin, "", "--db", db, "audit", "head")
 	if code != 0 {
 		t.Fatalf("audit head beside the server: exit %d\n%s", code, errOut)

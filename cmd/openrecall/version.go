@@ -66,8 +66,13 @@ func (v buildVersion) String() string {
 	return v.Version + " (" + strings.Join(parts, ", ") + ")"
 }
 
+// versionOptions are the flags of version.
+type versionOptions struct {
+	output string
+}
+
 func newVersionCmd(a *app) *cobra.Command {
-	var output string
+	opts := &versionOptions{}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the Go version and the source revision",
@@ -76,17 +81,21 @@ func newVersionCmd(a *app) *cobra.Command {
   openrecall --version`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(opts.output); err != nil {
 				return err
 			}
-			v := readVersion()
-			if output != outputTable {
-				return writeJSON(a.out, output, v)
-			}
-			_, err := fmt.Fprintf(a.out, "openrecall %s\n", v)
-			return err
+			return versionRun(a, opts)
 		},
 	}
-	addOutputFlag(cmd, &output)
+	addOutputFlag(cmd, &opts.output)
 	return cmd
+}
+
+func versionRun(a *app, opts *versionOptions) error {
+	v := readVersion()
+	if opts.output != outputTable {
+		return writeJSON(a.out, opts.output, v)
+	}
+	_, err := fmt.Fprintf(a.out, "openrecall %s\n", v)
+	return err
 }
