@@ -509,7 +509,7 @@ func isHostName(c string) bool {
 		return false
 	}
 	for i := 0; i < len(c); i++ {
-		if ch := c[i]; !(ch >= 'a' && ch <= 'z' || isDigit(ch) || ch == '-' || ch == '.') {
+		if ch := c[i]; (ch < 'a' || ch > 'z') && !isDigit(ch) && ch != '-' && ch != '.' {
 			return false
 		}
 	}
