@@ -108,8 +108,10 @@ func Template(s string) string {
 		case i > 0 && toks[i-1].post == ":" && toks[i-1].pre == "" && hostKeys[toks[i-1].core]:
 			t.core = "*" // "host: db1"
 		default:
-			if n := strings.TrimLeft(core, "<>=~"); n != core && n != "" && startsNumber(n) || strings.HasSuffix(pre, "<") && startsNumber(core) {
-				core, t.pre = n, strings.TrimRight(pre, "<") // a bound: "<1 sec", ">=5"
+			if c0 := core[0]; c0 == '<' || c0 == '>' || c0 == '=' || c0 == '~' || strings.HasSuffix(pre, "<") {
+				if n := strings.TrimLeft(core, "<>=~"); n != "" && startsNumber(n) {
+					core, t.pre = n, strings.TrimRight(pre, "<") // a bound: "<1 sec", ">=5"
+				}
 			}
 			t.core = maskValue(core)
 			t.num = t.core == "*" && startsNumber(core)
