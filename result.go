@@ -166,18 +166,24 @@ func groupMeaning(r Result) string {
 	return r.Group.Role + " of " + head + " (alert " + r.Group.HeadAlertID + ")"
 }
 
+// proposalID is a result's proposal as Equivalent compares it: every
+// field.
 func proposalID(r Result) string {
-	if r.Proposal == nil {
+	p := r.Proposal
+	if p == nil {
 		return "none"
 	}
-	return r.Proposal.ID
+	return fmt.Sprintf("%s %s %s [%s] %s ceiling %s expiry %d support %v alert %s at %s approved %q", p.ID, p.Identity, p.DNA,
+		MatchString(p.Match), p.Decision, p.MaxSeverity, p.Expiry, p.Supporting, p.AlertID, p.CreatedAt.UTC().Format(time.RFC3339Nano), p.ApprovedAs)
 }
 
+// exceptionID is the exception a result names, as Equivalent compares it.
 func exceptionID(r Result) string {
-	if r.Exception == nil {
+	e := r.Exception
+	if e == nil {
 		return "none"
 	}
-	return r.Exception.ID
+	return e.ID + " by " + e.Analyst + " until " + e.ExpiresAt.UTC().Format(time.RFC3339Nano)
 }
 
 // Excepted reports whether r was closed by an exception a person approved:

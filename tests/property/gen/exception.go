@@ -35,6 +35,7 @@ func VariantNames() []string {
 		"match missing", "more severe", "unknown severity", "other environment"}
 }
 
+// String names the variant.
 func (v Variant) String() string { return VariantNames()[v] }
 
 // Matches reports whether DESIGN §6b says a firing of this variant matches
