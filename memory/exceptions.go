@@ -78,20 +78,7 @@ func (s *Store) Proposals(ctx context.Context, pending bool) ([]openrecall.Propo
 	if pending {
 		q += ` WHERE approved_as IS NULL`
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at, id`)
-	if err != nil {
-		return nil, translate("proposals", err)
-	}
-	defer rows.Close()
-	out := []openrecall.Proposal{}
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, translate("proposals", err)
-		}
-		out = append(out, p)
-	}
-	return out, translate("proposals", rows.Err())
+	return queryAll(ctx, s.db, "proposals", scanProposal, q+` ORDER BY created_at, id`)
 }
 
 // Proposal returns the proposal id; an unknown id wraps
@@ -106,21 +93,12 @@ func (s *Store) Proposal(ctx context.Context, id string) (openrecall.Proposal, e
 
 // ProposalsFor returns the proposals made for an identity, oldest first.
 func (s *Store) ProposalsFor(ctx context.Context, id openrecall.Identity) ([]openrecall.Proposal, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+proposalColumns+` FROM exception_proposals WHERE rule = ? AND service = ? ORDER BY created_at, id`,
-		id.Rule, id.Service)
-	if err != nil {
-		return nil, translate("proposals", err)
+	out, err := queryAll(ctx, s.db, "proposals", scanProposal,
+		`SELECT `+proposalColumns+` FROM exception_proposals WHERE rule = ? AND service = ? ORDER BY created_at, id`, id.Rule, id.Service)
+	if len(out) == 0 {
+		out = nil
 	}
-	defer rows.Close()
-	var out []openrecall.Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, translate("proposals", err)
-		}
-		out = append(out, p)
-	}
-	return out, translate("proposals", rows.Err())
+	return out, err
 }
 
 const exceptionColumns = `id, rule, service, dna, match, decision, max_severity, expires_at, created_at, analyst, note,
@@ -240,24 +218,26 @@ func (s *Store) Exception(ctx context.Context, id string) (openrecall.Exception,
 // Exceptions returns every exception, oldest first: active, expired and
 // revoked.
 func (s *Store) Exceptions(ctx context.Context) ([]openrecall.Exception, error) {
-	return s.queryExceptions(ctx, `SELECT `+exceptionColumns+` FROM exceptions ORDER BY created_at, id`)
+	return queryAll(ctx, s.db, "exceptions", scanException, `SELECT `+exceptionColumns+` FROM exceptions ORDER BY created_at, id`)
 }
 
-func (s *Store) queryExceptions(ctx context.Context, q string, args ...any) ([]openrecall.Exception, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+// queryAll runs q and scans every row with scan; what names the rows in
+// errors. It returns an empty slice, never nil, for no rows.
+func queryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(rowScanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, translate("exceptions", err)
+		return nil, translate(what, err)
 	}
 	defer rows.Close()
-	out := []openrecall.Exception{}
+	out := []T{}
 	for rows.Next() {
-		e, err := scanException(rows)
+		x, err := scan(rows)
 		if err != nil {
-			return nil, translate("exceptions", err)
+			return nil, translate(what, err)
 		}
-		out = append(out, e)
+		out = append(out, x)
 	}
-	return out, translate("exceptions", rows.Err())
+	return out, translate(what, rows.Err())
 }
 
 // RevokeException revokes exception id at at, by analyst, for reason; it

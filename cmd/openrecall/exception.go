@@ -259,18 +259,28 @@ func exceptionListRun(ctx context.Context, a *app, opts *exceptionListOptions) e
 	if err != nil {
 		return err
 	}
-	if opts.output != outputTable {
-		return writeList(a, opts.output, list)
+	return printList(a, opts.output, list, "no exceptions", "EXCEPTION\tSTATE\tIDENTITY\tMATCH\tCEILING\tDECISION\tAPPROVED BY\tEXPIRES",
+		func(e usecase.ListedException) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", e.ID, e.State, clip(e.Identity.String(), 48),
+				clip(dash(openrecall.MatchString(e.Match)), 48), e.MaxSeverity, e.Decision, e.Analyst, e.ExpiresAt.Format(time.RFC3339))
+		})
+}
+
+// printList writes a list as a table (header, then one row per item, or
+// empty when there is none), one JSON array (-o json) or one line per item
+// (-o jsonl).
+func printList[T any](a *app, output string, list []T, empty, header string, row func(T) string) error {
+	if output != outputTable {
+		return writeList(a, output, list)
 	}
 	if len(list) == 0 {
-		_, err := fmt.Fprintln(a.out, "no exceptions")
+		_, err := fmt.Fprintln(a.out, empty)
 		return err
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "EXCEPTION\tSTATE\tIDENTITY\tMATCH\tCEILING\tDECISION\tAPPROVED BY\tEXPIRES")
-	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.State, clip(e.Identity.String(), 48),
-			clip(dash(openrecall.MatchString(e.Match)), 48), e.MaxSeverity, e.Decision, e.Analyst, e.ExpiresAt.Format(time.RFC3339))
+	fmt.Fprintln(tw, header)
+	for _, x := range list {
+		fmt.Fprintln(tw, row(x))
 	}
 	return tw.Flush()
 }
@@ -328,20 +338,11 @@ func exceptionProposalsRun(ctx context.Context, a *app, opts *exceptionProposals
 	if err != nil {
 		return err
 	}
-	if opts.output != outputTable {
-		return writeList(a, opts.output, list)
-	}
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(a.out, "no proposed exceptions")
-		return err
-	}
-	tw := tabwriter.NewWriter(a.out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROPOSAL\tIDENTITY\tMATCH\tCEILING\tDECISION\tMEMORIES\tAPPROVED AS")
-	for _, p := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.ID, clip(p.Identity.String(), 48), clip(openrecall.MatchString(p.Match), 48),
-			p.MaxSeverity, p.Decision, len(p.Supporting), dash(p.ApprovedAs))
-	}
-	return tw.Flush()
+	return printList(a, opts.output, list, "no proposed exceptions", "PROPOSAL\tIDENTITY\tMATCH\tCEILING\tDECISION\tMEMORIES\tAPPROVED AS",
+		func(p openrecall.Proposal) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s", p.ID, clip(p.Identity.String(), 48), clip(openrecall.MatchString(p.Match), 48),
+				p.MaxSeverity, p.Decision, len(p.Supporting), dash(p.ApprovedAs))
+		})
 }
 
 type exceptionRevokeOptions struct {
