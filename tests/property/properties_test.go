@@ -30,6 +30,7 @@ func registry() []pbt.Property {
 	props = append(props, securityProperties()...)
 	props = append(props, senderProperties()...)
 	props = append(props, groupProperties()...)
+	props = append(props, teethProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }
