@@ -74,15 +74,20 @@ type grouper struct {
 // the window of the others (a late or out-of-order one).
 const maxOpenPerKey = 64
 
+// forgetAfter is how many windows behind the newest firing of its key an
+// open group is forgotten: a day at the default window, far more than the
+// clocks of one storm's senders disagree by.
+const forgetAfter = 24
+
 // add makes og the newest open group of its key, and forgets the groups
-// of the key whose last firing is more than two windows before og's: only
-// a firing out of order by more than a window could still have joined them
-// (it opens a group of its own instead), and a long run keeps no more than
-// the groups that may still grow.
+// of the key whose last firing is more than forgetAfter windows before
+// og's: only a firing out of order by that much could still have joined
+// them (it opens a group of its own instead), and a long run keeps no more
+// than the groups that may still grow.
 func (g *grouper) add(og *openGroup) {
 	list := g.open[og.key][:0:0]
 	for _, x := range g.open[og.key] {
-		if !x.last.Before(og.last.Add(-2 * g.window)) {
+		if !x.last.Before(og.last.Add(-forgetAfter * g.window)) {
 			list = append(list, x)
 		}
 	}

@@ -439,6 +439,12 @@ func (s *summary) honest(r openrecall.Result, rec *recorder) error {
 			return fmt.Errorf("%s: bypass with cost %s and baseline %s, want 0 and the spared strong call, %s", r.Position, r.Cost, r.Baseline, spared)
 		}
 		s.bypassed++
+	case r.Grouped():
+		// A member of an alert group makes no call (DESIGN §6a): its
+		// whole baseline, the strong call it spared, is saved.
+		if r.Cost != 0 || r.Baseline != spared {
+			return fmt.Errorf("%s: group member with cost %s and baseline %s, want 0 and the spared strong call, %s", r.Position, r.Cost, r.Baseline, spared)
+		}
 	case cheapPass:
 		if r.Baseline != spared || spared <= r.Cost {
 			return fmt.Errorf("%s: a passing cheap answer billed %s against the baseline %s, want the spared strong call, %s, above the cost", r.Position, r.Cost, r.Baseline, spared)

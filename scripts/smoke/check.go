@@ -13,11 +13,15 @@ type figures struct {
 	Results, Triaged, Resolved, Rejected int
 	// BypassSteps counts memory-bypass route steps.
 	BypassSteps int
+	// GroupedClosed counts alert-group members closed benign under a head
+	// memory bypassed (DESIGN §6a): no model call either.
+	GroupedClosed int
 	// Cheap and Strong count analysis steps per model tier.
 	Cheap, Strong  int
 	Cost, Baseline openrecall.NanoUSD
 	// Saved is what the results say was saved, alert by alert: the
-	// bypassed baselines plus the cheap-answer differences.
+	// bypassed baselines, the group members' baselines and the cheap-answer
+	// differences.
 	Saved openrecall.NanoUSD
 	// Unanalysed counts alerts escalated without analysis, and
 	// UnanalysedBaseline is their baseline (their cost).
@@ -47,8 +51,8 @@ func (f figures) String() string {
 		fams = append(fams, fmt.Sprintf("%s:%d", k, v))
 	}
 	sort.Strings(fams)
-	return fmt.Sprintf("bypass_steps=%d results=%d triaged=%d resolved=%d cheap_calls=%d strong_calls=%d cost=%s baseline=%s savings=%.1f%% bypass_by_family=%s",
-		f.BypassSteps, f.Results, f.Triaged, f.Resolved, f.Cheap, f.Strong, f.Cost, f.Baseline, f.SavingsPercent(), strings.Join(fams, ","))
+	return fmt.Sprintf("bypass_steps=%d grouped_closed=%d results=%d triaged=%d resolved=%d cheap_calls=%d strong_calls=%d cost=%s baseline=%s savings=%.1f%% bypass_by_family=%s",
+		f.BypassSteps, f.GroupedClosed, f.Results, f.Triaged, f.Resolved, f.Cheap, f.Strong, f.Cost, f.Baseline, f.SavingsPercent(), strings.Join(fams, ","))
 }
 
 // exact formats an amount for a failure message: dollars, and the exact
@@ -135,12 +139,26 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 		}
 		f.Cost += r.Cost
 		f.Baseline += r.Baseline
-		// Honest savings (DESIGN §7): only a bypass or a passing cheap
-		// answer saves; every other alert's baseline is its cost.
+		// Honest savings (DESIGN §7): only a bypass, a group member
+		// (§6a) or a passing cheap answer saves; every other alert's
+		// baseline is its cost.
 		switch {
 		case r.Outcome != openrecall.ResultTriaged:
 		case r.Bypassed:
 			f.Saved += r.Baseline - r.Cost
+		case r.Grouped():
+			for _, s := range r.Steps {
+				if s.Step == openrecall.StepAnalysis {
+					fail("%s: a group member has an analysis step", where)
+				}
+			}
+			f.Saved += r.Baseline - r.Cost
+			if r.Decision.Benign() {
+				f.GroupedClosed++
+				if t != nil && !t.MayBypass() {
+					fail("%s: closed through its alert group an alert whose truth is %s (%s, family %s)", where, t.Truth, t.Kind, t.Family)
+				}
+			}
 		case cheapPassed(r):
 			f.Saved += r.Baseline - r.Cost
 		case r.Baseline != r.Cost:
@@ -197,7 +215,7 @@ func checkResults(truth []truthEntry, results []openrecall.Result) (figures, []s
 		fail("no savings: cost %s, baseline %s", exact(f.Cost), exact(f.Baseline))
 	}
 	if f.Savings() != f.Saved {
-		fail("savings %s are not the bypassed baselines plus the cheap differences %s", exact(f.Savings()), exact(f.Saved))
+		fail("savings %s are not the bypassed and grouped baselines plus the cheap differences %s", exact(f.Savings()), exact(f.Saved))
 	}
 	return f, fails
 }
@@ -217,8 +235,9 @@ func cheapPassed(r openrecall.Result) bool {
 // checkExampleTargets checks what the bundled example is built to show.
 func checkExampleTargets(f figures) []string {
 	var fails []string
-	if f.BypassSteps < minExampleBypasses {
-		fails = append(fails, fmt.Sprintf("example: %d memory bypasses, want at least %d", f.BypassSteps, minExampleBypasses))
+	if f.BypassSteps+f.GroupedClosed < minExampleBypasses {
+		fails = append(fails, fmt.Sprintf("example: %d memory bypasses and %d firings closed through a bypassed head's group, want at least %d together",
+			f.BypassSteps, f.GroupedClosed, minExampleBypasses))
 	}
 	if f.Cheap == 0 {
 		fails = append(fails, "example: the cheap model tier was never used")

@@ -74,7 +74,7 @@ func TestCheckResultsPasses(t *testing.T) {
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("figures (-want +got):\n%s", diff)
 	}
-	if got := f.String(); !strings.Contains(got, "bypass_steps=1 results=3") || !strings.Contains(got, "savings=85.0%") {
+	if got := f.String(); !strings.Contains(got, "bypass_steps=1 grouped_closed=0 results=3") || !strings.Contains(got, "savings=85.0%") {
 		t.Errorf("figures line %q lacks the bypass, result and savings figures", got)
 	}
 }
@@ -182,7 +182,7 @@ func TestCheckExampleTargets(t *testing.T) {
 		want []string
 	}{
 		{"met", figures{BypassSteps: 30, Cheap: 1, Strong: 1, Baseline: 100, Cost: 50}, nil},
-		{"too few bypasses", figures{BypassSteps: 29, Cheap: 1, Strong: 1, Baseline: 100, Cost: 50}, []string{"example: 29 memory bypasses, want at least 30"}},
+		{"too few bypasses", figures{BypassSteps: 29, Cheap: 1, Strong: 1, Baseline: 100, Cost: 50}, []string{"example: 29 memory bypasses and 0 firings closed through a bypassed head's group, want at least 30 together"}},
 		{"no tiers", figures{BypassSteps: 40, Baseline: 100, Cost: 50}, []string{"example: the cheap model tier was never used", "example: the strong model tier was never used"}},
 		{"savings below half", figures{BypassSteps: 40, Cheap: 1, Strong: 1, Baseline: 100, Cost: 51}, []string{"example: savings 49.0%, want at least 50%"}},
 	}
