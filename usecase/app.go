@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
@@ -40,4 +41,10 @@ type App struct {
 	ReadTrail func(ctx context.Context, r TrailReader) error
 	// Keys finds the audit key.
 	Keys AuditKeys
+	// Waiting keeps what waits for a person; required for the queue and
+	// for decisions about analyses, and, when set, a retain about an
+	// analysis that waits settles it (marked decided, audited).
+	Waiting WaitingStore
+	// Now is the clock of decisions (default: time.Now in UTC).
+	Now func() time.Time
 }

@@ -51,6 +51,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newAnalyzeCmd(a),
 		newRetainCmd(a),
 		newRecallCmd(a),
+		newQueueCmd(a),
 		newFingerprintCmd(a),
 		newMemoryCmd(a),
 		newCostCmd(a),

@@ -13,6 +13,7 @@ import (
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -140,7 +141,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	})
 	srv, err := server.New(server.Config{
 		Store:           st,
-		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
+		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor},
 		NewPipeline:     newPipeline,
 		UseCases:        a.useCases(st, ex),
 		Tokens:          tokens,
