@@ -177,13 +177,18 @@ func (c *Cockpit) parsePages() (map[string]*template.Template, error) {
 func (c *Cockpit) AssetNames() []string { return c.assets.names() }
 
 // Handler returns the cockpit's handler, to mount at Prefix (and "/",
-// which redirects to it). Cross-origin writes get 403.
+// which redirects to it). Cross-origin writes get 403; every answer
+// carries SecurityHeaders.
 func (c *Cockpit) Handler() http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusForbidden, "cross-origin request refused")
 	}))
-	return cop.Handler(c.mux)
+	h := cop.Handler(c.mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		SecurityHeaders(w.Header())
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (c *Cockpit) routes() {
