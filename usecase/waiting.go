@@ -19,10 +19,13 @@ type WaitingStore interface {
 }
 
 // WaitingFor is the product's rule of what waits for a person (DESIGN
-// §12a): a triaged alert that was not bypassed and either was escalated, or
-// got a decision memory proposed but the guard would not take alone
-// (TriageResult.RequiresHumanApproval). The workflow's sink records it with
-// the analysis's audit entries; Since is left for the store's clock.
+// §12a): a triaged alert that was not bypassed and either was escalated
+// (Reason WaitEscalated) or needs a person's approval
+// (TriageResult.RequiresHumanApproval: no memory to vouch for it, a real
+// incident, an attack, an alert more severe than its support; Reason
+// WaitApproval). Proposed is the model's decision when it answered with
+// one a person can retain, else memory's. The workflow's sink records it
+// with the analysis's audit entries; Since is left for the store's clock.
 func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
 	if r.Outcome != openrecall.ResultTriaged || r.Bypassed {
 		return openrecall.Waiting{}, false
@@ -32,14 +35,17 @@ func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
 		Title: r.Alert.Title, AlertID: r.Alert.ID,
 	}
 	switch {
+	case r.Analysis != nil && r.Analysis.Decision.Retainable():
+		w.Proposed = r.Analysis.Decision
+	case r.Triage.Decision.Retainable():
+		w.Proposed = r.Triage.Decision
+	}
+	switch {
 	case r.Decision == openrecall.DecisionEscalated:
 		w.Reason, w.Why = openrecall.WaitEscalated, escalatedWhy(r)
-		if r.Analysis != nil && r.Analysis.Decision.Retainable() {
-			w.Proposed = r.Analysis.Decision
-		}
-	case r.Triage.RequiresHumanApproval && r.Triage.Decision.Retainable():
-		w.Reason, w.Proposed = openrecall.WaitApproval, r.Triage.Decision
-		w.Why = "memory proposes " + string(r.Triage.Decision) + "; a person approves it: " + r.Guard.Reason
+	case r.Triage.RequiresHumanApproval:
+		w.Reason = openrecall.WaitApproval
+		w.Why = "needs a person's approval: " + approvalWhy(r)
 	default:
 		return openrecall.Waiting{}, false
 	}
@@ -53,6 +59,21 @@ func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
 	res.Audit = nil
 	w.Result = &res
 	return w, true
+}
+
+// approvalWhy says why a decision needs a person's approval.
+func approvalWhy(r openrecall.Result) string {
+	who := "memory proposes " + string(r.Triage.Decision)
+	if r.Analysis != nil && r.Analysis.Decision != "" {
+		who = "the model decided " + string(r.Analysis.Decision)
+	}
+	switch {
+	case r.Triage.EscalationReason != "":
+		return who + "; " + r.Triage.EscalationReason
+	case r.Guard.Reason != "":
+		return who + "; " + r.Guard.Reason
+	}
+	return who
 }
 
 func escalatedWhy(r openrecall.Result) string {
