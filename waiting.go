@@ -50,3 +50,18 @@ type WaitingFilter struct {
 	// Limit caps the answer (0: no cap).
 	Limit int
 }
+
+// IncidentFilter selects memories to list (the cockpit's memory search).
+// Empty fields select all.
+type IncidentFilter struct {
+	// Rule and Service match the identity's fields as substrings, ignoring
+	// case.
+	Rule    string
+	Service string
+	// Decision matches exactly.
+	Decision Decision
+	// Forgotten includes memories taken back.
+	Forgotten bool
+	// Limit caps the answer (0: no cap).
+	Limit int
+}

@@ -32,8 +32,10 @@ type Store interface {
 	AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
 	CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error)
 	LatestBatch(ctx context.Context) (string, error)
-	// Get reads one memory, for the cockpit's memory page.
+	// Get and SearchIncidents read memories, for the cockpit's memory
+	// page.
 	Get(ctx context.Context, id string) (openrecall.Incident, error)
+	SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error)
 }
 
 // Pipeline runs a queue of intake records through the workflow the analyze

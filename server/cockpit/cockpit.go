@@ -34,6 +34,7 @@ type Store interface {
 	usecase.CostStore
 	AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
 	Get(ctx context.Context, id string) (openrecall.Incident, error)
+	SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error)
 }
 
 // Token is a bearer token of server.tokens. Only a named token with the

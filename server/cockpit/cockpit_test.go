@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -368,6 +369,50 @@ func TestEmbeddedAssets(t *testing.T) {
 		plain := parts[0] + "." + parts[len(parts)-1]
 		if resp, _ := get(t, c, e.srv.URL, "/ui/assets/"+plain); resp.StatusCode != 404 {
 			t.Errorf("plain name %s: %d, want 404", plain, resp.StatusCode)
+		}
+	}
+}
+
+func TestMemorySearch(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	retain := func(rule, service string, d openrecall.Decision, note string) string {
+		out, err := e.app.Retain(ctx, usecase.RetainRequest{
+			Decision: usecase.Decision{Decision: d, Note: note, Analyst: "bob"},
+			Subject:  usecase.Subject{Alerts: []openrecall.Alert{{ID: note, Title: note, Labels: map[string]string{"alertname": rule, "service": service}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[0].Incident.ID
+	}
+	disk := retain("DiskFull", "db", openrecall.DecisionKnownBenign, "rotation lag")
+	lat := retain("CheckoutLatency", "checkout", openrecall.DecisionReal, "slow db")
+	pct := retain("Rate100%", "edge", openrecall.DecisionFalsePositive, "percent rule")
+	gone := retain("DiskFullOld", "db", openrecall.DecisionKnownBenign, "old rotation")
+	if _, err := e.app.Forget(ctx, gone, "obsolete", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	alice := e.session(t, "alice-secret")
+	for q, want := range map[string][]string{
+		"rule=diskfull":                 {disk},
+		"rule=diskfull&forgotten=1":     {disk, gone},
+		"service=db":                    {disk},
+		"decision=real":                 {lat},
+		"rule=100%25":                   {pct},
+		"rule=_":                        {},
+		"search=1":                      {disk, lat, pct},
+		"decision=false_positive&rule=": {pct},
+	} {
+		resp, body := get(t, alice, e.srv.URL, "/ui/memory?"+q)
+		if resp.StatusCode != 200 || !strings.Contains(body, `id="memories"`) {
+			t.Errorf("%s: %d", q, resp.StatusCode)
+			continue
+		}
+		for _, id := range []string{disk, lat, pct, gone} {
+			if strings.Contains(body, "id="+id) != slices.Contains(want, id) {
+				t.Errorf("%s: memory %s listed %v, want %v", q, id, !slices.Contains(want, id), slices.Contains(want, id))
+			}
 		}
 	}
 }

@@ -308,13 +308,33 @@ func (c *Cockpit) costSVG(w http.ResponseWriter, r *http.Request, s session) {
 }
 
 type memoryData struct {
-	ID       string
-	Incident *openrecall.Incident
+	ID        string
+	Incident  *openrecall.Incident
+	Filter    openrecall.IncidentFilter
+	Searched  bool
+	Found     []openrecall.Incident
+	Decisions []openrecall.Decision
+	Limit     int
 }
 
-// memoryPage finds a memory by id and shows it, with the forget form.
+// memorySearchLimit caps a memory search's answer.
+const memorySearchLimit = 200
+
+// memoryPage searches memories by identity rule, service and decision, or
+// shows one by id, with the forget form.
 func (c *Cockpit) memoryPage(w http.ResponseWriter, r *http.Request, s session) {
-	d := memoryData{ID: strings.TrimSpace(r.URL.Query().Get("id"))}
+	q := r.URL.Query()
+	d := memoryData{ID: strings.TrimSpace(q.Get("id")), Decisions: openrecall.MemoryDecisions, Limit: memorySearchLimit,
+		Filter: openrecall.IncidentFilter{Rule: strings.TrimSpace(q.Get("rule")), Service: strings.TrimSpace(q.Get("service")),
+			Decision: openrecall.Decision(q.Get("decision")), Forgotten: q.Get("forgotten") != "", Limit: memorySearchLimit}}
+	if f := d.Filter; f.Rule != "" || f.Service != "" || f.Decision != "" || q.Has("search") {
+		found, err := c.cfg.Store.SearchIncidents(r.Context(), f)
+		if err != nil {
+			c.failErr(w, r, err)
+			return
+		}
+		d.Searched, d.Found = true, found
+	}
 	if d.ID != "" {
 		inc, err := c.cfg.Store.Get(r.Context(), d.ID)
 		if err != nil {
