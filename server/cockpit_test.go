@@ -30,7 +30,7 @@ func TestCockpitIsServed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		if got := resp.Header.Get("Content-Security-Policy"); got != cockpit.CSP {
 			t.Errorf("%s: CSP %q", path, got)
@@ -54,7 +54,7 @@ func TestCockpitIsServed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if got := resp.Header.Get("Location") == "/ui/queue"; got != ok {
 			t.Errorf("login with %s: to %q, want logged in %v", secret, resp.Header.Get("Location"), ok)
 		}

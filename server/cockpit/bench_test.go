@@ -43,7 +43,7 @@ func BenchmarkQueuePage1000(b *testing.B) {
 		for n > 0 {
 			n, _ = resp.Body.Read(make([]byte, 32<<10))
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("queue: %d", resp.StatusCode)
 		}

@@ -71,7 +71,7 @@ func TestSessionCookieIsSecureOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if cs := resp.Cookies(); len(cs) != 1 || !cs[0].Secure || !cs[0].HttpOnly {
 		t.Errorf("cookies over TLS %+v, want one Secure HttpOnly session cookie", cs)
 	}

@@ -161,7 +161,7 @@ func (e *env) login(t testing.TB, c *http.Client, secret string) *http.Response 
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp
 }
 
@@ -182,7 +182,7 @@ func get(t testing.TB, c *http.Client, base, path string) (*http.Response, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func post(t testing.TB, c *http.Client, base, path string, form url.Values, head
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
