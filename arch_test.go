@@ -55,7 +55,8 @@ var layers = map[string]layer{
 	"internal/detectcorpus": {},
 	// Figures of the corpus tests for make test (tests only).
 	"internal/figures": {},
-	// What a test does when its data file is missing (tests only).
+	// What a test does when a data file or a program it needs is missing,
+	// how long its liveness waits last, the binary's build (tests only).
 	"internal/testenv": {},
 	// The hand-written JSON encoders of the domain types and the string
 	// decoder.

@@ -59,7 +59,8 @@ type Result struct {
 
 // Equivalent reports whether two results mean the same thing: equal
 // positions, outcomes, alert ids, rejection reasons, fingerprints, identities, triage
-// proposals, decisions, analyses, route steps and costs, exactly. It ignores
+// proposals, guard verdicts, matches (memory, score, related), decisions,
+// analyses, route steps, audit entries and costs, exactly. It ignores
 // latencies, timestamps, analysis ids, batch names, audit sequence numbers
 // and hashes, which differ between runs by design. It returns nil when they
 // are equivalent, or an error naming the first difference. It is the
@@ -104,8 +105,10 @@ func Equivalent(a, b Result) error {
 		return diff("match count", len(a.Matches), len(b.Matches))
 	}
 	for i := range a.Matches {
-		if a.Matches[i].Incident.ID != b.Matches[i].Incident.ID || a.Matches[i].Score != b.Matches[i].Score {
-			return diff(fmt.Sprintf("match %d", i), a.Matches[i].Incident.ID, b.Matches[i].Incident.ID)
+		x, y := a.Matches[i], b.Matches[i]
+		if x.Incident.ID != y.Incident.ID || x.Score != y.Score || x.Related != y.Related {
+			return diff(fmt.Sprintf("match %d", i), fmt.Sprintf("%s score %v related %t", x.Incident.ID, x.Score, x.Related),
+				fmt.Sprintf("%s score %v related %t", y.Incident.ID, y.Score, y.Related))
 		}
 	}
 	if (a.Analysis == nil) != (b.Analysis == nil) {

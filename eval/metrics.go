@@ -25,8 +25,12 @@ type Stats struct {
 	Correct int `json:"correct"`
 	// Escalated counts alerts left to a person: not accurate, but safe.
 	Escalated int `json:"escalated"`
-	// Missed counts real or security alerts closed as benign, bypassed or
-	// not: the unsafe errors.
+	// Missed counts alerts whose truth is real or a security case that
+	// ended with a benign decision, bypassed or not. Those bypassed are
+	// also false bypasses (closed by memory without a model). The others
+	// are a model's benign verdict after analysis: a proposal the analyst
+	// reviews, as every alert memory did not bypass, never a closure; an
+	// accuracy error a person must catch, not a safety one.
 	Missed      int `json:"missed_real"`
 	CheapCalls  int `json:"cheap_calls"`
 	StrongCalls int `json:"strong_calls"`
@@ -96,14 +100,48 @@ type Group struct {
 	Stats Stats  `json:"stats"`
 }
 
-// FalseBypass is one bypassed alert whose truth is real or a security case.
-type FalseBypass struct {
+// Judged is an alert of the corpus held to its truth: where it was, its
+// id, family, kind and ground-truth decision, and the decision it ended
+// with.
+type Judged struct {
 	Position openrecall.Position `json:"position"`
 	AlertID  string              `json:"alert_id"`
 	Family   string              `json:"family"`
 	Kind     Kind                `json:"kind"`
 	Truth    openrecall.Decision `json:"truth"`
 	Decision openrecall.Decision `json:"decision"`
+}
+
+// FalseBypass is one bypassed alert whose truth is real or a security case.
+type FalseBypass struct {
+	Judged
+}
+
+// MissedReal is one alert whose truth is real or a security case that
+// ended with a benign decision: closed by memory (a false bypass, By
+// "memory") or, after analysis, a benign verdict of the model of tier By
+// ("cheap" or "strong"), which the analyst reviews.
+type MissedReal struct {
+	Judged
+	By string `json:"by"`
+	// Approval is the result's triage.requires_human_approval.
+	Approval bool `json:"requires_human_approval"`
+}
+
+// decidedBy names what gave a result its decision: "memory" for a bypass,
+// else the tier of the last model answer that passed the gate, or "" when
+// none did.
+func decidedBy(res openrecall.Result) string {
+	if res.Bypassed {
+		return "memory"
+	}
+	by := ""
+	for _, st := range res.Steps {
+		if st.Step == openrecall.StepAnalysis && st.Outcome == openrecall.OutcomeAccepted {
+			by = string(st.Tier)
+		}
+	}
+	return by
 }
 
 // Rejection is a record of the alerts file that intake refused.
@@ -150,7 +188,9 @@ type Report struct {
 	ByTruth       []Group       `json:"by_truth"`
 	ByFamily      []Group       `json:"by_family"`
 	FalseBypasses []FalseBypass `json:"false_bypasses"`
-	Rejections    []Rejection   `json:"rejections,omitempty"`
+	// MissedReal lists the alerts Overall.Missed counts.
+	MissedReal []MissedReal `json:"missed_real"`
+	Rejections []Rejection  `json:"rejections,omitempty"`
 	// Elapsed is the replay's wall time; Analysing the part spent inside
 	// the pipeline (the analyst's retains excluded).
 	Elapsed   time.Duration `json:"elapsed_ns"`
@@ -160,7 +200,10 @@ type Report struct {
 	Targets         []Target `json:"targets"`
 }
 
-// Safe reports whether the run bypassed nothing it should not have.
+// Safe reports whether the run bypassed nothing it should not have: no
+// alert whose truth is real or an attack was closed by memory. It does not
+// count a model's benign verdict on one (Missed): that is a proposal the
+// analyst reviews, not a closure.
 func (r Report) Safe() bool { return r.Overall.FalseBypasses == 0 }
 
 // Err returns nil for a safe run, or an error naming how many alerts were
@@ -184,7 +227,7 @@ type accumulator struct {
 
 func newAccumulator(corpus string, mode openrecall.Mode, learnAfter int) *accumulator {
 	return &accumulator{
-		r:        Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}},
+		r:        Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}, MissedReal: []MissedReal{}},
 		byKind:   map[Kind]*Stats{},
 		byTruth:  map[openrecall.Decision]*Stats{},
 		byFamily: map[string]*Stats{},
@@ -213,10 +256,12 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 		acc.r.Retained++
 	}
 	dangerous := t.Decision == openrecall.DecisionReal || t.Kind.Security()
+	judged := Judged{Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision}
 	if res.Bypassed && dangerous {
-		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{
-			Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision,
-		})
+		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{judged})
+	}
+	if dangerous && res.Decision.Benign() {
+		acc.r.MissedReal = append(acc.r.MissedReal, MissedReal{Judged: judged, By: decidedBy(res), Approval: res.Triage.RequiresHumanApproval})
 	}
 	ks, ok := acc.byKind[t.Kind]
 	if !ok {

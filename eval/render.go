@@ -70,26 +70,27 @@ func WriteTable(w io.Writer, out Output) error {
 		return err
 	}
 
-	if len(r.FalseBypasses) > 0 {
-		ew.printf("\nFALSE BYPASSES (closed without a model, truth real or an attack):\n")
-		for i, fb := range r.FalseBypasses {
-			if i == 20 {
-				ew.printf("  … and %d more (see --output json)\n", len(r.FalseBypasses)-20)
-				break
-			}
-			ew.printf("  %s  alert %s  %s  family %s  truth %s  closed as %s\n", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
+	ew.list("FALSE BYPASSES (closed without a model, truth real or an attack)", len(r.FalseBypasses), " (see --output json)", func(i int) string {
+		fb := r.FalseBypasses[i]
+		return fmt.Sprintf("%s  alert %s  %s  family %s  truth %s  closed as %s", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
+	})
+	ew.list("MISSED REAL (truth real or an attack, decided benign; a model's verdict is a proposal the analyst reviews, never a closure)", len(r.MissedReal), " (see --output json)", func(i int) string {
+		m := r.MissedReal[i]
+		by := "by the " + m.By + " model after analysis, not marked for a person's approval"
+		if m.Approval {
+			by = "by the " + m.By + " model after analysis, for a person's approval"
 		}
-	}
-	if len(r.Rejections) > 0 {
-		ew.printf("\nREJECTED RECORDS (not replayed):\n")
-		for i, rj := range r.Rejections {
-			if i == 20 {
-				ew.printf("  … and %d more\n", len(r.Rejections)-20)
-				break
-			}
-			ew.printf("  %s: %s\n", rj.Position, rj.Reason)
+		switch m.By {
+		case "memory":
+			by = "closed by memory without a model: a false bypass"
+		case "":
+			by = "with no model answer accepted"
 		}
-	}
+		return fmt.Sprintf("%s  alert %s  %s  family %s  truth %s  decided %s %s", m.Position, m.AlertID, m.Kind, m.Family, m.Truth, m.Decision, by)
+	})
+	ew.list("REJECTED RECORDS (not replayed)", len(r.Rejections), "", func(i int) string {
+		return fmt.Sprintf("%s: %s", r.Rejections[i].Position, r.Rejections[i].Reason)
+	})
 
 	ew.printf("\nTARGETS\n")
 	for _, t := range r.Targets {
@@ -107,6 +108,14 @@ func WriteTable(w io.Writer, out Output) error {
 		ew.printf("  %-16s want %-7s got %-8s %s\n", t.Name, t.Want, got, state)
 	}
 	ew.printf("\n%s\n", Summary(r))
+	if n := reviewed(r.Overall); n > 0 {
+		verdict := "SAFE"
+		if !r.Safe() {
+			verdict = "UNSAFE"
+		}
+		ew.printf("%s counts closures only (false_bypasses: alerts memory closed without a model). missed_real=%d: %d of them a model's benign verdict after analysis on an alert whose truth is real (listed under MISSED REAL): a proposal the analyst reviews, never a closure; an accuracy error a person must catch.\n",
+			verdict, r.Overall.Missed, n)
+	}
 
 	if len(out.Modes) > 0 {
 		ew.printf("\nMODES (memory backend × model)\n")
@@ -149,6 +158,10 @@ func Summary(r Report) string {
 	return "summary: " + verdict + " " + strings.Join(parts, " ")
 }
 
+// reviewed returns how many of s's missed real alerts were not bypassed:
+// a model's benign verdicts, which the analyst reviews.
+func reviewed(s Stats) int { return s.Missed - s.FalseBypasses }
+
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 func recallCell(s Stats) string {
@@ -174,3 +187,18 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
+
+// list prints a heading and the first 20 of n lines (line(i) gives each),
+// then how many more there are and where (more); nothing when n is 0.
+func (e *errWriter) list(heading string, n int, more string, line func(i int) string) {
+	if n == 0 {
+		return
+	}
+	e.printf("\n%s:\n", heading)
+	for i := range min(n, 20) {
+		e.printf("  %s\n", line(i))
+	}
+	if n > 20 {
+		e.printf("  … and %d more%s\n", n-20, more)
+	}
+}

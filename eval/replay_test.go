@@ -336,3 +336,44 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+// TestMissedRealAreReviewedModelVerdicts bounds the alerts eval calls
+// missed real under the product's guard, on the 600-alert corpus of
+// BenchmarkReplay: none was closed by memory (each is a model's benign
+// verdict after analysis, which the analyst reviews), none is a security
+// case (the guard refuses a benign verdict on an attack), a strong model's
+// one carries a person's approval (the severity clause sent it there), a
+// cheap model's one only confirms a family analysts split on (ambiguous),
+// and together they are at most 3% of the alerts whose truth is real
+// (4 of 208 at this seed).
+func TestMissedRealAreReviewedModelVerdicts(t *testing.T) {
+	rep, err := Replay(context.Background(), mustGenerate(t, 20260101, 600), newPipeline(t, false).config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.MissedReal) != rep.Overall.Missed {
+		t.Fatalf("%d missed real alerts listed, %d counted", len(rep.MissedReal), rep.Overall.Missed)
+	}
+	for _, m := range rep.MissedReal {
+		switch {
+		case m.By != "cheap" && m.By != "strong":
+			t.Errorf("%s (%s, family %s): decided %s by %q, want a model answer that passed the gate", m.Position, m.Kind, m.Family, m.Decision, m.By)
+		case m.Kind.Security():
+			t.Errorf("%s: the %s model's benign verdict on a %s alert (family %s) was accepted", m.Position, m.By, m.Kind, m.Family)
+		case m.By == "strong" && !m.Approval:
+			t.Errorf("%s (%s, family %s): the strong model's benign verdict does not require a person's approval", m.Position, m.Kind, m.Family)
+		case m.By == "cheap" && m.Kind != KindAmbiguous:
+			t.Errorf("%s: the cheap model called a %s alert (family %s) %s", m.Position, m.Kind, m.Family, m.Decision)
+		}
+	}
+	real := 0
+	for _, g := range rep.ByTruth {
+		if g.Name == string(openrecall.DecisionReal) {
+			real = g.Stats.Alerts
+		}
+	}
+	if real == 0 || rep.Overall.Missed*100 > 3*real {
+		t.Errorf("%d of %d alerts whose truth is real were decided benign, want at most 3%%: %+v", rep.Overall.Missed, real, rep.MissedReal)
+	}
+	t.Logf("missed real: %d of %d real alerts", rep.Overall.Missed, real)
+}

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 const (
@@ -223,8 +223,8 @@ func TestRecallDuringWrite(t *testing.T) {
 	var r result
 	select {
 	case r = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("recall is still waiting for the writer's transaction after a minute")
+	case <-testenv.Expiry(t):
+		t.Fatal("recall is still waiting for the writer's transaction as the test's deadline nears")
 	}
 	if r.err != nil {
 		t.Fatal(r.err)

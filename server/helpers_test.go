@@ -18,6 +18,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -112,7 +113,7 @@ func newEnv(t *testing.T, o options) *env {
 				return st.ReadTrail(ctx, memory.TrailReader(r))
 			}},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
-		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: 5 * time.Second, Now: o.now, Logger: o.log,
+		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -204,24 +205,22 @@ type accepted struct {
 	} `json:"analyses"`
 }
 
-// wait polls the result of an analysis until it is done.
+// wait polls the result of an analysis until it is done, failing the test
+// if it is not done before the test's deadline nears.
 func (e *env) wait(analysisID, token string) openrecall.Served {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var sv openrecall.Served
+	var sv openrecall.Served
+	if !testenv.Poll(e.t, 20*time.Millisecond, func() bool {
+		sv = openrecall.Served{}
 		resp, b := e.do(http.MethodGet, "/api/v1/results/"+analysisID, token, nil, nil, &sv)
 		if resp.StatusCode != http.StatusOK {
 			e.t.Fatalf("result %s: %d %s", analysisID, resp.StatusCode, b)
 		}
-		if sv.Done {
-			return sv
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("analysis %s not done after 20s", analysisID)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return sv.Done
+	}) {
+		e.t.Fatalf("analysis %s not done before the test's deadline", analysisID)
 	}
+	return sv
 }
 
 // metric returns the value of one sample line of /metrics, such as

@@ -222,7 +222,11 @@ func TestAnalyzeAlertmanagerFixtures(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("resolved: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, res := range decodeResults(t, r.stdout) {
+	resolved := decodeResults(t, r.stdout)
+	if len(resolved) != 2 {
+		t.Fatalf("%d results for the resolved group of two, want 2\n%s", len(resolved), r.stderr)
+	}
+	for _, res := range resolved {
 		if res.Outcome != openrecall.ResultResolved || len(res.Steps) != 1 || res.Decision != "" {
 			t.Errorf("%s: outcome %q, %d steps, decision %q; want resolved, recorded in 1 step, no decision", res.Position, res.Outcome, len(res.Steps), res.Decision)
 		}

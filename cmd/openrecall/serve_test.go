@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // served is a running `openrecall serve` process.
@@ -67,8 +69,8 @@ func startServe(t *testing.T, bin, db string, env []string, args ...string) *ser
 		s.url = u
 	case err := <-s.done:
 		t.Fatalf("serve exited before listening: %v\n%s", err, s.log())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not listen within 30s\n%s", s.log())
+	case <-testenv.Expiry(t):
+		t.Fatalf("serve did not listen before the test's deadline\n%s", s.log())
 	}
 	return s
 }
@@ -128,26 +130,27 @@ type e2eResult struct {
 }
 
 // allResults pages through results?since= until want are done or the
-// deadline passes.
+// test's deadline nears, then returns every result listed.
 func (s *served) allResults(token string, want int) []e2eResult {
 	s.t.Helper()
 	var all []e2eResult
 	var cursor int64
-	deadline := time.Now().Add(90 * time.Second)
-	for len(all) < want && time.Now().Before(deadline) {
-		var page struct {
-			Results []e2eResult `json:"results"`
-			Next    int64       `json:"next"`
+	testenv.Poll(s.t, 50*time.Millisecond, func() bool {
+		for {
+			var page struct {
+				Results []e2eResult `json:"results"`
+				Next    int64       `json:"next"`
+			}
+			if code := s.call(http.MethodGet, fmt.Sprintf("/api/v1/results?since=%d&limit=1000", cursor), token, nil, &page); code != http.StatusOK {
+				s.t.Fatalf("results: %d", code)
+			}
+			all = append(all, page.Results...)
+			cursor = page.Next
+			if len(page.Results) == 0 || len(all) >= want {
+				return len(all) >= want
+			}
 		}
-		if code := s.call(http.MethodGet, fmt.Sprintf("/api/v1/results?since=%d&limit=1000", cursor), token, nil, &page); code != http.StatusOK {
-			s.t.Fatalf("results: %d", code)
-		}
-		all = append(all, page.Results...)
-		cursor = page.Next
-		if len(page.Results) == 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	})
 	return all
 }
 

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // buildBinary builds cmd/openrecall once for the end-to-end tests.
@@ -21,14 +22,7 @@ func buildBinary(t *testing.T) (bin, repo string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin = filepath.Join(t.TempDir(), "openrecall")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/openrecall")
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin, repo
+	return testenv.Build(t, repo), repo
 }
 
 // TestSmoke builds the binary once and runs the whole smoke test with it:

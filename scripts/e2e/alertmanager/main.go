@@ -6,8 +6,15 @@
 // family memory vouches for, an attack, then a resolve), and checks what the
 // server made of Alertmanager's real deliveries: every alert triaged once
 // (redeliveries recognised), the benign repeats bypassed, the attack not,
-// the resolve recorded, the audit trail intact. It ends every process it
-// started and exits 1 when a check fails, 2 when it cannot run.
+// the resolve recorded, the audit trail intact. The counts are taken once
+// the deliveries have settled, a positive signal rather than a pause:
+// Alertmanager's count of webhook requests equals openrecall's count of
+// answered ones, the inbox is empty and every accepted alert has a finished
+// result, so a late redelivery is counted, never missed. Every wait polls
+// until the run's own deadline (-timeout). It ends every process it started
+// and exits 1 when a check fails, 2 when it cannot run. go test runs it
+// against a wrong product (serve --shadow, which never bypasses): it must
+// fail.
 package main
 
 import (
@@ -38,8 +45,9 @@ func main() {
 	am := flag.String("alertmanager", "prometheus-alertmanager", "the Alertmanager binary (Debian names it prometheus-alertmanager)")
 	amtool := flag.String("amtool", "amtool", "the amtool binary")
 	keep := flag.Bool("keep", false, "keep the temporary directory (database, configs, logs)")
+	timeout := flag.Duration("timeout", 5*time.Minute, "the whole run's deadline: every wait polls until it")
 	flag.Parse()
-	r := &run{bin: *bin, am: *am, amtool: *amtool}
+	r := &run{bin: *bin, am: *am, amtool: *amtool, deadline: time.Now().Add(*timeout)}
 	code := r.main(*keep)
 	os.Exit(code)
 }
@@ -56,13 +64,15 @@ const attackSummary = "Brute force: 500 failed ssh logins for root from 203.0.11
 
 type run struct {
 	bin, am, amtool string
-	dir             string
-	url             string // openrecall serve
-	amURL           string
-	ingest, retain  string
-	read            string
-	procs           []*proc
-	failures        []string
+	// deadline ends every wait: the run's own timeout, not one per wait.
+	deadline       time.Time
+	dir            string
+	url            string // openrecall serve
+	amURL          string
+	ingest, retain string
+	read           string
+	procs          []*proc
+	failures       []string
 }
 
 // proc is a started process with its output in a log file.
@@ -226,8 +236,8 @@ func (r *run) setup() error {
 	}
 	select {
 	case r.url = <-addr:
-	case <-time.After(30 * time.Second):
-		return errors.New("openrecall serve did not listen within 30s")
+	case <-time.After(time.Until(r.deadline)):
+		return errors.New("openrecall serve did not listen before the run's deadline")
 	}
 	fmt.Printf("openrecall serve on %s\n", r.url)
 
@@ -262,7 +272,6 @@ receivers:
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--cluster.listen-address="); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(r.amURL + "/-/ready")
 		if err == nil {
@@ -271,8 +280,8 @@ receivers:
 				break
 			}
 		}
-		if time.Now().After(deadline) {
-			return errors.New("alertmanager not ready within 30s")
+		if time.Now().After(r.deadline) {
+			return errors.New("alertmanager not ready before the run's deadline")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -344,6 +353,7 @@ func (r *run) amtoolAdd(labels map[string]string, summary string, start, end tim
 type served struct {
 	AnalysisID string            `json:"analysis_id"`
 	State      string            `json:"state"`
+	Done       bool              `json:"done"`
 	Result     openrecall.Result `json:"result"`
 }
 
@@ -371,9 +381,9 @@ func (r *run) results() ([]served, error) {
 	}
 }
 
-// waitFor polls the results until done returns true or the timeout passes.
-func (r *run) waitFor(what string, timeout time.Duration, done func([]served) bool) ([]served, error) {
-	deadline := time.Now().Add(timeout)
+// waitFor polls the results until done returns true or the run's deadline
+// passes.
+func (r *run) waitFor(what string, done func([]served) bool) ([]served, error) {
 	for {
 		rs, err := r.results()
 		if err != nil {
@@ -382,8 +392,56 @@ func (r *run) waitFor(what string, timeout time.Duration, done func([]served) bo
 		if done(rs) {
 			return rs, nil
 		}
-		if time.Now().After(deadline) {
-			return rs, fmt.Errorf("timed out after %s waiting for %s", timeout, what)
+		if time.Now().After(r.deadline) {
+			return rs, fmt.Errorf("the run's deadline passed waiting for %s", what)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// settled waits until every webhook request Alertmanager made has been
+// answered by openrecall and everything openrecall accepted is analysed:
+// Alertmanager's count of webhook requests equals openrecall's count of
+// requests answered on its Alertmanager route, the inbox is empty and
+// every accepted alert has a finished result. Only then are the results
+// counted, so a late redelivery is waited for and shows as a second
+// triage, never missed by checking too early. Alertmanager sends nothing
+// more unless a group changes: the resolve was the last change.
+func (r *run) settled() ([]served, error) {
+	var last string
+	for {
+		amMetrics, err := get(r.amURL + "/metrics")
+		if err != nil {
+			return nil, err
+		}
+		orMetrics, err := r.metrics()
+		if err != nil {
+			return nil, err
+		}
+		sent := metricValue(amMetrics, `alertmanager_notification_requests_total{integration="webhook"}`)
+		// Only Alertmanager posts alerts in this run (memory is seeded
+		// through the retain API).
+		answered := metricSum(orMetrics, "openrecall_http_requests_total{", "/api/v1/alerts/{sender}")
+		accepted := metricValue(orMetrics, `openrecall_alerts_received_total{endpoint="alertmanager"}`)
+		depth := metricValue(orMetrics, "openrecall_inbox_depth")
+		rs, err := r.results()
+		if err != nil {
+			return nil, err
+		}
+		done := 0
+		for _, s := range rs {
+			if s.Done {
+				done++
+			}
+		}
+		last = fmt.Sprintf("Alertmanager made %s webhook requests, openrecall answered %s, accepted %s alerts, finished %d results, inbox depth %s",
+			sent, answered, accepted, done, depth)
+		if sent != "" && sent != "0" && sent == answered && depth == "0" && accepted == fmt.Sprint(len(rs)) && done == len(rs) {
+			fmt.Println("settled: " + last)
+			return rs, nil
+		}
+		if time.Now().After(r.deadline) {
+			return rs, fmt.Errorf("the run's deadline passed before the deliveries settled: %s", last)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -433,7 +491,7 @@ func (r *run) scenario() error {
 		}
 		return m
 	}
-	if _, err := r.waitFor("4 triaged alerts", 60*time.Second, func(rs []served) bool { return len(triaged(rs)) >= 4 }); err != nil {
+	if _, err := r.waitFor("4 triaged alerts", func(rs []served) bool { return len(triaged(rs)) >= 4 }); err != nil {
 		return err
 	}
 
@@ -446,7 +504,7 @@ func (r *run) scenario() error {
 	isResolved := func(s served) bool {
 		return s.Result.Outcome == openrecall.ResultResolved && s.Result.Alert.Labels["pod"] == pods[0]
 	}
-	if _, err := r.waitFor("the resolve", 60*time.Second, func(rs []served) bool {
+	if _, err := r.waitFor("the resolve", func(rs []served) bool {
 		for _, s := range rs {
 			if isResolved(s) {
 				return true
@@ -456,9 +514,7 @@ func (r *run) scenario() error {
 	}); err != nil {
 		return err
 	}
-	// Let two more group intervals pass, so any further delivery arrives.
-	time.Sleep(7 * time.Second)
-	rs, err := r.results()
+	rs, err := r.settled()
 	if err != nil {
 		return err
 	}
@@ -522,14 +578,36 @@ func (r *run) scenario() error {
 	return nil
 }
 
-func (r *run) metrics() (string, error) {
-	resp, err := http.Get(r.url + "/metrics")
+func (r *run) metrics() (string, error) { return get(r.url + "/metrics") }
+
+// get returns the body of a GET.
+func get(url string) (string, error) {
+	resp, err := http.Get(url)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
 	return string(b), err
+}
+
+// metricSum returns the sum, as text, of the samples of a metric (prefix,
+// such as `name{`) whose labels contain label.
+func metricSum(metrics, prefix, label string) string {
+	var sum float64
+	for line := range strings.SplitSeq(metrics, "\n") {
+		if !strings.HasPrefix(line, prefix) || !strings.Contains(line, label) {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return fmt.Sprint(sum)
 }
 
 func metricValue(metrics, sample string) string {
