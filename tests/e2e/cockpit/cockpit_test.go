@@ -29,6 +29,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // The CSP every answer must carry (cockpit.CSP, restated: the test checks
@@ -63,7 +65,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
+	if testenv.CI() {
 		t.Fatal("CI=true and no chromium on PATH: .ci/run installs it (apt-get install chromium)")
 	}
 	t.Skip("SKIPPED: no chromium on PATH, the cockpit's browser test did not run (apt-get install chromium, then make e2e-cockpit)")
@@ -105,13 +107,7 @@ func buildBinary(t *testing.T) string {
 	if b := os.Getenv("OPENRECALL_BIN"); b != "" {
 		return b
 	}
-	bin := filepath.Join(t.TempDir(), "openrecall")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/openrecall/openrecall/cmd/openrecall")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return testenv.Build(t, filepath.Join("..", "..", ".."))
 }
 
 // startServe starts `openrecall serve` on a loopback port and returns its
@@ -242,11 +238,12 @@ func TestCockpitInABrowser(t *testing.T) {
 		t.Skip("the cockpit's browser test runs with make e2e-cockpit (OPENRECALL_E2E_COCKPIT=1)")
 	}
 	chromium := chromiumPath(t)
-	deadline, ok := t.Deadline()
-	if !ok {
-		deadline = time.Now().Add(5 * time.Minute)
+	// Waits (serve listening, the inbox draining, the browser) last until
+	// the test's own deadline.
+	ctx, cancel := context.WithCancel(context.Background())
+	if deadline, ok := testenv.Deadline(t); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), deadline)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-10*time.Second))
 	defer cancel()
 
 	dir := t.TempDir()
