@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -14,19 +15,23 @@ import (
 	"github.com/openrecall/openrecall/usecase"
 )
 
-// XSSPayloads are hostile texts placed in alert titles, labels, notes and
-// dead ends; the e2e test checks the DOM of a real browser with them too.
-var XSSPayloads = []string{
-	`<script>window.__xss=1</script>`,
-	`<img src=x onerror="window.__xss=2">`,
-	`"><svg onload=window.__xss=3>`,
-	`'><iframe src="javascript:window.__xss=4"></iframe>`,
-	`<a href="javascript:window.__xss=5">click</a>`,
-	`</textarea><script>window.__xss=6</script>`,
-	`<style>body{display:none}</style>`,
-	`{{.Analyst}}<b>bold</b>`,
-	`<math><mi xlink:href="javascript:window.__xss=9">x</mi></math>`,
-	`<details open ontoggle=window.__xss=10>`,
+// XSSPath holds the hostile texts placed in alert titles, labels, notes
+// and dead ends, one a line; the e2e test checks the DOM of a real browser
+// with them too.
+const XSSPath = "testdata/xss.txt"
+
+// xssPayloads reads XSSPath.
+func xssPayloads(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(XSSPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(out) < 10 {
+		t.Fatalf("%s holds %d payloads, want 10 or more", XSSPath, len(out))
+	}
+	return out
 }
 
 // TestHostileTextIsEscapedOnEveryPage puts every payload in alert titles,
@@ -35,6 +40,7 @@ var XSSPayloads = []string{
 func TestHostileTextIsEscapedOnEveryPage(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
+	XSSPayloads := xssPayloads(t)
 	var ids []string
 	for i, p := range XSSPayloads {
 		ids = append(ids, e.waiting(t, i, p, map[string]string{"alertname": "Hostile" + fmt.Sprint(i), p: p}, openrecall.DecisionFalsePositive, time.Unix(int64(i), 0)))

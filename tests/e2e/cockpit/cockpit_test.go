@@ -37,19 +37,9 @@ import (
 // the binary, not the package).
 const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// payloads are the ten hostile texts of the cockpit's handler test.
-var payloads = []string{
-	`<script>window.__xss=1</script>`,
-	`<img src=x onerror="window.__xss=2">`,
-	`"><svg onload=window.__xss=3>`,
-	`'><iframe src="javascript:window.__xss=4"></iframe>`,
-	`<a href="javascript:window.__xss=5">click</a>`,
-	`</textarea><script>window.__xss=6</script>`,
-	`<style>body{display:none}</style>`,
-	`{{.Analyst}}<b>bold</b>`,
-	`<math><mi xlink:href="javascript:window.__xss=9">x</mi></math>`,
-	`<details open ontoggle=window.__xss=10>`,
-}
+// payloadsPath holds the hostile texts of the cockpit's handler test, one
+// a line.
+const payloadsPath = "../../../server/cockpit/testdata/xss.txt"
 
 const (
 	aliceToken  = "alice-e2e-secret"
@@ -238,6 +228,11 @@ func TestCockpitInABrowser(t *testing.T) {
 		t.Skip("the cockpit's browser test runs with make e2e-cockpit (OPENRECALL_E2E_COCKPIT=1)")
 	}
 	chromium := chromiumPath(t)
+	raw, err := os.ReadFile(payloadsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 	// Waits (serve listening, the inbox draining, the browser) last until
 	// the test's own deadline.
 	ctx, cancel := context.WithCancel(context.Background())
