@@ -2,6 +2,7 @@ package cockpit_test
 
 import (
 	"context"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -414,5 +415,25 @@ func TestMemorySearch(t *testing.T) {
 				t.Errorf("%s: memory %s listed %v, want %v", q, id, !slices.Contains(want, id), slices.Contains(want, id))
 			}
 		}
+	}
+}
+
+func TestQueuePageShowsTheOldestWhenMoreWait(t *testing.T) {
+	e := newEnv(t)
+	n := cockpit.QueuePageLimit + 2
+	ws := make([]openrecall.Waiting, n)
+	for i := range ws {
+		ws[i] = openrecall.Waiting{AnalysisID: fmt.Sprintf("run-x-%06d", i), Batch: "run-x", Since: t0.Add(time.Duration(i) * time.Second),
+			Reason: openrecall.WaitEscalated, Why: "escalated", Title: "t", Result: &openrecall.Result{}}
+	}
+	if err := e.store.RecordWaiting(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, e.session(t, "rita-secret"), e.srv.URL, "/ui/queue")
+	if got := strings.Count(body, `class="item"`); got != cockpit.QueuePageLimit {
+		t.Errorf("%d rows, want %d", got, cockpit.QueuePageLimit)
+	}
+	if !strings.Contains(body, "run-x-000000") || strings.Contains(body, ws[n-1].AnalysisID) || !strings.Contains(body, "more wait") {
+		t.Errorf("the page does not show the oldest and say that more wait")
 	}
 }

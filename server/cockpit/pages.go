@@ -79,7 +79,11 @@ func (c *Cockpit) failErr(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 type queueData struct {
-	Items    []openrecall.Waiting
+	Items []openrecall.Waiting
+	// More is true when more than QueuePageLimit wait: Items are the
+	// oldest of them.
+	More     bool
+	Limit    int
 	Severity string
 	Rule     string
 	Service  string
@@ -87,18 +91,25 @@ type queueData struct {
 	Severities []string
 }
 
+// QueuePageLimit caps the rows of the queue page: the oldest are shown,
+// and the page says there are more.
+const QueuePageLimit = 1000
+
 // queuePage lists what waits for a person, oldest first.
 func (c *Cockpit) queuePage(w http.ResponseWriter, r *http.Request, s session) {
 	q := r.URL.Query()
-	d := queueData{Severity: q.Get("severity"), Rule: q.Get("rule"), Service: q.Get("service")}
+	d := queueData{Severity: q.Get("severity"), Rule: q.Get("rule"), Service: q.Get("service"), Limit: QueuePageLimit}
 	for _, sv := range []openrecall.Severity{openrecall.SeverityCritical, openrecall.SeverityHigh, openrecall.SeverityMedium, openrecall.SeverityLow, openrecall.SeverityInfo} {
 		d.Severities = append(d.Severities, string(sv))
 	}
 	var err error
-	d.Items, err = c.cfg.UseCases.Queue(r.Context(), openrecall.WaitingFilter{Severity: openrecall.Severity(d.Severity), Rule: d.Rule, Service: d.Service})
+	d.Items, err = c.cfg.UseCases.Queue(r.Context(), openrecall.WaitingFilter{Severity: openrecall.Severity(d.Severity), Rule: d.Rule, Service: d.Service, Limit: QueuePageLimit + 1})
 	if err != nil {
 		c.failErr(w, r, err)
 		return
+	}
+	if len(d.Items) > QueuePageLimit {
+		d.Items, d.More = d.Items[:QueuePageLimit], true
 	}
 	c.render(w, r, http.StatusOK, "queue", s, "Queue", d)
 }
