@@ -200,10 +200,11 @@ func cleanDeadEnds(in []string) []string {
 // analysis that waited.
 const StepAnalystDecision = "analyst-decision"
 
-// settle marks analysisID decided by the memory retained about it and
-// audits the decision with its analyst. An analysis that did not wait, or
-// was decided already, is left as it is.
-func (a *App) settle(ctx context.Context, analysisID string, inc openrecall.Incident) error {
+// settle marks analysisID decided by d's analyst, as memory memoryID
+// (which may be an earlier memory of the same decision), and audits the
+// decision with its analyst, note and dead ends. An analysis that did not
+// wait, or was decided already, is left as it is.
+func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryID string) error {
 	if a.Waiting == nil {
 		return nil
 	}
@@ -218,7 +219,7 @@ func (a *App) settle(ctx context.Context, analysisID string, inc openrecall.Inci
 	if err != nil {
 		return err
 	}
-	w.Decided, w.DecidedAt, w.DecidedBy, w.Decision, w.MemoryID = true, now, inc.Analyst, inc.Decision, inc.ID
+	w.Decided, w.DecidedAt, w.DecidedBy, w.Decision, w.MemoryID = true, now, d.Analyst, d.Decision, memoryID
 	changed, err := a.Waiting.Decide(ctx, w)
 	if err != nil || !changed {
 		return err
@@ -226,23 +227,23 @@ func (a *App) settle(ctx context.Context, analysisID string, inc openrecall.Inci
 	if a.Audit == nil {
 		return errors.New("usecase: no audit trail to record a decision")
 	}
-	who := inc.Analyst
+	who := d.Analyst
 	if who == "" {
 		who = "an unnamed analyst"
 	}
-	why := fmt.Sprintf("%s decided %s (memory %s)", who, inc.Decision, inc.ID)
+	why := fmt.Sprintf("%s decided %s (memory %s)", who, d.Decision, memoryID)
 	if w.Proposed != "" {
 		why += fmt.Sprintf(", proposed %s", w.Proposed)
 	}
-	if inc.Note != "" {
-		why += ": " + inc.Note
+	if d.Note != "" {
+		why += ": " + d.Note
 	}
-	if len(inc.DeadEnds) > 0 {
-		why += "; dead ends: " + strings.Join(inc.DeadEnds, " | ")
+	if len(d.DeadEnds) > 0 {
+		why += "; dead ends: " + strings.Join(d.DeadEnds, " | ")
 	}
 	err = a.Audit(ctx, []openrecall.AuditEntry{{
 		AnalysisID: analysisID, Batch: w.Batch, AlertID: w.AlertID, Step: StepAnalystDecision,
-		Reason: why, Outcome: string(inc.Decision), ProposedDecision: w.Proposed, Time: now,
+		Reason: why, Outcome: string(d.Decision), ProposedDecision: w.Proposed, Time: now,
 	}})
 	if err != nil {
 		return fmt.Errorf("analysis %s was decided but the audit trail did not record it: %w", analysisID, err)

@@ -437,3 +437,27 @@ func TestQueuePageShowsTheOldestWhenMoreWait(t *testing.T) {
 		t.Errorf("the page does not show the oldest and say that more wait")
 	}
 }
+
+// TestTheDeciderIsTheSessionsAnalyst: two firings of one alert approved
+// as proposed by two analysts share one memory (the same decision and
+// note), yet each analysis is settled and audited by its own analyst.
+func TestTheDeciderIsTheSessionsAnalyst(t *testing.T) {
+	e := newEnv(t)
+	labels := map[string]string{"alertname": "DiskFull", "service": "db"}
+	first := e.waiting(t, 1, "disk full", labels, openrecall.DecisionKnownBenign, t0)
+	second := e.waiting(t, 2, "disk full", labels, openrecall.DecisionKnownBenign, t0.Add(time.Minute))
+	for id, who := range map[string]string{first: "alice", second: "bob"} {
+		c := e.session(t, who+"-secret")
+		if resp, _ := post(t, c, e.srv.URL, "/ui/review/"+id, url.Values{"action": {"approve"}}); resp.Header.Get("Location") != "/ui/queue?done=decided" {
+			t.Fatalf("%s approves %s: %d %q", who, id, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		w, err := e.store.WaitingFor(context.Background(), id)
+		if err != nil || w.DecidedBy != who {
+			t.Errorf("%s: decided by %q, want %s (%v)", id, w.DecidedBy, who, err)
+		}
+		es := e.auditEntries(t, id)
+		if last := es[len(es)-1]; !strings.HasPrefix(last.Reason, who+" decided known_benign") {
+			t.Errorf("%s: audited %q, want %s's decision", id, last.Reason, who)
+		}
+	}
+}

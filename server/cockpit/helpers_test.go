@@ -36,11 +36,12 @@ type testKeys struct{}
 func (testKeys) Key(openrecall.TrailState, bool) (audit.Key, error) { return trailKey, nil }
 func (testKeys) Explain(err error) error                            { return err }
 
-// Tokens of every test: a named token that acts, a named token that only
-// sees, an unnamed token with every scope, and an ingest-only token.
+// Tokens of every test: named tokens that act (bob's with retain alone),
+// a named token that only sees, an unnamed token with every scope, and an ingest-only token.
 var tokens = []cockpit.Token{
 	{Name: "alice", Secret: "alice-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
 	{Name: "rita", Secret: "rita-secret", Scopes: []string{cockpit.ScopeRead}},
+	{Name: "bob", Secret: "bob-secret", Scopes: []string{cockpit.ScopeRetain}},
 	{Name: "", Secret: "anon-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
 	{Name: "ingester", Secret: "ingest-secret", Scopes: []string{"ingest"}},
 }
@@ -112,7 +113,7 @@ func (e *env) waiting(t testing.TB, n int, title string, labels map[string]strin
 	t.Helper()
 	ctx := context.Background()
 	alert := openrecall.Alert{
-		ID: fmt.Sprintf("alert-%d", n), Format: "openrecall", Title: title, Text: title + " (text)",
+		ID: "alert-" + title, Format: "openrecall", Title: title, Text: title + " (text)",
 		Labels: labels, Severity: openrecall.SeverityHigh, Service: "checkout", Status: "firing",
 	}
 	res := openrecall.Result{
