@@ -179,16 +179,11 @@ func (e *env) session(t testing.TB, secret string) *http.Client {
 // get fetches path and returns the status, headers and body.
 func get(t testing.TB, c *http.Client, base, path string) (*http.Response, string) {
 	t.Helper()
-	resp, err := c.Get(base + path)
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
+	return do(t, c, req)
 }
 
 // post submits a form and returns the answer.
@@ -202,6 +197,12 @@ func post(t testing.TB, c *http.Client, base, path string, form url.Values, head
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return do(t, c, req)
+}
+
+// do sends req and returns the answer with its body read.
+func do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func post(t testing.TB, c *http.Client, base, path string, form url.Values, head
 	return resp, string(b)
 }
 
-// auditSteps returns the steps of the audit entries of analysisID.
+// auditEntries returns the audit entries of analysisID.
 func (e *env) auditEntries(t testing.TB, analysisID string) []openrecall.AuditEntry {
 	t.Helper()
 	es, err := e.store.AuditByAnalysis(context.Background(), analysisID)
