@@ -5,7 +5,13 @@
 // whose find text no longer occurs exactly once in its file does not apply:
 // it is reported as an error, never counted as killed.
 //
-//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all]
+//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all] [-targeted [-rest 4m]]
+//
+// -targeted runs each mutant first against the properties its spec expects
+// to kill it (the P<n> of its expect line) and, only when they do not, the
+// whole suite under a time bound (-rest): a mutant the bounded rest does not
+// kill in time is reported as survived, never as killed. It keeps the run
+// short enough for CI; without it every mutant runs the whole suite.
 package main
 
 import (
@@ -36,6 +42,8 @@ func main() {
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default all)")
 	keep := flag.Bool("keep", false, "keep the scratch copy")
 	all := flag.Bool("all", false, "run every property on each mutant (no -failfast), to list every property that kills it")
+	flag.BoolVar(&targeted, "targeted", false, "run each mutant against the properties its spec expects first, then the rest of the suite under -rest")
+	flag.DurationVar(&restBound, "rest", 4*time.Minute, "with -targeted, the time bound of the whole-suite run of a mutant its expected properties did not kill")
 	flag.Parse()
 	failFast = !*all
 	if err := run(*dir, *profile, *seed, *only, *keep); err != nil {
@@ -77,7 +85,7 @@ func run(dir, profile, seed, only string, keep bool) error {
 		return fmt.Errorf("copy the tree: %w", err)
 	}
 	fmt.Printf("scratch copy %s, profile %s, seed %s, %d mutants\n", scratch, profile, seed, len(ms))
-	if killed, _, out := suite(scratch, profile, seed); killed {
+	if killed, _, out := suite(scratch, profile, seed, "", 0); killed {
 		return fmt.Errorf("the suite fails on the unmutated copy:\n%s", tail(out, 40))
 	}
 	var nKilled, nSurvived, nErr int
@@ -102,6 +110,9 @@ func run(dir, profile, seed, only string, keep bool) error {
 	fmt.Printf("kill rate: %d of %d killed (%.0f%%), %d survived, %d errors (profile %s, seed %s)\n", nKilled, judged, rate, nSurvived, nErr, profile, seed)
 	if nErr > 0 {
 		return fmt.Errorf("%d mutants did not apply or did not build", nErr)
+	}
+	if nSurvived > 0 {
+		return fmt.Errorf("%d mutants survived: the suite does not kill every mutant of its set", nSurvived)
 	}
 	return nil
 }
@@ -128,10 +139,33 @@ func apply(scratch string, m mutant, profile, seed string) (result, detail strin
 			result, detail = "error", "restore "+m.File+": "+err.Error()
 		}
 	}()
-	if out, err := goCmd(scratch, nil, "build", "./..."); err != nil {
+	// The package of the mutated file is what can stop building (a mutant
+	// changes one file); the suite's own build covers what imports it.
+	if out, err := goCmd(scratch, nil, "build", "./"+filepath.ToSlash(filepath.Dir(m.File))); err != nil {
 		return "error", "does not build: " + firstLine(out)
 	}
-	killed, by, out := suite(scratch, profile, seed)
+	if targeted {
+		if ids := expected(m.Expect); len(ids) > 0 {
+			killed, by, out := suite(scratch, profile, seed, "^("+strings.Join(ids, "|")+")_", 0)
+			if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
+				return "error", "suite did not build: " + firstLine(out)
+			}
+			if killed {
+				return "killed", "by " + by + " (expected)"
+			}
+		}
+		killed, by, out := suite(scratch, profile, seed, "", restBound)
+		switch {
+		case strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
+			return "error", "suite did not build: " + firstLine(out)
+		case strings.Contains(out, "panic: test timed out"):
+			return "survived", fmt.Sprintf("the whole suite did not kill it within %s", restBound)
+		case killed:
+			return "killed", "by " + by
+		}
+		return "survived", ""
+	}
+	killed, by, out := suite(scratch, profile, seed, "", 0)
 	if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
 		return "error", "suite did not build: " + firstLine(out)
 	}
@@ -141,17 +175,47 @@ func apply(scratch string, m mutant, profile, seed string) (result, detail strin
 	return "survived", ""
 }
 
+// targeted and restBound are the -targeted and -rest flags.
+var (
+	targeted  bool
+	restBound time.Duration
+)
+
+var propRe = regexp.MustCompile(`\bP\d+\b`)
+
+// expected returns the property numbers an expect line names, in order
+// and without repeats ("P40, steps (P15)" gives P40, P15).
+func expected(expect string) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, id := range propRe.FindAllString(expect, -1) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // failFast stops the suite at the first failing property (the kill rate
 // needs no more); -all turns it off.
 var failFast = true
 
 var failRe = regexp.MustCompile(`--- FAIL: TestProperties/(P\d+)_`)
 
-// suite runs the property suite alone; killed is true when it fails, by
-// names the failing properties.
-func suite(dir, profile, seed string) (bool, string, string) {
+// suite runs the property suite alone (only the properties sub matches
+// when it is not empty, under the timeout bound when it is not 0); killed
+// is true when it fails, by names the failing properties.
+func suite(dir, profile, seed, sub string, bound time.Duration) (bool, string, string) {
 	env := []string{"OPENRECALL_PBT_PROFILE=" + profile, "OPENRECALL_PBT_SEED=" + seed}
-	args := []string{"test", "-count=1", "-timeout", "15m", "-run", "^TestProperties$", "./tests/property/"}
+	run, timeout := "^TestProperties$", "15m"
+	if sub != "" {
+		run += "/" + sub
+	}
+	if bound > 0 {
+		timeout = bound.String()
+	}
+	args := []string{"test", "-count=1", "-timeout", timeout, "-run", run, "./tests/property/"}
 	if failFast {
 		args = append(args[:1], append([]string{"-failfast"}, args[1:]...)...)
 	}

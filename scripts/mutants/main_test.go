@@ -49,3 +49,16 @@ func TestApplyReportsAMutantThatNoLongerApplies(t *testing.T) {
 		t.Fatalf("the file changed: %q", got)
 	}
 }
+
+func TestExpectedReadsThePropertyNumbers(t *testing.T) {
+	for expect, want := range map[string]string{
+		"P40, steps (P15)": "P40,P15",
+		"P69":              "P69",
+		"audit":            "",
+		"P3, P5, P3":       "P3,P5",
+	} {
+		if got := strings.Join(expected(expect), ","); got != want {
+			t.Errorf("expected(%q) = %q, want %q", expect, got, want)
+		}
+	}
+}

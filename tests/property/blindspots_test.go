@@ -199,21 +199,12 @@ func checkGate(c gen.GateCase) error {
 	if c.Attack {
 		fp.AttackPattern = "ssrf"
 	}
-	var matches []openrecall.Match
-	for i := 0; i < c.Memories; i++ {
-		matches = append(matches, openrecall.Match{Score: 1, Incident: openrecall.Incident{
-			ID: fmt.Sprintf("inc_%d", i), Fingerprint: fp, Decision: openrecall.DecisionKnownBenign, Severity: openrecall.SeverityMedium,
-			CreatedAt: gen.Times()[i%len(gen.Times())]}})
-	}
 	text := c.Answer()
-	r, err := routing.New(routing.Config{Cheap: answeringModel{"gpt-4o-mini", text}, Strong: answeringModel{"gpt-4o", text}, Vet: triage.Vet, Now: fixedClock})
+	out, err := routeOnBenignMemory(routing.Config{Cheap: answeringModel{"gpt-4o-mini", text}, Strong: answeringModel{"gpt-4o", text}},
+		fp, c.Memories, "gate-1")
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	tr := triage.Triage(fp, openrecall.SeverityMedium, matches, triage.DefaultConfig())
-	alert := openrecall.Alert{ID: "gate-1", Format: "jsonl", Title: "checkout-api crash looping", Severity: openrecall.SeverityMedium, Status: openrecall.StatusFiring}
-	out := r.Route(context.Background(), routing.Input{Alert: alert, Fingerprint: fp, Matches: matches, Triage: tr,
-		Guard: openrecall.GuardVerdict{Reason: "pbt: not bypassed"}})
 	if len(out.Steps) != 1 || out.Steps[0].Step != openrecall.StepAnalysis || out.Steps[0].Skipped {
 		return fmt.Errorf("calls: want exactly one model call, got steps %+v", out.Steps)
 	}
@@ -330,4 +321,25 @@ func checkThreshold(c gen.ThresholdCase) error {
 		return fmt.Errorf("threshold: %d unanimous %s memories: bypass %v, want %v (n ≥ 5)", c.N, d, v.Bypass, c.N >= 5)
 	}
 	return nil
+}
+
+// routeOnBenignMemory routes one medium alert of fingerprint fp, with n
+// unanimous known_benign strong memories that the guard did not bypass,
+// through a router of cfg (the guard's Vet and the fixed clock added).
+func routeOnBenignMemory(cfg routing.Config, fp openrecall.Fingerprint, n int, alertID string) (routing.Output, error) {
+	var matches []openrecall.Match
+	for i := 0; i < n; i++ {
+		matches = append(matches, openrecall.Match{Score: 1, Incident: openrecall.Incident{
+			ID: fmt.Sprintf("inc_%d", i), Fingerprint: fp, Decision: openrecall.DecisionKnownBenign, Severity: openrecall.SeverityMedium,
+			CreatedAt: gen.Times()[i%len(gen.Times())]}})
+	}
+	cfg.Vet, cfg.Now = triage.Vet, fixedClock
+	r, err := routing.New(cfg)
+	if err != nil {
+		return routing.Output{}, fmt.Errorf("setup: %v", err)
+	}
+	tr := triage.Triage(fp, openrecall.SeverityMedium, matches, triage.DefaultConfig())
+	alert := openrecall.Alert{ID: alertID, Format: "jsonl", Title: "checkout-api crash looping", Severity: openrecall.SeverityMedium, Status: openrecall.StatusFiring}
+	return r.Route(context.Background(), routing.Input{Alert: alert, Fingerprint: fp, Matches: matches, Triage: tr,
+		Guard: openrecall.GuardVerdict{Reason: "pbt: not bypassed"}}), nil
 }

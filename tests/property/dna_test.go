@@ -93,6 +93,7 @@ func dnaProperties() []pbt.Property {
 				}
 				return []string{"unchanged"}
 			}),
+			pbt.Pin("a key=value secret with no ':' in the text", gen.SecretText{Pieces: []int{20, 5, 40}}),
 			pbt.Cover("redacted", 30),
 			pbt.Cover("unchanged", 5),
 			pbt.Found(`"authorization: :" was not redacted idempotently: the replacement added a space before the marker on every pass (fixed: the scheme keeps its own white space)`,

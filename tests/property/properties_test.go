@@ -29,6 +29,7 @@ func registry() []pbt.Property {
 	props = append(props, templateProperties()...)
 	props = append(props, securityProperties()...)
 	props = append(props, senderProperties()...)
+	props = append(props, teethProperties()...)
 	props = append(props, waitingProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props

@@ -13,7 +13,7 @@ import (
 func templateProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P56_template_variables_share",
-			"Two renderings of one event template that differ only in variable tokens share a template: numbers, signed numbers, numbers with units, durations, IPv4/IPv6 addresses with and without ports, URLs, paths, e-mail addresses, hex ids, UUIDs, pod names, CronJob runs, host names with an ordinal, timestamps (with month and weekday names), the values of key=value, key:value and key: value pairs, quoted numbers and paths, and the account after \"for user\" or \"invalid user\"; and Template is idempotent.",
+			"Two renderings of one event template that differ only in variable tokens share a template: numbers, signed numbers, numbers with units, durations, IPv4/IPv6 addresses with and without ports, URLs, paths, e-mail addresses, hex ids, UUIDs, pod names, CronJob runs, host names with an ordinal, timestamps (with month and weekday names), the values of key=value, key:value and key: value pairs, quoted numbers and paths, and the account after \"for user\" or \"invalid user\", an instance number (eth0, cn304), a grid position (Thunderbird_A3), a dotted host name (also as rhost's value), an empty or bracketed value, a size restated in other units, a bounded duration, a list of ids, a namespace's name and a sudo line's account; and Template is idempotent.",
 			"TemplateCaseGen", gen.TemplateCaseGen(), func(c gen.TemplateCase) error {
 				a, b := c.First(), c.Second()
 				ta, tb := fingerprint.Template(a), fingerprint.Template(b)
@@ -38,7 +38,7 @@ func templateProperties() []pbt.Property {
 			pbt.Cover("with variables", 50),
 		),
 		pbt.ForAll("P57_template_names_separate",
-			"Two titles that differ only in a constant word, the key of a key=value, key:value or key: value pair (or a word value of one), a quoted word, an HTTP method or the constant segments of its route, or a name joined to digits (eth0, ipv4) never share a template.",
+			"Two titles that differ only in a constant word, the key of a key=value, key:value or key: value pair (or a word value of one), a quoted word, an HTTP method or the constant segments of its route, the kind of a numbered name (eth0, wlan0), a kind that ends in digits (ipv4, sha256), a catalogue id (T1059.001, CVE-2021-42278), the word before a dot leader or a reverse-DNS code name never share a template.",
 			"ContrastCaseGen", gen.ContrastCaseGen(), func(c gen.ContrastCase) error {
 				a, b := c.First(), c.Second()
 				if ta, tb := fingerprint.Template(a), fingerprint.Template(b); ta == tb {
@@ -47,7 +47,7 @@ func templateProperties() []pbt.Property {
 				return nil
 			},
 			pbt.Classify(func(c gen.ContrastCase) []string { return []string{c.Kind()} }),
-			pbt.Cover("http method", 3), pbt.Cover("quoted word", 5), pbt.Cover("key of key=value", 3),
+			pbt.Cover("http method", 3), pbt.Cover("quoted word", 5), pbt.Cover("key of key=value", 3), pbt.Cover("catalogue id", 5),
 		),
 	}
 }

@@ -200,15 +200,12 @@ func loadTSV(path string) (System, error) {
 }
 
 // LoadLoghub reads Loghub's 2k samples from dir: a file
-// NAME_2k.log_structured.csv (or NAME.csv) per system, its Content and
-// EventId columns. Only the systems named are read.
+// NAME_2k.log_structured.csv (in a folder NAME or not) or NAME.csv per
+// system, its Content and EventId columns. Only the systems named are read.
 func LoadLoghub(dir string, names []string) ([]System, error) {
 	var out []System
 	for _, name := range names {
-		path := filepath.Join(dir, name, name+"_2k.log_structured.csv")
-		if _, err := os.Stat(path); err != nil {
-			path = filepath.Join(dir, name+".csv")
-		}
+		path := loghubPath(dir, name)
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err
@@ -221,6 +218,23 @@ func LoadLoghub(dir string, names []string) ([]System, error) {
 		out = append(out, sys)
 	}
 	return out, nil
+}
+
+// loghubPath finds a system's structured sample in dir: a clone of Loghub
+// (NAME/NAME_2k.log_structured.csv), its files side by side
+// (NAME_2k.log_structured.csv) or NAME.csv; the first that exists.
+func loghubPath(dir, name string) string {
+	paths := []string{
+		filepath.Join(dir, name, name+"_2k.log_structured.csv"),
+		filepath.Join(dir, name+"_2k.log_structured.csv"),
+		filepath.Join(dir, name+".csv"),
+	}
+	for _, p := range paths[:len(paths)-1] {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return paths[len(paths)-1]
 }
 
 func readLoghub(r io.Reader, name string) (System, error) {

@@ -15,10 +15,11 @@ import (
 const (
 	accuracyFloor = 0.865
 	mixedCeiling  = 0.01
-	// heldOutFloor holds the held-out systems (never looked at while
-	// tuning) at what they measured when the tokenizer was written
-	// (0.823): below Drain's mean, reported as such in README, and a
-	// regression floor, not a target to tune to.
+	// heldOutFloor holds the held-out systems (labels fixed before
+	// tuning, splits never examined) at about what they measured when the
+	// tokenizer was written (0.823 on the first five; 0.829 on all eight
+	// after the second pass): below Drain's mean, reported as such in
+	// README, and a regression floor, not a target to tune to.
 	heldOutFloor = 0.82
 )
 

@@ -8,7 +8,9 @@ import (
 )
 
 // LoghubTuned and LoghubHeldOut split Loghub's 16 systems (fixed before any
-// tuning): the template was tuned looking only at the first eight.
+// tuning): issue #19's first pass tuned the template looking only at the
+// first eight; its second pass looked at the split events of all sixteen,
+// so the split now only keeps the figures comparable.
 var (
 	LoghubTuned   = []string{"BGL", "HealthApp", "Linux", "Mac", "OpenSSH", "OpenStack", "Proxifier", "Thunderbird"}
 	LoghubHeldOut = []string{"Android", "Apache", "HDFS", "HPC", "Hadoop", "Spark", "Windows", "Zookeeper"}

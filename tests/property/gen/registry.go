@@ -230,6 +230,72 @@ func All() []Named {
 		{"SecurityAlertGen", SecurityAlertGen(), validAs(ValidSecurityAlert)},
 		{"DetectionChangeGen", DetectionChangeGen(), validAs(ValidDetectionChange)},
 		{"EnvCaseGen", EnvCaseGen(), validAs(ValidEnvCase)},
+		{"IdentityLabelCaseGen", IdentityLabelCaseGen(), validAs(ValidIdentityLabelCase)},
+		{"TextAlertCaseGen", TextAlertCaseGen(), validAs(func(c TextAlertCase) error {
+			if c.More < 0 || c.More > 3 || c.Blank < 0 || c.Blank > 2 {
+				return fmt.Errorf("line counts out of range: %+v", c)
+			}
+			return indexesIn(c.Words[:], 3001, "word choice")
+		})},
+		{"CommentQueueCaseGen", CommentQueueCaseGen(), validAs(func(c CommentQueueCase) error {
+			if c.More < 0 || c.More > 5 || c.Comments < 0 || c.Comments > 127 || c.Text < 0 {
+				return fmt.Errorf("out of range: %+v", c)
+			}
+			return indexesIn(c.Kinds[:], 3, "record kind")
+		})},
+		{"EpisodeCaseGen", EpisodeCaseGen(), validAs(func(c EpisodeCase) error {
+			return indexesIn([]int{c.StartA, c.StartB}, len(EpisodeStarts()), "start")
+		})},
+		{"ExpiryCaseGen", ExpiryCaseGen(), validAs(func(c ExpiryCase) error { return indexesIn(c.Expiry, len(ExpiryOffsets()), "expiry") })},
+		{"CacheWriteCaseGen", CacheWriteCaseGen(), validAs(func(c CacheWriteCase) error {
+			if err := indexesIn([]int{c.Write}, len(CacheWrites()), "write"); err != nil {
+				return err
+			}
+			return indexesIn([]int{c.Decision}, len(Retainable()), "decision")
+		})},
+		{"DedupeCaseGen", DedupeCaseGen(), validAs(func(c DedupeCase) error {
+			a, b := c.Pair()
+			if err := a.Validate(); err != nil {
+				return err
+			}
+			return b.Validate()
+		})},
+		{"PriceCaseGen", PriceCaseGen(), validAs(func(c PriceCase) error {
+			ci, co, si, so, _ := c.Table()
+			if ci < 0 || co < 0 || si <= 0 || so <= 0 {
+				return fmt.Errorf("price out of range: %+v", c)
+			}
+			return nil
+		})},
+		{"CompletionCaseGen", CompletionCaseGen(), validAs(func(c CompletionCase) error {
+			for _, s := range c.Steps {
+				if s.Model < 0 || s.Model >= len(CompletionModels()) || s.Step < 0 || s.Step >= len(CompletionSteps()) || s.PromptTokens < 0 || s.Completion < 0 {
+					return fmt.Errorf("step out of range: %+v", s)
+				}
+			}
+			return nil
+		})},
+		{"RetryCaseGen", RetryCaseGen(), validAs(func(c RetryCase) error {
+			for _, f := range c.Failures {
+				if f.Status < 0 || f.Status >= len(RetryStatuses()) || f.Body < 0 || f.Body >= len(RetryBodies()) ||
+					f.Code < 0 || f.Code >= len(RetryCodes()) || f.RetryAfter < 0 || f.RetryAfter >= len(RetryAfters()) {
+					return fmt.Errorf("failure out of range: %+v", f)
+				}
+			}
+			return nil
+		})},
+		{"SecretLabelCaseGen", SecretLabelCaseGen(), validAs(func(c SecretLabelCase) error {
+			if err := indexesIn([]int{c.Name}, len(SecretLabelNames()), "name"); err != nil {
+				return err
+			}
+			return indexesIn([]int{c.Value}, len(PlainValues()), "value")
+		})},
+		{"AuditFieldCaseGen", AuditFieldCaseGen(), validAs(func(c AuditFieldCase) error {
+			if c.MoreEntries < 0 || c.MoreCosts < 0 || c.Legacy < 0 || c.Entry < 0 || c.Cost < 0 {
+				return fmt.Errorf("negative choice: %+v", c)
+			}
+			return nil
+		})},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {

@@ -27,7 +27,11 @@ func (s TemplateSlot) Variable() bool { return len(s.Values) > 1 }
 // hex ids, UUIDs, Deployment pod names, CronJob runs, host names with an
 // ordinal, dotted host names with a port, timestamps in syslog, ctime, RFC
 // 3339 and "27 Dec 2018" forms, the value of key=value, key:value and
-// "key: value" pairs, and a quoted number or path).
+// "key: value" pairs, a quoted number or path, an instance number (eth0,
+// cn304), a grid position (Thunderbird_A3), a dotted host name (also as
+// the value of rhost=), an empty or bracketed value, a size restated in
+// other units, a bounded duration ("<1 sec"), a list of ids, a namespace's
+// name and a sudo line's account).
 func TemplateSlots() []TemplateSlot {
 	w := func(word string) TemplateSlot { return TemplateSlot{Class: "word", Values: []string{word}} }
 	v := func(class string, values ...string) TemplateSlot { return TemplateSlot{Class: class, Values: values} }
@@ -64,6 +68,18 @@ func TemplateSlots() []TemplateSlot {
 		v("bracketed pid", "sshd[3402]:", "sshd[1]:", "sshd[65535]:"),
 		v("account after for user", "for user root", "for user alice", "for user svc_backup"),
 		v("account after invalid user", "invalid user root", "invalid user alice", "invalid user oracle"),
+		v("instance number", "eth0", "eth1", "eth12"),
+		v("node number", "cn304", "cn7", "cn1024"),
+		v("grid position", "[Thunderbird_A3]", "[Thunderbird_C2]", "[Thunderbird_B10]"),
+		v("host name", "shop.example.com", "host8.topspot.net", "*.corp.example.org", "proxy.cse.cuhk.edu.hk", "authorMacBook-Pro.local"),
+		v("key=host name", "rhost=massive.merukuru.org", "rhost=zummit.com", "rhost=10.0.0.1"),
+		v("empty or bracketed value", "()", "(host8.topspot.net)", "(10.0.0.1)"),
+		v("empty or quoted value", `""`, `"4411"`, `"/tmp/kafka-logs"`),
+		v("size restated", "1190 bytes (1.16 KB)", "815 bytes", "0 bytes", "6274 bytes (6.12 KB)"),
+		v("bounded duration", "<1 sec", "00:02", "3 s", ">5 s"),
+		v("list of ids", "blk_-857 blk_-912 blk_876", "blk_-514", "blk_1 blk_2"),
+		v("namespace name", "in namespace shop", "in namespace payments", "in namespace ledger-export"),
+		v("sudo account", "sudo: carol :", "sudo: svc_backup :", "sudo: alice :"),
 	}
 }
 
@@ -130,13 +146,16 @@ type TemplateContrast struct {
 
 // TemplateContrasts returns the constructs of DESIGN §4 that name an
 // event: a constant word, the key of a key=value pair (and a word value of
-// one), a quoted word, an HTTP method before the same route, the route's
-// shape, a unit of a named thing, a name joined to digits.
+// one, an account's included), a quoted word, an HTTP method before the
+// same route, the route's shape, the kind of a numbered name (eth0, wlan0),
+// a kind that ends in digits (ipv4, sha256), a catalogue id (ATT&CK
+// technique, CVE), the word before a dot leader, a reverse-DNS code name.
 func TemplateContrasts() []TemplateContrast {
 	return []TemplateContrast{
 		{"constant word", "restarted", "stopped"},
 		{"constant word", "primary", "replica"},
 		{"key of key=value", "ambient=30", "voltage=30"},
+		{"key of key=value", "pid=4974", "tid=4974"},
 		{"key of key:value", "onExtend:1514038530000", "onStandStepChanged:1514038530000"},
 		{"key of key: value", "status: 200", "len: 200"},
 		{"word value of key = value", "reason = AuthFail:0x2c", "reason = AssocFail:0x2c"},
@@ -144,9 +163,17 @@ func TemplateContrasts() []TemplateContrast {
 		{"quoted word", "'Active'", "'Inactive'"},
 		{"quoted word", `"users"`, `"orders"`},
 		{"http method", `"GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1"`, `"POST /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1"`},
+		{"http method", `"HEAD /healthz HTTP/1.1"`, `"DELETE /healthz HTTP/1.1"`},
 		{"http route", `"GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1"`, `"GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/os-server-external-events HTTP/1.1"`},
-		{"name joined to digits", "eth0", "eth1"},
-		{"name joined to digits", "ipv4", "ipv6"},
+		{"kind of a numbered name", "eth0", "wlan0"},
+		{"kind ending in digits", "ipv4", "ipv6"},
+		{"kind ending in digits", "sha256", "sha512"},
+		{"catalogue id", "T1059.001", "T1059.003"},
+		{"catalogue id", "CVE-2021-42278", "CVE-2021-42287"},
+		{"word before a dot leader", "dcbf.........0", "icbi.........0"},
+		{"code name with a country-like ending", "mapred.task.id", "mapred.job.id"},
+		{"code name with a numbered part", "org.apache.hadoop.mapreduce.v2.app.JobEventType", "org.apache.hadoop.mapreduce.v2.app.TaskEventType"},
+		{"word value of an account key", "user=root", "user=guest"},
 	}
 }
 
