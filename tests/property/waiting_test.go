@@ -22,7 +22,7 @@ import (
 // waitingProperties are the rules of what waits for a person (DESIGN §12a).
 func waitingProperties() []pbt.Property {
 	return []pbt.Property{
-		pbt.ForAll("P90_waits_until_settled_once",
+		pbt.ForAll("P100_waits_until_settled_once",
 			"An analysis waits for a person exactly when its alert was triaged, not bypassed, and escalated or in need of a person's approval; its proposal is the model's decision when the model gave one a person can retain, else memory's; the workflow's sink records it with the analysis's audit entries, and the first retain about the analysis settles it (off the queue, decided by that analyst, one analyst-decision audit entry) while a second retain changes neither the queue nor the trail, which stays intact.",
 			"WaitCaseGen", waitCaseGen(), checkWaiting, pbt.Expensive(4)),
 	}
