@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm mutants
+.PHONY: build run test race lint smoke bench bench-analyze bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -135,5 +135,12 @@ e2e-alertmanager: build
 	fi
 	$(GO) run ./scripts/e2e/alertmanager -bin ./$(BIN)
 
+# The cockpit (web UI) in a real headless Chromium (Debian's chromium,
+# driven with chromedp) against the built binary's serve on loopback; see
+# tests/e2e/cockpit. Without chromium it skips loudly, unless CI=true, where
+# it fails. Screenshots of the queue and review pages go to .e2e-cockpit/.
+e2e-cockpit: build
+	OPENRECALL_E2E_COCKPIT=1 OPENRECALL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 10m ./tests/e2e/cockpit
+
 clean:
-	rm -rf bin .openrecall coverage.out .e2e-llm
+	rm -rf bin .openrecall coverage.out .e2e-llm .e2e-cockpit

@@ -44,7 +44,9 @@ var layers = map[string]layer{
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
-	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "server/cockpit", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	// The cockpit: the web UI, an adapter over the application layer.
+	"server/cockpit": {module: []string{"", "costcurve", "usecase"}},
 	// The application layer: the use cases every interface calls, over
 	// storage it declares as interfaces (no concrete adapter).
 	"usecase": {module: []string{"", "audit", "costcurve", "intake", "workflow"}},

@@ -16,6 +16,9 @@ type Sink struct {
 	Store     *Store
 	Seal      SealFunc
 	SealCosts CostSealFunc
+	// Waits, when not nil, says which results wait for a person: they are
+	// recorded with their audit entries, in the same transaction.
+	Waits WaitsFunc
 }
 
 // Persist stores one result's audit entries and its cost point (nil for
@@ -69,7 +72,10 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := recordProposalsTx(ctx, tx, results); err != nil {
 			return err
 		}
-		return recordStrongCompletionsTx(ctx, tx, results)
+		if err := recordStrongCompletionsTx(ctx, tx, results); err != nil {
+			return err
+		}
+		return recordWaitingTx(ctx, tx, results, s.Waits, s.Store.now())
 	})
 	if err != nil {
 		return nil, err

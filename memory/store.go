@@ -462,8 +462,10 @@ func loadMigrations() ([]migration, error) {
 		base := filepath.Base(name)
 		num, _, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration %s: want name %04d_*.sql", base, i+1)
+		// Numbers rise but may skip: a number is reserved for a change
+		// that lands later (0007, exceptions) and is applied then.
+		if !ok || err != nil || v < 1 || i > 0 && v <= out[i-1].version {
+			return nil, fmt.Errorf("migration %s: want name NNNN_*.sql numbered above the one before", base)
 		}
 		body, err := migrationFiles.ReadFile(name)
 		if err != nil {
@@ -563,7 +565,11 @@ func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bo
 	if current > latest {
 		return false, fmt.Errorf("schema version %d, this binary knows up to %d; upgrade openrecall to use this database: %w", current, latest, ErrNewerSchema)
 	}
-	if current >= m.version {
+	var applied int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&applied); err != nil {
+		return false, translate("read schema version", err)
+	}
+	if applied > 0 {
 		return false, nil
 	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {

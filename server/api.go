@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,6 +226,17 @@ type readiness struct {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	rd := s.readiness(r.Context())
+	code := http.StatusOK
+	if !rd.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, rd)
+}
+
+// readiness is what GET /readyz answers and the cockpit's mode badge
+// shows.
+func (s *Server) readiness(ctx context.Context) readiness {
 	p, err := s.currentPipeline()
 	rd := readiness{Ready: s.ready.Load() && err == nil, Shadow: s.cfg.Shadow, Database: "writable", InboxLimit: s.cfg.InboxLimit}
 	if err == nil {
@@ -236,20 +248,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	} else {
 		rd.Models = "unavailable: " + err.Error()
 	}
-	if err := s.cfg.Store.Writable(r.Context()); err != nil {
+	if err := s.cfg.Store.Writable(ctx); err != nil {
 		rd.Ready, rd.Database = false, "not writable: "+err.Error()
 	}
-	if n, err := s.cfg.Store.InboxDepth(r.Context()); err == nil {
+	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil {
 		rd.InboxDepth = n
 		if n >= s.cfg.InboxLimit {
 			rd.Ready = false
 		}
 	}
-	code := http.StatusOK
-	if !rd.Ready {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, rd)
+	return rd
 }
 
 // groupDecisionRequest is the body of POST /api/v1/groups/{id}/decision.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/openrecall/openrecall/server/cockpit"
 )
 
 type ctxKey int
@@ -66,7 +68,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		cockpit.SecurityHeaders(w.Header())
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/intake/sender"
+	"github.com/openrecall/openrecall/server/cockpit"
 )
 
 // Endpoint names, as deliveries and metrics record them.
@@ -46,6 +47,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.Handle("GET /metrics", s.obs.Handler())
+	// The cockpit, and / redirecting to it.
+	ui := s.cockpit.Handler()
+	m.Handle(cockpit.Prefix, ui)
+	m.Handle("GET /{$}", ui)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
@@ -31,6 +32,10 @@ type Store interface {
 	AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
 	CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error)
 	LatestBatch(ctx context.Context) (string, error)
+	// Get and SearchIncidents read memories, for the cockpit's memory
+	// page.
+	Get(ctx context.Context, id string) (openrecall.Incident, error)
+	SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error)
 }
 
 // Pipeline runs a queue of intake records through the workflow the analyze
@@ -61,6 +66,9 @@ type UseCases interface {
 	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
 	AddException(ctx context.Context, req usecase.AddRequest) (usecase.ExceptionChange, error)
 	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
+	// The cockpit's: what waits for a person, a review, a decision, a
+	// memory taken back.
+	cockpit.UseCases
 }
 
 // Token is one accepted bearer token and the scopes it grants.
@@ -68,6 +76,10 @@ type Token struct {
 	Name   string
 	Secret string
 	Scopes []string
+	// Analyst is the name the configuration gave the token: an analyst
+	// logs in to the cockpit with it and every action records it. A token
+	// without one (an environment token, an unnamed entry) cannot log in.
+	Analyst string
 }
 
 // Token scopes.
@@ -140,6 +152,7 @@ type Server struct {
 
 	notifier *notifier
 	ready    atomic.Bool
+	cockpit  *cockpit.Cockpit
 }
 
 // New checks cfg, fills defaults and returns a Server.
@@ -185,8 +198,37 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WebhookURL != "" {
 		s.notifier = newNotifier(cfg.WebhookURL, s.log)
 	}
+	if err := s.newCockpit(); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
+}
+
+// newCockpit builds the web UI over the same use cases, logged in with the
+// server's tokens, its mode badge from the function behind /readyz.
+func (s *Server) newCockpit() error {
+	tokens := make([]cockpit.Token, len(s.cfg.Tokens))
+	for i, t := range s.cfg.Tokens {
+		tokens[i] = cockpit.Token{Name: t.Analyst, Secret: t.Secret, Scopes: t.Scopes}
+	}
+	c, err := cockpit.New(cockpit.Config{
+		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Tokens: tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
+		Badge: func(ctx context.Context) cockpit.Badge {
+			rd := s.readiness(ctx)
+			text := rd.Mode.String()
+			if rd.Shadow {
+				text += " shadow"
+			}
+			return cockpit.Badge{Ready: rd.Ready, Text: text}
+		},
+		CostBatch: func() string { return batchOf(s.now()) },
+		ErrorLog: func(r *http.Request, err error) {
+			s.log.Error("cockpit request failed", zap.String("request_id", requestID(r)), zap.Error(err))
+		},
+	})
+	s.cockpit = c
+	return err
 }
 
 // currentPipeline returns today's pipeline, building it on a new UTC day.

@@ -51,6 +51,10 @@ type App struct {
 	// RecordExpiries records in the audit trail, with actor system, the
 	// exceptions expired since the last writing command; nil records none.
 	RecordExpiries func(ctx context.Context) error
-	// Now is the clock; nil means time.Now().UTC().
+	// Waiting keeps what waits for a person; required for the queue and
+	// for decisions about analyses, and, when set, a retain about an
+	// analysis that waits settles it (marked decided, audited).
+	Waiting WaitingStore
+	// Now is the clock of decisions (default: time.Now in UTC).
 	Now func() time.Time
 }

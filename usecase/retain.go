@@ -90,6 +90,13 @@ func (a *App) Incidents(ctx context.Context, d Decision, s Subject) ([]openrecal
 		return []openrecall.Incident{inc}, nil
 	case s.AnalysisID != "":
 		sv, err := a.Store.Served(ctx, s.AnalysisID)
+		if errors.Is(err, openrecall.ErrNotFound) && a.Waiting != nil {
+			// An analysis of an analyze run is not in the server's
+			// inbox; the record of what waited holds its alert.
+			if w, werr := a.Waiting.WaitingFor(ctx, s.AnalysisID); werr == nil {
+				return []openrecall.Incident{a.about(base, w.Result.Alert)}, nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +171,11 @@ func (a *App) Retain(ctx context.Context, req RetainRequest) ([]Retained, error)
 				return out, err
 			}
 			r = Retained{Created: created, Incident: stored}
+		}
+		if req.Subject.AnalysisID != "" {
+			if err := a.settle(ctx, req.Subject.AnalysisID, req.Decision, r.Incident.ID); err != nil {
+				return out, err
+			}
 		}
 		if r.Incident.Identity.IsZero() {
 			r.Warning = "no identity (" + req.IdentityHint + "): this memory is related knowledge only and never votes for a bypass"

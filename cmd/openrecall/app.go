@@ -359,7 +359,7 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 		if _, err := st.RecordExpiries(ctx, a.now(), sealer.Seal); err != nil {
 			return nil, err
 		}
-		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
 	}
 	return workflow.New(wc)
 }
@@ -393,7 +393,8 @@ func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App
 		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 			return st.ReadTrail(ctx, memory.TrailReader(r))
 		},
-		Keys: trailKeys{a: a, db: st.Path()},
+		Keys:    trailKeys{a: a, db: st.Path()},
+		Waiting: st,
 	}
 	if ex != nil {
 		uc.Fingerprinter = ex

@@ -102,7 +102,7 @@ in its place (one alert only); 'memory forget ID' takes one back without a repla
 	f := cmd.Flags()
 	f.StringVar(&opts.fingerprint, "fingerprint", "", "canonical fingerprint (instead of an alert)")
 	f.StringVar(&opts.alertID, "alert-id", "", "source alert id the decision is about (with --fingerprint)")
-	f.StringVar(&opts.analysisID, "analysis-id", "", "an analysis (serve-NNNNNN, or a run's): retain about the alert it analysed; a firing of an open alert group decides the group")
+	f.StringVar(&opts.analysisID, "analysis-id", "", "an analysis of 'openrecall serve' (serve-NNNNNN) or one that waits for a person (openrecall queue): retain about the alert it analysed, settling it; a firing of an open alert group decides the group")
 	f.StringVar(&opts.group, "group", "", "an alert group (see 'openrecall groups'): decide the whole storm once, as one memory about its head")
 	f.StringVar(&opts.rule, "rule", "", "rule (alertname) of the alert the decision is about (with --fingerprint)")
 	f.StringVar(&opts.service, "service", "", "service of the alert the decision is about (with --fingerprint)")
@@ -193,7 +193,7 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		IdentityHint: "no alertname, class or title; give --rule with --fingerprint",
 	})
 	if errors.Is(err, openrecall.ErrNotFound) && opts.analysisID != "" {
-		return fmt.Errorf("analysis %q is not among the analyses 'openrecall serve' stored in %s (for analyze runs, retain the alert file): %w", opts.analysisID, st.Path(), err)
+		return fmt.Errorf("analysis %q is neither an analysis 'openrecall serve' stored in %s nor one that waits for a person (openrecall queue lists those; for other analyses, retain the alert file): %w", opts.analysisID, st.Path(), err)
 	}
 	if err != nil {
 		return err

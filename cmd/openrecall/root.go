@@ -53,6 +53,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newGroupsCmd(a),
 		newExceptionCmd(a),
 		newRecallCmd(a),
+		newQueueCmd(a),
 		newFingerprintCmd(a),
 		newMemoryCmd(a),
 		newCostCmd(a),

@@ -93,6 +93,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	tokens := make([]server.Token, len(resolved))
 	for i, t := range resolved {
 		tokens[i] = server.Token{Name: t.Name, Secret: t.Token, Scopes: t.Scopes}
+		// Resolved tokens list the configured ones first, in order; only
+		// a name the configuration gave is an analyst's.
+		if i < len(sc.Tokens) {
+			tokens[i].Analyst = sc.Tokens[i].Name
+		}
 	}
 	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
 		return usageErr("%v", err)
@@ -145,7 +150,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	})
 	srv, err := server.New(server.Config{
 		Store:           st,
-		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts},
+		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor},
 		NewPipeline:     newPipeline,
 		UseCases:        uc,
 		Tokens:          tokens,

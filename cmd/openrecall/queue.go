@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openrecall/openrecall"
+)
+
+type queueOptions struct {
+	severity string
+	rule     string
+	service  string
+	limit    int
+	output   string
+}
+
+func newQueueCmd(a *app) *cobra.Command {
+	opts := &queueOptions{}
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "List what waits for a person: escalated alerts and decisions memory proposed for approval",
+		Long: `List the analyses that wait for a person, oldest first: alerts the pipeline escalated,
+and alerts memory proposed a decision for that the guard would not take alone. A retain about the
+analysis (retain --analysis-id, POST /api/v1/retain, the cockpit's review page) settles it and
+takes it off the queue. The database is opened read-only.`,
+		Example: `  openrecall queue
+  openrecall queue --severity critical --service checkout
+  openrecall queue -o json`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return queueRun(cmd.Context(), a, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.severity, "severity", "", "only this severity (critical, high, medium, low, info)")
+	f.StringVar(&opts.rule, "rule", "", "only this identity rule (alertname, class or title template), exactly")
+	f.StringVar(&opts.service, "service", "", "only this identity service, exactly")
+	f.IntVar(&opts.limit, "limit", 0, "at most this many (default: all)")
+	addOutputFlag(cmd, &opts.output)
+	return cmd
+}
+
+// queueRun prints what waits for a person, as the cockpit's queue shows it.
+func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
+	if err := checkOutput(opts.output); err != nil {
+		return err
+	}
+	if opts.limit < 0 {
+		return usageErr("--limit %d: want 0 (all) or more", opts.limit)
+	}
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	ws, err := a.useCases(st, nil).Queue(ctx, openrecall.WaitingFilter{
+		Severity: openrecall.Severity(opts.severity), Rule: opts.rule, Service: opts.service, Limit: opts.limit,
+	})
+	if err != nil {
+		return err
+	}
+	switch opts.output {
+	case outputJSON:
+		return writeJSON(a.out, opts.output, ws)
+	case outputJSONL:
+		for _, w := range ws {
+			if err := writeJSON(a.out, opts.output, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(ws) == 0 {
+		fmt.Fprintln(a.out, "nothing waits for a person")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SINCE\tANALYSIS\tSEVERITY\tREASON\tPROPOSED\tIDENTITY\tTITLE")
+	for _, w := range ws {
+		proposed := string(w.Proposed)
+		if proposed == "" {
+			proposed = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Since.Format(time.RFC3339), w.AnalysisID, w.Severity,
+			w.Reason, proposed, w.Identity, w.Title)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+)
+
+// TestQueueListsWhatWaitsUntilARetainSettlesIt: analyze records what waits
+// for a person; queue lists it oldest first and filters it; a retain about
+// one analysis (an analyze run's, not the server's) takes it off the queue
+// and audits it; a second retain changes nothing; the trail stays intact.
+func TestQueueListsWhatWaitsUntilARetainSettlesIt(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	if r := runCLI(t, "", "--db", db, "memory", "seed"); r.code != exitOK {
+		t.Fatalf("seed: exit %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "--db", db, "analyze", "-o", "jsonl", "../../examples/queue.jsonl"); r.code != exitOK {
+		t.Fatalf("analyze: exit %d %s", r.code, r.stderr)
+	}
+	queue := func(args ...string) []openrecall.Waiting {
+		t.Helper()
+		r := runCLI(t, "", append([]string{"--db", db, "queue", "-o", "json"}, args...)...)
+		if r.code != exitOK {
+			t.Fatalf("queue: exit %d %s", r.code, r.stderr)
+		}
+		var ws []openrecall.Waiting
+		if err := json.Unmarshal([]byte(r.stdout), &ws); err != nil {
+			t.Fatalf("queue -o json: %v\n%s", err, r.stdout)
+		}
+		return ws
+	}
+	all := queue()
+	if len(all) == 0 {
+		t.Fatal("nothing waits after the example queue")
+	}
+	reasons := map[string]int{}
+	for i, w := range all {
+		reasons[w.Reason]++
+		if i > 0 && w.Since.Before(all[i-1].Since) {
+			t.Errorf("queue not oldest first at %d", i)
+		}
+	}
+	if reasons[openrecall.WaitEscalated] == 0 || reasons[openrecall.WaitApproval] == 0 {
+		t.Errorf("reasons %v: want escalated alerts and approvals", reasons)
+	}
+	for _, w := range queue("--severity", "critical") {
+		if w.Severity != openrecall.SeverityCritical {
+			t.Errorf("--severity critical listed %s", w.Severity)
+		}
+	}
+	target := all[0]
+	retain := []string{"--db", db, "retain", "--analysis-id", target.AnalysisID, "--decision", "real", "--note", "paged the owner",
+		"--dead-end", "restarted the pods", "--dead-end", "scaled up", "--analyst", "carol"}
+	if r := runCLI(t, "", retain...); r.code != exitOK {
+		t.Fatalf("retain --analysis-id of an analyze run: exit %d %s", r.code, r.stderr)
+	}
+	after := queue()
+	if len(after) != len(all)-1 {
+		t.Errorf("%d waiting after the retain, want %d", len(after), len(all)-1)
+	}
+	show := runCLI(t, "", "--db", db, "audit", "show", target.AnalysisID)
+	if !strings.Contains(show.stdout, "carol decided real") || !strings.Contains(show.stdout, "restarted the pods | scaled up") {
+		t.Errorf("audit show lacks carol's decision:\n%s", show.stdout)
+	}
+	if r := runCLI(t, "", retain...); r.code != exitOK {
+		t.Fatalf("second retain: exit %d %s", r.code, r.stderr)
+	}
+	if again := runCLI(t, "", "--db", db, "audit", "show", target.AnalysisID); again.stdout != show.stdout {
+		t.Errorf("a second retain changed the analysis's audit entries")
+	}
+	if v := runCLI(t, "", "--db", db, "audit", "verify"); v.code != exitOK {
+		t.Errorf("audit verify: exit %d %s", v.code, v.stdout)
+	}
+	if r := runCLI(t, "", "--db", db, "queue"); r.code != exitOK || !strings.Contains(r.stdout, "SINCE") {
+		t.Errorf("queue table: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := runCLI(t, "", "--db", db, "queue", "--limit", "-1"); r.code != exitUsage {
+		t.Errorf("--limit -1: exit %d, want %d", r.code, exitUsage)
+	}
+}

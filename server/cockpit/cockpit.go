@@ -1,0 +1,340 @@
+package cockpit
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/usecase"
+)
+
+// UseCases is the application layer the cockpit presents. usecase.App
+// satisfies it.
+type UseCases interface {
+	Queue(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error)
+	ReviewOf(ctx context.Context, analysisID string, limit int) (usecase.Review, error)
+	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
+	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
+	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+}
+
+// Store is what the cockpit reads directly: audit entries, the cost curve
+// and single memories. memory.Store satisfies it.
+type Store interface {
+	usecase.CostStore
+	AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
+	Get(ctx context.Context, id string) (openrecall.Incident, error)
+	SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error)
+}
+
+// Token is a bearer token of server.tokens. Only a named token with the
+// read or retain scope logs in; its name is the analyst.
+type Token struct {
+	Name   string
+	Secret string
+	Scopes []string
+}
+
+// Scopes of the cockpit: read sees, retain acts.
+const (
+	ScopeRead   = "read"
+	ScopeRetain = "retain"
+)
+
+// Badge is the mode badge on every page: what GET /readyz says.
+type Badge struct {
+	Ready bool
+	// Text is the mode ("memory=sqlite model=deterministic", shadow).
+	Text string
+}
+
+// Config wires a Cockpit. UseCases, Store and Badge are required.
+type Config struct {
+	UseCases UseCases
+	Store    Store
+	Tokens   []Token
+	// Badge reports the mode, from the function behind /readyz.
+	Badge func(ctx context.Context) Badge
+	// CostBatch names the run the cost page prefers (the server's run of
+	// the day), when it has points.
+	CostBatch func() string
+	// RecallLimit caps the memories shown for an alert (default 10).
+	RecallLimit int
+	// SessionTTL is how long a login lasts (default 12h).
+	SessionTTL time.Duration
+	// ErrorLog receives errors a page hides behind "internal error".
+	ErrorLog func(r *http.Request, err error)
+	Now      func() time.Time
+}
+
+// Prefix is where the cockpit is mounted.
+const Prefix = "/ui/"
+
+// SessionCookie is the name of the session cookie.
+const SessionCookie = "openrecall_session"
+
+// CSP is the Content-Security-Policy of every response: scripts, styles
+// and images from the cockpit's own origin only, nothing inline, no
+// frames, forms posted only back to it.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// SecurityHeaders sets the headers every response of the server carries
+// (the JSON API too): the CSP, no framing, no sniffing, no referrer.
+func SecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// Cockpit serves the web UI. It is safe for concurrent use.
+type Cockpit struct {
+	cfg    Config
+	now    func() time.Time
+	assets assetSet
+	pages  map[string]*template.Template
+	mux    *http.ServeMux
+
+	mu       sync.Mutex
+	sessions map[string]session
+}
+
+type session struct {
+	analyst string
+	scopes  []string
+	expires time.Time
+}
+
+// New checks cfg and returns a Cockpit.
+func New(cfg Config) (*Cockpit, error) {
+	if cfg.UseCases == nil || cfg.Store == nil || cfg.Badge == nil {
+		return nil, errors.New("cockpit: use cases, store and badge are required")
+	}
+	if cfg.RecallLimit <= 0 {
+		cfg.RecallLimit = 10
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.CostBatch == nil {
+		cfg.CostBatch = func() string { return "" }
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = func(*http.Request, error) {}
+	}
+	c := &Cockpit{cfg: cfg, now: cfg.Now, sessions: map[string]session{}}
+	if c.now == nil {
+		c.now = func() time.Time { return time.Now().UTC() }
+	}
+	var err error
+	if c.assets, err = loadAssets(); err != nil {
+		return nil, err
+	}
+	if c.pages, err = c.parsePages(); err != nil {
+		return nil, err
+	}
+	c.routes()
+	return c, nil
+}
+
+// parsePages parses each page template with the layout.
+func (c *Cockpit) parsePages() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		"asset": func(name string) string { return c.assets.url(Prefix, name) },
+		"usd":   func(n openrecall.NanoUSD) string { return n.String() },
+		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+		"score": func(f float64) string { return formatFloat(f) },
+	}
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		if n == "templates/layout.html" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n)
+		if err != nil {
+			return nil, err
+		}
+		pages[n[len("templates/"):len(n)-len(".html")]] = t
+	}
+	return pages, nil
+}
+
+// AssetNames returns the hashed names of every embedded asset, for tests
+// that walk them.
+func (c *Cockpit) AssetNames() []string { return c.assets.names() }
+
+// Handler returns the cockpit's handler, to mount at Prefix (and "/",
+// which redirects to it). Cross-origin writes get 403; every answer
+// carries SecurityHeaders.
+func (c *Cockpit) Handler() http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.fail(w, r, http.StatusForbidden, "cross-origin request refused")
+	}))
+	h := cop.Handler(c.mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		SecurityHeaders(w.Header())
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *Cockpit) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+	})
+	m.HandleFunc("GET "+Prefix+"assets/{name}", c.assets.serve)
+	m.HandleFunc("GET "+Prefix+"login", c.loginPage)
+	m.HandleFunc("POST "+Prefix+"login", c.login)
+	m.HandleFunc("POST "+Prefix+"logout", c.logout)
+	m.HandleFunc("GET "+Prefix+"{$}", c.seeing(c.queuePage))
+	m.HandleFunc("GET "+Prefix+"queue", c.seeing(c.queuePage))
+	m.HandleFunc("POST "+Prefix+"queue/approve", c.acting(c.bulkApprove))
+	m.HandleFunc("GET "+Prefix+"review/{id}", c.seeing(c.reviewPage))
+	m.HandleFunc("POST "+Prefix+"review/{id}", c.acting(c.decide))
+	m.HandleFunc("GET "+Prefix+"analysis/{id}", c.seeing(c.analysisPage))
+	m.HandleFunc("GET "+Prefix+"cost", c.seeing(c.costPage))
+	m.HandleFunc("GET "+Prefix+"cost.svg", c.seeing(c.costSVG))
+	m.HandleFunc("GET "+Prefix+"memory", c.seeing(c.memoryPage))
+	m.HandleFunc("POST "+Prefix+"memory/{id}/forget", c.acting(c.forget))
+	m.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
+		c.fail(w, r, http.StatusNotFound, "no such page")
+	})
+	c.mux = m
+}
+
+// digest hides a secret's length from the timing of comparisons.
+func digest(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// tokenFor returns the configured token whose secret is secret.
+func (c *Cockpit) tokenFor(secret string) (Token, bool) {
+	if secret == "" {
+		return Token{}, false
+	}
+	got := digest(secret)
+	var found Token
+	ok := false
+	for _, t := range c.cfg.Tokens {
+		want := digest(t.Secret)
+		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 && !ok {
+			found, ok = t, true
+		}
+	}
+	return found, ok
+}
+
+// newSession stores a session for t and returns its id.
+func (c *Cockpit) newSession(t Token) string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, s := range c.sessions {
+		if now.After(s.expires) {
+			delete(c.sessions, k)
+		}
+	}
+	c.sessions[id] = session{analyst: t.Name, scopes: slices.Clone(t.Scopes), expires: now.Add(c.cfg.SessionTTL)}
+	return id
+}
+
+// sessionOf returns r's live session.
+func (c *Cockpit) sessionOf(r *http.Request) (session, bool) {
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return session{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sessions[ck.Value]
+	if !ok || c.now().After(s.expires) {
+		delete(c.sessions, ck.Value)
+		return session{}, false
+	}
+	return s, true
+}
+
+func (s session) can(scope string) bool { return slices.Contains(s.scopes, scope) }
+
+// seeing wraps a page that needs a logged-in analyst (read or retain).
+func (c *Cockpit) seeing(h func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, ok := c.sessionOf(r)
+		if !ok {
+			http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
+			return
+		}
+		h(w, r, s)
+	}
+}
+
+// acting wraps an action: a logged-in analyst whose token has the retain
+// scope, else 403.
+func (c *Cockpit) acting(h func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, ok := c.sessionOf(r)
+		switch {
+		case !ok:
+			c.fail(w, r, http.StatusForbidden, "log in to act")
+			return
+		case !s.can(ScopeRetain):
+			c.fail(w, r, http.StatusForbidden, "your token lacks the retain scope: it sees, it does not act")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+		if err := r.ParseForm(); err != nil {
+			c.fail(w, r, http.StatusBadRequest, "unreadable form: "+err.Error())
+			return
+		}
+		h(w, r, s)
+	}
+}
+
+func (c *Cockpit) loginPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusOK, "login", session{}, "Log in", loginData{Failed: r.URL.Query().Get("failed") != ""})
+}
+
+type loginData struct{ Failed bool }
+
+// login exchanges a named token with the read or retain scope for a
+// session cookie.
+func (c *Cockpit) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+	t, ok := c.tokenFor(r.PostFormValue("token"))
+	if !ok || t.Name == "" || !slices.Contains(t.Scopes, ScopeRead) && !slices.Contains(t.Scopes, ScopeRetain) {
+		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: c.newSession(t), Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(c.cfg.SessionTTL / time.Second),
+	})
+	http.Redirect(w, r, Prefix+"queue", http.StatusSeeOther)
+}
+
+func (c *Cockpit) logout(w http.ResponseWriter, r *http.Request) {
+	if ck, err := r.Cookie(SessionCookie); err == nil {
+		c.mu.Lock()
+		delete(c.sessions, ck.Value)
+		c.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
+}

@@ -1,0 +1,226 @@
+package cockpit_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/server/cockpit"
+	"github.com/openrecall/openrecall/usecase"
+)
+
+// trailKey keys every test trail.
+var trailKey = func() audit.Key {
+	k, err := audit.NewKey(bytes.Repeat([]byte{7}, audit.KeySize))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+type testKeys struct{}
+
+func (testKeys) Key(openrecall.TrailState, bool) (audit.Key, error) { return trailKey, nil }
+func (testKeys) Explain(err error) error                            { return err }
+
+// Tokens of every test: named tokens that act (bob's with retain alone),
+// a named token that only sees, an unnamed token with every scope, and an ingest-only token.
+var tokens = []cockpit.Token{
+	{Name: "alice", Secret: "alice-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
+	{Name: "rita", Secret: "rita-secret", Scopes: []string{cockpit.ScopeRead}},
+	{Name: "bob", Secret: "bob-secret", Scopes: []string{cockpit.ScopeRetain}},
+	{Name: "", Secret: "anon-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
+	{Name: "ingester", Secret: "ingest-secret", Scopes: []string{"ingest"}},
+}
+
+// env is a cockpit over the real application layer and a real SQLite
+// file, served on loopback by httptest.
+type env struct {
+	t     *testing.T
+	store *memory.Store
+	app   *usecase.App
+	ck    *cockpit.Cockpit
+	srv   *httptest.Server
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := memory.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := st.BindAuditKey(ctx, trailKey.ID(), func(through, costs int64) string {
+		return audit.BoundaryMAC(trailKey, through, costs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sealer := audit.NewSealer(trailKey)
+	rules, err := fingerprint.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := fingerprint.New(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &usecase.App{
+		Store: st, Fingerprinter: ex, Keys: testKeys{}, Waiting: st,
+		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
+			_, err := st.AppendAudit(ctx, es, sealer.Seal)
+			return err
+		},
+		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
+			return st.ReadTrail(ctx, memory.TrailReader(r))
+		},
+	}
+	ck, err := cockpit.New(cockpit.Config{
+		UseCases: app, Store: st, Tokens: tokens,
+		Badge: func(context.Context) cockpit.Badge {
+			return cockpit.Badge{Ready: true, Text: "memory=sqlite model=deterministic"}
+		},
+		ErrorLog: func(_ *http.Request, err error) { t.Errorf("cockpit error: %v", err) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ck.Handler())
+	t.Cleanup(srv.Close)
+	e := &env{store: st, app: app, ck: ck, srv: srv}
+	if tt, ok := t.(*testing.T); ok {
+		e.t = tt
+	}
+	return e
+}
+
+// waiting records an escalated alert (proposed is the model's decision,
+// empty for none) and its audit entries, as the workflow's sink does.
+func (e *env) waiting(t testing.TB, n int, title string, labels map[string]string, proposed openrecall.Decision, since time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	alert := openrecall.Alert{
+		ID: "alert-" + title, Format: "openrecall", Title: title, Text: title + " (text)",
+		Labels: labels, Severity: openrecall.SeverityHigh, Service: "checkout", Status: "firing",
+	}
+	res := openrecall.Result{
+		AnalysisID: fmt.Sprintf("run-test-%06d", n), Batch: "run-test", Outcome: openrecall.ResultTriaged,
+		Alert: alert, Fingerprint: e.app.Fingerprinter.Extract(alert), Identity: e.app.Fingerprinter.Identify(alert),
+		Decision: openrecall.DecisionEscalated,
+		Triage:   openrecall.TriageResult{Decision: openrecall.DecisionEscalated, RequiresHumanApproval: true, EscalationReason: "no memory matches"},
+		Guard:    openrecall.GuardVerdict{Reason: "no strong match"},
+		Steps: []openrecall.RouteStep{
+			{Step: openrecall.StepIntake, Reason: "parsed " + title, Outcome: openrecall.OutcomeOK},
+			{Step: openrecall.StepFingerprint, Reason: "rules", Outcome: openrecall.OutcomeOK},
+		},
+	}
+	if proposed != "" {
+		res.Analysis = &openrecall.Analysis{Decision: proposed, Confidence: 0.7, Summary: "model says " + title, Model: "local-strong"}
+	}
+	res.Audit = audit.Entries(res, since)
+	if _, err := e.store.AppendAudit(ctx, res.Audit, audit.NewSealer(trailKey).Seal); err != nil {
+		t.Fatal(err)
+	}
+	w, ok := usecase.WaitingFor(res)
+	if !ok {
+		t.Fatalf("result %s does not wait", res.AnalysisID)
+	}
+	w.Since = since
+	if err := e.store.RecordWaiting(ctx, []openrecall.Waiting{w}); err != nil {
+		t.Fatal(err)
+	}
+	return res.AnalysisID
+}
+
+// client is a browser-like client: it keeps cookies and does not follow
+// redirects, so tests see each 303.
+func (e *env) client(t testing.TB) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// login logs c in with secret and returns the answer.
+func (e *env) login(t testing.TB, c *http.Client, secret string) *http.Response {
+	t.Helper()
+	resp, err := c.PostForm(e.srv.URL+"/ui/login", url.Values{"token": {secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp
+}
+
+// session returns a client logged in with secret.
+func (e *env) session(t testing.TB, secret string) *http.Client {
+	t.Helper()
+	c := e.client(t)
+	if resp := e.login(t, c, secret); resp.Header.Get("Location") != "/ui/queue" {
+		t.Fatalf("login with %s: %d to %q", secret, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return c
+}
+
+// get fetches path and returns the status, headers and body.
+func get(t testing.TB, c *http.Client, base, path string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, c, req)
+}
+
+// post submits a form and returns the answer.
+func post(t testing.TB, c *http.Client, base, path string, form url.Values, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return do(t, c, req)
+}
+
+// do sends req and returns the answer with its body read.
+func do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// auditEntries returns the audit entries of analysisID.
+func (e *env) auditEntries(t testing.TB, analysisID string) []openrecall.AuditEntry {
+	t.Helper()
+	es, err := e.store.AuditByAnalysis(context.Background(), analysisID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}

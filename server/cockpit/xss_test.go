@@ -1,0 +1,85 @@
+package cockpit_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/usecase"
+)
+
+// XSSPath holds the hostile texts placed in alert titles, labels, notes
+// and dead ends, one a line; the e2e test checks the DOM of a real browser
+// with them too.
+const XSSPath = "testdata/xss.txt"
+
+// xssPayloads reads XSSPath.
+func xssPayloads(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(XSSPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(out) < 10 {
+		t.Fatalf("%s holds %d payloads, want 10 or more", XSSPath, len(out))
+	}
+	return out
+}
+
+// TestHostileTextIsEscapedOnEveryPage puts every payload in alert titles,
+// label names and values, notes and dead ends, and checks that no page
+// carries one of them as markup.
+func TestHostileTextIsEscapedOnEveryPage(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	XSSPayloads := xssPayloads(t)
+	var ids []string
+	for i, p := range XSSPayloads {
+		ids = append(ids, e.waiting(t, i, p, map[string]string{"alertname": "Hostile" + fmt.Sprint(i), p: p}, openrecall.DecisionFalsePositive, time.Unix(int64(i), 0)))
+	}
+	alice := e.session(t, "alice-secret")
+	// A memory with every payload as its note and dead ends, recalled on
+	// the review of the first alert.
+	first, err := e.store.WaitingFor(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := post(t, alice, e.srv.URL, "/ui/review/"+ids[0], url.Values{"action": {"decide"}, "decision": {"real"},
+		"note": {strings.Join(XSSPayloads, " ")}, "dead_end": XSSPayloads})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("decide: %d", resp.StatusCode)
+	}
+	rc, err := e.app.Recall(ctx, usecase.Subject{Alerts: []openrecall.Alert{first.Result.Alert}}, 5)
+	if err != nil || len(rc.Matches) == 0 {
+		t.Fatalf("recall %v %+v", err, rc)
+	}
+	pages := []string{"/ui/queue", "/ui/memory?id=" + rc.Matches[0].Incident.ID}
+	for _, id := range ids {
+		pages = append(pages, "/ui/review/"+id, "/ui/analysis/"+id)
+	}
+	sort.Strings(pages)
+	for _, p := range pages {
+		resp, body := get(t, alice, e.srv.URL, p)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: %d", p, resp.StatusCode)
+		}
+		for _, x := range XSSPayloads {
+			if strings.Contains(body, x) {
+				t.Errorf("%s carries %q unescaped", p, x)
+			}
+		}
+		for _, tag := range []string{"<script>", "<img", "<svg", "<iframe", "<math", "<details", "<b>", "<style", "<a href=\"javascript"} {
+			if strings.Contains(body, tag) {
+				t.Errorf("%s has %s", p, tag)
+			}
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// WaitingStore keeps what waits for a person, per analysis. memory.Store
+// satisfies it.
+type WaitingStore interface {
+	Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error)
+	WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error)
+	Decide(ctx context.Context, w openrecall.Waiting) (bool, error)
+}
+
+// WaitingFor is the product's rule of what waits for a person (DESIGN
+// §12a): a triaged alert that was not bypassed and either was escalated
+// (Reason WaitEscalated) or needs a person's approval
+// (TriageResult.RequiresHumanApproval: no memory to vouch for it, a real
+// incident, an attack, an alert more severe than its support; Reason
+// WaitApproval). Proposed is the model's decision when it answered with
+// one a person can retain, else memory's. The workflow's sink records it
+// with the analysis's audit entries; Since is left for the store's clock.
+func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
+	if r.Outcome != openrecall.ResultTriaged || r.Bypassed {
+		return openrecall.Waiting{}, false
+	}
+	w := openrecall.Waiting{
+		AnalysisID: r.AnalysisID, Batch: r.Batch, Severity: r.Alert.Severity, Identity: r.Identity,
+		Title: r.Alert.Title, AlertID: r.Alert.ID,
+	}
+	switch {
+	case r.Analysis != nil && r.Analysis.Decision.Retainable():
+		w.Proposed = r.Analysis.Decision
+	case r.Triage.Decision.Retainable():
+		w.Proposed = r.Triage.Decision
+	}
+	switch {
+	case r.Decision == openrecall.DecisionEscalated:
+		w.Reason, w.Why = openrecall.WaitEscalated, escalatedWhy(r)
+	case r.Triage.RequiresHumanApproval:
+		w.Reason = openrecall.WaitApproval
+		w.Why = "needs a person's approval: " + approvalWhy(r)
+	default:
+		return openrecall.Waiting{}, false
+	}
+	if w.Title == "" {
+		w.Title, _, _ = strings.Cut(r.Alert.Text, "\n")
+		if len(w.Title) > 160 {
+			w.Title = strings.ToValidUTF8(w.Title[:160], "") + "…"
+		}
+	}
+	res := r
+	res.Audit = nil
+	w.Result = &res
+	return w, true
+}
+
+// approvalWhy says why a decision needs a person's approval.
+func approvalWhy(r openrecall.Result) string {
+	who := "memory proposes " + string(r.Triage.Decision)
+	if r.Analysis != nil && r.Analysis.Decision != "" {
+		who = "the model decided " + string(r.Analysis.Decision)
+	}
+	switch {
+	case r.Triage.EscalationReason != "":
+		return who + "; " + r.Triage.EscalationReason
+	case r.Guard.Reason != "":
+		return who + "; " + r.Guard.Reason
+	}
+	return who
+}
+
+func escalatedWhy(r openrecall.Result) string {
+	switch {
+	case r.EscalatedWithoutAnalysis:
+		return "escalated unanalysed: no model answered"
+	case r.Triage.EscalationReason != "":
+		return "escalated: " + r.Triage.EscalationReason
+	case r.Guard.Reason != "":
+		return "escalated: " + r.Guard.Reason
+	}
+	return "escalated to a person"
+}
+
+// Queue returns what waits for a person, oldest first, as f selects: what
+// `openrecall queue` prints and the cockpit's queue shows.
+func (a *App) Queue(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
+	if a.Waiting == nil {
+		return nil, errors.New("usecase: no record of what waits for a person")
+	}
+	return a.Waiting.Awaiting(ctx, f)
+}
+
+// Review is one analysis that waited for a person, with what a reviewer
+// reads: its result (the alert, the model's analysis, the guard's clauses),
+// the memories recalled for it now, and its audit entries.
+type Review struct {
+	Waiting  openrecall.Waiting
+	Recalled Recalled
+}
+
+// ReviewOf returns the analysis analysisID as a person reviews it; an
+// analysis that never waited wraps openrecall.ErrNotFound.
+func (a *App) ReviewOf(ctx context.Context, analysisID string, limit int) (Review, error) {
+	if a.Waiting == nil {
+		return Review{}, errors.New("usecase: no record of what waits for a person")
+	}
+	w, err := a.Waiting.WaitingFor(ctx, analysisID)
+	if err != nil {
+		return Review{}, err
+	}
+	rv := Review{Waiting: w, Recalled: Recalled{Identity: w.Result.Identity, Fingerprint: w.Result.Fingerprint}}
+	if rv.Recalled.Matches, err = a.Store.Recall(ctx, rv.Recalled.Identity, rv.Recalled.Fingerprint, limit); err != nil {
+		return Review{}, err
+	}
+	return rv, nil
+}
+
+// DecideRequest is a person's decision about an analysis that waits.
+type DecideRequest struct {
+	AnalysisID string
+	// AsProposed approves the decision proposed; otherwise
+	// Decision.Decision is the person's, with a required note.
+	AsProposed bool
+	Decision   Decision
+}
+
+// Decided is the outcome of a decision about an analysis.
+type Decided struct {
+	Waiting openrecall.Waiting
+	// Changed is false when the analysis had been decided already: nothing
+	// was retained or audited again.
+	Changed  bool
+	Retained *Retained
+}
+
+// Decide settles an analysis that waits for a person: it retains the
+// decision (the proposed one, or the person's with a required note and its
+// dead ends) about the analysed alert through Retain, which marks the
+// analysis decided and audits it with the analyst. A named analyst is
+// required. Deciding an analysis decided already changes nothing.
+func (a *App) Decide(ctx context.Context, req DecideRequest) (Decided, error) {
+	d := req.Decision
+	d.Analyst = strings.TrimSpace(d.Analyst)
+	d.Note = strings.TrimSpace(d.Note)
+	d.DeadEnds = cleanDeadEnds(d.DeadEnds)
+	if d.Analyst == "" {
+		return Decided{}, fmt.Errorf("a decision needs a named analyst: %w", openrecall.ErrInvalid)
+	}
+	if a.Waiting == nil {
+		return Decided{}, errors.New("usecase: no record of what waits for a person")
+	}
+	w, err := a.Waiting.WaitingFor(ctx, req.AnalysisID)
+	if err != nil {
+		return Decided{}, err
+	}
+	if w.Decided {
+		return Decided{Waiting: w}, nil
+	}
+	switch {
+	case req.AsProposed && !w.Proposed.Retainable():
+		return Decided{}, fmt.Errorf("analysis %s has no proposed decision to approve: decide with a note: %w", req.AnalysisID, openrecall.ErrInvalid)
+	case req.AsProposed:
+		d.Decision = w.Proposed
+		if d.Note == "" {
+			d.Note = "approved as proposed (" + w.Why + ")"
+		}
+	case d.Note == "":
+		return Decided{}, fmt.Errorf("deciding otherwise than proposed needs a note: %w", openrecall.ErrInvalid)
+	}
+	out, err := a.Retain(ctx, RetainRequest{Decision: d, Subject: Subject{AnalysisID: req.AnalysisID}, IdentityHint: "the alert has no alertname, class or title"})
+	if err != nil {
+		return Decided{}, err
+	}
+	w, err = a.Waiting.WaitingFor(ctx, req.AnalysisID)
+	if err != nil {
+		return Decided{}, err
+	}
+	return Decided{Waiting: w, Changed: w.DecidedBy == d.Analyst && w.MemoryID == out[0].Incident.ID, Retained: &out[0]}, nil
+}
+
+// cleanDeadEnds trims the dead ends and drops empty ones.
+func cleanDeadEnds(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StepAnalystDecision is the audit step of a person's decision about an
+// analysis that waited.
+const StepAnalystDecision = "analyst-decision"
+
+// settle marks analysisID decided by d's analyst, as memory memoryID
+// (which may be an earlier memory of the same decision), and audits the
+// decision with its analyst, note and dead ends. An analysis that did not
+// wait, or was decided already, is left as it is.
+func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryID string) error {
+	if a.Waiting == nil {
+		return nil
+	}
+	now := time.Now().UTC()
+	if a.Now != nil {
+		now = a.Now().UTC()
+	}
+	w, err := a.Waiting.WaitingFor(ctx, analysisID)
+	if errors.Is(err, openrecall.ErrNotFound) || err == nil && w.Decided {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.Decided, w.DecidedAt, w.DecidedBy, w.Decision, w.MemoryID = true, now, d.Analyst, d.Decision, memoryID
+	changed, err := a.Waiting.Decide(ctx, w)
+	if err != nil || !changed {
+		return err
+	}
+	if a.Audit == nil {
+		return errors.New("usecase: no audit trail to record a decision")
+	}
+	who := d.Analyst
+	if who == "" {
+		who = "an unnamed analyst"
+	}
+	why := fmt.Sprintf("%s decided %s (memory %s)", who, d.Decision, memoryID)
+	if w.Proposed != "" {
+		why += fmt.Sprintf(", proposed %s", w.Proposed)
+	}
+	if d.Note != "" {
+		why += ": " + d.Note
+	}
+	if len(d.DeadEnds) > 0 {
+		why += "; dead ends: " + strings.Join(d.DeadEnds, " | ")
+	}
+	err = a.Audit(ctx, []openrecall.AuditEntry{{
+		AnalysisID: analysisID, Batch: w.Batch, AlertID: w.AlertID, Step: StepAnalystDecision,
+		Reason: why, Outcome: string(d.Decision), ProposedDecision: w.Proposed, Time: now,
+	}})
+	if err != nil {
+		return fmt.Errorf("analysis %s was decided but the audit trail did not record it: %w", analysisID, err)
+	}
+	return nil
+}
