@@ -35,7 +35,8 @@ const StepGroupDecision = "group-decision"
 // memory keyed by the head's alert id, with the head's identity, Alert DNA
 // and severity (a storm is one vote, however many firings), the decision
 // on every member, one audit entry per firing, and the group closed, so
-// later firings start a new group. A group decided before is refused
+// later firings start a new group; every firing that waited for a person
+// is settled. A group decided before is refused
 // (openrecall.ErrInvalid), an unknown one is openrecall.ErrNotFound.
 func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGroup, error) {
 	if !d.Decision.Retainable() {
@@ -80,6 +81,13 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 	}
 	if err := a.Audit(ctx, entries); err != nil {
 		return DecidedGroup{}, fmt.Errorf("group %s was decided but the audit trail did not record it: %w", id, err)
+	}
+	// Every firing of the group that waited for a person is settled by
+	// this one decision (DESIGN §12a): the queue no longer lists it.
+	for _, m := range members {
+		if err := a.settle(ctx, m.AnalysisID, d, stored.ID); err != nil {
+			return DecidedGroup{}, err
+		}
 	}
 	return DecidedGroup{Group: g, Created: created, Incident: stored, Members: members}, nil
 }
