@@ -403,7 +403,7 @@ func targets(s Stats) []Target {
 	case s.Eligible == 0:
 		out[1].Gap = "no benign repeat came after its family's first decisions: the corpus cannot measure recall"
 	case !out[1].Met:
-		out[1].Gap = fmt.Sprintf("%.1f points short: %d of %d eligible repeats went to a model", 100*(TargetBypassRecall-recall), s.Eligible-s.EligibleBypassed, s.Eligible)
+		out[1].Gap = fmt.Sprintf("%.1f points short: %d of %d eligible repeats were not closed without a person (analysed by a model, or members of a group whose head waits for one)", 100*(TargetBypassRecall-recall), s.Eligible-s.EligibleBypassed, s.Eligible)
 	}
 	if !out[2].Met {
 		out[2].Gap = fmt.Sprintf("%.1f points short", TargetSavingsPercent-saved)
