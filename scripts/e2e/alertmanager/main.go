@@ -522,12 +522,29 @@ func (r *run) scenario() error {
 	// 4. Checks.
 	fmt.Println("checks:")
 	byAlert := triaged(rs)
+	// A repeat is closed by memory either by its own bypass or, as a
+	// member of the alert group of a firing memory bypassed (DESIGN §6a),
+	// through the guard run again on the same memories: cost 0, the head's
+	// benign decision, no model call.
+	bypassedHeads := map[string]bool{}
+	for _, pod := range pods {
+		if got := byAlert[pod]; len(got) == 1 && got[0].Result.Bypassed {
+			bypassedHeads[got[0].AnalysisID] = true
+		}
+	}
 	for _, pod := range pods {
 		got := byAlert[pod]
 		r.check(len(got) == 1, "KubePodCrashLooping %s triaged exactly once (%d)", pod, len(got))
 		if len(got) == 1 {
 			res := got[0].Result
-			r.check(res.Bypassed && res.Cost == 0, "KubePodCrashLooping %s bypassed by memory (%s, decision %s, cost %s, baseline %s)", pod, got[0].AnalysisID, res.Decision, res.Cost, res.Baseline)
+			how := "bypassed by memory"
+			closed := res.Bypassed && res.Cost == 0
+			if res.Grouped() {
+				how = "bypassed by memory through its group (head " + res.Group.HeadAnalysisID + ")"
+				closed = bypassedHeads[res.Group.HeadAnalysisID] && res.Decision.Benign() && res.Cost == 0 &&
+					!res.Triage.RequiresHumanApproval && !res.EscalatedWithoutAnalysis
+			}
+			r.check(closed, "KubePodCrashLooping %s %s (%s, decision %s, cost %s, baseline %s)", pod, how, got[0].AnalysisID, res.Decision, res.Cost, res.Baseline)
 		}
 	}
 	at := byAlert["bastion-1"]
