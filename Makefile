@@ -62,9 +62,13 @@ bench:
 # analyze throughput on the fixed 20k-alert rule-corpus queue, 1 and 2
 # workers: CPU µs per alert, peak RSS, cache hit rates, the ratio to merely
 # reading and JSON-decoding the same file, and the CPU profile's top entries.
-# BENCH_QUEUE=generated times queuegen's mixed queue instead.
+# BENCH_QUEUE=generated times queuegen's mixed queue instead;
+# BENCH_QUEUE=misses the miss path: free-text alerts that all differ, an
+# empty memory, the caches off, a row without and a row with alert groups.
+# BENCH_FLAGS passes more flags (-memory empty -cache off: the corpus queue
+# on the miss path).
 bench-analyze: build
-	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus}
+	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus} $${BENCH_FLAGS:-}
 
 # The labelled template benchmark (tests/benchmarks/data/templates): grouping
 # accuracy (Zhu et al.), pairwise precision and recall and the share of lines

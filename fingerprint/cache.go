@@ -28,6 +28,8 @@ type dnaCache struct {
 	curBytes   int
 	maxEntries int
 	maxBytes   int
+	// off makes every lookup a miss and every put a no-op (DisableCache).
+	off bool
 
 	hits, lookups atomic.Int64
 }
@@ -40,6 +42,9 @@ func newDNACache(entries, bytes int) *dnaCache {
 // generation moves forward.
 func (c *dnaCache) get(key []byte) (openrecall.Fingerprint, bool) {
 	c.lookups.Add(1)
+	if c.off {
+		return openrecall.Fingerprint{}, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if fp, ok := c.cur[string(key)]; ok {
@@ -55,6 +60,9 @@ func (c *dnaCache) get(key []byte) (openrecall.Fingerprint, bool) {
 }
 
 func (c *dnaCache) put(key string, fp openrecall.Fingerprint) {
+	if c.off {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.putLocked(key, fp)
@@ -80,6 +88,12 @@ func (c *dnaCache) len() int {
 	defer c.mu.Unlock()
 	return len(c.cur) + len(c.prev)
 }
+
+// DisableCache turns the fingerprint cache off: every alert is extracted
+// anew, as on a queue whose alerts all differ (make bench-analyze's
+// cache-off rows). Call it before the first Extract; the DNA is the same
+// either way (P35 holds a cached extraction to the reference).
+func (e *Extractor) DisableCache() { e.cache.off = true }
 
 // CacheStats says how the fingerprint cache did: hits of lookups, such as
 // "fingerprint cache 19355/20000 hits (96.8%)". Extract looks up every

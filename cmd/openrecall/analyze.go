@@ -41,6 +41,10 @@ type analyzeOptions struct {
 	cacheStats bool
 	// noGrouping triages every firing alone (DESIGN §6a).
 	noGrouping bool
+	// noCache turns the fingerprint and recall caches off (hidden, for
+	// make bench-analyze's cache-off rows: the miss path measured on any
+	// queue).
+	noCache bool
 }
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -91,6 +95,8 @@ summary goes to stderr.`,
 	_ = f.MarkHidden("cpuprofile")
 	f.BoolVar(&opts.cacheStats, "cache-stats", false, "print the run's cache hit rates on stderr")
 	_ = f.MarkHidden("cache-stats")
+	f.BoolVar(&opts.noCache, "no-cache", false, "turn the fingerprint and recall caches off")
+	_ = f.MarkHidden("no-cache")
 	return cmd
 }
 
@@ -174,7 +180,11 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 	// The run's recalls repeat (a queue re-sends and re-fires the same
 	// rules): cache them for this run; any retain, here or (seen within
 	// recallRecheck) by another process, empties the cache.
-	st.EnableRecallCache(recallCacheEntries, recallRecheck)
+	if opts.noCache {
+		a.noFingerprintCache = true
+	} else {
+		st.EnableRecallCache(recallCacheEntries, recallRecheck)
+	}
 	defer batchGC()()
 
 	var budget *routing.Budget

@@ -129,6 +129,9 @@ type app struct {
 	newBatch func() string
 	// modelFlags are the provider flags of analyze, eval and serve.
 	modelFlags modelFlags
+	// noFingerprintCache builds extractors without their cache (analyze's
+	// hidden --no-cache).
+	noFingerprintCache bool
 }
 
 func (a *app) batchName() string {
@@ -271,7 +274,11 @@ func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extra
 		}
 		rules = rules.Merge(extra)
 	}
-	return fingerprint.New(rules)
+	ex, err := fingerprint.New(rules)
+	if err == nil && a.noFingerprintCache {
+		ex.DisableCache()
+	}
+	return ex, err
 }
 
 // router builds the model cascade of the configured provider: the

@@ -37,8 +37,16 @@ func main() {
 
 // options are the benchmark's flags.
 type options struct {
-	bin     string
-	queue   string // "corpus" or "generated"
+	bin   string
+	queue string // "corpus", "generated" or "misses"
+	// memory is "seeded" (queuegen's analyst decisions) or "empty".
+	memory string
+	// grouping is "on", "off" (analyze --no-grouping) or "both" (a row of
+	// each).
+	grouping string
+	// cache is "on" or "off" (analyze --no-cache: the fingerprint and
+	// recall caches off).
+	cache   string
 	corpus  string // the rule corpus file; "" finds it above the working directory
 	profile bool   // write a CPU profile of the first run and print its top entries
 	n       int
@@ -98,7 +106,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&opts.bin, "bin", "./bin/openrecall", "openrecall binary to time")
-	fs.StringVar(&opts.queue, "queue", "corpus", "queue: corpus (the rule corpus rendered as Alertmanager webhooks) or generated (queuegen's mixed queue)")
+	fs.StringVar(&opts.queue, "queue", "corpus", "queue: corpus (the rule corpus rendered as Alertmanager webhooks), generated (queuegen's mixed queue) or misses (free-text alerts that all differ)")
+	fs.StringVar(&opts.memory, "memory", "", "memory each run starts from: seeded (queuegen's analyst decisions) or empty (default: empty for -queue misses, else seeded)")
+	fs.StringVar(&opts.grouping, "grouping", "", "alert groups: on, off (analyze --no-grouping) or both, a row each (default: both for -queue misses, else on)")
+	fs.StringVar(&opts.cache, "cache", "", "analyze's fingerprint and recall caches: on, or off (--no-cache: the miss path on any queue) (default: off for -queue misses, else on)")
 	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: the repository's testdata/prometheus-rules/rules.jsonl, found above the working directory)")
 	fs.BoolVar(&opts.profile, "profile", true, "profile one more analyze run of the first --workers value (--cpuprofile) and print the profile's top entries")
 	fs.IntVar(&opts.runs, "runs", 3, "timed analyze runs per --workers value (the median CPU counts; the range is shown)")
@@ -123,8 +134,37 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if opts.n < 1 {
 		return fail("-n %d: want at least 1", opts.n)
 	}
-	if opts.queue != "corpus" && opts.queue != "generated" {
-		return fail("-queue %q: want corpus or generated", opts.queue)
+	switch opts.queue {
+	case "corpus", "generated", "misses":
+	default:
+		return fail("-queue %q: want corpus, generated or misses", opts.queue)
+	}
+	if opts.memory == "" {
+		opts.memory = "seeded"
+		if opts.queue == "misses" {
+			opts.memory = "empty"
+		}
+	}
+	if opts.memory != "seeded" && opts.memory != "empty" {
+		return fail("-memory %q: want seeded or empty", opts.memory)
+	}
+	if opts.cache == "" {
+		opts.cache = "on"
+		if opts.queue == "misses" {
+			opts.cache = "off"
+		}
+	}
+	if opts.cache != "on" && opts.cache != "off" {
+		return fail("-cache %q: want on or off", opts.cache)
+	}
+	if opts.grouping == "" {
+		opts.grouping = "on"
+		if opts.queue == "misses" {
+			opts.grouping = "both"
+		}
+	}
+	if opts.grouping != "on" && opts.grouping != "off" && opts.grouping != "both" {
+		return fail("-grouping %q: want on, off or both", opts.grouping)
 	}
 	if opts.runs < 1 {
 		return fail("-runs %d: want at least 1", opts.runs)
@@ -166,13 +206,20 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	}
 
 	queue := filepath.Join(dir, "queue.jsonl")
-	if opts.queue == "corpus" {
+	switch opts.queue {
+	case "corpus":
 		size, rules, err := writeCorpusQueue(queue, opts.corpus, opts.n)
 		if err != nil {
 			return fmt.Errorf("corpus queue: %w", err)
 		}
 		fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%d rules of the corpus in turn)\n", queue, opts.n, float64(size)/(1<<20), rules)
-	} else {
+	case "misses":
+		size, rules, err := writeMissesQueue(queue, opts.corpus, opts.n)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "bench: queue %s: %d free-text alerts, each distinct, %.1f MiB (%d rules of the corpus in turn)\n", queue, opts.n, float64(size)/(1<<20), rules)
+	default:
 		counts, size, err := writeQueue(queue, opts.n, opts.seed)
 		if err != nil {
 			return fmt.Errorf("generate queue: %w", err)
@@ -180,9 +227,26 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%s)\n", queue, opts.n, float64(size)/(1<<20), countsString(counts))
 	}
 
-	seedDB := filepath.Join(dir, "seeded.db")
-	if err := seedDatabase(ctx, bin, dir, seedDB, opts.seed, stderr); err != nil {
-		return err
+	seedDB := "" // an empty memory: each run starts on a new database
+	if opts.memory == "seeded" {
+		seedDB = filepath.Join(dir, "seeded.db")
+		if err := seedDatabase(ctx, bin, dir, seedDB, opts.seed, stderr); err != nil {
+			return err
+		}
+	}
+	var extra [][]string // analyze flags of each row kind
+	for _, g := range []string{"off", "on"} {
+		if opts.grouping != g && opts.grouping != "both" {
+			continue
+		}
+		var flags []string
+		if g == "off" {
+			flags = append(flags, "--no-grouping")
+		}
+		if opts.cache == "off" {
+			flags = append(flags, "--no-cache")
+		}
+		extra = append(extra, flags)
 	}
 
 	var rows []row
@@ -205,30 +269,32 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	// seeded database, without the profiler; the row is the run of median
 	// CPU, and the range is printed beside it. The profile comes from a run
 	// of its own.
-	for _, w := range opts.workers {
-		var runs []row
-		for range opts.runs {
-			r, err := analyzeFresh(ctx, bin, seedDB, dir, queue, w, opts.timeout, "")
-			if err != nil {
-				return err
+	for _, flags := range extra {
+		for _, w := range opts.workers {
+			var runs []row
+			for range opts.runs {
+				r, err := analyzeFresh(ctx, bin, seedDB, dir, queue, w, opts.timeout, "", flags)
+				if err != nil {
+					return err
+				}
+				if r.records != opts.n {
+					return fmt.Errorf("%s analysed %d records, want %d", r.name, r.records, opts.n)
+				}
+				fmt.Fprintf(stderr, "bench: %s: %.1fs, %.1f µs CPU per alert\n", r.name, r.elapsed.Seconds(), r.cpuPerAlert())
+				runs = append(runs, r)
 			}
-			if r.records != opts.n {
-				return fmt.Errorf("%s analysed %d records, want %d", r.name, r.records, opts.n)
-			}
-			fmt.Fprintf(stderr, "bench: %s: %.1fs, %.1f µs CPU per alert\n", r.name, r.elapsed.Seconds(), r.cpuPerAlert())
-			runs = append(runs, r)
+			rows = append(rows, medianRun(runs))
 		}
-		rows = append(rows, medianRun(runs))
 	}
 	profile := ""
 	if opts.profile {
 		profile = filepath.Join(dir, "analyze.cpu.pprof")
-		if _, err := analyzeFresh(ctx, bin, seedDB, dir, queue, opts.workers[0], opts.timeout, profile); err != nil {
+		if _, err := analyzeFresh(ctx, bin, seedDB, dir, queue, opts.workers[0], opts.timeout, profile, extra[0]); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts (%s queue), seed %d, %s/%s, GOMAXPROCS %d\n",
-		opts.n, opts.queue, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "openrecall analyze throughput: %d alerts (%s queue, %s memory), seed %d, %s/%s, GOMAXPROCS %d\n",
+		opts.n, opts.queue, opts.memory, opts.seed, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	if err := printTable(stdout, rows, jsonRow, intakeRow); err != nil {
 		return err
 	}
@@ -354,10 +420,8 @@ func seedDatabase(ctx context.Context, bin, dir, db string, seed int64, stderr i
 // copyDatabase copies a closed SQLite database (and its WAL, if one was
 // left) so that every run starts from the same seeded memory.
 func copyDatabase(src, dst string) error {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(dst + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if err := removeDatabase(dst); err != nil {
+		return err
 	}
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(src + suffix)
@@ -374,6 +438,17 @@ func copyDatabase(src, dst string) error {
 	return nil
 }
 
+// removeDatabase removes a database file with its WAL and shared-memory
+// files, if there are any.
+func removeDatabase(path string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
 var (
 	recordsLine = regexp.MustCompile(`(?m)^\s*records\s+(\d+):`)
 	statsLine   = regexp.MustCompile(`(?m)^cache stats: (.*)$`)
@@ -383,13 +458,18 @@ var (
 // time, peak RSS and CPU time. The record count comes from the summary the
 // command prints on stderr.
 //
-// analyzeFresh times analyze on a fresh copy of the seeded database.
-func analyzeFresh(ctx context.Context, bin, seedDB, dir, queue string, workers int, timeout time.Duration, profile string) (row, error) {
+// analyzeFresh times analyze on a fresh copy of the seeded database, or on a
+// new one when seedDB is "".
+func analyzeFresh(ctx context.Context, bin, seedDB, dir, queue string, workers int, timeout time.Duration, profile string, flags []string) (row, error) {
 	db := filepath.Join(dir, fmt.Sprintf("run-workers-%d.db", workers))
-	if err := copyDatabase(seedDB, db); err != nil {
+	if seedDB == "" {
+		if err := removeDatabase(db); err != nil {
+			return row{}, err
+		}
+	} else if err := copyDatabase(seedDB, db); err != nil {
 		return row{}, err
 	}
-	return timeAnalyze(ctx, bin, db, queue, workers, timeout, profile)
+	return timeAnalyze(ctx, bin, db, queue, workers, timeout, profile, flags)
 }
 
 // medianRun returns the run of median CPU time, with the CPU range of all
@@ -403,8 +483,8 @@ func medianRun(runs []row) row {
 
 // With profile set, the run also writes a CPU profile there and prints its
 // cache statistics, which the row keeps.
-func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration, profile string) (row, error) {
-	name := fmt.Sprintf("analyze --workers %d", workers)
+func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration, profile string, flags []string) (row, error) {
+	name := strings.Join(append([]string{fmt.Sprintf("analyze --workers %d", workers)}, flags...), " ")
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -414,6 +494,7 @@ func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeou
 	defer func() { _ = devNull.Close() }()
 	var errOut bytes.Buffer
 	args := []string{"--db", db, "analyze", "--output", "jsonl", "--workers", strconv.Itoa(workers), "--cache-stats"}
+	args = append(args, flags...)
 	if profile != "" {
 		args = append(args, "--cpuprofile", profile)
 	}

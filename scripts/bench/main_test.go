@@ -18,8 +18,13 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{1, 2}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
-		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", queue: "corpus", profile: true, n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
+		{name: "defaults", args: nil, want: options{bin: "./bin/openrecall", queue: "corpus", memory: "seeded", grouping: "on", cache: "on", profile: true, n: 20000, seed: 1, workers: []int{1, 2}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
+		{name: "workers list", args: []string{"-n", "20000", "-workers", "2, 4"}, want: options{bin: "./bin/openrecall", queue: "corpus", memory: "seeded", grouping: "on", cache: "on", profile: true, n: 20000, seed: 1, workers: []int{2, 4}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
+		{name: "misses", args: []string{"-queue", "misses", "-workers", "1"}, want: options{bin: "./bin/openrecall", queue: "misses", memory: "empty", grouping: "both", cache: "off", profile: true, n: 20000, seed: 1, workers: []int{1}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
+		{name: "corpus cache off on an empty memory", args: []string{"-memory", "empty", "-cache", "off", "-grouping", "off"}, want: options{bin: "./bin/openrecall", queue: "corpus", memory: "empty", grouping: "off", cache: "off", profile: true, n: 20000, seed: 1, workers: []int{1, 2}, repeat: 3, runs: 3, timeout: 30 * time.Minute}},
+		{name: "unknown memory", args: []string{"-memory", "full"}, wantErr: true},
+		{name: "unknown cache", args: []string{"-cache", "cold"}, wantErr: true},
+		{name: "unknown grouping", args: []string{"-grouping", "maybe"}, wantErr: true},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
 		{name: "zero runs", args: []string{"-runs", "0"}, wantErr: true},
 		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},
@@ -65,6 +70,41 @@ func TestBaselinesReadEveryAlert(t *testing.T) {
 		}
 		if n != 700 {
 			t.Errorf("%s read %d alerts, want 700", name, n)
+		}
+	}
+}
+
+// TestMissesQueueLinesAllDiffer checks the miss-path queue: every line a
+// free-text alert (a JSON string) that no other line repeats, read whole by
+// both baselines, and its rules' templates still shared between lines (the
+// queue misses the caches, not the identities).
+func TestMissesQueueLinesAllDiffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "misses.jsonl")
+	const n = 1500
+	if _, rules, err := writeMissesQueue(path, "", n); err != nil || rules < 600 {
+		t.Fatalf("writeMissesQueue: %d rules, %v", rules, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	seen := map[string]int{}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, `"`) || !strings.Contains(l, "(ref ") {
+			t.Fatalf("line %d is not a free-text alert with its reference: %s", i+1, l)
+		}
+		if j, ok := seen[l]; ok {
+			t.Fatalf("lines %d and %d are equal: %s", j+1, i+1, l)
+		}
+		seen[l] = i
+	}
+	for name, read := range map[string]func(string) (int, error){"json": decodeJSONLines, "intake": readIntake} {
+		if got, err := read(path); err != nil || got != n {
+			t.Errorf("%s read %d alerts (%v), want %d", name, got, err, n)
 		}
 	}
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"strings"
+
+	"github.com/openrecall/openrecall/internal/rulecorpus"
+)
+
+// writeMissesQueue writes the miss-path queue: n free-text alerts, one JSON
+// string a line, line i the summary and the first line of the description
+// of rule i mod the rule count, rendered for firing i (its own instance and
+// value) and ended by a reference no other line has. Every line differs,
+// yet the normalizer masks the reference, so firings of one rule would share
+// a fingerprint cache entry: the bench runs this queue with the caches off
+// (-cache off, its default), on an empty memory that vouches for nothing,
+// so every alert takes the whole miss path and the strong route unless
+// grouping spares it. It returns the file size and the rule count.
+func writeMissesQueue(path, corpus string, n int) (int64, int, error) {
+	var rules []rulecorpus.Rule
+	var err error
+	if corpus == "" {
+		rules, err = rulecorpus.LoadNear(".")
+	} else {
+		rules, err = rulecorpus.Load(corpus)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(rules) == 0 {
+		return 0, 0, fmt.Errorf("misses queue: no rules in the corpus")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	for i := range n {
+		line, err := json.Marshal(missLine(rules[i%len(rules)], i))
+		if err == nil {
+			_, err = bw.Write(append(line, '\n'))
+		}
+		if err != nil {
+			_ = f.Close() // the write error says what went wrong
+			return 0, 0, fmt.Errorf("misses queue: line %d: %w", i+1, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		_ = f.Close() // the flush error says what went wrong
+		return 0, 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Size(), len(rules), nil
+}
+
+// missLine renders firing i of rule r as one line of free text: "summary:
+// first line of the description (ref 3f09c2a1d4e5)", the reference a hash
+// of i, so that no two lines are equal.
+func missLine(r rulecorpus.Rule, i int) string {
+	labels := rulecorpus.Labels(r, rulecorpus.Firing{N: i})
+	value := rulecorpus.Value(i)
+	text := strings.TrimSpace(rulecorpus.Expand(r.Summary, labels, value))
+	if text == "" {
+		text = r.Alert
+	}
+	desc, _, _ := strings.Cut(strings.TrimSpace(rulecorpus.Expand(r.Description, labels, value)), "\n")
+	if desc = strings.TrimSpace(desc); desc != "" {
+		text += ": " + desc
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "miss %d", i)
+	return fmt.Sprintf("%s (ref %012x)", text, h.Sum64()&0xffffffffffff)
+}
