@@ -9,6 +9,8 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/costcurve"
+	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/workflow"
@@ -115,5 +117,99 @@ func TestBypassedHeadsMembersRerunTheGuard(t *testing.T) {
 		if r.Decision != openrecall.DecisionKnownBenign || !r.Guard.Bypass || r.Bypassed {
 			t.Errorf("member %s: decision %s, guard %v, bypassed %v", r.Alert.ID, r.Decision, r.Guard.Bypass, r.Bypassed)
 		}
+	}
+}
+
+// numbered numbers the records of src from next on, as serve's inbox does,
+// so that two runs of one batch name their analyses apart.
+type numbered struct {
+	src  workflow.Source
+	next int
+}
+
+func (n *numbered) Next() (intake.Record, error) {
+	rec, _, err := n.NextNumbered()
+	return rec, err
+}
+
+func (n *numbered) NextNumbered() (intake.Record, int, error) {
+	rec, err := n.src.Next()
+	seq := n.next
+	n.next++
+	return rec, seq, err
+}
+
+// TestStoredGroupOfABypassedHeadEndsWhenItsMemoryChanges: a later run of
+// the batch (serve after a restart, or its next inbox batch) continues the
+// stored group of a head memory bypassed, but a firing joins it only while
+// the guard, run again on current memory, still passes on the same
+// supporting memories (DESIGN §6a): after a memory forget the firing heads
+// a group of its own and is triaged on its own, bypassed on the memories
+// left when they still vouch, analysed when they no longer do.
+func TestStoredGroupOfABypassedHeadEndsWhenItsMemoryChanges(t *testing.T) {
+	base := time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		forget     int
+		wantMember bool
+		wantBypass bool
+	}{
+		{"memory unchanged: joins the stored group", 0, true, false},
+		{"one memory forgotten, the rest still vouch: a group of its own, bypassed", 1, false, true},
+		{"two memories forgotten, the rest no longer vouch: a group of its own, analysed", 2, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := newPipeline(t)
+			p.teach(t, firstAlert(t, stormLine(0, "NodeDiskFull", "warning", base.Format(time.RFC3339))), openrecall.DecisionKnownBenign, 6)
+			sealer := audit.NewSealer(benchKey)
+			sink := memory.Sink{Store: p.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+			w := p.grouping(t, nil, sink, memory.GroupScope{Store: p.store, Batch: "test"})
+			// One cost curve for both runs, as serve continues its stored one.
+			curve := costcurve.New("test")
+			run := func(from int, lines ...string) []openrecall.Result {
+				t.Helper()
+				var out []openrecall.Result
+				src := &numbered{src: intake.NewReader(strings.NewReader(strings.Join(lines, "\n")), intake.Options{Format: intake.FormatJSONL}), next: from}
+				if _, err := w.AnalyzeQueue(ctx, src, workflow.QueueOptions{Workers: 2, Curve: curve}, func(r openrecall.Result) error {
+					out = append(out, r)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			first := run(0,
+				stormLine(0, "NodeDiskFull", "warning", base.Format(time.RFC3339)),
+				stormLine(1, "NodeDiskFull", "warning", base.Add(time.Minute).Format(time.RFC3339)))
+			head := first[0]
+			if !head.Bypassed || head.Group == nil || head.Grouped() || !first[1].Grouped() || len(head.Triage.Supporting) != 6 {
+				t.Fatalf("first run: head bypassed %v on %d memories, group %+v; second firing grouped %v",
+					head.Bypassed, len(head.Triage.Supporting), head.Group, first[1].Grouped())
+			}
+			for _, id := range head.Triage.Supporting[:tc.forget] {
+				if _, _, err := p.store.Forget(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := run(10, stormLine(2, "NodeDiskFull", "warning", base.Add(2*time.Minute).Format(time.RFC3339)))[0]
+			if r.Group == nil {
+				t.Fatalf("later firing has no group")
+			}
+			if tc.wantMember {
+				if !r.Grouped() || r.Group.ID != head.Group.ID || r.Decision != openrecall.DecisionKnownBenign || !r.Guard.Bypass || r.Cost != 0 {
+					t.Errorf("later firing: group %+v, decision %s, guard %v, cost %d; want a member of %s, known_benign, no call",
+						r.Group, r.Decision, r.Guard.Bypass, r.Cost, head.Group.ID)
+				}
+				return
+			}
+			if r.Grouped() || r.Group.ID == head.Group.ID {
+				t.Errorf("later firing after %d memories forgotten joined group %s (head %s): the bypass rested on memories that changed",
+					tc.forget, r.Group.ID, r.Group.HeadAnalysisID)
+			}
+			if r.Bypassed != tc.wantBypass {
+				t.Errorf("later firing after %d memories forgotten: bypassed %v, want %v (%s)", tc.forget, r.Bypassed, tc.wantBypass, r.Guard.Reason)
+			}
+		})
 	}
 }

@@ -20,6 +20,10 @@ func readOnlyCommands(analysisID string) [][]string {
 		{"recall", "--fingerprint", fp},
 		{"memory", "stats"},
 		{"memory", "export"},
+		{"groups"},
+		{"exception", "list"},
+		{"exception", "proposals"},
+		{"queue"},
 	}
 }
 

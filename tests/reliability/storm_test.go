@@ -55,8 +55,10 @@ func startServe(t *testing.T, db string, env []string) (*exec.Cmd, string) {
 // on the same file and checks that no firing is lost: every accepted
 // delivery ends with a result, every result of an alert with identity is
 // in exactly one stored group, each group's size is its stored members, a
-// member's result completes after its head's, and the trail verifies
-// (DESIGN §6a, §12).
+// member's result completes after its head's, the groups are those of one
+// uninterrupted analyze of the same storm (the restarted server continued
+// the groups stored before the kill), and the trail verifies (DESIGN §6a,
+// §12).
 func TestServeKill9MidStorm(t *testing.T) {
 	needBinary(t)
 	rules, err := rulecorpus.LoadNear(".")
@@ -69,7 +71,8 @@ func TestServeKill9MidStorm(t *testing.T) {
 	env := []string{"OPENRECALL_AUDIT_KEY=" + strings.Repeat("5a", 32)}
 	cmd, base := startServe(t, db, env)
 
-	storm := rulecorpus.Storm(rules, rulecorpus.StormOptions{Firings: 30, Span: 30 * time.Minute, RiseEvery: 7, Seed: 9})
+	opts := rulecorpus.StormOptions{Firings: 30, Span: 30 * time.Minute, RiseEvery: 7, Seed: 9}
+	storm := rulecorpus.Storm(rules, opts)
 	accepted := 0
 	for start := 0; start < len(storm); start += 25 {
 		var alerts []map[string]any
@@ -135,7 +138,7 @@ func TestServeKill9MidStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := map[string]int64{}
-	var results []openrecall.Result
+	var served []openrecall.Result
 	for rows.Next() {
 		var id, body string
 		var seq int64
@@ -147,17 +150,17 @@ func TestServeKill9MidStorm(t *testing.T) {
 			t.Fatal(err)
 		}
 		done[id] = seq
-		results = append(results, r)
+		served = append(served, r)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != len(storm) {
-		t.Fatalf("%d results for %d accepted firings", len(results), len(storm))
+	if len(served) != len(storm) {
+		t.Fatalf("%d results for %d accepted firings", len(served), len(storm))
 	}
 	heads := map[string]openrecall.Result{}
 	members, grouped := 0, 0
-	for _, r := range results {
+	for _, r := range served {
 		switch {
 		case r.Group == nil:
 			t.Errorf("%s (%s) has no group", r.AnalysisID, r.Identity)
@@ -189,7 +192,36 @@ func TestServeKill9MidStorm(t *testing.T) {
 	if stored != members || sizes != members {
 		t.Errorf("%d firings in groups; the database holds %d members and group sizes summing to %d", members, stored, sizes)
 	}
-	t.Logf("storm of %d firings: %d pending at the kill, %d groups, %d grouped", len(storm), pendingAtKill, len(heads), grouped)
+	// The groups survive the kill: the restarted server continued the open
+	// groups stored before it, so the storm forms the same groups — the
+	// same heads — as one uninterrupted analyze of the same firings.
+	var q bytes.Buffer
+	if err := rulecorpus.WriteStormQueue(&q, rules, opts); err != nil {
+		t.Fatal(err)
+	}
+	ref := runBin(t, q.Bytes(), "--db", filepath.Join(dir, "ref.db"), "analyze", "-o", "jsonl", "-")
+	if ref.code != 0 {
+		t.Fatalf("reference analyze: exit %d\n%s", ref.code, ref.stderr)
+	}
+	want := map[string]bool{}
+	for _, r := range results(t, ref.stdout) {
+		if r.Group != nil && !r.Grouped() {
+			want[r.Alert.ID] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, h := range heads {
+		got[h.Alert.ID] = true
+	}
+	for id := range got {
+		if !want[id] {
+			t.Errorf("alert %s heads a group after the kill; an uninterrupted run grouped it under another head", id)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d groups after the kill and restart, %d in an uninterrupted run of the same storm", len(got), len(want))
+	}
+	t.Logf("storm of %d firings: %d pending at the kill, %d groups (%d uninterrupted), %d grouped", len(storm), pendingAtKill, len(heads), len(want), grouped)
 	verify := exec.Command(bin, "--db", db, "audit", "verify")
 	verify.Env = append(os.Environ(), env...)
 	if out, err := verify.CombinedOutput(); err != nil {
