@@ -26,6 +26,12 @@ type UseCases interface {
 	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+	// The exceptions page (DESIGN §6b): what people approved, the
+	// proposals memory made, approval and revocation.
+	ListExceptions(ctx context.Context, state string) ([]usecase.ListedException, error)
+	ListProposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error)
+	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
+	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
 }
 
 // Store is what the cockpit reads directly: audit entries, the cost curve
@@ -211,6 +217,9 @@ func (c *Cockpit) routes() {
 	m.HandleFunc("GET "+Prefix+"cost.svg", c.seeing(c.costSVG))
 	m.HandleFunc("GET "+Prefix+"memory", c.seeing(c.memoryPage))
 	m.HandleFunc("POST "+Prefix+"memory/{id}/forget", c.acting(c.forget))
+	m.HandleFunc("GET "+Prefix+"exceptions", c.seeing(c.exceptionsPage))
+	m.HandleFunc("POST "+Prefix+"exceptions/{id}/revoke", c.acting(c.revokeException))
+	m.HandleFunc("POST "+Prefix+"proposals/{id}/approve", c.acting(c.approveProposal))
 	m.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "no such page")
 	})

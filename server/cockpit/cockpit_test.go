@@ -98,6 +98,8 @@ func TestEveryPageRendersWithCSPAndNeedsALogin(t *testing.T) {
 		"/ui/cost":                            "No run has cost points yet",
 		"/ui/memory":                          "Memory id",
 		"/ui/memory?id=" + mem[0].Incident.ID: "restarted pods",
+		"/ui/exceptions":                      "No proposed exception waits",
+		"/ui/exceptions?state=active":         "No exception is active",
 	}
 	anon := e.client(t)
 	alice := e.session(t, "alice-secret")

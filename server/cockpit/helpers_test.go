@@ -79,7 +79,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	app := &usecase.App{
-		Store: st, Fingerprinter: ex, Keys: testKeys{}, Waiting: st,
+		Store: st, Fingerprinter: ex, Keys: testKeys{}, Waiting: st, Exceptions: st,
 		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
 			_, err := st.AppendAudit(ctx, es, sealer.Seal)
 			return err
@@ -143,6 +143,30 @@ func (e *env) waiting(t testing.TB, n int, title string, labels map[string]strin
 		t.Fatal(err)
 	}
 	return res.AnalysisID
+}
+
+// proposal stores the exception proposal memory would make for an alert
+// titled title on identity rule, with match fields match, as the
+// workflow's sink does, and returns it.
+func (e *env) proposal(t testing.TB, n int, rule, title string, match map[string]string, since time.Time) openrecall.Proposal {
+	t.Helper()
+	ctx := context.Background()
+	alert := openrecall.Alert{ID: fmt.Sprintf("alert-prop-%d", n), Title: title, Severity: openrecall.SeverityLow,
+		Labels: map[string]string{"alertname": rule}, Timestamp: since}
+	p := &openrecall.Proposal{
+		ID: fmt.Sprintf("prop_test%06d", n), Identity: openrecall.Identity{Rule: rule, Service: "shell"},
+		DNA: openrecall.Fingerprint{ErrorClass: "shell_spawn"}, Match: match, Decision: openrecall.DecisionKnownBenign,
+		MaxSeverity: openrecall.SeverityLow, Expiry: openrecall.DefaultProposalExpiry, Supporting: []string{"inc_a", "inc_b"},
+		AlertID: alert.ID, CreatedAt: since,
+	}
+	res := openrecall.Result{AnalysisID: fmt.Sprintf("run-prop-%06d", n), Batch: "run-prop", Outcome: openrecall.ResultTriaged,
+		Alert: alert, Identity: p.Identity, Decision: openrecall.DecisionEscalated, Proposal: p}
+	res.Audit = audit.Entries(res, since)
+	sealer := audit.NewSealer(trailKey)
+	if _, err := (memory.Sink{Store: e.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}).PersistBatch(ctx, []openrecall.Result{res}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return *p
 }
 
 // client is a browser-like client: it keeps cookies and does not follow

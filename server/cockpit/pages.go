@@ -32,6 +32,9 @@ var flashes = map[string]string{
 	"approved":  "Approved as proposed.",
 	"forgotten": "The memory was taken back.",
 	"none":      "Nothing was selected.",
+	"exception": "Approved: the proposal is an exception now.",
+	"revoked":   "The exception was revoked.",
+	"unchanged": "That exception was revoked already; nothing changed.",
 }
 
 // render executes page name with data into a buffer first, so a template
@@ -80,6 +83,9 @@ func (c *Cockpit) failErr(w http.ResponseWriter, r *http.Request, err error) {
 
 type queueData struct {
 	Items []openrecall.Waiting
+	// Proposals counts the proposed exceptions that wait for a person's
+	// approval (the exceptions page lists them).
+	Proposals int
 	// More is true when more than QueuePageLimit wait: Items are the
 	// oldest of them.
 	More     bool
@@ -111,6 +117,12 @@ func (c *Cockpit) queuePage(w http.ResponseWriter, r *http.Request, s session) {
 	if len(d.Items) > QueuePageLimit {
 		d.Items, d.More = d.Items[:QueuePageLimit], true
 	}
+	pending, err := c.cfg.UseCases.ListProposals(r.Context(), true)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	d.Proposals = len(pending)
 	c.render(w, r, http.StatusOK, "queue", s, "Queue", d)
 }
 
@@ -370,6 +382,63 @@ func (c *Cockpit) forget(w http.ResponseWriter, r *http.Request, s session) {
 		return
 	}
 	http.Redirect(w, r, Prefix+"memory?done=forgotten&id="+url.QueryEscape(id), http.StatusSeeOther)
+}
+
+type exceptionsData struct {
+	// State filters the exceptions: active, expired, revoked, or "" for
+	// all.
+	State      string
+	States     []string
+	Exceptions []usecase.ListedException
+	// Proposals are the proposed exceptions no person approved yet.
+	Proposals []openrecall.Proposal
+}
+
+// exceptionsPage lists the proposed exceptions that wait for a person's
+// approval and the exceptions in the state asked for, each with its form.
+func (c *Cockpit) exceptionsPage(w http.ResponseWriter, r *http.Request, s session) {
+	d := exceptionsData{State: r.URL.Query().Get("state"),
+		States: []string{openrecall.ExceptionActive, openrecall.ExceptionExpired, openrecall.ExceptionRevoked}}
+	var err error
+	if d.Proposals, err = c.cfg.UseCases.ListProposals(r.Context(), true); err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	if d.Exceptions, err = c.cfg.UseCases.ListExceptions(r.Context(), d.State); err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "exceptions", s, "Exceptions", d)
+}
+
+// approveProposal turns a proposed exception into one the session's
+// analyst approved, with an optional note.
+func (c *Cockpit) approveProposal(w http.ResponseWriter, r *http.Request, s session) {
+	if _, err := c.cfg.UseCases.ApproveProposal(r.Context(), usecase.ApproveRequest{ProposalID: r.PathValue("id"),
+		Analyst: s.analyst, Note: strings.TrimSpace(r.PostFormValue("note"))}); err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"exceptions?done=exception", http.StatusSeeOther)
+}
+
+// revokeException revokes an exception, with a required reason.
+func (c *Cockpit) revokeException(w http.ResponseWriter, r *http.Request, s session) {
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	if reason == "" {
+		c.fail(w, r, http.StatusBadRequest, "revoking an exception needs a reason")
+		return
+	}
+	ch, err := c.cfg.UseCases.RevokeException(r.Context(), r.PathValue("id"), s.analyst, reason)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	done := "revoked"
+	if !ch.Changed {
+		done = "unchanged"
+	}
+	http.Redirect(w, r, Prefix+"exceptions?done="+done, http.StatusSeeOther)
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }

@@ -61,7 +61,17 @@ func TestHostileTextIsEscapedOnEveryPage(t *testing.T) {
 	if err != nil || len(rc.Matches) == 0 {
 		t.Fatalf("recall %v %+v", err, rc)
 	}
-	pages := []string{"/ui/queue", "/ui/memory?id=" + rc.Matches[0].Incident.ID}
+	// A proposal and an approved exception carrying every payload in their
+	// match fields and note.
+	for i, x := range XSSPayloads {
+		prop := e.proposal(t, i, "Hostile"+fmt.Sprint(i), x, map[string]string{"user": x, x: "v"}, time.Unix(int64(i), 0))
+		if i%2 == 0 {
+			if _, err := e.app.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: prop.ID, Analyst: "alice", Note: x}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pages := []string{"/ui/queue", "/ui/memory?id=" + rc.Matches[0].Incident.ID, "/ui/exceptions"}
 	for _, id := range ids {
 		pages = append(pages, "/ui/review/"+id, "/ui/analysis/"+id)
 	}
@@ -70,6 +80,9 @@ func TestHostileTextIsEscapedOnEveryPage(t *testing.T) {
 		resp, body := get(t, alice, e.srv.URL, p)
 		if resp.StatusCode != 200 {
 			t.Errorf("%s: %d", p, resp.StatusCode)
+		}
+		if p == "/ui/exceptions" && (strings.Count(body, "data-proposal=") != len(XSSPayloads)/2 || strings.Count(body, "data-exception=") != (len(XSSPayloads)+1)/2) {
+			t.Errorf("%s lists %d proposals and %d exceptions, want the hostile ones", p, strings.Count(body, "data-proposal="), strings.Count(body, "data-exception="))
 		}
 		for _, x := range XSSPayloads {
 			if strings.Contains(body, x) {
