@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // Kind is the class of an alert in the ground truth.
@@ -108,7 +109,7 @@ func (t Truth) Validate() error {
 	case !t.Kind.Valid():
 		return fmt.Errorf("kind %q: want one of %v: %w", t.Kind, Kinds, openrecall.ErrInvalid)
 	case !t.Decision.Retainable():
-		return fmt.Errorf("decision %q: want false_positive, duplicate, known_benign or real: %w", t.Decision, openrecall.ErrInvalid)
+		return fmt.Errorf("decision %q: want %s: %w", t.Decision, usecase.Decisions(), openrecall.ErrInvalid)
 	case (t.Kind.Security() || t.Kind == KindNovelReal) && t.Decision != openrecall.DecisionReal:
 		return fmt.Errorf("kind %s with decision %s: security cases and novel incidents are real: %w", t.Kind, t.Decision, openrecall.ErrInvalid)
 	case (t.Kind == KindBenignRepeat || t.Kind == KindOneOffFP) && !t.Decision.Benign():

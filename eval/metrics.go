@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
 )
 
@@ -75,11 +76,7 @@ func (s Stats) Savings() openrecall.NanoUSD { return s.Baseline - s.Cost }
 // analysed alerts (those escalated without analysis left out), 0 when it is
 // 0. Only bypasses and passing cheap answers save (DESIGN §7).
 func (s Stats) SavingsPercent() float64 {
-	analysed := s.Baseline - s.UnanalysedBaseline
-	if analysed == 0 {
-		return 0
-	}
-	return 100 * float64(s.Savings()) / float64(analysed)
+	return costcurve.SavingsPercent(s.Savings(), s.Baseline-s.UnanalysedBaseline)
 }
 
 func ratio(n, d int) float64 {

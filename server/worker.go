@@ -27,7 +27,10 @@ func (s *Server) notify() {
 // batchOf names the cost curve batch of the day of t: one curve per UTC day
 // ("serve-2006-01-02"), continued from its last stored point after a
 // restart.
-func batchOf(t time.Time) string { return "serve-" + t.UTC().Format(time.DateOnly) }
+func batchOf(t time.Time) string { return dayBatch(t.UTC().Format(time.DateOnly)) }
+
+// dayBatch names the cost curve batch of a UTC day ("2006-01-02").
+func dayBatch(day string) string { return "serve-" + day }
 
 // drain runs the inbox through the analyze use case (the workflow's queue
 // runner, as `analyze` does) until stop is closed, one run per UTC day
@@ -122,7 +125,7 @@ func (s *Server) pipelineUntil(ctx context.Context, stop <-chan struct{}) (Pipel
 // curveOf continues the stored cost curve of day, waiting while it cannot
 // be read; false means stop came first.
 func (s *Server) curveOf(ctx context.Context, day string, stop <-chan struct{}) (*costcurve.Curve, bool) {
-	batch := "serve-" + day
+	batch := dayBatch(day)
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
 		points, err := s.cfg.Store.CostPoints(ctx, batch)
 		if err == nil || errors.Is(err, openrecall.ErrNotFound) {
@@ -273,7 +276,6 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 	}
 }
 
-// idOf returns the inbox id of an analysis this source handed out.
 // FreshBatch reports whether the record NextNumbered returned last began a
 // batch read from the inbox: the run reads the active exceptions again
 // there (workflow.BatchSource).
@@ -283,6 +285,7 @@ func (in *inbox) FreshBatch() bool {
 	return f
 }
 
+// idOf returns the inbox id of an analysis this source handed out.
 func (in *inbox) idOf(analysisID string) int64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()

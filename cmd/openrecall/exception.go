@@ -285,20 +285,6 @@ func printList[T any](a *app, output string, list []T, empty, header string, row
 	return tw.Flush()
 }
 
-// writeList writes a list as one JSON array (-o json) or one line per item
-// (-o jsonl).
-func writeList[T any](a *app, output string, list []T) error {
-	if output == outputJSONL {
-		for _, x := range list {
-			if err := writeJSON(a.out, outputJSONL, x); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return writeJSON(a.out, outputJSON, list)
-}
-
 type exceptionProposalsOptions struct {
 	all    bool
 	output string

@@ -61,15 +61,7 @@ func groupsRun(ctx context.Context, a *app, opts *groupsOptions) error {
 		return err
 	}
 	if opts.output != outputTable {
-		if opts.output == outputJSONL {
-			for _, g := range gs {
-				if err := writeJSON(a.out, outputJSONL, g); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return writeJSON(a.out, outputJSON, gs)
+		return writeList(a, opts.output, gs)
 	}
 	if len(gs) == 0 {
 		_, err := fmt.Fprintln(a.out, "no alert groups waiting for a decision")

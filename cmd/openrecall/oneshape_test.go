@@ -17,8 +17,9 @@ import (
 // and the server serves to one JSON shape: the same fields, and the same
 // values where both read the same memory (the server is idle while the
 // commands run beside it). It covers recall, retain, results (their shape
-// against analyze's, their audit against audit show), cost and audit
-// verify; memory stats and audit head are not served.
+// against analyze's, their audit against audit show), cost, audit verify,
+// alert groups and the exception list; memory stats and audit head are
+// not served.
 func TestCLIAndAPIAgree(t *testing.T) {
 	bin := buildBinary(t)
 	db := seededDB(t)
@@ -112,6 +113,18 @@ func TestCLIAndAPIAgree(t *testing.T) {
 	// Cost and audit verification, value for value.
 	same("cost", cli("", "cost", "-o", "json"), api(http.MethodGet, "/api/v1/cost", read, "", http.StatusOK))
 	same("audit verify", cli("", "audit", "verify", "-o", "json"), api(http.MethodGet, "/api/v1/audit/verify", read, "", http.StatusOK))
+
+	// Alert groups and exceptions, value for value (an exception written
+	// by the command first, so that the list is not empty).
+	groups := cli("", "groups", "--all", "-o", "json")
+	same("groups", groups, api(http.MethodGet, "/api/v1/groups?all=true", read, "", http.StatusOK))
+	cli("", "exception", "add", "--rule", "KubePodCrashLooping", "--service", "checkout", "--max-severity", "high",
+		"--decision", "known_benign", "--expires", "4h", "--analyst", "alice", "--note", "one shape", "-o", "json")
+	exceptions := cli("", "exception", "list", "-o", "json")
+	if l, _ := exceptions.([]any); len(l) != 1 {
+		t.Errorf("exception list after one exception add: %v", exceptions)
+	}
+	same("exception list", exceptions, api(http.MethodGet, "/api/v1/exceptions", read, "", http.StatusOK))
 }
 
 // canonical is the canonical string of a fingerprint as JSON decodes it.

@@ -39,6 +39,20 @@ func writeJSON(w io.Writer, output string, v any) error {
 	return enc.Encode(v)
 }
 
+// writeList writes a list as one JSON array (-o json) or one line per item
+// (-o jsonl).
+func writeList[T any](a *app, output string, list []T) error {
+	if output == outputJSONL {
+		for _, x := range list {
+			if err := writeJSON(a.out, outputJSONL, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return writeJSON(a.out, outputJSON, list)
+}
+
 // jsonArray streams a JSON array, one element per line, so that -o json
 // is one document without holding every element in memory.
 type jsonArray struct {

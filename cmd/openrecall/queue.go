@@ -64,16 +64,8 @@ func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
 	if err != nil {
 		return err
 	}
-	switch opts.output {
-	case outputJSON:
-		return writeJSON(a.out, opts.output, ws)
-	case outputJSONL:
-		for _, w := range ws {
-			if err := writeJSON(a.out, opts.output, w); err != nil {
-				return err
-			}
-		}
-		return nil
+	if opts.output != outputTable {
+		return writeList(a, opts.output, ws)
 	}
 	if len(ws) == 0 {
 		fmt.Fprintln(a.out, "nothing waits for a person")

@@ -149,16 +149,8 @@ func auditShowRun(ctx context.Context, a *app, opts *auditShowOptions) error {
 	if len(entries) == 0 {
 		return fmt.Errorf("no audit entries for analysis %q: %w", opts.analysisID, openrecall.ErrNotFound)
 	}
-	switch output {
-	case outputJSON:
-		return writeJSON(a.out, output, entries)
-	case outputJSONL:
-		for _, e := range entries {
-			if err := writeJSON(a.out, output, e); err != nil {
-				return err
-			}
-		}
-		return nil
+	if output != outputTable {
+		return writeList(a, output, entries)
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tSTEP\tMODEL\tLIVE\tSKIPPED\tOUTCOME\tHITS\tPROPOSED\tCOST\tBASELINE\tSAVINGS\tREASON")

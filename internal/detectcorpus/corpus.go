@@ -13,7 +13,8 @@ import (
 // Files are the corpus files Load reads, in order.
 var Files = [...]string{"falco_rules.jsonl", "sigma_rules.jsonl"}
 
-// ErrAbsent marks a corpus folder that is not there (tests skip on it).
+// ErrAbsent marks a corpus folder that is not there (tests skip on it, or
+// fail under CI=true: testenv.Missing).
 var ErrAbsent = errors.New("security detection corpus not found")
 
 // LogSource says what a rule reads: Sigma's logsource, or for Falco product
