@@ -379,7 +379,7 @@ func TestReplayStormsDecidedOnce(t *testing.T) {
 // one carries a person's approval (the severity clause sent it there), a
 // cheap model's one only confirms a family analysts split on (ambiguous),
 // and together they are at most 3% of the alerts whose truth is real
-// (4 of 208 at this seed).
+// (4 of 205 at this seed).
 func TestMissedRealAreReviewedModelVerdicts(t *testing.T) {
 	rep, err := Replay(context.Background(), mustGenerate(t, 20260101, 600), newPipeline(t, false).config())
 	if err != nil {

@@ -104,3 +104,55 @@ func TestRegistryCoversEveryIssueID(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratorReviewCoversEveryProperty checks that the generator review
+// of docs/properties.md (what each property's generator never produces)
+// names every registered property, so a new property cannot land without
+// the sentence that says where its generator is blind. A row's first cell
+// names properties one by one ("P3, P5") or as ranges ("P48–P51").
+func TestGeneratorReviewCoversEveryProperty(t *testing.T) {
+	raw, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const heading = "### Generator review"
+	_, section, ok := strings.Cut(string(raw), heading)
+	if !ok {
+		t.Fatalf("%s lacks the section %q", docPath, heading)
+	}
+	if end := strings.Index(section, "\n#"); end >= 0 {
+		section = section[:end]
+	}
+	listed := map[int]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "P") {
+			continue
+		}
+		for _, part := range strings.Split(cells[1], ",") {
+			lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "–")
+			var a, b int
+			if _, err := fmt.Sscanf(lo, "P%d", &a); err != nil {
+				t.Fatalf("generator review row %q: %q is not a property: %v", line, part, err)
+			}
+			b = a
+			if isRange {
+				if _, err := fmt.Sscanf(hi, "P%d", &b); err != nil || b < a {
+					t.Fatalf("generator review row %q: %q is not a range of properties", line, part)
+				}
+			}
+			for n := a; n <= b; n++ {
+				listed[n] = true
+			}
+		}
+	}
+	for _, p := range registry() {
+		var n int
+		if _, err := fmt.Sscanf(pbt.Number(p.ID), "P%d", &n); err != nil {
+			t.Fatalf("%s: %v", p.ID, err)
+		}
+		if !listed[n] {
+			t.Errorf("%s is not in the generator review of %s: say what its generator %s never produces", p.ID, docPath, p.Generator)
+		}
+	}
+}
