@@ -102,6 +102,12 @@ type Summary struct {
 	// without analysis, or "none" without one. The eight documented keys
 	// are always present.
 	PerTier map[string]int `json:"per_tier"`
+	// SavedPerTier is what the points of each PerTier key saved (their
+	// baseline minus their cost), under the same eight keys: bypasses,
+	// group members, exception matches and cheap answers apart (DESIGN §7).
+	// A key whose alerts took the strong model at its expected completion
+	// saves nothing.
+	SavedPerTier map[string]openrecall.NanoUSD `json:"saved_per_tier_nano_usd"`
 	// Unanalysed counts the alerts escalated without analysis;
 	// AnalysedBaseline is the baseline of the others.
 	Unanalysed       int                `json:"escalated_without_analysis"`
@@ -114,6 +120,26 @@ type Summary struct {
 	// SavingsPercent is Savings as a percentage of AnalysedBaseline, 0
 	// without one.
 	SavingsPercent float64 `json:"savings_percent"`
+}
+
+// TierKeys are the eight keys of Summary.PerTier and Summary.SavedPerTier,
+// the ways an alert can be analysed, those that can save first.
+var TierKeys = []string{TierBypass, TierGrouped, TierException, TierCheap, TierCheapStrong, TierStrong, TierUnanalysed, TierNone}
+
+// SavingsSources lists the ways of s that saved money (or lost it), in
+// TierKeys order, such as "bypass $0.071280, grouped $0.177018, cheap
+// $0.036282" (six decimals), or "none" when none did.
+func (s Summary) SavingsSources() string {
+	var parts []string
+	for _, k := range TierKeys {
+		if v := s.SavedPerTier[k]; v != 0 {
+			parts = append(parts, k+" "+v.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // TierKey returns the Summary.PerTier key of a point.
@@ -130,7 +156,10 @@ func TierKey(p openrecall.CostPoint) string {
 // Summarize totals points. Batch is the points' batch (the first point's,
 // when they disagree, which Validate reports).
 func Summarize(points []openrecall.CostPoint) Summary {
-	s := Summary{PerTier: map[string]int{TierBypass: 0, TierCheap: 0, TierStrong: 0, TierCheapStrong: 0, TierNone: 0, TierUnanalysed: 0, TierGrouped: 0, TierException: 0}}
+	s := Summary{PerTier: map[string]int{}, SavedPerTier: map[string]openrecall.NanoUSD{}}
+	for _, k := range TierKeys {
+		s.PerTier[k], s.SavedPerTier[k] = 0, 0
+	}
 	for i, p := range points {
 		if i == 0 {
 			s.Batch = p.Batch
@@ -146,6 +175,7 @@ func Summarize(points []openrecall.CostPoint) Summary {
 			s.Excepted++
 		}
 		s.PerTier[TierKey(p)]++
+		s.SavedPerTier[TierKey(p)] += p.Baseline - p.Cost
 		s.Cost += p.Cost
 		s.Baseline += p.Baseline
 		if p.Tier == TierUnanalysed {

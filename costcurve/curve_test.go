@@ -102,6 +102,30 @@ func TestAddCurvesAreIndependent(t *testing.T) {
 	}
 }
 
+// saved returns a SavedPerTier map: the given amounts, every other key 0.
+func saved(m map[string]openrecall.NanoUSD) map[string]openrecall.NanoUSD {
+	out := map[string]openrecall.NanoUSD{}
+	for _, k := range TierKeys {
+		out[k] = m[k]
+	}
+	return out
+}
+
+// TestSavingsSources checks the "saved by" list: non-zero sources only, in
+// TierKeys order, a loss included, and "none" when nothing saved.
+func TestSavingsSources(t *testing.T) {
+	if got, want := Summarize(shift()).SavingsSources(), "bypass $0.019200, cheap $0.004500, cheap+strong $0.000400, strong $0.000600"; got != want {
+		t.Errorf("SavingsSources() = %q, want %q", got, want)
+	}
+	grouped := build(add{"h", strong, false, 1_000_000, 1_000_000}, add{"m", TierGrouped, false, 0, 900_000}, add{"c", both, false, 1_200_000, 1_000_000})
+	if got, want := Summarize(grouped).SavingsSources(), "grouped $0.000900, cheap+strong -$0.000200"; got != want {
+		t.Errorf("SavingsSources() = %q, want %q", got, want)
+	}
+	if got := Summarize(nil).SavingsSources(); got != "none" {
+		t.Errorf("SavingsSources() of no points = %q, want none", got)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -111,19 +135,21 @@ func TestSummarize(t *testing.T) {
 		{
 			name:   "empty",
 			points: nil,
-			want:   Summary{PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0}},
+			want:   Summary{PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0}, SavedPerTier: saved(nil)},
 		},
 		{
 			name:   "one bypass",
 			points: build(add{"a1", none, true, 0, 4_800_000}),
 			want: Summary{Batch: "b1", Alerts: 1, Bypassed: 1, PerTier: map[string]int{"bypass": 1, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0},
-				Baseline: 4_800_000, AnalysedBaseline: 4_800_000, Savings: 4_800_000, SavingsPercent: 100},
+				SavedPerTier: saved(map[string]openrecall.NanoUSD{"bypass": 4_800_000}),
+				Baseline:     4_800_000, AnalysedBaseline: 4_800_000, Savings: 4_800_000, SavingsPercent: 100},
 		},
 		{
 			name:   "a shift",
 			points: shift(),
 			want: Summary{Batch: "b1", Alerts: 8, Bypassed: 4, PerTier: map[string]int{"bypass": 4, "cheap": 1, "strong": 2, "cheap+strong": 1, "none": 0, "unanalysed": 0, "grouped": 0, "exception": 0},
-				Cost: 14_100_000, Baseline: 38_800_000, AnalysedBaseline: 38_800_000, Savings: 24_700_000, SavingsPercent: float64(24_700_000) / float64(38_800_000) * 100},
+				SavedPerTier: saved(map[string]openrecall.NanoUSD{"bypass": 19_200_000, "cheap": 4_500_000, "cheap+strong": 400_000, "strong": 600_000}),
+				Cost:         14_100_000, Baseline: 38_800_000, AnalysedBaseline: 38_800_000, Savings: 24_700_000, SavingsPercent: float64(24_700_000) / float64(38_800_000) * 100},
 		},
 		{
 			// An alert escalated without analysis saves nothing and its
@@ -132,18 +158,27 @@ func TestSummarize(t *testing.T) {
 			name:   "escalated without analysis",
 			points: build(add{"a1", none, true, 0, 4_800_000}, add{"u1", TierUnanalysed, false, 300_000, 300_000}, add{"s1", strong, false, 1_000_000, 1_000_000}),
 			want: Summary{Batch: "b1", Alerts: 3, Bypassed: 1, PerTier: map[string]int{"bypass": 1, "cheap": 0, "strong": 1, "cheap+strong": 0, "none": 0, "unanalysed": 1, "grouped": 0, "exception": 0},
-				Unanalysed: 1, Cost: 1_300_000, Baseline: 6_100_000, AnalysedBaseline: 5_800_000, Savings: 4_800_000, SavingsPercent: float64(4_800_000) / float64(5_800_000) * 100},
+				SavedPerTier: saved(map[string]openrecall.NanoUSD{"bypass": 4_800_000}),
+				Unanalysed:   1, Cost: 1_300_000, Baseline: 6_100_000, AnalysedBaseline: 5_800_000, Savings: 4_800_000, SavingsPercent: float64(4_800_000) / float64(5_800_000) * 100},
 		},
 		{
 			name:   "deterministic steps only",
 			points: build(add{"r1", none, false, 0, 0}),
-			want:   Summary{Batch: "b1", Alerts: 1, PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 1, "unanalysed": 0, "grouped": 0, "exception": 0}},
+			want:   Summary{Batch: "b1", Alerts: 1, PerTier: map[string]int{"bypass": 0, "cheap": 0, "strong": 0, "cheap+strong": 0, "none": 1, "unanalysed": 0, "grouped": 0, "exception": 0}, SavedPerTier: saved(nil)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, Summarize(tt.points)); diff != "" {
+			got := Summarize(tt.points)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Summarize() mismatch (-want +got):\n%s", diff)
+			}
+			var sum openrecall.NanoUSD
+			for _, v := range got.SavedPerTier {
+				sum += v
+			}
+			if sum != got.Savings {
+				t.Errorf("savings by source add up to %s, want the savings %s", sum, got.Savings)
 			}
 		})
 	}
@@ -223,6 +258,7 @@ func TestSummaryJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"batch":"b1","alerts":2,"bypassed":1,"grouped":0,"excepted":0,"per_tier":{"bypass":1,"cheap":0,"cheap+strong":0,"exception":0,"grouped":0,"none":0,"strong":1,"unanalysed":0},` +
+		`"saved_per_tier_nano_usd":{"bypass":4800000,"cheap":0,"cheap+strong":0,"exception":0,"grouped":0,"none":0,"strong":300000,"unanalysed":0},` +
 		`"escalated_without_analysis":0,"analysed_baseline_nano_usd":9600000,"cost_nano_usd":4500000,"baseline_nano_usd":9600000,"savings_nano_usd":5100000,"savings_percent":53.125}`
 	if string(got) != want {
 		t.Errorf("JSON = %s\nwant   %s", got, want)

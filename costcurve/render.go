@@ -186,8 +186,8 @@ func dollars(n openrecall.NanoUSD, decimals int) string {
 
 // SVG chart geometry, in user units.
 const (
-	svgWidth, svgHeight                 = 800, 440
-	svgLeft, svgRight, svgTop, svgBelow = 96, 24, 48, 96
+	svgWidth, svgHeight                 = 800, 460
+	svgLeft, svgRight, svgTop, svgBelow = 96, 24, 48, 116
 )
 
 // RenderSVG writes the cost curve as a standalone SVG document titled title:
@@ -283,7 +283,7 @@ func RenderSVGNote(w io.Writer, points []openrecall.CostPoint, title, note strin
 
 	// Legend and totals.
 	sum := Summarize(points)
-	ly := float64(svgHeight - 30)
+	ly := float64(svgHeight - 50)
 	b.WriteString(`<g id="legend">` + "\n")
 	fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/>`+"\n", svgLeft, ly, svgLeft+24, ly)
 	fmt.Fprintf(&b, `<text x="%d" y="%.1f">baseline (strong model) %s</text>`+"\n", svgLeft+30, ly+4, esc(dollars(sum.Baseline, decimals)))
@@ -291,8 +291,19 @@ func RenderSVGNote(w io.Writer, points []openrecall.CostPoint, title, note strin
 	fmt.Fprintf(&b, `<text x="%d" y="%.1f">cost %s</text>`+"\n", svgLeft+280, ly+4, esc(dollars(sum.Cost, decimals)))
 	fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="24" height="10" fill="#2ca02c" fill-opacity="0.25"/>`+"\n", svgLeft+420, ly-5)
 	fmt.Fprintf(&b, `<text x="%d" y="%.1f">saved %s (%.1f%%)</text>`+"\n", svgLeft+450, ly+4, esc(dollars(sum.Savings, decimals)), sum.SavingsPercent)
+	// What saved, source by source (DESIGN §7): memory bypasses, group
+	// members, exception matches and cheap answers apart.
+	var by []string
+	for _, k := range TierKeys {
+		if v := sum.SavedPerTier[k]; v != 0 {
+			by = append(by, fmt.Sprintf("%s %s (%d)", k, dollars(v, decimals), sum.PerTier[k]))
+		}
+	}
+	if len(by) > 0 {
+		fmt.Fprintf(&b, `<text id="saved-by" x="%d" y="%.1f" fill="#555555">saved by: %s</text>`+"\n", svgLeft, ly+20, esc(strings.Join(by, " · ")))
+	}
 	if sum.Unanalysed > 0 {
-		fmt.Fprintf(&b, `<text id="unanalysed" x="%d" y="%.1f" fill="#555555">%d alerts escalated without analysis (no model answered): not counted as savings</text>`+"\n", svgLeft, ly+20, sum.Unanalysed)
+		fmt.Fprintf(&b, `<text id="unanalysed" x="%d" y="%.1f" fill="#555555">%d alerts escalated without analysis (no model answered): not counted as savings</text>`+"\n", svgLeft, ly+38, sum.Unanalysed)
 	}
 	b.WriteString("</g>\n</svg>\n")
 	_, err := w.Write(b.Bytes())

@@ -97,8 +97,8 @@ func costRun(ctx context.Context, a *app, opts *costOptions) error {
 	fmt.Fprintf(a.out, "alerts     %d triaged: %d bypassed by memory, %d escalated without analysis (no model answered; never savings)\n",
 		sum.Alerts, sum.Bypassed, sum.Unanalysed)
 	fmt.Fprintf(a.out, "per tier   %s\n", countList(sum.PerTier))
-	fmt.Fprintf(a.out, "cost       %s (%s)\nbaseline   %s (the strong model analysing each alert, at its expected completion)\nsavings    %s = %.1f%% of the baseline of the %d analysed alerts (bypasses, group members and passing cheap answers only)\n\n",
-		sum.Cost, note, sum.Baseline, sum.Savings, sum.SavingsPercent, sum.Alerts-sum.Unanalysed)
+	fmt.Fprintf(a.out, "cost       %s (%s)\nbaseline   %s (the strong model analysing each alert, at its expected completion)\nsavings    %s = %.1f%% of the baseline of the %d analysed alerts (bypasses, group members, exception matches and passing cheap answers only)\nsaved by   %s\n\n",
+		sum.Cost, note, sum.Baseline, sum.Savings, sum.SavingsPercent, sum.Alerts-sum.Unanalysed, sum.SavingsSources())
 	return costcurve.RenderTerminal(a.out, points, opts.width, opts.height)
 }
 

@@ -297,19 +297,12 @@ func (c *Cockpit) costPage(w http.ResponseWriter, r *http.Request, s session) {
 	if cost.Invalid != nil {
 		d.Invalid = cost.Invalid.Error()
 	}
-	by := map[string]*source{}
-	for _, p := range cost.Points {
-		k := costcurve.TierKey(p)
-		if by[k] == nil {
-			by[k] = &source{Name: k}
+	for _, k := range costcurve.TierKeys {
+		if n := cost.Summary.PerTier[k]; n > 0 {
+			d.Sources = append(d.Sources, source{Name: k, Alerts: n, Savings: cost.Summary.SavedPerTier[k]})
 		}
-		by[k].Alerts++
-		by[k].Savings += p.Baseline - p.Cost
 	}
-	for _, v := range by {
-		d.Sources = append(d.Sources, *v)
-	}
-	sort.Slice(d.Sources, func(i, j int) bool { return d.Sources[i].Savings > d.Sources[j].Savings })
+	sort.SliceStable(d.Sources, func(i, j int) bool { return d.Sources[i].Savings > d.Sources[j].Savings })
 	c.render(w, r, http.StatusOK, "cost", s, "Cost", d)
 }
 
