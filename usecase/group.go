@@ -15,6 +15,20 @@ type GroupStore interface {
 	GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error)
 	Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error)
 	DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error)
+	GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error)
+	// WaitingGroups returns the open groups that wait for a person (as
+	// GroupWaits decides), oldest first, as f selects.
+	WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error)
+}
+
+// GroupWaits is the product's rule of an alert group that waits for a
+// person (DESIGN §6a, §12a): no person decided it, it holds members besides
+// its head, and memory did not bypass its head (then memory closed its
+// members and nothing waits). Such a group is one item of the queue, and
+// the firings of it that wait are folded into it: one decision settles
+// them all.
+func GroupWaits(g openrecall.Group) bool {
+	return !g.Decided && g.Size > 1 && !g.Head.Bypassed
 }
 
 // DecidedGroup is a person's decision of a group, as `retain --group -o
@@ -85,7 +99,7 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 	// Every firing of the group that waited for a person is settled by
 	// this one decision (DESIGN §12a): the queue no longer lists it.
 	for _, m := range members {
-		if err := a.settle(ctx, m.AnalysisID, d, stored.ID); err != nil {
+		if err := a.settle(ctx, m.AnalysisID, d, stored.ID, "group "+g.ID+", memory "+stored.ID); err != nil {
 			return DecidedGroup{}, err
 		}
 	}
