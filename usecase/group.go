@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/openrecall/openrecall"
 )
@@ -72,6 +73,11 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 		Decision: d.Decision, Note: d.Note, DeadEnds: d.DeadEnds, Analyst: d.Analyst,
 		ImpactMinutes: d.ImpactMinutes, ExpiresAt: d.ExpiresAt,
 	}
+	// The memory keeps the head's entity fields, as a retain about the
+	// head would: what exception proposals match on (DESIGN §6b).
+	if inc.Entities, err = a.headEntities(ctx, g); err != nil {
+		return DecidedGroup{}, err
+	}
 	g, stored, created, members, err := a.Groups.DecideGroup(ctx, id, inc)
 	if err != nil {
 		return DecidedGroup{}, err
@@ -134,4 +140,23 @@ func (a *App) ListGroups(ctx context.Context, open bool, limit int) ([]openrecal
 		return []openrecall.Group{}, nil
 	}
 	return a.Groups.Groups(ctx, open, limit)
+}
+
+// headEntities returns the entity fields of group g's head alert, read from
+// what waited for a person about it (an attack head always waits); nil
+// when the head did not wait or had none.
+func (a *App) headEntities(ctx context.Context, g openrecall.Group) (map[string]string, error) {
+	if a.Waiting == nil {
+		return nil, nil
+	}
+	w, err := a.Waiting.WaitingFor(ctx, g.Head.AnalysisID)
+	switch {
+	case errors.Is(err, openrecall.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("group %s: head %s: %w", g.ID, g.Head.AnalysisID, err)
+	case w.Result == nil || len(w.Result.Alert.Entities) == 0:
+		return nil, nil
+	}
+	return maps.Clone(w.Result.Alert.Entities), nil
 }
