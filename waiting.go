@@ -10,16 +10,22 @@ const (
 	// alone (a real incident, an attack, an alert more severe than its
 	// support); a person approves it or decides otherwise.
 	WaitApproval = "approval_required"
+	// WaitGroup: an open alert group (DESIGN §6a) waits for one decision
+	// of a person for all its firings.
+	WaitGroup = "group"
 )
 
 // Waiting is what waits for a person about one analysis (DESIGN §12a): the
 // alert at a glance, why it waits and since when, and, once a person
-// decided, who, when and what.
+// decided, who, when and what. An open alert group waits as one item
+// (Reason WaitGroup, Group set): AnalysisID and AlertID are its head's,
+// Since is the time of its first firing.
 type Waiting struct {
 	AnalysisID string    `json:"analysis_id"`
 	Batch      string    `json:"batch"`
 	Since      time.Time `json:"since"`
-	// Reason is WaitEscalated or WaitApproval; Why says it in a sentence.
+	// Reason is WaitEscalated, WaitApproval or WaitGroup; Why says it in a
+	// sentence.
 	Reason   string   `json:"reason"`
 	Why      string   `json:"why"`
 	Severity Severity `json:"severity"`
@@ -37,8 +43,12 @@ type Waiting struct {
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Decision  Decision  `json:"decision,omitempty"`
-	// MemoryID is the memory the decision was retained as.
+	// MemoryID is the memory the decision was retained as; empty when an
+	// approved exception settled the analysis.
 	MemoryID string `json:"memory_id,omitempty"`
+	// Group is the open alert group that waits, for Reason WaitGroup only:
+	// its size, key and head.
+	Group *Group `json:"group,omitempty"`
 }
 
 // WaitingFilter selects what waits for a person. Empty fields select all.

@@ -103,7 +103,11 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 			args = append(args, c.v)
 		}
 	}
-	q := `SELECT ` + waitingColumns + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL`
+	// An analysis of an open group that waits is folded into the group,
+	// which waits as one item (WaitingGroups).
+	q := `SELECT ` + waitingColumns + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
+			WHERE m.analysis_id = waiting.analysis_id AND ` + groupWaitsCond + `)`
 	for _, w := range where {
 		q += " AND " + w
 	}
@@ -159,4 +163,50 @@ func (s *Store) Decide(ctx context.Context, w openrecall.Waiting) (bool, error) 
 	}
 	n, err := res.RowsAffected()
 	return n == 1, translate("decide "+w.AnalysisID, err)
+}
+
+// groupWaitsCond selects, in alert_groups AS g, the groups that wait for a
+// person (usecase.GroupWaits is the rule): no person decided them, they
+// have members besides their head, and memory did not bypass their head
+// (its members were closed by memory, nothing waits).
+const groupWaitsCond = `g.decided_at IS NULL AND g.size > 1 AND COALESCE(json_extract(g.head, '$.bypassed'), 0) = 0`
+
+// WaitingGroups returns the open alert groups that wait for a person's
+// decision, oldest first (by their first firing), as f selects (the
+// head's severity, the identity's fields).
+func (s *Store) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
+	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + groupWaitsCond
+	var args []any
+	for _, c := range []struct{ col, v string }{{"head_severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
+		if c.v != "" {
+			q += " AND g." + c.col + " = ?"
+			args = append(args, c.v)
+		}
+	}
+	q += " ORDER BY g.first_at, g.id"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	return s.queryGroups(ctx, "waiting groups", q, args...)
+}
+
+// AwaitingProposal returns the analyses not decided yet whose result
+// carried the exception proposal id, oldest first.
+func (s *Store) AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+waitingColumns+` FROM waiting INDEXED BY waiting_open
+		WHERE decided_at IS NULL AND json_extract(result, '$.proposal.id') = ? ORDER BY since, analysis_id`, id)
+	if err != nil {
+		return nil, translate("awaiting proposal "+id, err)
+	}
+	defer rows.Close()
+	out := []openrecall.Waiting{}
+	for rows.Next() {
+		w, err := scanWaiting(rows)
+		if err != nil {
+			return nil, translate("awaiting proposal: scan", err)
+		}
+		out = append(out, w)
+	}
+	return out, translate("awaiting proposal "+id, rows.Err())
 }

@@ -101,3 +101,33 @@ func TestExceptionProposedApprovedMatchedRevoked(t *testing.T) {
 		t.Errorf("audit verify: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestRetainOfAGroupedAttackKeepsItsEntityFields: with grouping on (serve's
+// default), a retain about an attack's analysis decides its group; the
+// group's memory keeps the head's entity fields, so five such decisions
+// still give the sixth firing a proposal.
+func TestRetainOfAGroupedAttackKeepsItsEntityFields(t *testing.T) {
+	e := newEnv(t, options{grouping: true})
+	pods := []string{"m7flp", "x2x4q", "q8k2z", "b9c4w", "t5r8v", "k6j7n"}
+	fire := func(n int) *openrecall.Result {
+		t.Helper()
+		var acc accepted
+		if resp := e.post("/api/v1/alerts/falcosidekick", "", falcoShell(n, pods[n], "root", "Notice"), &acc); resp.StatusCode != http.StatusAccepted || acc.Accepted != 1 {
+			t.Fatalf("firing %d: %d %+v", n, resp.StatusCode, acc)
+		}
+		return e.wait(acc.Analyses[0].AnalysisID, "").Result
+	}
+	for n := range 5 {
+		r := fire(n)
+		var ret usecase.Retained
+		if resp := e.post("/api/v1/retain", "", `{"analysis_id":"`+r.AnalysisID+`","decision":"known_benign","note":"uptime check by ops","analyst":"bob"}`, &ret); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("retain %d: %d %+v", n, resp.StatusCode, ret)
+		}
+		if ret.Group == nil || ret.Incident.Entities["user"] != "root" {
+			t.Fatalf("retain %d: group %+v, memory entities %v: want the group decided with the head's entity fields", n, ret.Group, ret.Incident.Entities)
+		}
+	}
+	if sixth := fire(5); sixth.Proposal == nil || sixth.Proposal.Match["user"] != "root" {
+		t.Fatalf("sixth firing: proposal %+v (%s)", sixth.Proposal, sixth.Guard.Reason)
+	}
+}

@@ -109,8 +109,8 @@ func newEnv(t *testing.T, o options) *env {
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now,
+		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}, NewPipeline: newPipeline,
+		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now,
 			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
 				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
 				return err

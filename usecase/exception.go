@@ -107,7 +107,8 @@ func (a *App) clock() func() time.Time {
 
 // ApproveProposal turns proposal id into an exception a person approved
 // (DESIGN §6b): the proposal's identity, critical DNA, match fields,
-// decision and ceiling, the analyst as approver, audited. A proposal
+// decision and ceiling, the analyst as approver, audited; what waited for
+// a person because of the proposal is settled. A proposal
 // approved before is refused (openrecall.ErrInvalid).
 func (a *App) ApproveProposal(ctx context.Context, req ApproveRequest) (ExceptionChange, error) {
 	st, err := a.exceptionStore()
@@ -134,7 +135,11 @@ func (a *App) ApproveProposal(ctx context.Context, req ApproveRequest) (Exceptio
 		MaxSeverity: p.MaxSeverity, ExpiresAt: expires, CreatedAt: a.clock()(), Analyst: req.Analyst, Note: req.Note,
 		ProposalID: p.ID,
 	}
-	return a.storeException(ctx, st, e, openrecall.StepExceptionApprove, "approved proposal "+p.ID)
+	out, err := a.storeException(ctx, st, e, openrecall.StepExceptionApprove, "approved proposal "+p.ID)
+	if err != nil {
+		return out, err
+	}
+	return out, a.settleProposal(ctx, p, out.Exception)
 }
 
 // AddException writes an exception directly, for silences and maintenance

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/openrecall/openrecall"
 )
@@ -15,6 +16,20 @@ type GroupStore interface {
 	GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error)
 	Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error)
 	DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error)
+	GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error)
+	// WaitingGroups returns the open groups that wait for a person (as
+	// GroupWaits decides), oldest first, as f selects.
+	WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error)
+}
+
+// GroupWaits is the product's rule of an alert group that waits for a
+// person (DESIGN §6a, §12a): no person decided it, it holds members besides
+// its head, and memory did not bypass its head (then memory closed its
+// members and nothing waits). Such a group is one item of the queue, and
+// the firings of it that wait are folded into it: one decision settles
+// them all.
+func GroupWaits(g openrecall.Group) bool {
+	return !g.Decided && g.Size > 1 && !g.Head.Bypassed
 }
 
 // DecidedGroup is a person's decision of a group, as `retain --group -o
@@ -58,6 +73,11 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 		Decision: d.Decision, Note: d.Note, DeadEnds: d.DeadEnds, Analyst: d.Analyst,
 		ImpactMinutes: d.ImpactMinutes, ExpiresAt: d.ExpiresAt,
 	}
+	// The memory keeps the head's entity fields, as a retain about the
+	// head would: what exception proposals match on (DESIGN §6b).
+	if inc.Entities, err = a.headEntities(ctx, g); err != nil {
+		return DecidedGroup{}, err
+	}
 	g, stored, created, members, err := a.Groups.DecideGroup(ctx, id, inc)
 	if err != nil {
 		return DecidedGroup{}, err
@@ -85,7 +105,7 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 	// Every firing of the group that waited for a person is settled by
 	// this one decision (DESIGN §12a): the queue no longer lists it.
 	for _, m := range members {
-		if err := a.settle(ctx, m.AnalysisID, d, stored.ID); err != nil {
+		if err := a.settle(ctx, m.AnalysisID, d, stored.ID, "group "+g.ID+", memory "+stored.ID); err != nil {
 			return DecidedGroup{}, err
 		}
 	}
@@ -120,4 +140,23 @@ func (a *App) ListGroups(ctx context.Context, open bool, limit int) ([]openrecal
 		return []openrecall.Group{}, nil
 	}
 	return a.Groups.Groups(ctx, open, limit)
+}
+
+// headEntities returns the entity fields of group g's head alert, read from
+// what waited for a person about it (an attack head always waits); nil
+// when the head did not wait or had none.
+func (a *App) headEntities(ctx context.Context, g openrecall.Group) (map[string]string, error) {
+	if a.Waiting == nil {
+		return nil, nil
+	}
+	w, err := a.Waiting.WaitingFor(ctx, g.Head.AnalysisID)
+	switch {
+	case errors.Is(err, openrecall.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("group %s: head %s: %w", g.ID, g.Head.AnalysisID, err)
+	case w.Result == nil || len(w.Result.Alert.Entities) == 0:
+		return nil, nil
+	}
+	return maps.Clone(w.Result.Alert.Entities), nil
 }

@@ -173,7 +173,7 @@ func (a *App) Retain(ctx context.Context, req RetainRequest) ([]Retained, error)
 			r = Retained{Created: created, Incident: stored}
 		}
 		if req.Subject.AnalysisID != "" {
-			if err := a.settle(ctx, req.Subject.AnalysisID, req.Decision, r.Incident.ID); err != nil {
+			if err := a.settle(ctx, req.Subject.AnalysisID, req.Decision, r.Incident.ID, "memory "+r.Incident.ID); err != nil {
 				return out, err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,9 @@ type WaitingStore interface {
 	Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error)
 	WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error)
 	Decide(ctx context.Context, w openrecall.Waiting) (bool, error)
+	// AwaitingProposal returns the analyses not decided yet whose result
+	// carried the exception proposal id.
+	AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error)
 }
 
 // WaitingFor is the product's rule of what waits for a person (DESIGN
@@ -89,12 +93,113 @@ func escalatedWhy(r openrecall.Result) string {
 }
 
 // Queue returns what waits for a person, oldest first, as f selects: what
-// `openrecall queue` prints and the cockpit's queue shows.
+// `openrecall queue` prints and the cockpit's queue shows. It holds the
+// analyses that wait and the open alert groups that wait (GroupWaits), each
+// group as one item with its size (Reason WaitGroup), its firings that wait
+// folded into it; f.Limit caps the whole list.
 func (a *App) Queue(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
 	if a.Waiting == nil {
 		return nil, errors.New("usecase: no record of what waits for a person")
 	}
-	return a.Waiting.Awaiting(ctx, f)
+	ws, err := a.Waiting.Awaiting(ctx, f)
+	if err != nil || a.Groups == nil {
+		return ws, err
+	}
+	gs, err := a.Groups.WaitingGroups(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if len(gs) == 0 {
+		return ws, nil
+	}
+	for _, g := range gs {
+		w, err := a.groupWaiting(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	slices.SortStableFunc(ws, func(x, y openrecall.Waiting) int {
+		if c := x.Since.Compare(y.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(x.AnalysisID, y.AnalysisID)
+	})
+	if f.Limit > 0 && len(ws) > f.Limit {
+		ws = ws[:f.Limit]
+	}
+	return ws, nil
+}
+
+// groupWaiting is open group g as one item of the queue: its head's alert
+// at a glance (the head's own row when it waited), its size and key.
+func (a *App) groupWaiting(ctx context.Context, g openrecall.Group) (openrecall.Waiting, error) {
+	w := openrecall.Waiting{
+		AnalysisID: g.Head.AnalysisID, Batch: g.Batch, Since: g.FirstAt, Reason: openrecall.WaitGroup,
+		Why:      fmt.Sprintf("an alert group of %d firings waits for one decision (its head: %s)", g.Size, headSays(g.Head)),
+		Severity: g.HeadSeverity, Identity: g.Key.Identity, AlertID: g.Head.AlertID, Group: &g,
+	}
+	head, err := a.Waiting.WaitingFor(ctx, g.Head.AnalysisID)
+	switch {
+	case err == nil:
+		w.Title, w.Proposed = head.Title, head.Proposed
+	case !errors.Is(err, openrecall.ErrNotFound):
+		return w, err
+	}
+	if w.Title == "" {
+		w.Title = g.Key.Identity.String()
+	}
+	return w, nil
+}
+
+// headSays is what a group's head concluded, as its members took it.
+func headSays(h openrecall.GroupHead) string {
+	switch {
+	case h.Unanalysed:
+		return "escalated without analysis"
+	case h.ModelBenign:
+		return "a model answered " + string(h.Decision) + " about that one firing"
+	}
+	return string(h.Decision)
+}
+
+// GroupReview is an open or decided alert group as a person reviews it:
+// the group, its firings, and its head's review when the head waited.
+type GroupReview struct {
+	Group   openrecall.Group
+	Members []openrecall.GroupMember
+	// Head is the review of the head's analysis; nil when the head did
+	// not wait for a person itself (its members did).
+	Head *Review
+	// Proposed is the decision proposed for the head, when any.
+	Proposed openrecall.Decision
+}
+
+// ReviewGroup returns group id as a person reviews it before deciding it
+// once (DecideGroup); an unknown group wraps openrecall.ErrNotFound.
+func (a *App) ReviewGroup(ctx context.Context, id string, limit int) (GroupReview, error) {
+	if a.Groups == nil {
+		return GroupReview{}, errors.New("usecase: no group storage")
+	}
+	g, err := a.Groups.Group(ctx, id)
+	if err != nil {
+		return GroupReview{}, err
+	}
+	gr := GroupReview{Group: g}
+	if gr.Members, err = a.Groups.GroupMembers(ctx, id); err != nil {
+		return GroupReview{}, err
+	}
+	if a.Waiting == nil {
+		return gr, nil
+	}
+	rv, err := a.ReviewOf(ctx, g.Head.AnalysisID, limit)
+	switch {
+	case err == nil:
+		gr.Head, gr.Proposed = &rv, rv.Waiting.Proposed
+	case !errors.Is(err, openrecall.ErrNotFound):
+		return GroupReview{}, err
+	}
+	return gr, nil
 }
 
 // Review is one analysis that waited for a person, with what a reviewer
@@ -201,10 +306,12 @@ func cleanDeadEnds(in []string) []string {
 const StepAnalystDecision = "analyst-decision"
 
 // settle marks analysisID decided by d's analyst, as memory memoryID
-// (which may be an earlier memory of the same decision), and audits the
-// decision with its analyst, note and dead ends. An analysis that did not
-// wait, or was decided already, is left as it is.
-func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryID string) error {
+// (which may be an earlier memory of the same decision; empty when an
+// approved exception settled it), and audits the decision with its analyst,
+// note, dead ends and how it was taken (as: "memory inc_…", "exception
+// exc_…"). An analysis that did not wait, or was decided already, is left
+// as it is.
+func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryID, as string) error {
 	if a.Waiting == nil {
 		return nil
 	}
@@ -231,7 +338,7 @@ func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryI
 	if who == "" {
 		who = "an unnamed analyst"
 	}
-	why := fmt.Sprintf("%s decided %s (memory %s)", who, d.Decision, memoryID)
+	why := fmt.Sprintf("%s decided %s (%s)", who, d.Decision, as)
 	if w.Proposed != "" {
 		why += fmt.Sprintf(", proposed %s", w.Proposed)
 	}
@@ -247,6 +354,27 @@ func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryI
 	}})
 	if err != nil {
 		return fmt.Errorf("analysis %s was decided but the audit trail did not record it: %w", analysisID, err)
+	}
+	return nil
+}
+
+// settleProposal settles what waited for a person because memory proposed
+// exception p (DESIGN §6b, §12a): every analysis not decided yet whose
+// result carried p is decided p's decision by the person who approved it,
+// as exception e, and audited with them.
+func (a *App) settleProposal(ctx context.Context, p openrecall.Proposal, e openrecall.Exception) error {
+	if a.Waiting == nil {
+		return nil
+	}
+	ws, err := a.Waiting.AwaitingProposal(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("exception %s was approved but what waited for it: %w", e.ID, err)
+	}
+	d := Decision{Decision: p.Decision, Analyst: e.Analyst, Note: e.Note}
+	for _, w := range ws {
+		if err := a.settle(ctx, w.AnalysisID, d, "", "approved exception "+e.ID+" of proposal "+p.ID); err != nil {
+			return fmt.Errorf("exception %s was approved but analysis %s was not settled: %w", e.ID, w.AnalysisID, err)
+		}
 	}
 	return nil
 }

@@ -23,11 +23,14 @@ func newQueueCmd(a *app) *cobra.Command {
 	opts := &queueOptions{}
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "List what waits for a person: escalated alerts and decisions memory proposed for approval",
-		Long: `List the analyses that wait for a person, oldest first: alerts the pipeline escalated,
-and alerts memory proposed a decision for that the guard would not take alone. A retain about the
-analysis (retain --analysis-id, POST /api/v1/retain, the cockpit's review page) settles it and
-takes it off the queue. The database is opened read-only.`,
+		Short: "List what waits for a person: escalated alerts, open alert groups and decisions proposed for approval",
+		Long: `List what waits for a person, oldest first: alerts the pipeline escalated, alerts memory
+proposed a decision for that the guard would not take alone, and open alert groups (storms) whose
+firings wait, each group once with its size (ITEM is the group's id). A retain about the analysis
+(retain --analysis-id, POST /api/v1/retain, the cockpit's review page) settles it; a group decision
+(retain --group ID, POST /api/v1/groups/{id}/decision, the cockpit's group page) settles every
+firing of the group; approving a proposed exception settles the analysis that carried it. The
+database is opened read-only.`,
 		Example: `  openrecall queue
   openrecall queue --severity critical --service checkout
   openrecall queue -o json`,
@@ -72,13 +75,17 @@ func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SINCE\tANALYSIS\tSEVERITY\tREASON\tPROPOSED\tIDENTITY\tTITLE")
+	fmt.Fprintln(tw, "SINCE\tITEM\tSIZE\tSEVERITY\tREASON\tPROPOSED\tIDENTITY\tTITLE")
 	for _, w := range ws {
 		proposed := string(w.Proposed)
 		if proposed == "" {
 			proposed = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Since.Format(time.RFC3339), w.AnalysisID, w.Severity,
+		item, size := w.AnalysisID, 1
+		if w.Group != nil {
+			item, size = w.Group.ID, w.Group.Size
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", w.Since.Format(time.RFC3339), item, size, w.Severity,
 			w.Reason, proposed, w.Identity, w.Title)
 	}
 	return tw.Flush()

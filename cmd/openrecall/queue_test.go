@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,5 +83,42 @@ func TestQueueListsWhatWaitsUntilARetainSettlesIt(t *testing.T) {
 	}
 	if r := runCLI(t, "", "--db", db, "queue", "--limit", "-1"); r.code != exitUsage {
 		t.Errorf("--limit -1: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// TestQueueListsAnOpenGroupOnce: a storm of three firings analysed is one
+// item of the queue with its size, its firings folded into it (table and
+// JSON); retain --group settles it and it leaves the queue.
+func TestQueueListsAnOpenGroupOnce(t *testing.T) {
+	dir := t.TempDir()
+	db, in := filepath.Join(dir, "m.db"), filepath.Join(dir, "storm.jsonl")
+	var b strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"id":"crash-%d","title":"CrashLoopBackOff checkout","text":"pod checkout-%d crash looping","severity":"high","labels":{"alertname":"KubePodCrashLooping","service":"checkout"}}`+"\n", i, i)
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "", "--db", db, "analyze", "-o", "jsonl", in); r.code != exitOK {
+		t.Fatalf("analyze: exit %d %s", r.code, r.stderr)
+	}
+	r := runCLI(t, "", "--db", db, "queue", "-o", "json")
+	var ws []openrecall.Waiting
+	if err := json.Unmarshal([]byte(r.stdout), &ws); err != nil || r.code != exitOK {
+		t.Fatalf("queue -o json: exit %d %v\n%s", r.code, err, r.stdout)
+	}
+	if len(ws) != 1 || ws[0].Reason != openrecall.WaitGroup || ws[0].Group == nil || ws[0].Group.Size != 3 {
+		t.Fatalf("queue: want one group of 3, got %+v", ws)
+	}
+	gid := ws[0].Group.ID
+	table := runCLI(t, "", "--db", db, "queue")
+	if !strings.Contains(table.stdout, gid) || !regexp.MustCompile(gid+`\s+3\s+high\s+group`).MatchString(table.stdout) {
+		t.Errorf("queue table lacks the group of 3:\n%s", table.stdout)
+	}
+	if r := runCLI(t, "", "--db", db, "retain", "--group", gid, "--decision", "known_benign", "--note", "deploy storm", "--analyst", "carol"); r.code != exitOK {
+		t.Fatalf("retain --group: exit %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "--db", db, "queue"); !strings.Contains(r.stdout, "nothing waits for a person") {
+		t.Errorf("queue after retain --group:\n%s", r.stdout)
 	}
 }

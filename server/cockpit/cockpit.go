@@ -26,6 +26,10 @@ type UseCases interface {
 	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+	// Alert groups (DESIGN §6a): a person reviews an open group and
+	// decides it once, as `retain --group` does.
+	ReviewGroup(ctx context.Context, id string, limit int) (usecase.GroupReview, error)
+	DecideGroup(ctx context.Context, id string, d usecase.Decision) (usecase.DecidedGroup, error)
 	// The exceptions page (DESIGN §6b): what people approved, the
 	// proposals memory made, approval and revocation.
 	ListExceptions(ctx context.Context, state string) ([]usecase.ListedException, error)
@@ -212,6 +216,8 @@ func (c *Cockpit) routes() {
 	m.HandleFunc("POST "+Prefix+"queue/approve", c.acting(c.bulkApprove))
 	m.HandleFunc("GET "+Prefix+"review/{id}", c.seeing(c.reviewPage))
 	m.HandleFunc("POST "+Prefix+"review/{id}", c.acting(c.decide))
+	m.HandleFunc("GET "+Prefix+"group/{id}", c.seeing(c.groupPage))
+	m.HandleFunc("POST "+Prefix+"group/{id}", c.acting(c.decideGroup))
 	m.HandleFunc("GET "+Prefix+"analysis/{id}", c.seeing(c.analysisPage))
 	m.HandleFunc("GET "+Prefix+"cost", c.seeing(c.costPage))
 	m.HandleFunc("GET "+Prefix+"cost.svg", c.seeing(c.costSVG))

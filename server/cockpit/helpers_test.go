@@ -79,7 +79,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	app := &usecase.App{
-		Store: st, Fingerprinter: ex, Keys: testKeys{}, Waiting: st, Exceptions: st,
+		Store: st, Fingerprinter: ex, Keys: testKeys{}, Waiting: st, Exceptions: st, Groups: st,
 		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
 			_, err := st.AppendAudit(ctx, es, sealer.Seal)
 			return err
@@ -150,6 +150,14 @@ func (e *env) waiting(t testing.TB, n int, title string, labels map[string]strin
 // workflow's sink does, and returns it.
 func (e *env) proposal(t testing.TB, n int, rule, title string, match map[string]string, since time.Time) openrecall.Proposal {
 	t.Helper()
+	p, _ := e.proposed(t, n, rule, title, match, since, nil)
+	return p
+}
+
+// proposed stores the proposal as proposal does, recording what waits for a
+// person with waits (nil: nothing), and returns it with its analysis id.
+func (e *env) proposed(t testing.TB, n int, rule, title string, match map[string]string, since time.Time, waits memory.WaitsFunc) (openrecall.Proposal, string) {
+	t.Helper()
 	ctx := context.Background()
 	alert := openrecall.Alert{ID: fmt.Sprintf("alert-prop-%d", n), Title: title, Severity: openrecall.SeverityLow,
 		Labels: map[string]string{"alertname": rule}, Timestamp: since}
@@ -163,10 +171,48 @@ func (e *env) proposal(t testing.TB, n int, rule, title string, match map[string
 		Alert: alert, Identity: p.Identity, Decision: openrecall.DecisionEscalated, Proposal: p}
 	res.Audit = audit.Entries(res, since)
 	sealer := audit.NewSealer(trailKey)
-	if _, err := (memory.Sink{Store: e.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}).PersistBatch(ctx, []openrecall.Result{res}, nil); err != nil {
+	if _, err := (memory.Sink{Store: e.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: waits}).PersistBatch(ctx, []openrecall.Result{res}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return *p
+	return *p, res.AnalysisID
+}
+
+// storm stores an alert group of size firings titled title, as the
+// workflow's sink does: an escalated head and size-1 members that took its
+// escalation, each waiting for a person, the first firing at since, one a
+// second. It returns the group's id and the firings' analysis ids.
+func (e *env) storm(t testing.TB, n, size int, title string, since time.Time) (string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	var results []openrecall.Result
+	var ids []string
+	head := fmt.Sprintf("run-storm-%03d-000", n)
+	for i := range size {
+		alert := openrecall.Alert{
+			ID: fmt.Sprintf("alert-storm-%d-%d", n, i), Format: "openrecall", Title: title, Text: title + " (text)",
+			Labels: map[string]string{"alertname": "Storm" + fmt.Sprint(n)}, Severity: openrecall.SeverityHigh, Service: "checkout", Status: "firing",
+		}
+		res := openrecall.Result{
+			AnalysisID: fmt.Sprintf("run-storm-%03d-%03d", n, i), Batch: "run-storm", Outcome: openrecall.ResultTriaged,
+			Alert: alert, Fingerprint: e.app.Fingerprinter.Extract(alert), Identity: e.app.Fingerprinter.Identify(alert),
+			Decision: openrecall.DecisionEscalated,
+			Triage:   openrecall.TriageResult{Decision: openrecall.DecisionEscalated, RequiresHumanApproval: true, EscalationReason: "no memory matches"},
+			Group: &openrecall.GroupRef{ID: openrecall.GroupID(head), Role: openrecall.GroupRoleMember, HeadAnalysisID: head,
+				HeadAlertID: fmt.Sprintf("alert-storm-%d-0", n), At: since.Add(time.Duration(i) * time.Second)},
+		}
+		if i == 0 {
+			res.Group.Role = openrecall.GroupRoleHead
+			res.Analysis = &openrecall.Analysis{Decision: openrecall.DecisionKnownBenign, Confidence: 0.7, Summary: "a deploy storm", Model: "local-strong"}
+		}
+		res.Audit = audit.Entries(res, since)
+		results = append(results, res)
+		ids = append(ids, res.AnalysisID)
+	}
+	sealer := audit.NewSealer(trailKey)
+	if _, err := (memory.Sink{Store: e.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}).PersistBatch(ctx, results, nil); err != nil {
+		t.Fatal(err)
+	}
+	return openrecall.GroupID(head), ids
 }
 
 // client is a browser-like client: it keeps cookies and does not follow

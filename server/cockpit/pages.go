@@ -34,6 +34,8 @@ var flashes = map[string]string{
 	"none":      "Nothing was selected.",
 	"exception": "Approved: the proposal is an exception now.",
 	"revoked":   "The exception was revoked.",
+	"group":     "Decided: the group is one memory now, and its firings left the queue.",
+	"groupdone": "That group was decided already; nothing changed.",
 	"unchanged": "That exception was revoked already; nothing changed.",
 }
 
@@ -229,6 +231,60 @@ func deadEnds(fields []string) []string {
 		}
 	}
 	return out
+}
+
+type groupData struct {
+	Review    usecase.GroupReview
+	Decisions []openrecall.Decision
+	DeadEnds  []int
+	// Shown are the firings listed; More is true when the group has more.
+	Shown []openrecall.GroupMember
+	More  bool
+}
+
+// groupMembersShown caps the firings the group page lists.
+const groupMembersShown = 50
+
+// groupPage shows an alert group as a person reviews it, with the form
+// that decides it once.
+func (c *Cockpit) groupPage(w http.ResponseWriter, r *http.Request, s session) {
+	gr, err := c.cfg.UseCases.ReviewGroup(r.Context(), r.PathValue("id"), c.cfg.RecallLimit)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	d := groupData{Review: gr, Decisions: openrecall.MemoryDecisions, DeadEnds: []int{1, 2, 3, 4}, Shown: gr.Members}
+	if len(d.Shown) > groupMembersShown {
+		d.Shown, d.More = d.Shown[:groupMembersShown], true
+	}
+	c.render(w, r, http.StatusOK, "group", s, "Group "+gr.Group.ID, d)
+}
+
+// decideGroup decides an alert group once, by the session's analyst,
+// through the group decision use case (`retain --group`, POST
+// /api/v1/groups/{id}/decision): one memory, every firing settled. A note
+// is required; a group decided before changes nothing.
+func (c *Cockpit) decideGroup(w http.ResponseWriter, r *http.Request, s session) {
+	dec, err := usecase.ParseDecision(r.PostFormValue("decision"))
+	if err != nil {
+		c.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	note := strings.TrimSpace(r.PostFormValue("note"))
+	if note == "" {
+		c.fail(w, r, http.StatusBadRequest, "deciding a group needs a note")
+		return
+	}
+	_, err = c.cfg.UseCases.DecideGroup(r.Context(), r.PathValue("id"), usecase.Decision{Decision: dec, Note: note,
+		DeadEnds: deadEnds(r.PostForm["dead_end"]), Analyst: s.analyst})
+	switch {
+	case errors.Is(err, openrecall.ErrGroupDecided):
+		http.Redirect(w, r, Prefix+"queue?done=groupdone", http.StatusSeeOther)
+	case err != nil:
+		c.failErr(w, r, err)
+	default:
+		http.Redirect(w, r, Prefix+"queue?done=group", http.StatusSeeOther)
+	}
 }
 
 type analysisData struct {

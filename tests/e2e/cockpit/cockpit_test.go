@@ -2,7 +2,8 @@
 // binary on loopback in a real headless Chromium (Debian's chromium,
 // through chromedp): log in, review an escalated alert with two dead ends,
 // watch it leave the queue, check recall and audit verify from the command
-// line, resubmit, inject hostile text everywhere and check the DOM, and
+// line, resubmit, inject hostile text everywhere and check the DOM, approve
+// a proposed exception memory made and see the next firing take it, and
 // check that cross-site posts and read sessions are refused and that every
 // page carries the CSP. Run it with `make e2e-cockpit`; it takes screenshots
 // of the queue and review pages into .e2e-cockpit/.
@@ -456,6 +457,9 @@ func TestCockpitInABrowser(t *testing.T) {
 		}
 	}
 
+	// Approve a proposed exception in the browser.
+	e.approveProposal(ctx, bctx)
+
 	// A cross-site POST from another site's page, in the logged-in
 	// browser, is refused and changes nothing.
 	var second string
@@ -563,4 +567,166 @@ func (e *env) resultAlert(id, file string) {
 	if err := os.WriteFile(file, sv.Result.Alert, 0o600); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// falcoShell is a falcosidekick delivery of Falco's "Terminal shell in
+// container" by root at Notice, firing n (its own pod and container, so
+// each firing opens a group of its own).
+func falcoShell(n int) []byte {
+	return fmt.Appendf(nil, `{"uuid":"5d0ba0a1-2b7e-4f4e-9c3b-7a0f62c1e%03d","output":"A shell was spawned in a container with an attached terminal (user=root process=sh)",
+"priority":"Notice","rule":"Terminal shell in container","time":"2024-06-13T19:%02d:58.532086161Z","source":"syscall",
+"tags":["T1059","container","mitre_execution","shell"],"hostname":"ip-10-0-12-34.eu-west-1.compute.internal",
+"output_fields":{"container.id":"78886%02dc3cf8","container.image.repository":"docker.io/library/alpine","container.name":"alpine",
+"k8s.ns.name":"default","k8s.pod.name":"alpine-deployment-77789455d6-%s","proc.cmdline":"sh -c uptime","proc.name":"sh",
+"proc.pname":"runc","user.name":"root"}}`, n, n%60, n, falcoPods[n%len(falcoPods)])
+}
+
+// falcoPods are pod name suffixes as Kubernetes makes them (identity
+// strips them: every firing is of one service).
+var falcoPods = []string{"m7flp", "x2x4q", "q8k2z", "b9c4w", "t5r8v", "k6j7n", "p2d6s"}
+
+// fire posts firing n of falcoShell as falcosidekick does and returns its
+// analysis id (result waits for its analysis).
+func (e *env) fire(ctx context.Context, n int) string {
+	e.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v1/alerts/falcosidekick", bytes.NewReader(falcoShell(n)))
+	req.Header.Set("Authorization", "Bearer "+ingestToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var acc struct {
+		Analyses []struct {
+			AnalysisID string `json:"analysis_id"`
+		} `json:"analyses"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&acc)
+	_ = resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted || len(acc.Analyses) != 1 {
+		e.t.Fatalf("falco firing %d: %d %v %+v", n, resp.StatusCode, err, acc)
+	}
+	return acc.Analyses[0].AnalysisID
+}
+
+// servedResult is what GET /api/v1/results/{id} says of an analysis.
+type servedResult struct {
+	Result struct {
+		Decision string `json:"decision"`
+		Proposal *struct {
+			ID string `json:"id"`
+		} `json:"proposal"`
+		Exception *struct {
+			ID      string `json:"id"`
+			Analyst string `json:"analyst"`
+		} `json:"exception"`
+		Steps []struct {
+			Step string `json:"step"`
+		} `json:"steps"`
+	} `json:"result"`
+}
+
+// result reads analysis id from the API, polling until the test's
+// deadline for its result to be served.
+func (e *env) result(ctx context.Context, id string) servedResult {
+	e.t.Helper()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/api/v1/results/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+ritaToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var sv servedResult
+		err = json.NewDecoder(resp.Body).Decode(&sv)
+		_ = resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK && len(sv.Result.Steps) > 0 {
+			return sv
+		}
+		select {
+		case <-ctx.Done():
+			e.t.Fatalf("result %s was not served before the test's deadline: %d %v", id, resp.StatusCode, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// approveProposal makes memory propose an exception (a security detection
+// retained benign five times with the same entity fields, then a sixth
+// firing), approves it on the exceptions page in the browser, and checks
+// that it is listed active, that the sixth firing left the queue, and that
+// a seventh matching firing takes the exception step.
+func (e *env) approveProposal(ctx, bctx context.Context) {
+	t := e.t
+	t.Helper()
+	for n := range 5 {
+		id := e.fire(ctx, n)
+		e.result(ctx, id)
+		body := fmt.Sprintf(`{"analysis_id":%q,"decision":"known_benign","note":"uptime check by ops","analyst":"alice"}`, id)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v1/retain", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+			t.Fatalf("retain falco firing %d: %d", n, resp.StatusCode)
+		}
+	}
+	sixth := e.fire(ctx, 5)
+	sv := e.result(ctx, sixth)
+	if sv.Result.Proposal == nil || sv.Result.Proposal.ID == "" {
+		t.Fatalf("the sixth firing carries no proposal: %+v", sv.Result)
+	}
+	proposal := sv.Result.Proposal.ID
+	waits := false
+	for _, w := range e.queue() {
+		waits = waits || w.AnalysisID == sixth
+	}
+	if !waits {
+		t.Errorf("the sixth firing %s does not wait for a person", sixth)
+	}
+	row := fmt.Sprintf(`tr[data-proposal=%q]`, proposal)
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(e.base+"/ui/exceptions"),
+		chromedp.WaitVisible(chromedp.CSS(row+" button.approve-proposal")),
+		chromedp.SendKeys(chromedp.CSS(row+" input[name=note]"), "ops uptime checks"),
+		chromedp.Click(chromedp.CSS(row+" button.approve-proposal")),
+		chromedp.WaitVisible(chromedp.ID("flash")),
+		chromedp.WaitVisible(chromedp.CSS("#exceptions tr.exception.active")),
+	); err != nil {
+		t.Fatalf("approve the proposal in the browser: %v", err)
+	}
+	checkNoInjection(t, bctx, "/ui/exceptions")
+	type listed struct {
+		Active   int    `json:"active"`
+		ID       string `json:"id"`
+		Analyst  string `json:"analyst"`
+		Proposed bool   `json:"proposed"`
+	}
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[listed](fmt.Sprintf(`(() => {
+		const rows = document.querySelectorAll('#exceptions tr.exception.active');
+		return {active: rows.length, id: rows.length ? rows[0].dataset.exception : "",
+			analyst: rows.length ? rows[0].children[6].textContent : "",
+			proposed: document.querySelector(%q) !== null};
+	})()`, row)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Active != 1 || got.Analyst != "alice" || got.Proposed {
+		t.Fatalf("exceptions page after the approval: %+v", got)
+	}
+	for _, w := range e.queue() {
+		if w.AnalysisID == sixth {
+			t.Errorf("the sixth firing %s still waits after its proposal was approved", sixth)
+		}
+	}
+	seventh := e.result(ctx, e.fire(ctx, 6))
+	steps := seventh.Result.Steps
+	if last := steps[len(steps)-1].Step; last != "exception" || seventh.Result.Exception == nil ||
+		seventh.Result.Exception.ID != got.ID || seventh.Result.Decision != "known_benign" {
+		t.Errorf("the seventh firing: last step %s, exception %+v (want %s), decision %s", last, seventh.Result.Exception, got.ID, seventh.Result.Decision)
+	}
+	t.Logf("proposal %s approved in the browser as exception %s; the seventh firing took the exception step", proposal, got.ID)
 }
