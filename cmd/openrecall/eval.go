@@ -50,8 +50,10 @@ func newEvalCmdWith(a *app, opts *evalOptions) *cobra.Command {
 		Short: "Replay a labelled corpus and report safety, bypass recall, accuracy and savings",
 		Long: `Replay a labelled corpus through the pipeline on a fresh, temporary memory, with a simulated
 analyst who retains the ground-truth decision after every alert that was not bypassed (as a
-person would with 'openrecall retain'). Report false bypasses (bypassed alerts whose truth is
-real or an attack: the safety figure), bypass recall (share of benign repeats bypassed once their
+person would with 'openrecall retain'), and who approves the exceptions memory proposes for
+alerts whose truth is benign (as 'openrecall exception approve' does). Report false closures
+(alerts bypassed, closed by an exception or through a group whose truth is real or an attack: the
+safety figure), the model calls exceptions saved, bypass recall (share of benign repeats bypassed once their
 family had its first analyst decisions), decision accuracy, escalation rate, cost against the
 always-strong baseline, model calls per tier and alerts per second, overall, per kind and per
 family.
