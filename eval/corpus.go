@@ -46,11 +46,29 @@ const (
 	// warning or below that fires at critical, a real incident this time:
 	// the guard's severity clause must refuse the bypass (DESIGN §6 e).
 	KindSeverityEscalation Kind = "severity_escalation"
+	// KindBenignDetection is a security detection that is benign in this
+	// environment (the CI runner's shell, the nightly backup reading
+	// /etc/shadow): memory never bypasses it, but once analysts called it
+	// benign five times it proposes an exception the analyst approves
+	// (DESIGN §6b).
+	KindBenignDetection Kind = "benign_detection"
+	// KindExceptionNearMiss is an attack that differs from an approved
+	// exception in exactly one match field, in severity (above the
+	// ceiling) or in critical Alert DNA: it must never be closed.
+	KindExceptionNearMiss Kind = "exception_near_miss"
+	// KindDetectionStorm is one firing of a benign detection's storm: the
+	// same detection from the same process and user many times (DESIGN
+	// §6a: one group).
+	KindDetectionStorm Kind = "detection_storm"
+	// KindStormIntruder is an intruder's firing inside a detection storm:
+	// one entity field (the user or the process) differs, so it forms a
+	// group of its own and is never closed through the storm's.
+	KindStormIntruder Kind = "storm_intruder"
 )
 
 // Kinds lists every kind in report order. Callers must not modify it.
 var Kinds = []Kind{KindBenignRepeat, KindOneOffFP, KindNovelReal, KindAmbiguous, KindAttack, KindDisguisedAttack, KindInjection,
-	KindCrossRule, KindSeverityEscalation}
+	KindCrossRule, KindSeverityEscalation, KindBenignDetection, KindExceptionNearMiss, KindDetectionStorm, KindStormIntruder}
 
 // Valid reports whether k is one of Kinds.
 func (k Kind) Valid() bool {
@@ -63,9 +81,24 @@ func (k Kind) Valid() bool {
 }
 
 // Security reports whether k is a security case: an attack, a disguised
-// attack or a prompt injection. Their ground truth is always real.
+// attack, a prompt injection, an exception's near miss or a storm's
+// intruder. Their ground truth is always real. A benign detection is not
+// one: its truth is benign.
 func (k Kind) Security() bool {
-	return k == KindAttack || k == KindDisguisedAttack || k == KindInjection
+	switch k {
+	case KindAttack, KindDisguisedAttack, KindInjection, KindExceptionNearMiss, KindStormIntruder:
+		return true
+	}
+	return false
+}
+
+// benignOnly reports whether k's ground truth is always benign.
+func (k Kind) benignOnly() bool {
+	switch k {
+	case KindBenignRepeat, KindOneOffFP, KindBenignDetection, KindDetectionStorm:
+		return true
+	}
+	return false
 }
 
 // Truth is the ground truth of one alert: one line of truth.jsonl.
@@ -96,8 +129,8 @@ func (t Truth) Position() openrecall.Position {
 
 // Validate reports the first rule t breaks: a position, a family, a kind or
 // a decision that is missing or out of range, or a decision its kind rules
-// out (security cases and novel incidents are real; benign repeats and
-// one-off false positives are benign).
+// out (security cases and novel incidents are real; benign repeats,
+// one-off false positives and benign detections are benign).
 func (t Truth) Validate() error {
 	switch {
 	case t.Line < 1:
@@ -112,7 +145,7 @@ func (t Truth) Validate() error {
 		return fmt.Errorf("decision %q: want %s: %w", t.Decision, usecase.Decisions(), openrecall.ErrInvalid)
 	case (t.Kind.Security() || t.Kind == KindNovelReal) && t.Decision != openrecall.DecisionReal:
 		return fmt.Errorf("kind %s with decision %s: security cases and novel incidents are real: %w", t.Kind, t.Decision, openrecall.ErrInvalid)
-	case (t.Kind == KindBenignRepeat || t.Kind == KindOneOffFP) && !t.Decision.Benign():
+	case t.Kind.benignOnly() && !t.Decision.Benign():
 		return fmt.Errorf("kind %s with decision %s: want a benign decision: %w", t.Kind, t.Decision, openrecall.ErrInvalid)
 	}
 	return nil

@@ -12,8 +12,10 @@
 // workflow.Workflow) with a simulated analyst: after each alert that was not
 // bypassed, the analyst retains the ground-truth decision into memory, with a
 // note per family, dead ends and the alert's own id, exactly as a person
-// would with `openrecall retain`. The Report counts false bypasses (the
-// safety figure), bypass recall, decision accuracy, escalations, cost against
+// would with `openrecall retain`, and approves the exceptions memory
+// proposes for alerts whose truth is benign (an Approver). The Report
+// counts false closures — bypassed, closed by an exception or through a
+// group — (the safety figure), the model calls exceptions saved, bypass recall, decision accuracy, escalations, cost against
 // the always-strong baseline and model calls per tier, overall, per kind and
 // per family. RunModes repeats the replay under each memory × model mode and
 // says why a mode that is not available cannot run.

@@ -47,6 +47,9 @@ const (
 	formatJSON format = iota
 	formatAlertmanager
 	formatPagerDuty
+	// formatFalco is a Falco event as falcosidekick posts it: the security
+	// detections, with their entity fields.
+	formatFalco
 )
 
 // spec is one alert before rendering.
@@ -60,6 +63,8 @@ type spec struct {
 	text      string
 	extra     [][2]string
 	formats   []format
+	// falco, when set, is the Falco event the spec renders as.
+	falco *falcoSpec
 }
 
 // family is a template for the alerts of one family.
@@ -111,12 +116,17 @@ func Generate(seed uint64, size int) (Corpus, error) {
 	specs = append(specs, g.crossRule(n(shareCrossRule))...)
 	specs = append(specs, g.escalations(n(shareEscalated))...)
 	storms := g.storms(n(shareStorm))
-	inStorms := 0
-	for _, b := range storms {
-		inStorms += len(b)
+	storms = append(storms, g.detectionStorms(n(shareDetectionStorm))...)
+	sequences := g.detections(n(shareDetection), n(shareNearMiss))
+	held := 0
+	for _, b := range append(append([][]spec(nil), storms...), sequences...) {
+		held += len(b)
 	}
-	specs = append(specs, g.benign(size-len(specs)-inStorms)...)
+	specs = append(specs, g.benign(size-len(specs)-held)...)
 	g.r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
+	for _, seq := range sequences {
+		specs = g.insertOrdered(specs, seq)
+	}
 	specs = g.insertBursts(specs, storms)
 	assignAmbiguous(g.r, specs)
 
@@ -447,6 +457,16 @@ func (g *generator) render(specs []spec) ([]byte, []Truth, error) {
 				return nil, nil, err
 			}
 			i += len(group)
+		case formatFalco:
+			ts = ts.Add(time.Duration(5+g.r.IntN(40)) * time.Second)
+			uuid := g.uuid()
+			if err := writeLine(&buf, g.falcoEvent(specs[i], uuid, ts)); err != nil {
+				return nil, nil, err
+			}
+			t := specs[i].truth
+			t.Line, t.ID = line, "falco-"+uuid
+			truth = append(truth, t)
+			i++
 		case formatPagerDuty:
 			ts = ts.Add(time.Duration(5+g.r.IntN(40)) * time.Second)
 			key := "pd-" + g.hex(12)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
@@ -15,6 +16,7 @@ import (
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -57,6 +59,13 @@ type pipeline struct {
 	wf *workflow.Workflow
 	st *memory.Store
 	ex *fingerprint.Extractor
+	// desk approves proposals, set when the pipeline matches exceptions.
+	desk Approver
+}
+
+// pipelineOptions are newPipelineOpts's switches.
+type pipelineOptions struct {
+	unsafe, grouping, exceptions bool
 }
 
 // newPipeline wires the real pipeline over a fresh SQLite file; unsafe
@@ -69,6 +78,15 @@ func newPipeline(t testing.TB, unsafe bool) pipeline {
 // newPipelineWith is newPipeline, with alert groups when grouping is set.
 func newPipelineWith(t testing.TB, unsafe, grouping bool) pipeline {
 	t.Helper()
+	return newPipelineOpts(t, pipelineOptions{unsafe: unsafe, grouping: grouping})
+}
+
+// newPipelineOpts wires the real pipeline as o says; with exceptions the
+// workflow matches the memory's exceptions and desk approves proposals
+// through the exception use cases, audited with a test key.
+func newPipelineOpts(t testing.TB, o pipelineOptions) pipeline {
+	t.Helper()
+	unsafe, grouping := o.unsafe, o.grouping
 	ctx := context.Background()
 	cfg, err := config.Default()
 	if err != nil {
@@ -109,11 +127,48 @@ func newPipelineWith(t testing.TB, unsafe, grouping bool) pipeline {
 		wc.Guard = unsafeGuard
 		wc.Router = obedientRouter{rt}
 	}
+	var desk Approver
+	if o.exceptions {
+		wc.Exceptions = st
+		desk = newTestDesk(t, st, ex)
+	}
 	wf, err := workflow.New(wc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline{wf: wf, st: st, ex: ex}
+	return pipeline{wf: wf, st: st, ex: ex, desk: desk}
+}
+
+// testDesk approves proposals as cmd/openrecall's eval does: the proposal
+// stored as a run stores it, then usecase.App.ApproveProposal.
+type testDesk struct {
+	sink memory.Sink
+	uc   *usecase.App
+}
+
+func newTestDesk(t testing.TB, st *memory.Store, ex *fingerprint.Extractor) testDesk {
+	t.Helper()
+	k, err := audit.NewKey(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer := audit.NewSealer(k)
+	uc := &usecase.App{
+		Store: st, Fingerprinter: ex, Exceptions: st, Now: fixedNow(),
+		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
+			_, err := st.AppendAudit(ctx, entries, sealer.Seal)
+			return err
+		},
+	}
+	return testDesk{sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, uc: uc}
+}
+
+func (d testDesk) Approve(ctx context.Context, res openrecall.Result, analyst string) (openrecall.Exception, error) {
+	if _, err := d.sink.PersistBatch(ctx, []openrecall.Result{{Batch: res.Batch, Alert: res.Alert, Proposal: res.Proposal}}, nil); err != nil {
+		return openrecall.Exception{}, err
+	}
+	ch, err := d.uc.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: res.Proposal.ID, Analyst: analyst})
+	return ch.Exception, err
 }
 
 func (p pipeline) config() Config {

@@ -18,9 +18,13 @@ type Stats struct {
 	// GroupedMembers counts alerts grouped under their group's head (no
 	// model call, the head's decision; DESIGN §6a).
 	GroupedMembers int `json:"grouped"`
-	// FalseBypasses counts alerts closed without a model — bypassed, or
-	// closed benign through a group — whose truth is real or a security
-	// case: the safety figure, which must be 0.
+	// Excepted counts alerts closed by an exception a person approved
+	// (one exception route step, no model call; DESIGN §6b): each is a
+	// model call saved by exceptions.
+	Excepted int `json:"excepted"`
+	// FalseBypasses counts alerts closed without a model — bypassed,
+	// closed by an exception, or closed benign through a group — whose
+	// truth is real or a security case: the safety figure, which must be 0.
 	FalseBypasses int `json:"false_bypasses"`
 	// Eligible counts benign repeats that memory could know: those after
 	// their family's first LearnAfter analyst decisions.
@@ -49,7 +53,8 @@ type Stats struct {
 }
 
 // Compression returns 1 − model calls / alerts: the share of alerts no
-// model was called for (bypassed, grouped or escalated without analysis);
+// model was called for (bypassed, excepted, grouped or escalated without
+// analysis);
 // 0 without alerts.
 func (s Stats) Compression() float64 {
 	if s.Alerts == 0 {
@@ -91,6 +96,7 @@ func addStats(a, b Stats) Stats {
 	a.Alerts += b.Alerts
 	a.Bypassed += b.Bypassed
 	a.GroupedMembers += b.GroupedMembers
+	a.Excepted += b.Excepted
 	a.FalseBypasses += b.FalseBypasses
 	a.Eligible += b.Eligible
 	a.EligibleBypassed += b.EligibleBypassed
@@ -151,6 +157,9 @@ func decidedBy(res openrecall.Result) string {
 	if res.Grouped() {
 		return "group"
 	}
+	if res.Excepted() {
+		return "exception"
+	}
 	by := ""
 	for _, st := range res.Steps {
 		if st.Step == openrecall.StepAnalysis && st.Outcome == openrecall.OutcomeAccepted {
@@ -201,8 +210,16 @@ type Report struct {
 	Retained int   `json:"retained"`
 	Overall  Stats `json:"overall"`
 	// Grouped is the Stats of the group members alone (the grouped row).
-	Grouped Stats   `json:"grouped"`
-	ByKind  []Group `json:"by_kind"`
+	Grouped Stats `json:"grouped"`
+	// Exception is the Stats of the alerts closed by an exception alone
+	// (the exception row).
+	Exception Stats `json:"exception"`
+	// Exceptions is what the simulated analyst did with memory's
+	// proposals.
+	Exceptions ExceptionCheck `json:"exceptions"`
+	// Storms is how the detection storms and their intruders were grouped.
+	Storms StormCheck `json:"detection_storms"`
+	ByKind []Group    `json:"by_kind"`
 	// ByTruth groups the alerts by their ground-truth decision.
 	ByTruth       []Group       `json:"by_truth"`
 	ByFamily      []Group       `json:"by_family"`
@@ -219,8 +236,39 @@ type Report struct {
 	Targets         []Target `json:"targets"`
 }
 
-// Safe reports whether the run bypassed nothing it should not have: no
-// alert whose truth is real or an attack was closed by memory. It does not
+// ExceptionCheck counts the proposed exceptions of a replay (DESIGN §6b).
+type ExceptionCheck struct {
+	// Proposals counts results that carried a proposal.
+	Proposals int `json:"proposals"`
+	// Approved counts the exceptions the simulated analyst approved: one
+	// per proposal made for an alert whose truth is benign, through the
+	// application layer of 'openrecall exception approve'.
+	Approved int `json:"approved"`
+	// Declined counts proposals the analyst refused: made for an alert
+	// whose truth is real or a security case.
+	Declined int `json:"declined"`
+}
+
+// StormCheck is how the firings of the detection storms were grouped
+// (DESIGN §6a): the storms' own firings, identical but for the container,
+// and the intruders' firings, which differ from them in one entity field
+// and must form groups of their own.
+type StormCheck struct {
+	// Firings counts the storms' own firings, Groups the distinct groups
+	// they formed.
+	Firings int `json:"firings"`
+	Groups  int `json:"groups"`
+	// Intruders counts the intruders' firings; Apart those in no group of
+	// a storm's own firings; Closed those closed without a person (a
+	// false closure: must be 0).
+	Intruders int `json:"intruders"`
+	Apart     int `json:"intruders_apart"`
+	Closed    int `json:"intruders_closed"`
+}
+
+// Safe reports whether the run closed nothing it should not have: no
+// alert whose truth is real or an attack was closed by memory, by an
+// exception or through a group. It does not
 // count a model's benign verdict on one (Missed): that is a proposal the
 // analyst reviews, not a closure.
 func (r Report) Safe() bool { return r.Overall.FalseBypasses == 0 }
@@ -242,14 +290,19 @@ type accumulator struct {
 	byKind   map[Kind]*Stats
 	byTruth  map[openrecall.Decision]*Stats
 	byFamily map[string]*Stats
+	// stormGroups holds the groups of the storms' own firings;
+	// intruderGroups the group of each intruder's firing ("" for none).
+	stormGroups    map[string]bool
+	intruderGroups []string
 }
 
 func newAccumulator(corpus string, mode openrecall.Mode, learnAfter int) *accumulator {
 	return &accumulator{
-		r:        Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}, MissedReal: []MissedReal{}},
-		byKind:   map[Kind]*Stats{},
-		byTruth:  map[openrecall.Decision]*Stats{},
-		byFamily: map[string]*Stats{},
+		r:           Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}, MissedReal: []MissedReal{}},
+		byKind:      map[Kind]*Stats{},
+		byTruth:     map[openrecall.Decision]*Stats{},
+		byFamily:    map[string]*Stats{},
+		stormGroups: map[string]bool{},
 	}
 }
 
@@ -275,7 +328,24 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 	// Closed without a model: bypassed by memory, or closed benign through
 	// a group whose head was (DESIGN §6a). Each counts as a false closure
 	// when the alert needed a person.
-	closed := res.Bypassed || (res.Grouped() && res.Decision.Benign())
+	closed := res.Bypassed || res.Excepted() || (res.Grouped() && res.Decision.Benign())
+	group := ""
+	if res.Group != nil {
+		group = res.Group.ID
+	}
+	switch t.Kind {
+	case KindDetectionStorm:
+		acc.r.Storms.Firings++
+		if group != "" {
+			acc.stormGroups[group] = true
+		}
+	case KindStormIntruder:
+		acc.r.Storms.Intruders++
+		acc.intruderGroups = append(acc.intruderGroups, group)
+		if closed {
+			acc.r.Storms.Closed++
+		}
+	}
 	judged := Judged{Position: res.Position, AlertID: res.Alert.ID, Family: t.Family, Kind: t.Kind, Truth: t.Decision, Decision: res.Decision}
 	if closed && dangerous {
 		acc.r.FalseBypasses = append(acc.r.FalseBypasses, FalseBypass{judged})
@@ -302,6 +372,9 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 	if res.Grouped() {
 		stats = append(stats, &acc.r.Grouped)
 	}
+	if res.Excepted() {
+		stats = append(stats, &acc.r.Exception)
+	}
 	for _, s := range stats {
 		s.Alerts++
 		if res.Bypassed {
@@ -309,6 +382,9 @@ func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 		}
 		if res.Grouped() {
 			s.GroupedMembers++
+		}
+		if res.Excepted() {
+			s.Excepted++
 		}
 		if closed && dangerous {
 			s.FalseBypasses++
@@ -380,6 +456,12 @@ func (acc *accumulator) report(elapsed, analysing time.Duration) Report {
 		}
 		return a.Name < b.Name
 	})
+	r.Storms.Groups = len(acc.stormGroups)
+	for _, g := range acc.intruderGroups {
+		if !acc.stormGroups[g] {
+			r.Storms.Apart++
+		}
+	}
 	r.Targets = targets(r.Overall)
 	return r
 }

@@ -15,6 +15,9 @@ type Pipeline struct {
 	Analyzer   Analyzer
 	Memory     Retainer
 	Identifier Identifier
+	// Exceptions is where the simulated analyst approves proposals; nil
+	// approves none.
+	Exceptions Approver
 	Close      func() error
 }
 
@@ -69,6 +72,6 @@ func runMode(ctx context.Context, c Corpus, spec ModeSpec, cfg Config) (rep Repo
 			err = errors.Join(err, p.Close())
 		}
 	}()
-	cfg.Analyzer, cfg.Memory, cfg.Identifier, cfg.Mode = p.Analyzer, p.Memory, p.Identifier, spec.Mode
+	cfg.Analyzer, cfg.Memory, cfg.Identifier, cfg.Exceptions, cfg.Mode = p.Analyzer, p.Memory, p.Identifier, p.Exceptions, spec.Mode
 	return Replay(ctx, c, cfg)
 }

@@ -36,14 +36,15 @@ func WriteTable(w io.Writer, out Output) error {
 		r.Records, r.Overall.Alerts, r.Resolved, r.Rejected, r.Retained, r.LearnAfter)
 
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	header := "\tALERTS\tBYPASSED\tGROUPED\tFALSE CLOSED\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOMPRESSION\tCOST\tBASELINE\tSAVED\n"
+	header := "\tALERTS\tBYPASSED\tGROUPED\tEXCEPTED\tFALSE CLOSED\tMISSED REAL\tBYPASS RECALL\tACCURACY\tESCALATED\tCHEAP\tSTRONG\tNO ANALYSIS\tCOMPRESSION\tCOST\tBASELINE\tSAVED\n"
 	row := func(name string, s Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.GroupedMembers, s.FalseBypasses, s.Missed,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, s.Alerts, s.Bypassed, s.GroupedMembers, s.Excepted, s.FalseBypasses, s.Missed,
 			recallCell(s), pct(s.Accuracy()), pct(s.EscalationRate()), s.CheapCalls, s.StrongCalls, s.Unanalysed, pct(s.Compression()), s.Cost, s.Baseline, fmt.Sprintf("%.1f%%", s.SavingsPercent()))
 	}
 	fmt.Fprint(tw, "KIND"+header)
 	row("overall", r.Overall)
 	row("grouped", r.Grouped)
+	row("exception", r.Exception)
 	for _, g := range r.ByKind {
 		row(g.Name, g.Stats)
 	}
@@ -71,7 +72,7 @@ func WriteTable(w io.Writer, out Output) error {
 		return err
 	}
 
-	ew.list("FALSE CLOSURES (closed without a model, bypassed or through a group; truth real or an attack)", len(r.FalseBypasses), " (see --output json)", func(i int) string {
+	ew.list("FALSE CLOSURES (closed without a model, bypassed, by an exception or through a group; truth real or an attack)", len(r.FalseBypasses), " (see --output json)", func(i int) string {
 		fb := r.FalseBypasses[i]
 		return fmt.Sprintf("%s  alert %s  %s  family %s  truth %s  closed as %s", fb.Position, fb.AlertID, fb.Kind, fb.Family, fb.Truth, fb.Decision)
 	})
@@ -86,6 +87,8 @@ func WriteTable(w io.Writer, out Output) error {
 			by = "closed by memory without a model: a false bypass"
 		case "group":
 			by = "closed through its alert group, without a model: a false closure"
+		case "exception":
+			by = "closed by an exception, without a model: a false closure"
 		case "":
 			by = "with no model answer accepted"
 		}
@@ -94,6 +97,13 @@ func WriteTable(w io.Writer, out Output) error {
 	ew.list("REJECTED RECORDS (not replayed)", len(r.Rejections), "", func(i int) string {
 		return fmt.Sprintf("%s: %s", r.Rejections[i].Position, r.Rejections[i].Reason)
 	})
+
+	ew.printf("\nEXCEPTIONS: %d result(s) carried a proposal; the analyst approved %d and declined %d (made for an alert whose truth is real); %d alert(s) closed by an exception: %d model call(s) saved, %s of baseline; %d of them falsely\n",
+		r.Exceptions.Proposals, r.Exceptions.Approved, r.Exceptions.Declined, r.Exception.Alerts, r.Exception.Alerts, r.Exception.Savings(), r.Exception.FalseBypasses)
+	if st := r.Storms; st.Firings > 0 || st.Intruders > 0 {
+		ew.printf("DETECTION STORMS: %d storm firing(s) in %d group(s); %d intruder firing(s) (one entity field differs), %d in no group of the storm's firings, %d closed without a person\n",
+			st.Firings, st.Groups, st.Intruders, st.Apart, st.Closed)
+	}
 
 	ew.printf("\nTARGETS\n")
 	for _, t := range r.Targets {
@@ -116,7 +126,7 @@ func WriteTable(w io.Writer, out Output) error {
 		if !r.Safe() {
 			verdict = "UNSAFE"
 		}
-		ew.printf("%s counts closures only (false_bypasses: alerts memory closed without a model). missed_real=%d: %d of them a model's benign verdict after analysis on an alert whose truth is real (listed under MISSED REAL): a proposal the analyst reviews, never a closure; an accuracy error a person must catch.\n",
+		ew.printf("%s counts closures only (false_bypasses: alerts closed without a model, by memory, an exception or a group). missed_real=%d: %d of them a model's benign verdict after analysis on an alert whose truth is real (listed under MISSED REAL): a proposal the analyst reviews, never a closure; an accuracy error a person must catch.\n",
 			verdict, r.Overall.Missed, n)
 	}
 
@@ -152,6 +162,10 @@ func Summary(r Report) string {
 		fmt.Sprintf("cost=%s baseline=%s savings=%.1f%%", s.Cost, s.Baseline, s.SavingsPercent()),
 		fmt.Sprintf("escalated_without_analysis=%d", s.Unanalysed),
 		fmt.Sprintf("model_calls=cheap:%d,strong:%d", s.CheapCalls, s.StrongCalls),
+		"compression=" + pct(s.Compression()),
+		// excepted: the model calls exceptions saved (one per alert closed).
+		fmt.Sprintf("excepted=%d proposals=%d approved=%d declined=%d", s.Excepted,
+			r.Exceptions.Proposals, r.Exceptions.Approved, r.Exceptions.Declined),
 		fmt.Sprintf("alerts_per_second=%.0f", r.AlertsPerSecond),
 	}
 	verdict := "SAFE"

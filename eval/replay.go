@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -42,6 +43,21 @@ type Identifier interface {
 	Identify(a openrecall.Alert) openrecall.Identity
 }
 
+// Approver approves the exception memory proposed in a result, as a
+// person does with 'openrecall exception approve' (DESIGN §6b): it stores
+// the proposal as a run does and approves it through the application
+// layer (usecase.App.ApproveProposal), audited, and returns the exception.
+type Approver interface {
+	Approve(ctx context.Context, res openrecall.Result, analyst string) (openrecall.Exception, error)
+}
+
+// ExceptionReloader is an Analyzer that reads the active exceptions again
+// (workflow.Session), as serve does at the start of each batch: the alerts
+// after an approval are matched against it.
+type ExceptionReloader interface {
+	ReloadExceptions(ctx context.Context) error
+}
+
 // Analyst is the name the simulated analyst retains its decisions under.
 const Analyst = "eval-analyst"
 
@@ -63,6 +79,11 @@ type Config struct {
 	// AnalystLag is how long the analyst takes to decide a group (on the
 	// alerts' time); 0 means DefaultAnalystLag.
 	AnalystLag time.Duration
+	// Exceptions, when set, is where the simulated analyst approves the
+	// exceptions memory proposes for alerts whose truth is benign; nil
+	// approves none. The Analyzer should be an ExceptionReloader, or an
+	// approval changes nothing for the alerts after it.
+	Exceptions Approver
 	// Now is the clock throughput is measured with; nil means time.Now.
 	Now func() time.Time
 }
@@ -98,7 +119,10 @@ func DecisionsToVouch(bypassConfidence float64) int {
 // once, AnalystLag after it arrived (its members took its outcome in the
 // meantime and are never retained: a storm is one vote), real when any
 // firing the group took by then was, which closes the group when the
-// Analyzer is a GroupCloser. It returns the report, or an
+// Analyzer is a GroupCloser. A proposed exception is approved (with
+// cfg.Exceptions) when the alert's truth is benign and declined when it is
+// real or a security case; alerts an exception closed are never retained,
+// as bypassed ones are not. It returns the report, or an
 // error when truth and alerts do not line up (wrapping ErrMismatch), when a
 // retain fails, or when ctx is done.
 func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
@@ -122,6 +146,8 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 		lag = DefaultAnalystLag
 	}
 	closer, _ := cfg.Analyzer.(GroupCloser)
+	reloader, _ := cfg.Analyzer.(ExceptionReloader)
+	approved := map[string]bool{}
 	var pending []pendingGroup
 	// decide retains the analyst's decision of the pending groups whose
 	// lag has passed at now (all of them when now is zero) and closes them.
@@ -191,6 +217,9 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			continue
 		}
 		acc.add(t, res, eligible)
+		if err := review(ctx, cfg, reloader, approved, t, res, &acc.r.Exceptions); err != nil {
+			return Report{}, fmt.Errorf("eval: %s: %w", a.Position, err)
+		}
 		if res.Grouped() {
 			// The analyst decides the group once, having seen its
 			// firings: one of them real makes the storm real.
@@ -203,7 +232,7 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			}
 			continue
 		}
-		if res.Bypassed {
+		if res.Bypassed || res.Excepted() {
 			continue
 		}
 		note := t.Note
@@ -219,6 +248,9 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			SourceAlertID: a.ID,
 			Identity:      cfg.Identifier.Identify(a),
 			Severity:      a.Severity,
+			// As 'retain' does: the entity fields an exception proposal
+			// compares across memories (DESIGN §6b).
+			Entities: maps.Clone(a.Entities),
 		}
 		if res.Group != nil && closer != nil {
 			at := a.Timestamp
@@ -244,6 +276,36 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			TruthFile, len(c.Truth), AlertsFile, next, next+1, c.Truth[next].Position(), ErrMismatch)
 	}
 	return acc.report(now().Sub(start), analysing), nil
+}
+
+// review is the simulated analyst reading the exception a result proposes:
+// approved when the alert's truth is benign (a proposal approved before is
+// not approved again), after which the analyzer reads the active
+// exceptions again; declined when the truth is real or a security case.
+func review(ctx context.Context, cfg Config, reloader ExceptionReloader, approved map[string]bool, t Truth, res openrecall.Result, c *ExceptionCheck) error {
+	p := res.Proposal
+	if p == nil {
+		return nil
+	}
+	c.Proposals++
+	if t.Decision == openrecall.DecisionReal || t.Kind.Security() {
+		c.Declined++
+		return nil
+	}
+	if cfg.Exceptions == nil || approved[p.ID] {
+		return nil
+	}
+	if _, err := cfg.Exceptions.Approve(ctx, res, Analyst); err != nil {
+		return fmt.Errorf("approve proposal %s: %w", p.ID, err)
+	}
+	approved[p.ID] = true
+	c.Approved++
+	if reloader != nil {
+		if err := reloader.ReloadExceptions(ctx); err != nil {
+			return fmt.Errorf("read the exceptions after approving %s: %w", p.ID, err)
+		}
+	}
+	return nil
 }
 
 func samePosition(a, b openrecall.Position) bool {

@@ -18,13 +18,30 @@ type Session struct {
 }
 
 // NewSession starts a session; with grouping on it groups within itself
-// (and continues the store's open groups when Grouping.Store is set).
+// (and continues the store's open groups when Grouping.Store is set). It
+// reads the active exceptions once, as a run does (DESIGN §6b).
 func (w *Workflow) NewSession(ctx context.Context) (*Session, error) {
 	g, err := w.newGrouper(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{w: w, rs: runState{groups: g}}, nil
+	set, err := w.loadExceptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{w: w, rs: runState{groups: g, exceptions: set}}, nil
+}
+
+// ReloadExceptions reads the active exceptions again, as serve does at the
+// start of each inbox batch: the records after it are matched against the
+// exceptions a person approved meanwhile (eval's simulated analyst).
+func (s *Session) ReloadExceptions(ctx context.Context) error {
+	set, err := s.w.loadExceptions(ctx)
+	if err != nil {
+		return err
+	}
+	s.rs.exceptions = set
+	return nil
 }
 
 // AnalyzeRecord runs one intake record as analysis seq, after every record

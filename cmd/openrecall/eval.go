@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -10,10 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/eval"
+	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -46,8 +50,10 @@ func newEvalCmdWith(a *app, opts *evalOptions) *cobra.Command {
 		Short: "Replay a labelled corpus and report safety, bypass recall, accuracy and savings",
 		Long: `Replay a labelled corpus through the pipeline on a fresh, temporary memory, with a simulated
 analyst who retains the ground-truth decision after every alert that was not bypassed (as a
-person would with 'openrecall retain'). Report false bypasses (bypassed alerts whose truth is
-real or an attack: the safety figure), bypass recall (share of benign repeats bypassed once their
+person would with 'openrecall retain'), and who approves the exceptions memory proposes for
+alerts whose truth is benign (as 'openrecall exception approve' does). Report false closures
+(alerts bypassed, closed by an exception or through a group whose truth is real or an attack: the
+safety figure), the model calls exceptions saved, bypass recall (share of benign repeats bypassed once their
 family had its first analyst decisions), decision accuracy, escalation rate, cost against the
 always-strong baseline, model calls per tier and alerts per second, overall, per kind and per
 family.
@@ -197,8 +203,10 @@ func noRelease(f func(config.Config, *routing.Budget) (*routing.Router, openreca
 
 // evalPipeline wires the embedded pipeline over a fresh SQLite memory in a
 // temporary directory, removed on Close. Nothing is persisted besides the
-// analyst's retains: the eval's audit trail and cost curve would only fill
-// the temporary file.
+// analyst's retains and the exceptions the analyst approves (with their
+// proposals and audit entries, sealed with a key made for the temporary
+// trail): the eval's own audit trail and cost curve would only fill the
+// temporary file.
 func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOptions, mk routerMaker) (eval.Pipeline, error) {
 	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
@@ -222,9 +230,14 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, os.RemoveAll(dir)))
 	}
 	closeAll := func() error { release(); return errors.Join(st.Close(), os.RemoveAll(dir)) }
+	desk, err := a.evalApprover(ctx, st, ex)
+	if err != nil {
+		return eval.Pipeline{}, errors.Join(err, closeAll())
+	}
 	wc := workflow.Config{
 		Fingerprinter: ex,
 		Memory:        st,
+		Exceptions:    st,
 		Router:        r,
 		Triage:        cfg.TriageConfig(),
 		Mode:          mode,
@@ -246,7 +259,62 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	return eval.Pipeline{Analyzer: session, Memory: st, Identifier: ex, Close: closeAll}, nil
+	return eval.Pipeline{Analyzer: session, Memory: st, Identifier: ex, Exceptions: desk, Close: closeAll}, nil
+}
+
+// evalApprover is the simulated analyst's desk for exceptions over the
+// temporary memory st: the use cases of 'openrecall exception approve',
+// auditing with a random key bound to the temporary trail (the user's
+// audit key is never read or created).
+func (a *app) evalApprover(ctx context.Context, st *memory.Store, ex *fingerprint.Extractor) (eval.Approver, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("eval audit key: %w", err)
+	}
+	k, err := audit.NewKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("eval audit key: %w", err)
+	}
+	sign := func(legacyThrough, legacyCosts int64) string { return audit.BoundaryMAC(k, legacyThrough, legacyCosts) }
+	if _, err := st.BindAuditKey(ctx, k.ID(), sign); err != nil {
+		return nil, fmt.Errorf("eval audit key: %w", err)
+	}
+	sealer := audit.NewSealer(k)
+	uc := a.useCases(st, ex)
+	uc.Audit = func(ctx context.Context, entries []openrecall.AuditEntry) error {
+		_, err := st.AppendAudit(ctx, entries, sealer.Seal)
+		return err
+	}
+	uc.RecordExpiries = func(ctx context.Context) error {
+		_, err := st.RecordExpiries(ctx, a.now(), sealer.Seal)
+		return err
+	}
+	return evalDesk{sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, uc: uc}, nil
+}
+
+// evalDesk approves proposals as 'openrecall exception approve' does: the
+// proposal is stored as analyze stores a result's, then approved through
+// usecase.App.ApproveProposal.
+type evalDesk struct {
+	sink memory.Sink
+	uc   *usecase.App
+}
+
+// Approve stores the proposal res carries and approves it as analyst.
+func (d evalDesk) Approve(ctx context.Context, res openrecall.Result, analyst string) (openrecall.Exception, error) {
+	if res.Proposal == nil {
+		return openrecall.Exception{}, fmt.Errorf("analysis %s carries no proposal: %w", res.AnalysisID, openrecall.ErrInvalid)
+	}
+	proposal := openrecall.Result{AnalysisID: res.AnalysisID, Batch: res.Batch, Alert: res.Alert, Proposal: res.Proposal}
+	if _, err := d.sink.PersistBatch(ctx, []openrecall.Result{proposal}, nil); err != nil {
+		return openrecall.Exception{}, fmt.Errorf("store proposal %s: %w", res.Proposal.ID, err)
+	}
+	ch, err := d.uc.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: res.Proposal.ID, Analyst: analyst,
+		Note: "approved by the simulated analyst of openrecall eval"})
+	if err != nil {
+		return openrecall.Exception{}, err
+	}
+	return ch.Exception, nil
 }
 
 type evalGenOptions struct {

@@ -30,6 +30,11 @@ func (o obedient) Grouped(in routing.Input, head openrecall.GroupHead, why strin
 	return o.next.(workflow.GroupRouter).Grouped(in, head, why)
 }
 
+// Excepted routes an exception match as the product's router does.
+func (o obedient) Excepted(in routing.Input, e openrecall.Exception) routing.Output {
+	return o.next.(workflow.ExceptionRouter).Excepted(in, e)
+}
+
 func (o obedient) Route(ctx context.Context, in routing.Input) routing.Output {
 	if !in.Guard.Bypass {
 		return o.next.Route(ctx, in)
@@ -87,6 +92,25 @@ func TestEvalUnsafeGuardExits5(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "summary: SAFE false_bypasses=0") {
 		t.Errorf("safe report lacks its summary line:\n%s", r.stdout)
+	}
+}
+
+// TestEvalApprovesExceptions runs eval on a corpus long enough for memory
+// to propose an exception for each benign detection: the simulated analyst
+// approves them through the exception use case, later firings are closed
+// by them, no near miss is, and the report says so.
+func TestEvalApprovesExceptions(t *testing.T) {
+	r := runEval(t, &evalOptions{}, "--size", "800", "--seed", "20260101")
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"approved=3 ", "EXCEPTIONS: ", "; 0 of them falsely", "summary: SAFE false_bypasses=0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "excepted=0 ") {
+		t.Errorf("no alert was closed by an approved exception:\n%s", r.stdout)
 	}
 }
 
