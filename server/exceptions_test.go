@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/usecase"
@@ -99,5 +103,62 @@ func TestExceptionProposedApprovedMatchedRevoked(t *testing.T) {
 	var v map[string]any
 	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &v); resp.StatusCode != http.StatusOK || v["intact"] != true {
 		t.Errorf("audit verify: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestRevokeNeedsReason: POST /api/v1/exceptions/{id}/revoke without a
+// reason is 400 and revokes nothing.
+func TestRevokeNeedsReason(t *testing.T) {
+	e := newEnv(t, options{noServe: true})
+	var ch usecase.ExceptionChange
+	if resp := e.post("/api/v1/exceptions", "", `{"rule":"KubePodCrashLooping","service":"checkout","max_severity":"high",
+		"decision":"known_benign","expires":"4h","analyst":"alice"}`, &ch); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("add: %d %+v", resp.StatusCode, ch)
+	}
+	for _, body := range []string{`{"analyst":"carol"}`, `{"analyst":"carol","reason":""}`, `{"analyst":"carol","reason":"  "}`} {
+		var answer map[string]any
+		if resp := e.post("/api/v1/exceptions/"+ch.Exception.ID+"/revoke", "", body, &answer); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("revoke %s: %d %v, want 400", body, resp.StatusCode, answer)
+		}
+	}
+	var list []usecase.ListedException
+	e.do(http.MethodGet, "/api/v1/exceptions?state=active", "", nil, nil, &list)
+	if len(list) != 1 {
+		t.Errorf("active after refused revocations: %+v", list)
+	}
+}
+
+// TestServeRecordsExpiriesPerBatch: an exception that expires while serve
+// runs is recorded (actor system) when the next inbox batch is read, before
+// that batch's entries (DESIGN §6b).
+func TestServeRecordsExpiriesPerBatch(t *testing.T) {
+	var offset atomic.Int64 // how far behind real time the clock stands
+	offset.Store(int64(2 * time.Hour))
+	clock := func() time.Time { return time.Now().UTC().Add(-time.Duration(offset.Load())) }
+	e := newEnv(t, options{now: clock})
+	var ch usecase.ExceptionChange
+	if resp := e.post("/api/v1/exceptions", "", `{"rule":"KubePodCrashLooping","service":"checkout","max_severity":"high",
+		"decision":"known_benign","expires":"1h","analyst":"alice"}`, &ch); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("add: %d %+v", resp.StatusCode, ch)
+	}
+	expiry := openrecall.StepExceptionExpire + "-" + ch.Exception.ID
+	ctx := context.Background()
+	if got, err := e.store.AuditByAnalysis(ctx, expiry); err != nil || len(got) != 0 {
+		t.Fatalf("expiry recorded before it passed: %+v %v", got, err)
+	}
+	offset.Store(0) // two hours later: the exception expired an hour ago
+	var acc accepted
+	if resp := e.post("/api/v1/alerts/falcosidekick", "", falcoShell(1, "m7flp", "root", "Notice"), &acc); resp.StatusCode != http.StatusAccepted || acc.Accepted != 1 {
+		t.Fatalf("firing: %d %+v", resp.StatusCode, acc)
+	}
+	id := acc.Analyses[0].AnalysisID
+	e.wait(id, "")
+	got, err := e.store.AuditByAnalysis(ctx, expiry)
+	if err != nil || len(got) != 1 || !strings.Contains(got[0].Reason, "by system") {
+		t.Fatalf("expiry entries after a batch: %+v %v", got, err)
+	}
+	steps, err := e.store.AuditByAnalysis(ctx, id)
+	if err != nil || len(steps) == 0 || steps[0].Sequence < got[0].Sequence {
+		t.Errorf("the batch's entries %+v do not follow the expiry (sequence %d): %v", steps, got[0].Sequence, err)
 	}
 }

@@ -111,6 +111,15 @@ func newEnv(t *testing.T, o options) *env {
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, NewPipeline: newPipeline,
 		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now,
+			// As the command wires it: the expiries due, sealed (DESIGN §6b).
+			Expiries: func(ctx context.Context) error {
+				now := time.Now().UTC()
+				if o.now != nil {
+					now = o.now()
+				}
+				_, err := st.RecordExpiries(ctx, now, sealer.Seal)
+				return err
+			},
 			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
 				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
 				return err
