@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -117,9 +118,14 @@ func TestRevokeNeedsReason(t *testing.T) {
 	}
 	for _, body := range []string{`{"analyst":"carol"}`, `{"analyst":"carol","reason":""}`, `{"analyst":"carol","reason":"  "}`} {
 		var answer map[string]any
-		if resp := e.post("/api/v1/exceptions/"+ch.Exception.ID+"/revoke", "", body, &answer); resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("revoke %s: %d %v, want 400", body, resp.StatusCode, answer)
+		resp := e.post("/api/v1/exceptions/"+ch.Exception.ID+"/revoke", "", body, &answer)
+		if msg, _ := answer["error"].(string); resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(msg, "reason is required") {
+			t.Errorf("revoke %s: %d %v, want 400, reason is required", body, resp.StatusCode, answer)
 		}
+	}
+	// The use case refuses it too, for every caller (CLI, API, cockpit).
+	if _, err := e.app.RevokeException(context.Background(), ch.Exception.ID, "carol", " "); !errors.Is(err, openrecall.ErrInvalid) {
+		t.Errorf("RevokeException without a reason: %v, want ErrInvalid", err)
 	}
 	var list []usecase.ListedException
 	e.do(http.MethodGet, "/api/v1/exceptions?state=active", "", nil, nil, &list)

@@ -221,8 +221,11 @@ func TestMemoryImportExceptionRules(t *testing.T) {
 		variant("exc_revoked", func(e *openrecall.Exception) {
 			e.RevokedAt, e.RevokedBy, e.RevokeReason = now.Add(-time.Minute), "carol", "retired"
 		}),
-		// The id of the exception held, with other content: left as it is.
-		variant(before[0].ID, func(e *openrecall.Exception) { e.Note = "rewritten"; e.Analyst = "mallory" }),
+		// The id of the exception held, with other content that would be
+		// refused (expired): left as it is, counted as held.
+		variant(before[0].ID, func(e *openrecall.Exception) {
+			e.Note, e.Analyst, e.ExpiresAt = "rewritten", "mallory", now.Add(-time.Minute)
+		}),
 		good,
 	}
 	var in strings.Builder
