@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -166,5 +167,54 @@ func TestServeRecordsExpiriesPerBatch(t *testing.T) {
 	steps, err := e.store.AuditByAnalysis(ctx, id)
 	if err != nil || len(steps) == 0 || steps[0].Sequence < got[0].Sequence {
 		t.Errorf("the batch's entries %+v do not follow the expiry (sequence %d): %v", steps, got[0].Sequence, err)
+	}
+}
+
+// TestAddExceptionRefusals: POST /api/v1/exceptions refuses, with 400 and
+// nothing stored, what `exception add` refuses (DESIGN §6b); the rules are
+// the use case's, so the API cannot skip one.
+func TestAddExceptionRefusals(t *testing.T) {
+	e := newEnv(t, options{noServe: true})
+	base := map[string]any{"rule": "KubePodCrashLooping", "service": "checkout", "max_severity": "high",
+		"decision": "known_benign", "expires": "4h", "analyst": "alice"}
+	tests := []struct {
+		name   string
+		change map[string]any
+		want   string
+	}{
+		{"empty service", map[string]any{"service": ""}, "a service is required"},
+		{"blank service", map[string]any{"service": " "}, "a service is required"},
+		{"no rule", map[string]any{"rule": ""}, "a rule is required"},
+		{"real decision", map[string]any{"decision": "real"}, "want false_positive, duplicate or known_benign"},
+		{"no ceiling", map[string]any{"max_severity": ""}, "severity ceiling"},
+		{"no expiry", map[string]any{"expires": ""}, "want a positive duration"},
+		{"expiry over the cap", map[string]any{"expires": "2161h"}, "beyond the configured cap"},
+		{"security detection without a match field", map[string]any{"dna": map[string]string{"attack_pattern": "security_detection"}},
+			"at least one match field is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := map[string]any{}
+			for k, v := range base {
+				body[k] = v
+			}
+			for k, v := range tt.change {
+				body[k] = v
+			}
+			b, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var answer map[string]any
+			resp := e.post("/api/v1/exceptions", "", string(b), &answer)
+			if msg, _ := answer["error"].(string); resp.StatusCode != http.StatusBadRequest || !strings.Contains(msg, tt.want) {
+				t.Errorf("%s: %d %v, want 400 with %q", b, resp.StatusCode, answer, tt.want)
+			}
+		})
+	}
+	var list []usecase.ListedException
+	e.do(http.MethodGet, "/api/v1/exceptions", "", nil, nil, &list)
+	if len(list) != 0 {
+		t.Errorf("refused exceptions were stored: %+v", list)
 	}
 }
