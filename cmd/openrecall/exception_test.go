@@ -67,7 +67,11 @@ func auditOf(t *testing.T, db, id string) []openrecall.AuditEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	entries, err := st.AuditByAnalysis(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
