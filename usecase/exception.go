@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,6 +244,12 @@ func (a *App) RevokeException(ctx context.Context, id, analyst, reason string) (
 	return out, nil
 }
 
+// ExceptionStates returns the states ListExceptions keeps exceptions by,
+// as openrecall.Exception.State names them.
+func ExceptionStates() []string {
+	return []string{openrecall.ExceptionActive, openrecall.ExceptionExpired, openrecall.ExceptionRevoked}
+}
+
 // ListExceptions returns every exception with its state now, oldest first;
 // state, when not empty, keeps only those in that state.
 func (a *App) ListExceptions(ctx context.Context, state string) ([]ListedException, error) {
@@ -250,9 +257,7 @@ func (a *App) ListExceptions(ctx context.Context, state string) ([]ListedExcepti
 	if err != nil {
 		return nil, err
 	}
-	switch state {
-	case "", openrecall.ExceptionActive, openrecall.ExceptionExpired, openrecall.ExceptionRevoked:
-	default:
+	if state != "" && !slices.Contains(ExceptionStates(), state) {
 		return nil, fmt.Errorf("exception state %q: want active, expired or revoked: %w", state, openrecall.ErrInvalid)
 	}
 	all, err := st.Exceptions(ctx)
