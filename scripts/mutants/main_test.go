@@ -62,3 +62,25 @@ func TestExpectedReadsThePropertyNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestEverySpecStillApplies holds the repository's own mutant specs to the
+// code they patch: each find text occurs exactly once in its file, so a
+// change that moves the code fails make test at once rather than as an
+// error of make mutants in CI.
+func TestEverySpecStillApplies(t *testing.T) {
+	root := filepath.Join("..", "..")
+	ms, err := load(filepath.Join(root, "tests", "property", "mutants"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		src, err := os.ReadFile(filepath.Join(root, m.File))
+		if err != nil {
+			t.Errorf("%s: %v", m.ID, err)
+			continue
+		}
+		if n := strings.Count(string(src), m.Find); n != 1 {
+			t.Errorf("%s (%s): its find text occurs %d times in %s, want once: retarget the spec", m.ID, filepath.Base(m.Path), n, m.File)
+		}
+	}
+}
