@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
@@ -253,18 +254,24 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 	return translate("complete: commit", tx.Commit())
 }
 
-const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result`
+const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result, pruned_at, endpoint, request_id, received_at, alert_id`
 
 func scanServed(r rowScanner) (openrecall.Served, error) {
 	var sv openrecall.Served
-	var body string
-	var seq, doneAt sql.NullInt64
+	var body, endpoint, requestID, alertID string
+	var seq, doneAt, prunedAt sql.NullInt64
+	var receivedAt int64
 	var result sql.NullString
-	if err := r.Scan(&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result); err != nil {
+	if err := r.Scan(&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result, &prunedAt, &endpoint, &requestID, &receivedAt, &alertID); err != nil {
 		return sv, err
 	}
 	id, analysisID := sv.ID, sv.AnalysisID
-	if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
+	if prunedAt.Valid {
+		// What a pruned row keeps: its ids, endpoint, request id, times and
+		// alert id; no alert document and no result.
+		sv.Endpoint, sv.RequestID, sv.ReceivedAt, sv.Alert.ID = endpoint, requestID, fromNanos(receivedAt), alertID
+		sv.Pruned, sv.PrunedAt = true, fromNanos(prunedAt.Int64)
+	} else if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
 		return sv, fmt.Errorf("delivery %d: %w", id, err)
 	}
 	sv.ID, sv.AnalysisID = id, analysisID
@@ -278,6 +285,63 @@ func scanServed(r rowScanner) (openrecall.Served, error) {
 		}
 	}
 	return sv, nil
+}
+
+// DefaultPruneBatch is how many inbox rows one pruning transaction takes at
+// most when PruneInbox is given no batch size: small enough that serve's
+// writers wait a few milliseconds at most.
+const DefaultPruneBatch = 1000
+
+// PruneInbox empties the delivery and result documents of up to batch
+// finished inbox rows that finished before before (oldest first), in one
+// immediate transaction, and returns how many it pruned; fewer than batch
+// means none is left. A pruned row keeps its ids, endpoint, request id,
+// times and alert id, and nothing outside the inbox changes: decisions,
+// alert state, groups, memories, what waits for a person and the audit and
+// cost chains stay as they were. Pending rows are never pruned. batch <= 0
+// means DefaultPruneBatch.
+func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, translate("prune inbox: begin", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE inbox SET delivery = '', result = NULL, pruned_at = ?
+		WHERE id IN (SELECT id FROM inbox INDEXED BY inbox_prunable
+			WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?)`,
+		s.now().UnixNano(), before.UTC().UnixNano(), batch)
+	if err != nil {
+		return 0, translate("prune inbox", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, translate("prune inbox", err)
+	}
+	return int(n), translate("prune inbox: commit", tx.Commit())
+}
+
+// PruneInboxAll prunes in transactions of batch rows (PruneInbox) until no
+// finished row older than before keeps its documents, and returns how many
+// it pruned. Between transactions other writers take the database, so
+// pruning a large backlog never holds the write lock for long.
+func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	total := 0
+	for {
+		n, err := s.PruneInbox(ctx, before, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
 }
 
 // Served returns the delivery analysed as analysisID, with its result once
