@@ -83,4 +83,3 @@ func (e *PrunedError) Error() string {
 
 // Unwrap returns ErrPruned.
 func (e *PrunedError) Unwrap() error { return ErrPruned }
-
