@@ -54,6 +54,9 @@ type options struct {
 	days       *[]string // records the days pipelines were built for
 	log        *zap.Logger
 	grouping   bool // groups storms, continuing the stored groups
+	retention  time.Duration
+	pruneEvery time.Duration
+	storeNow   func() time.Time // the store's clock (finish times), when not the real one
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -62,7 +65,7 @@ func newEnv(t *testing.T, o options) *env {
 	if o.db == "" {
 		o.db = filepath.Join(t.TempDir(), "memory.db")
 	}
-	st, err := memory.Open(ctx, o.db, memory.Options{})
+	st, err := memory.Open(ctx, o.db, memory.Options{Now: o.storeNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +113,7 @@ func newEnv(t *testing.T, o options) *env {
 	})
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now,
+		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now, Retention: o.retention,
 			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
 				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
 				return err
@@ -120,6 +123,7 @@ func newEnv(t *testing.T, o options) *env {
 			}},
 		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
+		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st,
 	})
 	if err != nil {
 		t.Fatal(err)
