@@ -309,19 +309,47 @@ func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 		return 0, translate("prune inbox: begin", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE inbox SET delivery = '', result = NULL, pruned_at = ?
-		WHERE id IN (SELECT id FROM inbox INDEXED BY inbox_prunable
-			WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?)`,
-		s.now().UnixNano(), before.UTC().UnixNano(), batch)
+	rows, err := tx.QueryContext(ctx, `SELECT `+prunedColumns+` FROM inbox INDEXED BY inbox_prunable
+		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`,
+		before.UTC().UnixNano(), batch)
 	if err != nil {
 		return 0, translate("prune inbox", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
+	var kept [][]any
+	for rows.Next() {
+		var id, receivedAt, doneSeq, doneAt int64
+		var analysisID, endpoint, requestID, alertID string
+		if err := rows.Scan(&id, &analysisID, &endpoint, &requestID, &receivedAt, &alertID, &doneSeq, &doneAt); err != nil {
+			rows.Close()
+			return 0, translate("prune inbox: scan", err)
+		}
+		kept = append(kept, []any{id, analysisID, endpoint, requestID, receivedAt, alertID, doneSeq, doneAt})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return 0, translate("prune inbox", err)
 	}
-	return int(n), translate("prune inbox: commit", tx.Commit())
+	// Delete, then insert what the row keeps: an UPDATE that shrinks a
+	// row leaves its page as good as empty and never merged with its
+	// neighbours, so the inbox would keep a page per old row; a delete
+	// rebalances the tree and frees the pages for reuse.
+	now := s.now().UnixNano()
+	for _, k := range kept {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE id = ?`, k[0]); err != nil {
+			return 0, translate("prune inbox: delete", err)
+		}
+	}
+	for _, k := range kept {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (`+prunedColumns+`, delivery, result, pruned_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?)`, append(k, now)...); err != nil {
+			return 0, translate("prune inbox: keep", err)
+		}
+	}
+	return len(kept), translate("prune inbox: commit", tx.Commit())
 }
+
+// prunedColumns are what a pruned inbox row keeps.
+const prunedColumns = `id, analysis_id, endpoint, request_id, received_at, alert_id, done_seq, done_at`
 
 // PruneInboxAll prunes in transactions of batch rows (PruneInbox) until no
 // finished row older than before keeps its documents, and returns how many
