@@ -2,6 +2,7 @@ package costcurve
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/openrecall/openrecall"
@@ -140,6 +141,27 @@ func (s Summary) SavingsSources() string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Source is what one way of analysing alerts (a TierKeys key) did in a
+// run: how many alerts it analysed and what it saved on them.
+type Source struct {
+	Tier   string
+	Alerts int
+	Saved  openrecall.NanoUSD
+}
+
+// Sources lists the ways of s that analysed at least one alert, the
+// biggest saving first (TierKeys order among equal savings).
+func (s Summary) Sources() []Source {
+	var out []Source
+	for _, k := range TierKeys {
+		if n := s.PerTier[k]; n > 0 {
+			out = append(out, Source{Tier: k, Alerts: n, Saved: s.SavedPerTier[k]})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Saved > out[j].Saved })
+	return out
 }
 
 // TierKey returns the Summary.PerTier key of a point.

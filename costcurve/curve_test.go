@@ -271,3 +271,22 @@ func TestSummaryJSON(t *testing.T) {
 		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestSummarySources: the ways that analysed an alert, the biggest saving
+// first, TierKeys order among equals; a way with no alert is left out.
+func TestSummarySources(t *testing.T) {
+	s := Summary{
+		PerTier:      map[string]int{TierBypass: 2, TierGrouped: 5, TierCheap: 1, TierStrong: 3, TierNone: 1, TierException: 0},
+		SavedPerTier: map[string]openrecall.NanoUSD{TierBypass: 40, TierGrouped: 90, TierCheap: 40, TierStrong: 0, TierNone: 0, TierException: 70},
+	}
+	want := []Source{
+		{Tier: TierGrouped, Alerts: 5, Saved: 90},
+		{Tier: TierBypass, Alerts: 2, Saved: 40},
+		{Tier: TierCheap, Alerts: 1, Saved: 40},
+		{Tier: TierStrong, Alerts: 3, Saved: 0},
+		{Tier: TierNone, Alerts: 1, Saved: 0},
+	}
+	if diff := cmp.Diff(want, s.Sources()); diff != "" {
+		t.Errorf("Sources (-want +got):\n%s", diff)
+	}
+}

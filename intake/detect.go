@@ -55,8 +55,7 @@ func (r *Reader) nextTop() error {
 	case c == '[':
 		if r.arrayAhead() {
 			r.skipPeeked()
-			r.mode, r.arrayIndex, r.arrayState, r.arrayLine = modeArray, 0, arrayOpen, start
-			r.arrayLined = started
+			r.mode, r.arr = modeArray, arrayCursor{state: arrayOpen, line: start, lined: started}
 			r.p.container = FormatJSON
 			return nil
 		}

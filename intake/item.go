@@ -69,26 +69,16 @@ func (it *amItem) alert(groupStatus, source string) (openrecall.Alert, error) {
 // shape; ok is false when it does not, and it is then meaningless.
 func fastItem(raw []byte, it *amItem) (ok bool) {
 	*it = amItem{}
-	d := itemDecoder{b: raw}
-	d.space()
-	if !d.eat('{') {
-		return false
-	}
-	d.space()
-	if d.eat('}') {
-		return d.end()
+	d := itemDecoder{jsonfast.Scanner[[]byte]{S: raw}}
+	d.Space()
+	if empty, ok := d.Open('{'); !ok || empty {
+		return ok && d.End()
 	}
 	for {
-		d.space()
 		key, ok := d.key()
-		if !ok {
+		if !ok || !d.Colon() {
 			return false
 		}
-		d.space()
-		if !d.eat(':') {
-			return false
-		}
-		d.space()
 		bit := 0
 		switch key {
 		case "labels":
@@ -113,7 +103,7 @@ func fastItem(raw []byte, it *amItem) (ok bool) {
 		it.seen |= bit
 		switch bit {
 		case 0:
-			if !d.skipScalar() {
+			if !d.SkipScalar() {
 				return false
 			}
 		case itemLabels, itemAnnotations:
@@ -148,65 +138,20 @@ func fastItem(raw []byte, it *amItem) (ok bool) {
 				it.endsAt = s
 			}
 		}
-		d.space()
-		switch {
-		case d.eat(','):
-		case d.eat('}'):
-			return d.end()
-		default:
-			return false
+		if more, ok := d.Next('}'); !ok || !more {
+			return ok && d.End()
 		}
 	}
 }
 
 // itemDecoder reads the strict subset of JSON that fastItem takes.
 type itemDecoder struct {
-	b []byte
-	i int
-}
-
-func (d *itemDecoder) space() {
-	for d.i < len(d.b) && isSpace(d.b[d.i]) {
-		d.i++
-	}
-}
-
-func (d *itemDecoder) eat(c byte) bool {
-	if d.i < len(d.b) && d.b[d.i] == c {
-		d.i++
-		return true
-	}
-	return false
-}
-
-// end reports whether only white space is left.
-func (d *itemDecoder) end() bool {
-	d.space()
-	return d.i == len(d.b)
-}
-
-// literal consumes word if it comes next.
-func (d *itemDecoder) literal(word string) bool {
-	if len(d.b)-d.i >= len(word) && string(d.b[d.i:d.i+len(word)]) == word {
-		d.i += len(word)
-		return true
-	}
-	return false
-}
-
-// skipScalar consumes a string, true, false or null: the values of fields
-// the alert does not read. Anything else gives up.
-func (d *itemDecoder) skipScalar() bool {
-	if d.i < len(d.b) && d.b[d.i] == '"' {
-		_, _, ok := d.token()
-		return ok
-	}
-	return d.literal("null") || d.literal("true") || d.literal("false")
+	jsonfast.Scanner[[]byte]
 }
 
 // stringOrNull consumes a string or null.
 func (d *itemDecoder) stringOrNull() (s string, null, ok bool) {
-	if d.literal("null") {
+	if d.Literal("null") {
 		return "", true, true
 	}
 	s, ok = d.str()
@@ -217,28 +162,22 @@ func (d *itemDecoder) stringOrNull() (s string, null, ok bool) {
 // as object.strMap reads it: a null value is no entry, and of repeated
 // keys the last one wins.
 func (d *itemDecoder) stringMap() (m map[string]string, null, ok bool) {
-	if d.literal("null") {
+	if d.Literal("null") {
 		return nil, true, true
 	}
-	if !d.eat('{') {
+	empty, ok := d.Open('{')
+	if !ok {
 		return nil, false, false
 	}
 	m = make(map[string]string, 8)
-	d.space()
-	if d.eat('}') {
+	if empty {
 		return m, false, true
 	}
 	for {
-		d.space()
 		k, ok := d.key()
-		if !ok {
+		if !ok || !d.Colon() {
 			return nil, false, false
 		}
-		d.space()
-		if !d.eat(':') {
-			return nil, false, false
-		}
-		d.space()
 		v, null, ok := d.stringOrNull()
 		if !ok {
 			return nil, false, false
@@ -248,56 +187,44 @@ func (d *itemDecoder) stringMap() (m map[string]string, null, ok bool) {
 		} else {
 			m[k] = v
 		}
-		d.space()
-		switch {
-		case d.eat(','):
-		case d.eat('}'):
-			return m, false, true
-		default:
+		more, ok := d.Next('}')
+		if !ok {
 			return nil, false, false
+		}
+		if !more {
+			return m, false, true
 		}
 	}
 }
 
 // key consumes a string, interning the names alerts use most.
 func (d *itemDecoder) key() (string, bool) {
-	start, plain, ok := d.token()
+	start, plain, ok := d.Token()
 	if !ok {
 		return "", false
 	}
 	if plain {
-		if s, ok := commonName(d.b[start+1 : d.i-1]); ok {
+		if s, ok := commonName(d.S[start+1 : d.I-1]); ok {
 			return s, true
 		}
-		return string(d.b[start+1 : d.i-1]), true
+		return string(d.S[start+1 : d.I-1]), true
 	}
-	return jsonfast.Unquote(d.b[start:d.i]), true
+	return jsonfast.Unquote(d.S[start:d.I]), true
 }
 
-// str consumes a string.
+// str consumes a string, interning the values alerts use most.
 func (d *itemDecoder) str() (string, bool) {
-	start, plain, ok := d.token()
+	start, plain, ok := d.Token()
 	if !ok {
 		return "", false
 	}
 	if plain {
-		if s, ok := commonValue(d.b[start+1 : d.i-1]); ok {
+		if s, ok := commonValue(d.S[start+1 : d.I-1]); ok {
 			return s, true
 		}
-		return string(d.b[start+1 : d.i-1]), true
+		return string(d.S[start+1 : d.I-1]), true
 	}
-	return jsonfast.Unquote(d.b[start:d.i]), true
-}
-
-// token consumes a JSON string token as jsonfast.ScanString reads it and
-// returns where it starts.
-func (d *itemDecoder) token() (start int, plain, ok bool) {
-	start = d.i
-	end, plain, ok := jsonfast.ScanString(d.b, d.i)
-	if ok {
-		d.i = end
-	}
-	return start, plain, ok
+	return jsonfast.Unquote(d.S[start:d.I]), true
 }
 
 // commonName returns the names of fields and labels that nearly every alert

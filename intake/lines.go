@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -9,8 +10,33 @@ import (
 // Line and byte reading: the Reader's view of its input, pushed-back
 // bytes first, with line numbers tracked as bytes are consumed.
 
+// input is the line reading state of a Reader.
+type input struct {
+	in        *bufio.Reader
+	pending   []byte // bytes pushed back in front of in
+	line      int    // newlines consumed so far
+	lineStart bool   // only white space consumed since the last newline
+	buf       []byte // the line or value being read
+	rec       recording
+}
+
+// recording keeps the bytes of the current top-level object, for its final
+// parse and to resynchronize after a broken one.
+type recording struct {
+	on   bool
+	b    []byte // up to max+2 bytes of it
+	full bool   // it outgrew b
+	size int    // bytes consumed since it began
+	max  int    // the record limit
+}
+
+// startRecording begins the recording of a top-level object.
+func (in *input) startRecording() {
+	in.rec.b, in.rec.full, in.rec.on, in.rec.size = in.rec.b[:0], false, true, 0
+}
+
 // peekAhead returns up to n upcoming bytes without consuming them.
-func (r *Reader) peekAhead(n int) []byte {
+func (r *input) peekAhead(n int) []byte {
 	if len(r.pending) >= n {
 		return r.pending[:n]
 	}
@@ -27,7 +53,7 @@ func (r *Reader) peekAhead(n int) []byte {
 }
 
 // discardLine consumes the rest of the current line.
-func (r *Reader) discardLine() error {
+func (r *input) discardLine() error {
 	for {
 		w, err := r.window()
 		if err != nil {
@@ -42,7 +68,7 @@ func (r *Reader) discardLine() error {
 }
 
 // skipSpace consumes white space and returns the next byte, unread.
-func (r *Reader) skipSpace() (byte, error) {
+func (r *input) skipSpace() (byte, error) {
 	for {
 		c, err := r.peekByte()
 		if err != nil {
@@ -57,7 +83,7 @@ func (r *Reader) skipSpace() (byte, error) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func (r *Reader) peekByte() (byte, error) {
+func (r *input) peekByte() (byte, error) {
 	if len(r.pending) > 0 {
 		return r.pending[0], nil
 	}
@@ -70,9 +96,9 @@ func (r *Reader) peekByte() (byte, error) {
 
 // skipPeeked consumes the byte just returned by peekByte or skipSpace: it
 // is pending or buffered, so reading it cannot fail.
-func (r *Reader) skipPeeked() { _, _ = r.readByte() }
+func (r *input) skipPeeked() { _, _ = r.readByte() }
 
-func (r *Reader) readByte() (byte, error) {
+func (r *input) readByte() (byte, error) {
 	var c byte
 	if len(r.pending) > 0 {
 		c = r.pending[0]
@@ -89,7 +115,7 @@ func (r *Reader) readByte() (byte, error) {
 
 // track accounts for consumed bytes: line numbers, the line-start flag and
 // the recording of the current object.
-func (r *Reader) track(b []byte) {
+func (r *input) track(b []byte) {
 	// IndexByte first: it is vectorized, LastIndexByte is not, and most
 	// chunks (a webhook's alerts[] item) hold no newline.
 	if bytes.IndexByte(b, '\n') >= 0 {
@@ -99,13 +125,13 @@ func (r *Reader) track(b []byte) {
 	} else if r.lineStart && len(bytes.TrimLeft(b, " \t\r")) > 0 {
 		r.lineStart = false
 	}
-	if r.recOn {
-		r.obj.size += len(b)
-		if !r.recFull {
-			if len(r.rec)+len(b) > r.maxRec+2 {
-				r.recFull = true
+	if rc := &r.rec; rc.on {
+		rc.size += len(b)
+		if !rc.full {
+			if len(rc.b)+len(b) > rc.max+2 {
+				rc.full = true
 			} else {
-				r.rec = append(r.rec, b...)
+				rc.b = append(rc.b, b...)
 			}
 		}
 	}
@@ -114,7 +140,7 @@ func (r *Reader) track(b []byte) {
 // readLine reads one line without its "\n" or "\r\n". It keeps at most max
 // bytes (plus a final "\r"): a longer line is consumed to its end and its
 // size reported, but not buffered. nl reports whether a newline ended it.
-func (r *Reader) readLine(max int) (line []byte, size int, nl bool, err error) {
+func (r *input) readLine(max int) (line []byte, size int, nl bool, err error) {
 	r.buf = r.buf[:0]
 	var last byte
 	for {
@@ -158,7 +184,7 @@ func (r *Reader) readLine(max int) (line []byte, size int, nl bool, err error) {
 
 // window returns the bytes available without a read, reading when there
 // are none. They stay valid until the next read.
-func (r *Reader) window() ([]byte, error) {
+func (r *input) window() ([]byte, error) {
 	if len(r.pending) > 0 {
 		return r.pending, nil
 	}
@@ -171,7 +197,7 @@ func (r *Reader) window() ([]byte, error) {
 }
 
 // consume advances past the first n bytes of the window.
-func (r *Reader) consume(n int) {
+func (r *input) consume(n int) {
 	if n == 0 {
 		return
 	}

@@ -44,7 +44,6 @@ var webhookFields = map[string]bool{"version": true, "status": true, "receiver":
 // objectState is the top-level object being walked.
 type objectState struct {
 	line    int    // the line it starts on
-	size    int    // bytes consumed since its '{'
 	state   int    // objKey or objAfter
 	empty   bool   // no field yet
 	fields  object // webhookFields seen so far
@@ -59,40 +58,39 @@ type objectState struct {
 // Reader reads records from a stream. It buffers at most one record and
 // never a whole webhook or array, whatever the length of the stream. A
 // Reader is not safe for concurrent use.
+//
+// Its state is split by job: input is line reading (lines.go), arr the
+// streaming of an array (stream.go), obj and item the records of a
+// top-level object (records.go), mode, started and p the detection of what
+// comes next and of each value's shape (detect.go, shape.go).
 type Reader struct {
-	in        *bufio.Reader
-	pending   []byte // bytes pushed back in front of in
-	line      int    // newlines consumed so far
-	lineStart bool   // only white space consumed since the last newline
-	opts      Options
-	maxRec    int
-	mode      mode
-	p         parser
-	queue     []Record // records of the last value read, from next on
-	next      int
-	err       error // sticky I/O error
-	buf       []byte
+	input    // the bytes, line numbers, the recording of an object
+	settings // the options, fixed by NewReader
+	outbox   // records ready to return, and the sticky error
 
-	// recording of the bytes of the current top-level object, for its
-	// final parse and to resynchronize after a broken one.
-	recOn   bool
-	rec     []byte
-	recFull bool
+	mode    mode
+	started bool   // a top-level record has begun
+	p       parser // the shape of each value read
 
-	obj objectState
-	// item is the alerts[] item read by the fast path (fastItem).
-	item amItem
+	arr  arrayCursor // the array being streamed
+	obj  objectState // the top-level object being walked
+	item amItem      // the alerts[] item read by the fast path (fastItem)
+}
+
+// settings are a Reader's options, fixed when it is made.
+type settings struct {
+	opts   Options
+	maxRec int
 	// general turns the fast path off (ParseBytesGeneral).
 	general bool
+}
 
-	arrayIndex int
-	arrayState int
-	arrayLine  int
-	// arrayLined: elements of the current top-level array carry its line,
-	// as it came after other records (an array alone is a document whose
-	// elements are positioned by index only).
-	arrayLined bool
-	started    bool // a top-level record has begun
+// outbox holds the records of the last value read, returned by Next from
+// next on, and the I/O error that ends reading.
+type outbox struct {
+	queue []Record
+	next  int
+	err   error // sticky I/O error
 }
 
 // NewReader returns a Reader of r with opts.
@@ -104,11 +102,13 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		opts.MaxRecordBytes = DefaultMaxRecordBytes
 	}
 	rd := &Reader{
-		in:        bufio.NewReaderSize(&stickyReader{r: r}, 64<<10),
-		opts:      opts,
-		maxRec:    opts.MaxRecordBytes,
-		lineStart: true,
-		p:         parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source, senders: sender.All()},
+		input: input{
+			in:        bufio.NewReaderSize(&stickyReader{r: r}, 64<<10),
+			lineStart: true,
+			rec:       recording{max: opts.MaxRecordBytes},
+		},
+		settings: settings{opts: opts, maxRec: opts.MaxRecordBytes},
+		p:        parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source, senders: sender.All()},
 	}
 	switch opts.Format {
 	case FormatAlertmanager, FormatPrometheus, FormatPagerDuty:

@@ -19,7 +19,7 @@ import (
 // to the record limit.
 func (r *Reader) beginObject(start int) {
 	r.obj = objectState{line: start, state: objKey, empty: true, source: "alertmanager"}
-	r.rec, r.recFull, r.recOn = r.rec[:0], false, true
+	r.startRecording()
 	r.skipPeeked() // '{'
 	r.mode = modeObject
 }
@@ -86,7 +86,7 @@ func (r *Reader) walkObject() error {
 		}
 		// A nested value may not outgrow the record being recorded: a
 		// broken line must not swallow the lines after it.
-		limit := r.maxRec + 1 - o.size
+		limit := r.maxRec + 1 - r.rec.size
 		if o.webhook {
 			limit = r.maxRec
 		}
@@ -141,8 +141,8 @@ func objectKey(raw []byte) (string, bool) {
 func (r *Reader) beginWebhook() {
 	o := &r.obj
 	o.webhook = true
-	r.recOn = false
-	r.mode, r.arrayIndex, r.arrayState, r.arrayLine = modeItems, 0, arrayOpen, r.line+1
+	r.rec.on = false
+	r.mode, r.arr = modeItems, arrayCursor{state: arrayOpen, line: r.line + 1}
 	pos := r.pos(o.line)
 	version, err := o.fields.str("version")
 	if err == nil {
@@ -217,13 +217,13 @@ func (r *Reader) objectEnd() error {
 	o := &r.obj
 	r.mode = modeTop
 	single := r.line+1 == o.line
-	size := o.size
+	size := r.rec.size
 	// Anything after the object on its line belongs to the same record.
 	trailing, err := r.restOfLine()
 	if err != nil {
 		return err
 	}
-	r.recOn = r.recOn && !o.webhook
+	r.rec.on = r.rec.on && !o.webhook
 	pos := r.pos(o.line)
 	if o.webhook {
 		if o.items == 0 && !o.skip {
@@ -238,15 +238,15 @@ func (r *Reader) objectEnd() error {
 		}
 		return nil
 	}
-	if trailing && !r.recFull {
+	if trailing && !r.rec.full {
 		if err := r.discardLine(); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 	}
-	r.recOn = false
-	if r.recFull || size > r.maxRec {
+	r.rec.on = false
+	if r.rec.full || size > r.maxRec {
 		r.queue = reject(r.queue, pos, "%s", oversize(size, r.maxRec))
-		if trailing && r.recFull {
+		if trailing && r.rec.full {
 			return r.discardLine()
 		}
 		return nil
@@ -255,13 +255,13 @@ func (r *Reader) objectEnd() error {
 	if single {
 		r.p.container = FormatJSONL
 	}
-	r.queue = r.p.value(r.queue, r.rec, pos, o.line, false)
+	r.queue = r.p.value(r.queue, r.rec.b, pos, o.line, false)
 	return nil
 }
 
 // restOfLine reports whether anything but white space follows on the
 // current line, consuming the white space.
-func (r *Reader) restOfLine() (bool, error) {
+func (r *input) restOfLine() (bool, error) {
 	for {
 		c, err := r.peekByte()
 		if errors.Is(err, io.EOF) {
@@ -291,29 +291,29 @@ func (r *Reader) objectFailed(reason string) error {
 	r.mode = modeTop
 	pos := r.pos(o.line)
 	if o.webhook {
-		r.recOn = false
+		r.rec.on = false
 		if reason == "" {
 			reason = fmt.Sprintf("invalid JSON after the alerts array of the document that starts on line %d", o.line)
 		}
 		r.queue = reject(r.queue, pos, "%s", reason)
 		return r.skipBroken()
 	}
-	if reason == "" && !r.lineStart && !r.recFull {
+	if reason == "" && !r.lineStart && !r.rec.full {
 		// The rest of the line is part of the broken record: its message
 		// then points at the first bad character.
 		if err := r.discardLine(); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 	}
-	r.recOn = false
-	if r.recFull {
+	r.rec.on = false
+	if r.rec.full {
 		if reason == "" {
 			reason = fmt.Sprintf("record is more than %d bytes, over the limit of %d bytes", r.maxRec, r.maxRec)
 		}
 		r.queue = reject(r.queue, pos, "%s", reason)
 		return r.skipBroken()
 	}
-	raw, pushed := r.resync(r.rec)
+	raw, pushed := r.resync(r.rec.b)
 	if reason == "" || pushed {
 		r.p.container = FormatJSONL
 		r.queue = r.p.value(r.queue, raw, pos, o.line, false)
@@ -330,7 +330,7 @@ func (r *Reader) objectFailed(reason string) error {
 // line, then every line that starts with white space or with a character
 // that only continues a JSON document ('}', ']', ',', ':', or '"' opening
 // a key).
-func (r *Reader) skipBroken() error {
+func (r *input) skipBroken() error {
 	if !r.lineStart {
 		if err := r.discardLine(); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -389,7 +389,7 @@ func keyLine(line []byte) bool {
 // again. So a broken first line of a JSON Lines queue, or a broken
 // pretty-printed document, costs one rejected record rather than every
 // record after it. It returns the part that stays rejected.
-func (r *Reader) resync(raw []byte) ([]byte, bool) {
+func (r *input) resync(raw []byte) ([]byte, bool) {
 	for i := 0; i+1 < len(raw); i++ {
 		if raw[i] != '\n' {
 			continue

@@ -12,22 +12,34 @@ import (
 // scanned to its end by bracket depth and string quoting over whole
 // buffered chunks.
 
+// arrayCursor is the streaming state of a Reader: where it is in the array
+// being streamed, a top-level array or a webhook's alerts.
+type arrayCursor struct {
+	index int // the next element's index
+	state int // arrayOpen, arrayValue or arrayComma
+	line  int // the line the array starts on
+	// lined: elements of a top-level array carry its line, as it came
+	// after other records (an array alone is a document whose elements are
+	// positioned by index only).
+	lined bool
+}
+
 // nextElement reads one element of a streamed array (a top-level array or
 // a webhook's alerts), or its end.
 func (r *Reader) nextElement() error {
 	items := r.mode == modeItems
-	pos := openrecall.Position{Source: r.opts.Source, Index: r.arrayIndex, HasIndex: true}
+	pos := openrecall.Position{Source: r.opts.Source, Index: r.arr.index, HasIndex: true}
 	if items {
 		pos.Line = r.obj.line
-	} else if r.arrayLined {
-		pos.Line = r.arrayLine
+	} else if r.arr.lined {
+		pos.Line = r.arr.line
 	}
 	c, err := r.skipSpace()
 	if errors.Is(err, io.EOF) {
 		if items {
-			r.queue = reject(r.queue, r.pos(r.obj.line), "invalid JSON: unexpected end of input: the alerts array that starts on line %d is not closed with ']'", r.arrayLine)
+			r.queue = reject(r.queue, r.pos(r.obj.line), "invalid JSON: unexpected end of input: the alerts array that starts on line %d is not closed with ']'", r.arr.line)
 		} else {
-			r.queue = reject(r.queue, pos, "invalid JSON: unexpected end of input: the array that starts on line %d is not closed with ']'", r.arrayLine)
+			r.queue = reject(r.queue, pos, "invalid JSON: unexpected end of input: the array that starts on line %d is not closed with ']'", r.arr.line)
 		}
 		return io.EOF
 	}
@@ -43,26 +55,26 @@ func (r *Reader) nextElement() error {
 		}
 		r.mode = modeTop
 		return r.afterArray()
-	case c == ',' && r.arrayState == arrayValue:
+	case c == ',' && r.arr.state == arrayValue:
 		r.skipPeeked()
-		r.arrayState = arrayComma
+		r.arr.state = arrayComma
 		return nil
 	case c == ',':
 		r.skipPeeked()
 		r.queue = reject(r.queue, pos, "%sinvalid JSON: unexpected ',' with no element before it", r.itemPrefix(items))
-		r.arrayIndex++
+		r.arr.index++
 		return nil
 	}
-	missingComma := r.arrayState == arrayValue
+	missingComma := r.arr.state == arrayValue
 	start := r.line + 1
 	prefix := r.itemPrefix(items)
 	raw, size, cut, err := r.scanValue(r.maxRec, -1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	r.arrayState = arrayValue
-	i := r.arrayIndex
-	r.arrayIndex++
+	r.arr.state = arrayValue
+	i := r.arr.index
+	r.arr.index++
 	switch {
 	case cut:
 		r.queue = reject(r.queue, pos, "%srecord is more than %d bytes and not closed on its last line", prefix, r.maxRec)
@@ -83,7 +95,7 @@ func (r *Reader) itemPrefix(items bool) string {
 	if !items {
 		return ""
 	}
-	return fmt.Sprintf("alerts[%d]: ", r.arrayIndex)
+	return fmt.Sprintf("alerts[%d]: ", r.arr.index)
 }
 
 // afterArray rejects anything after a top-level array on its last line.
@@ -92,7 +104,7 @@ func (r *Reader) afterArray() error {
 	if err != nil || !trailing {
 		return err
 	}
-	r.queue = reject(r.queue, r.pos(r.line+1), "invalid JSON: unexpected characters after the end of the array that starts on line %d", r.arrayLine)
+	r.queue = reject(r.queue, r.pos(r.line+1), "invalid JSON: unexpected characters after the end of the array that starts on line %d", r.arr.line)
 	return r.discardLine()
 }
 
@@ -104,7 +116,7 @@ func (r *Reader) afterArray() error {
 // (cut is true) after more than limit bytes when limit > 0, or, when limit
 // is negative, at the first newline after more than max bytes; a limit of
 // 0 never cuts.
-func (r *Reader) scanValue(max, limit int) (raw []byte, size int, cut bool, err error) {
+func (r *input) scanValue(max, limit int) (raw []byte, size int, cut bool, err error) {
 	r.buf = r.buf[:0]
 	c, err := r.peekByte()
 	if err != nil {
@@ -144,7 +156,7 @@ func (r *Reader) scanValue(max, limit int) (raw []byte, size int, cut bool, err 
 // scan consumes bytes while step takes them, until step ends the value or
 // the input ends, keeping at most max+1 of them in r.buf and counting all
 // in size. It works on whole buffered chunks, not byte by byte.
-func (r *Reader) scan(max int, size *int, step func(c byte) (take, end bool)) error {
+func (r *input) scan(max int, size *int, step func(c byte) (take, end bool)) error {
 	for {
 		w, err := r.window()
 		if err != nil {
@@ -170,7 +182,7 @@ func (r *Reader) scan(max int, size *int, step func(c byte) (take, end bool)) er
 
 // keep consumes the first i bytes of the window w, keeping in r.buf what
 // fits of them under max+1 bytes, and counts them in size.
-func (r *Reader) keep(w []byte, i, max int, size *int) {
+func (r *input) keep(w []byte, i, max int, size *int) {
 	*size += i
 	if room := max + 1 - len(r.buf); room > 0 {
 		r.buf = append(r.buf, w[:min(room, i)]...)
@@ -182,7 +194,7 @@ func (r *Reader) keep(w []byte, i, max int, size *int) {
 // to its closing bracket by depth and string quoting (a string also ends
 // at a newline), cut short by limit. It is the hot loop of reading a
 // webhook, so it runs over whole windows without a call per byte.
-func (r *Reader) scanComposite(max, limit int) (size int, cut bool, err error) {
+func (r *input) scanComposite(max, limit int) (size int, cut bool, err error) {
 	var b brackets
 	n := 0
 	for {
@@ -213,7 +225,7 @@ func (r *Reader) scanComposite(max, limit int) (size int, cut bool, err error) {
 
 // scanString is scan of a string, as scanValue describes it: to its
 // closing quote, or up to a newline, which it leaves unread.
-func (r *Reader) scanString(max int) (size int, err error) {
+func (r *input) scanString(max int) (size int, err error) {
 	opened, escaped := false, false
 	for {
 		w, err := r.window()

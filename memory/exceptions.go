@@ -267,6 +267,16 @@ func (s *Store) RevokeException(ctx context.Context, id, analyst, reason string,
 	return e, changed, err
 }
 
+// ExpiriesDue reports whether an exception expired by now has an expiry the
+// audit trail has not recorded yet; a cheap read, so that a command that
+// finds none needs neither the audit key nor a write.
+func (s *Store) ExpiriesDue(ctx context.Context, now time.Time) (bool, error) {
+	var due bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exceptions
+		WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= ?)`, clampedNanos(now)).Scan(&due)
+	return due, translate("expired exceptions", err)
+}
+
 // TakeExpired returns the exceptions expired by now whose expiry the audit
 // trail has not recorded yet, and marks them recorded; record writes their
 // audit entries inside the same transaction, so each expiry is recorded

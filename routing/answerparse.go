@@ -1,9 +1,6 @@
 package routing
 
 import (
-	"strconv"
-	"strings"
-
 	openrecall "github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/internal/jsonfast"
 )
@@ -15,27 +12,17 @@ import (
 // else (ok false) goes to encoding/json (ParseAnalysisTwoPass), which the
 // result must equal: property P44.
 func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
-	d := answerDecoder{s: text}
-	d.space()
-	if !d.byte('{') {
-		return a, false
+	d := answerDecoder{jsonfast.Scanner[string]{S: text}}
+	d.Space()
+	if empty, ok := d.Open('{'); !ok || empty {
+		return a, false // not an object, or no decision
 	}
 	var seen uint16
-	d.space()
-	if d.byte('}') {
-		return a, false // no decision
-	}
 	for {
-		d.space()
 		key, ok := d.str()
-		if !ok {
+		if !ok || !d.Colon() {
 			return a, false
 		}
-		d.space()
-		if !d.byte(':') {
-			return a, false
-		}
-		d.space()
 		bit, known := answerFields[key]
 		if !known || seen&bit != 0 {
 			return a, false
@@ -49,7 +36,7 @@ func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
 			}
 			a.Decision = openrecall.Decision(s)
 		case "confidence":
-			if a.Confidence, ok = d.number(); !ok {
+			if a.Confidence, ok = d.Number(); !ok {
 				return a, false
 			}
 		case "summary":
@@ -61,7 +48,7 @@ func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
 				return a, false
 			}
 		case "live":
-			if a.Live, ok = d.boolean(); !ok {
+			if a.Live, ok = d.Bool(); !ok {
 				return a, false
 			}
 		default:
@@ -71,16 +58,15 @@ func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
 			}
 			*answerList(&a, key) = xs
 		}
-		d.space()
-		if d.byte('}') {
-			break
-		}
-		if !d.byte(',') {
+		more, ok := d.Next('}')
+		if !ok {
 			return a, false
 		}
+		if !more {
+			break
+		}
 	}
-	d.space()
-	if d.i != len(d.s) || seen&answerRequired != answerRequired {
+	if !d.End() || seen&answerRequired != answerRequired {
 		return openrecall.Analysis{}, false
 	}
 	return a, true
@@ -109,118 +95,46 @@ func answerList(a *openrecall.Analysis, key string) *[]string {
 	return &a.CitedMemory
 }
 
+// answerDecoder reads the plain shape of an answer that decodeAnswer takes.
 type answerDecoder struct {
-	s string
-	i int
-}
-
-func (d *answerDecoder) space() {
-	for d.i < len(d.s) {
-		switch d.s[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
-
-func (d *answerDecoder) byte(c byte) bool {
-	if d.i < len(d.s) && d.s[d.i] == c {
-		d.i++
-		return true
-	}
-	return false
+	jsonfast.Scanner[string]
 }
 
 // str reads a string, decoded as encoding/json decodes it.
 func (d *answerDecoder) str() (string, bool) {
-	end, plain, ok := jsonfast.ScanString(d.s, d.i)
+	start, plain, ok := d.Token()
 	if !ok {
 		return "", false
 	}
-	tok := d.s[d.i:end]
-	d.i = end
 	if plain {
-		return tok[1 : len(tok)-1], true
+		return d.S[start+1 : d.I-1], true
 	}
-	return jsonfast.Unquote(tok), true
+	return jsonfast.Unquote(d.S[start:d.I]), true
 }
 
 // strs reads an array of strings ([] gives an empty, non-nil list, as
 // encoding/json does).
 func (d *answerDecoder) strs() ([]string, bool) {
-	if !d.byte('[') {
+	empty, ok := d.Open('[')
+	if !ok {
 		return nil, false
 	}
 	xs := []string{}
-	d.space()
-	if d.byte(']') {
+	if empty {
 		return xs, true
 	}
 	for {
-		d.space()
 		x, ok := d.str()
 		if !ok {
 			return nil, false
 		}
 		xs = append(xs, x)
-		d.space()
-		if d.byte(']') {
-			return xs, true
-		}
-		if !d.byte(',') {
+		more, ok := d.Next(']')
+		if !ok {
 			return nil, false
 		}
-	}
-}
-
-// number reads a JSON number that float64 holds.
-func (d *answerDecoder) number() (float64, bool) {
-	start := d.i
-	d.byte('-')
-	switch {
-	case d.byte('0'):
-	case d.i < len(d.s) && '1' <= d.s[d.i] && d.s[d.i] <= '9':
-		d.digits()
-	default:
-		return 0, false
-	}
-	if d.byte('.') {
-		if d.digits() == 0 {
-			return 0, false
+		if !more {
+			return xs, true
 		}
 	}
-	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
-		d.i++
-		if !d.byte('+') {
-			d.byte('-')
-		}
-		if d.digits() == 0 {
-			return 0, false
-		}
-	}
-	f, err := strconv.ParseFloat(d.s[start:d.i], 64)
-	return f, err == nil
-}
-
-func (d *answerDecoder) digits() int {
-	n := 0
-	for d.i < len(d.s) && '0' <= d.s[d.i] && d.s[d.i] <= '9' {
-		d.i++
-		n++
-	}
-	return n
-}
-
-func (d *answerDecoder) boolean() (bool, bool) {
-	switch {
-	case strings.HasPrefix(d.s[d.i:], "true"):
-		d.i += 4
-		return true, true
-	case strings.HasPrefix(d.s[d.i:], "false"):
-		d.i += 5
-		return false, true
-	}
-	return false, false
 }

@@ -84,7 +84,8 @@ func (s *Server) addException(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, ch)
 }
 
-// revokeException answers POST /api/v1/exceptions/{id}/revoke.
+// revokeException answers POST /api/v1/exceptions/{id}/revoke: analyst
+// and reason are required (400 without either).
 func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
 	var req revokeRequest
 	if !s.bodyLimited(w, r) || !s.decodeBody(w, r, "revoke body", &req) {
@@ -92,6 +93,10 @@ func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(req.Analyst) == "" {
 		writeError(w, r, http.StatusBadRequest, "analyst is required")
+		return
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		writeError(w, r, http.StatusBadRequest, "reason is required: the audit trail records why an exception ended")
 		return
 	}
 	ch, err := s.cfg.UseCases.RevokeException(r.Context(), r.PathValue("id"), req.Analyst, req.Reason)

@@ -1,9 +1,15 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/usecase"
@@ -129,5 +135,116 @@ func TestRetainOfAGroupedAttackKeepsItsEntityFields(t *testing.T) {
 	}
 	if sixth := fire(5); sixth.Proposal == nil || sixth.Proposal.Match["user"] != "root" {
 		t.Fatalf("sixth firing: proposal %+v (%s)", sixth.Proposal, sixth.Guard.Reason)
+	}
+}
+
+// TestRevokeNeedsReason: POST /api/v1/exceptions/{id}/revoke without a
+// reason is 400 and revokes nothing.
+func TestRevokeNeedsReason(t *testing.T) {
+	e := newEnv(t, options{noServe: true})
+	var ch usecase.ExceptionChange
+	if resp := e.post("/api/v1/exceptions", "", `{"rule":"KubePodCrashLooping","service":"checkout","max_severity":"high",
+		"decision":"known_benign","expires":"4h","analyst":"alice"}`, &ch); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("add: %d %+v", resp.StatusCode, ch)
+	}
+	for _, body := range []string{`{"analyst":"carol"}`, `{"analyst":"carol","reason":""}`, `{"analyst":"carol","reason":"  "}`} {
+		var answer map[string]any
+		resp := e.post("/api/v1/exceptions/"+ch.Exception.ID+"/revoke", "", body, &answer)
+		if msg, _ := answer["error"].(string); resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(msg, "reason is required") {
+			t.Errorf("revoke %s: %d %v, want 400, reason is required", body, resp.StatusCode, answer)
+		}
+	}
+	// The use case refuses it too, for every caller (CLI, API, cockpit).
+	if _, err := e.app.RevokeException(context.Background(), ch.Exception.ID, "carol", " "); !errors.Is(err, openrecall.ErrInvalid) {
+		t.Errorf("RevokeException without a reason: %v, want ErrInvalid", err)
+	}
+	var list []usecase.ListedException
+	e.do(http.MethodGet, "/api/v1/exceptions?state=active", "", nil, nil, &list)
+	if len(list) != 1 {
+		t.Errorf("active after refused revocations: %+v", list)
+	}
+}
+
+// TestServeRecordsExpiriesPerBatch: an exception that expires while serve
+// runs is recorded (actor system) when the next inbox batch is read, before
+// that batch's entries (DESIGN §6b).
+func TestServeRecordsExpiriesPerBatch(t *testing.T) {
+	var offset atomic.Int64 // how far behind real time the clock stands
+	offset.Store(int64(2 * time.Hour))
+	clock := func() time.Time { return time.Now().UTC().Add(-time.Duration(offset.Load())) }
+	e := newEnv(t, options{now: clock})
+	var ch usecase.ExceptionChange
+	if resp := e.post("/api/v1/exceptions", "", `{"rule":"KubePodCrashLooping","service":"checkout","max_severity":"high",
+		"decision":"known_benign","expires":"1h","analyst":"alice"}`, &ch); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("add: %d %+v", resp.StatusCode, ch)
+	}
+	expiry := openrecall.StepExceptionExpire + "-" + ch.Exception.ID
+	ctx := context.Background()
+	if got, err := e.store.AuditByAnalysis(ctx, expiry); err != nil || len(got) != 0 {
+		t.Fatalf("expiry recorded before it passed: %+v %v", got, err)
+	}
+	offset.Store(0) // two hours later: the exception expired an hour ago
+	var acc accepted
+	if resp := e.post("/api/v1/alerts/falcosidekick", "", falcoShell(1, "m7flp", "root", "Notice"), &acc); resp.StatusCode != http.StatusAccepted || acc.Accepted != 1 {
+		t.Fatalf("firing: %d %+v", resp.StatusCode, acc)
+	}
+	id := acc.Analyses[0].AnalysisID
+	e.wait(id, "")
+	got, err := e.store.AuditByAnalysis(ctx, expiry)
+	if err != nil || len(got) != 1 || !strings.Contains(got[0].Reason, "by system") {
+		t.Fatalf("expiry entries after a batch: %+v %v", got, err)
+	}
+	steps, err := e.store.AuditByAnalysis(ctx, id)
+	if err != nil || len(steps) == 0 || steps[0].Sequence < got[0].Sequence {
+		t.Errorf("the batch's entries %+v do not follow the expiry (sequence %d): %v", steps, got[0].Sequence, err)
+	}
+}
+
+// TestAddExceptionRefusals: POST /api/v1/exceptions refuses, with 400 and
+// nothing stored, what `exception add` refuses (DESIGN §6b); the rules are
+// the use case's, so the API cannot skip one.
+func TestAddExceptionRefusals(t *testing.T) {
+	e := newEnv(t, options{noServe: true})
+	base := map[string]any{"rule": "KubePodCrashLooping", "service": "checkout", "max_severity": "high",
+		"decision": "known_benign", "expires": "4h", "analyst": "alice"}
+	tests := []struct {
+		name   string
+		change map[string]any
+		want   string
+	}{
+		{"empty service", map[string]any{"service": ""}, "a service is required"},
+		{"blank service", map[string]any{"service": " "}, "a service is required"},
+		{"no rule", map[string]any{"rule": ""}, "a rule is required"},
+		{"real decision", map[string]any{"decision": "real"}, "want false_positive, duplicate or known_benign"},
+		{"no ceiling", map[string]any{"max_severity": ""}, "severity ceiling"},
+		{"no expiry", map[string]any{"expires": ""}, "want a positive duration"},
+		{"expiry over the cap", map[string]any{"expires": "2161h"}, "beyond the configured cap"},
+		{"security detection without a match field", map[string]any{"dna": map[string]string{"attack_pattern": "security_detection"}},
+			"at least one match field is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := map[string]any{}
+			for k, v := range base {
+				body[k] = v
+			}
+			for k, v := range tt.change {
+				body[k] = v
+			}
+			b, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var answer map[string]any
+			resp := e.post("/api/v1/exceptions", "", string(b), &answer)
+			if msg, _ := answer["error"].(string); resp.StatusCode != http.StatusBadRequest || !strings.Contains(msg, tt.want) {
+				t.Errorf("%s: %d %v, want 400 with %q", b, resp.StatusCode, answer, tt.want)
+			}
+		})
+	}
+	var list []usecase.ListedException
+	e.do(http.MethodGet, "/api/v1/exceptions", "", nil, nil, &list)
+	if len(list) != 0 {
+		t.Errorf("refused exceptions were stored: %+v", list)
 	}
 }

@@ -39,6 +39,7 @@ type env struct {
 	url   string
 	store *memory.Store
 	srv   *server.Server
+	app   *usecase.App // the server's use cases
 	stop  func() error
 }
 
@@ -111,17 +112,27 @@ func newEnv(t *testing.T, o options) *env {
 		n, _ := st.InboxDepth(context.Background())
 		return float64(n)
 	})
+	app := &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now, Retention: o.retention,
+		// As the command wires it: the expiries due, sealed (DESIGN §6b).
+		Expiries: func(ctx context.Context) error {
+			now := time.Now().UTC()
+			if o.now != nil {
+				now = o.now()
+			}
+			_, err := st.RecordExpiries(ctx, now, sealer.Seal)
+			return err
+		},
+		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
+			_, err := st.AppendAudit(ctx, entries, sealer.Seal)
+			return err
+		},
+		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
+			return st.ReadTrail(ctx, memory.TrailReader(r))
+		}}
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}, NewPipeline: newPipeline,
-		UseCases: &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now, Retention: o.retention,
-			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
-				return err
-			},
-			ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-				return st.ReadTrail(ctx, memory.TrailReader(r))
-			}},
-		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
+		UseCases: app,
+		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st,
 	})
@@ -132,7 +143,7 @@ func newEnv(t *testing.T, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv}
+	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app}
 	if o.noServe {
 		hs := &http.Server{Handler: srv.Handler()}
 		go func() { _ = hs.Serve(ln) }() // ErrServerClosed once stopped

@@ -66,6 +66,10 @@ type UseCases interface {
 	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
 	AddException(ctx context.Context, req usecase.AddRequest) (usecase.ExceptionChange, error)
 	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
+	// RecordExpiries records the exception expiries due, with actor
+	// system: the server calls it at the start of each run and of each
+	// inbox batch.
+	RecordExpiries(ctx context.Context) error
 	// The cockpit's: what waits for a person, a review, a decision, a
 	// memory taken back.
 	cockpit.UseCases

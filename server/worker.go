@@ -49,6 +49,7 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 		if !ok {
 			return
 		}
+		s.recordExpiries(ctx)
 		src := &inbox{s: s, ctx: ctx, stop: stop, day: day, after: after}
 		var done []openrecall.Result
 		_, err := usecase.Analyze(ctx, p, usecase.AnalyzeRequest{Queue: usecase.Queue{Source: src}, Options: workflow.QueueOptions{
@@ -72,6 +73,15 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 			return
 		default:
 		}
+	}
+}
+
+// recordExpiries records the exception expiries due (actor system). A
+// failure is logged and left for the next batch: the expiries stay due
+// until recorded, and an expired exception matches nothing either way.
+func (s *Server) recordExpiries(ctx context.Context) {
+	if err := s.cfg.UseCases.RecordExpiries(ctx); err != nil && ctx.Err() == nil {
+		s.log.Error("record exception expiries; will retry at the next batch", zap.Error(err))
 	}
 }
 
@@ -250,6 +260,12 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 			}
 			in.items = items
 			in.fresh = len(items) > 0
+			if in.fresh {
+				// A batch is a writing command's turn: the expiries due
+				// are recorded before the run reads the active
+				// exceptions again (DESIGN §6b).
+				in.s.recordExpiries(in.ctx)
+			}
 		}
 		if len(in.items) > 0 {
 			d := in.items[0]

@@ -48,9 +48,10 @@ type App struct {
 	// memory makes (DESIGN §6b); required for the exception use cases.
 	Exceptions     ExceptionStore
 	ExceptionRules ExceptionRules
-	// RecordExpiries records in the audit trail, with actor system, the
+	// Expiries records in the audit trail, with actor system, the
 	// exceptions expired since the last writing command; nil records none.
-	RecordExpiries func(ctx context.Context) error
+	// Writing use cases call it through App.RecordExpiries.
+	Expiries func(ctx context.Context) error
 	// Waiting keeps what waits for a person; required for the queue and
 	// for decisions about analyses, and, when set, a retain about an
 	// analysis that waits settles it (marked decided, audited).

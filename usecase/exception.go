@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,7 +136,7 @@ func (a *App) ApproveProposal(ctx context.Context, req ApproveRequest) (Exceptio
 		MaxSeverity: p.MaxSeverity, ExpiresAt: expires, CreatedAt: a.clock()(), Analyst: req.Analyst, Note: req.Note,
 		ProposalID: p.ID,
 	}
-	out, err := a.storeException(ctx, st, e, openrecall.StepExceptionApprove, "approved proposal "+p.ID)
+	out, err := a.storeException(ctx, st, e, openrecall.StepExceptionApprove, req.Analyst, "approved from proposal "+p.ID)
 	if err != nil {
 		return out, err
 	}
@@ -150,8 +151,8 @@ func (a *App) AddException(ctx context.Context, req AddRequest) (ExceptionChange
 	if err != nil {
 		return ExceptionChange{}, err
 	}
-	if strings.TrimSpace(req.Identity.Service) == "" {
-		return ExceptionChange{}, fmt.Errorf("exception: a service is required (empty is not a wildcard): %w", openrecall.ErrInvalid)
+	if err := requireService(req.Identity); err != nil {
+		return ExceptionChange{}, err
 	}
 	expires, err := a.expiryAt(req.Expiry)
 	if err != nil {
@@ -164,16 +165,25 @@ func (a *App) AddException(ctx context.Context, req AddRequest) (ExceptionChange
 	if len(e.Match) == 0 {
 		e.Match = nil
 	}
-	return a.storeException(ctx, st, e, openrecall.StepExceptionAdd, "written directly")
+	return a.storeException(ctx, st, e, openrecall.StepExceptionAdd, req.Analyst, "written directly")
+}
+
+// requireService refuses an identity without a service: an exception's
+// service is matched exactly, and an empty one is not a wildcard.
+func requireService(id openrecall.Identity) error {
+	if strings.TrimSpace(id.Service) == "" {
+		return fmt.Errorf("exception: a service is required (empty is not a wildcard): %w", openrecall.ErrInvalid)
+	}
+	return nil
 }
 
 // storeException records the expiries due, stores e and audits its
-// creation with its actor.
-func (a *App) storeException(ctx context.Context, st ExceptionStore, e openrecall.Exception, step, how string) (ExceptionChange, error) {
+// creation by actor (the person who approved, wrote or imported it).
+func (a *App) storeException(ctx context.Context, st ExceptionStore, e openrecall.Exception, step, actor, how string) (ExceptionChange, error) {
 	if err := e.Validate(); err != nil {
 		return ExceptionChange{}, err
 	}
-	if err := a.recordExpiries(ctx); err != nil {
+	if err := a.RecordExpiries(ctx); err != nil {
 		return ExceptionChange{}, err
 	}
 	stored, created, err := st.AddException(ctx, e)
@@ -184,7 +194,7 @@ func (a *App) storeException(ctx context.Context, st ExceptionStore, e openrecal
 	if !created {
 		return out, nil
 	}
-	why := fmt.Sprintf("%s %s by %s: match %s, ceiling %s, DNA %s", stored.Describe(), how, stored.Analyst,
+	why := fmt.Sprintf("%s %s by %s: match %s, ceiling %s, DNA %s", stored.Describe(), how, actor,
 		orNone(openrecall.MatchString(stored.Match)), stored.MaxSeverity, stored.DNA)
 	if stored.Note != "" {
 		why += "; note: " + stored.Note
@@ -203,7 +213,9 @@ func orNone(s string) string {
 }
 
 // RevokeException revokes exception id, by analyst, for reason; audited.
-// Revoking a revoked exception changes nothing.
+// The analyst and the reason are required (openrecall.ErrInvalid without
+// them): the trail must say who ended an exception and why. Revoking a
+// revoked exception changes nothing.
 func (a *App) RevokeException(ctx context.Context, id, analyst, reason string) (ExceptionChange, error) {
 	st, err := a.exceptionStore()
 	if err != nil {
@@ -212,7 +224,10 @@ func (a *App) RevokeException(ctx context.Context, id, analyst, reason string) (
 	if strings.TrimSpace(analyst) == "" {
 		return ExceptionChange{}, fmt.Errorf("revoke: the analyst who revokes is required (--analyst): %w", openrecall.ErrInvalid)
 	}
-	if err := a.recordExpiries(ctx); err != nil {
+	if strings.TrimSpace(reason) == "" {
+		return ExceptionChange{}, fmt.Errorf("revoke: the reason is required (--reason): %w", openrecall.ErrInvalid)
+	}
+	if err := a.RecordExpiries(ctx); err != nil {
 		return ExceptionChange{}, err
 	}
 	e, changed, err := st.RevokeException(ctx, id, analyst, reason, a.clock()())
@@ -221,15 +236,18 @@ func (a *App) RevokeException(ctx context.Context, id, analyst, reason string) (
 	}
 	out := ExceptionChange{Exception: e, Changed: changed, State: e.State(a.clock()())}
 	if changed {
-		why := fmt.Sprintf("%s revoked by %s", e.Describe(), analyst)
-		if reason != "" {
-			why += ": " + reason
-		}
+		why := fmt.Sprintf("%s revoked by %s: %s", e.Describe(), analyst, reason)
 		if err := a.auditException(ctx, e, openrecall.StepExceptionRevoke, why, openrecall.ExceptionRevoked); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// ExceptionStates returns the states ListExceptions keeps exceptions by,
+// as openrecall.Exception.State names them.
+func ExceptionStates() []string {
+	return []string{openrecall.ExceptionActive, openrecall.ExceptionExpired, openrecall.ExceptionRevoked}
 }
 
 // ListExceptions returns every exception with its state now, oldest first;
@@ -239,9 +257,7 @@ func (a *App) ListExceptions(ctx context.Context, state string) ([]ListedExcepti
 	if err != nil {
 		return nil, err
 	}
-	switch state {
-	case "", openrecall.ExceptionActive, openrecall.ExceptionExpired, openrecall.ExceptionRevoked:
-	default:
+	if state != "" && !slices.Contains(ExceptionStates(), state) {
 		return nil, fmt.Errorf("exception state %q: want active, expired or revoked: %w", state, openrecall.ErrInvalid)
 	}
 	all, err := st.Exceptions(ctx)
@@ -269,39 +285,114 @@ func (a *App) ListProposals(ctx context.Context, pending bool) ([]openrecall.Pro
 	return st.Proposals(ctx, pending)
 }
 
-// ImportExceptions stores exceptions read from an export, each approved
-// again by analyst (an import is a person's action, never memory's) and
-// audited; an exception already held is left as it is. It returns how many
-// were created.
-func (a *App) ImportExceptions(ctx context.Context, list []openrecall.Exception, analyst string) (int, error) {
-	st, err := a.exceptionStore()
-	if err != nil {
-		return 0, err
-	}
-	if strings.TrimSpace(analyst) == "" {
-		return 0, fmt.Errorf("importing exceptions requires --analyst: %w", openrecall.ErrInvalid)
-	}
-	created := 0
-	for _, e := range list {
-		e.ProposalID = "" // a proposal of another database
-		ch, err := a.storeException(ctx, st, e, openrecall.StepExceptionImport, "imported by "+analyst)
-		if err != nil {
-			return created, fmt.Errorf("import exception %s: %w", e.ID, err)
-		}
-		if ch.Changed {
-			created++
-		}
-	}
-	return created, nil
+// ImportedExceptions is what ImportExceptions did with the exceptions of an
+// export.
+type ImportedExceptions struct {
+	// Created counts the exceptions stored, Existing those held already
+	// (left as they are).
+	Created, Existing int
+	// Refused lists the exceptions not imported because they break a rule
+	// of `exception add`, in the order given.
+	Refused []RefusedException
 }
 
-// recordExpiries records the expiries due in the audit trail (actor
-// system), when the App can.
-func (a *App) recordExpiries(ctx context.Context) error {
-	if a.RecordExpiries == nil {
+// RefusedException is an exception ImportExceptions refused: Index is its
+// place in the list given, Err why (wrapping openrecall.ErrInvalid).
+type RefusedException struct {
+	Index int
+	ID    string
+	Err   error
+}
+
+// ImportExceptions stores exceptions read from an export (DESIGN §6b). An
+// import is a person's action, never memory's: analyst is required and is
+// the actor of each exception-import audit entry, which also names the
+// person who approved the exception first; the stored exception keeps its
+// id, that original approver (Analyst) and its creation time, so the
+// results it closes still name who approved it. Each exception must obey
+// the rules of `exception add` against this database's configuration — a
+// rule and a service, a benign decision, a known ceiling, a match field for
+// an attack pattern, an expiry in the future and within
+// exceptions.max_expiry from now (an expired or revoked exception is not
+// imported) — or it is refused, named in Refused, and nothing of it is
+// stored. An exception held already is left as it is. A storage or audit
+// failure stops the import with an error.
+func (a *App) ImportExceptions(ctx context.Context, list []openrecall.Exception, analyst string) (ImportedExceptions, error) {
+	var out ImportedExceptions
+	st, err := a.exceptionStore()
+	if err != nil {
+		return out, err
+	}
+	if strings.TrimSpace(analyst) == "" {
+		return out, fmt.Errorf("importing exceptions requires --analyst: %w", openrecall.ErrInvalid)
+	}
+	for i, e := range list {
+		if e.ID != "" {
+			if _, err := st.Exception(ctx, e.ID); err == nil {
+				out.Existing++
+				continue
+			} else if !errors.Is(err, openrecall.ErrNotFound) {
+				return out, fmt.Errorf("import exception %s: %w", e.ID, err)
+			}
+		}
+		e.ProposalID = "" // a proposal of another database
+		if err := a.admitImported(e); err != nil {
+			out.Refused = append(out.Refused, RefusedException{Index: i, ID: e.ID, Err: err})
+			continue
+		}
+		// The importing analyst is the entry's actor; the first approver
+		// stays the exception's.
+		actor := fmt.Sprintf("%s (first approved by %s at %s)", analyst, e.Analyst, e.CreatedAt.UTC().Format(time.RFC3339))
+		ch, err := a.storeException(ctx, st, e, openrecall.StepExceptionImport, actor, "imported")
+		if err != nil {
+			return out, fmt.Errorf("import exception %s: %w", e.ID, err)
+		}
+		if ch.Changed {
+			out.Created++
+		} else {
+			out.Existing++
+		}
+	}
+	return out, nil
+}
+
+// admitImported checks an imported exception against the rules of
+// `exception add` now: a service, not revoked, an expiry in the future
+// within the cap, and Validate's rules.
+func (a *App) admitImported(e openrecall.Exception) error {
+	if err := requireService(e.Identity); err != nil {
+		return err
+	}
+	if !e.RevokedAt.IsZero() {
+		return fmt.Errorf("exception was revoked at %s by %s: only an active exception is imported: %w",
+			e.RevokedAt.UTC().Format(time.RFC3339), e.RevokedBy, openrecall.ErrInvalid)
+	}
+	now := a.clock()()
+	switch {
+	case e.ExpiresAt.IsZero():
+		return fmt.Errorf("exception: an expiry is required: %w", openrecall.ErrInvalid)
+	case !e.ExpiresAt.After(now):
+		return fmt.Errorf("exception expired at %s: only an active exception is imported: %w",
+			e.ExpiresAt.UTC().Format(time.RFC3339), openrecall.ErrInvalid)
+	case e.ExpiresAt.Sub(now) > a.ExceptionRules.maxExpiry():
+		return fmt.Errorf("exception expires at %s, %s from now, beyond the configured cap %s (exceptions.max_expiry): %w",
+			e.ExpiresAt.UTC().Format(time.RFC3339), e.ExpiresAt.Sub(now).Round(time.Second), a.ExceptionRules.maxExpiry(), openrecall.ErrInvalid)
+	}
+	return e.Validate()
+}
+
+// RecordExpiries records in the audit trail, with actor system, the
+// exception expiries due (DESIGN §6b): an exception whose expiry passed is
+// recorded by the next writing command. Every writing use case calls it
+// first — approving, adding, importing and revoking exceptions, retaining,
+// deciding a group or an analysis, forgetting — and so do `analyze` at the
+// start of its run and `serve` at its start and at each inbox batch. Each
+// expiry is recorded once; without App.Expiries it records nothing.
+func (a *App) RecordExpiries(ctx context.Context) error {
+	if a.Expiries == nil {
 		return nil
 	}
-	if err := a.RecordExpiries(ctx); err != nil {
+	if err := a.Expiries(ctx); err != nil {
 		return fmt.Errorf("record exception expiries: %w", err)
 	}
 	return nil

@@ -60,6 +60,9 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 	if a.Groups == nil {
 		return DecidedGroup{}, errors.New("usecase: no group storage")
 	}
+	if err := a.RecordExpiries(ctx); err != nil {
+		return DecidedGroup{}, err
+	}
 	g, err := a.Groups.Group(ctx, id)
 	if err != nil {
 		return DecidedGroup{}, err

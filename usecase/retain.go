@@ -155,6 +155,9 @@ func (a *App) Retain(ctx context.Context, req RetainRequest) ([]Retained, error)
 			return []Retained{{Created: dg.Created, Incident: dg.Incident, Group: &dg.Group}}, nil
 		}
 	}
+	if err := a.RecordExpiries(ctx); err != nil {
+		return nil, err
+	}
 	incs, err := a.Incidents(ctx, req.Decision, req.Subject)
 	if err != nil {
 		return nil, err
@@ -210,6 +213,9 @@ type Forgotten struct {
 // Forget takes back the decision of memory id: it is no longer recalled
 // and never votes again. The audit trail records who took it back and why.
 func (a *App) Forget(ctx context.Context, id, reason, analyst string) (Forgotten, error) {
+	if err := a.RecordExpiries(ctx); err != nil {
+		return Forgotten{}, err
+	}
 	inc, changed, err := a.Store.Forget(ctx, id)
 	if err != nil {
 		return Forgotten{}, err

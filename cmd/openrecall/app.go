@@ -363,7 +363,7 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 		}
 		// A writing command records the exception expiries due first
 		// (actor system; DESIGN §6b).
-		if _, err := st.RecordExpiries(ctx, a.now(), sealer.Seal); err != nil {
+		if err := a.useCases(st, nil).RecordExpiries(ctx); err != nil {
 			return nil, err
 		}
 		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
@@ -381,7 +381,12 @@ func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App
 		Groups:     st,
 		Exceptions: st,
 		Now:        a.now,
-		RecordExpiries: func(ctx context.Context) error {
+		Expiries: func(ctx context.Context) error {
+			// Most writing commands find none due: they then need neither
+			// the audit key nor a write.
+			if due, err := st.ExpiriesDue(ctx, a.now()); err != nil || !due {
+				return err
+			}
 			sealer, err := a.sealer(ctx, st)
 			if err != nil {
 				return err

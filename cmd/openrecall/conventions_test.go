@@ -366,3 +366,164 @@ func parseStmt(s ast.Stmt, top bool) bool {
 	}
 	return false
 }
+
+// TestFlagsBindToOptions holds the other half of the house shape: each
+// command's flags are bound to the fields of its options struct (opts.x,
+// or a small struct of shared flags such as modelFlags), so RunE finds all
+// it parses in one value. A flag bound to a loose variable (&x), or one
+// declared unbound and read back with GetX, fails here.
+func TestFlagsBindToOptions(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fn string // the function being inspected
+		ast.Inspect(f, func(n ast.Node) bool {
+			if d, ok := n.(*ast.FuncDecl); ok {
+				fn = d.Name.Name
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			target, what := flagTarget(call)
+			switch what {
+			case "":
+				return true
+			case "unbound":
+				if !isRootVersionFlag(call) {
+					t.Errorf("%s: flag declared without binding it to an options field", fset.Position(call.Pos()))
+				}
+				return true
+			case "get":
+				t.Errorf("%s: flag value read back with %s instead of bound to an options field", fset.Position(call.Pos()), target.(*ast.SelectorExpr).Sel.Name)
+				return true
+			}
+			bound++
+			if _, helper := flagHelpers[fn]; helper && isParam(target) {
+				return true // its callers are checked
+			}
+			if !isFieldAddress(target) {
+				t.Errorf("%s: flag bound to %s, not to a field of an options struct (&opts.x)", fset.Position(call.Pos()), exprString(target))
+			}
+			return true
+		})
+	}
+	if bound < 50 {
+		t.Fatalf("found %d flag bindings, want every command's (50 or more)", bound)
+	}
+}
+
+// flagHelpers are the functions that bind a flag to a pointer they are
+// given, by the index of that parameter: their call sites are checked.
+var flagHelpers = map[string]int{"addOutputFlag": 1}
+
+// flagValueTypes are the pflag value kinds a command declares flags of.
+var flagValueTypes = regexp.MustCompile(`^(String|StringArray|StringSlice|Bool|Int|Int64|Uint|Uint64|Float64|Duration)$`)
+
+// flagTarget classifies a call: "bind" for f.XVar(&v, ...) or
+// addOutputFlag(cmd, &v), with target the pointer; "unbound" for f.X("name",
+// ...), which declares a flag and keeps its value in pflag; "get" for
+// f.GetX("name"), with target the call's function; "" for anything else.
+func flagTarget(call *ast.CallExpr) (target ast.Expr, what string) {
+	if id, ok := call.Fun.(*ast.Ident); ok {
+		if i, ok := flagHelpers[id.Name]; ok && i < len(call.Args) {
+			return call.Args[i], "bind"
+		}
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || len(call.Args) == 0 || !isFlagSet(sel.X) {
+		return nil, ""
+	}
+	name := strings.TrimSuffix(sel.Sel.Name, "P")
+	switch {
+	case strings.HasSuffix(name, "Var") && flagValueTypes.MatchString(strings.TrimSuffix(name, "Var")):
+		return call.Args[0], "bind"
+	case strings.HasPrefix(name, "Get") && flagValueTypes.MatchString(strings.TrimPrefix(name, "Get")):
+		return call.Fun, "get"
+	case flagValueTypes.MatchString(name):
+		if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			return nil, "unbound"
+		}
+	}
+	return nil, ""
+}
+
+// isFlagSet reports whether e is a flag set: x.Flags(), x.PersistentFlags()
+// or a variable assigned one or declared a *pflag.FlagSet.
+func isFlagSet(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.CallExpr:
+		sel, ok := e.Fun.(*ast.SelectorExpr)
+		return ok && (sel.Sel.Name == "Flags" || sel.Sel.Name == "PersistentFlags" || sel.Sel.Name == "LocalFlags")
+	case *ast.Ident:
+		if e.Obj == nil {
+			return false
+		}
+		switch d := e.Obj.Decl.(type) {
+		case *ast.AssignStmt:
+			for i, l := range d.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name == e.Name && i < len(d.Rhs) {
+					return isFlagSet(d.Rhs[i])
+				}
+			}
+		case *ast.Field:
+			star, ok := d.Type.(*ast.StarExpr)
+			if !ok {
+				return false
+			}
+			sel, ok := star.X.(*ast.SelectorExpr)
+			return ok && sel.Sel.Name == "FlagSet"
+		}
+	}
+	return false
+}
+
+// isParam reports whether e names a parameter of the function it is in.
+func isParam(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	if !ok || id.Obj == nil {
+		return false
+	}
+	_, ok = id.Obj.Decl.(*ast.Field)
+	return ok
+}
+
+// isFieldAddress reports whether e is &x.field.
+func isFieldAddress(e ast.Expr) bool {
+	u, ok := e.(*ast.UnaryExpr)
+	if !ok || u.Op != token.AND {
+		return false
+	}
+	_, ok = u.X.(*ast.SelectorExpr)
+	return ok
+}
+
+// isRootVersionFlag reports whether call is root.Flags().Bool("version",
+// ...), which only keeps cobra from adding a -v shorthand: cobra reads it.
+func isRootVersionFlag(call *ast.CallExpr) bool {
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	return ok && lit.Value == `"version"`
+}
+
+func exprString(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.UnaryExpr:
+		return e.Op.String() + exprString(e.X)
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprString(e.X) + "." + e.Sel.Name
+	}
+	return "an expression"
+}

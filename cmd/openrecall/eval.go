@@ -285,7 +285,7 @@ func (a *app) evalApprover(ctx context.Context, st *memory.Store, ex *fingerprin
 		_, err := st.AppendAudit(ctx, entries, sealer.Seal)
 		return err
 	}
-	uc.RecordExpiries = func(ctx context.Context) error {
+	uc.Expiries = func(ctx context.Context) error {
 		_, err := st.RecordExpiries(ctx, a.now(), sealer.Seal)
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -217,6 +218,10 @@ func exceptionAddRun(ctx context.Context, a *app, opts *exceptionAddOptions) err
 		Identity: openrecall.Identity{Rule: opts.rule, Service: opts.service}, DNA: dna, Match: match,
 		MaxSeverity: sev, Decision: d, Expiry: expiry, Analyst: opts.analyst, Note: opts.note,
 	})
+	if errors.Is(err, openrecall.ErrInvalid) {
+		// Every rule AddException enforces is about a flag given here.
+		return usageErr("%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -338,9 +343,10 @@ type exceptionRevokeOptions struct {
 func newExceptionRevokeCmd(a *app) *cobra.Command {
 	opts := &exceptionRevokeOptions{}
 	cmd := &cobra.Command{
-		Use:     "revoke EXCEPTION-ID",
-		Short:   "Revoke an exception",
-		Long:    `Revoke an exception: it matches no alert from the next run on; the audit trail records who and why.`,
+		Use:   "revoke EXCEPTION-ID",
+		Short: "Revoke an exception",
+		Long: `Revoke an exception: it matches no alert from the next run on; the audit trail records who
+(--analyst) and why (--reason), both required.`,
 		Example: `  openrecall exception revoke exc_3f2a9c0d1e2b4a5c --analyst alice --reason "the job was retired"`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -351,11 +357,14 @@ func newExceptionRevokeCmd(a *app) *cobra.Command {
 			if strings.TrimSpace(opts.analyst) == "" {
 				return usageErr("--analyst is required")
 			}
+			if strings.TrimSpace(opts.reason) == "" {
+				return usageErr("--reason is required: the audit trail records why an exception ended")
+			}
 			return exceptionRevokeRun(cmd.Context(), a, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.analyst, "analyst", "", "who revokes (required)")
-	cmd.Flags().StringVar(&opts.reason, "reason", "", "why")
+	cmd.Flags().StringVar(&opts.reason, "reason", "", "why it ends (required)")
 	addOutputFlag(cmd, &opts.output)
 	return cmd
 }

@@ -209,8 +209,12 @@ func newMemoryImportCmd(a *app) *cobra.Command {
 		Long: `Import incidents (the JSON Lines that 'memory export' writes). Existing memories are
 kept; equivalent ones are recognised by their dedupe key and not stored twice. Bad lines are
 reported with their line number and the rest is imported (exit status 3). Exceptions in the
-file (DESIGN §6b) are imported only with --analyst, the person who approves them again here;
-each is audited. Without it they are reported and skipped.`,
+file (DESIGN §6b) are imported only with --analyst, the person who imports them: each import is
+an audit entry with that analyst as its actor, naming the person who first approved the exception,
+who stays its approver. Each must obey the rules of 'exception add' here (a rule and a service, a
+benign decision, a known ceiling, a match field for an attack pattern, not revoked, an expiry in
+the future and within exceptions.max_expiry from now); one that does not is reported with its
+line and not stored (exit status 3). Without --analyst they are reported and skipped.`,
 		Example: `  openrecall memory import backup.jsonl
   openrecall --db old.db memory export | openrecall --db new.db memory import - --analyst alice`,
 		Args: exactArgs(1),
@@ -238,7 +242,8 @@ func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) err
 	if err != nil {
 		return err
 	}
-	excs := make([]openrecall.Exception, 0, len(rep.Exceptions))
+	var excs []openrecall.Exception
+	var lines []int
 	for _, x := range rep.Exceptions {
 		if strings.TrimSpace(opts.analyst) == "" {
 			rep.Rejected = append(rep.Rejected, memory.RecordError{Line: x.Line,
@@ -246,6 +251,7 @@ func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) err
 			continue
 		}
 		excs = append(excs, x.Exception)
+		lines = append(lines, x.Line)
 	}
 	if len(excs) > 0 {
 		cfg, err := a.config()
@@ -254,11 +260,17 @@ func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) err
 		}
 		uc := a.useCases(st, nil)
 		uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
-		n, err := uc.ImportExceptions(ctx, excs, opts.analyst)
+		imp, err := uc.ImportExceptions(ctx, excs, opts.analyst)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.out, "imported %d exceptions (%d new), approved by %s\n", len(excs), n, opts.analyst)
+		for _, r := range imp.Refused {
+			rep.Rejected = append(rep.Rejected, memory.RecordError{Line: lines[r.Index],
+				Reason: fmt.Sprintf("exception %s not imported: %v", r.ID, r.Err)})
+		}
+		sort.SliceStable(rep.Rejected, func(i, j int) bool { return rep.Rejected[i].Line < rep.Rejected[j].Line })
+		fmt.Fprintf(a.out, "imported %d exceptions: %d new, %d already held, %d refused; imported by %s (audited), each keeps its original approver\n",
+			len(excs), imp.Created, imp.Existing, len(imp.Refused), opts.analyst)
 	}
 	for _, e := range rep.Rejected {
 		fmt.Fprintf(a.errOut, "openrecall: %s: line %d: %s\n", source, e.Line, e.Reason)

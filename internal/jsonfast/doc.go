@@ -3,8 +3,9 @@
 // result, a model's analysis and (through the writer) the case file are
 // appended byte for byte as encoding/json writes them, and a JSON string is
 // decoded exactly as encoding/json decodes it, without reflection. The
-// word-at-a-time byte scans these use are here too, with the one the
-// terminal sanitizer uses.
+// Scanner is the one tokenizer of the two one-pass decoders (intake's
+// alerts[] items, the quality gate's answers). The word-at-a-time byte
+// scans these use are here too, with the one the terminal sanitizer uses.
 //
 // Tests hold every encoder to encoding/json on values with every field
 // set, and the decoder to json.Unmarshal on any bytes. The functions are

@@ -326,16 +326,9 @@ func (c *Cockpit) analysisPage(w http.ResponseWriter, r *http.Request, s session
 type costData struct {
 	Batch   string
 	Summary costcurve.Summary
-	Sources []source
+	Sources []costcurve.Source
 	None    bool
 	Invalid string
-}
-
-// source is the savings of one way alerts were analysed.
-type source struct {
-	Name    string
-	Alerts  int
-	Savings openrecall.NanoUSD
 }
 
 // costPage shows the cost curve of the run and its savings by source.
@@ -349,16 +342,10 @@ func (c *Cockpit) costPage(w http.ResponseWriter, r *http.Request, s session) {
 		c.failErr(w, r, err)
 		return
 	}
-	d := costData{Batch: cost.Batch, Summary: cost.Summary}
+	d := costData{Batch: cost.Batch, Summary: cost.Summary, Sources: cost.Summary.Sources()}
 	if cost.Invalid != nil {
 		d.Invalid = cost.Invalid.Error()
 	}
-	for _, k := range costcurve.TierKeys {
-		if n := cost.Summary.PerTier[k]; n > 0 {
-			d.Sources = append(d.Sources, source{Name: k, Alerts: n, Savings: cost.Summary.SavedPerTier[k]})
-		}
-	}
-	sort.SliceStable(d.Sources, func(i, j int) bool { return d.Sources[i].Savings > d.Sources[j].Savings })
 	c.render(w, r, http.StatusOK, "cost", s, "Cost", d)
 }
 
@@ -447,7 +434,7 @@ type exceptionsData struct {
 // approval and the exceptions in the state asked for, each with its form.
 func (c *Cockpit) exceptionsPage(w http.ResponseWriter, r *http.Request, s session) {
 	d := exceptionsData{State: r.URL.Query().Get("state"),
-		States: []string{openrecall.ExceptionActive, openrecall.ExceptionExpired, openrecall.ExceptionRevoked}}
+		States: usecase.ExceptionStates()}
 	var err error
 	if d.Proposals, err = c.cfg.UseCases.ListProposals(r.Context(), true); err != nil {
 		c.failErr(w, r, err)

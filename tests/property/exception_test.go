@@ -310,7 +310,7 @@ func runExceptions(ex workflow.Fingerprinter, r gen.ExceptionRun) (exceptionOut,
 				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
 				return err
 			},
-			RecordExpiries: func(ctx context.Context) error {
+			Expiries: func(ctx context.Context) error {
 				_, err := st.RecordExpiries(ctx, now, sealer.Seal)
 				return err
 			}}
