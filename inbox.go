@@ -2,6 +2,7 @@ package openrecall
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -47,4 +48,38 @@ type Served struct {
 	Cursor int64     `json:"cursor,omitempty"`
 	DoneAt time.Time `json:"done_at,omitzero"`
 	Result *Result   `json:"result,omitempty"`
+	// Pruned is set on a finished delivery whose delivery and result
+	// documents were pruned after the server's retention (PrunedAt says
+	// when): only its ids, endpoint, request id, times and alert id remain,
+	// and Result is nil. Its decisions, alert state, group, memories and
+	// audit and cost entries are kept.
+	Pruned   bool      `json:"pruned,omitempty"`
+	PrunedAt time.Time `json:"pruned_at,omitzero"`
 }
+
+// ErrPruned marks a finished analysis whose delivery and result documents
+// were pruned after the server's retention.
+var ErrPruned = errors.New("pruned after the retention")
+
+// PrunedError is the error of reading what a pruned analysis no longer
+// holds (its alert, its result). It wraps ErrPruned.
+type PrunedError struct {
+	AnalysisID string
+	PrunedAt   time.Time
+	// Retention is the retention in force when known (0 when not).
+	Retention time.Duration
+}
+
+// Error names the analysis, when it was pruned and the retention.
+func (e *PrunedError) Error() string {
+	ret := "server.retention"
+	if e.Retention > 0 {
+		ret += " (" + e.Retention.String() + ")"
+	}
+	return fmt.Sprintf("analysis %q finished longer ago than %s: its delivery and result were pruned on %s "+
+		"(its audit entries, cost point, decisions and memories are kept): %v",
+		e.AnalysisID, ret, e.PrunedAt.UTC().Format(time.RFC3339), ErrPruned)
+}
+
+// Unwrap returns ErrPruned.
+func (e *PrunedError) Unwrap() error { return ErrPruned }

@@ -30,6 +30,11 @@ type Server struct {
 	WebhookURL string `yaml:"webhook_url"`
 	// Tokens are the bearer tokens the server accepts.
 	Tokens []Token `yaml:"tokens"`
+	// Retention is how long the delivery and result documents of a
+	// finished inbox row are kept; serve prunes older ones (ids, decisions,
+	// alert state, groups, memories and the audit and cost chains stay).
+	// 0 keeps them forever.
+	Retention time.Duration `yaml:"retention"`
 }
 
 // Token is one bearer token and what it may do. The secret is Token or,
@@ -67,6 +72,8 @@ func (s Server) Validate() error {
 		return fmt.Errorf("server.workers %d must be between 1 and 256: %w", s.Workers, openrecall.ErrInvalid)
 	case s.RequestTimeout <= 0 || s.ShutdownTimeout <= 0:
 		return fmt.Errorf("server.request_timeout and server.shutdown_timeout must be positive durations such as 30s: %w", openrecall.ErrInvalid)
+	case s.Retention < 0:
+		return fmt.Errorf("server.retention %s must be 0 (keep forever) or a positive duration such as 720h: %w", s.Retention, openrecall.ErrInvalid)
 	case s.BudgetUSDPerDay < 0 || math.IsNaN(s.BudgetUSDPerDay) || math.IsInf(s.BudgetUSDPerDay, 0):
 		return fmt.Errorf("server.budget_usd_per_day %v must be a non-negative number: %w", s.BudgetUSDPerDay, openrecall.ErrInvalid)
 	case s.WebhookURL != "" && !strings.HasPrefix(s.WebhookURL, "http://") && !strings.HasPrefix(s.WebhookURL, "https://"):

@@ -17,7 +17,7 @@ func TestServerDefaults(t *testing.T) {
 	}
 	s := c.Server
 	if s.Listen != "127.0.0.1:9555" || s.MaxBodyBytes != 32<<20 || s.InboxLimit != 10000 || s.Workers != 2 ||
-		s.RequestTimeout != 30*time.Second || s.BudgetUSDPerDay != 0 || len(s.Tokens) != 0 {
+		s.RequestTimeout != 30*time.Second || s.BudgetUSDPerDay != 0 || len(s.Tokens) != 0 || s.Retention != 30*24*time.Hour {
 		t.Errorf("server defaults: %+v", s)
 	}
 }
@@ -29,6 +29,7 @@ func TestServerValidation(t *testing.T) {
 		{"tiny body limit", "server:\n  max_body_bytes: 10\n", "server.max_body_bytes"},
 		{"no workers", "server:\n  workers: 0\n", "server.workers"},
 		{"negative budget", "server:\n  budget_usd_per_day: -1\n", "server.budget_usd_per_day"},
+		{"negative retention", "server:\n  retention: -1h\n", "server.retention"},
 		{"webhook not http", "server:\n  webhook_url: ftp://x\n", "server.webhook_url"},
 		{"token without secret", "server:\n  tokens:\n    - name: am\n      scopes: [ingest]\n", "server.tokens[0]"},
 		{"token with both", "server:\n  tokens:\n    - token: a\n      token_env: B\n      scopes: [ingest]\n", "server.tokens[0]"},
@@ -41,6 +42,13 @@ func TestServerValidation(t *testing.T) {
 				t.Fatalf("error %v, want ErrInvalid naming %s", err, tt.key)
 			}
 		})
+	}
+}
+
+func TestServerRetentionZeroKeepsForever(t *testing.T) {
+	c, err := config.Load(writeConfig(t, "server:\n  retention: 0s\n"))
+	if err != nil || c.Server.Retention != 0 {
+		t.Fatalf("retention 0: %v, %v", c.Server.Retention, err)
 	}
 }
 

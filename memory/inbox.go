@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
@@ -253,18 +254,24 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 	return translate("complete: commit", tx.Commit())
 }
 
-const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result`
+const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result, pruned_at, endpoint, request_id, received_at, alert_id`
 
 func scanServed(r rowScanner) (openrecall.Served, error) {
 	var sv openrecall.Served
-	var body string
-	var seq, doneAt sql.NullInt64
+	var body, endpoint, requestID, alertID string
+	var seq, doneAt, prunedAt sql.NullInt64
+	var receivedAt int64
 	var result sql.NullString
-	if err := r.Scan(&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result); err != nil {
+	if err := r.Scan(&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result, &prunedAt, &endpoint, &requestID, &receivedAt, &alertID); err != nil {
 		return sv, err
 	}
 	id, analysisID := sv.ID, sv.AnalysisID
-	if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
+	if prunedAt.Valid {
+		// What a pruned row keeps: its ids, endpoint, request id, times and
+		// alert id; no alert document and no result.
+		sv.Endpoint, sv.RequestID, sv.ReceivedAt, sv.Alert.ID = endpoint, requestID, fromNanos(receivedAt), alertID
+		sv.Pruned, sv.PrunedAt = true, fromNanos(prunedAt.Int64)
+	} else if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
 		return sv, fmt.Errorf("delivery %d: %w", id, err)
 	}
 	sv.ID, sv.AnalysisID = id, analysisID
@@ -278,6 +285,91 @@ func scanServed(r rowScanner) (openrecall.Served, error) {
 		}
 	}
 	return sv, nil
+}
+
+// DefaultPruneBatch is how many inbox rows one pruning transaction takes at
+// most when PruneInbox is given no batch size: small enough that serve's
+// writers wait a few milliseconds at most.
+const DefaultPruneBatch = 1000
+
+// PruneInbox empties the delivery and result documents of up to batch
+// finished inbox rows that finished before before (oldest first), in one
+// immediate transaction, and returns how many it pruned; fewer than batch
+// means none is left. A pruned row keeps its ids, endpoint, request id,
+// times and alert id, and nothing outside the inbox changes: decisions,
+// alert state, groups, memories, what waits for a person and the audit and
+// cost chains stay as they were. Pending rows are never pruned. batch <= 0
+// means DefaultPruneBatch.
+func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, translate("prune inbox: begin", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT `+prunedColumns+` FROM inbox INDEXED BY inbox_prunable
+		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`,
+		before.UTC().UnixNano(), batch)
+	if err != nil {
+		return 0, translate("prune inbox", err)
+	}
+	var kept [][]any
+	for rows.Next() {
+		var id, receivedAt, doneSeq, doneAt int64
+		var analysisID, endpoint, requestID, alertID string
+		if err := rows.Scan(&id, &analysisID, &endpoint, &requestID, &receivedAt, &alertID, &doneSeq, &doneAt); err != nil {
+			rows.Close()
+			return 0, translate("prune inbox: scan", err)
+		}
+		kept = append(kept, []any{id, analysisID, endpoint, requestID, receivedAt, alertID, doneSeq, doneAt})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, translate("prune inbox", err)
+	}
+	// Delete, then insert what the row keeps: an UPDATE that shrinks a
+	// row leaves its page as good as empty and never merged with its
+	// neighbours, so the inbox would keep a page per old row; a delete
+	// rebalances the tree and frees the pages for reuse.
+	now := s.now().UnixNano()
+	for _, k := range kept {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE id = ?`, k[0]); err != nil {
+			return 0, translate("prune inbox: delete", err)
+		}
+	}
+	for _, k := range kept {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (`+prunedColumns+`, delivery, result, pruned_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?)`, append(k, now)...); err != nil {
+			return 0, translate("prune inbox: keep", err)
+		}
+	}
+	return len(kept), translate("prune inbox: commit", tx.Commit())
+}
+
+// prunedColumns are what a pruned inbox row keeps.
+const prunedColumns = `id, analysis_id, endpoint, request_id, received_at, alert_id, done_seq, done_at`
+
+// PruneInboxAll prunes in transactions of batch rows (PruneInbox) until no
+// finished row older than before keeps its documents, and returns how many
+// it pruned. Between transactions other writers take the database, so
+// pruning a large backlog never holds the write lock for long.
+func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	total := 0
+	for {
+		n, err := s.PruneInbox(ctx, before, batch)
+		total += n
+		if err != nil || n < batch {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
 }
 
 // Served returns the delivery analysed as analysisID, with its result once

@@ -94,7 +94,8 @@ func TestInboxQueriesUseIndexes(t *testing.T) {
 	s := openTemp(t)
 	for q, index := range map[string]string{
 		lastCursor: "inbox_done",
-		`SELECT id FROM inbox INDEXED BY inbox_pending WHERE done_seq IS NULL AND id > 0 ORDER BY id LIMIT 8`: "inbox_pending",
+		`SELECT id FROM inbox INDEXED BY inbox_pending WHERE done_seq IS NULL AND id > 0 ORDER BY id LIMIT 8`:                "inbox_pending",
+		`SELECT id FROM inbox WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < 5 ORDER BY done_at, id LIMIT 8`: "inbox_prunable",
 	} {
 		var plan strings.Builder
 		rows, err := s.db.Query("EXPLAIN QUERY PLAN " + q)

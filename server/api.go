@@ -71,6 +71,9 @@ func (s *Server) answerErr(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, r, http.StatusNotFound, err.Error())
 	case errors.Is(err, openrecall.ErrInvalid):
 		writeError(w, r, http.StatusBadRequest, err.Error())
+	case errors.Is(err, openrecall.ErrPruned):
+		// 410: the analysis existed; its documents are gone for good.
+		writeError(w, r, http.StatusGone, err.Error())
 	default:
 		s.log.Error("request failed", zap.String("request_id", requestID(r)), zap.Error(err))
 		writeError(w, r, http.StatusInternalServerError, "internal error; see the server log for request "+requestID(r))
@@ -145,7 +148,7 @@ func intParam(v string, def, max int) (int, error) {
 }
 
 func (s *Server) result(w http.ResponseWriter, r *http.Request) {
-	sv, err := usecase.ReadResult(r.Context(), s.cfg.Store, r.PathValue("analysis_id"))
+	sv, err := usecase.ReadResult(r.Context(), s.cfg.Store, r.PathValue("analysis_id"), s.cfg.Retention)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return

@@ -55,6 +55,9 @@ type options struct {
 	days       *[]string // records the days pipelines were built for
 	log        *zap.Logger
 	grouping   bool // groups storms, continuing the stored groups
+	retention  time.Duration
+	pruneEvery time.Duration
+	storeNow   func() time.Time // the store's clock (finish times), when not the real one
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -63,7 +66,7 @@ func newEnv(t *testing.T, o options) *env {
 	if o.db == "" {
 		o.db = filepath.Join(t.TempDir(), "memory.db")
 	}
-	st, err := memory.Open(ctx, o.db, memory.Options{})
+	st, err := memory.Open(ctx, o.db, memory.Options{Now: o.storeNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +112,7 @@ func newEnv(t *testing.T, o options) *env {
 		n, _ := st.InboxDepth(context.Background())
 		return float64(n)
 	})
-	app := &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now,
+	app := &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now, Retention: o.retention,
 		// As the command wires it: the expiries due, sealed (DESIGN §6b).
 		Expiries: func(ctx context.Context) error {
 			now := time.Now().UTC()
@@ -131,6 +134,7 @@ func newEnv(t *testing.T, o options) *env {
 		UseCases: app,
 		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
+		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,8 @@ type Observer interface {
 	Sender(sender string, alerts, dropped int)
 	// Analysed reports one finished analysis.
 	Analysed(r openrecall.Result)
+	// Pruned reports inbox rows whose documents one pruning pass emptied.
+	Pruned(rows int)
 	// Handler serves the metrics (GET /metrics).
 	Handler() http.Handler
 }
@@ -39,6 +41,7 @@ func (nopObserver) Received(string, int, int, int)     {}
 func (nopObserver) Refused(string)                     {}
 func (nopObserver) Sender(string, int, int)            {}
 func (nopObserver) Analysed(openrecall.Result)         {}
+func (nopObserver) Pruned(int)                         {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "metrics are not enabled")
@@ -63,6 +66,7 @@ type Prometheus struct {
 	cost       *prometheus.CounterVec
 	baseline   prometheus.Counter
 	savings    prometheus.Counter
+	pruned     prometheus.Counter
 	alertCost  prometheus.Histogram
 	duration   prometheus.Histogram
 }
@@ -102,6 +106,8 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "What the always-strong pipeline would have spent on the same alerts, in dollars."})
 	p.savings = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_savings_usd_total",
 		Help: "Baseline minus cost, in dollars."})
+	p.pruned = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_inbox_pruned_total",
+		Help: "Finished inbox rows whose delivery and result documents were pruned after server.retention."})
 	p.alertCost = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_alert_cost_usd",
 		Help: "Model spend per triaged alert, in dollars.", Buckets: []float64{0, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}})
 	p.duration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_analysis_duration_seconds",
@@ -109,7 +115,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
 	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
-		p.calls, p.cost, p.baseline, p.savings, p.alertCost, p.duration, depthGauge,
+		p.calls, p.cost, p.baseline, p.savings, p.pruned, p.alertCost, p.duration, depthGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
 }
@@ -143,6 +149,9 @@ func (p *Prometheus) Sender(sender string, alerts, dropped int) {
 
 // Refused counts a body refused for a full inbox.
 func (p *Prometheus) Refused(endpoint string) { p.refused.WithLabelValues(endpoint).Inc() }
+
+// Pruned counts inbox rows a pruning pass emptied.
+func (p *Prometheus) Pruned(rows int) { p.pruned.Add(float64(rows)) }
 
 // Analysed counts one finished analysis, its model calls and its money.
 func (p *Prometheus) Analysed(r openrecall.Result) {

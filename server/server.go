@@ -121,6 +121,16 @@ type Config struct {
 	RecallLimit     int
 	// WebhookURL receives a POST for each alert escalated to a person.
 	WebhookURL string
+	// Retention, when positive, is how long the delivery and result
+	// documents of a finished inbox row are kept: serve prunes older ones
+	// (Pruner) at start and every PruneEvery. 0 keeps them forever.
+	Retention time.Duration
+	// PruneEvery is the time between pruning passes (default
+	// DefaultPruneEvery).
+	PruneEvery time.Duration
+	// Pruner prunes the inbox; required when Retention is positive.
+	// memory.Store satisfies it.
+	Pruner Pruner
 	// Shadow says the pipelines never bypass (their guard refuses); readyz
 	// reports it.
 	Shadow bool
@@ -136,6 +146,8 @@ const (
 	DefaultInboxLimit      = 10000
 	DefaultRequestTimeout  = 30 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultPruneEvery is the time between pruning passes.
+	DefaultPruneEvery = time.Hour
 	// RetryAfterSeconds is the Retry-After of a 503 for a full inbox.
 	RetryAfterSeconds = 5
 )
@@ -166,6 +178,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: store, sink and pipeline are required")
 	case cfg.UseCases == nil:
 		return nil, errors.New("server: use cases are required")
+	case cfg.Retention < 0:
+		return nil, fmt.Errorf("server: retention %s must not be negative: %w", cfg.Retention, openrecall.ErrInvalid)
+	case cfg.Retention > 0 && cfg.Pruner == nil:
+		return nil, errors.New("server: a retention needs a pruner")
+	}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = DefaultPruneEvery
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -308,6 +327,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(drained)
 		s.drain(workCtx, stop)
 	}()
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		s.prune(workCtx, stop)
+	}()
 	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil && n > 0 {
 		s.log.Info("draining deliveries accepted before this start", zap.Int("pending", n))
 	}
@@ -329,6 +353,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("http shutdown", zap.Error(serr))
 	}
 	close(stop)
+	<-pruned
 	select {
 	case <-drained:
 	case <-sctx.Done():

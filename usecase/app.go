@@ -58,4 +58,7 @@ type App struct {
 	Waiting WaitingStore
 	// Now is the clock of decisions (default: time.Now in UTC).
 	Now func() time.Time
+	// Retention is serve's server.retention, named in the error about an
+	// analysis whose documents were pruned (0 when unknown).
+	Retention time.Duration
 }

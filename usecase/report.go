@@ -1,6 +1,8 @@
 package usecase
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -91,9 +93,16 @@ type Results struct {
 }
 
 // ReadResult returns the finished analysis analysisID, or an error wrapping
-// openrecall.ErrNotFound.
-func ReadResult(ctx context.Context, st ResultStore, analysisID string) (openrecall.Served, error) {
-	return st.Served(ctx, analysisID)
+// openrecall.ErrNotFound. An analysis whose documents were pruned after the
+// retention is a *openrecall.PrunedError naming it and retention (0 when
+// unknown), wrapping openrecall.ErrPruned; ReadResults lists such analyses
+// with Pruned set instead.
+func ReadResult(ctx context.Context, st ResultStore, analysisID string, retention time.Duration) (openrecall.Served, error) {
+	sv, err := st.Served(ctx, analysisID)
+	if err == nil && sv.Pruned {
+		return sv, &openrecall.PrunedError{AnalysisID: analysisID, PrunedAt: sv.PrunedAt, Retention: retention}
+	}
+	return sv, err
 }
 
 // ReadResults returns up to limit finished analyses after the cursor since.

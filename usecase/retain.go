@@ -90,15 +90,19 @@ func (a *App) Incidents(ctx context.Context, d Decision, s Subject) ([]openrecal
 		return []openrecall.Incident{inc}, nil
 	case s.AnalysisID != "":
 		sv, err := a.Store.Served(ctx, s.AnalysisID)
-		if errors.Is(err, openrecall.ErrNotFound) && a.Waiting != nil {
+		if (errors.Is(err, openrecall.ErrNotFound) || err == nil && sv.Pruned) && a.Waiting != nil {
 			// An analysis of an analyze run is not in the server's
-			// inbox; the record of what waited holds its alert.
+			// inbox, and a pruned one no longer holds its alert; the
+			// record of what waited holds it.
 			if w, werr := a.Waiting.WaitingFor(ctx, s.AnalysisID); werr == nil {
 				return []openrecall.Incident{a.about(base, w.Result.Alert)}, nil
 			}
 		}
 		if err != nil {
 			return nil, err
+		}
+		if sv.Pruned {
+			return nil, &openrecall.PrunedError{AnalysisID: s.AnalysisID, PrunedAt: sv.PrunedAt, Retention: a.Retention}
 		}
 		if sv.Rejection != "" {
 			return nil, fmt.Errorf("analysis %q is of a rejected record (%s): %w", s.AnalysisID, sv.Rejection, openrecall.ErrInvalid)

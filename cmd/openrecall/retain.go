@@ -192,6 +192,9 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		Supersedes:   opts.supersedes,
 		IdentityHint: "no alertname, class or title; give --rule with --fingerprint",
 	})
+	if pe := (*openrecall.PrunedError)(nil); errors.As(err, &pe) && pe.Retention == 0 {
+		pe.Retention = cfg.Server.Retention
+	}
 	if errors.Is(err, openrecall.ErrNotFound) && opts.analysisID != "" {
 		return fmt.Errorf("analysis %q is neither an analysis 'openrecall serve' stored in %s nor one that waits for a person (openrecall queue lists those; for other analyses, retain the alert file): %w", opts.analysisID, st.Path(), err)
 	}

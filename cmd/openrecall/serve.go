@@ -138,6 +138,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		})
 	}
 	uc := a.useCases(st, ex)
+	uc.Retention = sc.Retention
 	uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
 	prom := server.NewPrometheus(func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -161,6 +162,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		ShutdownTimeout: sc.ShutdownTimeout,
 		RecallLimit:     cfg.Triage.RecallLimit,
 		WebhookURL:      sc.WebhookURL,
+		Retention:       sc.Retention,
+		Pruner:          st,
 		Shadow:          opts.shadow,
 		Observer:        prom,
 		Logger:          a.log,

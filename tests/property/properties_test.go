@@ -33,6 +33,7 @@ func registry() []pbt.Property {
 	props = append(props, exceptionProperties()...)
 	props = append(props, teethProperties()...)
 	props = append(props, waitingProperties()...)
+	props = append(props, pruneProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

@@ -1,0 +1,86 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/testenv"
+	"github.com/openrecall/openrecall/usecase"
+)
+
+// TestRetentionPrunes: with server.retention set, serve prunes the
+// documents of finished analyses older than it, counts them in
+// openrecall_inbox_pruned_total, and every reader says so: the result
+// answers 410 naming the analysis and the retention, the listing marks the
+// analyses pruned, a retain about one is refused the same way; the audit
+// trail still verifies and a redelivery is still one.
+func TestRetentionPrunes(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	e := newEnv(t, options{now: clock, storeNow: clock, retention: time.Hour, pruneEvery: 10 * time.Millisecond})
+	var acc accepted
+	e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &acc)
+	old := acc.Analyses[0].AnalysisID
+	if sv := e.wait(old, ""); sv.Pruned || sv.Result == nil {
+		t.Fatalf("fresh analysis: %+v", sv)
+	}
+	// A notice nobody waits on: once pruned, nothing holds its alert.
+	e.post("/api/v1/alerts", "", `{"id":"c","title":"disk full","service":"db","status":"resolved"}`, &acc)
+	notice := acc.Analyses[0].AnalysisID
+	e.wait(notice, "")
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	e.post("/api/v1/alerts", "", `{"id":"b","title":"checkout 5xx spike","service":"checkout"}`, &acc)
+	fresh := acc.Analyses[0].AnalysisID
+	e.wait(fresh, "")
+	var resp *http.Response
+	var body []byte
+	if !testenv.Poll(t, 10*time.Millisecond, func() bool {
+		resp, body = e.do(http.MethodGet, "/api/v1/results/"+old, "", nil, nil, nil)
+		return resp.StatusCode != http.StatusOK
+	}) {
+		t.Fatal("the old analysis was never pruned")
+	}
+	if resp.StatusCode != http.StatusGone || !strings.Contains(string(body), old) || !strings.Contains(string(body), "server.retention (1h0m0s)") {
+		t.Errorf("pruned result: %d %s, want 410 naming the analysis and the retention", resp.StatusCode, body)
+	}
+	var list struct {
+		Results []openrecall.Served `json:"results"`
+	}
+	e.do(http.MethodGet, "/api/v1/results?since=0", "", nil, nil, &list)
+	if len(list.Results) != 3 || !list.Results[0].Pruned || !list.Results[1].Pruned || list.Results[0].AnalysisID != old || list.Results[0].Alert.ID != "a" ||
+		list.Results[0].Result != nil || list.Results[2].Pruned || list.Results[2].Result == nil {
+		t.Errorf("results listing after pruning: %+v", list.Results)
+	}
+	if got := e.metric("openrecall_inbox_pruned_total"); got != "2" {
+		t.Errorf("openrecall_inbox_pruned_total %s, want 2", got)
+	}
+	var errBody map[string]any
+	if resp := e.post("/api/v1/retain", "", `{"analysis_id":"`+notice+`","decision":"false_positive","note":"n","analyst":"ann"}`, &errBody); resp.StatusCode != http.StatusGone ||
+		!strings.Contains(errBody["error"].(string), notice) || !strings.Contains(errBody["error"].(string), "server.retention (1h0m0s)") {
+		t.Errorf("retain about a pruned analysis: %d %v", resp.StatusCode, errBody)
+	}
+	// One that waits for a person keeps its alert in what waits: a
+	// decision about it still works after pruning.
+	if resp := e.post("/api/v1/retain", "", `{"analysis_id":"`+old+`","decision":"false_positive","note":"n","analyst":"ann"}`, nil); resp.StatusCode != http.StatusCreated {
+		t.Errorf("retain about a pruned analysis that waits: %d", resp.StatusCode)
+	}
+	var rep usecase.Verified
+	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact {
+		t.Errorf("audit verify after pruning: %d %s", resp.StatusCode, b)
+	}
+	var again accepted
+	if e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &again); again.Duplicates != 1 || again.Analyses[0].AnalysisID != old {
+		t.Errorf("redelivery of a pruned analysis: %+v", again)
+	}
+}

@@ -1,0 +1,70 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall/internal/testenv"
+)
+
+// TestBytesPerAlert measures the database bytes per triaged alert of
+// serve: Alertmanager webhooks (two alerts each, distinct fingerprints)
+// through the inbox and the real workflow, then a pruning pass of every
+// finished row. It logs the figures (go test -v -run BytesPerAlert; set
+// OPENRECALL_BYTES_ALERTS to measure more than 40 alerts) and checks that
+// pruning frees most of what a triaged alert holds.
+func TestBytesPerAlert(t *testing.T) {
+	alerts := 40
+	if v := os.Getenv("OPENRECALL_BYTES_ALERTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			t.Fatalf("OPENRECALL_BYTES_ALERTS=%q: want a number of alerts, 2 or more", v)
+		}
+		alerts = n
+	}
+	e := newEnv(t, options{inboxLimit: alerts + 2, db: os.Getenv("OPENRECALL_BYTES_DB")})
+	ctx := t.Context()
+	empty, err := e.store.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := fixture(t, "alertmanager_payload.json")
+	var last string
+	for i := range alerts / 2 {
+		body := strings.NewReplacer("c91d997d55db7a73", fmt.Sprintf("%016x", 2*i), "c6129a3559d89b42", fmt.Sprintf("%016x", 2*i+1)).Replace(payload)
+		var acc accepted
+		if resp := e.post("/api/v1/alerts/alertmanager", "", body, &acc); resp.StatusCode != 202 || acc.Accepted != 2 {
+			t.Fatalf("body %d: %d %+v", i, resp.StatusCode, acc)
+		}
+		last = acc.Analyses[1].AnalysisID
+	}
+	e.wait(last, "")
+	if !testenv.Poll(t, 20*time.Millisecond, func() bool {
+		n, err := e.store.InboxDepth(ctx)
+		return err == nil && n == 0
+	}) {
+		t.Fatal("the inbox never drained")
+	}
+	full, err := e.store.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := e.store.PruneInboxAll(ctx, time.Now().Add(time.Hour), 0)
+	if err != nil || pruned != alerts {
+		t.Fatalf("pruned %d, %v; want the %d finished", pruned, err, alerts)
+	}
+	after, err := e.store.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := func(z int64) float64 { return float64(z-empty.Used()) / float64(alerts) }
+	t.Logf("%d alerts: %.0f bytes per triaged alert kept whole, %.0f once pruned (%d pages in use of %d bytes; %d free after pruning)",
+		alerts, per(full.Used()), per(after.Used()), after.Pages-after.FreePages, after.PageSize, after.FreePages)
+	if per(after.Used()) >= per(full.Used())/2 {
+		t.Errorf("pruning kept %.0f of %.0f bytes per alert, want less than half", per(after.Used()), per(full.Used()))
+	}
+}
