@@ -50,6 +50,7 @@ type options struct {
 	corpus      string
 	senders     string
 	logLevel    string
+	inboxLimit  int // server.inbox_limit; 0 keeps serve's default
 	dir         string
 	keep        bool
 }
@@ -87,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: the repository's testdata/prometheus-rules/rules.jsonl, found above the working directory)")
 	fs.StringVar(&opts.senders, "senders", "", "sender fixtures directory (default: intake/testdata/senders found above the working directory)")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "serve --log-level (info writes one access line per request, as deployed)")
+	fs.IntVar(&opts.inboxLimit, "inbox-limit", 0, "serve's server.inbox_limit (pending deliveries past which receivers answer 503 with Retry-After); 0 keeps serve's default (10000)")
 	fs.StringVar(&opts.dir, "dir", "", "work directory (default: a new temporary directory)")
 	fs.BoolVar(&opts.keep, "keep", false, "keep the work directory (databases, serve logs) and print its path")
 	if err := fs.Parse(args); err != nil {
@@ -106,8 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return fail("-n %d: want at least 1", opts.n)
 	case opts.duration <= 0 || opts.phase <= 0:
 		return fail("-duration and -phase: want positive durations")
-	case opts.warmup < 0 || opts.senderEvery < 0:
-		return fail("-warmup and -sender-every: want 0 or more")
+	case opts.warmup < 0 || opts.senderEvery < 0 || opts.inboxLimit < 0:
+		return fail("-warmup, -sender-every and -inbox-limit: want 0 or more")
 	case opts.soak < 0:
 		return fail("-soak %s: want 0 or more", opts.soak)
 	case opts.soakRate < 1 || opts.soakRate > 1000:
@@ -510,7 +512,7 @@ func (l *loader) measured(ctx context.Context, opts options, name string, n int,
 // benchServe runs the phases against one serve process with workers
 // workers, and stops it.
 func benchServe(ctx context.Context, opts options, bin, dir string, workers int, pl *payloads, stderr io.Writer) (_ *serveRun, err error) {
-	p, err := startServe(ctx, bin, dir, workers, opts.logLevel)
+	p, err := startServe(ctx, bin, dir, workers, opts.logLevel, opts.inboxLimit)
 	if err != nil {
 		return nil, err
 	}

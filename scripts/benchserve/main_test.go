@@ -40,6 +40,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "no constant-rate phases", args: []string{"-rates", ""}, want: with(func(o *options) { o.rates = nil })},
 		{name: "soak", args: []string{"-soak", "10m", "-soak-rate", "50", "-workers", "1"},
 			want: with(func(o *options) { o.soak, o.soakRate, o.workers = 10*time.Minute, 50, []int{1} })},
+		{name: "inbox limit", args: []string{"-inbox-limit", "500"}, want: with(func(o *options) { o.inboxLimit = 500 })},
+		{name: "negative inbox limit", args: []string{"-inbox-limit", "-1"}, wantErr: true},
 		{name: "webhooks only", args: []string{"-sender-every", "0"}, want: with(func(o *options) { o.senderEvery = 0 })},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
 		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},

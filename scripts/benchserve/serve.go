@@ -45,11 +45,20 @@ type rssSample struct {
 // startServe starts bin serve on 127.0.0.1:0 with --workers workers, a
 // fresh database and audit key in dir, and no token (loopback needs none;
 // the OPENRECALL_ variables of this environment are not passed on). Its
-// stderr goes to dir/serve.log; it returns once serve said where it
+// stderr goes to dir/serve.log; with inboxLimit > 0 a config file sets
+// server.inbox_limit; it returns once serve said where it
 // listens.
-func startServe(ctx context.Context, bin, dir string, workers int, logLevel string) (*serveProc, error) {
+func startServe(ctx context.Context, bin, dir string, workers int, logLevel string, inboxLimit int) (*serveProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	}
+	var args []string
+	if inboxLimit > 0 {
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  inbox_limit: %d\n", inboxLimit)), 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "--config", cfg)
 	}
 	db := filepath.Join(dir, "memory.db")
 	logf, err := os.Create(filepath.Join(dir, "serve.log"))
@@ -63,8 +72,8 @@ func startServe(ctx context.Context, bin, dir string, workers int, logLevel stri
 		}
 	}
 	env = append(env, "OPENRECALL_AUDIT_KEY_FILE="+filepath.Join(dir, "audit.key"))
-	cmd := exec.Command(bin, "--db", db, "--log-level", logLevel, "--log-format", "json",
-		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))
+	cmd := exec.Command(bin, append(args, "--db", db, "--log-level", logLevel, "--log-format", "json",
+		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))...)
 	cmd.Env = env
 	cmd.Stdout = logf
 	pipe, err := cmd.StderrPipe()
