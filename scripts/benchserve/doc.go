@@ -27,7 +27,7 @@
 //     moment it was due, so a server that falls behind shows it;
 //   - with -soak, a constant rate of -soak-rate percent of the triage
 //     throughput the max phase measured, for that long, sampling serve's
-//     RSS every -soak-sample.
+//     RSS every -soak-sample (with the database size).
 //
 // After each phase it waits (at most -drain) until every accepted delivery
 // is finished, reading GET /api/v1/results?since= page by page; triage
@@ -41,7 +41,8 @@
 // of the 202 answers, 503s, errors, analyses finished and their rate; then
 // per serve run the peak RSS, the database size per finished delivery and
 // the check that every delivery a 202 accepted was finished exactly once
-// (and nothing else was), and the soak's first, last and largest RSS.
+// (and nothing else was), and the soak's first, last and largest RSS and its first
+// and last database size.
 // It stops serve with SIGTERM and waits for it, and removes the directory
 // unless -keep or -dir. It exits 1 when a run fails (serve does not start
 // or exits other than 0 after SIGTERM, an error answer, a drain past

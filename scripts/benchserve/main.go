@@ -82,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&opts.warmup, "warmup", 200, "deliveries posted and drained before the measured phases")
 	fs.IntVar(&opts.senderEvery, "sender-every", 5, "every Nth delivery is a captured sender payload (intake/testdata/senders), the rest Alertmanager webhooks from the rule corpus; 0 for webhooks only")
 	fs.DurationVar(&opts.soak, "soak", 0, "after the phases, post at -soak-rate for this long, sampling serve's RSS (0: no soak)")
-	fs.IntVar(&opts.soakRate, "soak-rate", 80, "the soak's rate, in percent of the measured triage throughput")
+	fs.IntVar(&opts.soakRate, "soak-rate", 50, "the soak's rate, in percent of the measured triage throughput")
 	fs.DurationVar(&opts.soakSample, "soak-sample", 5*time.Second, "RSS sampling interval during the soak")
 	fs.DurationVar(&opts.drain, "drain", 10*time.Minute, "limit on waiting for the workers to finish what was accepted")
 	fs.StringVar(&opts.corpus, "corpus", "", "rule corpus file (default: the repository's testdata/prometheus-rules/rules.jsonl, found above the working directory)")
@@ -179,6 +179,7 @@ type serveRun struct {
 	dbBytes   int64
 	triaged   int
 	soak      []rssSample
+	soakEvery time.Duration
 	soakPhase *phaseRow
 	check     string // the exactly-once verdict
 }
@@ -207,8 +208,8 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		if pl.fixtures, left, err = loadFixtures(dir); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "benchserve: %d sender fixtures; %d left out (no alert id that a suffix on an id-like field changes): %s\n",
-			len(pl.fixtures), len(left), strings.Join(left, " "))
+		fmt.Fprintf(stderr, "benchserve: %d sender fixtures of %d senders; %d left out (no alert id that a suffix on an id-like field changes) of %s\n",
+			len(pl.fixtures), len(senderNames(pl.fixtures)), len(left), strings.Join(senderNames(leftFixtures(left)), ", "))
 	}
 	dir := opts.dir
 	if dir == "" {
@@ -578,7 +579,7 @@ func benchServe(ctx context.Context, opts options, bin, dir string, workers int,
 		stopSoak()
 		<-done
 		p.mu.Lock()
-		out.soak = slices.Clone(p.samples)
+		out.soak, out.soakEvery = slices.Clone(p.samples), opts.soakSample
 		p.mu.Unlock()
 		row.workers = workers
 		out.soakPhase = &row
@@ -653,8 +654,9 @@ func printTable(w io.Writer, runs []serveRun) error {
 					peak = s
 				}
 			}
-			fmt.Fprintf(w, "workers %d soak: RSS first %s MiB, last %s MiB (at %s), max %s MiB (at %s), %d samples\n",
-				r.workers, mib(first.rss), mib(last.rss), last.at.Round(time.Second), mib(peak.rss), peak.at.Round(time.Second), len(r.soak))
+			fmt.Fprintf(w, "workers %d soak: RSS first %s MiB, last %s MiB (at %s), max %s MiB (at %s), %d samples every %s; database %s MiB to %s MiB\n",
+				r.workers, mib(first.rss), mib(last.rss), last.at.Round(time.Second), mib(peak.rss), peak.at.Round(time.Second), len(r.soak),
+				r.soakEvery, mib(first.db), mib(last.db))
 		}
 	}
 	return nil

@@ -18,7 +18,7 @@ import (
 
 func defaults() options {
 	return options{bin: "./bin/openrecall", workers: []int{1, 4}, clients: 8, n: 20000, duration: 15 * time.Second,
-		phase: 15 * time.Second, rates: []int{50, 80, 100}, warmup: 200, senderEvery: 5, soakRate: 80,
+		phase: 15 * time.Second, rates: []int{50, 80, 100}, warmup: 200, senderEvery: 5, soakRate: 50,
 		soakSample: 5 * time.Second, drain: 10 * time.Minute, logLevel: "info"}
 }
 
@@ -137,10 +137,7 @@ func TestPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	senders := map[string]bool{}
-	for _, f := range fixtures {
-		senders[strings.Split(f.name, "/")[0]] = true
-	}
+	senders := senderNames(fixtures)
 	if len(fixtures) < 50 || len(senders) < 15 {
 		t.Errorf("%d fixtures of %d senders: want most of intake/testdata/senders", len(fixtures), len(senders))
 	}

@@ -215,3 +215,25 @@ func idKey(key string) bool {
 	}
 	return k == "id" || strings.HasSuffix(k, "_id") || strings.HasSuffix(k, "id") && len(k) > 2 && !strings.HasSuffix(k, "valid")
 }
+
+// senderNames returns the senders of fixtures, sorted, each once.
+func senderNames(fs []fixture) []string {
+	var out []string
+	for _, f := range fs {
+		name, _, _ := strings.Cut(f.name, "/")
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// leftFixtures wraps fixture names for senderNames.
+func leftFixtures(names []string) []fixture {
+	out := make([]fixture, len(names))
+	for i, n := range names {
+		out[i].name = n
+	}
+	return out
+}

@@ -38,8 +38,9 @@ type serveProc struct {
 
 // rssSample is one reading of the child's resident set size.
 type rssSample struct {
-	at  time.Duration // since the child started
+	at  time.Duration // since sampling started
 	rss int64         // VmRSS, bytes
+	db  int64         // the database with its WAL, bytes
 }
 
 // startServe starts bin serve on 127.0.0.1:0 with --workers workers, a
@@ -174,7 +175,7 @@ func (p *serveProc) readRSS(at time.Duration, keep bool) {
 	p.rssMax = max(p.rssMax, rss)
 	p.hwm = max(p.hwm, hwm)
 	if keep {
-		p.samples = append(p.samples, rssSample{at: at, rss: rss})
+		p.samples = append(p.samples, rssSample{at: at, rss: rss, db: p.dbBytes()})
 	}
 }
 
