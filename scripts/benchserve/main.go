@@ -572,6 +572,7 @@ func benchServe(ctx context.Context, opts options, bin, dir string, workers int,
 	}
 	if opts.soak > 0 {
 		rate := maxRow.triageRate() * float64(opts.soakRate) / 100
+		p.depth = func() int { return inboxDepth(ctx, l.client, l.base) }
 		soakCtx, stopSoak := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { p.sampleRSS(soakCtx, opts.soakSample, true); close(done) }()
@@ -657,7 +658,22 @@ func printTable(w io.Writer, runs []serveRun) error {
 			fmt.Fprintf(w, "workers %d soak: RSS first %s MiB, last %s MiB (at %s), max %s MiB (at %s), %d samples every %s; database %s MiB to %s MiB\n",
 				r.workers, mib(first.rss), mib(last.rss), last.at.Round(time.Second), mib(peak.rss), peak.at.Round(time.Second), len(r.soak),
 				r.soakEvery, mib(first.db), mib(last.db))
+			fmt.Fprintf(w, "workers %d soak by minute (RSS MiB / inbox depth):%s\n", r.workers, byMinute(r.soak))
 		}
 	}
 	return nil
+}
+
+// byMinute returns the first sample of each minute as " 0m 121.8/0 1m 125.0/12 …".
+func byMinute(ss []rssSample) string {
+	var b strings.Builder
+	next := time.Duration(0)
+	for _, s := range ss {
+		if s.at < next {
+			continue
+		}
+		fmt.Fprintf(&b, " %dm %s/%d", int(s.at/time.Minute), mib(s.rss), s.depth)
+		next = (s.at/time.Minute + 1) * time.Minute
+	}
+	return b.String()
 }

@@ -87,6 +87,14 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
+func TestByMinute(t *testing.T) {
+	ss := []rssSample{{at: 0, rss: 100 << 20, depth: 0}, {at: 30 * time.Second, rss: 200 << 20}, {at: 65 * time.Second, rss: 110 << 20, depth: 7},
+		{at: 3 * time.Minute, rss: 120 << 20, depth: -1}}
+	if got, want := byMinute(ss), " 0m 100.0/0 1m 110.0/7 3m 120.0/-1"; got != want {
+		t.Errorf("byMinute = %q, want %q", got, want)
+	}
+}
+
 // TestTrackerVerify: the exactly-once check fails on a delivery never
 // finished, one finished twice and one finished that nobody accepted.
 func TestTrackerVerify(t *testing.T) {

@@ -30,6 +30,9 @@ type serveProc struct {
 	logf *os.File
 	done chan error // the child's exit, once
 
+	// depth, when set, reads the inbox depth for kept samples.
+	depth func() int
+
 	mu      sync.Mutex
 	rssMax  int64 // largest VmRSS seen, bytes
 	hwm     int64 // last VmHWM read, bytes
@@ -41,6 +44,8 @@ type rssSample struct {
 	at  time.Duration // since sampling started
 	rss int64         // VmRSS, bytes
 	db  int64         // the database with its WAL, bytes
+	// depth is the inbox depth /readyz reported; -1 when it did not.
+	depth int
 }
 
 // startServe starts bin serve on 127.0.0.1:0 with --workers workers, a
@@ -170,12 +175,16 @@ func (p *serveProc) readRSS(at time.Duration, keep bool) {
 	if err != nil {
 		return
 	}
+	depth := -1
+	if keep && p.depth != nil {
+		depth = p.depth()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rssMax = max(p.rssMax, rss)
 	p.hwm = max(p.hwm, hwm)
 	if keep {
-		p.samples = append(p.samples, rssSample{at: at, rss: rss, db: p.dbBytes()})
+		p.samples = append(p.samples, rssSample{at: at, rss: rss, db: p.dbBytes(), depth: depth})
 	}
 }
 
@@ -301,4 +310,26 @@ func loopback(base string) bool {
 	}
 	ip := net.ParseIP(u.Hostname())
 	return ip != nil && ip.Equal(net.IPv4(127, 0, 0, 1))
+}
+
+// inboxDepth reads the inbox depth from GET /readyz; -1 when it cannot.
+func inboxDepth(ctx context.Context, client *http.Client, base string) int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+	if err != nil {
+		return -1
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var rd struct {
+		InboxDepth *int `json:"inbox_depth"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rd); err != nil || rd.InboxDepth == nil {
+		return -1
+	}
+	return *rd.InboxDepth
 }
