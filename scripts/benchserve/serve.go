@@ -81,6 +81,9 @@ func startServe(ctx context.Context, bin, dir string, workers int, logLevel stri
 	cmd := exec.Command(bin, append(args, "--db", db, "--log-level", logLevel, "--log-format", "json",
 		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))...)
 	cmd.Env = env
+	// Should the bench die without stopping it (a broken pipe, SIGKILL),
+	// Linux sends serve SIGTERM, so no server is left behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Stdout = logf
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
