@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit mutants
+.PHONY: build run test race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -69,6 +69,17 @@ bench:
 # on the miss path).
 bench-analyze: build
 	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus} $${BENCH_FLAGS:-}
+
+# openrecall serve under load on loopback, one serve run per --workers
+# value (1 and 4): the maximum durable 202 rate, triage throughput, p50/p99
+# accept latency at 50%, 80% and 100% of that maximum, 503s under inbox
+# pressure, errors, peak RSS and database bytes per delivery, and a check
+# that every accepted delivery was triaged exactly once. Real payloads:
+# the rule corpus as Alertmanager webhooks and captured sender fixtures.
+# BENCH_SERVE_FLAGS passes more flags (-soak 10m -workers 1: RSS over a
+# soak; -clients, -n, -duration, -phase, -rates). See scripts/benchserve.
+bench-serve: build
+	$(GO) run ./scripts/benchserve -bin ./$(BIN) $${BENCH_SERVE_FLAGS:-}
 
 # The labelled template benchmark (tests/benchmarks/data/templates): grouping
 # accuracy (Zhu et al.), pairwise precision and recall and the share of lines
