@@ -139,32 +139,26 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	default:
 		return fail("-queue %q: want corpus, generated or misses", opts.queue)
 	}
-	if opts.memory == "" {
-		opts.memory = "seeded"
-		if opts.queue == "misses" {
-			opts.memory = "empty"
+	// Each of these defaults to its first value, or to its second for the
+	// miss-path queue, and must be one of its values.
+	for _, c := range []struct {
+		flag  string
+		value *string
+		want  []string
+	}{
+		{"memory", &opts.memory, []string{"seeded", "empty"}},
+		{"cache", &opts.cache, []string{"on", "off"}},
+		{"grouping", &opts.grouping, []string{"on", "both", "off"}},
+	} {
+		if *c.value == "" {
+			*c.value = c.want[0]
+			if opts.queue == "misses" {
+				*c.value = c.want[1]
+			}
 		}
-	}
-	if opts.memory != "seeded" && opts.memory != "empty" {
-		return fail("-memory %q: want seeded or empty", opts.memory)
-	}
-	if opts.cache == "" {
-		opts.cache = "on"
-		if opts.queue == "misses" {
-			opts.cache = "off"
+		if !slices.Contains(c.want, *c.value) {
+			return fail("-%s %q: want %s", c.flag, *c.value, strings.Join(c.want, ", "))
 		}
-	}
-	if opts.cache != "on" && opts.cache != "off" {
-		return fail("-cache %q: want on or off", opts.cache)
-	}
-	if opts.grouping == "" {
-		opts.grouping = "on"
-		if opts.queue == "misses" {
-			opts.grouping = "both"
-		}
-	}
-	if opts.grouping != "on" && opts.grouping != "off" && opts.grouping != "both" {
-		return fail("-grouping %q: want on, off or both", opts.grouping)
 	}
 	if opts.runs < 1 {
 		return fail("-runs %d: want at least 1", opts.runs)
@@ -317,13 +311,7 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 // rendered by package rulecorpus from the rule corpus, firing i of rule i
 // mod the number of rules. It returns the file size and the rule count.
 func writeCorpusQueue(path, corpus string, n int) (int64, int, error) {
-	var rules []rulecorpus.Rule
-	var err error
-	if corpus == "" {
-		rules, err = rulecorpus.LoadNear(".")
-	} else {
-		rules, err = rulecorpus.Load(corpus)
-	}
+	rules, err := loadRules(corpus)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -343,6 +331,15 @@ func writeCorpusQueue(path, corpus string, n int) (int64, int, error) {
 		return 0, 0, err
 	}
 	return fi.Size(), len(rules), nil
+}
+
+// loadRules reads the rule corpus file, or finds the repository's above the
+// working directory when corpus is "".
+func loadRules(corpus string) ([]rulecorpus.Rule, error) {
+	if corpus == "" {
+		return rulecorpus.LoadNear(".")
+	}
+	return rulecorpus.Load(corpus)
 }
 
 // profileTop returns the top entries of a CPU profile, flat and cumulative,

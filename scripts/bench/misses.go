@@ -21,13 +21,7 @@ import (
 // so every alert takes the whole miss path and the strong route unless
 // grouping spares it. It returns the file size and the rule count.
 func writeMissesQueue(path, corpus string, n int) (int64, int, error) {
-	var rules []rulecorpus.Rule
-	var err error
-	if corpus == "" {
-		rules, err = rulecorpus.LoadNear(".")
-	} else {
-		rules, err = rulecorpus.Load(corpus)
-	}
+	rules, err := loadRules(corpus)
 	if err != nil {
 		return 0, 0, err
 	}
