@@ -14,8 +14,6 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
-	"github.com/openrecall/openrecall/fingerprint"
-	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/tests/property/gen"
 	"github.com/openrecall/openrecall/tests/property/pbt"
 	"github.com/openrecall/openrecall/usecase"
@@ -57,11 +55,6 @@ var p101Key = func() audit.Key {
 	return k
 }()
 
-type p101Keys struct{}
-
-func (p101Keys) Key(openrecall.TrailState, bool) (audit.Key, error) { return p101Key, nil }
-func (p101Keys) Explain(err error) error                            { return err }
-
 // pruneClock is a clock the case moves by the hour.
 type pruneClock struct {
 	mu sync.Mutex
@@ -98,35 +91,12 @@ func checkPrune(c pruneCase) error {
 	defer func() { _ = os.RemoveAll(dir) }()
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clock := &pruneClock{t: base}
-	st, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Now: clock.now})
+	d, err := openKeyedDesk(ctx, filepath.Join(dir, "memory.db"), p101Key, clock.now)
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	defer func() { _ = st.Close() }()
-	if _, err := st.BindAuditKey(ctx, p101Key.ID(), func(through, costs int64) string {
-		return audit.BoundaryMAC(p101Key, through, costs)
-	}); err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	sealer := audit.NewSealer(p101Key)
-	rules, err := fingerprint.DefaultRules()
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	ex, err := fingerprint.New(rules)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	app := &usecase.App{Store: st, Fingerprinter: ex, Keys: p101Keys{}, Waiting: st, Now: clock.now,
-		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
-			_, err := st.AppendAudit(ctx, es, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return st.ReadTrail(ctx, memory.TrailReader(r))
-		},
-	}
-	sink := memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
+	defer func() { _ = d.st.Close() }()
+	st, ex, app, sink := d.st, d.ex, d.app, d.sink
 	name := func(id int64) string { return fmt.Sprintf("serve-%06d", id) }
 	flag := func(fs []bool, i int) bool { return len(fs) > 0 && fs[i%len(fs)] }
 	var ids []string

@@ -13,8 +13,6 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
-	"github.com/openrecall/openrecall/fingerprint"
-	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/tests/property/pbt"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -108,11 +106,6 @@ var p90Key = func() audit.Key {
 	return k
 }()
 
-type p90Keys struct{}
-
-func (p90Keys) Key(openrecall.TrailState, bool) (audit.Key, error) { return p90Key, nil }
-func (p90Keys) Explain(err error) error                            { return err }
-
 func checkWaiting(c waitCase) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "openrecall-pbt-waiting-")
@@ -120,37 +113,14 @@ func checkWaiting(c waitCase) error {
 		return fmt.Errorf("setup: %v", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	st, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Now: fixedNow})
+	d, err := openKeyedDesk(ctx, filepath.Join(dir, "memory.db"), p90Key, fixedNow)
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	defer func() { _ = st.Close() }()
-	if _, err := st.BindAuditKey(ctx, p90Key.ID(), func(through, costs int64) string {
-		return audit.BoundaryMAC(p90Key, through, costs)
-	}); err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	sealer := audit.NewSealer(p90Key)
-	rules, err := fingerprint.DefaultRules()
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	ex, err := fingerprint.New(rules)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	app := &usecase.App{Store: st, Fingerprinter: ex, Keys: p90Keys{}, Waiting: st, Now: fixedNow,
-		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
-			_, err := st.AppendAudit(ctx, es, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return st.ReadTrail(ctx, memory.TrailReader(r))
-		},
-	}
+	defer func() { _ = d.st.Close() }()
+	st, app, sink := d.st, d.app, d.sink
 	r := c.result()
 	r.Audit = audit.Entries(r, fixedNow())
-	sink := memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
 	if _, err := sink.Persist(ctx, r, nil); err != nil {
 		return fmt.Errorf("persist: %v", err)
 	}
