@@ -271,18 +271,17 @@ func TestFailedStdoutWriteIsAFailure(t *testing.T) {
 	}
 }
 
-// TestRunEOnlyParsesAndCalls holds every command to the house shape: its
-// RunE fills the command's options from its arguments and flags, checks
-// them, and calls the command's run function (xRun), which calls the
-// application layer. A RunE that opens the store or prints fails here.
-func TestRunEOnlyParsesAndCalls(t *testing.T) {
+// commandFiles parses the package's non-test files, the commands the
+// conventions tests read.
+func commandFiles(t *testing.T) (*token.FileSet, []*ast.File) {
+	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
+	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := 0
-	for _, name := range files {
+	var files []*ast.File
+	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
@@ -290,6 +289,19 @@ func TestRunEOnlyParsesAndCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		files = append(files, f)
+	}
+	return fset, files
+}
+
+// TestRunEOnlyParsesAndCalls holds every command to the house shape: its
+// RunE fills the command's options from its arguments and flags, checks
+// them, and calls the command's run function (xRun), which calls the
+// application layer. A RunE that opens the store or prints fails here.
+func TestRunEOnlyParsesAndCalls(t *testing.T) {
+	fset, files := commandFiles(t)
+	seen := 0
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			kv, ok := n.(*ast.KeyValueExpr)
 			if !ok {
@@ -373,20 +385,9 @@ func parseStmt(s ast.Stmt, top bool) bool {
 // it parses in one value. A flag bound to a loose variable (&x), or one
 // declared unbound and read back with GetX, fails here.
 func TestFlagsBindToOptions(t *testing.T) {
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fset, files := commandFiles(t)
 	bound := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range files {
 		var fn string // the function being inspected
 		ast.Inspect(f, func(n ast.Node) bool {
 			if d, ok := n.(*ast.FuncDecl); ok {
