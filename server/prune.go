@@ -2,23 +2,20 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
 )
 
 // Pruner empties the delivery and result documents of finished inbox rows
-// older than a time, in bounded transactions. memory.Store satisfies it.
+// older than a time. memory.Store satisfies it.
 type Pruner interface {
-	// PruneInbox prunes up to batch rows that finished before before, in
-	// one transaction, and returns how many; fewer than batch means none
-	// is left.
-	PruneInbox(ctx context.Context, before time.Time, batch int) (int, error)
+	// PruneInboxAll prunes every row that finished before before, in
+	// transactions of its default size (batch 0), stopping between two
+	// when ctx is done, and returns how many it pruned.
+	PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error)
 }
-
-// pruneBatch is how many rows one pruning transaction takes: serve's
-// writers (receivers, workers) wait for one batch at most.
-const pruneBatch = 1000
 
 // prune runs a pruning pass at start and then every PruneEvery until stop
 // is closed, when a retention is set.
@@ -40,33 +37,29 @@ func (s *Server) prune(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// prunePass prunes every finished row older than the retention, one batch
-// per transaction, stopping early when stop is closed, and logs one line.
-// A storage error ends the pass; the next pass tries again.
+// prunePass prunes every finished row older than the retention, one bounded
+// transaction at a time, stopping early when stop is closed, and logs one
+// line. A storage error ends the pass; the next pass tries again.
 func (s *Server) prunePass(ctx context.Context, stop <-chan struct{}) int {
 	start := time.Now()
 	before := s.now().Add(-s.cfg.Retention)
-	total, batches := 0, 0
-	var err error
-	for {
-		var n int
-		n, err = s.cfg.Pruner.PruneInbox(ctx, before, pruneBatch)
-		total += n
-		batches++
-		if n > 0 {
-			s.obs.Pruned(n)
-		}
-		if err != nil || n < pruneBatch {
-			break
-		}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
 		select {
 		case <-stop:
-		default:
-			continue
+			cancel()
+		case <-pctx.Done():
 		}
-		break
+	}()
+	total, err := s.cfg.Pruner.PruneInboxAll(pctx, before, 0)
+	if total > 0 {
+		s.obs.Pruned(total)
 	}
-	fields := []zap.Field{zap.Int("rows", total), zap.Int("batches", batches), zap.Time("before", before),
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		err = nil // stopped between two transactions: the next start goes on
+	}
+	fields := []zap.Field{zap.Int("rows", total), zap.Time("before", before),
 		zap.Duration("retention", s.cfg.Retention), zap.Duration("took", time.Since(start))}
 	if err != nil {
 		s.log.Warn("inbox pruning stopped", append(fields, zap.Error(err))...)
