@@ -93,7 +93,7 @@ func recordStrongCompletionsTx(ctx context.Context, tx *sql.Tx, results []openre
 	for _, m := range order {
 		c := add[m]
 		if _, err := tx.ExecContext(ctx, `INSERT INTO strong_completions (model, calls, completion_tokens) VALUES (?, ?, ?)
-			ON CONFLICT (model) DO UPDATE SET calls = calls + excluded.calls, completion_tokens = completion_tokens + excluded.completion_tokens`,
+			ON CONFLICT (model) DO UPDATE SET calls = strong_completions.calls + excluded.calls, completion_tokens = strong_completions.completion_tokens + excluded.completion_tokens`,
 			m, c.Calls, c.CompletionTokens); err != nil {
 			return translate(fmt.Sprintf("record strong completions of %s", m), err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/pgtest"
 )
 
 // fakeClock is a clock that advances one second per reading.
@@ -28,9 +29,33 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
+// openTemp opens a new, empty store on the backend under test: a SQLite
+// file in a temporary directory, or a fresh PostgreSQL schema when
+// OPENRECALL_TEST_BACKEND=postgres (the conformance run of make test).
 func openTemp(t testing.TB) *Store {
 	t.Helper()
+	if testBackend() == "postgres" {
+		return openAt(t, pgtest.DSN(t))
+	}
 	return openAt(t, filepath.Join(t.TempDir(), "memory.db"))
+}
+
+// testBackend is the backend the store tests run on: "sqlite" unless
+// OPENRECALL_TEST_BACKEND says "postgres".
+func testBackend() string {
+	if os.Getenv("OPENRECALL_TEST_BACKEND") == "postgres" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// sqliteOnly skips a test of SQLite's file handling in the PostgreSQL
+// conformance run, saying so.
+func sqliteOnly(t testing.TB) {
+	t.Helper()
+	if testBackend() == "postgres" {
+		t.Skip("a test of the SQLite file itself; the PostgreSQL run covers the store's behaviour")
+	}
 }
 
 func openAt(t testing.TB, path string) *Store {

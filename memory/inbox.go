@@ -152,13 +152,9 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, nam
 	if err != nil {
 		return fmt.Errorf("enqueue: encode delivery: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO inbox (endpoint, request_id, received_at, alert_id, delivery) VALUES (?, ?, ?, ?, ?)`,
-		d.Endpoint, d.RequestID, d.ReceivedAt.UTC().UnixNano(), d.Alert.ID, string(body))
-	if err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO inbox (endpoint, request_id, received_at, alert_id, delivery) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		d.Endpoint, d.RequestID, d.ReceivedAt.UTC().UnixNano(), d.Alert.ID, string(body)).Scan(&d.ID); err != nil {
 		return translate("enqueue: insert", err)
-	}
-	if d.ID, err = res.LastInsertId(); err != nil {
-		return translate("enqueue: insert id", err)
 	}
 	d.AnalysisID = name(d.ID)
 	if _, err := tx.ExecContext(ctx, `UPDATE inbox SET analysis_id = ? WHERE id = ?`, d.AnalysisID, d.ID); err != nil {
@@ -416,7 +412,7 @@ func (s *Store) Writable(ctx context.Context) error {
 	if err != nil {
 		return translate("writable", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = updated_at WHERE 0`); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = updated_at WHERE FALSE`); err != nil {
 		tx.Rollback()
 		return translate("writable", err)
 	}

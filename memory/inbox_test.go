@@ -91,6 +91,7 @@ func TestCompleteServedSince(t *testing.T) {
 // TestInboxQueriesUseIndexes pins the plans of the inbox's hot queries: a
 // completion cursor read by scanning the table made draining quadratic.
 func TestInboxQueriesUseIndexes(t *testing.T) {
+	sqliteOnly(t) // EXPLAIN QUERY PLAN is SQLite's
 	s := openTemp(t)
 	for q, index := range map[string]string{
 		lastCursor: "inbox_done",

@@ -132,10 +132,10 @@ func tierSelect(index, key, cond, ident string) string {
 // then both differ. Each is a subquery ordered newer first and limited.
 func recallFamily(ident, fpIndex, fpKey, k4Prefix, k4Key string) []string {
 	return []string{
-		`SELECT * FROM (` + tierSelect(fpIndex, fpKey, condExact, ident) + newestFirst + `)`,
+		`SELECT * FROM (` + tierSelect(fpIndex, fpKey, condExact, ident) + newestFirst + `) AS exact`,
 		`SELECT * FROM (` + tierSelect(k4Prefix+"_dep", k4Key, condShapeDiffers, ident) + `
-	UNION ALL ` + tierSelect(k4Prefix+"_shape", k4Key, condDependencyDiffs, ident) + newestFirst + `)`,
-		`SELECT * FROM (` + tierSelect(k4Prefix, k4Key, condBothDiffer, ident) + newestFirst + `)`,
+	UNION ALL ` + tierSelect(k4Prefix+"_shape", k4Key, condDependencyDiffs, ident) + newestFirst + `) AS one_differs`,
+		`SELECT * FROM (` + tierSelect(k4Prefix, k4Key, condBothDiffer, ident) + newestFirst + `) AS both_differ`,
 	}
 }
 

@@ -199,6 +199,7 @@ func TestRecallInvalidFingerprint(t *testing.T) {
 }
 
 func TestRecallUsesIndexes(t *testing.T) {
+	sqliteOnly(t) // EXPLAIN QUERY PLAN is SQLite's
 	s := openTemp(t)
 	fp := fpOf("timeout", "api_edge", "dns", "spike", "", "prod")
 	queries := map[string]string{"both families": recallStrongRelated, "strong only": recallStrongOnly, "related only": recallRelatedOnly}

@@ -78,7 +78,7 @@ func (s *Store) cachedIncidents(ctx context.Context, key recallKey, load func() 
 	version, checked := c.version, c.checked
 	c.mu.Unlock()
 	if now := time.Now(); c.recheck <= 0 || version < 0 || now.Sub(checked) >= c.recheck {
-		if err := s.db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
+		if err := s.db.QueryRowContext(ctx, s.dataVersion()).Scan(&version); err != nil {
 			return nil, translate("recall: data version", err)
 		}
 		c.mu.Lock()
@@ -125,4 +125,14 @@ func (c *recallCache) put(key recallKey, incs []openrecall.Incident) {
 		c.prev, c.cur = c.cur, make(map[recallKey][]openrecall.Incident, len(c.cur))
 	}
 	c.cur[key] = incs
+}
+
+// dataVersion is the query whose answer changes when another connection
+// committed (SQLite) or when any transaction wrote memories (PostgreSQL,
+// whose incidents table keeps a counter by trigger).
+func (s *Store) dataVersion() string {
+	if s.pg {
+		return "SELECT v FROM incidents_version WHERE id = 1"
+	}
+	return "PRAGMA data_version"
 }

@@ -12,7 +12,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // SearchIncidents returns the memories f selects, newest first.
 func (s *Store) SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error) {
-	q := `SELECT ` + incidentColumns + ` FROM incidents WHERE 1`
+	q := `SELECT ` + incidentColumns + ` FROM incidents WHERE TRUE`
 	var args []any
 	for _, c := range []struct{ col, v string }{{"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {

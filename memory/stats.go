@@ -84,7 +84,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, translate("stats: decisions", err)
 	}
 
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM incidents GROUP BY fp)`).Scan(&st.Fingerprints); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM incidents GROUP BY fp) AS families`).Scan(&st.Fingerprints); err != nil {
 		return Stats{}, translate("stats: fingerprints", err)
 	}
 	fams, err := s.topFamilies(ctx)
@@ -106,7 +106,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		{"audit entries", `SELECT COUNT(*) FROM audit_entries`, &st.AuditEntries},
 		{"memories without identity", `SELECT COUNT(*) FROM incidents INDEXED BY incidents_identity WHERE rule = ''`, &st.WithoutIdentity},
 		{"forgotten memories", `SELECT COUNT(*) FROM incidents WHERE forgotten_at IS NOT NULL`, &st.Forgotten},
-		{"identities", `SELECT COUNT(*) FROM (SELECT 1 FROM incidents INDEXED BY incidents_identity WHERE rule <> '' GROUP BY rule, service)`, &st.Identities},
+		{"identities", `SELECT COUNT(*) FROM (SELECT 1 FROM incidents INDEXED BY incidents_identity WHERE rule <> '' GROUP BY rule, service) AS identities`, &st.Identities},
 		{"cost points", `SELECT COUNT(*) FROM cost_points`, &st.CostPoints},
 		{"batches", `SELECT COUNT(*) FROM batches`, &st.Batches},
 		{"schema version", `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`, &st.SchemaVersion},

@@ -92,6 +92,11 @@ type Store struct {
 	// this store's committed writes of incidents, which empty it.
 	rcache         *recallCache
 	incidentWrites atomic.Int64
+	// pg is set for a PostgreSQL store (postgres.go); lockKey is then the
+	// advisory lock key of its write transactions (the migration lock is
+	// lockKey+1).
+	pg      bool
+	lockKey int64
 }
 
 type migration struct {
@@ -115,6 +120,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, opts)
 	}
 	var err error
 	if opts.ReadOnly {
@@ -177,6 +185,12 @@ func (s *Store) openReaders(ctx context.Context, readDSN string) error {
 	readers.SetMaxOpenConns(n)
 	readers.SetMaxIdleConns(n)
 	readers.SetConnMaxLifetime(0)
+	return s.prepareRecall(ctx, readers)
+}
+
+// prepareRecall makes readers the Store's pool of readers and prepares the
+// recall queries on it; on failure it closes the pool.
+func (s *Store) prepareRecall(ctx context.Context, readers *sql.DB) error {
 	s.readers = readers
 	s.recall = map[string]*sql.Stmt{}
 	for _, q := range recallQueries {
@@ -451,8 +465,11 @@ func retryBusy(ctx context.Context, f func() error) error {
 // while it creates or converts it; it matches the DSN's busy timeout.
 const busyWait = 5 * time.Second
 
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+func loadMigrations() ([]migration, error) { return readMigrations(migrationFiles, "migrations") }
+
+// readMigrations reads the migrations of one backend from dir of files.
+func readMigrations(files embed.FS, dir string) ([]migration, error) {
+	names, err := fs.Glob(files, dir+"/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +484,7 @@ func loadMigrations() ([]migration, error) {
 		if !ok || err != nil || v < 1 || i > 0 && v <= out[i-1].version {
 			return nil, fmt.Errorf("migration %s: want name NNNN_*.sql numbered above the one before", base)
 		}
-		body, err := migrationFiles.ReadFile(name)
+		body, err := files.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
@@ -606,7 +623,11 @@ func translate(op string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%s: %w", op, openrecall.ErrNotFound)
 	}
-	if sentinel := classify(err); sentinel != nil {
+	sentinel := classify(err)
+	if sentinel == nil {
+		sentinel = classifyPG(err)
+	}
+	if sentinel != nil {
 		return fmt.Errorf("%s: %w: %w", op, sentinel, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)

@@ -1,0 +1,296 @@
+-- 0009 (PostgreSQL): the schema of SQLite's migrations 0001–0009 in one
+-- step. A PostgreSQL memory starts at the version SQLite reached when the
+-- backend was added, with none of SQLite's legacy rows to carry (no audit
+-- entries written before the chain was keyed). Later migrations are
+-- written for both backends under the same number.
+--
+-- Types: SQLite's INTEGER is BIGINT here; text compares byte-wise
+-- (COLLATE "C"), as SQLite's BINARY collation does, whatever the
+-- database's default; rowid is an identity column where the SQLite queries
+-- order by insertion.
+
+CREATE TABLE incidents (
+	id                 TEXT COLLATE "C" NOT NULL UNIQUE,
+	dedupe_key         TEXT COLLATE "C" NOT NULL UNIQUE,
+	fp                 BIGINT NOT NULL,
+	k4                 BIGINT NOT NULL,
+	error_class        TEXT COLLATE "C" NOT NULL,
+	service_role       TEXT COLLATE "C" NOT NULL,
+	dependency_pattern TEXT COLLATE "C" NOT NULL,
+	signal_shape       TEXT COLLATE "C" NOT NULL,
+	attack_pattern     TEXT COLLATE "C" NOT NULL,
+	environment        TEXT COLLATE "C" NOT NULL,
+	decision           TEXT COLLATE "C" NOT NULL,
+	note               TEXT COLLATE "C" NOT NULL,
+	dead_ends          TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+	analyst            TEXT COLLATE "C" NOT NULL,
+	impact_minutes     BIGINT NOT NULL CHECK (impact_minutes >= 0),
+	source_alert_id    TEXT COLLATE "C" NOT NULL,
+	created_at         BIGINT NOT NULL,
+	rule               TEXT COLLATE "C" NOT NULL DEFAULT '',
+	service            TEXT COLLATE "C" NOT NULL DEFAULT '',
+	severity           TEXT COLLATE "C" NOT NULL DEFAULT 'unknown',
+	ifp                BIGINT NOT NULL DEFAULT 0,
+	ik4                BIGINT NOT NULL DEFAULT 0,
+	expires_at         BIGINT,
+	forgotten_at       BIGINT,
+	entities           TEXT COLLATE "C" NOT NULL DEFAULT '{}'
+);
+
+CREATE INDEX incidents_fp ON incidents (fp, created_at DESC, id);
+CREATE INDEX incidents_k4_dep ON incidents (k4, dependency_pattern, created_at DESC, id);
+CREATE INDEX incidents_k4_shape ON incidents (k4, signal_shape, created_at DESC, id);
+CREATE INDEX incidents_k4 ON incidents (k4, created_at DESC, id);
+CREATE INDEX incidents_ifp ON incidents (ifp, created_at DESC, id);
+CREATE INDEX incidents_ik4_dep ON incidents (ik4, dependency_pattern, created_at DESC, id);
+CREATE INDEX incidents_ik4_shape ON incidents (ik4, signal_shape, created_at DESC, id);
+CREATE INDEX incidents_ik4 ON incidents (ik4, created_at DESC, id);
+CREATE INDEX incidents_identity ON incidents (rule, service);
+
+-- incidents_version counts the transactions that wrote memories: the
+-- recall cache's PRAGMA data_version (another process's retain empties it).
+CREATE TABLE incidents_version (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	v  BIGINT  NOT NULL
+);
+INSERT INTO incidents_version (id, v) VALUES (1, 0);
+
+CREATE FUNCTION openrecall_incidents_written() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE incidents_version SET v = v + 1 WHERE id = 1;
+	RETURN NULL;
+END $$;
+
+CREATE TRIGGER incidents_written AFTER INSERT OR UPDATE OR DELETE ON incidents
+	FOR EACH STATEMENT EXECUTE FUNCTION openrecall_incidents_written();
+
+-- append_only refuses an update or delete with ERRCODE 23000 (integrity
+-- constraint violation), as SQLite's RAISE(ABORT) is a constraint error.
+CREATE FUNCTION openrecall_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = '23000';
+END $$;
+
+CREATE TABLE audit_entries (
+	sequence          BIGINT PRIMARY KEY,
+	analysis_id       TEXT COLLATE "C" NOT NULL,
+	batch             TEXT COLLATE "C" NOT NULL,
+	alert_id          TEXT COLLATE "C" NOT NULL,
+	step_index        BIGINT NOT NULL,
+	step              TEXT COLLATE "C" NOT NULL,
+	model             TEXT COLLATE "C" NOT NULL,
+	tier              TEXT COLLATE "C" NOT NULL,
+	reason            TEXT COLLATE "C" NOT NULL,
+	outcome           TEXT COLLATE "C" NOT NULL,
+	memory_hits       BIGINT NOT NULL,
+	proposed_decision TEXT COLLATE "C" NOT NULL,
+	escalation_reason TEXT COLLATE "C" NOT NULL,
+	live              BIGINT NOT NULL,
+	skipped           BIGINT NOT NULL,
+	cost              BIGINT NOT NULL,
+	baseline          BIGINT NOT NULL,
+	savings           BIGINT NOT NULL,
+	latency_ns        BIGINT NOT NULL,
+	time_ns           BIGINT,
+	prev_hash         TEXT COLLATE "C" NOT NULL,
+	hash              TEXT COLLATE "C" NOT NULL
+);
+
+CREATE INDEX audit_entries_analysis ON audit_entries (analysis_id, sequence);
+
+CREATE TABLE audit_head (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	seq  BIGINT  NOT NULL,
+	hash TEXT COLLATE "C" NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
+
+CREATE TRIGGER audit_entries_no_update BEFORE UPDATE ON audit_entries
+	FOR EACH ROW EXECUTE FUNCTION openrecall_append_only('audit entries are append-only');
+CREATE TRIGGER audit_entries_no_delete BEFORE DELETE ON audit_entries
+	FOR EACH ROW EXECUTE FUNCTION openrecall_append_only('audit entries are append-only');
+
+CREATE TABLE batches (
+	id         BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+	name       TEXT COLLATE "C" NOT NULL UNIQUE,
+	created_at BIGINT NOT NULL
+);
+
+CREATE TABLE cost_points (
+	batch               TEXT COLLATE "C" NOT NULL REFERENCES batches (name),
+	idx                 BIGINT NOT NULL,
+	alert_id            TEXT COLLATE "C" NOT NULL,
+	tier                TEXT COLLATE "C" NOT NULL,
+	bypassed            BIGINT NOT NULL,
+	cost                BIGINT NOT NULL,
+	baseline            BIGINT NOT NULL,
+	cumulative_cost     BIGINT NOT NULL,
+	cumulative_baseline BIGINT NOT NULL,
+	seq                 BIGINT,
+	prev_hash           TEXT COLLATE "C",
+	hash                TEXT COLLATE "C",
+	rowid               BIGINT GENERATED ALWAYS AS IDENTITY,
+	PRIMARY KEY (batch, idx)
+);
+CREATE UNIQUE INDEX cost_points_seq ON cost_points (seq);
+
+CREATE TABLE cost_head (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	seq  BIGINT  NOT NULL,
+	hash TEXT COLLATE "C" NOT NULL
+);
+INSERT INTO cost_head (id, seq, hash) VALUES (1, 0, '');
+
+CREATE TRIGGER cost_points_no_update BEFORE UPDATE ON cost_points
+	FOR EACH ROW EXECUTE FUNCTION openrecall_append_only('cost points are append-only');
+CREATE TRIGGER cost_points_no_delete BEFORE DELETE ON cost_points
+	FOR EACH ROW EXECUTE FUNCTION openrecall_append_only('cost points are append-only');
+
+CREATE TABLE strong_completions (
+	model             TEXT COLLATE "C" PRIMARY KEY,
+	calls             BIGINT NOT NULL CHECK (calls >= 0),
+	completion_tokens BIGINT NOT NULL CHECK (completion_tokens >= 0)
+);
+
+-- No legacy rows: every entry and cost point of a PostgreSQL memory is keyed.
+CREATE TABLE audit_keying (
+	id             INTEGER PRIMARY KEY CHECK (id = 1),
+	legacy_through BIGINT NOT NULL,
+	legacy_costs   BIGINT NOT NULL,
+	key_id         TEXT COLLATE "C" NOT NULL DEFAULT '',
+	boundary_mac   TEXT COLLATE "C" NOT NULL DEFAULT ''
+);
+INSERT INTO audit_keying (id, legacy_through, legacy_costs) VALUES (1, 0, 0);
+
+CREATE FUNCTION openrecall_keying_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'DELETE' OR NEW.legacy_through <> OLD.legacy_through OR NEW.legacy_costs <> OLD.legacy_costs THEN
+		RAISE EXCEPTION 'the keyed boundary is recorded once' USING ERRCODE = '23000';
+	END IF;
+	IF OLD.key_id <> '' AND (NEW.key_id <> OLD.key_id OR NEW.boundary_mac <> OLD.boundary_mac) THEN
+		RAISE EXCEPTION 'the audit key is recorded once' USING ERRCODE = '23000';
+	END IF;
+	RETURN NEW;
+END $$;
+
+CREATE TRIGGER audit_keying_fixed BEFORE UPDATE OR DELETE ON audit_keying
+	FOR EACH ROW EXECUTE FUNCTION openrecall_keying_fixed();
+
+CREATE TABLE inbox (
+	id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+	analysis_id TEXT COLLATE "C" UNIQUE,
+	endpoint    TEXT COLLATE "C" NOT NULL,
+	request_id  TEXT COLLATE "C" NOT NULL,
+	received_at BIGINT NOT NULL,
+	alert_id    TEXT COLLATE "C" NOT NULL,
+	delivery    TEXT COLLATE "C" NOT NULL,
+	done_seq    BIGINT,
+	done_at     BIGINT,
+	result      TEXT COLLATE "C",
+	pruned_at   BIGINT
+);
+
+CREATE INDEX inbox_pending ON inbox (id) WHERE done_seq IS NULL;
+CREATE UNIQUE INDEX inbox_done ON inbox (done_seq) WHERE done_seq IS NOT NULL;
+CREATE INDEX inbox_prunable ON inbox (done_at, id) WHERE done_seq IS NOT NULL AND pruned_at IS NULL;
+
+CREATE TABLE alert_state (
+	alert_id           TEXT COLLATE "C" PRIMARY KEY,
+	status             TEXT COLLATE "C" NOT NULL,
+	severity           TEXT COLLATE "C" NOT NULL,
+	triage_analysis_id TEXT COLLATE "C" NOT NULL,
+	last_analysis_id   TEXT COLLATE "C" NOT NULL,
+	updated_at         BIGINT NOT NULL
+);
+
+CREATE TABLE alert_groups (
+	id            TEXT COLLATE "C" PRIMARY KEY,
+	batch         TEXT COLLATE "C" NOT NULL,
+	key_hash      TEXT COLLATE "C" NOT NULL,
+	key           TEXT COLLATE "C" NOT NULL,
+	rule          TEXT COLLATE "C" NOT NULL,
+	service       TEXT COLLATE "C" NOT NULL,
+	head_severity TEXT COLLATE "C" NOT NULL,
+	head          TEXT COLLATE "C" NOT NULL,
+	head_analysis TEXT COLLATE "C" NOT NULL,
+	size          BIGINT NOT NULL,
+	first_at      BIGINT NOT NULL,
+	last_at       BIGINT NOT NULL,
+	decided_at    BIGINT,
+	decision      TEXT COLLATE "C",
+	memory_id     TEXT COLLATE "C",
+	analyst       TEXT COLLATE "C",
+	rowid         BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE
+);
+
+CREATE INDEX alert_groups_key ON alert_groups (batch, key_hash);
+CREATE INDEX alert_groups_open ON alert_groups (batch) WHERE decided_at IS NULL;
+
+CREATE TABLE group_members (
+	analysis_id TEXT COLLATE "C" PRIMARY KEY,
+	group_id    TEXT COLLATE "C" NOT NULL REFERENCES alert_groups (id),
+	alert_id    TEXT COLLATE "C" NOT NULL,
+	role        TEXT COLLATE "C" NOT NULL,
+	decision    TEXT COLLATE "C",
+	rowid       BIGINT GENERATED ALWAYS AS IDENTITY
+);
+
+CREATE INDEX group_members_group ON group_members (group_id);
+
+CREATE TABLE exception_proposals (
+	id           TEXT COLLATE "C" PRIMARY KEY,
+	rule         TEXT COLLATE "C" NOT NULL,
+	service      TEXT COLLATE "C" NOT NULL,
+	dna          TEXT COLLATE "C" NOT NULL,
+	match        TEXT COLLATE "C" NOT NULL,
+	decision     TEXT COLLATE "C" NOT NULL,
+	max_severity TEXT COLLATE "C" NOT NULL,
+	expiry_ns    BIGINT NOT NULL,
+	supporting   TEXT COLLATE "C" NOT NULL,
+	alert_id     TEXT COLLATE "C" NOT NULL,
+	batch        TEXT COLLATE "C" NOT NULL,
+	created_at   BIGINT NOT NULL,
+	approved_as  TEXT COLLATE "C"
+);
+
+CREATE TABLE exceptions (
+	id              TEXT COLLATE "C" PRIMARY KEY,
+	rule            TEXT COLLATE "C" NOT NULL,
+	service         TEXT COLLATE "C" NOT NULL,
+	dna             TEXT COLLATE "C" NOT NULL,
+	match           TEXT COLLATE "C" NOT NULL,
+	decision        TEXT COLLATE "C" NOT NULL,
+	max_severity    TEXT COLLATE "C" NOT NULL,
+	expires_at      BIGINT NOT NULL,
+	created_at      BIGINT NOT NULL,
+	analyst         TEXT COLLATE "C" NOT NULL CHECK (analyst <> ''),
+	note            TEXT COLLATE "C" NOT NULL,
+	proposal_id     TEXT COLLATE "C" NOT NULL,
+	revoked_at      BIGINT,
+	revoked_by      TEXT COLLATE "C" NOT NULL DEFAULT '',
+	revoke_reason   TEXT COLLATE "C" NOT NULL DEFAULT '',
+	expiry_recorded BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE INDEX exceptions_identity ON exceptions (rule, service);
+
+CREATE TABLE waiting (
+	analysis_id TEXT COLLATE "C" PRIMARY KEY,
+	batch       TEXT COLLATE "C" NOT NULL,
+	since       BIGINT NOT NULL,
+	reason      TEXT COLLATE "C" NOT NULL,
+	why         TEXT COLLATE "C" NOT NULL,
+	severity    TEXT COLLATE "C" NOT NULL,
+	rule        TEXT COLLATE "C" NOT NULL,
+	service     TEXT COLLATE "C" NOT NULL,
+	title       TEXT COLLATE "C" NOT NULL,
+	alert_id    TEXT COLLATE "C" NOT NULL,
+	proposed    TEXT COLLATE "C" NOT NULL,
+	result      TEXT COLLATE "C" NOT NULL,
+	decided_at  BIGINT,
+	decided_by  TEXT COLLATE "C",
+	decision    TEXT COLLATE "C",
+	memory_id   TEXT COLLATE "C"
+);
+
+CREATE INDEX waiting_open ON waiting (since, analysis_id) WHERE decided_at IS NULL;

@@ -1,0 +1,236 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"go.uber.org/zap"
+
+	"github.com/openrecall/openrecall"
+)
+
+// PostgreSQL is the shared backend (DESIGN §13): the same Store, the same
+// statements (rewritten by pgConnector), a schema of its own
+// (migrations_pg), and locks where SQLite has one writer at a time.
+
+//go:embed migrations_pg/*.sql
+var pgMigrationFiles embed.FS
+
+// IsPostgres reports whether a database location is a PostgreSQL URL
+// (postgres:// or postgresql://) rather than a SQLite file path.
+func IsPostgres(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
+}
+
+// Redact returns a database location fit to print or log: a PostgreSQL
+// URL without its password (in the userinfo or a password parameter); a
+// file path as it is.
+func Redact(location string) string {
+	if !IsPostgres(location) {
+		return location
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// pgPoolSize bounds each pool of a PostgreSQL store (writers and readers):
+// three serve processes of two pools each stay well inside PostgreSQL's
+// default 100 connections.
+const pgPoolSize = 8
+
+// openPostgres opens the PostgreSQL database at location (a URL), applying
+// pending migrations under an advisory lock unless read-only.
+func openPostgres(ctx context.Context, location string, opts Options) (*Store, error) {
+	safe := Redact(location)
+	cfg, err := pgx.ParseConfig(location)
+	if err != nil {
+		return nil, fmt.Errorf("open memory %s: not a usable PostgreSQL URL: %w", safe, openrecall.ErrInvalid)
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "openrecall"
+	}
+	// Recall's UNION ALL yields its tiers in order and stops at the limit;
+	// a parallel append could interleave them. The queries are index
+	// lookups, which gain nothing from parallel workers.
+	cfg.RuntimeParams["max_parallel_workers_per_gather"] = "0"
+	readCfg := cfg.Copy()
+	readCfg.RuntimeParams["default_transaction_read_only"] = "on"
+	if opts.ReadOnly {
+		cfg = readCfg
+	}
+	// The write lock's key is the schema's: two installations in two
+	// schemas of one database do not wait for each other.
+	probe := stdlib.OpenDB(*cfg)
+	var schema string
+	err = probe.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema)
+	_ = probe.Close() // one query's connection
+	if err != nil {
+		return nil, fmt.Errorf("open memory %s: %w", safe, translate("connect", err))
+	}
+	key := int64(ApplicationID)<<32 | int64(crc32.ChecksumIEEE([]byte(schema)))
+	db := sql.OpenDB(pgConnector{inner: stdlib.GetConnector(*cfg), writeLock: key})
+	db.SetMaxOpenConns(pgPoolSize)
+	db.SetMaxIdleConns(pgPoolSize)
+	s := &Store{db: db, path: safe, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key}
+	if err := s.pgInit(ctx, opts.ReadOnly); err != nil {
+		_ = db.Close() // the open already failed; that error is the one to report
+		return nil, fmt.Errorf("open memory %s: %w", safe, err)
+	}
+	readers := sql.OpenDB(pgConnector{inner: stdlib.GetConnector(*readCfg)})
+	readers.SetMaxOpenConns(min(pgPoolSize, maxReaders()))
+	readers.SetMaxIdleConns(min(pgPoolSize, maxReaders()))
+	if err := s.prepareRecall(ctx, readers); err != nil {
+		_ = db.Close() // as above
+		return nil, fmt.Errorf("open memory %s: %w", safe, err)
+	}
+	return s, nil
+}
+
+// pgInit checks the schema and, for writing, migrates it: under a
+// session-level advisory lock, so processes starting together apply each
+// migration once.
+func (s *Store) pgInit(ctx context.Context, readOnly bool) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return translate("connect", err)
+	}
+	defer func() { _ = conn.Close() }() // released to the pool
+	if !readOnly {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", s.lockKey+1); err != nil {
+			return translate("migration lock", err)
+		}
+		defer func() {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", s.lockKey+1) // a closed session drops it too
+		}()
+	}
+	tables, err := pgTables(ctx, conn)
+	if err != nil {
+		return err
+	}
+	hasSchema := false
+	for _, t := range tables {
+		if t == "schema_migrations" {
+			hasSchema = true
+		}
+	}
+	if !hasSchema && len(tables) > 0 {
+		if len(tables) > 5 {
+			tables = append(tables[:5:5], "…")
+		}
+		return fmt.Errorf("a PostgreSQL schema with tables of its own (%s) that openrecall did not create, left untouched: %w", strings.Join(tables, ", "), ErrForeign)
+	}
+	latest := SchemaVersion()
+	version := 0
+	if hasSchema {
+		if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
+			return translate("read schema version", err)
+		}
+	}
+	switch {
+	case version > latest:
+		return fmt.Errorf("schema version %d, this binary knows up to %d; upgrade openrecall to use this database: %w", version, latest, ErrNewerSchema)
+	case readOnly && !hasSchema:
+		return fmt.Errorf("no openrecall tables in it (an empty PostgreSQL schema): %w", ErrNoDatabase)
+	case readOnly && version < latest:
+		return fmt.Errorf("schema version %d, this binary's is %d, and a read-only command does not upgrade it: run 'openrecall memory migrate' first: %w", version, latest, ErrOlderSchema)
+	case readOnly || version == latest:
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return translate("create schema_migrations", err)
+	}
+	ms, err := loadPGMigrations()
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	for _, m := range ms {
+		if m.version <= version {
+			continue
+		}
+		if err := s.applyPG(ctx, conn, m); err != nil {
+			return err
+		}
+		s.log.Info("applied migration", zap.Int("version", m.version), zap.String("name", m.name), zap.String("database", s.path))
+	}
+	return nil
+}
+
+// applyPG applies one migration and records it in one transaction.
+func (s *Store) applyPG(ctx context.Context, conn *sql.Conn, m migration) error {
+	tx, err := conn.BeginTx(withRowLocks(ctx), nil)
+	if err != nil {
+		return translate("begin migration", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return translate("apply migration "+m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+		m.version, m.name, s.now().UTC().UnixNano()); err != nil {
+		return translate("record migration "+m.name, err)
+	}
+	return translate("commit migration "+m.name, tx.Commit())
+}
+
+// pgTables lists the tables and views of the connection's current schema.
+func pgTables(ctx context.Context, conn *sql.Conn) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = current_schema() ORDER BY table_name`)
+	if err != nil {
+		return nil, translate("read tables", err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, translate("read tables", err)
+		}
+		tables = append(tables, name)
+	}
+	return tables, translate("read tables", rows.Err())
+}
+
+func loadPGMigrations() ([]migration, error) {
+	return readMigrations(pgMigrationFiles, "migrations_pg")
+}
+
+// classifyPG maps a PostgreSQL error to the package's or the root
+// package's sentinel; nil when none applies.
+func classifyPG(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(pe.Code, "23"): // integrity constraint violation
+		return openrecall.ErrInvalid
+	case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03": // serialization failure, deadlock, lock not available
+		return ErrBusy
+	}
+	return nil
+}
