@@ -83,3 +83,8 @@ func (e *PrunedError) Error() string {
 
 // Unwrap returns ErrPruned.
 func (e *PrunedError) Unwrap() error { return ErrPruned }
+
+// ErrSchemaMismatch marks a database whose schema version is not the one
+// this binary was built for, met while serving: another openrecall
+// migrated it. A server refuses to claim work from it and stops.
+var ErrSchemaMismatch = errors.New("database schema version differs from this binary's")

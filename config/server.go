@@ -35,6 +35,15 @@ type Server struct {
 	// alert state, groups, memories and the audit and cost chains stay).
 	// 0 keeps them forever.
 	Retention time.Duration `yaml:"retention"`
+	// Instance names this serve process among those sharing one database
+	// (several receivers behind a load balancer on PostgreSQL): a start of
+	// the same instance claims at once what its former run held. Empty is
+	// the host name.
+	Instance string `yaml:"instance"`
+	// Lease is how long a process's claim of an inbox delivery lasts; the
+	// process renews it every third of it while it works. After a crash,
+	// another process takes the delivery over once the lease passed.
+	Lease time.Duration `yaml:"lease"`
 }
 
 // Token is one bearer token and what it may do. The secret is Token or,
@@ -72,6 +81,8 @@ func (s Server) Validate() error {
 		return fmt.Errorf("server.workers %d must be between 1 and 256: %w", s.Workers, openrecall.ErrInvalid)
 	case s.RequestTimeout <= 0 || s.ShutdownTimeout <= 0:
 		return fmt.Errorf("server.request_timeout and server.shutdown_timeout must be positive durations such as 30s: %w", openrecall.ErrInvalid)
+	case s.Lease < 3*time.Second:
+		return fmt.Errorf("server.lease %s must be at least 3s (renewed every third of it): %w", s.Lease, openrecall.ErrInvalid)
 	case s.Retention < 0:
 		return fmt.Errorf("server.retention %s must be 0 (keep forever) or a positive duration such as 720h: %w", s.Retention, openrecall.ErrInvalid)
 	case s.BudgetUSDPerDay < 0 || math.IsNaN(s.BudgetUSDPerDay) || math.IsInf(s.BudgetUSDPerDay, 0):

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -33,7 +34,7 @@ func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPo
 		return err
 	}
 	return s.inTx(ctx, "append cost points", func(tx *sql.Tx) error {
-		return s.appendCostPointsTx(ctx, tx, points, seal)
+		return s.appendCostPointsTx(ctx, tx, points, seal, false)
 	})
 }
 
@@ -49,11 +50,17 @@ func checkBatches(points []openrecall.CostPoint) error {
 
 // appendCostPointsTx is AppendCostPoints inside the caller's transaction:
 // each new batch name registered once, the points in multi-row inserts in
-// order.
-func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint, seal CostSealFunc) error {
+// order. With rebase, points continue their batch's stored curve (see
+// rebasePoints) instead of being refused where another writer appended.
+func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint, seal CostSealFunc, rebase bool) error {
 	created, err := nanos(s.now().UTC())
 	if err != nil {
 		return fmt.Errorf("append cost points: %w", err)
+	}
+	if rebase {
+		if points, err = rebasePoints(ctx, tx, points); err != nil {
+			return err
+		}
 	}
 	var headSeq int64
 	var headHash string
@@ -88,6 +95,39 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 		return translate("append cost points: move head", err)
 	}
 	return nil
+}
+
+// rebasePoints renumbers points to follow the last point stored in their
+// batch and recomputes their running sums from it: several serve processes
+// continue one daily curve, each from what was stored when it read it, so
+// one process's next index may have been taken by another. Points that
+// already follow the stored ones come back unchanged.
+func rebasePoints(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint) ([]openrecall.CostPoint, error) {
+	out := make([]openrecall.CostPoint, len(points))
+	copy(out, points)
+	type tail struct {
+		idx        int
+		cost, base int64
+	}
+	tails := map[string]*tail{}
+	for i := range out {
+		p := &out[i]
+		t, ok := tails[p.Batch]
+		if !ok {
+			t = &tail{idx: -1}
+			err := tx.QueryRowContext(ctx, `SELECT idx, cumulative_cost, cumulative_baseline FROM cost_points WHERE batch = ? ORDER BY idx DESC LIMIT 1`,
+				p.Batch).Scan(&t.idx, &t.cost, &t.base)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, translate(fmt.Sprintf("append cost points: batch %q tail", p.Batch), err)
+			}
+			tails[p.Batch] = t
+		}
+		t.idx++
+		t.cost += int64(p.Cost)
+		t.base += int64(p.Baseline)
+		p.Index, p.CumulativeCost, p.CumulativeBaseline = t.idx, openrecall.NanoUSD(t.cost), openrecall.NanoUSD(t.base)
+	}
+	return out, nil
 }
 
 // CostPoints returns the points of one batch in index order; an unknown

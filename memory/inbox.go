@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -34,11 +35,14 @@ import (
 func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
 	out := make([]openrecall.Delivery, len(ds))
 	copy(out, ds)
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
 		return nil, translate("enqueue: begin", err)
 	}
 	defer tx.Rollback()
+	if err := s.alertLocks(ctx, tx, out); err != nil {
+		return nil, err
+	}
 	var depth int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&depth); err != nil {
 		return nil, translate("enqueue: inbox depth", err)
@@ -228,13 +232,23 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 		return translate("complete: cursor", err)
 	}
 	now := s.now().UnixNano()
+	var lost []int64
 	for i, id := range ids {
 		body, err := json.Marshal(rs[i])
 		if err != nil {
 			return fmt.Errorf("complete %d: encode result: %w", id, err)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE inbox SET done_seq = ?, done_at = ?, result = ? WHERE id = ? AND done_seq IS NULL`,
-			seq+1, now, string(body), id)
+		// A delivery this Store claimed is completed only under its claim
+		// (owner and attempt): after another owner reclaimed it, this
+		// Store writes nothing for it.
+		q, args := `UPDATE inbox SET done_seq = ?, done_at = ?, result = ?, lease_until = NULL WHERE id = ? AND done_seq IS NULL`,
+			[]any{seq + 1, now, string(body), id}
+		attempt, claimed := s.leases.claim(id)
+		if claimed {
+			q += ` AND lease_owner = ? AND attempt = ?`
+			args = append(args, s.leases.owner, attempt)
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return translate(fmt.Sprintf("complete %d", id), err)
 		}
@@ -246,8 +260,20 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
 			return translate(fmt.Sprintf("complete %d", id), err)
 		}
+		if claimed {
+			lost = append(lost, id)
+		}
 	}
-	return translate("complete: commit", tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return translate("complete: commit", err)
+	}
+	for _, id := range ids {
+		if slices.Contains(lost, id) {
+			s.lost.Add(1)
+		}
+		s.leases.release(id)
+	}
+	return nil
 }
 
 const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result, pruned_at, endpoint, request_id, received_at, alert_id`

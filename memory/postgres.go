@@ -94,7 +94,8 @@ func openPostgres(ctx context.Context, location string, opts Options) (*Store, e
 	db := sql.OpenDB(pgConnector{inner: stdlib.GetConnector(*cfg), writeLock: key})
 	db.SetMaxOpenConns(pgPoolSize)
 	db.SetMaxIdleConns(pgPoolSize)
-	s := &Store{db: db, path: safe, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key}
+	s := &Store{db: db, path: safe, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key,
+		leases: newLeases(opts.Instance, opts.Lease)}
 	if err := s.pgInit(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, fmt.Errorf("open memory %s: %w", safe, err)

@@ -19,6 +19,11 @@ type Sink struct {
 	// Waits, when not nil, says which results wait for a person: they are
 	// recorded with their audit entries, in the same transaction.
 	Waits WaitsFunc
+	// Continue makes cost points continue their batch's stored curve:
+	// their index and running sums follow the last point stored, which
+	// another serve process sharing the daily curve may have appended
+	// since this one read it. Without it such a point is refused.
+	Continue bool
 }
 
 // Persist stores one result's audit entries and its cost point (nil for
@@ -39,49 +44,70 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 // points[i] belongs to results[i]. It returns each result's entries as
 // stored.
 func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
-	var entries []openrecall.AuditEntry
-	var costs []openrecall.CostPoint
-	for i, r := range results {
-		entries = append(entries, r.Audit...)
-		if i < len(points) && points[i] != nil {
-			costs = append(costs, *points[i])
-		}
-	}
-	if s.Seal == nil || (len(costs) > 0 && s.SealCosts == nil) {
+	if s.Seal == nil {
 		return nil, fmt.Errorf("persist: nil seal function: %w", openrecall.ErrInvalid)
 	}
-	if err := checkBatches(costs); err != nil {
-		return nil, err
-	}
-	var sealed []openrecall.AuditEntry
+	var (
+		sealed []openrecall.AuditEntry
+		keep   []bool
+	)
 	err := s.Store.inTx(ctx, "persist", func(tx *sql.Tx) error {
+		// Results of deliveries this Store claimed from the inbox are
+		// persisted only while it holds them (lease.go).
+		var err error
+		if keep, err = s.Store.fenced(ctx, tx, results); err != nil {
+			return err
+		}
+		var kept []openrecall.Result
+		var entries []openrecall.AuditEntry
+		var costs []openrecall.CostPoint
+		for i, r := range results {
+			if !keep[i] {
+				continue
+			}
+			kept = append(kept, r)
+			entries = append(entries, r.Audit...)
+			if i < len(points) && points[i] != nil {
+				costs = append(costs, *points[i])
+			}
+		}
+		if len(costs) > 0 && s.SealCosts == nil {
+			return fmt.Errorf("persist: nil seal function: %w", openrecall.ErrInvalid)
+		}
+		if err := checkBatches(costs); err != nil {
+			return err
+		}
+		sealed = nil
 		if len(entries) > 0 {
-			var err error
 			if sealed, err = s.Store.appendAuditTx(ctx, tx, entries, s.Seal); err != nil {
 				return err
 			}
 		}
 		if len(costs) > 0 {
-			if err := s.Store.appendCostPointsTx(ctx, tx, costs, s.SealCosts); err != nil {
+			if err := s.Store.appendCostPointsTx(ctx, tx, costs, s.SealCosts, s.Continue); err != nil {
 				return err
 			}
 		}
-		if err := recordGroupsTx(ctx, tx, results); err != nil {
+		if err := recordGroupsTx(ctx, tx, kept); err != nil {
 			return err
 		}
-		if err := recordProposalsTx(ctx, tx, results); err != nil {
+		if err := recordProposalsTx(ctx, tx, kept); err != nil {
 			return err
 		}
-		if err := recordStrongCompletionsTx(ctx, tx, results); err != nil {
+		if err := recordStrongCompletionsTx(ctx, tx, kept); err != nil {
 			return err
 		}
-		return recordWaitingTx(ctx, tx, results, s.Waits, s.Store.now())
+		return recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now())
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.Store.dropLost(results, keep)
 	out := make([][]openrecall.AuditEntry, len(results))
 	for i, r := range results {
+		if !keep[i] {
+			continue // another owner holds this delivery now: nothing stored
+		}
 		n := len(r.Audit)
 		out[i], sealed = sealed[:n:n], sealed[n:]
 	}

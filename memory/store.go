@@ -70,6 +70,14 @@ type Options struct {
 	// schema older than this binary's (ErrOlderSchema): open it once for
 	// writing to upgrade it.
 	ReadOnly bool
+	// Instance names this process among the serve processes sharing the
+	// database: a delivery a former start of the same instance claimed is
+	// claimed again at once, without waiting for its lease to pass. Empty
+	// is one instance like any other.
+	Instance string
+	// Lease is how long a claim of an inbox delivery lasts unless renewed
+	// (DefaultLease when 0).
+	Lease time.Duration
 }
 
 // Store is the embedded SQLite memory. It is safe for concurrent use, and
@@ -97,6 +105,10 @@ type Store struct {
 	// lockKey+1).
 	pg      bool
 	lockKey int64
+	// leases are the inbox deliveries this Store claimed (lease.go); lost
+	// counts the claims it found reclaimed by another owner.
+	leases *leases
+	lost   atomic.Int64
 }
 
 type migration struct {
@@ -157,7 +169,7 @@ func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store,
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, path: path, log: opts.Logger.Named("memory"), now: opts.Now}
+	s := &Store{db: db, path: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts.Instance, opts.Lease)}
 	if err := s.init(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, err

@@ -30,6 +30,9 @@ type Observer interface {
 	Analysed(r openrecall.Result)
 	// Pruned reports inbox rows whose documents one pruning pass emptied.
 	Pruned(rows int)
+	// LeasesLost reports claimed deliveries another server reclaimed
+	// after this one's lease passed: this one wrote nothing for them.
+	LeasesLost(n int)
 	// Handler serves the metrics (GET /metrics).
 	Handler() http.Handler
 }
@@ -42,6 +45,7 @@ func (nopObserver) Refused(string)                     {}
 func (nopObserver) Sender(string, int, int)            {}
 func (nopObserver) Analysed(openrecall.Result)         {}
 func (nopObserver) Pruned(int)                         {}
+func (nopObserver) LeasesLost(int)                     {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "metrics are not enabled")
@@ -67,6 +71,7 @@ type Prometheus struct {
 	baseline   prometheus.Counter
 	savings    prometheus.Counter
 	pruned     prometheus.Counter
+	leaseLost  prometheus.Counter
 	alertCost  prometheus.Histogram
 	duration   prometheus.Histogram
 }
@@ -108,6 +113,8 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Baseline minus cost, in dollars."})
 	p.pruned = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_inbox_pruned_total",
 		Help: "Finished inbox rows whose delivery and result documents were pruned after server.retention."})
+	p.leaseLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_inbox_leases_lost_total",
+		Help: "Claimed deliveries another serve process reclaimed after this one's lease passed: this one wrote no result for them."})
 	p.alertCost = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_alert_cost_usd",
 		Help: "Model spend per triaged alert, in dollars.", Buckets: []float64{0, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}})
 	p.duration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_analysis_duration_seconds",
@@ -115,7 +122,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
 	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
-		p.calls, p.cost, p.baseline, p.savings, p.pruned, p.alertCost, p.duration, depthGauge,
+		p.calls, p.cost, p.baseline, p.savings, p.pruned, p.leaseLost, p.alertCost, p.duration, depthGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
 }
@@ -152,6 +159,9 @@ func (p *Prometheus) Refused(endpoint string) { p.refused.WithLabelValues(endpoi
 
 // Pruned counts inbox rows a pruning pass emptied.
 func (p *Prometheus) Pruned(rows int) { p.pruned.Add(float64(rows)) }
+
+// LeasesLost counts claimed deliveries another process reclaimed.
+func (p *Prometheus) LeasesLost(n int) { p.leaseLost.Add(float64(n)) }
 
 // Analysed counts one finished analysis, its model calls and its money.
 func (p *Prometheus) Analysed(r openrecall.Result) {

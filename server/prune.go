@@ -68,3 +68,35 @@ func (s *Server) prunePass(ctx context.Context, stop <-chan struct{}) int {
 	}
 	return total
 }
+
+// renew extends the leases of the deliveries this server holds every third
+// of the lease until drained is closed (the workers finished), and reports
+// the claims it found reclaimed by another server. A failure is logged and
+// tried again at the next tick: the lease outlasts two missed renewals.
+func (s *Server) renew(ctx context.Context, drained <-chan struct{}) {
+	lease := s.cfg.Lease
+	if lease <= 0 {
+		lease = time.Minute
+	}
+	t := time.NewTicker(lease / 3)
+	defer t.Stop()
+	var reported int64
+	for {
+		select {
+		case <-drained:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.cfg.Store.RenewLeases(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("renew inbox leases; will retry", zap.Error(err))
+		}
+		if lost := s.cfg.Store.LeasesLost(); lost > reported {
+			s.log.Warn("claimed deliveries were reclaimed by another server after this one's lease passed; it wrote nothing for them",
+				zap.Int64("lost", lost-reported))
+			s.obs.LeasesLost(int(lost - reported))
+			reported = lost
+		}
+	}
+}

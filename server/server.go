@@ -23,7 +23,13 @@ import (
 // reads. memory.Store satisfies it.
 type Store interface {
 	Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error)
-	Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error)
+	// Claim leases pending deliveries to this server; RenewLeases extends
+	// the leases of those it holds; Complete stores results under the
+	// lease (a delivery another server reclaimed meanwhile gets nothing
+	// from this one, counted by LeasesLost).
+	Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error)
+	RenewLeases(ctx context.Context) error
+	LeasesLost() int64
 	Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error
 	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
 	ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error)
@@ -121,6 +127,10 @@ type Config struct {
 	RecallLimit     int
 	// WebhookURL receives a POST for each alert escalated to a person.
 	WebhookURL string
+	// Lease is how long a claim of an inbox delivery lasts (the Store's);
+	// the server renews the claims it holds every third of it. 0 is
+	// memory.DefaultLease's minute.
+	Lease time.Duration
 	// Retention, when positive, is how long the delivery and result
 	// documents of a finished inbox row are kept: serve prunes older ones
 	// (Pruner) at start and every PruneEvery. 0 keeps them forever.
@@ -169,6 +179,19 @@ type Server struct {
 	notifier *notifier
 	ready    atomic.Bool
 	cockpit  *cockpit.Cockpit
+
+	// fatal receives the error that stops the server from within (a
+	// database another binary migrated); Serve returns it.
+	fatal chan error
+}
+
+// fail stops the server with err: Serve shuts down and returns it.
+func (s *Server) fail(err error) {
+	s.log.Error("stopping", zap.Error(err))
+	select {
+	case s.fatal <- err:
+	default:
+	}
 }
 
 // New checks cfg, fills defaults and returns a Server.
@@ -204,7 +227,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RecallLimit <= 0 {
 		cfg.RecallLimit = 10
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, obs: cfg.Observer, wake: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, obs: cfg.Observer, wake: make(chan struct{}, 1), fatal: make(chan error, 1)}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -332,6 +355,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(pruned)
 		s.prune(workCtx, stop)
 	}()
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		s.renew(workCtx, drained)
+	}()
 	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil && n > 0 {
 		s.log.Info("draining deliveries accepted before this start", zap.Int("pending", n))
 	}
@@ -344,6 +372,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case <-ctx.Done():
 	case err = <-serveErr:
+	case err = <-s.fatal:
 	}
 	s.ready.Store(false)
 	s.log.Info("shutting down", zap.Duration("deadline", s.cfg.ShutdownTimeout))
@@ -361,6 +390,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancelWork()
 		<-drained
 	}
+	<-renewed
 	if s.notifier != nil {
 		s.notifier.wait(sctx)
 	}

@@ -39,7 +39,6 @@ func dayBatch(day string) string { return "serve-" + day }
 // after it. Each worker finishes the delivery it holds, and every finished
 // analysis is stored before drain returns.
 func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
-	var after int64
 	for {
 		p, day, ok := s.pipelineUntil(ctx, stop)
 		if !ok {
@@ -50,7 +49,7 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 			return
 		}
 		s.recordExpiries(ctx)
-		src := &inbox{s: s, ctx: ctx, stop: stop, day: day, after: after}
+		src := &inbox{s: s, ctx: ctx, stop: stop, day: day}
 		var done []openrecall.Result
 		_, err := usecase.Analyze(ctx, p, usecase.AnalyzeRequest{Queue: usecase.Queue{Source: src}, Options: workflow.QueueOptions{
 			Workers:   s.cfg.Workers,
@@ -61,7 +60,6 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 			done = append(done, r)
 			return nil
 		})
-		after = src.after
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("inbox run stopped", zap.Error(err))
@@ -225,7 +223,6 @@ type inbox struct {
 	ctx   context.Context
 	stop  <-chan struct{}
 	day   string
-	after int64
 	items []openrecall.Delivery
 	// fresh: the record returned last began a batch read from the inbox.
 	fresh bool
@@ -254,9 +251,15 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 			return intake.Record{}, 0, io.EOF
 		}
 		if len(in.items) == 0 {
-			items, err := in.s.cfg.Store.Pending(in.ctx, in.after, 4*in.s.cfg.Workers)
+			items, err := in.s.cfg.Store.Claim(in.ctx, 4*in.s.cfg.Workers)
+			if errors.Is(err, openrecall.ErrSchemaMismatch) {
+				// Another openrecall migrated the database: this binary
+				// claims no more work and the server stops.
+				in.s.fail(err)
+				return intake.Record{}, 0, io.EOF
+			}
 			if err != nil {
-				in.s.log.Error("read inbox", zap.Error(err))
+				in.s.log.Error("claim from the inbox", zap.Error(err))
 			}
 			in.items = items
 			in.fresh = len(items) > 0
@@ -270,7 +273,6 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 		if len(in.items) > 0 {
 			d := in.items[0]
 			in.items = in.items[1:]
-			in.after = d.ID
 			in.mu.Lock()
 			if in.ids == nil {
 				in.ids = map[string]int64{}

@@ -234,6 +234,16 @@ func (a *app) openDB(ctx context.Context, cfg config.Config, readOnly bool) (*me
 	return memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, ReadOnly: readOnly})
 }
 
+// openServeStore opens the memory database for serve: its inbox claims are
+// made as instance and last lease.
+func (a *app) openServeStore(ctx context.Context, cfg config.Config, instance string, lease time.Duration) (*memory.Store, error) {
+	path, err := a.resolveDB(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, Instance: instance, Lease: lease})
+}
+
 // store loads the configuration and opens the memory database it names
 // for writing.
 func (a *app) store(ctx context.Context) (*memory.Store, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,7 +103,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
 		return usageErr("%v", err)
 	}
-	st, err := a.openStore(ctx, cfg)
+	instance := sc.Instance
+	if instance == "" {
+		instance, _ = os.Hostname() // an empty name is an instance name too
+	}
+	st, err := a.openServeStore(ctx, cfg, instance, sc.Lease)
 	if err != nil {
 		return err
 	}
@@ -150,8 +155,10 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return float64(n)
 	})
 	srv, err := server.New(server.Config{
-		Store:           st,
-		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor},
+		Store: st,
+		// Several processes may share the daily cost curve: points
+		// continue what is stored (Continue).
+		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Continue: true},
 		NewPipeline:     newPipeline,
 		UseCases:        uc,
 		Tokens:          tokens,
@@ -163,6 +170,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		RecallLimit:     cfg.Triage.RecallLimit,
 		WebhookURL:      sc.WebhookURL,
 		Retention:       sc.Retention,
+		Lease:           sc.Lease,
 		Pruner:          st,
 		Shadow:          opts.shadow,
 		Observer:        prom,

@@ -94,22 +94,11 @@ func DSN(t testing.TB) string {
 		t.Fatal(err)
 	}
 	schema := "t_" + hex.EncodeToString(b[:])
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	defer func() { _ = db.Close() }() // one statement's pool
-	if _, err := db.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
+	if err := exec1(base, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("pgtest: create schema: %v", err)
 	}
 	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			t.Errorf("pgtest: %v", err)
-			return
-		}
-		defer func() { _ = db.Close() }()
-		if _, err := db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		if err := exec1(base, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			t.Errorf("pgtest: drop schema %s: %v", schema, err)
 		}
 	})
@@ -126,4 +115,35 @@ func WithSchema(dsn, schema string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Fresh creates a new, empty schema on the test server for code that has
+// no testing.TB (a property's run) and returns its URL and a function that
+// drops it. The server is found as Server finds it; without one the error
+// says why.
+func Fresh() (string, func() error, error) {
+	once.Do(func() { server, whyNone = find() })
+	if server == "" {
+		return "", nil, fmt.Errorf("no PostgreSQL to test against: %s", whyNone)
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	schema := "p_" + hex.EncodeToString(b[:])
+	if err := exec1(server, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, fmt.Errorf("pgtest: create schema: %w", err)
+	}
+	return WithSchema(server, schema), func() error { return exec1(server, "DROP SCHEMA "+schema+" CASCADE") }, nil
+}
+
+// exec1 runs one statement on dsn through a pool of its own.
+func exec1(dsn, stmt string) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }() // one statement's pool
+	_, err = db.ExecContext(context.Background(), stmt)
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/memory"
@@ -88,7 +87,11 @@ func checkRedelivery(p gen.DeliveryPlan) error {
 		return fmt.Errorf("setup: %v", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	path := filepath.Join(dir, "memory.db")
+	path, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
 	st, err := memory.Open(ctx, path, memory.Options{Now: fixedNow})
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)

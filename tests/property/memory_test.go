@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -181,8 +180,13 @@ func withStores(n int, f func(ctx context.Context, stores []*memory.Store) error
 			_ = s.Close()
 		}
 	}()
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
 	for i := 0; i < n; i++ {
-		s, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Now: fixedNow})
+		s, err := memory.Open(ctx, loc, memory.Options{Now: fixedNow})
 		if err != nil {
 			return fmt.Errorf("setup: open store: %v", err)
 		}
@@ -473,6 +477,7 @@ type memSUT struct {
 	dir   string
 	store *memory.Store
 	err   error
+	drop  func() // removes a PostgreSQL schema; nil for SQLite
 }
 
 type retainCmd struct{ Inc openrecall.Incident }
@@ -613,8 +618,12 @@ func memoryCommands(l *latch) commands.Commands {
 			if err != nil {
 				return &memSUT{err: err}
 			}
-			s, err := memory.Open(context.Background(), filepath.Join(dir, "memory.db"), memory.Options{Now: fixedNow})
-			return &memSUT{dir: dir, store: s, err: err}
+			loc, drop, err := storeLocation(dir)
+			if err != nil {
+				return &memSUT{dir: dir, err: err}
+			}
+			s, err := memory.Open(context.Background(), loc, memory.Options{Now: fixedNow})
+			return &memSUT{dir: dir, store: s, err: err, drop: drop}
 		},
 		DestroySystemUnderTestFunc: func(sut commands.SystemUnderTest) {
 			s := sut.(*memSUT)
@@ -623,6 +632,9 @@ func memoryCommands(l *latch) commands.Commands {
 			}
 			if s.dir != "" {
 				_ = os.RemoveAll(s.dir)
+			}
+			if s.drop != nil {
+				s.drop()
 			}
 		},
 		InitialStateGen: gg.Const(memModel{incidents: map[string]openrecall.Incident{}, latch: l}),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
@@ -91,7 +90,12 @@ func checkPrune(c pruneCase) error {
 	defer func() { _ = os.RemoveAll(dir) }()
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clock := &pruneClock{t: base}
-	d, err := openKeyedDesk(ctx, filepath.Join(dir, "memory.db"), p101Key, clock.now)
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
+	d, err := openKeyedDesk(ctx, loc, p101Key, clock.now)
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}

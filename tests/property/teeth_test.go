@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -368,7 +367,12 @@ func withClockStore(now func() time.Time, f func(ctx context.Context, s *memory.
 		return fmt.Errorf("setup: %v", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	s, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Now: now})
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
+	s, err := memory.Open(ctx, loc, memory.Options{Now: now})
 	if err != nil {
 		return fmt.Errorf("setup: open store: %v", err)
 	}

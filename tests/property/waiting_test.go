@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 
 	"github.com/leanovate/gopter"
@@ -113,7 +112,12 @@ func checkWaiting(c waitCase) error {
 		return fmt.Errorf("setup: %v", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	d, err := openKeyedDesk(ctx, filepath.Join(dir, "memory.db"), p90Key, fixedNow)
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
+	d, err := openKeyedDesk(ctx, loc, p90Key, fixedNow)
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}

@@ -1,0 +1,295 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/openrecall/openrecall"
+)
+
+// Several serve processes share one inbox (DESIGN §13): each claims
+// pending deliveries under a lease, and persists and completes a delivery
+// only while it still holds that lease, fenced on its owner and attempt.
+
+// DefaultLease is how long a claim holds a delivery unless renewed.
+const DefaultLease = time.Minute
+
+// leases is what one Store holds of the inbox: its owner name and the
+// deliveries it claimed and has not completed.
+type leases struct {
+	mu       sync.Mutex
+	instance string
+	owner    string
+	ttl      time.Duration
+	// held: inbox id → attempt of the claim; byAnalysis: analysis id →
+	// inbox id.
+	held       map[int64]int64
+	byAnalysis map[string]int64
+}
+
+func newLeases(instance string, ttl time.Duration) *leases {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+	if ttl <= 0 {
+		ttl = DefaultLease
+	}
+	return &leases{instance: instance, owner: instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
+		held: map[int64]int64{}, byAnalysis: map[string]int64{}}
+}
+
+// claim returns the attempt this Store holds of inbox row id; false when
+// it holds none.
+func (l *leases) claim(id int64) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a, ok := l.held[id]
+	return a, ok
+}
+
+// claimOf returns the inbox id and attempt this Store holds for an
+// analysis; false when it holds none.
+func (l *leases) claimOf(analysisID string) (int64, int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, ok := l.byAnalysis[analysisID]
+	if !ok {
+		return 0, 0, false
+	}
+	return id, l.held[id], true
+}
+
+func (l *leases) release(id int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for a, i := range l.byAnalysis {
+		if i == id {
+			delete(l.byAnalysis, a)
+		}
+	}
+	delete(l.held, id)
+}
+
+// Owner returns the lease owner this Store claims as: its instance name
+// and a session id of this open.
+func (s *Store) Owner() string { return s.leases.owner }
+
+// LeasesLost returns how many claimed deliveries this Store found
+// reclaimed by another owner when it came to persist, complete or renew
+// them: their results were not written by this Store.
+func (s *Store) LeasesLost() int64 { return s.lost.Load() }
+
+// Claim leases up to limit pending deliveries, oldest first, to this Store
+// until its lease (Options.Lease) passes: deliveries no one holds, whose
+// lease expired, or that a former start of this instance (Options.Instance)
+// held. Each claim increments the delivery's attempt. On PostgreSQL the
+// rows are picked FOR UPDATE SKIP LOCKED, so processes claiming at once
+// take different rows. A database whose schema version is not this
+// binary's is refused (openrecall.ErrSchemaMismatch): nothing is claimed.
+func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error) {
+	l := s.leases
+	now := time.Now().UnixNano()
+	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
+	if err != nil {
+		return nil, translate("claim: begin", err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
+		return nil, translate("claim: schema version", err)
+	}
+	if want := SchemaVersion(); version != want {
+		return nil, fmt.Errorf("claim: the database's schema version is %d, this binary's is %d (another openrecall migrated it): upgrade or restart with the matching binary: %w",
+			version, want, openrecall.ErrSchemaMismatch)
+	}
+	q := `SELECT id FROM inbox WHERE done_seq IS NULL
+		AND (lease_until IS NULL OR lease_until < ? OR (lease_instance = ? AND lease_owner <> ?)) ORDER BY id LIMIT ?`
+	if s.pg {
+		q += " FOR UPDATE SKIP LOCKED"
+	}
+	rows, err := tx.QueryContext(ctx, q, now, l.instance, l.owner, limit)
+	if err != nil {
+		return nil, translate("claim", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, translate("claim: scan", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate("claim", err)
+	}
+	until := now + l.ttl.Nanoseconds()
+	out := make([]openrecall.Delivery, 0, len(ids))
+	attempts := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		var attempt int64
+		var analysisID, body string
+		if err := tx.QueryRowContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
+			WHERE id = ? RETURNING attempt, analysis_id, delivery`, l.instance, l.owner, until, id).Scan(&attempt, &analysisID, &body); err != nil {
+			return nil, translate(fmt.Sprintf("claim %d", id), err)
+		}
+		var d openrecall.Delivery
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			return nil, fmt.Errorf("claim: delivery %d: %w", id, err)
+		}
+		d.ID, d.AnalysisID = id, analysisID
+		out = append(out, d)
+		attempts = append(attempts, attempt)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, translate("claim: commit", err)
+	}
+	l.mu.Lock()
+	for i, d := range out {
+		l.held[d.ID] = attempts[i]
+		l.byAnalysis[d.AnalysisID] = d.ID
+	}
+	l.mu.Unlock()
+	return out, nil
+}
+
+// RenewLeases extends the lease of every delivery this Store holds by
+// Options.Lease from now, and forgets those another owner reclaimed
+// (counted in LeasesLost). serve renews at a third of the lease.
+func (s *Store) RenewLeases(ctx context.Context) error {
+	l := s.leases
+	l.mu.Lock()
+	n := len(l.held)
+	l.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
+	if err != nil {
+		return translate("renew leases: begin", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_until = ? WHERE lease_owner = ? AND done_seq IS NULL RETURNING id, attempt`,
+		now+l.ttl.Nanoseconds(), l.owner)
+	if err != nil {
+		return translate("renew leases", err)
+	}
+	still := map[int64]int64{}
+	for rows.Next() {
+		var id, attempt int64
+		if err := rows.Scan(&id, &attempt); err != nil {
+			rows.Close()
+			return translate("renew leases: scan", err)
+		}
+		still[id] = attempt
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return translate("renew leases", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return translate("renew leases: commit", err)
+	}
+	l.mu.Lock()
+	var gone []int64
+	for id, attempt := range l.held {
+		if a, ok := still[id]; !ok || a != attempt {
+			gone = append(gone, id)
+		}
+	}
+	l.mu.Unlock()
+	// A row missing from still was reclaimed, or completed by this Store
+	// since the renewal began (then release already forgot it).
+	for _, id := range gone {
+		if _, ok := l.claim(id); ok {
+			l.release(id)
+			s.lost.Add(1)
+		}
+	}
+	return nil
+}
+
+// holds reports, inside tx, whether this Store still holds its claim of
+// inbox row id at attempt; on PostgreSQL the row stays locked until tx
+// ends, so no claim can take it in between.
+func (s *Store) holds(ctx context.Context, tx *sql.Tx, id, attempt int64) (bool, error) {
+	q := `SELECT COUNT(*) FROM inbox WHERE id = ? AND lease_owner = ? AND attempt = ? AND done_seq IS NULL`
+	if s.pg {
+		q = `SELECT COUNT(*) FROM (SELECT 1 FROM inbox WHERE id = ? AND lease_owner = ? AND attempt = ? AND done_seq IS NULL FOR UPDATE) AS held`
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, q, id, s.leases.owner, attempt).Scan(&n); err != nil {
+		return false, translate(fmt.Sprintf("lease of %d", id), err)
+	}
+	return n == 1, nil
+}
+
+// fenced returns which of results this Store may persist: all those it
+// holds no claim for (an analyze run, a test), and those whose claim it
+// still holds. It counts the others in LeasesLost and forgets them.
+func (s *Store) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Result) ([]bool, error) {
+	keep := make([]bool, len(results))
+	for i, r := range results {
+		id, attempt, ok := s.leases.claimOf(r.AnalysisID)
+		if !ok {
+			keep[i] = true
+			continue
+		}
+		held, err := s.holds(ctx, tx, id, attempt)
+		if err != nil {
+			return nil, err
+		}
+		keep[i] = held
+	}
+	return keep, nil
+}
+
+// dropLost forgets the claims of the results fenced out of a committed
+// batch and counts them.
+func (s *Store) dropLost(results []openrecall.Result, keep []bool) {
+	for i, r := range results {
+		if keep[i] {
+			continue
+		}
+		if id, _, ok := s.leases.claimOf(r.AnalysisID); ok {
+			s.leases.release(id)
+			s.lost.Add(1)
+		}
+	}
+}
+
+// alertLocks takes, on PostgreSQL, a transaction-level advisory lock on the
+// state of each alert of ds that is not a rejection, in one order, so two
+// processes receiving the same notification check and move its state one
+// after the other. SQLite's immediate transaction already serialises them.
+func (s *Store) alertLocks(ctx context.Context, tx *sql.Tx, ds []openrecall.Delivery) error {
+	if !s.pg {
+		return nil
+	}
+	var keys []int32
+	for _, d := range ds {
+		if d.Rejection != "" {
+			continue
+		}
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(d.Alert.ID)) // a hash's Write does not fail
+		keys = append(keys, int32(h.Sum32()))
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, ?)", int32(s.lockKey), k); err != nil {
+			return translate("enqueue: lock alert state", err)
+		}
+	}
+	return nil
+}
