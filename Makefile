@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit mutants
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -35,7 +35,19 @@ test:
 	@mkdir -p $(dir $(FIGURES)) && rm -f $(FIGURES)
 	OPENRECALL_FIGURES=$(FIGURES) OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
 		$(GO) test -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory test-pg
 	@echo "corpus figures:"; cat $(FIGURES) 2>/dev/null || echo "  (none written)"
+
+# The storage conformance run: the store, storage property, workflow and
+# serve tests again on PostgreSQL, same seed. The server is
+# OPENRECALL_PG_DSN when set, else a throwaway cluster per test binary
+# (scripts/pgcluster.sh: PostgreSQL's server binaries, Debian's
+# postgresql package); without either the tests skip loudly, and under
+# CI=true they fail.
+PG_PACKAGES := ./memory/ ./tests/property/ ./workflow/ ./server/...
+test-pg:
+	OPENRECALL_TEST_BACKEND=postgres OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
+		$(GO) test -count=1 -timeout 30m $(PG_PACKAGES)
 
 race:
 	$(GO) test -race -short -count=1 -timeout 30m ./...

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"embed"
 	"errors"
 	"fmt"
@@ -94,7 +96,7 @@ func openPostgres(ctx context.Context, location string, opts Options) (*Store, e
 	db := sql.OpenDB(pgConnector{inner: stdlib.GetConnector(*cfg), writeLock: key})
 	db.SetMaxOpenConns(pgPoolSize)
 	db.SetMaxIdleConns(pgPoolSize)
-	s := &Store{db: db, path: safe, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key,
+	s := &Store{db: db, path: safe, loc: location, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key,
 		leases: newLeases(opts.Instance, opts.Lease)}
 	if err := s.pgInit(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
@@ -234,4 +236,37 @@ func classifyPG(err error) error {
 		return ErrBusy
 	}
 	return nil
+}
+
+// ScratchSchema creates a new, empty schema named prefix plus a random
+// suffix in the PostgreSQL database at location, for a run that wants a
+// memory of its own (eval's PostgreSQL rows, benchmarks), and returns the
+// location of that schema and a function that drops it with everything in
+// it.
+func ScratchSchema(ctx context.Context, location, prefix string) (string, func() error, error) {
+	cfg, err := pgx.ParseConfig(location)
+	if err != nil {
+		return "", nil, fmt.Errorf("scratch schema in %s: not a usable PostgreSQL URL: %w", Redact(location), openrecall.ErrInvalid)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+	schema := prefix + hex.EncodeToString(b[:])
+	run := func(ctx context.Context, stmt string) error {
+		db := stdlib.OpenDB(*cfg)
+		defer func() { _ = db.Close() }() // one statement's pool
+		_, err := db.ExecContext(ctx, stmt)
+		return err
+	}
+	if err := run(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, fmt.Errorf("scratch schema in %s: %w", Redact(location), err)
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return "", nil, fmt.Errorf("scratch schema in %s: %w", Redact(location), err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	drop := func() error { return run(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE") }
+	return u.String(), drop, nil
 }

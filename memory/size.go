@@ -24,7 +24,7 @@ func (s *Store) Size(ctx context.Context) (Size, error) {
 		// PostgreSQL: the schema's tables with their indexes and TOAST, in
 		// blocks; free space inside them is not counted apart.
 		err := s.db.QueryRowContext(ctx, `SELECT current_setting('block_size')::bigint,
-			COALESCE(SUM(pg_total_relation_size(c.oid)), 0) / current_setting('block_size')::bigint
+			(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) / current_setting('block_size')::bigint)::bigint
 			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE n.nspname = current_schema() AND c.relkind = 'r'`).Scan(&z.PageSize, &z.Pages)
 		return z, translate("size", err)

@@ -109,6 +109,9 @@ type Store struct {
 	// counts the claims it found reclaimed by another owner.
 	leases *leases
 	lost   atomic.Int64
+	// loc is the location Open was given (path keeps it without a
+	// password, for printing).
+	loc string
 }
 
 type migration struct {
@@ -169,7 +172,7 @@ func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store,
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, path: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts.Instance, opts.Lease)}
+	s := &Store{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts.Instance, opts.Lease)}
 	if err := s.init(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, err
@@ -625,6 +628,10 @@ func (s *Store) Close() error {
 
 // Path returns the database path the Store was opened with.
 func (s *Store) Path() string { return s.path }
+
+// location returns the location the Store was opened with, password
+// included: for opening the same database again.
+func (s *Store) location() string { return s.loc }
 
 // translate wraps a database error with op, mapping SQLite result codes to
 // the package's and the root package's sentinels.

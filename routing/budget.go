@@ -1,10 +1,27 @@
 package routing
 
 import (
+	"context"
 	"sync"
+	"time"
 
 	openrecall "github.com/openrecall/openrecall"
 )
+
+// Ledger keeps a budget's reservations and spend where every process that
+// shares the budget sees them: serve's daily budget in the memory database
+// (memory.Store), shared by all serve processes and across restarts.
+type Ledger interface {
+	// ReserveBudget sets worst aside on day's budget unless spent +
+	// reserved + worst would pass limit, and returns what day has spent.
+	ReserveBudget(ctx context.Context, day string, limit, worst openrecall.NanoUSD) (bool, openrecall.NanoUSD, error)
+	// SettleBudget releases a reservation, records the actual cost and
+	// returns what day has spent.
+	SettleBudget(ctx context.Context, day string, reserved, actual openrecall.NanoUSD) (openrecall.NanoUSD, error)
+}
+
+// ledgerTimeout bounds one ledger call.
+const ledgerTimeout = 10 * time.Second
 
 // Budget is an optional cap on what one run spends on model calls. A call
 // reserves its worst case before it is made and settles its actual cost
@@ -16,6 +33,34 @@ type Budget struct {
 	spent    openrecall.NanoUSD
 	reserved openrecall.NanoUSD
 	refused  bool
+	// ledger, when set, holds the reservations and the spend (day's);
+	// spent mirrors what it last said.
+	ledger Ledger
+	day    string
+	// ledgerErr is the last error of the ledger: a call it could not
+	// reserve for is refused (no money is spent that cannot be recorded).
+	ledgerErr error
+}
+
+// NewSharedBudget returns a budget of limit nano-dollars for day whose
+// reservations and spend live in ledger, shared with every other process
+// that uses the same ledger and day. A ledger that fails refuses the call
+// (LedgerErr says why): money that cannot be recorded is not spent.
+func NewSharedBudget(limit openrecall.NanoUSD, ledger Ledger, day string) *Budget {
+	b := NewBudget(limit)
+	b.ledger, b.day = ledger, day
+	return b
+}
+
+// LedgerErr returns the last error of a shared budget's ledger, nil when
+// there was none.
+func (b *Budget) LedgerErr() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ledgerErr
 }
 
 // NewBudget returns a budget capped at limit nano-dollars; 0 (or a negative
@@ -37,6 +82,9 @@ func (b *Budget) Reserve(worst openrecall.NanoUSD) bool {
 	if b == nil {
 		return true
 	}
+	if b.ledger != nil {
+		return b.reserveShared(worst)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.limit > 0 && (worst > b.limit || b.spent+b.reserved > b.limit-worst) {
@@ -52,6 +100,10 @@ func (b *Budget) Reserve(worst openrecall.NanoUSD) bool {
 // real amount is recorded anyway, because money spent is spent.
 func (b *Budget) Settle(reserved, actual openrecall.NanoUSD) {
 	if b == nil {
+		return
+	}
+	if b.ledger != nil {
+		b.settleShared(reserved, actual)
 		return
 	}
 	b.mu.Lock()
@@ -77,5 +129,34 @@ func (b *Budget) State() openrecall.BudgetState {
 		Limit:     b.limit,
 		Spent:     b.spent,
 		Exhausted: b.limit > 0 && (b.refused || b.spent >= b.limit),
+	}
+}
+
+func (b *Budget) reserveShared(worst openrecall.NanoUSD) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+	defer cancel()
+	ok, spent, err := b.ledger.ReserveBudget(ctx, b.day, b.limit, worst)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ledgerErr = err
+	if err != nil || !ok {
+		b.refused = true
+		return false
+	}
+	b.spent = spent
+	return true
+}
+
+func (b *Budget) settleShared(reserved, actual openrecall.NanoUSD) {
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+	defer cancel()
+	spent, err := b.ledger.SettleBudget(ctx, b.day, reserved, actual)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ledgerErr = err
+	if err == nil {
+		b.spent = spent
+	} else if actual > 0 {
+		b.spent += actual // what this process knows it spent
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
@@ -64,7 +64,7 @@ func newEnv(t *testing.T, o options) *env {
 	t.Helper()
 	ctx := context.Background()
 	if o.db == "" {
-		o.db = filepath.Join(t.TempDir(), "memory.db")
+		o.db = storetest.Location(t)
 	}
 	st, err := memory.Open(ctx, o.db, memory.Options{Now: o.storeNow})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -334,7 +335,7 @@ func TestRetainByAnalysisTeachesBypass(t *testing.T) {
 // inbox (a process killed after its 202) are analysed by the next server on
 // the same file.
 func TestRestartDrainsInbox(t *testing.T) {
-	db := t.TempDir() + "/memory.db"
+	db := storetest.Location(t)
 	e := newEnv(t, options{noServe: true, db: db})
 	var acc accepted
 	e.post("/api/v1/alerts/alertmanager", "", fixture(t, "alertmanager_payload_from_prometheus.json"), &acc)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/internal/testenv"
 )
 
@@ -64,6 +65,13 @@ func TestBytesPerAlert(t *testing.T) {
 	per := func(z int64) float64 { return float64(z-empty.Used()) / float64(alerts) }
 	t.Logf("%d alerts: %.0f bytes per triaged alert kept whole, %.0f once pruned (%d pages in use of %d bytes; %d free after pruning)",
 		alerts, per(full.Used()), per(after.Used()), after.Pages-after.FreePages, after.PageSize, after.FreePages)
+	if storetest.Postgres() {
+		// PostgreSQL keeps a pruned row's old version until (auto)vacuum
+		// marks its space for reuse, and a table's files do not shrink:
+		// its sizes say what the tables hold, dead rows included, so the
+		// halving is SQLite's to show (its deleted pages are free at once).
+		return
+	}
 	if per(after.Used()) >= per(full.Used())/2 {
 		t.Errorf("pruning kept %.0f of %.0f bytes per alert, want less than half", per(after.Used()), per(full.Used()))
 	}

@@ -3,7 +3,6 @@ package workflow_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -31,7 +31,7 @@ type pipeline struct {
 
 func newPipeline(t *testing.T) *pipeline {
 	t.Helper()
-	st, err := memory.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), memory.Options{Now: fixedNow})
+	st, err := memory.Open(context.Background(), storetest.Location(t), memory.Options{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

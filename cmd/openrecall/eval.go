@@ -154,19 +154,25 @@ func evalRun(ctx context.Context, a *app, opts *evalOptions) error {
 // runs only on a server the user named with --provider openai: eval never
 // spends money on its own. A quadrant that does not exist yet says why.
 func (a *app) evalModes(cfg config.Config, opts *evalOptions) []eval.ModeSpec {
-	const noShared = "no shared memory backend exists yet (DESIGN §5: it comes later behind the same interface)"
+	sqlite := func(ctx context.Context) (string, func() error, error) {
+		dir, err := os.MkdirTemp("", "openrecall-eval-")
+		if err != nil {
+			return "", nil, err
+		}
+		return filepath.Join(dir, "memory.db"), func() error { return os.RemoveAll(dir) }, nil
+	}
 	det := eval.ModeSpec{
 		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"},
 		Open: func(ctx context.Context) (eval.Pipeline, error) {
 			local := cfg
 			local.Models = defaultModels(cfg.Models)
-			return a.evalPipeline(ctx, local, opts, noRelease(a.router))
+			return a.evalPipeline(ctx, local, opts, noRelease(a.router), sqlite)
 		},
 	}
 	fakeRow := eval.ModeSpec{
 		Mode: openrecall.Mode{Memory: "sqlite", Model: "fake"},
 		Open: func(ctx context.Context) (eval.Pipeline, error) {
-			return a.evalPipeline(ctx, cfg, opts, fakeRouter(a.now))
+			return a.evalPipeline(ctx, cfg, opts, fakeRouter(a.now), sqlite)
 		},
 	}
 	live := eval.ModeSpec{
@@ -178,15 +184,53 @@ func (a *app) evalModes(cfg config.Config, opts *evalOptions) []eval.ModeSpec {
 		live = eval.ModeSpec{
 			Mode: liveMode(cfg.Models.BaseURL),
 			Open: func(ctx context.Context) (eval.Pipeline, error) {
-				return a.evalPipeline(ctx, cfg, opts, noRelease(a.router))
+				return a.evalPipeline(ctx, cfg, opts, noRelease(a.router), sqlite)
 			},
 		}
 		specs = []eval.ModeSpec{live, det, fakeRow}
 	}
-	return append(specs,
-		eval.ModeSpec{Mode: openrecall.Mode{Memory: "shared", Model: "deterministic"}, Unavailable: noShared},
-		eval.ModeSpec{Mode: openrecall.Mode{Memory: "shared", Model: "live"}, Unavailable: noShared},
-	)
+	// The shared backend: a scratch schema of eval's own in the PostgreSQL
+	// database --db, OPENRECALL_DB or the config names, or OPENRECALL_PG_DSN,
+	// dropped when the row ends.
+	pgRows := []eval.ModeSpec{
+		{Mode: openrecall.Mode{Memory: "postgres", Model: "deterministic"}},
+		{Mode: openrecall.Mode{Memory: "postgres", Model: "live"}},
+	}
+	if pg := a.evalPostgres(cfg); pg == "" {
+		for i := range pgRows {
+			pgRows[i].Unavailable = "no PostgreSQL named: give --db postgres://… (or OPENRECALL_DB, or OPENRECALL_PG_DSN); eval makes a schema of its own there and drops it"
+		}
+	} else {
+		scratch := func(ctx context.Context) (string, func() error, error) {
+			return memory.ScratchSchema(ctx, pg, "openrecall_eval_")
+		}
+		pgRows[0].Open = func(ctx context.Context) (eval.Pipeline, error) {
+			local := cfg
+			local.Models = defaultModels(cfg.Models)
+			return a.evalPipeline(ctx, local, opts, noRelease(a.router), scratch)
+		}
+		if cfg.Models.Provider == config.ProviderOpenAI {
+			pgRows[1].Open = func(ctx context.Context) (eval.Pipeline, error) {
+				return a.evalPipeline(ctx, cfg, opts, noRelease(a.router), scratch)
+			}
+		} else {
+			pgRows[1].Unavailable = live.Unavailable
+		}
+	}
+	return append(specs, pgRows...)
+}
+
+// evalPostgres returns the PostgreSQL URL eval's shared-backend rows use:
+// the database the command would open when it is PostgreSQL, else
+// OPENRECALL_PG_DSN; empty when there is none.
+func (a *app) evalPostgres(cfg config.Config) string {
+	if loc, err := a.resolveDB(cfg); err == nil && memory.IsPostgres(loc) {
+		return loc
+	}
+	if dsn := os.Getenv("OPENRECALL_PG_DSN"); memory.IsPostgres(dsn) {
+		return dsn
+	}
+	return ""
 }
 
 // routerMaker builds a mode's router and a function that releases what it
@@ -201,13 +245,15 @@ func noRelease(f func(config.Config, *routing.Budget) (*routing.Router, openreca
 	}
 }
 
-// evalPipeline wires the embedded pipeline over a fresh SQLite memory in a
-// temporary directory, removed on Close. Nothing is persisted besides the
+// evalPipeline wires the embedded pipeline over a fresh memory that where
+// makes (a SQLite file in a temporary directory, or a scratch PostgreSQL
+// schema), removed on Close. Nothing is persisted besides the
 // analyst's retains and the exceptions the analyst approves (with their
 // proposals and audit entries, sealed with a key made for the temporary
 // trail): the eval's own audit trail and cost curve would only fill the
 // temporary file.
-func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOptions, mk routerMaker) (eval.Pipeline, error) {
+func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOptions, mk routerMaker,
+	where func(context.Context) (string, func() error, error)) (eval.Pipeline, error) {
 	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
 		return eval.Pipeline{}, err
@@ -219,17 +265,17 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	if release == nil {
 		release = func() {}
 	}
-	dir, err := os.MkdirTemp("", "openrecall-eval-")
+	loc, remove, err := where(ctx)
 	if err != nil {
 		release()
 		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", err)
 	}
-	st, err := memory.Open(ctx, filepath.Join(dir, "memory.db"), memory.Options{Logger: a.log, Now: a.now})
+	st, err := memory.Open(ctx, loc, memory.Options{Logger: a.log, Now: a.now})
 	if err != nil {
 		release()
-		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, os.RemoveAll(dir)))
+		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, remove()))
 	}
-	closeAll := func() error { release(); return errors.Join(st.Close(), os.RemoveAll(dir)) }
+	closeAll := func() error { release(); return errors.Join(st.Close(), remove()) }
 	desk, err := a.evalApprover(ctx, st, ex)
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/eval"
+	"github.com/openrecall/openrecall/internal/pgtest"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
 	"github.com/openrecall/openrecall/workflow"
@@ -186,5 +188,50 @@ func TestEvalUsage(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d containing %q", r.code, r.stderr, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// eval --modes runs the shared backend's deterministic row on PostgreSQL
+// when --db names one (a scratch schema of its own, dropped after), with
+// the figures of the SQLite row: the same alerts, the same decisions.
+func TestEvalModesOnPostgres(t *testing.T) {
+	db := pgtest.DSN(t)
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	scratch := func() int {
+		var n int
+		if err := raw.QueryRow(`SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE 'openrecall\_eval\_%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := scratch()
+	r := runCLI(t, "", "--db", db, "eval", "--seed", "9", "--size", "200", "--output", "json", "--modes")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var out eval.Output
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, r.stdout)
+	}
+	rows := map[string]eval.ModeRow{}
+	for _, m := range out.Modes {
+		rows[m.Mode.Memory+"/"+m.Mode.Model] = m
+	}
+	lite, pg := rows["sqlite/deterministic"], rows["postgres/deterministic"]
+	if !lite.Ran || !pg.Ran || lite.Report == nil || pg.Report == nil {
+		t.Fatalf("rows: sqlite %+v, postgres %+v; want both run", lite, pg)
+	}
+	if lite.Report.Overall != pg.Report.Overall {
+		t.Errorf("the PostgreSQL row's figures differ from SQLite's:\n%+v\n%+v", lite.Report.Overall, pg.Report.Overall)
+	}
+	if live := rows["postgres/live"]; live.Ran || live.Reason == "" {
+		t.Errorf("postgres/live: ran=%v reason=%q; want a reason", live.Ran, live.Reason)
+	}
+	if left := scratch() - before; left != 0 {
+		t.Errorf("eval left %d scratch schemas", left)
 	}
 }

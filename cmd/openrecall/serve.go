@@ -127,7 +127,9 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		var budget *routing.Budget
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
-			budget = routing.NewBudget(b)
+			// The day's budget lives in the database: every serve
+			// process sharing it, and a restart today, spend from it.
+			budget = routing.NewSharedBudget(b, st, day)
 		}
 		// Each day's pipeline prices the strong model at the mean of the
 		// strong completions recorded so far, as an analyze run does.

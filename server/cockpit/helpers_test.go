@@ -9,7 +9,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/usecase"
@@ -59,7 +59,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := memory.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), memory.Options{})
+	st, err := memory.Open(ctx, storetest.Location(t), memory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
