@@ -629,6 +629,15 @@ func (s *Store) Close() error {
 // Path returns the database path the Store was opened with.
 func (s *Store) Path() string { return s.path }
 
+// Backend names the database the Store keeps its memory in: "sqlite" or
+// "postgres" (the memory half of a run's mode).
+func (s *Store) Backend() string {
+	if s.pg {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
 // location returns the location the Store was opened with, password
 // included: for opening the same database again.
 func (s *Store) location() string { return s.loc }

@@ -329,6 +329,7 @@ func newRouter(cfg config.Config, cheap, strong routing.Model, budget *routing.B
 // holds until there is one.
 func (a *app) pricedRouter(ctx context.Context, cfg config.Config, st *memory.Store, budget *routing.Budget) (*routing.Router, openrecall.Mode, error) {
 	r, mode, err := a.router(cfg, budget)
+	mode.Memory = st.Backend() // the mode names the memory the run really has
 	if err != nil {
 		return nil, mode, err
 	}
@@ -338,9 +339,9 @@ func (a *app) pricedRouter(ctx context.Context, cfg config.Config, st *memory.St
 	}
 	if mean, ok := seen.Mean(); ok && mean != cfg.Models.StrongExpectedCompletionTokens {
 		cfg.Models.StrongExpectedCompletionTokens = mean
-		return a.router(cfg, budget)
+		r, _, err = a.router(cfg, budget)
 	}
-	return r, mode, nil
+	return r, mode, err
 }
 
 // newWorkflow wires the whole pipeline over an open store.
