@@ -82,7 +82,7 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 	}
 	var headSeq int64
 	var headHash string
-	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`+s.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return nil, translate("append audit: read head", err)
 	}
 	sealed := seal(headHash, headSeq+1, in)

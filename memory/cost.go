@@ -64,7 +64,7 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 	}
 	var headSeq int64
 	var headHash string
-	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`+s.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return translate("append cost points: read head", err)
 	}
 	hashes := seal(headHash, headSeq+1, points)

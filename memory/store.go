@@ -629,6 +629,16 @@ func (s *Store) Close() error {
 // Path returns the database path the Store was opened with.
 func (s *Store) Path() string { return s.path }
 
+// forUpdate is the row lock a read-then-write of a chain's head row takes
+// on PostgreSQL (" FOR UPDATE"); SQLite's immediate transaction already
+// holds the database.
+func (s *Store) forUpdate() string {
+	if s.pg {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
 // Backend names the database the Store keeps its memory in: "sqlite" or
 // "postgres" (the memory half of a run's mode).
 func (s *Store) Backend() string {

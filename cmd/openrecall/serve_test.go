@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openrecall/openrecall/internal/pgtest"
 	"github.com/openrecall/openrecall/internal/testenv"
+	"github.com/openrecall/openrecall/memory"
 )
 
 // served is a running `openrecall serve` process.
@@ -372,5 +376,39 @@ func TestServeDailyBudget(t *testing.T) {
 	last := steps[len(steps)-1]
 	if results[0].Result.Decision != "escalated" || last.Outcome != "budget-exceeded" || last.Cost != 0 {
 		t.Errorf("decision %s, steps %+v: want escalated without a call for budget", results[0].Result.Decision, steps)
+	}
+}
+
+// Several serve processes on one PostgreSQL database: when another binary
+// migrates the schema, a running serve claims no more work and exits 1,
+// saying why; what waits stays in the inbox.
+func TestServeOnPostgresStopsWhenTheSchemaChanges(t *testing.T) {
+	bin := buildBinary(t)
+	db := pgtest.DSN(t)
+	s := startServe(t, bin, db, []string{"OPENRECALL_AUDIT_KEY=" + strings.Repeat("cd", 32)})
+	var acc e2eAccepted
+	body := `{"id":"disk-1","title":"disk full on db-1","service":"db","severity":"low"}`
+	if code := s.call(http.MethodPost, "/api/v1/alerts", "", strings.NewReader(body), &acc); code != http.StatusAccepted {
+		t.Fatalf("post: %d", code)
+	}
+	if got := s.allResults("", 1); len(got) != 1 {
+		t.Fatalf("%d results before the migration", len(got))
+	}
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'from a newer binary', 0)`, memory.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(s.log(), "schema version") {
+			t.Fatalf("serve ended with %v; want exit 1 naming the schema version\n%s", err, s.log())
+		}
+	case <-testenv.Expiry(t):
+		t.Fatalf("serve kept running on a schema another binary migrated\n%s", s.log())
 	}
 }
