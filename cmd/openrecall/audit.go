@@ -342,14 +342,14 @@ func (f archiveFile) Sync() error {
 	if err := f.File.Sync(); err != nil {
 		return err
 	}
-	if err := f.File.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return err
 	}
 	dir, err := os.Open(filepath.Dir(f.Name()))
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
+	defer func() { _ = dir.Close() }() // read-only: Sync's error is the one that counts
 	return dir.Sync()
 }
 
@@ -435,7 +435,7 @@ func auditVerifyArchiveRun(ctx context.Context, a *app, opts *auditVerifyOptions
 	if err != nil {
 		return fmt.Errorf("--archive: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	st, err := a.readStore(ctx)
 	if err != nil {
 		return err
