@@ -137,10 +137,34 @@ type TrailState struct {
 	// BoundaryMAC signs (LegacyThrough, LegacyCosts) with the key, recorded
 	// with KeyID; a checkpoint does not carry it.
 	BoundaryMAC string
+	// Archive is the latest archive record (the zero TrailArchive when no
+	// prefix was ever archived): the chains start after it.
+	Archive TrailArchive
 }
 
+// TrailArchive records where a prefix of the trail moved to an archive file
+// ends (DESIGN §9): the last archived audit entry and chained cost point
+// with their hashes, the cut (everything archived was older than Before),
+// when it was archived, the file's SHA-256 and the key whose MAC signs all
+// of it. The chains left in the database start right after it.
+type TrailArchive struct {
+	Through         int64
+	ThroughHash     string
+	CostThrough     int64
+	CostThroughHash string
+	Before          time.Time
+	At              time.Time
+	FileSHA256      string
+	KeyID           string
+	MAC             string
+}
+
+// IsZero reports whether a is no archive record at all.
+func (a TrailArchive) IsZero() bool { return a == TrailArchive{} }
+
 // Keyed reports whether s describes a trail that needs a key to verify:
-// it names a key or holds keyed entries or chained cost points.
+// it names a key, holds keyed entries or chained cost points, or records an
+// archive (signed with the key).
 func (s TrailState) Keyed() bool {
-	return s.KeyID != "" || s.HeadSeq > s.LegacyThrough || s.CostHeadSeq > 0
+	return s.KeyID != "" || s.HeadSeq > s.LegacyThrough || s.CostHeadSeq > 0 || !s.Archive.IsZero()
 }

@@ -16,7 +16,10 @@
 // (State.LegacyThrough, signed with BoundaryMAC). Cost points have their own
 // keyed chain. A Checkpoint is a signed copy of the trail's State kept
 // elsewhere; a TrailVerifier checks a whole trail read in one snapshot, and
-// against a checkpoint catches truncation and head rollback too. A missing or
+// against a checkpoint catches truncation and head rollback too. After an
+// archive (SignArchive) the chains start after the latest archive record
+// whose signature checks (Verifier.Start); a record that does not check is
+// a KindArchive problem and the chains are then checked from 1. A missing or
 // wrong key is ErrNoKey or ErrWrongKey, never a Problem.
 //
 // The audit trail is data, not logs. The package imports only the root

@@ -33,6 +33,9 @@ type TrailVerifier struct {
 	cp      *Checkpoint
 	legacy  int64
 	key     Key
+	// forged is true when the state names an archive record whose
+	// signature does not match: the chains are then checked from 1.
+	forged bool
 }
 
 // NewTrailVerifier prepares to verify a trail whose records read s, with
@@ -61,6 +64,12 @@ func NewTrailVerifier(k Key, s State, cp *Checkpoint) (*TrailVerifier, error) {
 		}
 	}
 	t := &TrailVerifier{state: s, cp: cp, key: k, entries: NewKeyedVerifier(k, s.LegacyThrough), costs: NewCostVerifier(k)}
+	if a := s.Archive; !a.IsZero() {
+		if t.forged = !ArchiveSigned(k, a); !t.forged {
+			t.entries.Start(a.Through, a.ThroughHash)
+			t.costs.Start(a.CostThrough, a.CostThroughHash)
+		}
+	}
 	if cp != nil {
 		t.entries.Expect(cp.HeadSeq, cp.HeadHash)
 		t.costs.Expect(cp.CostHeadSeq, cp.CostHeadHash)
@@ -104,6 +113,11 @@ func (t *TrailVerifier) Finish() Report {
 		boundary = append(boundary, Problem{Sequence: s.LegacyThrough, Kind: KindBoundary,
 			Detail: fmt.Sprintf("the keyed boundary is after entry %d and %d cost points, the checkpoint says after entry %d and %d cost points: the boundary was moved",
 				s.LegacyThrough, s.LegacyCosts, cp.LegacyThrough, cp.LegacyCosts)})
+	}
+	if t.forged {
+		boundary = append(boundary, Problem{Sequence: s.Archive.Through, Kind: KindArchive,
+			Detail: fmt.Sprintf("the latest archive record (entries up to %d and cost points up to %d archived, key %s) does not match its signature: it was forged or changed, so the chains are checked from their first link",
+				s.Archive.Through, s.Archive.CostThrough, s.Archive.KeyID)})
 	}
 	r.Problems = append(r.Problems, boundary...)
 	sort.SliceStable(r.Problems, func(i, j int) bool {

@@ -26,6 +26,10 @@ const (
 	KindCheckpoint = "checkpoint"
 	// KindBoundary: the record of where keyed entries begin was changed.
 	KindBoundary = "boundary"
+	// KindArchive: the archive record the chains start after does not
+	// match its signature (forged or changed), or an archived link is
+	// stored again.
+	KindArchive = "archive"
 )
 
 // Problem is one way a stored audit chain differs from what was sealed.
@@ -75,6 +79,8 @@ func (p Problem) String() string {
 		what = "does not match the checkpoint"
 	case KindBoundary:
 		what = "breaks the keyed boundary"
+	case KindArchive:
+		what = "breaks the archive record"
 	}
 	id := ""
 	switch {
@@ -108,6 +114,7 @@ type Verifier struct {
 	chain         string
 	key           Key   // zero: every entry is checked as unkeyed SHA-256
 	legacyThrough int64 // entries up to this sequence are unkeyed
+	start         link  // where the stored chain starts after: seq 0, or an archive's end
 	count         int64
 	pending       *link            // the link added last, judged when the next arrives
 	expected      int64            // the next sequence in order
@@ -143,6 +150,18 @@ func NewCostVerifier(k Key) *Verifier { return newVerifier(ChainCost, k, 0) }
 func newVerifier(chain string, k Key, legacyThrough int64) *Verifier {
 	return &Verifier{chain: chain, key: k, legacyThrough: legacyThrough, expected: 1,
 		early: map[int64]string{}, seen: map[int64]string{}}
+}
+
+// Start tells the Verifier that the links up to seq were archived, the
+// last with the given hash, so the stored chain starts at seq+1 and links
+// to hash. Call it before the first Add and before Expect, only with an
+// archive record whose signature was checked.
+func (v *Verifier) Start(seq int64, hash string) {
+	if seq <= 0 {
+		return
+	}
+	v.start = link{seq: seq, hash: hash}
+	v.prev, v.expected = v.start, seq+1
 }
 
 // Count returns the number of entries added so far.
@@ -196,6 +215,8 @@ func (v *Verifier) judge(p link, next *link) {
 	switch {
 	case p.seq < 1:
 		v.report(p, KindReordered, fmt.Sprintf("sequence %d is before the start of the chain at 1", p.seq))
+	case p.seq <= v.start.seq:
+		v.report(p, KindArchive, fmt.Sprintf("it is stored again, though the archive record says the chain up to %s %d was archived", n.one, v.start.seq))
 	case p.seq == v.expected:
 		v.inOrder(p)
 	case p.seq > v.expected && next != nil && next.seq >= v.expected && next.seq < p.seq:
@@ -335,7 +356,7 @@ func (v *Verifier) Finish(headSeq int64, headHash string) []Problem {
 		out = append(out, Problem{Chain: v.chain, Sequence: g.lo, Kind: KindDeleted, Detail: detail})
 	}
 	switch last := v.max; {
-	case last == nil && (headSeq != 0 || headHash != ""):
+	case last == nil && (headSeq != v.start.seq || headHash != v.start.hash):
 		out = append(out, Problem{Chain: v.chain, Sequence: headSeq, Kind: KindHeadMismatch,
 			Detail: fmt.Sprintf("the head record names %s %d with hash %s, but the chain is empty: every %s was deleted", n.one, headSeq, short(headHash), n.one)})
 	case last == nil:
@@ -356,6 +377,12 @@ func (v *Verifier) Finish(headSeq int64, headHash string) []Problem {
 	for _, c := range v.expect {
 		got := v.seen[c.seq]
 		switch {
+		case c.seq < v.start.seq:
+			// Archived: `audit verify --archive` checks the archive file.
+		case c.seq == v.start.seq && !hmac.Equal([]byte(v.start.hash), []byte(c.hash)):
+			out = append(out, Problem{Chain: v.chain, Sequence: c.seq, Kind: KindCheckpoint,
+				Detail: fmt.Sprintf("the archive record ends at hash %s, the checkpoint's is %s: the chain up to it was rewritten", short(v.start.hash), short(c.hash))})
+		case c.seq == v.start.seq:
 		case got == "":
 			out = append(out, Problem{Chain: v.chain, Sequence: c.seq, Kind: KindCheckpoint,
 				Detail: fmt.Sprintf("the checkpoint names %s %d, which the chain no longer holds: it was cut back (truncated, or the head rolled back)", n.one, c.seq)})

@@ -73,7 +73,7 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 	}
 	prev := headHash
 	registered := map[string]bool{}
-	width := strings.Count(costColumns, ",") + 4 // and seq, prev_hash, hash
+	width := strings.Count(costColumns, ",") + 5 // and seq, prev_hash, hash, appended_at
 	args := make([]any, 0, len(points)*width)
 	for i, p := range points {
 		if !registered[p.Batch] {
@@ -84,10 +84,10 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 		}
 		seq := headSeq + 1 + int64(i)
 		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
-			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i])
+			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i], created)
 		prev = hashes[i]
 	}
-	if err := insertRows(ctx, tx, `INSERT INTO cost_points (`+costColumns+`, seq, prev_hash, hash) VALUES `, width, args); err != nil {
+	if err := insertRows(ctx, tx, `INSERT INTO cost_points (`+costColumns+`, seq, prev_hash, hash, appended_at) VALUES `, width, args); err != nil {
 		first, last := points[0], points[len(points)-1]
 		return translate(fmt.Sprintf("append cost points: batch %q indexes %d–%d", first.Batch, first.Index, last.Index), err)
 	}

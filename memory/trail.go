@@ -25,14 +25,22 @@ type TrailReader struct {
 // head records always match the entries read. It does not take the write
 // lock. The callbacks run while the Store's connection is held: they must
 // not use the Store. A nil callback skips its part.
-func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
+func (s *Store) ReadTrail(ctx context.Context, r TrailReader) error {
+	return s.readTrail(ctx, "read trail", r,
+		`SELECT `+auditColumns+` FROM audit_entries ORDER BY sequence`, nil,
+		`SELECT `+costColumns+`, seq, prev_hash, hash FROM cost_points ORDER BY seq, rowid`, nil)
+}
+
+// readTrail is ReadTrail with the queries of the entries and the cost
+// points (and their arguments) given; what names the operation in errors.
+func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entries string, entryArgs []any, costs string, costArgs []any) (err error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return translate("read trail", err)
+		return translate(what, err)
 	}
 	defer func() {
 		if cerr := conn.Close(); cerr != nil && err == nil {
-			err = translate("read trail: release connection", cerr)
+			err = translate(what+": release connection", cerr)
 		}
 	}()
 	// A deferred transaction takes no lock; in WAL mode its first read
@@ -40,18 +48,21 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 	// _txlock=immediate applies only to BeginTx, which would take the
 	// write lock.)
 	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
-		return translate("read trail: begin", err)
+		return translate(what+": begin", err)
 	}
 	defer func() {
 		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && err == nil {
-			err = translate("read trail: end", rerr)
+			err = translate(what+": end", rerr)
 		}
 	}()
 	var st openrecall.TrailState
 	if err := conn.QueryRowContext(ctx, `SELECT h.seq, h.hash, c.seq, c.hash, k.legacy_through, k.legacy_costs, k.key_id, k.boundary_mac
 		FROM audit_head h, cost_head c, audit_keying k WHERE h.id = 1 AND c.id = 1 AND k.id = 1`).Scan(
 		&st.HeadSeq, &st.HeadHash, &st.CostHeadSeq, &st.CostHeadHash, &st.LegacyThrough, &st.LegacyCosts, &st.KeyID, &st.BoundaryMAC); err != nil {
-		return translate("read trail: heads", err)
+		return translate(what+": heads", err)
+	}
+	if st.Archive, err = latestArchive(ctx, conn); err != nil {
+		return translate(what+": archive record", err)
 	}
 	if r.State != nil {
 		if err := r.State(st); err != nil {
@@ -59,10 +70,10 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 		}
 	}
 	if r.Entry != nil {
-		if err := eachRow(ctx, conn, `SELECT `+auditColumns+` FROM audit_entries ORDER BY sequence`, func(rows *sql.Rows) error {
+		if err := eachRow(ctx, conn, what, entries, entryArgs, func(rows *sql.Rows) error {
 			e, err := scanAudit(rows)
 			if err != nil {
-				return translate("read trail: scan entry", err)
+				return translate(what+": scan entry", err)
 			}
 			return r.Entry(e)
 		}); err != nil {
@@ -70,12 +81,12 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 		}
 	}
 	if r.Cost != nil {
-		return eachRow(ctx, conn, `SELECT `+costColumns+`, seq, prev_hash, hash FROM cost_points ORDER BY seq, rowid`, func(rows *sql.Rows) error {
+		return eachRow(ctx, conn, what, costs, costArgs, func(rows *sql.Rows) error {
 			var seq sql.NullInt64
 			var prev, hash sql.NullString
 			p, err := scanCost(rows, &seq, &prev, &hash)
 			if err != nil {
-				return translate("read trail: scan cost point", err)
+				return translate(what+": scan cost point", err)
 			}
 			return r.Cost(seq.Int64, prev.String, hash.String, p)
 		})
@@ -83,11 +94,12 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) (err error) {
 	return nil
 }
 
-// eachRow runs query on conn and calls fn for every row.
-func eachRow(ctx context.Context, conn *sql.Conn, query string, fn func(*sql.Rows) error) error {
-	rows, err := conn.QueryContext(ctx, query)
+// eachRow runs query with args on conn and calls fn for every row; what
+// names the operation in errors.
+func eachRow(ctx context.Context, conn *sql.Conn, what, query string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
-		return translate("read trail", err)
+		return translate(what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -96,7 +108,7 @@ func eachRow(ctx context.Context, conn *sql.Conn, query string, fn func(*sql.Row
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return translate("read trail", err)
+		return translate(what, err)
 	}
 	return nil
 }

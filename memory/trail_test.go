@@ -47,8 +47,9 @@ func verifyStore(t *testing.T, s *Store, k audit.Key, cp *audit.Checkpoint) (aud
 	return tv.Finish(), nil
 }
 
-// appendKeyed appends one analysis of n steps and its cost point, keyed.
-func appendKeyed(ctx context.Context, s *Store, batch string, idx, n int) error {
+// appendKeyed appends one analysis of n steps and its cost point, keyed;
+// between, it calls between when not nil.
+func appendKeyed(ctx context.Context, s *Store, batch string, idx, n int, between func()) error {
 	sealer := audit.NewSealer(testKey)
 	entries := make([]openrecall.AuditEntry, n)
 	for i := range entries {
@@ -56,6 +57,9 @@ func appendKeyed(ctx context.Context, s *Store, batch string, idx, n int) error 
 	}
 	if _, err := s.AppendAudit(ctx, entries, sealer.Seal); err != nil {
 		return err
+	}
+	if between != nil {
+		between()
 	}
 	return s.AppendCostPoints(ctx, []openrecall.CostPoint{{Batch: batch, Index: idx, Cost: 3, Baseline: 9,
 		CumulativeCost: openrecall.NanoUSD(3 * (idx + 1)), CumulativeBaseline: openrecall.NanoUSD(9 * (idx + 1))}}, sealer.SealCosts)
@@ -74,7 +78,7 @@ func TestReadTrailSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 200; i++ {
-		if err := appendKeyed(ctx, writer, "prime", i, 5); err != nil {
+		if err := appendKeyed(ctx, writer, "prime", i, 5, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +88,7 @@ func TestReadTrailSnapshot(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
-			if err := appendKeyed(ctx, writer, "live", i, 3); err != nil && ctx.Err() == nil {
+			if err := appendKeyed(ctx, writer, "live", i, 3, nil); err != nil && ctx.Err() == nil {
 				appendErr = err
 				return
 			}
@@ -173,7 +177,7 @@ func TestUpgradeKeepsLegacyTrail(t *testing.T) {
 	if _, err := s.BindAuditKey(ctx, testKey.ID(), testSign); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendKeyed(ctx, s, "v2", 0, 4); err != nil {
+	if err := appendKeyed(ctx, s, "v2", 0, 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = verifyStore(t, s, testKey, nil)

@@ -39,6 +39,13 @@ type App struct {
 	// ReadTrail reads the whole audit trail in one snapshot; required,
 	// with Keys, to verify the trail or sign its head.
 	ReadTrail func(ctx context.Context, r TrailReader) error
+	// ReadTrailPrefix reads, in one snapshot, the trail's state and the
+	// prefix of its chains older than a cut (memory.Store.ReadTrailPrefix);
+	// required, with Archives, ReadTrail and Keys, to archive.
+	ReadTrailPrefix func(ctx context.Context, before time.Time, r TrailReader) error
+	// Archives keeps the archive records; required to archive or to check
+	// an archive file.
+	Archives ArchiveStore
 	// Keys finds the audit key.
 	Keys AuditKeys
 	// Groups stores the alert groups a person decides (DESIGN §6a);

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
@@ -76,6 +77,10 @@ func DescribeTrail(r audit.Report) string {
 		fmt.Fprintf(&b, " (entries 1-%d written before keying, unkeyed SHA-256)", s.LegacyThrough)
 	}
 	fmt.Fprintf(&b, "; %d cost points chained", r.Costs)
+	if a := s.Archive; !a.IsZero() {
+		fmt.Fprintf(&b, "; archived before them: entries up to %d, cost points up to %d (record signed, archived %s)",
+			a.Through, a.CostThrough, a.At.UTC().Format(time.RFC3339))
+	}
 	if r.LegacyCosts > 0 {
 		fmt.Fprintf(&b, " (%d stored before chaining, not covered)", r.LegacyCosts)
 	}

@@ -416,8 +416,12 @@ func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App
 		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 			return st.ReadTrail(ctx, memory.TrailReader(r))
 		},
-		Keys:    trailKeys{a: a, db: st.Path()},
-		Waiting: st,
+		ReadTrailPrefix: func(ctx context.Context, before time.Time, r usecase.TrailReader) error {
+			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(r))
+		},
+		Archives: st,
+		Keys:     trailKeys{a: a, db: st.Path()},
+		Waiting:  st,
 	}
 	if ex != nil {
 		uc.Fingerprinter = ex

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -157,6 +158,7 @@ func readCheckpoint(arg string) (*audit.Checkpoint, error) {
 // auditVerifyOptions are the flags of audit verify.
 type auditVerifyOptions struct {
 	checkpoint string
+	archive    string
 	output     string
 }
 
@@ -165,6 +167,12 @@ type auditVerifyOptions struct {
 func auditVerifyRun(ctx context.Context, a *app, opts *auditVerifyOptions) error {
 	if err := checkOutput(opts.output); err != nil {
 		return err
+	}
+	if opts.archive != "" {
+		if opts.checkpoint != "" {
+			return usageErr("--archive checks an archive file, --checkpoint the trail: give one")
+		}
+		return auditVerifyArchiveRun(ctx, a, opts)
 	}
 	var cp *audit.Checkpoint
 	if opts.checkpoint != "" {
@@ -213,19 +221,25 @@ every audit entry's and cost point's keyed hash, follow both chains from the fir
 their head records, and check the keyed boundary. With --checkpoint (a value printed by
 'openrecall audit head', or a file holding one) also prove the trail still extends that
 checkpoint: a cut tail, a head rolled back or a chain re-hashed from an earlier point is caught.
+After 'openrecall audit archive' each chain starts after the latest archive record, once its
+signature checks; a prefix missing without one is tampering. With --archive FILE check an
+archive file instead: its SHA-256 is that of a signed archive record, and its entries and cost
+points chain from the previous record's end to its record's.
 
 Exit status 0: intact. 4: tampered (each problem names the entry or cost point). 1: could not
 verify (the key is missing or is not the trail's, the checkpoint is invalid, a database error).`,
 		Example: `  openrecall audit verify
   openrecall audit verify -o json
   openrecall audit head > /secure/place/openrecall.checkpoint
-  openrecall audit verify --checkpoint /secure/place/openrecall.checkpoint`,
+  openrecall audit verify --checkpoint /secure/place/openrecall.checkpoint
+  openrecall audit verify --archive /archive/openrecall-2025.jsonl`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return auditVerifyRun(cmd.Context(), a, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.checkpoint, "checkpoint", "", "checkpoint value or file (from 'openrecall audit head') the trail must extend")
+	cmd.Flags().StringVar(&opts.archive, "archive", "", "check this archive file (from 'openrecall audit archive') against its archive record instead")
 	addOutputFlag(cmd, &opts.output)
 	return cmd
 }
@@ -263,13 +277,199 @@ func auditHeadRun(ctx context.Context, a *app) error {
 		return err
 	}
 	if h.Checkpoint == nil {
-		for _, p := range h.Report.Problems {
-			fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
-		}
+		a.printTampered(h.Report.Problems)
 		fmt.Fprintf(a.errOut, "openrecall: no checkpoint: the trail has %d problem(s)\n", len(h.Report.Problems))
 		return &exitError{code: exitTampered}
 	}
 	fmt.Fprintln(a.out, h.Checkpoint)
 	fmt.Fprintf(a.errOut, "checkpoint of %s\n", usecase.DescribeTrail(h.Report))
 	return nil
+}
+
+// auditArchiveOptions are the flags of audit archive.
+type auditArchiveOptions struct {
+	before string
+	out    string
+}
+
+func newAuditArchiveCmd(a *app) *cobra.Command {
+	opts := &auditArchiveOptions{}
+	cmd := &cobra.Command{
+		Use:   "archive --before DATE --out FILE",
+		Short: "Move the verified prefix of the trail older than a date to a file, with a signed archive record",
+		Long: `Verify the trail (as 'audit verify' does), then move the prefix of the audit entries and of the
+chained cost points older than --before (a date, midnight UTC, or an RFC 3339 time) to --out, as
+JSON lines under a header naming where it starts and ends. The file is written and synced first;
+then one transaction records the archive record (where each archived chain ends, the cut, the
+time, the file's SHA-256, the key id, signed with the audit key) and deletes the prefix.
+'audit verify' then starts each chain after that record; a prefix deleted without one is still
+reported as tampered. 'audit verify --archive FILE' checks an archive file against its record.
+A trail that does not verify is not archived; --out is never overwritten.
+
+Exit status 0: archived, or nothing older than --before. 4: the trail is tampered (nothing
+archived). 1: could not archive (the key is missing or is not the trail's, the file exists or
+cannot be written, a database error): the trail is unchanged.`,
+		Example: `  openrecall audit archive --before 2026-01-01 --out /archive/openrecall-2025.jsonl
+  openrecall audit verify --archive /archive/openrecall-2025.jsonl`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return auditArchiveRun(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.before, "before", "", "archive what is older than this date (midnight UTC) or RFC 3339 time (required)")
+	cmd.Flags().StringVar(&opts.out, "out", "", "archive file to create; an existing file is refused (required)")
+	return cmd
+}
+
+// parseCut reads --before: a date (midnight UTC) or an RFC 3339 time.
+func parseCut(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("want a date (2026-01-01) or an RFC 3339 time (2026-01-01T12:00:00Z)")
+}
+
+// archiveFile is the file `audit archive` writes: Sync syncs its contents,
+// closes it and syncs its directory, so its name is durable too.
+type archiveFile struct {
+	*os.File
+}
+
+func (f archiveFile) Sync() error {
+	if err := f.File.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(f.Name()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }() // read-only: Sync's error is the one that counts
+	return dir.Sync()
+}
+
+// auditArchiveRun is `audit archive`: exit 0 archived (or nothing to
+// archive), 4 when the trail is tampered, 1 when it cannot archive. The
+// archive file is removed unless the archive was recorded.
+func auditArchiveRun(ctx context.Context, a *app, opts *auditArchiveOptions) (err error) {
+	if opts.before == "" || opts.out == "" {
+		return usageErr("audit archive needs --before DATE and --out FILE")
+	}
+	before, err := parseCut(opts.before)
+	if err != nil {
+		return usageErr("--before %q: %v", opts.before, err)
+	}
+	if _, err := os.Lstat(opts.out); err == nil {
+		return fmt.Errorf("--out %s: the file exists; an archive never overwrites one", opts.out)
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	// The archive record is signed with the trail's key: bind one now
+	// (creating it on first use) so that later appends keep that key.
+	if _, err := a.sealer(ctx, st); err != nil {
+		return err
+	}
+	var f *os.File
+	res, err := a.useCases(st, nil).ArchiveAudit(ctx, before, func() (usecase.ArchiveFile, error) {
+		var err error
+		if f, err = os.OpenFile(opts.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+			return nil, fmt.Errorf("--out: %w", err)
+		}
+		return archiveFile{f}, nil
+	})
+	if f != nil {
+		_ = f.Close() // closed by Sync when the archive got that far
+		if res.Record.IsZero() {
+			if rerr := os.Remove(opts.out); rerr != nil {
+				a.log.Warn("could not remove the unused archive file", zap.String("path", opts.out), zap.Error(rerr))
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Report.Problems) > 0 {
+		a.printTampered(res.Report.Problems)
+		fmt.Fprintf(a.errOut, "openrecall: nothing archived: the trail has %d problem(s)\n", len(res.Report.Problems))
+		return &exitError{code: exitTampered}
+	}
+	if res.Record.IsZero() {
+		fmt.Fprintf(a.out, "nothing to archive: no entry or cost point older than %s\n", before.Format(time.RFC3339))
+		return nil
+	}
+	fmt.Fprintf(a.out, "archived %s to %s (sha256 %s)\n", describeArchived(res), opts.out, res.Record.FileSHA256)
+	if len(res.After.Problems) > 0 {
+		a.printTampered(res.After.Problems)
+		fmt.Fprintf(a.errOut, "openrecall: archived, but what remains has %d problem(s)\n", len(res.After.Problems))
+		return &exitError{code: exitTampered}
+	}
+	fmt.Fprintf(a.errOut, "audit trail intact: %s\n", usecase.DescribeTrail(res.After))
+	return nil
+}
+
+// describeArchived names the ranges an archive moved.
+func describeArchived(res usecase.Archived) string {
+	span := func(n, from, through int64, many string) string {
+		if n == 0 {
+			return "no " + many
+		}
+		return fmt.Sprintf("%s %d-%d", many, from+1, through)
+	}
+	return span(res.Entries, res.From.Entries.Sequence, res.Record.Through, "entries") + " and " +
+		span(res.CostPoints, res.From.CostPoints.Sequence, res.Record.CostThrough, "cost points")
+}
+
+// auditVerifyArchiveRun is `audit verify --archive`: exit 0 when the file
+// checks against its archive record, 4 when it does not, 1 when it cannot
+// check (no key, a file that is not an archive, a database error).
+func auditVerifyArchiveRun(ctx context.Context, a *app, opts *auditVerifyOptions) error {
+	f, err := os.Open(opts.archive)
+	if err != nil {
+		return fmt.Errorf("--archive: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read-only
+	st, err := a.readStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	c, err := a.useCases(st, nil).VerifyArchive(ctx, f)
+	if err != nil {
+		return fmt.Errorf("--archive %s: %w", opts.archive, err)
+	}
+	if opts.output != outputTable {
+		if err := writeJSON(a.out, opts.output, c); err != nil {
+			return err
+		}
+	}
+	if c.Intact {
+		if opts.output == outputTable {
+			fmt.Fprintf(a.out, "archive intact: %s holds entries %d-%d and cost points %d-%d; its archive record (archived %s, cut %s) is signed with key %s\n",
+				opts.archive, c.From.Entries.Sequence+1, c.Through.Entries.Sequence, c.From.CostPoints.Sequence+1, c.Through.CostPoints.Sequence,
+				c.Record.At.Format(time.RFC3339), c.Record.Before.Format(time.RFC3339), c.Record.KeyID)
+		}
+		return nil
+	}
+	if opts.output == outputTable {
+		for _, p := range c.Problems {
+			fmt.Fprintf(a.out, "TAMPERED: %s\n", p.Problem)
+		}
+	}
+	fmt.Fprintf(a.errOut, "openrecall: the archive %s has %d problem(s)\n", opts.archive, len(c.Problems))
+	return &exitError{code: exitTampered}
+}
+
+// printTampered prints one TAMPERED line per problem on stdout.
+func (a *app) printTampered(problems []audit.Problem) {
+	for _, p := range problems {
+		fmt.Fprintf(a.out, "TAMPERED: %s\n", p)
+	}
 }

@@ -125,7 +125,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		},
 	}
 	addOutputFlag(show, &opts.output)
-	cmd.AddCommand(show, newAuditVerifyCmd(a), newAuditHeadCmd(a))
+	cmd.AddCommand(show, newAuditVerifyCmd(a), newAuditHeadCmd(a), newAuditArchiveCmd(a))
 	return cmd
 }
 

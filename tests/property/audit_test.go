@@ -114,8 +114,13 @@ func editField(ptr any, f int) string {
 		fv.SetInt(fv.Int() + 1)
 	case reflect.Bool:
 		fv.SetBool(!fv.Bool())
-	case reflect.Struct: // time.Time
-		fv.Set(reflect.ValueOf(fv.Interface().(time.Time).Add(time.Nanosecond)))
+	case reflect.Struct:
+		if t, ok := fv.Interface().(time.Time); ok {
+			fv.Set(reflect.ValueOf(t.Add(time.Nanosecond)))
+			break
+		}
+		// A record inside (TrailState.Archive): one of its fields.
+		name += "." + editField(fv.Addr().Interface(), f/v.NumField())
 	default:
 		panic("editField: unhandled kind " + fv.Kind().String())
 	}

@@ -14,7 +14,7 @@ import (
 // keyedDesk is a real SQLite memory bound to a fixed audit key, with the
 // embedded rules, the application layer and the workflow's sink over it,
 // wired as serve wires them: what the properties of what waits for a
-// person (P100) and of retention (P101) run against.
+// person (P100), of retention (P101) and of archiving (P102) run against.
 type keyedDesk struct {
 	st   *memory.Store
 	ex   *fingerprint.Extractor
@@ -55,6 +55,10 @@ func openKeyedDesk(ctx context.Context, path string, key audit.Key, now func() t
 		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 			return st.ReadTrail(ctx, memory.TrailReader(r))
 		},
+		ReadTrailPrefix: func(ctx context.Context, before time.Time, r usecase.TrailReader) error {
+			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(r))
+		},
+		Archives: st,
 	}
 	sink := memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
 	return &keyedDesk{st: st, ex: ex, app: app, sink: sink}, nil

@@ -34,6 +34,7 @@ func registry() []pbt.Property {
 	props = append(props, teethProperties()...)
 	props = append(props, waitingProperties()...)
 	props = append(props, pruneProperties()...)
+	props = append(props, archiveProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }
