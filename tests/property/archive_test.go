@@ -14,6 +14,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/tests/property/pbt"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -64,7 +65,11 @@ func checkArchive(c archiveCase) error {
 	defer func() { _ = os.RemoveAll(dir) }()
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clock := &pruneClock{t: base}
-	path := filepath.Join(dir, "memory.db")
+	path, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
 	d, err := openKeyedDesk(ctx, path, p101Key, clock.now)
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
@@ -215,15 +220,19 @@ func sameVerdict(was, now usecase.Verified) error {
 	return nil
 }
 
-// dropPrefix deletes the audit entries up to through from the file at path
-// as someone holding it would: the delete trigger dropped, no record.
+// dropPrefix deletes the audit entries up to through from the database at
+// path as someone holding it would: the delete trigger dropped, no record.
 func dropPrefix(path string, through int64) error {
-	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000")
+	driver, dsn, dropTrigger := "sqlite3", "file:"+path+"?_busy_timeout=5000", `DROP TRIGGER audit_entries_no_delete`
+	if memory.IsPostgres(path) {
+		driver, dsn, dropTrigger = "pgx", path, `DROP TRIGGER audit_entries_no_delete ON audit_entries`
+	}
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = db.Close() }()
-	for _, q := range []string{`DROP TRIGGER audit_entries_no_delete`, fmt.Sprintf(`DELETE FROM audit_entries WHERE sequence <= %d`, through)} {
+	for _, q := range []string{dropTrigger, fmt.Sprintf(`DELETE FROM audit_entries WHERE sequence <= %d`, through)} {
 		if _, err := db.Exec(q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
