@@ -1,0 +1,110 @@
+package memory
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/internal/pgtest"
+	"github.com/openrecall/openrecall/internal/testenv"
+)
+
+// TestLostLeaseWritesNothing pins the fence of a process whose lease passed
+// while it analysed (a pause longer than the lease): another process
+// reclaimed the delivery, so the first writes neither audit entries nor a
+// result for it, whether it learnt of the loss from a renewal before it
+// persists, or from its own fenced persist, and the result and audit
+// entries stored are the second process's, once. A claim found lost used
+// to be forgotten, and then persisted and completed unfenced: two sets of
+// audit entries for one analysis, or a result whose entries were never
+// stored.
+func TestLostLeaseWritesNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		// renew: the first process renews after the reclaim (and learns
+		// of the loss) before it persists; persist: it persists at all.
+		renew, persist bool
+	}{
+		{name: "renewal learns of the loss, then persist and complete", renew: true, persist: true},
+		{name: "fenced persist, then complete", persist: true},
+		{name: "renewal learns of the loss, then complete", renew: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			location := filepath.Join(t.TempDir(), "memory.db")
+			if testBackend() == "postgres" {
+				location = pgtest.DSN(t)
+			}
+			a := openWith(t, location, Options{Now: newClock().Now, Instance: "a", Lease: 50 * time.Millisecond})
+			b := openWith(t, location, Options{Now: newClock().Now, Instance: "b", Lease: time.Minute})
+			if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("x", "high")}, 0, inboxName); err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.Claim(ctx, 10)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("a claims: %+v, %v", got, err)
+			}
+			d := got[0]
+			// a's lease passes; b reclaims the delivery.
+			if !testenv.Poll(t, 10*time.Millisecond, func() bool {
+				got, err = b.Claim(ctx, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(got) == 1
+			}) {
+				t.Fatal("b never reclaimed the delivery after a's lease passed")
+			}
+			if tt.renew {
+				if err := a.RenewLeases(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ra := sinkResult(d.AnalysisID, 2)
+			ra.Decision = openrecall.DecisionEscalated
+			if tt.persist {
+				sink := Sink{Store: a, Seal: audit.Seal, SealCosts: testCostSeal}
+				if _, err := sink.PersistBatch(ctx, []openrecall.Result{ra}, []*openrecall.CostPoint{nil}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := a.Complete(ctx, []int64{d.ID}, []openrecall.Result{ra}); err != nil {
+				t.Fatal(err)
+			}
+			if n := a.LeasesLost(); n != 1 {
+				t.Errorf("a counts %d leases lost, want 1", n)
+			}
+			if entries, err := a.AuditByAnalysis(ctx, d.AnalysisID); err != nil || len(entries) != 0 {
+				t.Fatalf("a stored %d audit entries (%v) for a delivery b holds", len(entries), err)
+			}
+			if sv, err := a.Served(ctx, d.AnalysisID); err != nil || sv.Done {
+				t.Fatalf("a completed a delivery b holds: %+v, %v", sv, err)
+			}
+
+			rb := sinkResult(d.AnalysisID, 3)
+			rb.Decision = openrecall.DecisionReal
+			sink := Sink{Store: b, Seal: audit.Seal, SealCosts: testCostSeal}
+			if _, err := sink.PersistBatch(ctx, []openrecall.Result{rb}, []*openrecall.CostPoint{nil}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Complete(ctx, []int64{d.ID}, []openrecall.Result{rb}); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := b.AuditByAnalysis(ctx, d.AnalysisID)
+			if err != nil || len(entries) != 3 {
+				t.Errorf("%d audit entries stored (%v), want b's 3", len(entries), err)
+			}
+			sv, err := b.Served(ctx, d.AnalysisID)
+			if err != nil || !sv.Done || sv.Result == nil || sv.Result.Decision != openrecall.DecisionReal {
+				t.Errorf("served %+v, %v; want b's result", sv.Result, err)
+			}
+			if n := b.LeasesLost(); n != 0 {
+				t.Errorf("b counts %d leases lost, want 0", n)
+			}
+		})
+	}
+}
