@@ -108,3 +108,61 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestFencedHeadOpensItsGroup pins that a group head fenced out of a
+// persist (its delivery reclaimed by another process) still opens its
+// group, so the results this process grouped under it are stored: they
+// used to fail for ever ("group member: not found"), and the process,
+// retrying that batch while renewing its claims, stopped draining.
+func TestFencedHeadOpensItsGroup(t *testing.T) {
+	ctx := context.Background()
+	location := filepath.Join(t.TempDir(), "memory.db")
+	if testBackend() == "postgres" {
+		location = pgtest.DSN(t)
+	}
+	a := openWith(t, location, Options{Now: newClock().Now, Instance: "a", Lease: 50 * time.Millisecond})
+	b := openWith(t, location, Options{Now: newClock().Now, Instance: "b", Lease: time.Minute})
+	if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("h", "high"), firing("m", "high")}, 0, inboxName); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := a.Claim(ctx, 10)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("a claims: %+v, %v", ds, err)
+	}
+	// b reclaims the head's delivery only (the oldest).
+	if !testenv.Poll(t, 10*time.Millisecond, func() bool {
+		got, err := b.Claim(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got) == 1
+	}) {
+		t.Fatal("b never reclaimed the head's delivery after a's lease passed")
+	}
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	id := openrecall.Identity{Rule: "DiskFull", Service: "db"}
+	head := sinkResult(ds[0].AnalysisID, 2)
+	head.Identity, head.Alert.Status = id, openrecall.StatusFiring
+	gid := openrecall.GroupID(head.AnalysisID)
+	head.Group = &openrecall.GroupRef{ID: gid, Role: openrecall.GroupRoleHead, HeadAnalysisID: head.AnalysisID, HeadAlertID: head.Alert.ID, At: at}
+	member := sinkResult(ds[1].AnalysisID, 3)
+	member.Identity, member.Alert.Status = id, openrecall.StatusFiring
+	member.Group = &openrecall.GroupRef{ID: gid, Role: openrecall.GroupRoleMember, HeadAnalysisID: head.AnalysisID, HeadAlertID: head.Alert.ID, At: at.Add(time.Minute)}
+	sink := Sink{Store: a, Seal: audit.Seal, SealCosts: testCostSeal}
+	if _, err := sink.PersistBatch(ctx, []openrecall.Result{head, member}, []*openrecall.CostPoint{nil, nil}); err != nil {
+		t.Fatalf("persist of a batch whose head was fenced out: %v", err)
+	}
+	if got, err := a.AuditByAnalysis(ctx, head.AnalysisID); err != nil || len(got) != 0 {
+		t.Errorf("the fenced head has %d audit entries (%v), want none", len(got), err)
+	}
+	if got, err := a.AuditByAnalysis(ctx, member.AnalysisID); err != nil || len(got) != 3 {
+		t.Errorf("the member has %d audit entries (%v), want 3", len(got), err)
+	}
+	m, err := a.GroupOf(ctx, member.AnalysisID)
+	if err != nil || m.GroupID != gid {
+		t.Errorf("the member's group: %+v, %v; want %s", m, err, gid)
+	}
+	if _, err := a.GroupOf(ctx, head.AnalysisID); err == nil {
+		t.Errorf("the fenced head was recorded in a group")
+	}
+}
