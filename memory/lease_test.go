@@ -12,6 +12,17 @@ import (
 	"github.com/openrecall/openrecall/internal/testenv"
 )
 
+// sharedLocation returns where a test opens two stores as two serve
+// processes would: a SQLite file, or a PostgreSQL schema when the store
+// tests run on PostgreSQL.
+func sharedLocation(t *testing.T) string {
+	t.Helper()
+	if testBackend() == "postgres" {
+		return pgtest.DSN(t)
+	}
+	return filepath.Join(t.TempDir(), "memory.db")
+}
+
 // TestLostLeaseWritesNothing pins the fence of a process whose lease passed
 // while it analysed (a pause longer than the lease): another process
 // reclaimed the delivery, so the first writes neither audit entries nor a
@@ -35,10 +46,7 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			location := filepath.Join(t.TempDir(), "memory.db")
-			if testBackend() == "postgres" {
-				location = pgtest.DSN(t)
-			}
+			location := sharedLocation(t)
 			a := openWith(t, location, Options{Now: newClock().Now, Instance: "a", Lease: 50 * time.Millisecond})
 			b := openWith(t, location, Options{Now: newClock().Now, Instance: "b", Lease: time.Minute})
 			if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("x", "high")}, 0, inboxName); err != nil {
@@ -116,10 +124,7 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 // retrying that batch while renewing its claims, stopped draining.
 func TestFencedHeadOpensItsGroup(t *testing.T) {
 	ctx := context.Background()
-	location := filepath.Join(t.TempDir(), "memory.db")
-	if testBackend() == "postgres" {
-		location = pgtest.DSN(t)
-	}
+	location := sharedLocation(t)
 	a := openWith(t, location, Options{Now: newClock().Now, Instance: "a", Lease: 50 * time.Millisecond})
 	b := openWith(t, location, Options{Now: newClock().Now, Instance: "b", Lease: time.Minute})
 	if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("h", "high"), firing("m", "high")}, 0, inboxName); err != nil {
