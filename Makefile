@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit mutants
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit e2e-multiprocess mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -168,6 +168,15 @@ e2e-alertmanager: build
 # it fails. Screenshots of the queue and review pages go to .e2e-cockpit/.
 e2e-cockpit: build
 	OPENRECALL_E2E_COCKPIT=1 OPENRECALL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 10m ./tests/e2e/cockpit
+
+# Three serve processes of four workers on one PostgreSQL schema take 5,000
+# Alertmanager notifications, each posted twice to two of them, while each is
+# killed -9 and restarted and one is stopped past its lease: exactly one
+# analysis per alert, one audit entry per route step, audit verify intact.
+# PostgreSQL: OPENRECALL_PG_DSN, else a throwaway cluster (scripts/pgcluster.sh).
+# OPENRECALL_MP_SEED replays a run's schedule, OPENRECALL_MP_ALERTS resizes it.
+e2e-multiprocess:
+	$(GO) test -count=1 -run 'TestMultiProcessServe' -v -timeout 10m ./tests/reliability
 
 clean:
 	rm -rf bin .openrecall coverage.out .e2e-llm .e2e-cockpit

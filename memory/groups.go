@@ -41,24 +41,14 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 		}
 		at := clampedNanos(g.At)
 		if g.Role == openrecall.GroupRoleHead {
-			key, ok := openrecall.GroupKeyOf(r.Alert, r.Identity, r.Fingerprint)
-			if !ok {
-				return fmt.Errorf("group %s: head %s has no identity: %w", g.ID, r.AnalysisID, openrecall.ErrInvalid)
-			}
-			keyJSON, err := json.Marshal(key)
+			args, err := openArgs(r)
 			if err != nil {
-				return fmt.Errorf("group %s: encode key: %w", g.ID, err)
-			}
-			head, err := json.Marshal(openrecall.HeadOf(r))
-			if err != nil {
-				return fmt.Errorf("group %s: encode head: %w", g.ID, err)
-			}
-			if err := prepare(&open, `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
-				head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`); err != nil {
 				return err
 			}
-			if _, err := open.ExecContext(ctx, g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
-				string(r.Alert.Severity), string(head), r.AnalysisID, at, at); err != nil {
+			if err := prepare(&open, openGroup); err != nil {
+				return err
+			}
+			if _, err := open.ExecContext(ctx, args...); err != nil {
 				return translate("group "+g.ID+": open", err)
 			}
 		}
@@ -86,6 +76,53 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 		}
 		if _, err := grow.ExecContext(ctx, at, at, g.ID); err != nil {
 			return translate("group "+g.ID+": grow", err)
+		}
+	}
+	return nil
+}
+
+// openGroup opens a group unless it is stored already (openArgs).
+const openGroup = `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
+	head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`
+
+// openArgs returns the arguments of openGroup for head result r.
+func openArgs(r openrecall.Result) ([]any, error) {
+	g := r.Group
+	key, ok := openrecall.GroupKeyOf(r.Alert, r.Identity, r.Fingerprint)
+	if !ok {
+		return nil, fmt.Errorf("group %s: head %s has no identity: %w", g.ID, r.AnalysisID, openrecall.ErrInvalid)
+	}
+	keyJSON, err := json.Marshal(key)
+	if err != nil {
+		return nil, fmt.Errorf("group %s: encode key: %w", g.ID, err)
+	}
+	head, err := json.Marshal(openrecall.HeadOf(r))
+	if err != nil {
+		return nil, fmt.Errorf("group %s: encode head: %w", g.ID, err)
+	}
+	at := clampedNanos(g.At)
+	return []any{g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
+		string(r.Alert.Severity), string(head), r.AnalysisID, at, at}, nil
+}
+
+// openFencedGroupsTx opens the groups headed by results fenced out of a
+// persist (another serve process reclaimed their deliveries): the head's
+// result is not stored, but this process's later results of the same
+// storm were grouped under it and join it. Without the group they could
+// never be stored (their member row needs it), and the process would
+// retry them for ever. The head joins no group here: the process now
+// holding its delivery stores its own result.
+func openFencedGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+	for _, r := range results {
+		if r.Group == nil || r.Group.Role != openrecall.GroupRoleHead {
+			continue
+		}
+		args, err := openArgs(r)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, openGroup, args...); err != nil {
+			return translate("group "+r.Group.ID+": open", err)
 		}
 	}
 	return nil

@@ -60,7 +60,13 @@ func sqliteOnly(t testing.TB) {
 
 func openAt(t testing.TB, path string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, Options{Now: newClock().Now})
+	return openWith(t, path, Options{Now: newClock().Now})
+}
+
+// openWith opens the store at path with opts, closed when t ends.
+func openWith(t testing.TB, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}

@@ -240,7 +240,11 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 		}
 		// A delivery this Store claimed is completed only under its claim
 		// (owner and attempt): after another owner reclaimed it, this
-		// Store writes nothing for it.
+		// Store writes nothing for it, nor when it already found it
+		// reclaimed (a renewal or its fenced persist did, and counted it).
+		if s.leases.isLost(id) {
+			continue
+		}
 		q, args := `UPDATE inbox SET done_seq = ?, done_at = ?, result = ?, lease_until = NULL WHERE id = ? AND done_seq IS NULL`,
 			[]any{seq + 1, now, string(body), id}
 		attempt, claimed := s.leases.claim(id)

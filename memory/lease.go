@@ -30,9 +30,12 @@ type leases struct {
 	owner    string
 	ttl      time.Duration
 	// held: inbox id → attempt of the claim; byAnalysis: analysis id →
-	// inbox id.
+	// inbox id; lost: claims this Store found reclaimed by another owner
+	// (counted in Store.lost), kept until the delivery's completion comes
+	// so that neither its persist nor its completion writes unfenced.
 	held       map[int64]int64
 	byAnalysis map[string]int64
+	lost       map[int64]bool
 }
 
 func newLeases(instance string, ttl time.Duration) *leases {
@@ -42,7 +45,7 @@ func newLeases(instance string, ttl time.Duration) *leases {
 		ttl = DefaultLease
 	}
 	return &leases{instance: instance, owner: instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
-		held: map[int64]int64{}, byAnalysis: map[string]int64{}}
+		held: map[int64]int64{}, byAnalysis: map[string]int64{}, lost: map[int64]bool{}}
 }
 
 // claim returns the attempt this Store holds of inbox row id; false when
@@ -55,8 +58,8 @@ func (l *leases) claim(id int64) (int64, bool) {
 }
 
 // claimOf returns the inbox id and attempt this Store holds for an
-// analysis; false when it holds none.
-func (l *leases) claimOf(analysisID string) (int64, int64, bool) {
+// analysis, and whether it claimed it at all (held or lost).
+func (l *leases) claimOf(analysisID string) (id, attempt int64, claimed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	id, ok := l.byAnalysis[analysisID]
@@ -66,6 +69,29 @@ func (l *leases) claimOf(analysisID string) (int64, int64, bool) {
 	return id, l.held[id], true
 }
 
+// isLost reports whether this Store claimed inbox row id and found it
+// reclaimed by another owner.
+func (l *leases) isLost(id int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost[id]
+}
+
+// forfeit records that another owner reclaimed inbox row id: this Store
+// writes nothing more for it. It reports whether the claim was held (so
+// the loss is counted once).
+func (l *leases) forfeit(id int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.held[id]; !ok {
+		return false
+	}
+	delete(l.held, id)
+	l.lost[id] = true
+	return true
+}
+
+// release forgets inbox row id: its completion came.
 func (l *leases) release(id int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,6 +101,7 @@ func (l *leases) release(id int64) {
 		}
 	}
 	delete(l.held, id)
+	delete(l.lost, id)
 }
 
 // Owner returns the lease owner this Store claims as: its instance name
@@ -156,6 +183,7 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	for i, d := range out {
 		l.held[d.ID] = attempts[i]
 		l.byAnalysis[d.AnalysisID] = d.ID
+		delete(l.lost, d.ID)
 	}
 	l.mu.Unlock()
 	return out, nil
@@ -210,8 +238,7 @@ func (s *Store) RenewLeases(ctx context.Context) error {
 	// A row missing from still was reclaimed, or completed by this Store
 	// since the renewal began (then release already forgot it).
 	for _, id := range gone {
-		if _, ok := l.claim(id); ok {
-			l.release(id)
+		if l.forfeit(id) {
 			s.lost.Add(1)
 		}
 	}
@@ -234,14 +261,17 @@ func (s *Store) holds(ctx context.Context, tx *sql.Tx, id, attempt int64) (bool,
 }
 
 // fenced returns which of results this Store may persist: all those it
-// holds no claim for (an analyze run, a test), and those whose claim it
-// still holds. It counts the others in LeasesLost and forgets them.
+// never claimed (an analyze run, a test), and those whose claim it still
+// holds; not those it already found reclaimed.
 func (s *Store) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Result) ([]bool, error) {
 	keep := make([]bool, len(results))
 	for i, r := range results {
 		id, attempt, ok := s.leases.claimOf(r.AnalysisID)
 		if !ok {
 			keep[i] = true
+			continue
+		}
+		if s.leases.isLost(id) {
 			continue
 		}
 		held, err := s.holds(ctx, tx, id, attempt)
@@ -253,15 +283,14 @@ func (s *Store) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Res
 	return keep, nil
 }
 
-// dropLost forgets the claims of the results fenced out of a committed
-// batch and counts them.
+// dropLost records the claims of the results fenced out of a committed
+// batch as lost (their completion writes nothing) and counts them.
 func (s *Store) dropLost(results []openrecall.Result, keep []bool) {
 	for i, r := range results {
 		if keep[i] {
 			continue
 		}
-		if id, _, ok := s.leases.claimOf(r.AnalysisID); ok {
-			s.leases.release(id)
+		if id, _, ok := s.leases.claimOf(r.AnalysisID); ok && s.leases.forfeit(id) {
 			s.lost.Add(1)
 		}
 	}

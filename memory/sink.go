@@ -58,11 +58,12 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if keep, err = s.Store.fenced(ctx, tx, results); err != nil {
 			return err
 		}
-		var kept []openrecall.Result
+		var kept, fenced []openrecall.Result
 		var entries []openrecall.AuditEntry
 		var costs []openrecall.CostPoint
 		for i, r := range results {
 			if !keep[i] {
+				fenced = append(fenced, r)
 				continue
 			}
 			kept = append(kept, r)
@@ -87,6 +88,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			if err := s.Store.appendCostPointsTx(ctx, tx, costs, s.SealCosts, s.Continue); err != nil {
 				return err
 			}
+		}
+		if err := openFencedGroupsTx(ctx, tx, fenced); err != nil {
+			return err
 		}
 		if err := recordGroupsTx(ctx, tx, kept); err != nil {
 			return err

@@ -65,7 +65,15 @@ type run struct {
 // runBin runs the binary with args and stdin.
 func runBin(t *testing.T, stdin []byte, args ...string) run {
 	t.Helper()
+	return runBinEnv(t, nil, stdin, args...)
+}
+
+// runBinEnv runs the binary with args and stdin, env added to the test's
+// environment.
+func runBinEnv(t *testing.T, env []string, stdin []byte, args ...string) run {
+	t.Helper()
 	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
