@@ -37,8 +37,9 @@ type Server struct {
 	Retention time.Duration `yaml:"retention"`
 	// Instance names this serve process among those sharing one database
 	// (several receivers behind a load balancer on PostgreSQL): a start of
-	// the same instance claims at once what its former run held. Empty is
-	// the host name.
+	// the same instance claims at once what its former run held, so two
+	// processes running at once must not share one. Empty is the host name
+	// and the configured listen address ("host/127.0.0.1:9555").
 	Instance string `yaml:"instance"`
 	// Lease is how long a process's claim of an inbox delivery lasts; the
 	// process renews it every third of it while it works. After a crash,

@@ -105,7 +105,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	}
 	instance := sc.Instance
 	if instance == "" {
-		instance, _ = os.Hostname() // an empty name is an instance name too
+		// The host and the configured listen address: stable across
+		// restarts, and different for two processes on one host (they
+		// listen on different ports).
+		host, _ := os.Hostname() // an empty host name still names an instance with the address
+		instance = host + "/" + sc.Listen
 	}
 	st, err := a.openServeStore(ctx, cfg, instance, sc.Lease)
 	if err != nil {
