@@ -117,6 +117,15 @@ func (d *database) bytes() int64 {
 	return n
 }
 
+// schema returns the PostgreSQL schema's name ("" for SQLite).
+func (d *database) schema() string {
+	u, err := url.Parse(d.location)
+	if d.pg == nil || err != nil {
+		return ""
+	}
+	return u.Query().Get("search_path")
+}
+
 // close closes the PostgreSQL pool and, unless keep, drops the schema (a
 // SQLite file goes with the work directory).
 func (d *database) close(keep bool) error {

@@ -554,6 +554,9 @@ func benchServe(ctx context.Context, opts options, bin, dir, server string, proc
 		if cerr := db.close(opts.keep); cerr != nil && err == nil {
 			err = cerr
 		}
+		if opts.keep && db.pg != nil {
+			fmt.Fprintf(stderr, "benchserve: PostgreSQL schema kept: %s\n", db.schema())
+		}
 	}()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
