@@ -68,6 +68,10 @@ $(GOLANGCI_LINT):
 smoke: build
 	$(GO) run ./scripts/smoke -bin ./$(BIN)
 
+# The Go benchmarks. Those on PostgreSQL (BenchmarkAuditAppend8Writers'
+# postgres half, BenchmarkRecallPG) use $OPENRECALL_PG_DSN, else a throwaway
+# cluster (fsync off); OPENRECALL_BENCH_PG_SIZES=1k,100k,1M adds the 1M
+# recall (seeded once, minutes; the schema is kept for the next run).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./memory/... ./intake/... ./fingerprint/... ./workflow/... ./model/local/... ./routing/...
 
@@ -89,7 +93,13 @@ bench-analyze: build
 # that every accepted delivery was triaged exactly once. Real payloads:
 # the rule corpus as Alertmanager webhooks and captured sender fixtures.
 # BENCH_SERVE_FLAGS passes more flags (-soak 10m -workers 1: RSS over a
-# soak; -clients, -n, -duration, -phase, -rates). See scripts/benchserve.
+# soak; -clients, -n, -duration, -phase, -rates). -db postgres (a fresh
+# schema per run on $OPENRECALL_PG_DSN, else on a throwaway cluster of
+# scripts/pgcluster.sh) or -db postgres://… (loopback only) runs on
+# PostgreSQL; -procs 1,2,4 runs that many serve processes on one database
+# (their own server.instance and port, the posts spread over them), e.g.
+#   make bench-serve BENCH_SERVE_FLAGS='-db postgres -procs 1,2,4 -workers 1'
+# See scripts/benchserve.
 bench-serve: build
 	$(GO) run ./scripts/benchserve -bin ./$(BIN) $${BENCH_SERVE_FLAGS:-}
 

@@ -122,19 +122,37 @@ func WithSchema(dsn, schema string) string {
 // drops it. The server is found as Server finds it; without one the error
 // says why.
 func Fresh() (string, func() error, error) {
+	base, err := Find()
+	if err != nil {
+		return "", nil, err
+	}
+	return FreshAt(base, "p_")
+}
+
+// Find returns the URL of the server as Server finds it (starting a
+// throwaway cluster, stopped when this process exits, when
+// OPENRECALL_PG_DSN is not set), for code that has no testing.TB; without
+// one the error says why.
+func Find() (string, error) {
 	once.Do(func() { server, whyNone = find() })
 	if server == "" {
-		return "", nil, fmt.Errorf("no PostgreSQL to test against: %s", whyNone)
+		return "", fmt.Errorf("no PostgreSQL to test against: %s", whyNone)
 	}
+	return server, nil
+}
+
+// FreshAt creates a new, empty schema named prefix and random hex digits
+// on the server at dsn, and returns its URL and a function that drops it.
+func FreshAt(dsn, prefix string) (string, func() error, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", nil, err
 	}
-	schema := "p_" + hex.EncodeToString(b[:])
-	if err := exec1(server, "CREATE SCHEMA "+schema); err != nil {
+	schema := prefix + hex.EncodeToString(b[:])
+	if err := exec1(dsn, "CREATE SCHEMA "+schema); err != nil {
 		return "", nil, fmt.Errorf("pgtest: create schema: %w", err)
 	}
-	return WithSchema(server, schema), func() error { return exec1(server, "DROP SCHEMA "+schema+" CASCADE") }, nil
+	return WithSchema(dsn, schema), func() error { return exec1(dsn, "DROP SCHEMA "+schema+" CASCADE") }, nil
 }
 
 // exec1 runs one statement on dsn through a pool of its own.

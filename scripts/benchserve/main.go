@@ -33,6 +33,8 @@ func main() {
 // options are the benchmark's flags.
 type options struct {
 	bin      string
+	db       string // "sqlite", "postgres" or a PostgreSQL URL
+	procs    []int  // serve processes sharing the database, one run each
 	workers  []int
 	clients  int
 	n        int           // bound on the deliveries of one phase
@@ -69,11 +71,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var opts options
-	var workers, rates string
+	var workers, rates, procs string
 	fs := flag.NewFlagSet("benchserve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&opts.bin, "bin", "./bin/openrecall", "openrecall binary to serve (make build)")
 	fs.StringVar(&workers, "workers", "1,4", "comma-separated serve --workers values, one serve run each")
+	fs.StringVar(&opts.db, "db", "sqlite", "the database: sqlite (a file in the work directory), postgres (a fresh schema per run on $OPENRECALL_PG_DSN, or on a throwaway cluster scripts/pgcluster.sh starts) or a postgres:// URL on loopback (a fresh schema per run on that server)")
+	fs.StringVar(&procs, "procs", "1", "comma-separated numbers of serve processes sharing one database (distinct server.instance and ports), one run each; the posts are spread over them")
 	fs.IntVar(&opts.clients, "clients", 8, "concurrent HTTP clients")
 	fs.IntVar(&opts.n, "n", 20000, "at most this many deliveries per phase")
 	fs.DurationVar(&opts.duration, "duration", 15*time.Second, "at most this long posting as fast as the clients can (the maximum-rate phase)")
@@ -116,10 +120,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return fail("-soak-rate %d: want 1 to 1000 (percent)", opts.soakRate)
 	case opts.soakSample <= 0 || opts.drain <= 0:
 		return fail("-soak-sample and -drain: want positive durations")
+	case opts.db != "sqlite" && !isPostgres(opts.db):
+		return fail("-db %q: want sqlite, postgres or a postgres:// URL", opts.db)
 	}
 	var err error
 	if opts.workers, err = intList(workers, 1, 1<<10); err != nil || len(opts.workers) == 0 {
 		return fail("-workers %q: want positive integers separated by commas", workers)
+	}
+	if opts.procs, err = intList(procs, 1, 16); err != nil || len(opts.procs) == 0 {
+		return fail("-procs %q: want numbers of processes (1 to 16) separated by commas", procs)
+	}
+	if opts.soak > 0 && slices.Max(opts.procs) > 1 {
+		return fail("-soak samples one process's RSS: want -procs 1")
 	}
 	if strings.TrimSpace(rates) != "" {
 		if opts.rates, err = intList(rates, 1, 1000); err != nil {
@@ -147,6 +159,7 @@ func intList(s string, lo, hi int) ([]int, error) {
 
 // phaseRow is one measured phase of one serve run: a row of the table.
 type phaseRow struct {
+	procs    int
 	workers  int
 	name     string
 	target   float64 // requests per second asked for; 0 for as fast as possible
@@ -171,11 +184,12 @@ func perSecond(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// serveRun is what one serve process did.
+// serveRun is what the serve processes of one run did.
 type serveRun struct {
+	procs     int
 	workers   int
 	phases    []phaseRow
-	peakRSS   int64
+	peakRSS   int64 // the largest of the processes'
 	dbBytes   int64
 	triaged   int
 	soak      []rssSample
@@ -225,24 +239,39 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	server := "" // SQLite
+	if isPostgres(opts.db) {
+		if server, err = pgServer(opts.db); err != nil {
+			return err
+		}
+	}
+	backend, err := describe(ctx, server)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "benchserve: %s\n", backend)
 	var runs []serveRun
 	var failed error
-	for _, w := range opts.workers {
-		r, err := benchServe(ctx, opts, bin, filepath.Join(dir, fmt.Sprintf("workers-%d", w)), w, pl, stderr)
-		if r != nil {
-			runs = append(runs, *r)
-		}
-		if err != nil {
-			failed = fmt.Errorf("--workers %d: %w", w, err)
-			break
+runs:
+	for _, n := range opts.procs {
+		for _, w := range opts.workers {
+			r, err := benchServe(ctx, opts, bin, filepath.Join(dir, fmt.Sprintf("procs-%d-workers-%d", n, w)), server, n, w, pl, stderr)
+			if r != nil {
+				runs = append(runs, *r)
+			}
+			if err != nil {
+				failed = fmt.Errorf("%d processes, --workers %d: %w", n, w, err)
+				break runs
+			}
 		}
 	}
 	senders := "Alertmanager webhooks only"
 	if opts.senderEvery > 0 {
 		senders = fmt.Sprintf("every %dth a sender payload (%d fixtures)", opts.senderEvery, len(pl.fixtures))
 	}
-	fmt.Fprintf(stdout, "openrecall serve under load: %d rules of the corpus as one-alert Alertmanager webhooks, %s; %d clients on loopback; %s/%s, %d CPUs\n",
+	fmt.Fprintf(stdout, "openrecall serve under load: %d rules of the corpus as one-alert Alertmanager webhooks, %s; %d clients on loopback spread over the processes; %s/%s, %d CPUs\n",
 		len(rules), senders, opts.clients, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Fprintf(stdout, "database: %s\n", backend)
 	if err := printTable(stdout, runs); err != nil {
 		return err
 	}
@@ -347,9 +376,12 @@ type analysis struct {
 	Duplicate  bool   `json:"duplicate"`
 }
 
-// loader posts deliveries to one serve process.
+// loader posts deliveries to the serve processes of a run, delivery n to
+// process n mod their number, and reads the results (of all of them: they
+// share the database) from the first.
 type loader struct {
-	base   string
+	bases  []string
+	base   string // the first of bases
 	client *http.Client
 	pl     *payloads
 	tr     *tracker
@@ -362,7 +394,7 @@ func (l *loader) post(ctx context.Context, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.bases[n%len(l.bases)]+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
@@ -510,39 +542,83 @@ func (l *loader) measured(ctx context.Context, opts options, name string, n int,
 	return row, err
 }
 
-// benchServe runs the phases against one serve process with workers
-// workers, and stops it.
-func benchServe(ctx context.Context, opts options, bin, dir string, workers int, pl *payloads, stderr io.Writer) (_ *serveRun, err error) {
-	p, err := startServe(ctx, bin, dir, workers, opts.logLevel, opts.inboxLimit)
+// benchServe runs the phases against procs serve processes with workers
+// workers each, sharing one new database (on server, "" for SQLite), and
+// stops them.
+func benchServe(ctx context.Context, opts options, bin, dir, server string, procs, workers int, pl *payloads, stderr io.Writer) (_ *serveRun, err error) {
+	db, err := newDatabase(server, dir)
 	if err != nil {
 		return nil, err
 	}
-	if !loopback(p.url) {
-		_ = p.stop()
-		return nil, fmt.Errorf("serve at %s: the load goes to 127.0.0.1 only", p.url)
+	defer func() {
+		if cerr := db.close(opts.keep); cerr != nil && err == nil {
+			err = cerr
+		}
+		if opts.keep && db.pg != nil {
+			fmt.Fprintf(stderr, "benchserve: PostgreSQL schema kept: %s\n", db.schema())
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(stderr, "benchserve: serve --workers %d on %s (pid %d)\n", workers, p.url, p.cmd.Process.Pid)
+	// One after the other: the first migrates the database and makes the
+	// audit key the others then read.
+	var ps []*serveProc
+	stopAll := func() error {
+		var first error
+		for _, p := range ps {
+			if err := p.stop(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	for i := range procs {
+		p, err := startServe(ctx, bin, filepath.Join(dir, fmt.Sprintf("serve-%d", i+1)), db, filepath.Join(dir, "audit.key"),
+			fmt.Sprintf("bench-%d", i+1), workers, opts.logLevel, opts.inboxLimit)
+		if err == nil && !loopback(p.url) {
+			ps = append(ps, p)
+			err = fmt.Errorf("serve at %s: the load goes to 127.0.0.1 only", p.url)
+		}
+		if err != nil {
+			_ = stopAll() // the start failed; that error is the one to report
+			return nil, err
+		}
+		ps = append(ps, p)
+		fmt.Fprintf(stderr, "benchserve: serve %d of %d, --workers %d, on %s (pid %d)\n", i+1, procs, workers, p.url, p.cmd.Process.Pid)
+	}
 	sampleCtx, stopSampling := context.WithCancel(ctx)
-	go p.sampleRSS(sampleCtx, 500*time.Millisecond, false)
-	out := &serveRun{workers: workers}
+	for _, p := range ps {
+		go p.sampleRSS(sampleCtx, 500*time.Millisecond, false)
+	}
+	out := &serveRun{procs: procs, workers: workers}
 	defer func() {
 		stopSampling()
-		out.peakRSS = p.peakRSS()
-		out.dbBytes = p.dbBytes()
-		if serr := p.stop(); serr != nil && err == nil {
+		for _, p := range ps {
+			out.peakRSS = max(out.peakRSS, p.peakRSS())
+		}
+		out.dbBytes = db.bytes()
+		if serr := stopAll(); serr != nil && err == nil {
 			err = serr
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "benchserve: serve log tail:\n%s\n", tail(p.log(), 1500))
+			for i, p := range ps {
+				fmt.Fprintf(stderr, "benchserve: serve %d log tail:\n%s\n", i+1, tail(p.log(), 1500))
+			}
 		}
 	}()
+	p := ps[0]
+	var bases []string
+	for _, p := range ps {
+		bases = append(bases, p.url)
+	}
 	tr := newTracker()
-	l := &loader{base: p.url, pl: pl, tr: tr, client: &http.Client{
+	l := &loader{bases: bases, base: bases[0], pl: pl, tr: tr, client: &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConns: 2 * opts.clients, MaxIdleConnsPerHost: 2 * opts.clients, DisableCompression: true},
 	}}
 	fail := func(row phaseRow, err error) (*serveRun, error) {
-		row.workers = workers
+		row.procs, row.workers = procs, workers
 		out.phases = append(out.phases, row)
 		if err == nil && row.errors > 0 {
 			err = fmt.Errorf("%s: %d requests failed", row.name, row.errors)
@@ -559,7 +635,7 @@ func benchServe(ctx context.Context, opts options, bin, dir string, workers int,
 	if err != nil || maxRow.errors > 0 {
 		return fail(maxRow, err)
 	}
-	maxRow.workers = workers
+	maxRow.procs, maxRow.workers = procs, workers
 	out.phases = append(out.phases, maxRow)
 	peak := maxRow.acceptRate()
 	for _, pct := range opts.rates {
@@ -567,7 +643,7 @@ func benchServe(ctx context.Context, opts options, bin, dir string, workers int,
 		if err != nil || row.errors > 0 {
 			return fail(row, err)
 		}
-		row.workers = workers
+		row.procs, row.workers = procs, workers
 		out.phases = append(out.phases, row)
 	}
 	if opts.soak > 0 {
@@ -582,7 +658,7 @@ func benchServe(ctx context.Context, opts options, bin, dir string, workers int,
 		p.mu.Lock()
 		out.soak, out.soakEvery = slices.Clone(p.samples), opts.soakSample
 		p.mu.Unlock()
-		row.workers = workers
+		row.procs, row.workers = procs, workers
 		out.soakPhase = &row
 		if err != nil || row.errors > 0 {
 			return fail(row, err)
@@ -622,7 +698,7 @@ func mib(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1
 
 func printTable(w io.Writer, runs []serveRun) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workers\tphase\ttarget/s\tsent\t202\t202/s\tdeliveries\tp50 ms\tp99 ms\t503\terrors\ttriaged\ttriaged/s\t")
+	fmt.Fprintln(tw, "procs\tworkers\tphase\ttarget/s\tsent\t202\t202/s\tdeliveries\tp50 ms\tp99 ms\t503\terrors\ttriaged\ttriaged/s\t")
 	for _, r := range runs {
 		rows := r.phases
 		if r.soakPhase != nil {
@@ -633,7 +709,7 @@ func printTable(w io.Writer, runs []serveRun) error {
 			if p.target > 0 {
 				target = strconv.FormatFloat(p.target, 'f', 0, 64)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.0f\t%d\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", p.workers, p.name, target, p.sent, p.accepted,
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%d\t%.0f\t%d\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", p.procs, p.workers, p.name, target, p.sent, p.accepted,
 				p.acceptRate(), p.alerts, ms(percentile(p.latency, 50)), ms(percentile(p.latency, 99)), p.refused, p.errors, p.triaged, p.triageRate())
 		}
 	}
@@ -645,8 +721,8 @@ func printTable(w io.Writer, runs []serveRun) error {
 		if r.triaged > 0 {
 			perAlert = strconv.FormatInt(r.dbBytes/int64(r.triaged), 10)
 		}
-		fmt.Fprintf(w, "workers %d: peak RSS %s MiB (VmHWM); database %s MiB, %s bytes per finished delivery; %s\n",
-			r.workers, mib(r.peakRSS), mib(r.dbBytes), perAlert, cmp.Or(r.check, "not checked"))
+		fmt.Fprintf(w, "procs %d workers %d: peak RSS %s MiB (VmHWM, the largest process); database %s MiB, %s bytes per finished delivery; %s\n",
+			r.procs, r.workers, mib(r.peakRSS), mib(r.dbBytes), perAlert, cmp.Or(r.check, "not checked"))
 		if len(r.soak) > 0 {
 			first, last := r.soak[0], r.soak[len(r.soak)-1]
 			peak := first

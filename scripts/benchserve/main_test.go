@@ -13,11 +13,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/openrecall/openrecall/internal/pgtest"
 	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 func defaults() options {
-	return options{bin: "./bin/openrecall", workers: []int{1, 4}, clients: 8, n: 20000, duration: 15 * time.Second,
+	return options{bin: "./bin/openrecall", db: "sqlite", procs: []int{1}, workers: []int{1, 4}, clients: 8, n: 20000, duration: 15 * time.Second,
 		phase: 15 * time.Second, rates: []int{50, 80, 100}, warmup: 200, senderEvery: 5, soakRate: 50,
 		soakSample: 5 * time.Second, drain: 10 * time.Minute, logLevel: "info"}
 }
@@ -40,6 +41,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "no constant-rate phases", args: []string{"-rates", ""}, want: with(func(o *options) { o.rates = nil })},
 		{name: "soak", args: []string{"-soak", "10m", "-soak-rate", "50", "-workers", "1"},
 			want: with(func(o *options) { o.soak, o.soakRate, o.workers = 10*time.Minute, 50, []int{1} })},
+		{name: "postgres, several processes", args: []string{"-db", "postgres", "-procs", "1,2,4", "-workers", "1"},
+			want: with(func(o *options) { o.db, o.procs, o.workers = "postgres", []int{1, 2, 4}, []int{1} })},
+		{name: "postgres URL", args: []string{"-db", "postgres://postgres@127.0.0.1:5432/test"},
+			want: with(func(o *options) { o.db = "postgres://postgres@127.0.0.1:5432/test" })},
+		{name: "unknown database", args: []string{"-db", "mysql"}, wantErr: true},
+		{name: "zero processes", args: []string{"-procs", "0"}, wantErr: true},
+		{name: "soak of several processes", args: []string{"-soak", "1m", "-procs", "2"}, wantErr: true},
 		{name: "inbox limit", args: []string{"-inbox-limit", "500"}, want: with(func(o *options) { o.inboxLimit = 500 })},
 		{name: "negative inbox limit", args: []string{"-inbox-limit", "-1"}, wantErr: true},
 		{name: "webhooks only", args: []string{"-sender-every", "0"}, want: with(func(o *options) { o.senderEvery = 0 })},
@@ -178,6 +186,21 @@ func TestPayloads(t *testing.T) {
 // deliveries to one worker, every phase, and the run's own check that each
 // accepted delivery was triaged exactly once; the table must agree.
 func TestShortRun(t *testing.T) {
+	shortRun(t, 1)
+}
+
+// TestShortRunPostgres is TestShortRun with two serve processes sharing a
+// fresh PostgreSQL schema: each delivery, whichever process accepted it,
+// is triaged exactly once.
+func TestShortRunPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and serves it; skipped with -short")
+	}
+	shortRun(t, 2, "-db", pgtest.Server(t))
+}
+
+func shortRun(t *testing.T, procs int, args ...string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and serves it; skipped with -short")
 	}
@@ -188,8 +211,8 @@ func TestShortRun(t *testing.T) {
 	bin := testenv.Build(t, repo)
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-bin", bin, "-workers", "1", "-n", "100", "-duration", "20s", "-phase", "20s",
-		"-warmup", "20", "-clients", "4", "-dir", dir, "-log-level", "warn"}, &out, &errOut)
+	code := run(context.Background(), append([]string{"-bin", bin, "-workers", "1", "-procs", strconv.Itoa(procs), "-n", "100", "-duration", "20s", "-phase", "20s",
+		"-warmup", "20", "-clients", "4", "-dir", dir, "-log-level", "warn"}, args...), &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
@@ -209,7 +232,7 @@ func TestShortRun(t *testing.T) {
 	// add up (with the warm-up's) to what the check counted.
 	sum := 0
 	for _, phase := range []string{"max", "50%", "80%", "100%"} {
-		re := regexp.MustCompile(`(?m)^\s+1\s+` + regexp.QuoteMeta(phase) + `\s+\S+\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\d+)\s+(\d+)\s+(\d+)`)
+		re := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(procs) + `\s+1\s+` + regexp.QuoteMeta(phase) + `\s+\S+\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\d+)\s+(\d+)\s+(\d+)`)
 		f := re.FindStringSubmatch(out.String())
 		if f == nil {
 			t.Fatalf("no %s row:\n%s", phase, out.String())
@@ -230,5 +253,27 @@ func TestShortRun(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "peak RSS") {
 		t.Errorf("no RSS figure:\n%s", out.String())
+	}
+}
+
+// TestPGServerLoopback: the bench creates and drops schemas, so it takes a
+// PostgreSQL server on loopback only.
+func TestPGServerLoopback(t *testing.T) {
+	tests := []struct {
+		url     string
+		wantErr bool
+	}{
+		{url: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"},
+		{url: "postgres://u@localhost/db"},
+		{url: "postgresql://u@[::1]:5433/db"},
+		{url: "postgres:///db?host=/run/postgresql"},
+		{url: "postgres://u@db.example.com/db", wantErr: true},
+		{url: "postgres://u@10.0.0.5/db", wantErr: true},
+		{url: "postgres://u@127.0.0.1/db?host=db.example.com", wantErr: true},
+	}
+	for _, tt := range tests {
+		if _, err := pgServer(tt.url); (err != nil) != tt.wantErr {
+			t.Errorf("pgServer(%q): %v, want error %v", tt.url, err, tt.wantErr)
+		}
 	}
 }

@@ -21,12 +21,12 @@ import (
 	"time"
 )
 
-// serveProc is one `openrecall serve` child on a loopback port with a
-// database of its own.
+// serveProc is one `openrecall serve` child on a loopback port; the
+// processes of one run share its database.
 type serveProc struct {
 	cmd  *exec.Cmd
 	url  string // http://127.0.0.1:PORT
-	db   string
+	db   *database
 	logf *os.File
 	done chan error // the child's exit, once
 
@@ -48,25 +48,26 @@ type rssSample struct {
 	depth int
 }
 
-// startServe starts bin serve on 127.0.0.1:0 with --workers workers, a
-// fresh database and audit key in dir, and no token (loopback needs none;
-// the OPENRECALL_ variables of this environment are not passed on). Its
-// stderr goes to dir/serve.log; with inboxLimit > 0 a config file sets
-// server.inbox_limit; it returns once serve said where it
-// listens.
-func startServe(ctx context.Context, bin, dir string, workers int, logLevel string, inboxLimit int) (*serveProc, error) {
+// startServe starts bin serve on 127.0.0.1:0 with --workers workers, the
+// run's database db, the audit key keyFile (shared by the run's
+// processes) and no token (loopback needs none; the OPENRECALL_ variables
+// of this environment are not passed on). A config file in dir names the
+// process instance (server.instance) and, with inboxLimit > 0, sets
+// server.inbox_limit. Its stderr goes to dir/serve.log; it returns once
+// serve said where it listens.
+func startServe(ctx context.Context, bin, dir string, db *database, keyFile, instance string, workers int, logLevel string, inboxLimit int) (*serveProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var args []string
+	cfg := filepath.Join(dir, "config.yaml")
+	conf := fmt.Sprintf("server:\n  instance: %s\n", instance)
 	if inboxLimit > 0 {
-		cfg := filepath.Join(dir, "config.yaml")
-		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  inbox_limit: %d\n", inboxLimit)), 0o644); err != nil {
-			return nil, err
-		}
-		args = append(args, "--config", cfg)
+		conf += fmt.Sprintf("  inbox_limit: %d\n", inboxLimit)
 	}
-	db := filepath.Join(dir, "memory.db")
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"--config", cfg}
 	logf, err := os.Create(filepath.Join(dir, "serve.log"))
 	if err != nil {
 		return nil, err
@@ -77,8 +78,8 @@ func startServe(ctx context.Context, bin, dir string, workers int, logLevel stri
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "OPENRECALL_AUDIT_KEY_FILE="+filepath.Join(dir, "audit.key"))
-	cmd := exec.Command(bin, append(args, "--db", db, "--log-level", logLevel, "--log-format", "json",
+	env = append(env, "OPENRECALL_AUDIT_KEY_FILE="+keyFile)
+	cmd := exec.Command(bin, append(args, "--db", db.location, "--log-level", logLevel, "--log-format", "json",
 		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))...)
 	cmd.Env = env
 	// Should the bench die without stopping it (a broken pipe, SIGKILL),
@@ -187,7 +188,7 @@ func (p *serveProc) readRSS(at time.Duration, keep bool) {
 	p.rssMax = max(p.rssMax, rss)
 	p.hwm = max(p.hwm, hwm)
 	if keep {
-		p.samples = append(p.samples, rssSample{at: at, rss: rss, db: p.dbBytes(), depth: depth})
+		p.samples = append(p.samples, rssSample{at: at, rss: rss, db: p.db.bytes(), depth: depth})
 	}
 }
 
@@ -241,17 +242,6 @@ func parseStatus(b []byte) (rss, hwm int64, err error) {
 		return 0, 0, errors.New("status: no VmRSS and VmHWM")
 	}
 	return rss, hwm, nil
-}
-
-// dbBytes returns the size of the database with its WAL.
-func (p *serveProc) dbBytes() int64 {
-	var n int64
-	for _, suffix := range []string{"", "-wal"} {
-		if fi, err := os.Stat(p.db + suffix); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
 }
 
 // served is the part of a finished analysis the bench reads.
