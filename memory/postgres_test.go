@@ -133,7 +133,7 @@ func TestPostgresReadOnlyStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read-only: nothing to lose
 	if st, err := r.Stats(context.Background()); err != nil || st.Incidents != 1 {
 		t.Fatalf("read-only stats: %+v, %v", st, err)
 	}

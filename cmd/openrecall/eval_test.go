@@ -200,7 +200,7 @@ func TestEvalModesOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	defer func() { _ = raw.Close() }() // a read pool of the test's own
 	scratch := func() int {
 		var n int
 		if err := raw.QueryRow(`SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE 'openrecall\_eval\_%'`).Scan(&n); err != nil {
