@@ -22,8 +22,14 @@ func Postgres() bool { return os.Getenv(EnvBackend) == "postgres" }
 // under test; it is removed when t ends.
 func Location(t testing.TB) string {
 	t.Helper()
-	if Postgres() {
-		return pgtest.DSN(t)
+	if !Postgres() {
+		return filepath.Join(t.TempDir(), "memory.db")
 	}
-	return filepath.Join(t.TempDir(), "memory.db")
+	pgtest.Server(t) // skips or fails t as pgtest does when there is no server
+	loc, release, err := Fresh("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return loc
 }

@@ -174,17 +174,17 @@ func withStores(n int, f func(ctx context.Context, stores []*memory.Store) error
 		return fmt.Errorf("setup: %v", err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop() // after the stores are closed
 	var stores []*memory.Store
 	defer func() {
 		for _, s := range stores {
 			_ = s.Close()
 		}
 	}()
-	loc, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
 	for i := 0; i < n; i++ {
 		s, err := memory.Open(ctx, loc, memory.Options{Now: fixedNow})
 		if err != nil {

@@ -1,0 +1,73 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/pgtest"
+	"github.com/openrecall/openrecall/memory"
+)
+
+// A released schema comes back as a newly migrated one: what a store wrote
+// on it is gone, the chain heads and the keyed boundary are new, and
+// inboxes number from 1 again.
+func TestResetSchemaIsNew(t *testing.T) {
+	t.Setenv(EnvBackend, "postgres")
+	pgtest.Server(t)
+	ctx := context.Background()
+	loc, release, err := Fresh("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := memory.Open(ctx, loc, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := openrecall.Fingerprint{ErrorClass: "timeout", ServiceRole: "api", Environment: "prod"}
+	if _, _, err := st.Retain(ctx, openrecall.Incident{Fingerprint: fp, Decision: openrecall.DecisionFalsePositive, Analyst: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	seal := func(prev string, next int64, es []openrecall.AuditEntry) []openrecall.AuditEntry {
+		for i := range es {
+			es[i].Sequence, es[i].PrevHash, es[i].Hash = next+int64(i), prev, "h"
+		}
+		return es
+	}
+	if _, err := st.AppendAudit(ctx, []openrecall.AuditEntry{{AnalysisID: "a", Step: "intake"}}, seal); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Enqueue(ctx, []openrecall.Delivery{{Endpoint: "e", Alert: openrecall.Alert{ID: "x", Status: openrecall.StatusFiring}}}, 0,
+		func(id int64) string { return "a" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	again, release2, err := Fresh("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release2()
+	if again != loc {
+		t.Fatalf("the released schema was not reused: %s, then %s", loc, again)
+	}
+	st, err = memory.Open(ctx, again, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	stats, err := st.Stats(ctx)
+	if err != nil || stats.Incidents != 0 {
+		t.Fatalf("memories after the reset: %+v, %v", stats, err)
+	}
+	if seq, hash, err := st.AuditHead(ctx); err != nil || seq != 0 || hash != "" {
+		t.Fatalf("audit head after the reset: %d %q %v", seq, hash, err)
+	}
+	out, err := st.Enqueue(ctx, []openrecall.Delivery{{Endpoint: "e", Alert: openrecall.Alert{ID: "x", Status: openrecall.StatusFiring}}}, 0,
+		func(id int64) string { return "b" })
+	if err != nil || out[0].Duplicate || out[0].ID != 1 {
+		t.Fatalf("enqueue after the reset: %+v, %v; want a new delivery with id 1", out, err)
+	}
+}
