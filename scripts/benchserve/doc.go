@@ -27,7 +27,10 @@
 //     moment it was due, so a server that falls behind shows it;
 //   - with -soak, a constant rate of -soak-rate percent of the triage
 //     throughput the max phase measured, for that long, sampling serve's
-//     RSS every -soak-sample (with the database size).
+//     RSS every -soak-sample (with the database size); -retention sets
+//     serve's server.retention, to watch pruning bound the database;
+//     -heap-profiles starts serve with --debug-listen on loopback and saves
+//     its live heap profile a minute into the soak and 10s before its end.
 //
 // After each phase it waits (at most -drain) until every accepted delivery
 // is finished, reading GET /api/v1/results?since= page by page; triage

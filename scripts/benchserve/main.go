@@ -42,17 +42,19 @@ type options struct {
 	warmup   int
 	// senderEvery makes every senderEvery-th delivery a sender fixture (0:
 	// Alertmanager webhooks only).
-	senderEvery int
-	soak        time.Duration
-	soakRate    int // percent of the measured triage throughput
-	soakSample  time.Duration
-	drain       time.Duration // limit on waiting for the inbox to drain
-	corpus      string
-	senders     string
-	logLevel    string
-	inboxLimit  int // server.inbox_limit; 0 keeps serve's default
-	dir         string
-	keep        bool
+	senderEvery  int
+	soak         time.Duration
+	soakRate     int // percent of the measured triage throughput
+	soakSample   time.Duration
+	drain        time.Duration // limit on waiting for the inbox to drain
+	corpus       string
+	senders      string
+	logLevel     string
+	inboxLimit   int           // server.inbox_limit; 0 keeps serve's default
+	retention    time.Duration // server.retention; 0 keeps serve's default
+	heapProfiles bool          // save serve's heap profile early in the soak and at its end
+	dir          string
+	keep         bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -89,6 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.senders, "senders", "", "sender fixtures directory (default: intake/testdata/senders found above the working directory)")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "serve --log-level (info writes one access line per request, as deployed)")
 	fs.IntVar(&opts.inboxLimit, "inbox-limit", 0, "serve's server.inbox_limit (pending deliveries past which receivers answer 503 with Retry-After); 0 keeps serve's default (10000)")
+	fs.BoolVar(&opts.heapProfiles, "heap-profiles", false, "with -soak: start serve with --debug-listen on loopback and save its live heap profile a minute into the soak (a third of it when shorter) and 10s before its end, in the work directory, for go tool pprof -diff_base")
+	fs.DurationVar(&opts.retention, "retention", 0, "serve's server.retention (how long finished deliveries keep their documents; pruned every quarter of it, at most once a minute); 0 keeps serve's default (720h)")
 	fs.StringVar(&opts.dir, "dir", "", "work directory (default: a new temporary directory)")
 	fs.BoolVar(&opts.keep, "keep", false, "keep the work directory (databases, serve logs) and print its path")
 	if err := fs.Parse(args); err != nil {
@@ -108,8 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return fail("-n %d: want at least 1", opts.n)
 	case opts.duration <= 0 || opts.phase <= 0:
 		return fail("-duration and -phase: want positive durations")
-	case opts.warmup < 0 || opts.senderEvery < 0 || opts.inboxLimit < 0:
-		return fail("-warmup, -sender-every and -inbox-limit: want 0 or more")
+	case opts.warmup < 0 || opts.senderEvery < 0 || opts.inboxLimit < 0 || opts.retention < 0:
+		return fail("-warmup, -sender-every, -inbox-limit and -retention: want 0 or more")
 	case opts.soak < 0:
 		return fail("-soak %s: want 0 or more", opts.soak)
 	case opts.soakRate < 1 || opts.soakRate > 1000:
@@ -510,10 +514,33 @@ func (l *loader) measured(ctx context.Context, opts options, name string, n int,
 	return row, err
 }
 
+// heapProfiles saves serve's live heap profile a minute into a soak of
+// length soak (a third of it when shorter) and 10s before its end, to dir,
+// and says how to compare them.
+func heapProfiles(ctx context.Context, p *serveProc, client *http.Client, dir string, soak time.Duration, stderr io.Writer) {
+	early, late := min(time.Minute, soak/3), max(soak-10*time.Second, 2*soak/3)
+	paths := []string{filepath.Join(dir, "heap-soak-early.pb.gz"), filepath.Join(dir, "heap-soak-late.pb.gz")}
+	start := time.Now()
+	for i, at := range []time.Duration{early, late} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(start.Add(at))):
+		}
+		if err := p.saveHeap(ctx, client, paths[i]); err != nil {
+			fmt.Fprintf(stderr, "benchserve: heap profile at %s: %v\n", at, err)
+			return
+		}
+	}
+	fmt.Fprintf(stderr, "benchserve: heap profiles at %s and %s of the soak; what grew: go tool pprof -sample_index=inuse_space -top -diff_base %s %s\n",
+		early, late, paths[0], paths[1])
+}
+
 // benchServe runs the phases against one serve process with workers
 // workers, and stops it.
 func benchServe(ctx context.Context, opts options, bin, dir string, workers int, pl *payloads, stderr io.Writer) (_ *serveRun, err error) {
-	p, err := startServe(ctx, bin, dir, workers, opts.logLevel, opts.inboxLimit)
+	p, err := startServe(ctx, bin, dir, workers, opts.logLevel, serverSettings{inboxLimit: opts.inboxLimit, retention: opts.retention,
+		profiles: opts.heapProfiles && opts.soak > 0})
 	if err != nil {
 		return nil, err
 	}
@@ -576,6 +603,9 @@ func benchServe(ctx context.Context, opts options, bin, dir string, workers int,
 		soakCtx, stopSoak := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { p.sampleRSS(soakCtx, opts.soakSample, true); close(done) }()
+		if opts.heapProfiles {
+			go heapProfiles(soakCtx, p, l.client, dir, opts.soak, stderr)
+		}
 		row, err := l.measured(ctx, opts, fmt.Sprintf("soak %s at %d%% of triaged/s", opts.soak, opts.soakRate), 1<<30, opts.soak, rate, stderr)
 		stopSoak()
 		<-done
@@ -658,7 +688,7 @@ func printTable(w io.Writer, runs []serveRun) error {
 			fmt.Fprintf(w, "workers %d soak: RSS first %s MiB, last %s MiB (at %s), max %s MiB (at %s), %d samples every %s; database %s MiB to %s MiB\n",
 				r.workers, mib(first.rss), mib(last.rss), last.at.Round(time.Second), mib(peak.rss), peak.at.Round(time.Second), len(r.soak),
 				r.soakEvery, mib(first.db), mib(last.db))
-			fmt.Fprintf(w, "workers %d soak by minute (RSS MiB / inbox depth):%s\n", r.workers, byMinute(r.soak))
+			fmt.Fprintf(w, "workers %d soak by minute (RSS MiB / inbox depth / database MiB):%s\n", r.workers, byMinute(r.soak))
 		}
 	}
 	return nil
@@ -672,7 +702,7 @@ func byMinute(ss []rssSample) string {
 		if s.at < next {
 			continue
 		}
-		fmt.Fprintf(&b, " %dm %s/%d", int(s.at/time.Minute), mib(s.rss), s.depth)
+		fmt.Fprintf(&b, " %dm %s/%d/%s", int(s.at/time.Minute), mib(s.rss), s.depth, mib(s.db))
 		next = (s.at/time.Minute + 1) * time.Minute
 	}
 	return b.String()

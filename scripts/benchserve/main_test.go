@@ -42,6 +42,9 @@ func TestParseFlags(t *testing.T) {
 			want: with(func(o *options) { o.soak, o.soakRate, o.workers = 10*time.Minute, 50, []int{1} })},
 		{name: "inbox limit", args: []string{"-inbox-limit", "500"}, want: with(func(o *options) { o.inboxLimit = 500 })},
 		{name: "negative inbox limit", args: []string{"-inbox-limit", "-1"}, wantErr: true},
+		{name: "retention", args: []string{"-retention", "5m"}, want: with(func(o *options) { o.retention = 5 * time.Minute })},
+		{name: "negative retention", args: []string{"-retention", "-1m"}, wantErr: true},
+		{name: "heap profiles", args: []string{"-soak", "3m", "-heap-profiles"}, want: with(func(o *options) { o.soak, o.heapProfiles = 3*time.Minute, true })},
 		{name: "webhooks only", args: []string{"-sender-every", "0"}, want: with(func(o *options) { o.senderEvery = 0 })},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
 		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},
@@ -88,9 +91,9 @@ func TestParseStatus(t *testing.T) {
 }
 
 func TestByMinute(t *testing.T) {
-	ss := []rssSample{{at: 0, rss: 100 << 20, depth: 0}, {at: 30 * time.Second, rss: 200 << 20}, {at: 65 * time.Second, rss: 110 << 20, depth: 7},
-		{at: 3 * time.Minute, rss: 120 << 20, depth: -1}}
-	if got, want := byMinute(ss), " 0m 100.0/0 1m 110.0/7 3m 120.0/-1"; got != want {
+	ss := []rssSample{{at: 0, rss: 100 << 20, depth: 0, db: 10 << 20}, {at: 30 * time.Second, rss: 200 << 20}, {at: 65 * time.Second, rss: 110 << 20, depth: 7, db: 12 << 20},
+		{at: 3 * time.Minute, rss: 120 << 20, depth: -1, db: 12 << 20}}
+	if got, want := byMinute(ss), " 0m 100.0/0/10.0 1m 110.0/7/12.0 3m 120.0/-1/12.0"; got != want {
 		t.Errorf("byMinute = %q, want %q", got, want)
 	}
 }
@@ -230,5 +233,22 @@ func TestShortRun(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "peak RSS") {
 		t.Errorf("no RSS figure:\n%s", out.String())
+	}
+}
+
+func TestServerSettingsYAML(t *testing.T) {
+	tests := []struct {
+		ss   serverSettings
+		want string
+	}{
+		{serverSettings{}, ""},
+		{serverSettings{profiles: true}, ""},
+		{serverSettings{inboxLimit: 300}, "server:\n  inbox_limit: 300\n"},
+		{serverSettings{inboxLimit: 300, retention: 5 * time.Minute}, "server:\n  inbox_limit: 300\n  retention: 5m0s\n"},
+	}
+	for _, tt := range tests {
+		if got := tt.ss.yaml(); got != tt.want {
+			t.Errorf("%+v: yaml %q, want %q", tt.ss, got, tt.want)
+		}
 	}
 }

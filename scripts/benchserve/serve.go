@@ -29,6 +29,9 @@ type serveProc struct {
 	db   string
 	logf *os.File
 	done chan error // the child's exit, once
+	// debugURL is serve's runtime profiles (http://127.0.0.1:PORT/debug/pprof)
+	// when it was started with them; set before url.
+	debugURL string
 
 	// depth, when set, reads the inbox depth for kept samples.
 	depth func() int
@@ -48,20 +51,44 @@ type rssSample struct {
 	depth int
 }
 
+// serverSettings are the server.* keys a run sets in a config file; zero
+// keeps serve's default.
+type serverSettings struct {
+	inboxLimit int           // server.inbox_limit
+	retention  time.Duration // server.retention
+	// profiles starts serve with --debug-listen on a loopback port, for
+	// heap profiles.
+	profiles bool
+}
+
+// yaml returns the config file that sets them, "" when none is set.
+func (ss serverSettings) yaml() string {
+	var b strings.Builder
+	if ss.inboxLimit > 0 {
+		fmt.Fprintf(&b, "  inbox_limit: %d\n", ss.inboxLimit)
+	}
+	if ss.retention > 0 {
+		fmt.Fprintf(&b, "  retention: %s\n", ss.retention)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "server:\n" + b.String()
+}
+
 // startServe starts bin serve on 127.0.0.1:0 with --workers workers, a
 // fresh database and audit key in dir, and no token (loopback needs none;
 // the OPENRECALL_ variables of this environment are not passed on). Its
-// stderr goes to dir/serve.log; with inboxLimit > 0 a config file sets
-// server.inbox_limit; it returns once serve said where it
-// listens.
-func startServe(ctx context.Context, bin, dir string, workers int, logLevel string, inboxLimit int) (*serveProc, error) {
+// stderr goes to dir/serve.log; a config file sets the settings given; it
+// returns once serve said where it listens.
+func startServe(ctx context.Context, bin, dir string, workers int, logLevel string, settings serverSettings) (*serveProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var args []string
-	if inboxLimit > 0 {
+	if y := settings.yaml(); y != "" {
 		cfg := filepath.Join(dir, "config.yaml")
-		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  inbox_limit: %d\n", inboxLimit)), 0o644); err != nil {
+		if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
 			return nil, err
 		}
 		args = append(args, "--config", cfg)
@@ -78,8 +105,12 @@ func startServe(ctx context.Context, bin, dir string, workers int, logLevel stri
 		}
 	}
 	env = append(env, "OPENRECALL_AUDIT_KEY_FILE="+filepath.Join(dir, "audit.key"))
-	cmd := exec.Command(bin, append(args, "--db", db, "--log-level", logLevel, "--log-format", "json",
-		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))...)
+	args = append(args, "--db", db, "--log-level", logLevel, "--log-format", "json",
+		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))
+	if settings.profiles {
+		args = append(args, "--debug-listen", "127.0.0.1:0")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	// Should the bench die without stopping it (a broken pipe, SIGKILL),
 	// Linux sends serve SIGTERM, so no server is left behind.
@@ -101,6 +132,9 @@ func startServe(ctx context.Context, bin, dir string, workers int, logLevel stri
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, "openrecall serve: runtime profiles on "); ok {
+				p.debugURL = strings.TrimSuffix(strings.Fields(rest)[0], "/")
+			}
 			if rest, ok := strings.CutPrefix(line, "openrecall serve: listening on "); ok {
 				select {
 				case addr <- strings.Fields(rest)[0]:
@@ -335,4 +369,29 @@ func inboxDepth(ctx context.Context, client *http.Client, base string) int {
 		return -1
 	}
 	return *rd.InboxDepth
+}
+
+// saveHeap saves serve's heap profile, taken after a collection (so it
+// holds the live heap), to path.
+func (p *serveProc) saveHeap(ctx context.Context, client *http.Client, path string) error {
+	if p.debugURL == "" {
+		return errors.New("serve was started without runtime profiles")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.debugURL+"/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
