@@ -385,7 +385,7 @@ func (p *serveProc) saveHeap(ctx context.Context, client *http.Client, path stri
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("heap profile: %s", resp.Status)
 	}
