@@ -1,6 +1,8 @@
 package routing
 
 import (
+	"strings"
+
 	openrecall "github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/internal/jsonfast"
 )
@@ -34,7 +36,7 @@ func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
 			if !ok {
 				return a, false
 			}
-			a.Decision = openrecall.Decision(s)
+			a.Decision = decisionOf(s)
 		case "confidence":
 			if a.Confidence, ok = d.Number(); !ok {
 				return a, false
@@ -70,6 +72,19 @@ func decodeAnswer(text string) (a openrecall.Analysis, ok bool) {
 		return openrecall.Analysis{}, false
 	}
 	return a, true
+}
+
+// decisionOf returns decision s without sharing the answer's memory: the
+// product's constant when s is one, else a copy. A decision outlives its
+// answer (an open group's head keeps it for as long as the group may
+// grow), and a substring would keep the whole answer text alive with it.
+func decisionOf(s string) openrecall.Decision {
+	for _, d := range openrecall.Decisions {
+		if string(d) == s {
+			return d
+		}
+	}
+	return openrecall.Decision(strings.Clone(s))
 }
 
 // answerFields are the schema's members, each with its bit.

@@ -2,7 +2,9 @@ package routing
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // BenchmarkParseAnalysis is the quality gate's one-pass parse of a model
@@ -44,4 +46,28 @@ func FuzzParseAnalysisEqualsTwoPass(f *testing.F) {
 			t.Fatalf("analysis %+v, two-pass %+v", got, want)
 		}
 	})
+}
+
+// TestParsedDecisionOwnsItsMemory: the decision of a parsed answer shares
+// no memory with the answer text, so an open group's head, which keeps the
+// decision for as long as the group may grow, does not keep the whole
+// answer alive (issue [miss-path]: serve's heap grew by the answers).
+func TestParsedDecisionOwnsItsMemory(t *testing.T) {
+	tests := []struct{ answer, want string }{
+		{`{"decision":"known_benign","confidence":0.9,"summary":"` + strings.Repeat("x", 4096) + `"}`, "known_benign"},
+		{`{"decision":"real","confidence":0.5}`, "real"},
+		{`{"decision":"not_a_decision","confidence":0.5}`, "not_a_decision"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			a, ok := decodeAnswer(tt.answer)
+			if !ok || string(a.Decision) != tt.want {
+				t.Fatalf("decodeAnswer: %q, %v; want %q", a.Decision, ok, tt.want)
+			}
+			text, d := unsafe.StringData(tt.answer), unsafe.StringData(string(a.Decision))
+			if p := uintptr(unsafe.Pointer(d)); p >= uintptr(unsafe.Pointer(text)) && p < uintptr(unsafe.Pointer(text))+uintptr(len(tt.answer)) {
+				t.Errorf("decision %q points into the answer text", a.Decision)
+			}
+		})
+	}
 }

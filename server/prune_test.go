@@ -9,6 +9,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/internal/testenv"
+	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/usecase"
 )
 
@@ -82,5 +83,26 @@ func TestRetentionPrunes(t *testing.T) {
 	var again accepted
 	if e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &again); again.Duplicates != 1 || again.Analyses[0].AnalysisID != old {
 		t.Errorf("redelivery of a pruned analysis: %+v", again)
+	}
+}
+
+// TestPruneInterval: a retention of minutes is kept to within a quarter of
+// it (an hourly pass kept a 5-minute retention's rows for up to 65
+// minutes), never pruning more than once a minute nor less than once an
+// hour.
+func TestPruneInterval(t *testing.T) {
+	tests := []struct {
+		retention, want time.Duration
+	}{
+		{2 * time.Minute, time.Minute},
+		{5 * time.Minute, time.Minute + 15*time.Second},
+		{time.Hour, 15 * time.Minute},
+		{4 * time.Hour, time.Hour},
+		{720 * time.Hour, time.Hour},
+	}
+	for _, tt := range tests {
+		if got := server.PruneInterval(tt.retention); got != tt.want {
+			t.Errorf("PruneInterval(%s) = %s, want %s", tt.retention, got, tt.want)
+		}
 	}
 }

@@ -136,7 +136,7 @@ type Config struct {
 	// (Pruner) at start and every PruneEvery. 0 keeps them forever.
 	Retention time.Duration
 	// PruneEvery is the time between pruning passes (default
-	// DefaultPruneEvery).
+	// PruneInterval(Retention)).
 	PruneEvery time.Duration
 	// Pruner prunes the inbox; required when Retention is positive.
 	// memory.Store satisfies it.
@@ -156,11 +156,21 @@ const (
 	DefaultInboxLimit      = 10000
 	DefaultRequestTimeout  = 30 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
-	// DefaultPruneEvery is the time between pruning passes.
+	// DefaultPruneEvery is the longest time between pruning passes.
 	DefaultPruneEvery = time.Hour
+	// MinPruneEvery is the shortest time between pruning passes.
+	MinPruneEvery = time.Minute
 	// RetryAfterSeconds is the Retry-After of a 503 for a full inbox.
 	RetryAfterSeconds = 5
 )
+
+// PruneInterval returns the time between pruning passes for a retention:
+// a quarter of it, within MinPruneEvery and DefaultPruneEvery, so a row
+// outlives the retention by a quarter of it at most (by an hour at most
+// for a retention of four hours or more).
+func PruneInterval(retention time.Duration) time.Duration {
+	return min(max(retention/4, MinPruneEvery), DefaultPruneEvery)
+}
 
 // Server is the HTTP receiver and its inbox workers. It is safe for
 // concurrent use.
@@ -207,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: a retention needs a pruner")
 	}
 	if cfg.PruneEvery <= 0 {
-		cfg.PruneEvery = DefaultPruneEvery
+		cfg.PruneEvery = PruneInterval(cfg.Retention)
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes

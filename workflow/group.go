@@ -61,12 +61,20 @@ type openGroup struct {
 
 // grouper assigns records to groups in input order: only the record whose
 // turn it is (gate) reads or changes open, which holds the open groups of
-// each key, oldest first, at most maxOpenPerKey of them.
+// each key, oldest first, at most maxOpenPerKey of them, and no key without
+// one. held counts the groups in open; swept is held after the last sweep.
 type grouper struct {
 	window time.Duration
 	store  GroupStore
 	gate   *turnstile
+	now    func() time.Time
 	open   map[openrecall.GroupKey][]*openGroup
+	// newest is the time of the run's newest firing, a time after now
+	// counting as now (so one firing from a clock far ahead cannot expire
+	// every group).
+	newest time.Time
+	held   int
+	swept  int
 }
 
 // maxOpenPerKey bounds the groups of one key a firing may still join: a
@@ -74,20 +82,45 @@ type grouper struct {
 // the window of the others (a late or out-of-order one).
 const maxOpenPerKey = 64
 
-// forgetAfter is how many windows behind the newest firing of its key an
-// open group is forgotten: a day at the default window, far more than the
-// clocks of one storm's senders disagree by.
+// forgetAfter is how many windows behind the newest firing an open group
+// expires: a day at the default window, far more than the clocks of one
+// storm's senders disagree by. An expired group takes no more members:
+// only a firing out of order by that much could still have joined it (it
+// opens a group of its own instead), and a long run keeps no more than the
+// groups that may still grow, whatever the number of keys it sees.
 const forgetAfter = 24
 
+// minSweep is the least number of held groups at which add sweeps out the
+// expired ones; above it a sweep runs once the held groups have doubled
+// since the last one, so sweeping costs O(1) per group added and a run
+// holds at most about twice the groups that have not expired.
+const minSweep = 1024
+
+// saw records the time t of a firing about to be grouped.
+func (g *grouper) saw(t time.Time) {
+	if now := g.now(); t.After(now) {
+		t = now
+	}
+	if t.After(g.newest) {
+		g.newest = t
+	}
+}
+
+// expired reports whether og's last firing is more than forgetAfter
+// windows behind the run's newest firing.
+func (g *grouper) expired(og *openGroup) bool {
+	return og.last.Before(g.newest.Add(-forgetAfter * g.window))
+}
+
 // add makes og the newest open group of its key, and forgets the groups
-// of the key whose last firing is more than forgetAfter windows before
-// og's: only a firing out of order by that much could still have joined
-// them (it opens a group of its own instead), and a long run keeps no more
-// than the groups that may still grow.
+// of the key that expired or whose last firing is more than forgetAfter
+// windows before og's (og may be dated after now, where expiry does not
+// reach); every so often it sweeps the expired groups of every key.
 func (g *grouper) add(og *openGroup) {
-	list := g.open[og.key][:0:0]
-	for _, x := range g.open[og.key] {
-		if !x.last.Before(og.last.Add(-forgetAfter * g.window)) {
+	old := g.open[og.key]
+	list := old[:0:0]
+	for _, x := range old {
+		if !x.last.Before(og.last.Add(-forgetAfter*g.window)) && !g.expired(x) {
 			list = append(list, x)
 		}
 	}
@@ -96,6 +129,32 @@ func (g *grouper) add(og *openGroup) {
 		list = list[len(list)-maxOpenPerKey:]
 	}
 	g.open[og.key] = list
+	g.held += len(list) - len(old)
+	if g.held >= max(2*g.swept, minSweep) {
+		g.sweep()
+	}
+}
+
+// sweep forgets the expired groups of every key, and the keys left with
+// none.
+func (g *grouper) sweep() {
+	for key, list := range g.open {
+		kept := list[:0:0]
+		for _, x := range list {
+			if !g.expired(x) {
+				kept = append(kept, x)
+			}
+		}
+		g.held -= len(list) - len(kept)
+		if len(kept) == 0 {
+			delete(g.open, key)
+			continue
+		}
+		if len(kept) < len(list) {
+			g.open[key] = kept
+		}
+	}
+	g.swept = g.held
 }
 
 // drop forgets open group og.
@@ -103,6 +162,11 @@ func (g *grouper) drop(og *openGroup) {
 	list := g.open[og.key]
 	for i, x := range list {
 		if x == og {
+			g.held--
+			if len(list) == 1 {
+				delete(g.open, og.key)
+				return
+			}
 			g.open[og.key] = slices.Delete(slices.Clone(list), i, i+1)
 			return
 		}
@@ -116,7 +180,7 @@ func (w *Workflow) newGrouper(ctx context.Context) (*grouper, error) {
 	if !g.Enabled {
 		return nil, nil
 	}
-	gr := &grouper{window: g.Window, store: g.Store, gate: newTurnstile(), open: map[openrecall.GroupKey][]*openGroup{}}
+	gr := &grouper{window: g.Window, store: g.Store, gate: newTurnstile(), now: w.now, open: map[openrecall.GroupKey][]*openGroup{}}
 	if gr.window <= 0 {
 		gr.window = openrecall.DefaultGroupWindow
 	}
@@ -128,7 +192,12 @@ func (w *Workflow) newGrouper(ctx context.Context) (*grouper, error) {
 		return nil, fmt.Errorf("open groups: %w", err)
 	}
 	for _, sg := range stored {
-		gr.add(storedGroup(sg))
+		gr.saw(sg.LastAt)
+	}
+	for _, sg := range stored {
+		if og := storedGroup(sg); !gr.expired(og) {
+			gr.add(og)
+		}
 	}
 	return gr, nil
 }
@@ -141,9 +210,9 @@ func storedGroup(sg openrecall.Group) *openGroup {
 }
 
 // joinable returns the open group a firing of key at time t and severity
-// sev joins, or nil: of the groups of its key that take it — within the
-// window of their last firing, the firing not more severe than their head,
-// no person having decided them — the one with the least severe head, the
+// sev joins, or nil: of the groups of its key that take it — not expired,
+// within the window of their last firing, the firing not more severe than
+// their head, no person having decided them — the one with the least severe head, the
 // newest among equals, so the firings after a severity rise go on joining
 // the storm they belong to and the rise stays a group of its own.
 func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev openrecall.Severity, t time.Time) (*openGroup, error) {
@@ -151,7 +220,7 @@ func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev ope
 	var best *openGroup
 	for i := len(list) - 1; i >= 0; i-- {
 		og := list[i]
-		if !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
+		if g.expired(og) || !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
 			continue
 		}
 		if best != nil && !openrecall.LessSevereHead(og.headSeverity, best.headSeverity) {

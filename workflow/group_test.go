@@ -213,3 +213,51 @@ func TestStoredGroupOfABypassedHeadEndsWhenItsMemoryChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestExpiredGroupTakesNoMember: a group whose last firing is more than a
+// day of windows behind the run's newest firing, of any key, takes no more
+// members (the grouper forgets it); a firing dated after now counts as now,
+// so one clock far ahead expires nothing.
+func TestExpiredGroupTakesNoMember(t *testing.T) {
+	// fixedNow is 2026-11-30 12:00.
+	day2, day3 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		base  time.Time
+		other time.Duration // after base: another key's firing, between the two of NodeDiskFull
+		want  string
+	}{
+		{"another key 25 h later", day2, 25 * time.Hour, "H-H"},
+		{"another key 23 h later", day2, 23 * time.Hour, "H-m"},
+		{"another key dated a year past now", day3, 400 * 24 * time.Hour, "H-m"},
+		{"another key dated past now, now 60 h after the first", day2.Add(-12 * time.Hour), 400 * 24 * time.Hour, "H-H"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at := func(d time.Duration) string { return tt.base.Add(d).Format(time.RFC3339) }
+			q := strings.Join([]string{
+				stormLine(1, "NodeDiskFull", "warning", at(0)),
+				strings.Replace(stormLine(2, "NodeInodesFull", "warning", at(tt.other)), `"service":"storage"`, `"service":"other"`, 1),
+				stormLine(3, "NodeDiskFull", "warning", at(10*time.Minute)),
+			}, "\n")
+			p := newPipeline(t)
+			res, _ := analyze(t, p.grouping(t, nil, nil, nil), q, 1)
+			roles := ""
+			for _, r := range res {
+				switch {
+				case r.Group == nil:
+					roles += "?"
+				case r.Grouped():
+					roles += "m"
+				case r.Alert.ID == "s-2":
+					roles += "-"
+				default:
+					roles += "H"
+				}
+			}
+			if roles != tt.want {
+				t.Errorf("roles %s, want %s (H heads a group, m joins one, - the other key's head)", roles, tt.want)
+			}
+		})
+	}
+}

@@ -365,6 +365,7 @@ func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, ana
 		return nil, nil, nil, t
 	}
 	t = arrival(rec, w.now)
+	g.saw(t)
 	og, isHead, err := g.prior(ctx, analysisID)
 	if err == nil && og == nil && !isHead {
 		og, err = g.joinable(ctx, key, a.Severity, t)

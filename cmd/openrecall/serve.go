@@ -19,10 +19,11 @@ import (
 )
 
 type serveOptions struct {
-	listen  string
-	rules   string
-	shadow  bool
-	workers int
+	listen      string
+	debugListen string
+	rules       string
+	shadow      bool
+	workers     int
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -65,6 +66,7 @@ in the inbox for the next start.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.listen, "listen", "", "address to listen on (default: the config's server.listen, 127.0.0.1:9555)")
+	f.StringVar(&opts.debugListen, "debug-listen", "", "serve Go's runtime profiles (/debug/pprof/: heap, CPU, goroutines) on this loopback address, apart from the API (default: none)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
 	f.BoolVar(&opts.shadow, "shadow", false, "propose and audit, but never bypass the model (measure agreement before trusting memory)")
 	f.IntVar(&opts.workers, "workers", 0, "deliveries analysed concurrently (default: the config's server.workers)")
@@ -102,6 +104,13 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	}
 	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
 		return usageErr("%v", err)
+	}
+	if opts.debugListen != "" {
+		addr, err := debugListen(ctx, opts.debugListen)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.errOut, "openrecall serve: runtime profiles on http://%s/debug/pprof/\n", addr)
 	}
 	instance := sc.Instance
 	if instance == "" {

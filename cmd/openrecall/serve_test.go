@@ -412,3 +412,26 @@ func TestServeOnPostgresStopsWhenTheSchemaChanges(t *testing.T) {
 		t.Fatalf("serve kept running on a schema another binary migrated\n%s", s.log())
 	}
 }
+
+// TestServeDebugListen: --debug-listen serves the runtime profiles on a
+// loopback address only (they have no token).
+func TestServeDebugListen(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"--db", filepath.Join(t.TempDir(), "m.db"), "serve", "--debug-listen", "0.0.0.0:0"}, streams{in: strings.NewReader(""), out: &out, errOut: &errOut})
+	if code != exitUsage || !strings.Contains(errOut.String(), "loopback") {
+		t.Fatalf("--debug-listen 0.0.0.0:0: exit %d: %s", code, errOut.String())
+	}
+	addr, err := debugListen(t.Context(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr.String() + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+		t.Errorf("heap profile: %d %.80s", resp.StatusCode, body)
+	}
+}

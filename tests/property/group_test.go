@@ -34,7 +34,7 @@ func groupProperties() []pbt.Property {
 		}
 	}
 	opts := []pbt.Option{pbt.Expensive(2), pbt.Classify(classifyStorm),
-		pbt.Cover("a group member", 60), pbt.Cover("a severity rise", 20), pbt.Cover("an attack storm", 20)}
+		pbt.Cover("a group member", 60), pbt.Cover("a severity rise", 20), pbt.Cover("an attack storm", 20), pbt.Cover("a firing a day late", 20)}
 	return []pbt.Property{
 		pbt.ForAll("P80_member_takes_head_decision",
 			"A group member's decision and escalation are its head's, never anything the head did not have: the head comes first in the run, heads the member's group, and the member is never bypassed itself; a member of a head escalated without analysis is escalated without analysis too; a benign decision closes members only when memory bypassed the head: a member of a head a model answered benign is escalated to the person who decides the group; a member of a head memory bypassed ran the guard again on current memory and it still passed (DESIGN §6a).",
@@ -67,7 +67,7 @@ func groupProperties() []pbt.Property {
 				return nil
 			}), opts...),
 		pbt.ForAll("P81_groups_follow_identity_dna_status_window",
-			"No group mixes identities, canonical Alert DNA or status (nor, for an attack, entity fields), an alert without identity never groups, and the groups are exactly those of a reference grouper written from DESIGN §6a: of the open groups of its key whose last firing is within 1 h of its own time (either way) and whose head it is not more severe than, a firing joins the one with the least severe head (the newest among equals), else it heads a new group.",
+			"No group mixes identities, canonical Alert DNA or status (nor, for an attack, entity fields), an alert without identity never groups, and the groups are exactly those of a reference grouper written from DESIGN §6a: of the open groups of its key whose last firing is within 1 h of its own time (either way), at most 24 h behind the newest firing of the run so far (a firing after the clock counting as the clock) and at most 24 h before any group its key opened since, and whose head it is not more severe than, a firing joins the one with the least severe head (the newest among equals), else it heads a new group.",
 			"StormRunGen", gen.StormRunGen(), storm(func(s gen.StormRun, out stormOut) error {
 				want := referenceGroups(out.results)
 				for i, r := range out.results {
@@ -340,18 +340,22 @@ func referenceGroups(results []openrecall.Result) []int {
 	}
 	open := map[string][]*group{}
 	out := make([]int, len(results))
+	var newest time.Time
 	for i, r := range results {
 		out[i] = -1
 		if r.Outcome != openrecall.ResultTriaged || r.Identity.Rule == "" {
 			continue
 		}
 		k, t := groupKey(r), alertTime(r)
+		if seen := minTime(t, fixedClock()); seen.After(newest) {
+			newest = seen
+		}
 		var joined *group
 		for j := len(open[k]) - 1; j >= 0; j-- {
 			g := open[k][j]
 			d := t.Sub(g.last)
 			head := results[g.head].Alert.Severity
-			if d > time.Hour || -d > time.Hour || designRank(r.Alert.Severity, head) > designRank(head, "") {
+			if d > time.Hour || -d > time.Hour || newest.Sub(g.last) > 24*time.Hour || designRank(r.Alert.Severity, head) > designRank(head, "") {
 				continue
 			}
 			if joined == nil || designRank(head, "") < designRank(results[joined.head].Alert.Severity, "") {
@@ -359,7 +363,14 @@ func referenceGroups(results []openrecall.Result) []int {
 			}
 		}
 		if joined == nil {
-			open[k] = append(open[k], &group{head: i, last: t})
+			// A new group forgets its key's groups a day older than it.
+			kept := open[k][:0:0]
+			for _, g := range open[k] {
+				if t.Sub(g.last) <= 24*time.Hour {
+					kept = append(kept, g)
+				}
+			}
+			open[k] = append(kept, &group{head: i, last: t})
 			out[i] = i
 			continue
 		}
@@ -369,6 +380,14 @@ func referenceGroups(results []openrecall.Result) []int {
 		out[i] = joined.head
 	}
 	return out
+}
+
+// minTime returns the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // memberDecision is the decision a member of head h takes (DESIGN §6a):
@@ -397,8 +416,11 @@ func sameStrings(a, b []string) bool { return strings.Join(a, "\x00") == strings
 func classifyStorm(s gen.StormRun) []string {
 	var labels []string
 	seen := map[int]int{}
-	rise, attack, member := false, false, false
+	rise, attack, member, late := false, false, false, false
 	for _, f := range s.Firings {
+		if gen.StormGaps()[f.Gap%len(gen.StormGaps())] < -24*60 {
+			late = true
+		}
 		r := f.Rule % len(gen.StormRules())
 		if prev, ok := seen[r]; ok && prev == 0 && f.Sev%len(gen.StormSeverities()) == 1 {
 			rise = true
@@ -419,6 +441,9 @@ func classifyStorm(s gen.StormRun) []string {
 	}
 	if attack {
 		labels = append(labels, "an attack storm")
+	}
+	if late {
+		labels = append(labels, "a firing a day late")
 	}
 	return labels
 }

@@ -47,8 +47,9 @@ func StormProcesses() []string { return []string{"sh", "bash", "nc"} }
 
 // StormGaps are the minutes between a firing and the one before it: most
 // within the 1 h window, some past it (a late firing), one earlier (out of
-// order).
-func StormGaps() []int { return []int{1, 0, 5, 20, 59, 61, 90, -3} }
+// order), and a day and an hour either way (a firing out of order by more
+// than the 24 windows after which a group expires, and a day's silence).
+func StormGaps() []int { return []int{1, 0, 5, 20, 59, 61, 90, -3, -1500, 1500} }
 
 // StormFiring is one firing of a generated storm.
 type StormFiring struct {
