@@ -93,7 +93,9 @@ bench-analyze: build
 # that every accepted delivery was triaged exactly once. Real payloads:
 # the rule corpus as Alertmanager webhooks and captured sender fixtures.
 # BENCH_SERVE_FLAGS passes more flags (-soak 10m -workers 1: RSS over a
-# soak; -clients, -n, -duration, -phase, -rates). -db postgres (a fresh
+# soak, with -heap-profiles serve's live heap early and late in it and
+# with -retention 5m a server.retention; -clients, -n, -duration, -phase,
+# -rates). -db postgres (a fresh
 # schema per run on $OPENRECALL_PG_DSN, else on a throwaway cluster of
 # scripts/pgcluster.sh) or -db postgres://… (loopback only) runs on
 # PostgreSQL; -procs 1,2,4 runs that many serve processes on one database

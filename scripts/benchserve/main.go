@@ -44,17 +44,19 @@ type options struct {
 	warmup   int
 	// senderEvery makes every senderEvery-th delivery a sender fixture (0:
 	// Alertmanager webhooks only).
-	senderEvery int
-	soak        time.Duration
-	soakRate    int // percent of the measured triage throughput
-	soakSample  time.Duration
-	drain       time.Duration // limit on waiting for the inbox to drain
-	corpus      string
-	senders     string
-	logLevel    string
-	inboxLimit  int // server.inbox_limit; 0 keeps serve's default
-	dir         string
-	keep        bool
+	senderEvery  int
+	soak         time.Duration
+	soakRate     int // percent of the measured triage throughput
+	soakSample   time.Duration
+	drain        time.Duration // limit on waiting for the inbox to drain
+	corpus       string
+	senders      string
+	logLevel     string
+	inboxLimit   int           // server.inbox_limit of every process; 0 keeps serve's default
+	retention    time.Duration // server.retention of every process; 0 keeps serve's default
+	heapProfiles bool          // save serve's heap profile early in the soak and near its end
+	dir          string
+	keep         bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -93,6 +95,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.senders, "senders", "", "sender fixtures directory (default: intake/testdata/senders found above the working directory)")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "serve --log-level (info writes one access line per request, as deployed)")
 	fs.IntVar(&opts.inboxLimit, "inbox-limit", 0, "serve's server.inbox_limit (pending deliveries past which receivers answer 503 with Retry-After); 0 keeps serve's default (10000)")
+	fs.DurationVar(&opts.retention, "retention", 0, "serve's server.retention, for every process (how long finished deliveries keep their documents; pruned every quarter of it, at most once a minute); 0 keeps serve's default (720h)")
+	fs.BoolVar(&opts.heapProfiles, "heap-profiles", false, "with -soak: start serve with --debug-listen on loopback and save its live heap profile a minute into the soak (a third of it when shorter) and 10s before its end, in the run's directory (the work directory is then kept), for go tool pprof -diff_base")
 	fs.StringVar(&opts.dir, "dir", "", "work directory (default: a new temporary directory)")
 	fs.BoolVar(&opts.keep, "keep", false, "keep the work directory (databases, serve logs) and print its path")
 	if err := fs.Parse(args); err != nil {
@@ -112,8 +116,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return fail("-n %d: want at least 1", opts.n)
 	case opts.duration <= 0 || opts.phase <= 0:
 		return fail("-duration and -phase: want positive durations")
-	case opts.warmup < 0 || opts.senderEvery < 0 || opts.inboxLimit < 0:
-		return fail("-warmup, -sender-every and -inbox-limit: want 0 or more")
+	case opts.warmup < 0 || opts.senderEvery < 0 || opts.inboxLimit < 0 || opts.retention < 0:
+		return fail("-warmup, -sender-every, -inbox-limit and -retention: want 0 or more")
 	case opts.soak < 0:
 		return fail("-soak %s: want 0 or more", opts.soak)
 	case opts.soakRate < 1 || opts.soakRate > 1000:
@@ -130,8 +134,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if opts.procs, err = intList(procs, 1, 16); err != nil || len(opts.procs) == 0 {
 		return fail("-procs %q: want numbers of processes (1 to 16) separated by commas", procs)
 	}
+	if opts.heapProfiles && opts.soak == 0 {
+		return fail("-heap-profiles profiles the soak: want -soak")
+	}
 	if opts.soak > 0 && slices.Max(opts.procs) > 1 {
-		return fail("-soak samples one process's RSS: want -procs 1")
+		return fail("-soak (and -heap-profiles) sample one process: want -procs 1")
 	}
 	if strings.TrimSpace(rates) != "" {
 		if opts.rates, err = intList(rates, 1, 1000); err != nil {
@@ -230,8 +237,8 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		if dir, err = os.MkdirTemp("", "openrecall-benchserve-"); err != nil {
 			return err
 		}
-		if opts.keep {
-			fmt.Fprintf(stderr, "benchserve: work directory %s\n", dir)
+		if opts.keep || opts.heapProfiles {
+			fmt.Fprintf(stderr, "benchserve: work directory %s (kept)\n", dir)
 		} else {
 			defer func() { _ = os.RemoveAll(dir) }()
 		}
@@ -542,6 +549,28 @@ func (l *loader) measured(ctx context.Context, opts options, name string, n int,
 	return row, err
 }
 
+// heapProfiles saves serve's live heap profile a minute into a soak of
+// length soak (a third of it when shorter) and 10s before its end, to dir,
+// and says how to compare them.
+func heapProfiles(ctx context.Context, p *serveProc, client *http.Client, dir string, soak time.Duration, stderr io.Writer) {
+	early, late := min(time.Minute, soak/3), max(soak-10*time.Second, 2*soak/3)
+	paths := []string{filepath.Join(dir, "heap-soak-early.pb.gz"), filepath.Join(dir, "heap-soak-late.pb.gz")}
+	start := time.Now()
+	for i, at := range []time.Duration{early, late} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(start.Add(at))):
+		}
+		if err := p.saveHeap(ctx, client, paths[i]); err != nil {
+			fmt.Fprintf(stderr, "benchserve: heap profile at %s: %v\n", at, err)
+			return
+		}
+	}
+	fmt.Fprintf(stderr, "benchserve: heap profiles at %s and %s of the soak; what grew: go tool pprof -sample_index=inuse_space -top -diff_base %s %s\n",
+		early.Round(time.Second), late.Round(time.Second), paths[0], paths[1])
+}
+
 // benchServe runs the phases against procs serve processes with workers
 // workers each, sharing one new database (on server, "" for SQLite), and
 // stops them.
@@ -575,7 +604,8 @@ func benchServe(ctx context.Context, opts options, bin, dir, server string, proc
 	}
 	for i := range procs {
 		p, err := startServe(ctx, bin, filepath.Join(dir, fmt.Sprintf("serve-%d", i+1)), db, filepath.Join(dir, "audit.key"),
-			fmt.Sprintf("bench-%d", i+1), workers, opts.logLevel, opts.inboxLimit)
+			workers, opts.logLevel, serverSettings{instance: fmt.Sprintf("bench-%d", i+1), inboxLimit: opts.inboxLimit, retention: opts.retention,
+				profiles: opts.heapProfiles && i == 0}) // -heap-profiles wants -procs 1
 		if err == nil && !loopback(p.url) {
 			ps = append(ps, p)
 			err = fmt.Errorf("serve at %s: the load goes to 127.0.0.1 only", p.url)
@@ -652,9 +682,17 @@ func benchServe(ctx context.Context, opts options, bin, dir, server string, proc
 		soakCtx, stopSoak := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { p.sampleRSS(soakCtx, opts.soakSample, true); close(done) }()
+		profiled := make(chan struct{})
+		go func() {
+			if opts.heapProfiles {
+				heapProfiles(soakCtx, p, l.client, dir, opts.soak, stderr)
+			}
+			close(profiled)
+		}()
 		row, err := l.measured(ctx, opts, fmt.Sprintf("soak %s at %d%% of triaged/s", opts.soak, opts.soakRate), 1<<30, opts.soak, rate, stderr)
 		stopSoak()
 		<-done
+		<-profiled
 		p.mu.Lock()
 		out.soak, out.soakEvery = slices.Clone(p.samples), opts.soakSample
 		p.mu.Unlock()
@@ -734,13 +772,14 @@ func printTable(w io.Writer, runs []serveRun) error {
 			fmt.Fprintf(w, "workers %d soak: RSS first %s MiB, last %s MiB (at %s), max %s MiB (at %s), %d samples every %s; database %s MiB to %s MiB\n",
 				r.workers, mib(first.rss), mib(last.rss), last.at.Round(time.Second), mib(peak.rss), peak.at.Round(time.Second), len(r.soak),
 				r.soakEvery, mib(first.db), mib(last.db))
-			fmt.Fprintf(w, "workers %d soak by minute (RSS MiB / inbox depth):%s\n", r.workers, byMinute(r.soak))
+			fmt.Fprintf(w, "workers %d soak by minute (RSS MiB / inbox depth / database MiB):%s\n", r.workers, byMinute(r.soak))
 		}
 	}
 	return nil
 }
 
-// byMinute returns the first sample of each minute as " 0m 121.8/0 1m 125.0/12 …".
+// byMinute returns the first sample of each minute as RSS/depth/database,
+// " 0m 121.8/0/10.2 1m 125.0/12/14.9 …".
 func byMinute(ss []rssSample) string {
 	var b strings.Builder
 	next := time.Duration(0)
@@ -748,7 +787,7 @@ func byMinute(ss []rssSample) string {
 		if s.at < next {
 			continue
 		}
-		fmt.Fprintf(&b, " %dm %s/%d", int(s.at/time.Minute), mib(s.rss), s.depth)
+		fmt.Fprintf(&b, " %dm %s/%d/%s", int(s.at/time.Minute), mib(s.rss), s.depth, mib(s.db))
 		next = (s.at/time.Minute + 1) * time.Minute
 	}
 	return b.String()

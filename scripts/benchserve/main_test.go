@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -50,6 +51,17 @@ func TestParseFlags(t *testing.T) {
 		{name: "soak of several processes", args: []string{"-soak", "1m", "-procs", "2"}, wantErr: true},
 		{name: "inbox limit", args: []string{"-inbox-limit", "500"}, want: with(func(o *options) { o.inboxLimit = 500 })},
 		{name: "negative inbox limit", args: []string{"-inbox-limit", "-1"}, wantErr: true},
+		{name: "retention", args: []string{"-retention", "5m"}, want: with(func(o *options) { o.retention = 5 * time.Minute })},
+		{name: "retention, several processes", args: []string{"-retention", "5m", "-db", "postgres", "-procs", "1,2"},
+			want: with(func(o *options) { o.retention, o.db, o.procs = 5*time.Minute, "postgres", []int{1, 2} })},
+		{name: "negative retention", args: []string{"-retention", "-1m"}, wantErr: true},
+		{name: "heap profiles", args: []string{"-soak", "3m", "-heap-profiles"}, want: with(func(o *options) { o.soak, o.heapProfiles = 3*time.Minute, true })},
+		{name: "heap profiles with retention, one process", args: []string{"-soak", "3m", "-heap-profiles", "-retention", "1m", "-procs", "1", "-db", "postgres"},
+			want: with(func(o *options) {
+				o.soak, o.heapProfiles, o.retention, o.db = 3*time.Minute, true, time.Minute, "postgres"
+			})},
+		{name: "heap profiles without a soak", args: []string{"-heap-profiles"}, wantErr: true},
+		{name: "heap profiles of several processes", args: []string{"-soak", "3m", "-heap-profiles", "-procs", "2"}, wantErr: true},
 		{name: "webhooks only", args: []string{"-sender-every", "0"}, want: with(func(o *options) { o.senderEvery = 0 })},
 		{name: "zero workers", args: []string{"-workers", "0"}, wantErr: true},
 		{name: "not a number", args: []string{"-workers", "1,x"}, wantErr: true},
@@ -96,9 +108,9 @@ func TestParseStatus(t *testing.T) {
 }
 
 func TestByMinute(t *testing.T) {
-	ss := []rssSample{{at: 0, rss: 100 << 20, depth: 0}, {at: 30 * time.Second, rss: 200 << 20}, {at: 65 * time.Second, rss: 110 << 20, depth: 7},
-		{at: 3 * time.Minute, rss: 120 << 20, depth: -1}}
-	if got, want := byMinute(ss), " 0m 100.0/0 1m 110.0/7 3m 120.0/-1"; got != want {
+	ss := []rssSample{{at: 0, rss: 100 << 20, depth: 0, db: 10 << 20}, {at: 30 * time.Second, rss: 200 << 20},
+		{at: 65 * time.Second, rss: 110 << 20, depth: 7, db: 12 << 20}, {at: 3 * time.Minute, rss: 120 << 20, depth: -1, db: 12 << 20}}
+	if got, want := byMinute(ss), " 0m 100.0/0/10.0 1m 110.0/7/12.0 3m 120.0/-1/12.0"; got != want {
 		t.Errorf("byMinute = %q, want %q", got, want)
 	}
 }
@@ -184,22 +196,44 @@ func TestPayloads(t *testing.T) {
 
 // TestShortRun runs the bench against the real binary: a few hundred
 // deliveries to one worker, every phase, and the run's own check that each
-// accepted delivery was triaged exactly once; the table must agree.
+// accepted delivery was triaged exactly once; the table must agree. A
+// short soak with -heap-profiles saves both heap profiles and reports the
+// database size.
 func TestShortRun(t *testing.T) {
-	shortRun(t, 1)
+	dir, out := shortRun(t, 1, "-soak", "6s", "-soak-rate", "10", "-soak-sample", "1s", "-heap-profiles", "-retention", "1h")
+	for _, name := range []string{"heap-soak-early.pb.gz", "heap-soak-late.pb.gz"} {
+		if fi, err := os.Stat(filepath.Join(dir, "procs-1-workers-1", name)); err != nil || fi.Size() == 0 {
+			t.Errorf("heap profile %s: %v", name, err)
+		}
+	}
+	if !regexp.MustCompile(`soak by minute \(RSS MiB / inbox depth / database MiB\): 0m [\d.]+/-?\d+/[\d.]+`).MatchString(out) {
+		t.Errorf("no soak line with the database size:\n%s", out)
+	}
 }
 
 // TestShortRunPostgres is TestShortRun with two serve processes sharing a
 // fresh PostgreSQL schema: each delivery, whichever process accepted it,
-// is triaged exactly once.
+// is triaged exactly once; -retention reaches both processes' config files,
+// each with its own instance.
 func TestShortRunPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and serves it; skipped with -short")
 	}
-	shortRun(t, 2, "-db", pgtest.Server(t))
+	dir, _ := shortRun(t, 2, "-db", pgtest.Server(t), "-retention", "1h")
+	for i := 1; i <= 2; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, "procs-2-workers-1", "serve-"+strconv.Itoa(i), "config.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(b), "server:\n  instance: bench-"+strconv.Itoa(i)+"\n  retention: 1h0m0s\n"; got != want {
+			t.Errorf("serve %d config %q, want %q", i, got, want)
+		}
+	}
 }
 
-func shortRun(t *testing.T, procs int, args ...string) {
+// shortRun runs the bench with procs processes and args, checks its table
+// and returns its work directory and report.
+func shortRun(t *testing.T, procs int, args ...string) (dir, report string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and serves it; skipped with -short")
@@ -209,7 +243,7 @@ func shortRun(t *testing.T, procs int, args ...string) {
 		t.Fatal(err)
 	}
 	bin := testenv.Build(t, repo)
-	dir := t.TempDir()
+	dir = t.TempDir()
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), append([]string{"-bin", bin, "-workers", "1", "-procs", strconv.Itoa(procs), "-n", "100", "-duration", "20s", "-phase", "20s",
 		"-warmup", "20", "-clients", "4", "-dir", dir, "-log-level", "warn"}, args...), &out, &errOut)
@@ -248,12 +282,17 @@ func shortRun(t *testing.T, procs int, args ...string) {
 		}
 		sum += deliveries
 	}
+	if f := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(procs) + `\s+1\s+soak \S+ at \d+% of triaged/s\s+\S+\s+\d+\s+\d+\s+\d+\s+(\d+)\s`).FindStringSubmatch(out.String()); f != nil {
+		deliveries, _ := strconv.Atoi(f[1])
+		sum += deliveries
+	}
 	if sum > accepted || sum < accepted-40 {
 		t.Errorf("phases' deliveries %d, accepted %d (warm-up of 20 posts aside)", sum, accepted)
 	}
 	if !strings.Contains(out.String(), "peak RSS") {
 		t.Errorf("no RSS figure:\n%s", out.String())
 	}
+	return dir, out.String()
 }
 
 // TestPGServerLoopback: the bench creates and drops schemas, so it takes a
@@ -274,6 +313,28 @@ func TestPGServerLoopback(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := pgServer(tt.url); (err != nil) != tt.wantErr {
 			t.Errorf("pgServer(%q): %v, want error %v", tt.url, err, tt.wantErr)
+		}
+	}
+}
+
+// TestServerSettingsYAML: one config file per process names its instance
+// and sets the run's server.* keys; profiles are a flag, not a key.
+func TestServerSettingsYAML(t *testing.T) {
+	tests := []struct {
+		ss   serverSettings
+		want string
+	}{
+		{serverSettings{}, ""},
+		{serverSettings{profiles: true}, ""},
+		{serverSettings{instance: "bench-1"}, "server:\n  instance: bench-1\n"},
+		{serverSettings{inboxLimit: 300}, "server:\n  inbox_limit: 300\n"},
+		{serverSettings{inboxLimit: 300, retention: 5 * time.Minute}, "server:\n  inbox_limit: 300\n  retention: 5m0s\n"},
+		{serverSettings{instance: "bench-2", inboxLimit: 300, retention: time.Hour, profiles: true},
+			"server:\n  instance: bench-2\n  inbox_limit: 300\n  retention: 1h0m0s\n"},
+	}
+	for _, tt := range tests {
+		if got := tt.ss.yaml(); got != tt.want {
+			t.Errorf("%+v: yaml %q, want %q", tt.ss, got, tt.want)
 		}
 	}
 }

@@ -29,6 +29,9 @@ type serveProc struct {
 	db   *database
 	logf *os.File
 	done chan error // the child's exit, once
+	// debugURL is serve's runtime profiles (http://127.0.0.1:PORT/debug/pprof)
+	// when it was started with them; set before url.
+	debugURL string
 
 	// depth, when set, reads the inbox depth for kept samples.
 	depth func() int
@@ -48,26 +51,55 @@ type rssSample struct {
 	depth int
 }
 
+// serverSettings are the server.* keys of one serve process's config file;
+// a zero value keeps serve's default.
+type serverSettings struct {
+	instance   string        // server.instance
+	inboxLimit int           // server.inbox_limit
+	retention  time.Duration // server.retention
+	// profiles starts serve with --debug-listen on a loopback port, for
+	// heap profiles.
+	profiles bool
+}
+
+// yaml returns the config file that sets them, "" when none is set.
+func (ss serverSettings) yaml() string {
+	var b strings.Builder
+	if ss.instance != "" {
+		fmt.Fprintf(&b, "  instance: %s\n", ss.instance)
+	}
+	if ss.inboxLimit > 0 {
+		fmt.Fprintf(&b, "  inbox_limit: %d\n", ss.inboxLimit)
+	}
+	if ss.retention > 0 {
+		fmt.Fprintf(&b, "  retention: %s\n", ss.retention)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "server:\n" + b.String()
+}
+
 // startServe starts bin serve on 127.0.0.1:0 with --workers workers, the
 // run's database db, the audit key keyFile (shared by the run's
 // processes) and no token (loopback needs none; the OPENRECALL_ variables
-// of this environment are not passed on). A config file in dir names the
-// process instance (server.instance) and, with inboxLimit > 0, sets
-// server.inbox_limit. Its stderr goes to dir/serve.log; it returns once
+// of this environment are not passed on). A config file in dir sets the
+// settings given (the run names each process's server.instance); with
+// settings.profiles serve also serves its runtime profiles on a loopback
+// port (debugURL). Its stderr goes to dir/serve.log; it returns once
 // serve said where it listens.
-func startServe(ctx context.Context, bin, dir string, db *database, keyFile, instance string, workers int, logLevel string, inboxLimit int) (*serveProc, error) {
+func startServe(ctx context.Context, bin, dir string, db *database, keyFile string, workers int, logLevel string, settings serverSettings) (*serveProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cfg := filepath.Join(dir, "config.yaml")
-	conf := fmt.Sprintf("server:\n  instance: %s\n", instance)
-	if inboxLimit > 0 {
-		conf += fmt.Sprintf("  inbox_limit: %d\n", inboxLimit)
+	var args []string
+	if y := settings.yaml(); y != "" {
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "--config", cfg)
 	}
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	args := []string{"--config", cfg}
 	logf, err := os.Create(filepath.Join(dir, "serve.log"))
 	if err != nil {
 		return nil, err
@@ -79,8 +111,12 @@ func startServe(ctx context.Context, bin, dir string, db *database, keyFile, ins
 		}
 	}
 	env = append(env, "OPENRECALL_AUDIT_KEY_FILE="+keyFile)
-	cmd := exec.Command(bin, append(args, "--db", db.location, "--log-level", logLevel, "--log-format", "json",
-		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))...)
+	args = append(args, "--db", db.location, "--log-level", logLevel, "--log-format", "json",
+		"serve", "--listen", "127.0.0.1:0", "--workers", strconv.Itoa(workers))
+	if settings.profiles {
+		args = append(args, "--debug-listen", "127.0.0.1:0")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	// Should the bench die without stopping it (a broken pipe, SIGKILL),
 	// Linux sends serve SIGTERM, so no server is left behind.
@@ -102,6 +138,11 @@ func startServe(ctx context.Context, bin, dir string, db *database, keyFile, ins
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			// serve says this before where it listens, so debugURL is
+			// set before url.
+			if rest, ok := strings.CutPrefix(line, "openrecall serve: runtime profiles on "); ok {
+				p.debugURL = strings.TrimSuffix(strings.Fields(rest)[0], "/")
+			}
 			if rest, ok := strings.CutPrefix(line, "openrecall serve: listening on "); ok {
 				select {
 				case addr <- strings.Fields(rest)[0]:
@@ -325,4 +366,29 @@ func inboxDepth(ctx context.Context, client *http.Client, base string) int {
 		return -1
 	}
 	return *rd.InboxDepth
+}
+
+// saveHeap saves serve's heap profile, taken after a collection (so it
+// holds the live heap), to path.
+func (p *serveProc) saveHeap(ctx context.Context, client *http.Client, path string) error {
+	if p.debugURL == "" {
+		return errors.New("serve was started without runtime profiles")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.debugURL+"/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
