@@ -19,12 +19,16 @@ import (
 // table but schema_migrations truncated (identities restarted), then
 // given the rows a newly migrated schema has (pristine's: the chain heads,
 // the keyed boundary, the recall counter). A reset schema is a newly
-// migrated one, row for row.
+// migrated one, row for row. Only a schema whose definition is still
+// pristine's is reused: one whose triggers, functions, columns, indexes or
+// recorded migrations a test changed (a tamperer's dropped trigger, a
+// newer binary's version) is dropped.
 
 var pool struct {
 	sync.Mutex
 	base     string   // the server
 	pristine string   // a migrated schema nothing uses: what a reset copies
+	shape    string   // pristine's definition (see shapeOf)
 	free     []string // reset schemas, ready
 	err      error
 	once     sync.Once
@@ -54,7 +58,34 @@ func setup() {
 	if pool.db, pool.err = sql.Open("pgx", pool.base); pool.err != nil {
 		return
 	}
-	pool.pristine, pool.err = migrated("pristine_")
+	if pool.pristine, pool.err = migrated("pristine_"); pool.err != nil {
+		return
+	}
+	pool.shape, pool.err = shapeOf(pool.pristine)
+}
+
+// shapeQuery lists a schema's definition: its tables' columns, indexes,
+// triggers and functions (with their source) and the migrations it
+// recorded.
+const shapeQuery = `SELECT COALESCE(string_agg(x, ',' ORDER BY x), '') FROM (
+	SELECT 'col:' || table_name || '.' || column_name || ':' || data_type AS x FROM information_schema.columns WHERE table_schema = $1
+	UNION ALL SELECT 'idx:' || indexname || ':' || md5(replace(indexdef, $1 || '.', '')) FROM pg_indexes WHERE schemaname = $1
+	UNION ALL SELECT 'trg:' || c.relname || '.' || t.tgname || ':' || t.tgenabled::text FROM pg_trigger t
+		JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal
+	UNION ALL SELECT 'fn:' || p.proname || ':' || md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
+) AS shape`
+
+// shapeOf returns the definition of schema as shapeQuery lists it, with the
+// versions in its schema_migrations.
+func shapeOf(schema string) (string, error) {
+	var shape, versions string
+	if err := pool.db.QueryRow(shapeQuery, schema).Scan(&shape); err != nil {
+		return "", err
+	}
+	if err := pool.db.QueryRow("SELECT COALESCE(string_agg(version::text, ',' ORDER BY version), '') FROM " + schema + ".schema_migrations").Scan(&versions); err != nil {
+		return "", err
+	}
+	return shape + "|" + versions, nil
 }
 
 // migrated creates a schema named prefix and random digits and migrates
@@ -108,6 +139,11 @@ func giveBack(schema string) {
 
 func reset(schema string) error {
 	ctx := context.Background()
+	if shape, err := shapeOf(schema); err != nil {
+		return err
+	} else if shape != pool.shape {
+		return fmt.Errorf("storetest: schema %s was changed by its test: not reused", schema)
+	}
 	rows, err := pool.db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations' ORDER BY table_name`, schema)
 	if err != nil {

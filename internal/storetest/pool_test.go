@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/openrecall/openrecall"
@@ -69,5 +70,34 @@ func TestResetSchemaIsNew(t *testing.T) {
 		func(id int64) string { return "b" })
 	if err != nil || out[0].Duplicate || out[0].ID != 1 {
 		t.Fatalf("enqueue after the reset: %+v, %v; want a new delivery with id 1", out, err)
+	}
+}
+
+// A schema whose definition its test changed (here a trigger dropped, as
+// a tamperer would) is not handed out again.
+func TestChangedSchemaIsNotReused(t *testing.T) {
+	t.Setenv(EnvBackend, "postgres")
+	pgtest.Server(t)
+	loc, release, err := Fresh("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := loc[strings.Index(loc, "search_path=")+len("search_path="):]
+	schema, _, _ = strings.Cut(schema, "&")
+	if _, err := pool.db.Exec("DROP TRIGGER audit_entries_no_delete ON " + schema + ".audit_entries"); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	again, release2, err := Fresh("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release2()
+	if again == loc {
+		t.Fatalf("a schema without its trigger was handed out again: %s", again)
+	}
+	var n int
+	if err := pool.db.QueryRow(`SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = $1`, schema).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the changed schema %s: %d left (%v); want it dropped", schema, n, err)
 	}
 }
