@@ -365,7 +365,12 @@ func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, ana
 		return nil, nil, nil, t
 	}
 	t = arrival(rec, w.now)
-	g.saw(t)
+	if !a.Timestamp.IsZero() {
+		// Only a sender's own time moves the run's newest firing: an
+		// alert measured by its arrival (now) would put every group of a
+		// replayed history a day behind and expire it.
+		g.saw(t)
+	}
 	og, isHead, err := g.prior(ctx, analysisID)
 	if err == nil && og == nil && !isHead {
 		og, err = g.joinable(ctx, key, a.Severity, t)

@@ -67,7 +67,7 @@ func groupProperties() []pbt.Property {
 				return nil
 			}), opts...),
 		pbt.ForAll("P81_groups_follow_identity_dna_status_window",
-			"No group mixes identities, canonical Alert DNA or status (nor, for an attack, entity fields), an alert without identity never groups, and the groups are exactly those of a reference grouper written from DESIGN §6a: of the open groups of its key whose last firing is within 1 h of its own time (either way), at most 24 h behind the newest firing of the run so far (a firing after the clock counting as the clock) and at most 24 h before any group its key opened since, and whose head it is not more severe than, a firing joins the one with the least severe head (the newest among equals), else it heads a new group.",
+			"No group mixes identities, canonical Alert DNA or status (nor, for an attack, entity fields), an alert without identity never groups, and the groups are exactly those of a reference grouper written from DESIGN §6a: of the open groups of its key whose last firing is within 1 h of its own time (either way), at most 24 h behind the newest firing of the run so far that its sender dated (a firing after the clock counting as the clock) and at most 24 h before any group its key opened since, and whose head it is not more severe than, a firing joins the one with the least severe head (the newest among equals), else it heads a new group.",
 			"StormRunGen", gen.StormRunGen(), storm(func(s gen.StormRun, out stormOut) error {
 				want := referenceGroups(out.results)
 				for i, r := range out.results {
@@ -347,7 +347,7 @@ func referenceGroups(results []openrecall.Result) []int {
 			continue
 		}
 		k, t := groupKey(r), alertTime(r)
-		if seen := minTime(t, fixedClock()); seen.After(newest) {
+		if seen := minTime(t, fixedClock()); !r.Alert.Timestamp.IsZero() && seen.After(newest) {
 			newest = seen
 		}
 		var joined *group
