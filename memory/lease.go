@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -29,13 +30,19 @@ type leases struct {
 	instance string
 	owner    string
 	ttl      time.Duration
-	// held: inbox id → attempt of the claim; byAnalysis: analysis id →
-	// inbox id; lost: claims this Store found reclaimed by another owner
-	// (counted in Store.lost), kept until the delivery's completion comes
-	// so that neither its persist nor its completion writes unfenced.
-	held       map[int64]int64
+	// held: inbox id → the claim; byAnalysis: analysis id → inbox id;
+	// lost: claims this Store found reclaimed by another owner (counted in
+	// Store.lost), kept until the delivery's completion comes so that
+	// neither its persist nor its completion writes unfenced.
+	held       map[int64]claimed
 	byAnalysis map[string]int64
-	lost       map[int64]bool
+	lost       map[int64]string // inbox id → analysis id
+}
+
+// claimed is one delivery this Store holds.
+type claimed struct {
+	attempt    int64
+	analysisID string
 }
 
 func newLeases(instance string, ttl time.Duration) *leases {
@@ -45,7 +52,7 @@ func newLeases(instance string, ttl time.Duration) *leases {
 		ttl = DefaultLease
 	}
 	return &leases{instance: instance, owner: instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
-		held: map[int64]int64{}, byAnalysis: map[string]int64{}, lost: map[int64]bool{}}
+		held: map[int64]claimed{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}}
 }
 
 // claim returns the attempt this Store holds of inbox row id; false when
@@ -53,8 +60,8 @@ func newLeases(instance string, ttl time.Duration) *leases {
 func (l *leases) claim(id int64) (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a, ok := l.held[id]
-	return a, ok
+	c, ok := l.held[id]
+	return c.attempt, ok
 }
 
 // claimOf returns the inbox id and attempt this Store holds for an
@@ -66,7 +73,7 @@ func (l *leases) claimOf(analysisID string) (id, attempt int64, claimed bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	return id, l.held[id], true
+	return id, l.held[id].attempt, true
 }
 
 // isLost reports whether this Store claimed inbox row id and found it
@@ -74,7 +81,8 @@ func (l *leases) claimOf(analysisID string) (id, attempt int64, claimed bool) {
 func (l *leases) isLost(id int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.lost[id]
+	_, lost := l.lost[id]
+	return lost
 }
 
 // forfeit records that another owner reclaimed inbox row id: this Store
@@ -83,11 +91,12 @@ func (l *leases) isLost(id int64) bool {
 func (l *leases) forfeit(id int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.held[id]; !ok {
+	c, ok := l.held[id]
+	if !ok {
 		return false
 	}
 	delete(l.held, id)
-	l.lost[id] = true
+	l.lost[id] = c.analysisID
 	return true
 }
 
@@ -95,10 +104,11 @@ func (l *leases) forfeit(id int64) bool {
 func (l *leases) release(id int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for a, i := range l.byAnalysis {
-		if i == id {
-			delete(l.byAnalysis, a)
-		}
+	if c, ok := l.held[id]; ok {
+		delete(l.byAnalysis, c.analysisID)
+	}
+	if a, ok := l.lost[id]; ok {
+		delete(l.byAnalysis, a)
 	}
 	delete(l.held, id)
 	delete(l.lost, id)
@@ -136,56 +146,51 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 		return nil, fmt.Errorf("claim: the database's schema version is %d, this binary's is %d (another openrecall migrated it): upgrade or restart with the matching binary: %w",
 			version, want, openrecall.ErrSchemaMismatch)
 	}
-	q := `SELECT id FROM inbox WHERE done_seq IS NULL
+	pick := `SELECT id FROM inbox WHERE done_seq IS NULL
 		AND (lease_until IS NULL OR lease_until < ? OR (lease_instance = ? AND lease_owner <> ?)) ORDER BY id LIMIT ?`
 	if s.pg {
-		q += " FOR UPDATE SKIP LOCKED"
+		pick += " FOR UPDATE SKIP LOCKED"
 	}
-	rows, err := tx.QueryContext(ctx, q, now, l.instance, l.owner, limit)
+	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
+		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`,
+		l.instance, l.owner, now+l.ttl.Nanoseconds(), now, l.instance, l.owner, limit)
 	if err != nil {
 		return nil, translate("claim", err)
 	}
-	var ids []int64
+	var out []openrecall.Delivery
+	var attempts []int64
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var id, attempt int64
+		var analysisID, body string
+		if err := rows.Scan(&id, &attempt, &analysisID, &body); err != nil {
 			rows.Close()
 			return nil, translate("claim: scan", err)
 		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, translate("claim", err)
-	}
-	until := now + l.ttl.Nanoseconds()
-	out := make([]openrecall.Delivery, 0, len(ids))
-	attempts := make([]int64, 0, len(ids))
-	for _, id := range ids {
-		var attempt int64
-		var analysisID, body string
-		if err := tx.QueryRowContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
-			WHERE id = ? RETURNING attempt, analysis_id, delivery`, l.instance, l.owner, until, id).Scan(&attempt, &analysisID, &body); err != nil {
-			return nil, translate(fmt.Sprintf("claim %d", id), err)
-		}
 		var d openrecall.Delivery
 		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("claim: delivery %d: %w", id, err)
 		}
 		d.ID, d.AnalysisID = id, analysisID
 		out = append(out, d)
 		attempts = append(attempts, attempt)
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate("claim", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, translate("claim: commit", err)
 	}
 	l.mu.Lock()
 	for i, d := range out {
-		l.held[d.ID] = attempts[i]
+		l.held[d.ID] = claimed{attempt: attempts[i], analysisID: d.AnalysisID}
 		l.byAnalysis[d.AnalysisID] = d.ID
 		delete(l.lost, d.ID)
 	}
 	l.mu.Unlock()
+	// RETURNING gives no order: the oldest first, as the inbox is drained.
+	slices.SortFunc(out, func(a, b openrecall.Delivery) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -229,8 +234,8 @@ func (s *Store) RenewLeases(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	var gone []int64
-	for id, attempt := range l.held {
-		if a, ok := still[id]; !ok || a != attempt {
+	for id, c := range l.held {
+		if a, ok := still[id]; !ok || a != c.attempt {
 			gone = append(gone, id)
 		}
 	}

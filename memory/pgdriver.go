@@ -55,8 +55,9 @@ var (
 )
 
 // rowLocks marks a context whose write transaction takes row locks of its
-// own instead of the store's write lock (the inbox's enqueue, claim and
-// completion, which many processes run at once).
+// own instead of the store's write lock: the inbox's enqueue, claim and
+// lease renewal, which many processes run at once, and the budget's
+// single-row updates.
 type rowLocks struct{}
 
 // withRowLocks returns ctx marked so that a transaction begun with it on

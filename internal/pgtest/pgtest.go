@@ -88,21 +88,16 @@ func scriptPath() (string, error) {
 // when t ends.
 func DSN(t testing.TB) string {
 	t.Helper()
-	base := Server(t)
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	dsn, drop, err := FreshAt(Server(t), "t_")
+	if err != nil {
 		t.Fatal(err)
 	}
-	schema := "t_" + hex.EncodeToString(b[:])
-	if err := exec1(base, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("pgtest: create schema: %v", err)
-	}
 	t.Cleanup(func() {
-		if err := exec1(base, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("pgtest: drop schema %s: %v", schema, err)
+		if err := drop(); err != nil {
+			t.Errorf("pgtest: drop schema of %s: %v", dsn, err)
 		}
 	})
-	return WithSchema(base, schema)
+	return dsn
 }
 
 // WithSchema returns dsn with schema as its connections' search path.
