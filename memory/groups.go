@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -17,7 +18,12 @@ import (
 // grow). A result stored before (the same analysis id) changes nothing, so
 // a batch persisted again after a crash counts no member twice. A member
 // that joins a group decided since carries the group's decision.
-func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+//
+// A member whose group is no longer stored (serve forgot it, untouched for
+// longer than the retention, after an archive: ForgetArchived) opens it
+// again from its own result: the key is the same for every member and the
+// head it records carries the decision the member took from its head.
+func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, now int64) error {
 	var open, join, grow *sql.Stmt
 	defer func() {
 		for _, st := range []*sql.Stmt{open, join, grow} {
@@ -40,41 +46,63 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 			continue
 		}
 		at := clampedNanos(g.At)
-		if g.Role == openrecall.GroupRoleHead {
-			args, err := openArgs(r)
+		openIt := func() error {
+			args, err := openArgs(r, now)
 			if err != nil {
 				return err
 			}
 			if err := prepare(&open, openGroup); err != nil {
 				return err
 			}
-			if _, err := open.ExecContext(ctx, args...); err != nil {
-				return translate("group "+g.ID+": open", err)
+			_, err = open.ExecContext(ctx, args...)
+			return translate("group "+g.ID+": open", err)
+		}
+		if g.Role == openrecall.GroupRoleHead {
+			if err := openIt(); err != nil {
+				return err
 			}
 		}
 		if err := prepare(&join, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
 			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`); err != nil {
 			return err
 		}
-		res, err := join.ExecContext(ctx, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
-		if err != nil {
-			return translate("group "+g.ID+": member "+r.AnalysisID, err)
+		joined := func() (int64, error) {
+			res, err := join.ExecContext(ctx, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
+			if err != nil {
+				return 0, translate("group "+g.ID+": member "+r.AnalysisID, err)
+			}
+			n, err := res.RowsAffected()
+			return n, translate("group "+g.ID+": member "+r.AnalysisID, err)
 		}
-		n, err := res.RowsAffected()
+		n, err := joined()
 		if err != nil {
-			return translate("group "+g.ID+": member "+r.AnalysisID, err)
+			return err
 		}
 		if n == 0 {
 			var exists int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM group_members WHERE analysis_id = ?`, r.AnalysisID).Scan(&exists); err != nil {
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM group_members WHERE analysis_id = ?`, r.AnalysisID).Scan(&exists)
+			if err == nil {
+				continue // stored before
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("group %s of %s: %w", g.ID, r.AnalysisID, translate("group member", err))
 			}
-			continue
+			// Not stored, so the group is not: it was forgotten.
+			if err := openIt(); err != nil {
+				return err
+			}
+			if n, err = joined(); err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("group %s of %s: the group was neither stored nor opened", g.ID, r.AnalysisID)
+			}
 		}
-		if err := prepare(&grow, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?) WHERE id = ?`); err != nil {
+		if err := prepare(&grow, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?),
+			touched_at = MAX(touched_at, ?) WHERE id = ?`); err != nil {
 			return err
 		}
-		if _, err := grow.ExecContext(ctx, at, at, g.ID); err != nil {
+		if _, err := grow.ExecContext(ctx, at, at, now, g.ID); err != nil {
 			return translate("group "+g.ID+": grow", err)
 		}
 	}
@@ -83,10 +111,11 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 
 // openGroup opens a group unless it is stored already (openArgs).
 const openGroup = `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
-	head_severity, head, head_analysis, size, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`
+	head_severity, head, head_analysis, size, first_at, last_at, touched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`
 
-// openArgs returns the arguments of openGroup for head result r.
-func openArgs(r openrecall.Result) ([]any, error) {
+// openArgs returns the arguments of openGroup for head result r, opened at
+// now (UTC unix nanoseconds).
+func openArgs(r openrecall.Result, now int64) ([]any, error) {
 	g := r.Group
 	key, ok := openrecall.GroupKeyOf(r.Alert, r.Identity, r.Fingerprint)
 	if !ok {
@@ -102,7 +131,7 @@ func openArgs(r openrecall.Result) ([]any, error) {
 	}
 	at := clampedNanos(g.At)
 	return []any{g.ID, r.Batch, key.Hash(), string(keyJSON), key.Identity.Rule, key.Identity.Service,
-		string(r.Alert.Severity), string(head), r.AnalysisID, at, at}, nil
+		string(r.Alert.Severity), string(head), r.AnalysisID, at, at, now}, nil
 }
 
 // openFencedGroupsTx opens the groups headed by results fenced out of a
@@ -112,12 +141,12 @@ func openArgs(r openrecall.Result) ([]any, error) {
 // never be stored (their member row needs it), and the process would
 // retry them for ever. The head joins no group here: the process now
 // holding its delivery stores its own result.
-func openFencedGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+func openFencedGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, now int64) error {
 	for _, r := range results {
 		if r.Group == nil || r.Group.Role != openrecall.GroupRoleHead {
 			continue
 		}
-		args, err := openArgs(r)
+		args, err := openArgs(r, now)
 		if err != nil {
 			return err
 		}

@@ -58,6 +58,12 @@ func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int
 				return nil, err
 			}
 			if d.Duplicate {
+				// The alert is still delivered: its state is not
+				// forgotten (ForgetArchived) while it is.
+				if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = ? WHERE alert_id = ?`,
+					s.now().UnixNano(), d.Alert.ID); err != nil {
+					return nil, translate("enqueue: alert state", err)
+				}
 				continue
 			}
 		}

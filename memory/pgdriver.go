@@ -202,6 +202,7 @@ var pgRewrites = strings.NewReplacer(
 	// SQLite's two-argument MIN and MAX are PostgreSQL's LEAST and GREATEST.
 	"MIN(first_at, ", "LEAST(first_at, ",
 	"MAX(last_at, ", "GREATEST(last_at, ",
+	"MAX(touched_at, ", "GREATEST(touched_at, ",
 	// json_extract: the text of a JSON member, then compared as such.
 	"COALESCE(json_extract(g.head, '$.bypassed'), 0) = 0", "COALESCE((g.head::jsonb->>'bypassed')::boolean, false) = false",
 	"json_extract(result, '$.proposal.id')", "(result::jsonb #>> '{proposal,id}')",

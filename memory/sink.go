@@ -89,10 +89,10 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 				return err
 			}
 		}
-		if err := openFencedGroupsTx(ctx, tx, fenced); err != nil {
+		if err := openFencedGroupsTx(ctx, tx, fenced, s.Store.now().UnixNano()); err != nil {
 			return err
 		}
-		if err := recordGroupsTx(ctx, tx, kept); err != nil {
+		if err := recordGroupsTx(ctx, tx, kept, s.Store.now().UnixNano()); err != nil {
 			return err
 		}
 		if err := recordProposalsTx(ctx, tx, kept); err != nil {

@@ -1,0 +1,188 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Forgotten counts what ForgetArchived deleted.
+type Forgotten struct {
+	// Deliveries are pruned inbox rows.
+	Deliveries int
+	// Waiting are items that waited for a person; Expired of them were
+	// never decided.
+	Waiting, Expired int
+	// Groups are alert groups, with Members member rows; ExpiredGroups of
+	// them were never decided.
+	Groups, Members, ExpiredGroups int
+	// AlertStates are alerts' redelivery states.
+	AlertStates int
+}
+
+// Total is the number of rows deleted.
+func (f Forgotten) Total() int {
+	return f.Deliveries + f.Waiting + f.Groups + f.Members + f.AlertStates
+}
+
+// forgettable is one kind of row ForgetArchived deletes: pick selects up to
+// a batch of keys older than a cut, oldest first, with whether each was
+// never decided; del deletes one key, and counts (its rows affected) as
+// the kind's second count when counts is set.
+type forgettable struct {
+	name   string
+	pick   string
+	del    []string
+	counts bool
+	intKey bool // the key is an integer, else text
+}
+
+var forgettables = []forgettable{
+	{name: "inbox", pick: `SELECT id, 0 FROM inbox INDEXED BY inbox_forgettable
+		WHERE pruned_at IS NOT NULL AND done_at < ? ORDER BY done_at LIMIT ?`,
+		del: []string{`DELETE FROM inbox WHERE id = ?`}, intKey: true},
+	{name: "waiting", pick: `SELECT analysis_id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM waiting INDEXED BY waiting_since
+		WHERE since < ? ORDER BY since LIMIT ?`,
+		del: []string{`DELETE FROM waiting WHERE analysis_id = ?`}},
+	{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups INDEXED BY alert_groups_touched
+		WHERE touched_at < ? ORDER BY touched_at LIMIT ?`,
+		del:    []string{`DELETE FROM group_members WHERE group_id = ?`, `DELETE FROM alert_groups WHERE id = ?`},
+		counts: true},
+	{name: "alert state", pick: `SELECT alert_id, 0 FROM alert_state INDEXED BY alert_state_updated
+		WHERE updated_at < ? ORDER BY updated_at LIMIT ?`,
+		del: []string{`DELETE FROM alert_state WHERE alert_id = ?`}},
+}
+
+// ForgetArchived deletes the rows that served only analyses an archive of
+// the audit trail has taken (DESIGN §11, server.archive_dir), in
+// transactions of at most batch rows (DefaultPruneBatch when batch <= 0)
+// so other writers wait milliseconds at most, stopping between two when
+// ctx is done:
+//
+//   - pruned inbox rows that finished before cut (a row whose documents
+//     are still stored is never forgotten: PruneInbox comes first);
+//   - what waits for a person since before cut, decided or not (an item
+//     nobody decided expires: counted as Expired);
+//   - alert groups not opened nor grown since cut, with their member rows
+//     (a later firing of a forgotten group opens it again);
+//   - the redelivery state of alerts not delivered since cut (a later
+//     redelivery is triaged as a new alert).
+//
+// cut is taken no later than the latest archive record's cut: nothing is
+// forgotten before an archive, so the audit entries of every analysis whose
+// rows go are in an archive file, or still in the trail. Memories,
+// exceptions, batches, the budget and the chains stay; no recall and no
+// verdict of audit verify changes (P103).
+func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (Forgotten, error) {
+	var out Forgotten
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	a, err := latestArchive(ctx, s.db)
+	if err != nil {
+		return out, translate("forget archived: latest archive", err)
+	}
+	if a.Before.IsZero() {
+		return out, nil
+	}
+	if a.Before.Before(cut) {
+		cut = a.Before
+	}
+	at, err := nanos(cut.UTC())
+	if err != nil {
+		return out, fmt.Errorf("forget archived: %w", err)
+	}
+	counts := []struct{ n, expired, second *int }{
+		{n: &out.Deliveries},
+		{n: &out.Waiting, expired: &out.Expired},
+		{n: &out.Groups, expired: &out.ExpiredGroups, second: &out.Members},
+		{n: &out.AlertStates},
+	}
+	for i, f := range forgettables {
+		for {
+			n, expired, second, err := s.forgetBatch(ctx, f, at, batch)
+			*counts[i].n += n
+			if counts[i].expired != nil {
+				*counts[i].expired += expired
+			}
+			if counts[i].second != nil {
+				*counts[i].second += second
+			}
+			if err != nil {
+				return out, err
+			}
+			if n < batch {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// forgetBatch deletes up to batch rows of kind f older than at in one
+// transaction, and returns how many, how many of them were never decided,
+// and the rows its counted statement deleted.
+func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, expired, second int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, 0, translate("forget "+f.name+": begin", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, f.pick, at, batch)
+	if err != nil {
+		return 0, 0, 0, translate("forget "+f.name, err)
+	}
+	var keys []any
+	for rows.Next() {
+		var id int64
+		var text string
+		var undecided int
+		key := any(&text)
+		if f.intKey {
+			key = &id
+		}
+		if err := rows.Scan(key, &undecided); err != nil {
+			rows.Close()
+			return 0, 0, 0, translate("forget "+f.name+": scan", err)
+		}
+		if f.intKey {
+			keys = append(keys, id)
+		} else {
+			keys = append(keys, text)
+		}
+		expired += undecided
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, 0, 0, translate("forget "+f.name, err)
+	}
+	for i, q := range f.del {
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return 0, 0, 0, translate("forget "+f.name+": prepare", err)
+		}
+		for _, k := range keys {
+			res, err := st.ExecContext(ctx, k)
+			if err != nil {
+				st.Close()
+				return 0, 0, 0, translate("forget "+f.name+": delete", err)
+			}
+			if f.counts && i == 0 {
+				m, err := res.RowsAffected()
+				if err != nil {
+					st.Close()
+					return 0, 0, 0, translate("forget "+f.name+": delete", err)
+				}
+				second += int(m)
+			}
+		}
+		st.Close()
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, 0, translate("forget "+f.name+": commit", err)
+	}
+	return len(keys), expired, second, nil
+}
