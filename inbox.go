@@ -88,3 +88,23 @@ func (e *PrunedError) Unwrap() error { return ErrPruned }
 // this binary was built for, met while serving: another openrecall
 // migrated it. A server refuses to claim work from it and stops.
 var ErrSchemaMismatch = errors.New("database schema version differs from this binary's")
+
+// Forgotten counts the rows serve deleted once an archive of the audit
+// trail had taken their analyses (server.archive_dir, DESIGN §11).
+type Forgotten struct {
+	// Deliveries are pruned inbox rows.
+	Deliveries int
+	// Waiting are items that waited for a person; Expired of them were
+	// never decided.
+	Waiting, Expired int
+	// Groups are alert groups, with Members member rows; ExpiredGroups of
+	// them were never decided.
+	Groups, Members, ExpiredGroups int
+	// AlertStates are alerts' redelivery states.
+	AlertStates int
+}
+
+// Total is the number of rows deleted.
+func (f Forgotten) Total() int {
+	return f.Deliveries + f.Waiting + f.Groups + f.Members + f.AlertStates
+}

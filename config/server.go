@@ -35,6 +35,11 @@ type Server struct {
 	// alert state, groups, memories and the audit and cost chains stay).
 	// 0 keeps them forever.
 	Retention time.Duration `yaml:"retention"`
+	// ArchiveDir, with a Retention, is where serve archives the audit and
+	// cost chains older than the retention at each pruning pass, then
+	// forgets the rows only those analyses needed (DESIGN §11). Empty
+	// keeps everything but the pruned documents.
+	ArchiveDir string `yaml:"archive_dir"`
 	// Instance names this serve process among those sharing one database
 	// (several receivers behind a load balancer on PostgreSQL): a start of
 	// the same instance claims at once what its former run held, so two
@@ -86,6 +91,8 @@ func (s Server) Validate() error {
 		return fmt.Errorf("server.lease %s must be at least 3s (renewed every third of it): %w", s.Lease, openrecall.ErrInvalid)
 	case s.Retention < 0:
 		return fmt.Errorf("server.retention %s must be 0 (keep forever) or a positive duration such as 720h: %w", s.Retention, openrecall.ErrInvalid)
+	case s.ArchiveDir != "" && s.Retention <= 0:
+		return fmt.Errorf("server.archive_dir %q needs a positive server.retention (what is older than it is archived): %w", s.ArchiveDir, openrecall.ErrInvalid)
 	case s.BudgetUSDPerDay < 0 || math.IsNaN(s.BudgetUSDPerDay) || math.IsInf(s.BudgetUSDPerDay, 0):
 		return fmt.Errorf("server.budget_usd_per_day %v must be a non-negative number: %w", s.BudgetUSDPerDay, openrecall.ErrInvalid)
 	case s.WebhookURL != "" && !strings.HasPrefix(s.WebhookURL, "http://") && !strings.HasPrefix(s.WebhookURL, "https://"):

@@ -4,26 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/openrecall/openrecall"
 )
-
-// Forgotten counts what ForgetArchived deleted.
-type Forgotten struct {
-	// Deliveries are pruned inbox rows.
-	Deliveries int
-	// Waiting are items that waited for a person; Expired of them were
-	// never decided.
-	Waiting, Expired int
-	// Groups are alert groups, with Members member rows; ExpiredGroups of
-	// them were never decided.
-	Groups, Members, ExpiredGroups int
-	// AlertStates are alerts' redelivery states.
-	AlertStates int
-}
-
-// Total is the number of rows deleted.
-func (f Forgotten) Total() int {
-	return f.Deliveries + f.Waiting + f.Groups + f.Members + f.AlertStates
-}
 
 // forgettable is one kind of row ForgetArchived deletes: pick selects up to
 // a batch of keys older than a cut, oldest first, with whether each was
@@ -73,8 +56,8 @@ var forgettables = []forgettable{
 // rows go are in an archive file, or still in the trail. Memories,
 // exceptions, batches, the budget and the chains stay; no recall and no
 // verdict of audit verify changes (P103).
-func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (Forgotten, error) {
-	var out Forgotten
+func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (openrecall.Forgotten, error) {
+	var out openrecall.Forgotten
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}

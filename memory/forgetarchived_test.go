@@ -49,7 +49,7 @@ func TestForgetArchived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Forgotten{Groups: 1, Members: 1, ExpiredGroups: 1, AlertStates: 1}
+	want := openrecall.Forgotten{Groups: 1, Members: 1, ExpiredGroups: 1, AlertStates: 1}
 	if f != want {
 		t.Fatalf("forgot %+v, want %+v", f, want)
 	}

@@ -58,6 +58,7 @@ type options struct {
 	retention  time.Duration
 	pruneEvery time.Duration
 	storeNow   func() time.Time // the store's clock (finish times), when not the real one
+	archiveDir string           // server.archive_dir (with a retention)
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -105,7 +106,7 @@ func newEnv(t *testing.T, o options) *env {
 			return nil, err
 		}
 		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink, Exceptions: st,
+			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink, Exceptions: st, Now: o.now,
 			Grouping: workflow.Grouping{Enabled: o.grouping, Store: memory.GroupScope{Store: st, Batch: "serve"}}})
 	}
 	prom := server.NewPrometheus(func() float64 {
@@ -128,13 +129,17 @@ func newEnv(t *testing.T, o options) *env {
 		},
 		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
 			return st.ReadTrail(ctx, memory.TrailReader(r))
-		}}
+		},
+		ReadTrailPrefix: func(ctx context.Context, before time.Time, r usecase.TrailReader) error {
+			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(r))
+		},
+		Archives: st}
 	srv, err := server.New(server.Config{
 		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}, NewPipeline: newPipeline,
 		UseCases: app,
 		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
-		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st,
+		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st, ArchiveDir: o.archiveDir, Forgetter: st,
 	})
 	if err != nil {
 		t.Fatal(err)

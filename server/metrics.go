@@ -30,6 +30,10 @@ type Observer interface {
 	Analysed(r openrecall.Result)
 	// Pruned reports inbox rows whose documents one pruning pass emptied.
 	Pruned(rows int)
+	// Archived reports the audit entries and cost points one pass moved
+	// to an archive file; Forgotten the rows it then deleted.
+	Archived(entries, costPoints int64)
+	Forgotten(f openrecall.Forgotten)
 	// LeasesLost reports claimed deliveries another server reclaimed
 	// after this one's lease passed: this one wrote nothing for them.
 	LeasesLost(n int)
@@ -46,6 +50,8 @@ func (nopObserver) Sender(string, int, int)            {}
 func (nopObserver) Analysed(openrecall.Result)         {}
 func (nopObserver) Pruned(int)                         {}
 func (nopObserver) LeasesLost(int)                     {}
+func (nopObserver) Archived(int64, int64)              {}
+func (nopObserver) Forgotten(openrecall.Forgotten)     {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "metrics are not enabled")
@@ -72,6 +78,9 @@ type Prometheus struct {
 	savings    prometheus.Counter
 	pruned     prometheus.Counter
 	leaseLost  prometheus.Counter
+	archived   *prometheus.CounterVec
+	forgotten  *prometheus.CounterVec
+	expired    *prometheus.CounterVec
 	alertCost  prometheus.Histogram
 	duration   prometheus.Histogram
 }
@@ -113,6 +122,12 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Baseline minus cost, in dollars."})
 	p.pruned = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_inbox_pruned_total",
 		Help: "Finished inbox rows whose delivery and result documents were pruned after server.retention."})
+	p.archived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_archived_total",
+		Help: "Audit entries and cost points moved to archive files of server.archive_dir, by chain (entries, cost_points)."}, []string{"chain"})
+	p.forgotten = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_forgotten_rows_total",
+		Help: "Rows deleted once an archive took their analyses, by kind (deliveries, waiting, groups, group_members, alert_states)."}, []string{"kind"})
+	p.expired = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_waiting_expired_total",
+		Help: "Items that waited for a person, nobody decided within server.retention, and were forgotten with their archived analyses, by kind (analyses, groups)."}, []string{"kind"})
 	p.leaseLost = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_inbox_leases_lost_total",
 		Help: "Claimed deliveries another serve process reclaimed after this one's lease passed: this one wrote no result for them."})
 	p.alertCost = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_alert_cost_usd",
@@ -122,7 +137,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
 	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
-		p.calls, p.cost, p.baseline, p.savings, p.pruned, p.leaseLost, p.alertCost, p.duration, depthGauge,
+		p.calls, p.cost, p.baseline, p.savings, p.pruned, p.archived, p.forgotten, p.expired, p.leaseLost, p.alertCost, p.duration, depthGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
 }
@@ -159,6 +174,22 @@ func (p *Prometheus) Refused(endpoint string) { p.refused.WithLabelValues(endpoi
 
 // Pruned counts inbox rows a pruning pass emptied.
 func (p *Prometheus) Pruned(rows int) { p.pruned.Add(float64(rows)) }
+
+// Archived counts what a pass moved to an archive file.
+func (p *Prometheus) Archived(entries, costPoints int64) {
+	p.archived.WithLabelValues("entries").Add(float64(entries))
+	p.archived.WithLabelValues("cost_points").Add(float64(costPoints))
+}
+
+// Forgotten counts the rows a pass deleted after its archive.
+func (p *Prometheus) Forgotten(f openrecall.Forgotten) {
+	for kind, n := range map[string]int{"deliveries": f.Deliveries, "waiting": f.Waiting, "groups": f.Groups,
+		"group_members": f.Members, "alert_states": f.AlertStates} {
+		p.forgotten.WithLabelValues(kind).Add(float64(n))
+	}
+	p.expired.WithLabelValues("analyses").Add(float64(f.Expired))
+	p.expired.WithLabelValues("groups").Add(float64(f.ExpiredGroups))
+}
 
 // LeasesLost counts claimed deliveries another process reclaimed.
 func (p *Prometheus) LeasesLost(n int) { p.leaseLost.Add(float64(n)) }

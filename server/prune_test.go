@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,13 +23,8 @@ import (
 // analyses pruned, a retain about one is refused the same way; the audit
 // trail still verifies and a redelivery is still one.
 func TestRetentionPrunes(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	clock := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}
+	c := &stepClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	clock := c.now
 	e := newEnv(t, options{now: clock, storeNow: clock, retention: time.Hour, pruneEvery: 10 * time.Millisecond})
 	var acc accepted
 	e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &acc)
@@ -38,12 +36,8 @@ func TestRetentionPrunes(t *testing.T) {
 	e.post("/api/v1/alerts", "", `{"id":"c","title":"disk full","service":"db","status":"resolved"}`, &acc)
 	notice := acc.Analyses[0].AnalysisID
 	e.wait(notice, "")
-	mu.Lock()
-	now = now.Add(2 * time.Hour)
-	mu.Unlock()
-	e.post("/api/v1/alerts", "", `{"id":"b","title":"checkout 5xx spike","service":"checkout"}`, &acc)
-	fresh := acc.Analyses[0].AnalysisID
-	e.wait(fresh, "")
+	c.add(2 * time.Hour)
+	e.analyse(`{"id":"b","title":"checkout 5xx spike","service":"checkout"}`)
 	var resp *http.Response
 	var body []byte
 	if !testenv.Poll(t, 10*time.Millisecond, func() bool {
@@ -86,6 +80,35 @@ func TestRetentionPrunes(t *testing.T) {
 	}
 }
 
+// stepClock is a clock a test moves on.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *stepClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// analyse posts one alert as JSON and waits for its analysis, whose id it
+// returns.
+func (e *env) analyse(body string) string {
+	e.t.Helper()
+	var acc accepted
+	e.post("/api/v1/alerts", "", body, &acc)
+	id := acc.Analyses[0].AnalysisID
+	e.wait(id, "")
+	return id
+}
+
 // TestPruneInterval: a retention of minutes is kept to within a quarter of
 // it (an hourly pass kept a 5-minute retention's rows for up to 65
 // minutes), never pruning more than once a minute nor less than once an
@@ -104,5 +127,63 @@ func TestPruneInterval(t *testing.T) {
 		if got := server.PruneInterval(tt.retention); got != tt.want {
 			t.Errorf("PruneInterval(%s) = %s, want %s", tt.retention, got, tt.want)
 		}
+	}
+}
+
+// TestArchiveDirForgets: with server.archive_dir, each pruning pass moves
+// the trail older than the retention to a signed archive file there and
+// then forgets the rows only those analyses needed: the old analysis is
+// gone (404), its undecided escalation expired and counted, its alert's
+// state forgotten (a redelivery is triaged anew); what is newer stays, and
+// both the trail that remains and the archive file verify.
+func TestArchiveDirForgets(t *testing.T) {
+	c := &stepClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	clock := c.now
+	dir := t.TempDir()
+	e := newEnv(t, options{now: clock, storeNow: clock, retention: time.Hour, pruneEvery: 10 * time.Millisecond, archiveDir: dir})
+	old := e.analyse(`{"id":"a","title":"checkout 5xx spike","service":"checkout"}`)
+	c.add(2 * time.Hour)
+	fresh := e.analyse(`{"id":"b","title":"checkout 5xx spike","service":"checkout"}`)
+	if !testenv.Poll(t, 10*time.Millisecond, func() bool {
+		resp, _ := e.do(http.MethodGet, "/api/v1/results/"+old, "", nil, nil, nil)
+		return resp.StatusCode == http.StatusNotFound
+	}) {
+		t.Fatal("the old analysis was never forgotten")
+	}
+	if resp, _ := e.do(http.MethodGet, "/api/v1/results/"+fresh, "", nil, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the fresh analysis: %d, want 200", resp.StatusCode)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "openrecall-trail-*.jsonl"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("archive files: %v, %v; want one", files, err)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := e.app.VerifyArchive(context.Background(), f)
+	_ = f.Close()
+	if err != nil || !chk.Intact {
+		t.Errorf("the archive file does not check against its record: %v %+v", err, chk.Problems)
+	}
+	var rep usecase.Verified
+	if resp, b := e.do(http.MethodGet, "/api/v1/audit/verify", "", nil, nil, &rep); resp.StatusCode != http.StatusOK || !rep.Intact {
+		t.Errorf("audit verify after archiving and forgetting: %d %s", resp.StatusCode, b)
+	}
+	for sample, want := range map[string]string{
+		`openrecall_forgotten_rows_total{kind="deliveries"}`:   "1",
+		`openrecall_waiting_expired_total{kind="analyses"}`:    "1",
+		`openrecall_forgotten_rows_total{kind="alert_states"}`: "1",
+	} {
+		if got := e.metric(sample); got != want {
+			t.Errorf("%s %s, want %s", sample, got, want)
+		}
+	}
+	if got := e.metric(`openrecall_archived_total{chain="entries"}`); got == "0" || strings.HasPrefix(got, "(no") {
+		t.Errorf(`openrecall_archived_total{chain="entries"} %s, want the old analysis's entries`, got)
+	}
+	var again accepted
+	if e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &again); again.Duplicates != 0 || again.Analyses[0].AnalysisID == old {
+		t.Errorf("a delivery of a forgotten alert: %+v, want a new analysis", again)
 	}
 }

@@ -67,6 +67,9 @@ type UseCases interface {
 	// that is malformed or not signed with the trail's key is an error
 	// wrapping openrecall.ErrInvalid.
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+	// ArchiveTo moves the verified prefix of the trail older than before
+	// to a new file at path (DESIGN §9).
+	ArchiveTo(ctx context.Context, before time.Time, path string, removeFailed func(error)) (usecase.Archived, error)
 	// The exceptions people approve (DESIGN §6b).
 	ListExceptions(ctx context.Context, state string) ([]usecase.ListedException, error)
 	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
@@ -141,6 +144,15 @@ type Config struct {
 	// Pruner prunes the inbox; required when Retention is positive.
 	// memory.Store satisfies it.
 	Pruner Pruner
+	// ArchiveDir, when set with a Retention, is where each pruning pass
+	// then archives the audit and cost chains older than the retention
+	// (a signed archive file per pass, as `audit archive` writes), after
+	// which Forgetter deletes the rows only those analyses needed
+	// (DESIGN §11): the database stays the size of a retention's worth of
+	// alerts.
+	ArchiveDir string
+	// Forgetter forgets what an archive took; required with ArchiveDir.
+	Forgetter Forgetter
 	// Shadow says the pipelines never bypass (their guard refuses); readyz
 	// reports it.
 	Shadow bool
@@ -213,6 +225,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: use cases are required")
 	case cfg.Retention < 0:
 		return nil, fmt.Errorf("server: retention %s must not be negative: %w", cfg.Retention, openrecall.ErrInvalid)
+	case cfg.ArchiveDir != "" && cfg.Retention <= 0:
+		return nil, fmt.Errorf("server: an archive directory needs a retention: %w", openrecall.ErrInvalid)
+	case cfg.ArchiveDir != "" && cfg.Forgetter == nil:
+		return nil, errors.New("server: an archive directory needs a forgetter")
 	case cfg.Retention > 0 && cfg.Pruner == nil:
 		return nil, errors.New("server: a retention needs a pruner")
 	}

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -175,6 +177,51 @@ func (a *App) ArchiveAudit(ctx context.Context, before time.Time, create func() 
 		return out, fmt.Errorf("archived, then: %w", err)
 	}
 	return out, nil
+}
+
+// ArchiveTo is ArchiveAudit into a new file at path (never an existing
+// one): synced, closed and its directory synced before the prefix is
+// deleted, and removed again unless the archive was recorded (removeFailed
+// hears when that removal fails).
+func (a *App) ArchiveTo(ctx context.Context, before time.Time, path string, removeFailed func(error)) (Archived, error) {
+	var f *os.File
+	res, err := a.ArchiveAudit(ctx, before, func() (ArchiveFile, error) {
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+			return nil, fmt.Errorf("archive file: %w", err)
+		}
+		return archiveFile{f}, nil
+	})
+	if f != nil {
+		_ = f.Close() // closed by Sync when the archive got that far
+		if res.Record.IsZero() {
+			if rerr := os.Remove(path); rerr != nil && removeFailed != nil {
+				removeFailed(rerr)
+			}
+		}
+	}
+	return res, err
+}
+
+// archiveFile is a file ArchiveTo writes: Sync syncs its contents, closes
+// it and syncs its directory, so its name is durable too.
+type archiveFile struct {
+	*os.File
+}
+
+func (f archiveFile) Sync() error {
+	if err := f.File.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(f.Name()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }() // read-only: Sync's error is the one that counts
+	return dir.Sync()
 }
 
 // fromUnixNano is t in UTC at the precision the store keeps.

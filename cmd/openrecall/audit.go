@@ -332,27 +332,6 @@ func parseCut(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("want a date (2026-01-01) or an RFC 3339 time (2026-01-01T12:00:00Z)")
 }
 
-// archiveFile is the file `audit archive` writes: Sync syncs its contents,
-// closes it and syncs its directory, so its name is durable too.
-type archiveFile struct {
-	*os.File
-}
-
-func (f archiveFile) Sync() error {
-	if err := f.File.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	dir, err := os.Open(filepath.Dir(f.Name()))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = dir.Close() }() // read-only: Sync's error is the one that counts
-	return dir.Sync()
-}
-
 // auditArchiveRun is `audit archive`: exit 0 archived (or nothing to
 // archive), 4 when the trail is tampered, 1 when it cannot archive. The
 // archive file is removed unless the archive was recorded.
@@ -377,22 +356,9 @@ func auditArchiveRun(ctx context.Context, a *app, opts *auditArchiveOptions) (er
 	if _, err := a.sealer(ctx, st); err != nil {
 		return err
 	}
-	var f *os.File
-	res, err := a.useCases(st, nil).ArchiveAudit(ctx, before, func() (usecase.ArchiveFile, error) {
-		var err error
-		if f, err = os.OpenFile(opts.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-			return nil, fmt.Errorf("--out: %w", err)
-		}
-		return archiveFile{f}, nil
+	res, err := a.useCases(st, nil).ArchiveTo(ctx, before, opts.out, func(err error) {
+		a.log.Warn("could not remove the unused archive file", zap.String("path", opts.out), zap.Error(err))
 	})
-	if f != nil {
-		_ = f.Close() // closed by Sync when the archive got that far
-		if res.Record.IsZero() {
-			if rerr := os.Remove(opts.out); rerr != nil {
-				a.log.Warn("could not remove the unused archive file", zap.String("path", opts.out), zap.Error(rerr))
-			}
-		}
-	}
 	if err != nil {
 		return err
 	}

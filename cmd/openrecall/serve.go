@@ -105,6 +105,13 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
 		return usageErr("%v", err)
 	}
+	if sc.ArchiveDir != "" {
+		// Made now, so a directory that cannot be is an error at start,
+		// not at the first pruning pass.
+		if err := os.MkdirAll(sc.ArchiveDir, 0o700); err != nil {
+			return fmt.Errorf("server.archive_dir: %w", err)
+		}
+	}
 	if opts.debugListen != "" {
 		addr, err := debugListen(ctx, opts.debugListen)
 		if err != nil {
@@ -187,6 +194,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		Retention:       sc.Retention,
 		Lease:           sc.Lease,
 		Pruner:          st,
+		ArchiveDir:      sc.ArchiveDir,
+		Forgetter:       st,
 		Shadow:          opts.shadow,
 		Observer:        prom,
 		Logger:          a.log,

@@ -55,6 +55,7 @@ type options struct {
 	inboxLimit   int           // server.inbox_limit of every process; 0 keeps serve's default
 	retention    time.Duration // server.retention of every process; 0 keeps serve's default
 	heapProfiles bool          // save serve's heap profile early in the soak and near its end
+	archive      bool          // server.archive_dir: the run's archive/ (needs a retention)
 	dir          string
 	keep         bool
 }
@@ -96,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.logLevel, "log-level", "info", "serve --log-level (info writes one access line per request, as deployed)")
 	fs.IntVar(&opts.inboxLimit, "inbox-limit", 0, "serve's server.inbox_limit (pending deliveries past which receivers answer 503 with Retry-After); 0 keeps serve's default (10000)")
 	fs.DurationVar(&opts.retention, "retention", 0, "serve's server.retention, for every process (how long finished deliveries keep their documents; pruned every quarter of it, at most once a minute); 0 keeps serve's default (720h)")
+	fs.BoolVar(&opts.archive, "archive", false, "with -retention: serve's server.archive_dir, the run's archive/ directory: each pruning pass archives the audit trail older than the retention there and forgets the rows only those analyses needed, so the database stays the size of a retention's worth of alerts")
 	fs.BoolVar(&opts.heapProfiles, "heap-profiles", false, "with -soak: start serve with --debug-listen on loopback and save its live heap profile a minute into the soak (a third of it when shorter) and 10s before its end, in the run's directory (the work directory is then kept), for go tool pprof -diff_base")
 	fs.StringVar(&opts.dir, "dir", "", "work directory (default: a new temporary directory)")
 	fs.BoolVar(&opts.keep, "keep", false, "keep the work directory (databases, serve logs) and print its path")
@@ -133,6 +135,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if opts.procs, err = intList(procs, 1, 16); err != nil || len(opts.procs) == 0 {
 		return fail("-procs %q: want numbers of processes (1 to 16) separated by commas", procs)
+	}
+	if opts.archive && opts.retention == 0 {
+		return fail("-archive archives what is older than the retention: want -retention")
 	}
 	if opts.heapProfiles && opts.soak == 0 {
 		return fail("-heap-profiles profiles the soak: want -soak")
@@ -193,16 +198,19 @@ func perSecond(n int, d time.Duration) float64 {
 
 // serveRun is what the serve processes of one run did.
 type serveRun struct {
-	procs     int
-	workers   int
-	phases    []phaseRow
-	peakRSS   int64 // the largest of the processes'
-	dbBytes   int64
-	triaged   int
-	soak      []rssSample
-	soakEvery time.Duration
-	soakPhase *phaseRow
-	check     string // the exactly-once verdict
+	procs   int
+	workers int
+	phases  []phaseRow
+	peakRSS int64 // the largest of the processes'
+	dbBytes int64
+	// archiveFiles and archiveBytes are what -archive left in archive/.
+	archiveFiles int
+	archiveBytes int64
+	triaged      int
+	soak         []rssSample
+	soakEvery    time.Duration
+	soakPhase    *phaseRow
+	check        string // the exactly-once verdict
 }
 
 func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
@@ -602,10 +610,14 @@ func benchServe(ctx context.Context, opts options, bin, dir, server string, proc
 		}
 		return first
 	}
+	archiveDir := ""
+	if opts.archive {
+		archiveDir = filepath.Join(dir, "archive") // every process's: one trail
+	}
 	for i := range procs {
 		p, err := startServe(ctx, bin, filepath.Join(dir, fmt.Sprintf("serve-%d", i+1)), db, filepath.Join(dir, "audit.key"),
 			workers, opts.logLevel, serverSettings{instance: fmt.Sprintf("bench-%d", i+1), inboxLimit: opts.inboxLimit, retention: opts.retention,
-				profiles: opts.heapProfiles && i == 0}) // -heap-profiles wants -procs 1
+				archiveDir: archiveDir, profiles: opts.heapProfiles && i == 0}) // -heap-profiles wants -procs 1
 		if err == nil && !loopback(p.url) {
 			ps = append(ps, p)
 			err = fmt.Errorf("serve at %s: the load goes to 127.0.0.1 only", p.url)
@@ -628,6 +640,9 @@ func benchServe(ctx context.Context, opts options, bin, dir, server string, proc
 			out.peakRSS = max(out.peakRSS, p.peakRSS())
 		}
 		out.dbBytes = db.bytes()
+		if archiveDir != "" {
+			out.archiveFiles, out.archiveBytes = dirSize(archiveDir)
+		}
 		if serr := stopAll(); serr != nil && err == nil {
 			err = serr
 		}
@@ -761,6 +776,9 @@ func printTable(w io.Writer, runs []serveRun) error {
 		}
 		fmt.Fprintf(w, "procs %d workers %d: peak RSS %s MiB (VmHWM, the largest process); database %s MiB, %s bytes per finished delivery; %s\n",
 			r.procs, r.workers, mib(r.peakRSS), mib(r.dbBytes), perAlert, cmp.Or(r.check, "not checked"))
+		if r.archiveFiles > 0 {
+			fmt.Fprintf(w, "procs %d workers %d: archive %d files, %s MiB (outside the database)\n", r.procs, r.workers, r.archiveFiles, mib(r.archiveBytes))
+		}
 		if len(r.soak) > 0 {
 			first, last := r.soak[0], r.soak[len(r.soak)-1]
 			peak := first
@@ -776,6 +794,21 @@ func printTable(w io.Writer, runs []serveRun) error {
 		}
 	}
 	return nil
+}
+
+// dirSize returns the number of files in dir and their bytes (0, 0 when it
+// cannot be read).
+func dirSize(dir string) (files int, bytes int64) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			files, bytes = files+1, bytes+fi.Size()
+		}
+	}
+	return files, bytes
 }
 
 // byMinute returns the first sample of each minute as RSS/depth/database,

@@ -55,6 +55,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "retention, several processes", args: []string{"-retention", "5m", "-db", "postgres", "-procs", "1,2"},
 			want: with(func(o *options) { o.retention, o.db, o.procs = 5*time.Minute, "postgres", []int{1, 2} })},
 		{name: "negative retention", args: []string{"-retention", "-1m"}, wantErr: true},
+		{name: "archive", args: []string{"-retention", "5m", "-archive"}, want: with(func(o *options) { o.retention, o.archive = 5*time.Minute, true })},
+		{name: "archive without a retention", args: []string{"-archive"}, wantErr: true},
 		{name: "heap profiles", args: []string{"-soak", "3m", "-heap-profiles"}, want: with(func(o *options) { o.soak, o.heapProfiles = 3*time.Minute, true })},
 		{name: "heap profiles with retention, one process", args: []string{"-soak", "3m", "-heap-profiles", "-retention", "1m", "-procs", "1", "-db", "postgres"},
 			want: with(func(o *options) {
@@ -329,6 +331,7 @@ func TestServerSettingsYAML(t *testing.T) {
 		{serverSettings{instance: "bench-1"}, "server:\n  instance: bench-1\n"},
 		{serverSettings{inboxLimit: 300}, "server:\n  inbox_limit: 300\n"},
 		{serverSettings{inboxLimit: 300, retention: 5 * time.Minute}, "server:\n  inbox_limit: 300\n  retention: 5m0s\n"},
+		{serverSettings{retention: 5 * time.Minute, archiveDir: "/w/archive"}, "server:\n  retention: 5m0s\n  archive_dir: /w/archive\n"},
 		{serverSettings{instance: "bench-2", inboxLimit: 300, retention: time.Hour, profiles: true},
 			"server:\n  instance: bench-2\n  inbox_limit: 300\n  retention: 1h0m0s\n"},
 	}

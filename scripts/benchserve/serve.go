@@ -57,6 +57,7 @@ type serverSettings struct {
 	instance   string        // server.instance
 	inboxLimit int           // server.inbox_limit
 	retention  time.Duration // server.retention
+	archiveDir string        // server.archive_dir
 	// profiles starts serve with --debug-listen on a loopback port, for
 	// heap profiles.
 	profiles bool
@@ -73,6 +74,9 @@ func (ss serverSettings) yaml() string {
 	}
 	if ss.retention > 0 {
 		fmt.Fprintf(&b, "  retention: %s\n", ss.retention)
+	}
+	if ss.archiveDir != "" {
+		fmt.Fprintf(&b, "  archive_dir: %s\n", ss.archiveDir)
 	}
 	if b.Len() == 0 {
 		return ""
