@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,9 +63,23 @@ func TestBytesPerAlert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// server.archive_dir: the trail archived, then what only those
+	// analyses needed forgotten.
+	cut := time.Now().Add(time.Hour)
+	res, err := e.app.ArchiveTo(ctx, cut, filepath.Join(t.TempDir(), "trail.jsonl"), nil)
+	if err != nil || res.Record.IsZero() {
+		t.Fatalf("archive: %+v, %v", res, err)
+	}
+	if _, err := e.store.ForgetArchived(ctx, cut, 0); err != nil {
+		t.Fatal(err)
+	}
+	forgotten, err := e.store.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	per := func(z int64) float64 { return float64(z-empty.Used()) / float64(alerts) }
-	t.Logf("%d alerts: %.0f bytes per triaged alert kept whole, %.0f once pruned (%d pages in use of %d bytes; %d free after pruning)",
-		alerts, per(full.Used()), per(after.Used()), after.Pages-after.FreePages, after.PageSize, after.FreePages)
+	t.Logf("%d alerts: %.0f bytes per triaged alert kept whole, %.0f once pruned, %.0f once archived and forgotten (%d pages in use of %d bytes; %d free after pruning)",
+		alerts, per(full.Used()), per(after.Used()), per(forgotten.Used()), after.Pages-after.FreePages, after.PageSize, after.FreePages)
 	if storetest.Postgres() {
 		// PostgreSQL keeps a pruned row's old version until (auto)vacuum
 		// marks its space for reuse, and a table's files do not shrink:
@@ -74,5 +89,8 @@ func TestBytesPerAlert(t *testing.T) {
 	}
 	if per(after.Used()) >= per(full.Used())/2 {
 		t.Errorf("pruning kept %.0f of %.0f bytes per alert, want less than half", per(after.Used()), per(full.Used()))
+	}
+	if per(forgotten.Used()) >= per(full.Used())/10 {
+		t.Errorf("archiving and forgetting kept %.0f of %.0f bytes per alert, want less than a tenth", per(forgotten.Used()), per(full.Used()))
 	}
 }

@@ -50,7 +50,9 @@
 //
 // After each phase it waits (at most -drain) until every accepted delivery
 // is finished, reading GET /api/v1/results?since= page by page (from the
-// first process: they share the results); triage
+// first process: they share the results; with -archive also every second
+// during the phase, since serve forgets a delivery a retention after it
+// finished); triage
 // throughput is the analyses finished from the phase's start to that
 // moment, per second. A 503 with Retry-After (the inbox at
 // server.inbox_limit) is counted, not retried; any other answer, or none,

@@ -544,11 +544,45 @@ func (l *loader) drain(ctx context.Context, limit time.Duration) (time.Time, err
 	}
 }
 
+// readAlong polls the results every interval until the function it
+// returns is called, which returns once the last poll ended (polls must
+// not overlap: each reads from the cursor the one before left). A failed
+// poll is tried again at the next tick; drain reports what stays missing.
+func (l *loader) readAlong(ctx context.Context, interval time.Duration) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = l.tr.poll(ctx, l.client, l.base) // drain's poll reports a lasting failure
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
 // measured runs one phase and its drain and fills in the triage figures.
 func (l *loader) measured(ctx context.Context, opts options, name string, n int, d time.Duration, rate float64, stderr io.Writer) (phaseRow, error) {
 	accBefore, before := l.tr.counts()
 	start := time.Now()
+	stopReading := func() {}
+	if opts.archive {
+		// serve forgets finished deliveries a retention after they
+		// finished: read them as the phase goes, not only at its end.
+		stopReading = l.readAlong(ctx, time.Second)
+	}
 	row := l.phase(ctx, name, opts.clients, n, d, rate, stderr)
+	stopReading()
 	end, err := l.drain(ctx, opts.drain)
 	accAfter, after := l.tr.counts()
 	row.alerts, row.triaged, row.drained = accAfter-accBefore, after-before, end.Sub(start)
