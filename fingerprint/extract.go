@@ -61,10 +61,21 @@ type step struct {
 	rule  string
 	table map[string]tableEntry
 	re    *regexp.Regexp
-	// pattern numbers the pattern (shared by its steps on every source);
-	// -1 for a table.
+	// pattern numbers the pattern (shared by its steps on every source):
+	// the number of its first alternative; -1 for a table.
 	pattern int
-	value   string
+	// alts are the pattern's alternatives (alternativesOf), each with its
+	// own prefilter number: the pattern matches a string exactly when one
+	// of them does.
+	alts  []alternative
+	value string
+}
+
+// alternative is one top-level branch of a pattern, numbered for the
+// prefilter.
+type alternative struct {
+	pattern int
+	re      *regexp.Regexp
 }
 
 // Evidence says which rule set a fingerprint field and where it looked.
@@ -156,6 +167,7 @@ type rule struct {
 	table    map[string]tableEntry
 	re       *regexp.Regexp
 	pattern  int
+	alts     []alternative
 	value    string
 }
 
@@ -189,9 +201,13 @@ func compileField(rules *Rules, field string, literals *[]literalSet) (compiledF
 		if sources == nil {
 			sources = []string{SourceTitle, SourceText}
 		}
-		*literals = append(*literals, patternLiterals(re))
+		var alts []alternative
+		for _, alt := range alternativesOf(re) {
+			*literals = append(*literals, patternLiterals(alt))
+			alts = append(alts, alternative{pattern: len(*literals) - 1, re: alt})
+		}
 		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re,
-			pattern: len(*literals) - 1, value: p.value})
+			pattern: alts[0].pattern, alts: alts, value: p.value})
 	}
 	for _, fallback := range []bool{false, true} {
 		for _, src := range sourceOrder(list, fallback) {
@@ -199,7 +215,7 @@ func compileField(rules *Rules, field string, literals *[]literalSet) (compiledF
 				if r.fallback != fallback || !slices.Contains(r.sources, src) {
 					continue
 				}
-				cf.steps = append(cf.steps, step{source: src, rule: r.name, table: r.table, re: r.re, pattern: r.pattern, value: r.value})
+				cf.steps = append(cf.steps, step{source: src, rule: r.name, table: r.table, re: r.re, pattern: r.pattern, alts: r.alts, value: r.value})
 			}
 		}
 	}
@@ -544,16 +560,31 @@ func (e *Extractor) allowed(p int, found []uint64) bool {
 	return false
 }
 
-// runPattern applies pattern step s to the string v of source i.
+// runPattern applies pattern step s to the string v of source i: it
+// matches when one of its alternatives does. An alternative the prefilter
+// rules out is skipped; one made of literals alone matches when the
+// prefilter found one, so those are looked at before any regex runs.
 func (r *run) runPattern(s step, i int, v string) bool {
-	bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
-	if !r.e.allowed(s.pattern, r.mask(i, v)) {
+	found := r.mask(i, v)
+	regex := false
+	for _, a := range s.alts {
+		if !r.e.allowed(a.pattern, found) {
+			continue
+		}
+		if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) != 0 {
+			return true
+		}
+		regex = true
+	}
+	if !regex {
 		return false
 	}
-	if r.e.exact[w]&bit != 0 {
-		return true
+	for _, a := range s.alts {
+		if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) == 0 && r.e.allowed(a.pattern, found) && a.re.MatchString(v) {
+			return true
+		}
 	}
-	return s.re.MatchString(v)
+	return false
 }
 
 // match applies one step to the prepared input and returns the value and, for

@@ -60,6 +60,36 @@ func patternLiterals(re *regexp.Regexp) literalSet {
 	return literalSet{clauses: out}
 }
 
+// alternativesOf returns the top-level alternatives of a compiled pattern,
+// each compiled on its own, or re alone when it is not an alternation. A
+// string holds a match of an alternation exactly when it holds a match of
+// one of its branches, so the branches can be tried one by one: the
+// prefilter then skips each branch whose literals are absent, a branch of
+// literals alone needs no regex, and a branch anchored at the start (as in
+// '^blackbox|^probe') runs anchored, where the whole alternation would be
+// tried at every position of the string.
+func alternativesOf(re *regexp.Regexp) []*regexp.Regexp {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return []*regexp.Regexp{re}
+	}
+	for tree.Op == syntax.OpCapture {
+		tree = tree.Sub[0]
+	}
+	if tree.Op != syntax.OpAlternate {
+		return []*regexp.Regexp{re}
+	}
+	out := make([]*regexp.Regexp, 0, len(tree.Sub))
+	for _, b := range tree.Sub {
+		alt, err := regexp.Compile(b.String())
+		if err != nil {
+			return []*regexp.Regexp{re}
+		}
+		out = append(out, alt)
+	}
+	return out
+}
+
 // literalClauses returns clauses of literal sets such that every string re
 // matches holds one clause (a literal of each of its sets), or nil when re
 // can match without any fixed text. An alternation holds one of its
