@@ -56,6 +56,9 @@ type compiledField struct {
 // step is one rule applied to one source, in evaluation order.
 type step struct {
 	source string
+	// kind is source as a small number: title, text, fields or another
+	// (a label, the service or the environment).
+	kind sourceKind
 	// src indexes Extractor.sources; -1 for title and text.
 	src   int
 	rule  string
@@ -69,6 +72,29 @@ type step struct {
 	// of them does.
 	alts  []alternative
 	value string
+}
+
+// sourceKind tells the sources a step reads apart without comparing
+// strings.
+type sourceKind uint8
+
+const (
+	kindOther sourceKind = iota
+	kindTitle
+	kindText
+	kindFields
+)
+
+func kindOf(source string) sourceKind {
+	switch source {
+	case SourceTitle:
+		return kindTitle
+	case SourceText:
+		return kindText
+	case SourceFields:
+		return kindFields
+	}
+	return kindOther
 }
 
 // alternative is one top-level branch of a pattern, numbered for the
@@ -215,7 +241,7 @@ func compileField(rules *Rules, field string, literals *[]literalSet) (compiledF
 				if r.fallback != fallback || !slices.Contains(r.sources, src) {
 					continue
 				}
-				cf.steps = append(cf.steps, step{source: src, rule: r.name, table: r.table, re: r.re, pattern: r.pattern, alts: r.alts, value: r.value})
+				cf.steps = append(cf.steps, step{source: src, kind: kindOf(src), rule: r.name, table: r.table, re: r.re, pattern: r.pattern, alts: r.alts, value: r.value})
 			}
 		}
 	}
@@ -457,7 +483,8 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	in := e.prepare(a)
 	var buf [2048]byte
 	var key []byte
-	if !withEvidence {
+	cached := !withEvidence && !e.cache.off
+	if cached {
 		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
 			e.release(&in)
@@ -470,8 +497,9 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	var ev []Evidence
 	for _, cf := range e.fields {
 		evidenceOnly := a.Security && detectionField(cf.name)
-		for _, s := range cf.steps {
-			if evidenceOnly && (s.source == SourceText || s.source == SourceFields) {
+		for i := range cf.steps {
+			s := &cf.steps[i]
+			if evidenceOnly && (s.kind == kindText || s.kind == kindFields) {
 				continue // a detection's text is evidence (detectionField)
 			}
 			value, k, ok := run.match(s)
@@ -489,7 +517,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 			break
 		}
 	}
-	if !withEvidence {
+	if cached {
 		e.cache.put(string(key), fp)
 	}
 	e.release(&in)
@@ -564,7 +592,7 @@ func (e *Extractor) allowed(p int, found []uint64) bool {
 // matches when one of its alternatives does. An alternative the prefilter
 // rules out is skipped; one made of literals alone matches when the
 // prefilter found one, so those are looked at before any regex runs.
-func (r *run) runPattern(s step, i int, v string) bool {
+func (r *run) runPattern(s *step, i int, v string) bool {
 	found := r.mask(i, v)
 	regex := false
 	for _, a := range s.alts {
@@ -589,23 +617,23 @@ func (r *run) runPattern(s step, i int, v string) bool {
 
 // match applies one step to the prepared input and returns the value and, for
 // a table, the key as written in the rules.
-func (r *run) match(s step) (value, key string, ok bool) {
+func (r *run) match(s *step) (value, key string, ok bool) {
 	in := r.in
-	switch s.source {
-	case SourceTitle, SourceText, SourceFields:
+	switch s.kind {
+	case kindTitle, kindText, kindFields:
 		if s.re == nil {
 			return "", "", false
 		}
 		title := len(r.e.sources)
 		text, i := in.title, title
-		switch s.source {
-		case SourceText:
+		switch s.kind {
+		case kindText:
 			text, i = in.text, title+1
 			bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
 			if r.triedTitle[w]&bit != 0 && in.text == in.title {
 				return "", "", false // the title step found no match in this same string
 			}
-		case SourceFields:
+		case kindFields:
 			text, i = in.fields, title+2
 		default:
 			r.triedTitle[s.pattern/64] |= 1 << (s.pattern % 64)
