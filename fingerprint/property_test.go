@@ -146,3 +146,28 @@ func TestPropertyNoiseInvariance(t *testing.T) {
 	}
 	props.TestingRun(t)
 }
+
+// TestPropertyByteSetsAreContainsAny is an equivalence: hasByteIn over each
+// byte set Template uses says what strings.ContainsAny says over the set's
+// characters, on any string (ASCII, other Unicode, invalid UTF-8).
+func TestPropertyByteSetsAreContainsAny(t *testing.T) {
+	params := gopter.DefaultTestParametersWithSeed(20261204)
+	params.MinSuccessfulTests = 500
+	props := gopter.NewProperties(params)
+	sets := []struct {
+		chars string
+		set   *byteSet
+	}{{partSeparators, &partSeparatorSet}, {",;", &listSeparators}, {"[]()", &brackets}}
+	text := gen.OneGenOf(
+		gen.AnyString(),
+		gen.RegexMatch(`^[a-z0-9\-_./@#\[\](),;:=é\x{2028}]{0,12}$`),
+		gen.SliceOf(gen.UInt8()).Map(func(b []uint8) string { return string(b) }),
+	)
+	for _, s := range sets {
+		props.Property(fmt.Sprintf("set %q", s.chars), prop.ForAll(
+			func(v string) bool { return hasByteIn(v, s.set) == strings.ContainsAny(v, s.chars) },
+			text,
+		))
+	}
+	props.TestingRun(t)
+}
