@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -81,4 +82,115 @@ func TestIdentityRegexSecondAlternative(t *testing.T) {
 	if got, want := e.Identify(a).String(), "probe_success @ orders/stg"; got != want {
 		t.Errorf("Identify = %q, want %q", got, want)
 	}
+}
+
+// TestManyAlternatives: a pattern of more alternatives than runPattern
+// marks in one word (64) matches by any of them, literal or regex, and not
+// otherwise.
+func TestManyAlternatives(t *testing.T) {
+	var alts []string
+	for i := range 70 {
+		if i%2 == 0 {
+			alts = append(alts, fmt.Sprintf("word%03dx", i))
+		} else {
+			alts = append(alts, fmt.Sprintf(`\bre%03d\d+\b`, i))
+		}
+	}
+	custom := load(t, "many.yaml", "fields:\n  error_class:\n    patterns:\n      - name: many\n        value: many_alternatives\n        regex: '"+strings.Join(alts, "|")+"'\n")
+	defaults, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(defaults.Merge(custom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.DisableCache()
+	for i := range 70 {
+		title := fmt.Sprintf("pool saw word%03dx today", i)
+		if i%2 == 1 {
+			title = fmt.Sprintf("pool saw re%03d42 today", i)
+		}
+		if got := e.Extract(openrecall.Alert{Title: title}).ErrorClass; got != "many_alternatives" {
+			t.Errorf("alternative %d, %q: error class %q", i, title, got)
+		}
+	}
+	for _, title := range []string{"pool saw re001 today", "pool saw word001x today", "pool saw xre06542 today"} {
+		if got := e.Extract(openrecall.Alert{Title: title}).ErrorClass; got == "many_alternatives" {
+			t.Errorf("%q matched", title)
+		}
+	}
+}
+
+// TestAllowedEqualsClauses holds allowed's shortcut for patterns of one
+// literal set to the plain rule: a pattern runs when it has no required
+// literal or when, for one of its clauses, a literal of each set occurs.
+// The strings are made of the literals of each clause of every pattern,
+// one clause at a time and each clause's sets but one.
+func TestAllowedEqualsClauses(t *testing.T) {
+	e, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := func(p int, found []uint64) bool {
+		if e.always[p/64]&(1<<(p%64)) != 0 {
+			return true
+		}
+		for _, c := range e.clauses[p] {
+			all := true
+			for _, g := range c {
+				all = all && found[g/64]&(1<<(g%64)) != 0
+			}
+			if all {
+				return true
+			}
+		}
+		return false
+	}
+	var sets [][]string
+	for _, lits := range literalsOfSets(e) {
+		sets = append(sets, lits)
+	}
+	var inputs []string
+	for p := range e.patterns {
+		for _, c := range e.clauses[p] {
+			var all []string
+			for _, g := range c {
+				all = append(all, sets[g][0])
+			}
+			inputs = append(inputs, strings.Join(all, " "))
+			for skip := range all {
+				inputs = append(inputs, strings.Join(append(append([]string{}, all[:skip]...), all[skip+1:]...), " "))
+			}
+		}
+	}
+	for _, s := range inputs {
+		found := make([]uint64, e.prefix.words)
+		e.prefix.scan(s, found)
+		for p := range e.patterns {
+			if got, want := e.allowed(p, found), plain(p, found); got != want {
+				t.Fatalf("pattern %d on %q: allowed %v, the clauses say %v", p, s, got, want)
+			}
+		}
+	}
+}
+
+// literalsOfSets rebuilds the prefilter's literal sets, numbered as New
+// numbered them: pattern by pattern, clause by clause.
+func literalsOfSets(e *Extractor) [][]string {
+	res := make([]*regexp.Regexp, e.patterns)
+	for _, cf := range e.fields {
+		for _, s := range cf.steps {
+			for _, a := range s.alts {
+				res[a.pattern] = a.re
+			}
+		}
+	}
+	var sets [][]string
+	for _, re := range res {
+		for _, c := range patternLiterals(re).clauses {
+			sets = append(sets, c...)
+		}
+	}
+	return sets
 }

@@ -34,8 +34,11 @@ type Extractor struct {
 	always   []uint64
 	exact    []uint64
 	clauses  [][][]int
-	prefix   *matcher
-	cache    *dnaCache
+	// single[p] is the one literal set of pattern p when it has one
+	// clause of one set (the common case), else -1.
+	single []int
+	prefix *matcher
+	cache  *dnaCache
 	// labelSrc indexes sources by label name, for the labels any rule
 	// reads.
 	labelSrc map[string]int
@@ -161,6 +164,7 @@ func New(rules *Rules) (*Extractor, error) {
 	words := max(1, (e.patterns+63)/64)
 	e.always, e.exact = make([]uint64, words), make([]uint64, words)
 	e.clauses = make([][][]int, e.patterns)
+	e.single = make([]int, e.patterns)
 	var sets [][]string
 	for p, ls := range literals {
 		if ls.clauses == nil {
@@ -176,6 +180,10 @@ func New(rules *Rules) (*Extractor, error) {
 				sets = append(sets, set)
 			}
 			e.clauses[p] = append(e.clauses[p], ids)
+		}
+		e.single[p] = -1
+		if len(e.clauses[p]) == 1 && len(e.clauses[p][0]) == 1 {
+			e.single[p] = e.clauses[p][0][0]
 		}
 	}
 	e.prefix = newMatcher(sets)
@@ -570,6 +578,9 @@ func (r *run) mask(i int, s string) []uint64 {
 // holding the literal sets found: p has no required literal, or one of its
 // clauses holds.
 func (e *Extractor) allowed(p int, found []uint64) bool {
+	if g := e.single[p]; g >= 0 {
+		return found[g/64]&(1<<(g%64)) != 0
+	}
 	if e.always[p/64]&(1<<(p%64)) != 0 {
 		return true
 	}
@@ -594,21 +605,34 @@ func (e *Extractor) allowed(p int, found []uint64) bool {
 // prefilter found one, so those are looked at before any regex runs.
 func (r *run) runPattern(s *step, i int, v string) bool {
 	found := r.mask(i, v)
+	// run marks the alternatives (the first 64) whose regex must run; one
+	// past the 64th is judged again in the second pass.
+	var run uint64
 	regex := false
-	for _, a := range s.alts {
+	for j, a := range s.alts {
 		if !r.e.allowed(a.pattern, found) {
 			continue
 		}
 		if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) != 0 {
 			return true
 		}
+		if j < 64 {
+			run |= 1 << j
+		}
 		regex = true
 	}
 	if !regex {
 		return false
 	}
-	for _, a := range s.alts {
-		if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) == 0 && r.e.allowed(a.pattern, found) && a.re.MatchString(v) {
+	for j, a := range s.alts {
+		if j < 64 {
+			if run&(1<<j) == 0 {
+				continue
+			}
+		} else if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) != 0 || !r.e.allowed(a.pattern, found) {
+			continue
+		}
+		if a.re.MatchString(v) {
 			return true
 		}
 	}

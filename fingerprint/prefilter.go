@@ -257,16 +257,33 @@ func shortest(lits []string) int {
 // ends literals, one OR of a few words per byte, with no allocation and no
 // match list to walk; general-purpose libraries report matches (positions,
 // leftmost-longest) that the prefilter does not need.
+//
+// The table holds, for each state and class, the next state with endsBit
+// set when that state ends literals: a scan follows one load per byte and
+// looks at no second array until a literal ends. A state's bitset is kept
+// as its non-zero words only (most states that end literals end those of
+// one or two patterns), so a state that ends literals ORs in a word or two
+// rather than every word of the bitset.
 type matcher struct {
 	class   [256]uint8
 	classes int
-	// next[state*classes+class] is the following state.
-	next []int32
-	// out[state*words : (state+1)*words] are the patterns found on
-	// reaching state; hasOut says whether any are.
-	out    []uint64
-	hasOut []bool
-	words  int
+	// next[state*classes+class] is the following state, with endsBit
+	// when it ends literals.
+	next []uint32
+	// outs[outAt[state]:outAt[state+1]] are the non-zero words of the
+	// bitset of patterns found on reaching state.
+	outAt []int32
+	outs  []outWord
+	words int
+}
+
+// endsBit marks, in a transition, a state that ends literals.
+const endsBit = 1 << 31
+
+// outWord is one non-zero word of a state's pattern bitset.
+type outWord struct {
+	word int
+	bits uint64
 }
 
 // newMatcher builds the automaton for sets[i], the literals of pattern i.
@@ -288,13 +305,18 @@ func newMatcher(sets [][]string) *matcher {
 	}
 	m.classes++
 	// The trie, states numbered from 0 (the root); -1 is no edge yet.
+	var (
+		next   []int32
+		out    []uint64
+		hasOut []bool
+	)
 	addState := func() int32 {
 		for range m.classes {
-			m.next = append(m.next, -1)
+			next = append(next, -1)
 		}
-		m.out = append(m.out, make([]uint64, m.words)...)
-		m.hasOut = append(m.hasOut, false)
-		return int32(len(m.hasOut) - 1)
+		out = append(out, make([]uint64, m.words)...)
+		hasOut = append(hasOut, false)
+		return int32(len(hasOut) - 1)
 	}
 	addState()
 	for p, lits := range sets {
@@ -302,24 +324,24 @@ func newMatcher(sets [][]string) *matcher {
 			s := int32(0)
 			for i := 0; i < len(l); i++ {
 				c := int(m.class[l[i]])
-				if m.next[int(s)*m.classes+c] < 0 {
+				if next[int(s)*m.classes+c] < 0 {
 					t := addState()
-					m.next[int(s)*m.classes+c] = t
+					next[int(s)*m.classes+c] = t
 				}
-				s = m.next[int(s)*m.classes+c]
+				s = next[int(s)*m.classes+c]
 			}
-			m.out[int(s)*m.words+p/64] |= 1 << (p % 64)
-			m.hasOut[s] = true
+			out[int(s)*m.words+p/64] |= 1 << (p % 64)
+			hasOut[s] = true
 		}
 	}
 	// Breadth-first: failure links folded into the transitions, and each
 	// state's outputs extended by its failure state's.
-	fail := make([]int32, len(m.hasOut))
+	fail := make([]int32, len(hasOut))
 	var queue []int32
 	for c := range m.classes {
-		t := m.next[c]
+		t := next[c]
 		if t < 0 {
-			m.next[c] = 0
+			next[c] = 0
 			continue
 		}
 		fail[t] = 0
@@ -330,33 +352,54 @@ func newMatcher(sets [][]string) *matcher {
 		queue = queue[1:]
 		f := fail[s]
 		for w := range m.words {
-			m.out[int(s)*m.words+w] |= m.out[int(f)*m.words+w]
+			out[int(s)*m.words+w] |= out[int(f)*m.words+w]
 		}
-		m.hasOut[s] = m.hasOut[s] || m.hasOut[f]
+		hasOut[s] = hasOut[s] || hasOut[f]
 		for c := range m.classes {
 			i := int(s)*m.classes + c
-			t := m.next[i]
+			t := next[i]
 			if t < 0 {
-				m.next[i] = m.next[int(f)*m.classes+c]
+				next[i] = next[int(f)*m.classes+c]
 				continue
 			}
-			fail[t] = m.next[int(f)*m.classes+c]
+			fail[t] = next[int(f)*m.classes+c]
 			queue = append(queue, t)
 		}
 	}
+	if uint64(len(hasOut)) >= endsBit {
+		panic("fingerprint: prefilter automaton too large")
+	}
+	m.next = make([]uint32, len(next))
+	for i, t := range next {
+		m.next[i] = uint32(t)
+		if hasOut[t] {
+			m.next[i] |= endsBit
+		}
+	}
+	m.outAt = make([]int32, len(hasOut)+1)
+	for st := range hasOut {
+		m.outAt[st] = int32(len(m.outs))
+		for w, bits := range out[st*m.words : (st+1)*m.words] {
+			if bits != 0 {
+				m.outs = append(m.outs, outWord{w, bits})
+			}
+		}
+	}
+	m.outAt[len(hasOut)] = int32(len(m.outs))
 	return m
 }
 
 // scan ORs into mask the bitset of every pattern one of whose literals
 // occurs in s.
 func (m *matcher) scan(s string, mask []uint64) {
-	state := 0
+	st := uint32(0)
+	classes := uint32(m.classes)
 	for i := 0; i < len(s); i++ {
-		state = int(m.next[state*m.classes+int(m.class[s[i]])])
-		if m.hasOut[state] {
-			out := m.out[state*m.words : (state+1)*m.words]
-			for w, bits := range out {
-				mask[w] |= bits
+		t := m.next[st*classes+uint32(m.class[s[i]])]
+		st = t &^ endsBit
+		if t&endsBit != 0 {
+			for _, o := range m.outs[m.outAt[st]:m.outAt[st+1]] {
+				mask[o.word] |= o.bits
 			}
 		}
 	}
