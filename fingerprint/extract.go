@@ -37,7 +37,11 @@ type Extractor struct {
 	// single[p] is the one literal set of pattern p when it has one
 	// clause of one set (the common case), else -1.
 	single []int
-	prefix *matcher
+	// prefix holds one automaton per kind of source (prefixLabels,
+	// prefixTitleText, prefixFields), each over the literal sets of the
+	// patterns some step runs on that kind only, numbered alike: a mask
+	// says nothing of the patterns its source is never matched against.
+	prefix [3]*matcher
 	cache  *dnaCache
 	// labelSrc indexes sources by label name, for the labels any rule
 	// reads.
@@ -165,7 +169,17 @@ func New(rules *Rules) (*Extractor, error) {
 	e.always, e.exact = make([]uint64, words), make([]uint64, words)
 	e.clauses = make([][][]int, e.patterns)
 	e.single = make([]int, e.patterns)
+	// kinds[p] marks the kinds of source pattern p runs on.
+	kinds := make([][3]bool, e.patterns)
+	for i := range e.fields {
+		for _, st := range e.fields[i].steps {
+			for _, a := range st.alts {
+				kinds[a.pattern][prefixOf(st.kind)] = true
+			}
+		}
+	}
 	var sets [][]string
+	var setKinds [][3]bool
 	for p, ls := range literals {
 		if ls.clauses == nil {
 			e.always[p/64] |= 1 << (p % 64)
@@ -178,6 +192,7 @@ func New(rules *Rules) (*Extractor, error) {
 			for _, set := range c {
 				ids = append(ids, len(sets))
 				sets = append(sets, set)
+				setKinds = append(setKinds, kinds[p])
 			}
 			e.clauses[p] = append(e.clauses[p], ids)
 		}
@@ -186,7 +201,15 @@ func New(rules *Rules) (*Extractor, error) {
 			e.single[p] = e.clauses[p][0][0]
 		}
 	}
-	e.prefix = newMatcher(sets)
+	for k := range e.prefix {
+		only := make([][]string, len(sets))
+		for g, set := range sets {
+			if setKinds[g][k] {
+				only[g] = set
+			}
+		}
+		e.prefix[k] = newMatcher(only)
+	}
 	var err error
 	if e.identity, err = compileIdentity(rules); err != nil {
 		return nil, err
@@ -568,10 +591,35 @@ func (r *run) mask(i int, s string) []uint64 {
 		r.masks[i] = r.masks[title]
 		return r.masks[i]
 	}
-	m := make([]uint64, r.e.prefix.words)
-	r.e.prefix.scan(s, m)
+	k := prefixLabels
+	switch {
+	case i == title+2:
+		k = prefixFields
+	case i >= title:
+		k = prefixTitleText
+	}
+	m := make([]uint64, r.e.prefix[k].words)
+	r.e.prefix[k].scan(s, m)
 	r.masks[i] = m
 	return m
+}
+
+// The automata of Extractor.prefix, by kind of source.
+const (
+	prefixLabels    = iota // the environment, the service and the labels
+	prefixTitleText        // the title and the text
+	prefixFields           // the fields
+)
+
+// prefixOf returns the automaton of Extractor.prefix for a kind of source.
+func prefixOf(k sourceKind) int {
+	switch k {
+	case kindTitle, kindText:
+		return prefixTitleText
+	case kindFields:
+		return prefixFields
+	}
+	return prefixLabels
 }
 
 // allowed reports whether the prefilter lets pattern p run on a string
