@@ -515,6 +515,9 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	var buf [2048]byte
 	var key []byte
 	cached := !withEvidence && !e.cache.off
+	if !withEvidence && e.cache.off {
+		e.cache.lookups.Add(1) // a miss, as get counts it, without its key
+	}
 	if cached {
 		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
