@@ -183,8 +183,11 @@ func literalsOfSets(e *Extractor) [][]string {
 	res := make([]*regexp.Regexp, e.patterns)
 	for _, cf := range e.fields {
 		for _, s := range cf.steps {
-			for _, a := range s.alts {
-				res[a.pattern] = a.re
+			if s.re == nil {
+				continue
+			}
+			for j, alt := range alternativesOf(s.re) {
+				res[s.alts[j].pattern] = alt
 			}
 		}
 	}

@@ -105,7 +105,7 @@ func kindOf(source string) sourceKind {
 }
 
 // alternative is one top-level branch of a pattern, numbered for the
-// prefilter.
+// prefilter; re is nil for a branch of literals alone (Extractor.exact).
 type alternative struct {
 	pattern int
 	re      *regexp.Regexp
@@ -260,7 +260,11 @@ func compileField(rules *Rules, field string, literals *[]literalSet) (compiledF
 		}
 		var alts []alternative
 		for _, alt := range alternativesOf(re) {
-			*literals = append(*literals, patternLiterals(alt))
+			ls := patternLiterals(alt)
+			*literals = append(*literals, ls)
+			if ls.exact {
+				alt = nil // its literals found are its match: it never runs
+			}
 			alts = append(alts, alternative{pattern: len(*literals) - 1, re: alt})
 		}
 		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re,
