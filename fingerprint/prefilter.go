@@ -258,27 +258,28 @@ func shortest(lits []string) int {
 // match list to walk; general-purpose libraries report matches (positions,
 // leftmost-longest) that the prefilter does not need.
 //
-// The table holds, for each state and class, the next state with endsBit
-// set when that state ends literals: a scan follows one load per byte and
-// looks at no second array until a literal ends. A state's bitset is kept
+// The table holds, for each state and class, the next state with its top
+// bit set when that state ends literals: a scan follows one load per byte
+// and looks at no second array until a literal ends. Its entries are 16
+// bits wide while the states fit (the default rules' automata do), else 32:
+// the table is read at random, once per byte, and outside a benchmark's
+// loop other work has evicted it, so its size is what a scan costs. A state's bitset is kept
 // as its non-zero words only (most states that end literals end those of
 // one or two patterns), so a state that ends literals ORs in a word or two
 // rather than every word of the bitset.
 type matcher struct {
 	class   [256]uint8
 	classes int
-	// next[state*classes+class] is the following state, with endsBit
-	// when it ends literals.
-	next []uint32
+	// next16 or else next32 holds, at state*classes+class, the following
+	// state, its top bit set when that state ends literals.
+	next16 []uint16
+	next32 []uint32
 	// outs[outAt[state]:outAt[state+1]] are the non-zero words of the
 	// bitset of patterns found on reaching state.
 	outAt []int32
 	outs  []outWord
 	words int
 }
-
-// endsBit marks, in a transition, a state that ends literals.
-const endsBit = 1 << 31
 
 // outWord is one non-zero word of a state's pattern bitset.
 type outWord struct {
@@ -366,15 +367,12 @@ func newMatcher(sets [][]string) *matcher {
 			queue = append(queue, t)
 		}
 	}
-	if uint64(len(hasOut)) >= endsBit {
+	if len(hasOut) < 1<<15 {
+		m.next16 = transitions[uint16](next, hasOut)
+	} else if uint64(len(hasOut)) < 1<<31 {
+		m.next32 = transitions[uint32](next, hasOut)
+	} else {
 		panic("fingerprint: prefilter automaton too large")
-	}
-	m.next = make([]uint32, len(next))
-	for i, t := range next {
-		m.next[i] = uint32(t)
-		if hasOut[t] {
-			m.next[i] |= endsBit
-		}
 	}
 	m.outAt = make([]int32, len(hasOut)+1)
 	for st := range hasOut {
@@ -389,15 +387,38 @@ func newMatcher(sets [][]string) *matcher {
 	return m
 }
 
+// transitions returns next as entries of type T, each with its top bit set
+// when the state it leads to ends literals.
+func transitions[T uint16 | uint32](next []int32, hasOut []bool) []T {
+	top := ^(^T(0) >> 1)
+	out := make([]T, len(next))
+	for i, t := range next {
+		out[i] = T(t)
+		if hasOut[t] {
+			out[i] |= top
+		}
+	}
+	return out
+}
+
 // scan ORs into mask the bitset of every pattern one of whose literals
 // occurs in s.
 func (m *matcher) scan(s string, mask []uint64) {
+	if m.next16 != nil {
+		scanWith(m, m.next16, s, mask)
+		return
+	}
+	scanWith(m, m.next32, s, mask)
+}
+
+func scanWith[T uint16 | uint32](m *matcher, next []T, s string, mask []uint64) {
+	top := ^(^T(0) >> 1)
 	st := uint32(0)
 	classes := uint32(m.classes)
 	for i := 0; i < len(s); i++ {
-		t := m.next[st*classes+uint32(m.class[s[i]])]
-		st = t &^ endsBit
-		if t&endsBit != 0 {
+		t := next[st*classes+uint32(m.class[s[i]])]
+		st = uint32(t &^ top)
+		if t&top != 0 {
 			for _, o := range m.outs[m.outAt[st]:m.outAt[st+1]] {
 				mask[o.word] |= o.bits
 			}
