@@ -36,7 +36,7 @@ var layers = map[string]layer{
 	"audit":               {module: []string{""}},
 	"intake":              {module: []string{"", "intake/sender", "internal/jsonfast"}},
 	"intake/sender":       {module: []string{""}},
-	"memory":              {module: []string{""}, external: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "go.uber.org/zap"}},
+	"memory":              {module: []string{"", "internal/jsonfast"}, external: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "go.uber.org/zap"}},
 	"model/local":         {module: []string{"", "internal/jsonfast", "routing"}},
 	"model/openai":        {module: []string{"", "routing"}, external: []string{"github.com/openai/openai-go/v3"}},
 	"model/openai/fake":   {},

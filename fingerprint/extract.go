@@ -34,8 +34,15 @@ type Extractor struct {
 	always   []uint64
 	exact    []uint64
 	clauses  [][][]int
-	prefix   *matcher
-	cache    *dnaCache
+	// single[p] is the one literal set of pattern p when it has one
+	// clause of one set (the common case), else -1.
+	single []int
+	// prefix holds one automaton per kind of source (prefixLabels,
+	// prefixTitleText, prefixFields), each over the literal sets of the
+	// patterns some step runs on that kind only, numbered alike: a mask
+	// says nothing of the patterns its source is never matched against.
+	prefix [3]*matcher
+	cache  *dnaCache
 	// labelSrc indexes sources by label name, for the labels any rule
 	// reads.
 	labelSrc map[string]int
@@ -56,15 +63,52 @@ type compiledField struct {
 // step is one rule applied to one source, in evaluation order.
 type step struct {
 	source string
+	// kind is source as a small number: title, text, fields or another
+	// (a label, the service or the environment).
+	kind sourceKind
 	// src indexes Extractor.sources; -1 for title and text.
 	src   int
 	rule  string
 	table map[string]tableEntry
 	re    *regexp.Regexp
-	// pattern numbers the pattern (shared by its steps on every source);
-	// -1 for a table.
+	// pattern numbers the pattern (shared by its steps on every source):
+	// the number of its first alternative; -1 for a table.
 	pattern int
-	value   string
+	// alts are the pattern's alternatives (alternativesOf), each with its
+	// own prefilter number: the pattern matches a string exactly when one
+	// of them does.
+	alts  []alternative
+	value string
+}
+
+// sourceKind tells the sources a step reads apart without comparing
+// strings.
+type sourceKind uint8
+
+const (
+	kindOther sourceKind = iota
+	kindTitle
+	kindText
+	kindFields
+)
+
+func kindOf(source string) sourceKind {
+	switch source {
+	case SourceTitle:
+		return kindTitle
+	case SourceText:
+		return kindText
+	case SourceFields:
+		return kindFields
+	}
+	return kindOther
+}
+
+// alternative is one top-level branch of a pattern, numbered for the
+// prefilter; re is nil for a branch of literals alone (Extractor.exact).
+type alternative struct {
+	pattern int
+	re      *regexp.Regexp
 }
 
 // Evidence says which rule set a fingerprint field and where it looked.
@@ -124,7 +168,18 @@ func New(rules *Rules) (*Extractor, error) {
 	words := max(1, (e.patterns+63)/64)
 	e.always, e.exact = make([]uint64, words), make([]uint64, words)
 	e.clauses = make([][][]int, e.patterns)
+	e.single = make([]int, e.patterns)
+	// kinds[p] marks the kinds of source pattern p runs on.
+	kinds := make([][3]bool, e.patterns)
+	for i := range e.fields {
+		for _, st := range e.fields[i].steps {
+			for _, a := range st.alts {
+				kinds[a.pattern][prefixOf(st.kind)] = true
+			}
+		}
+	}
 	var sets [][]string
+	var setKinds [][3]bool
 	for p, ls := range literals {
 		if ls.clauses == nil {
 			e.always[p/64] |= 1 << (p % 64)
@@ -137,11 +192,24 @@ func New(rules *Rules) (*Extractor, error) {
 			for _, set := range c {
 				ids = append(ids, len(sets))
 				sets = append(sets, set)
+				setKinds = append(setKinds, kinds[p])
 			}
 			e.clauses[p] = append(e.clauses[p], ids)
 		}
+		e.single[p] = -1
+		if len(e.clauses[p]) == 1 && len(e.clauses[p][0]) == 1 {
+			e.single[p] = e.clauses[p][0][0]
+		}
 	}
-	e.prefix = newMatcher(sets)
+	for k := range e.prefix {
+		only := make([][]string, len(sets))
+		for g, set := range sets {
+			if setKinds[g][k] {
+				only[g] = set
+			}
+		}
+		e.prefix[k] = newMatcher(only)
+	}
 	var err error
 	if e.identity, err = compileIdentity(rules); err != nil {
 		return nil, err
@@ -156,6 +224,7 @@ type rule struct {
 	table    map[string]tableEntry
 	re       *regexp.Regexp
 	pattern  int
+	alts     []alternative
 	value    string
 }
 
@@ -189,9 +258,17 @@ func compileField(rules *Rules, field string, literals *[]literalSet) (compiledF
 		if sources == nil {
 			sources = []string{SourceTitle, SourceText}
 		}
-		*literals = append(*literals, patternLiterals(re))
+		var alts []alternative
+		for _, alt := range alternativesOf(re) {
+			ls := patternLiterals(alt)
+			*literals = append(*literals, ls)
+			if ls.exact {
+				alt = nil // its literals found are its match: it never runs
+			}
+			alts = append(alts, alternative{pattern: len(*literals) - 1, re: alt})
+		}
 		list = append(list, rule{name: "pattern " + p.name, sources: sources, fallback: p.fallback != nil && *p.fallback, re: re,
-			pattern: len(*literals) - 1, value: p.value})
+			pattern: alts[0].pattern, alts: alts, value: p.value})
 	}
 	for _, fallback := range []bool{false, true} {
 		for _, src := range sourceOrder(list, fallback) {
@@ -199,7 +276,7 @@ func compileField(rules *Rules, field string, literals *[]literalSet) (compiledF
 				if r.fallback != fallback || !slices.Contains(r.sources, src) {
 					continue
 				}
-				cf.steps = append(cf.steps, step{source: src, rule: r.name, table: r.table, re: r.re, pattern: r.pattern, value: r.value})
+				cf.steps = append(cf.steps, step{source: src, kind: kindOf(src), rule: r.name, table: r.table, re: r.re, pattern: r.pattern, alts: r.alts, value: r.value})
 			}
 		}
 	}
@@ -441,7 +518,11 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	in := e.prepare(a)
 	var buf [2048]byte
 	var key []byte
-	if !withEvidence {
+	cached := !withEvidence && !e.cache.off
+	if !withEvidence && e.cache.off {
+		e.cache.lookups.Add(1) // a miss, as get counts it, without its key
+	}
+	if cached {
 		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
 			e.release(&in)
@@ -454,8 +535,9 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	var ev []Evidence
 	for _, cf := range e.fields {
 		evidenceOnly := a.Security && detectionField(cf.name)
-		for _, s := range cf.steps {
-			if evidenceOnly && (s.source == SourceText || s.source == SourceFields) {
+		for i := range cf.steps {
+			s := &cf.steps[i]
+			if evidenceOnly && (s.kind == kindText || s.kind == kindFields) {
 				continue // a detection's text is evidence (detectionField)
 			}
 			value, k, ok := run.match(s)
@@ -473,7 +555,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 			break
 		}
 	}
-	if !withEvidence {
+	if cached {
 		e.cache.put(string(key), fp)
 	}
 	e.release(&in)
@@ -516,16 +598,44 @@ func (r *run) mask(i int, s string) []uint64 {
 		r.masks[i] = r.masks[title]
 		return r.masks[i]
 	}
-	m := make([]uint64, r.e.prefix.words)
-	r.e.prefix.scan(s, m)
+	k := prefixLabels
+	switch {
+	case i == title+2:
+		k = prefixFields
+	case i >= title:
+		k = prefixTitleText
+	}
+	m := make([]uint64, r.e.prefix[k].words)
+	r.e.prefix[k].scan(s, m)
 	r.masks[i] = m
 	return m
+}
+
+// The automata of Extractor.prefix, by kind of source.
+const (
+	prefixLabels    = iota // the environment, the service and the labels
+	prefixTitleText        // the title and the text
+	prefixFields           // the fields
+)
+
+// prefixOf returns the automaton of Extractor.prefix for a kind of source.
+func prefixOf(k sourceKind) int {
+	switch k {
+	case kindTitle, kindText:
+		return prefixTitleText
+	case kindFields:
+		return prefixFields
+	}
+	return prefixLabels
 }
 
 // allowed reports whether the prefilter lets pattern p run on a string
 // holding the literal sets found: p has no required literal, or one of its
 // clauses holds.
 func (e *Extractor) allowed(p int, found []uint64) bool {
+	if g := e.single[p]; g >= 0 {
+		return found[g/64]&(1<<(g%64)) != 0
+	}
 	if e.always[p/64]&(1<<(p%64)) != 0 {
 		return true
 	}
@@ -544,37 +654,65 @@ func (e *Extractor) allowed(p int, found []uint64) bool {
 	return false
 }
 
-// runPattern applies pattern step s to the string v of source i.
-func (r *run) runPattern(s step, i int, v string) bool {
-	bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
-	if !r.e.allowed(s.pattern, r.mask(i, v)) {
+// runPattern applies pattern step s to the string v of source i: it
+// matches when one of its alternatives does. An alternative the prefilter
+// rules out is skipped; one made of literals alone matches when the
+// prefilter found one, so those are looked at before any regex runs.
+func (r *run) runPattern(s *step, i int, v string) bool {
+	found := r.mask(i, v)
+	// run marks the alternatives (the first 64) whose regex must run; one
+	// past the 64th is judged again in the second pass.
+	var run uint64
+	regex := false
+	for j, a := range s.alts {
+		if !r.e.allowed(a.pattern, found) {
+			continue
+		}
+		if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) != 0 {
+			return true
+		}
+		if j < 64 {
+			run |= 1 << j
+		}
+		regex = true
+	}
+	if !regex {
 		return false
 	}
-	if r.e.exact[w]&bit != 0 {
-		return true
+	for j, a := range s.alts {
+		if j < 64 {
+			if run&(1<<j) == 0 {
+				continue
+			}
+		} else if r.e.exact[a.pattern/64]&(1<<(a.pattern%64)) != 0 || !r.e.allowed(a.pattern, found) {
+			continue
+		}
+		if a.re.MatchString(v) {
+			return true
+		}
 	}
-	return s.re.MatchString(v)
+	return false
 }
 
 // match applies one step to the prepared input and returns the value and, for
 // a table, the key as written in the rules.
-func (r *run) match(s step) (value, key string, ok bool) {
+func (r *run) match(s *step) (value, key string, ok bool) {
 	in := r.in
-	switch s.source {
-	case SourceTitle, SourceText, SourceFields:
+	switch s.kind {
+	case kindTitle, kindText, kindFields:
 		if s.re == nil {
 			return "", "", false
 		}
 		title := len(r.e.sources)
 		text, i := in.title, title
-		switch s.source {
-		case SourceText:
+		switch s.kind {
+		case kindText:
 			text, i = in.text, title+1
 			bit, w := uint64(1)<<(s.pattern%64), s.pattern/64
 			if r.triedTitle[w]&bit != 0 && in.text == in.title {
 				return "", "", false // the title step found no match in this same string
 			}
-		case SourceFields:
+		case kindFields:
 			text, i = in.fields, title+2
 		default:
 			r.triedTitle[s.pattern/64] |= 1 << (s.pattern % 64)

@@ -25,9 +25,11 @@ const (
 
 // compiledIdentity is an identity rule of the rules file, ready to match.
 type compiledIdentity struct {
-	name   string
-	rules  map[string]bool
-	re     *regexp.Regexp
+	name  string
+	rules map[string]bool
+	// alts are the alternatives of the rule's regex (alternativesOf), none
+	// without one.
+	alts   []*regexp.Regexp
 	labels [][]string
 }
 
@@ -49,7 +51,7 @@ func compileIdentity(rules *Rules) ([]compiledIdentity, error) {
 			if err != nil {
 				return nil, fmt.Errorf("rules %s (%s): identity: rule %q: regex: %v: %w", rules.name, ir.origin, ir.name, err, openrecall.ErrInvalid)
 			}
-			ci.re = re
+			ci.alts = alternativesOf(re)
 		}
 		out = append(out, ci)
 	}
@@ -59,7 +61,15 @@ func compileIdentity(rules *Rules) ([]compiledIdentity, error) {
 // matches reports whether the identity rule applies to the alert rule named
 // lower (lowercased).
 func (c compiledIdentity) matches(lower string) bool {
-	return c.rules[lower] || (c.re != nil && c.re.MatchString(lower))
+	if c.rules[lower] {
+		return true
+	}
+	for _, re := range c.alts {
+		if re.MatchString(lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // Identify returns the alert's identity (DESIGN §4): the rule that fired —

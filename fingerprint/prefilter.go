@@ -60,6 +60,36 @@ func patternLiterals(re *regexp.Regexp) literalSet {
 	return literalSet{clauses: out}
 }
 
+// alternativesOf returns the top-level alternatives of a compiled pattern,
+// each compiled on its own, or re alone when it is not an alternation. A
+// string holds a match of an alternation exactly when it holds a match of
+// one of its branches, so the branches can be tried one by one: the
+// prefilter then skips each branch whose literals are absent, a branch of
+// literals alone needs no regex, and a branch anchored at the start (as in
+// '^blackbox|^probe') runs anchored, where the whole alternation would be
+// tried at every position of the string.
+func alternativesOf(re *regexp.Regexp) []*regexp.Regexp {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return []*regexp.Regexp{re}
+	}
+	for tree.Op == syntax.OpCapture {
+		tree = tree.Sub[0]
+	}
+	if tree.Op != syntax.OpAlternate {
+		return []*regexp.Regexp{re}
+	}
+	out := make([]*regexp.Regexp, 0, len(tree.Sub))
+	for _, b := range tree.Sub {
+		alt, err := regexp.Compile(b.String())
+		if err != nil {
+			return []*regexp.Regexp{re}
+		}
+		out = append(out, alt)
+	}
+	return out
+}
+
 // literalClauses returns clauses of literal sets such that every string re
 // matches holds one clause (a literal of each of its sets), or nil when re
 // can match without any fixed text. An alternation holds one of its
@@ -227,16 +257,34 @@ func shortest(lits []string) int {
 // ends literals, one OR of a few words per byte, with no allocation and no
 // match list to walk; general-purpose libraries report matches (positions,
 // leftmost-longest) that the prefilter does not need.
+//
+// The table holds, for each state and class, the next state with its top
+// bit set when that state ends literals: a scan follows one load per byte
+// and looks at no second array until a literal ends. Its entries are 16
+// bits wide while the states fit (the default rules' automata do), else 32:
+// the table is read at random, once per byte, and outside a benchmark's
+// loop other work has evicted it, so its size is what a scan costs. A state's bitset is kept
+// as its non-zero words only (most states that end literals end those of
+// one or two patterns), so a state that ends literals ORs in a word or two
+// rather than every word of the bitset.
 type matcher struct {
 	class   [256]uint8
 	classes int
-	// next[state*classes+class] is the following state.
-	next []int32
-	// out[state*words : (state+1)*words] are the patterns found on
-	// reaching state; hasOut says whether any are.
-	out    []uint64
-	hasOut []bool
-	words  int
+	// next16 or else next32 holds, at state*classes+class, the following
+	// state, its top bit set when that state ends literals.
+	next16 []uint16
+	next32 []uint32
+	// outs[outAt[state]:outAt[state+1]] are the non-zero words of the
+	// bitset of patterns found on reaching state.
+	outAt []int32
+	outs  []outWord
+	words int
+}
+
+// outWord is one non-zero word of a state's pattern bitset.
+type outWord struct {
+	word int
+	bits uint64
 }
 
 // newMatcher builds the automaton for sets[i], the literals of pattern i.
@@ -258,13 +306,18 @@ func newMatcher(sets [][]string) *matcher {
 	}
 	m.classes++
 	// The trie, states numbered from 0 (the root); -1 is no edge yet.
+	var (
+		next   []int32
+		out    []uint64
+		hasOut []bool
+	)
 	addState := func() int32 {
 		for range m.classes {
-			m.next = append(m.next, -1)
+			next = append(next, -1)
 		}
-		m.out = append(m.out, make([]uint64, m.words)...)
-		m.hasOut = append(m.hasOut, false)
-		return int32(len(m.hasOut) - 1)
+		out = append(out, make([]uint64, m.words)...)
+		hasOut = append(hasOut, false)
+		return int32(len(hasOut) - 1)
 	}
 	addState()
 	for p, lits := range sets {
@@ -272,24 +325,24 @@ func newMatcher(sets [][]string) *matcher {
 			s := int32(0)
 			for i := 0; i < len(l); i++ {
 				c := int(m.class[l[i]])
-				if m.next[int(s)*m.classes+c] < 0 {
+				if next[int(s)*m.classes+c] < 0 {
 					t := addState()
-					m.next[int(s)*m.classes+c] = t
+					next[int(s)*m.classes+c] = t
 				}
-				s = m.next[int(s)*m.classes+c]
+				s = next[int(s)*m.classes+c]
 			}
-			m.out[int(s)*m.words+p/64] |= 1 << (p % 64)
-			m.hasOut[s] = true
+			out[int(s)*m.words+p/64] |= 1 << (p % 64)
+			hasOut[s] = true
 		}
 	}
 	// Breadth-first: failure links folded into the transitions, and each
 	// state's outputs extended by its failure state's.
-	fail := make([]int32, len(m.hasOut))
+	fail := make([]int32, len(hasOut))
 	var queue []int32
 	for c := range m.classes {
-		t := m.next[c]
+		t := next[c]
 		if t < 0 {
-			m.next[c] = 0
+			next[c] = 0
 			continue
 		}
 		fail[t] = 0
@@ -300,33 +353,74 @@ func newMatcher(sets [][]string) *matcher {
 		queue = queue[1:]
 		f := fail[s]
 		for w := range m.words {
-			m.out[int(s)*m.words+w] |= m.out[int(f)*m.words+w]
+			out[int(s)*m.words+w] |= out[int(f)*m.words+w]
 		}
-		m.hasOut[s] = m.hasOut[s] || m.hasOut[f]
+		hasOut[s] = hasOut[s] || hasOut[f]
 		for c := range m.classes {
 			i := int(s)*m.classes + c
-			t := m.next[i]
+			t := next[i]
 			if t < 0 {
-				m.next[i] = m.next[int(f)*m.classes+c]
+				next[i] = next[int(f)*m.classes+c]
 				continue
 			}
-			fail[t] = m.next[int(f)*m.classes+c]
+			fail[t] = next[int(f)*m.classes+c]
 			queue = append(queue, t)
 		}
 	}
+	if len(hasOut) < 1<<15 {
+		m.next16 = transitions[uint16](next, hasOut)
+	} else if uint64(len(hasOut)) < 1<<31 {
+		m.next32 = transitions[uint32](next, hasOut)
+	} else {
+		panic("fingerprint: prefilter automaton too large")
+	}
+	m.outAt = make([]int32, len(hasOut)+1)
+	for st := range hasOut {
+		m.outAt[st] = int32(len(m.outs))
+		for w, bits := range out[st*m.words : (st+1)*m.words] {
+			if bits != 0 {
+				m.outs = append(m.outs, outWord{w, bits})
+			}
+		}
+	}
+	m.outAt[len(hasOut)] = int32(len(m.outs))
 	return m
+}
+
+// transitions returns next as entries of type T, each with its top bit set
+// when the state it leads to ends literals.
+func transitions[T uint16 | uint32](next []int32, hasOut []bool) []T {
+	top := ^(^T(0) >> 1)
+	out := make([]T, len(next))
+	for i, t := range next {
+		out[i] = T(t)
+		if hasOut[t] {
+			out[i] |= top
+		}
+	}
+	return out
 }
 
 // scan ORs into mask the bitset of every pattern one of whose literals
 // occurs in s.
 func (m *matcher) scan(s string, mask []uint64) {
-	state := 0
+	if m.next16 != nil {
+		scanWith(m, m.next16, s, mask)
+		return
+	}
+	scanWith(m, m.next32, s, mask)
+}
+
+func scanWith[T uint16 | uint32](m *matcher, next []T, s string, mask []uint64) {
+	top := ^(^T(0) >> 1)
+	st := uint32(0)
+	classes := uint32(m.classes)
 	for i := 0; i < len(s); i++ {
-		state = int(m.next[state*m.classes+int(m.class[s[i]])])
-		if m.hasOut[state] {
-			out := m.out[state*m.words : (state+1)*m.words]
-			for w, bits := range out {
-				mask[w] |= bits
+		t := next[st*classes+uint32(m.class[s[i]])]
+		st = uint32(t &^ top)
+		if t&top != 0 {
+			for _, o := range m.outs[m.outAt[st]:m.outAt[st+1]] {
+				mask[o.word] |= o.bits
 			}
 		}
 	}

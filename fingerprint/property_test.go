@@ -146,3 +146,73 @@ func TestPropertyNoiseInvariance(t *testing.T) {
 	}
 	props.TestingRun(t)
 }
+
+// TestPropertyByteSetsAreContainsAny is an equivalence: hasByteIn over each
+// byte set Template uses says what strings.ContainsAny says over the set's
+// characters, on any string (ASCII, other Unicode, invalid UTF-8).
+func TestPropertyByteSetsAreContainsAny(t *testing.T) {
+	params := gopter.DefaultTestParametersWithSeed(20261204)
+	params.MinSuccessfulTests = 500
+	props := gopter.NewProperties(params)
+	sets := []struct {
+		chars string
+		set   *byteSet
+	}{{partSeparators, &partSeparatorSet}, {",;", &listSeparators}, {"[]()", &brackets}}
+	text := gen.OneGenOf(
+		gen.AnyString(),
+		gen.RegexMatch(`^[a-z0-9\-_./@#\[\](),;:=é\x{2028}]{0,12}$`),
+		gen.SliceOf(gen.UInt8()).Map(func(b []uint8) string { return string(b) }),
+	)
+	for _, s := range sets {
+		props.Property(fmt.Sprintf("set %q", s.chars), prop.ForAll(
+			func(v string) bool { return hasByteIn(v, s.set) == strings.ContainsAny(v, s.chars) },
+			text,
+		))
+	}
+	props.TestingRun(t)
+}
+
+// TestPropertyMatcherFindsLiterals is an equivalence: the prefilter
+// automaton reports set g for a string exactly when the string contains one
+// of set g's literals (strings.Contains), with 16-bit transitions and, past
+// 32,767 states, 32-bit ones.
+func TestPropertyMatcherFindsLiterals(t *testing.T) {
+	params := gopter.DefaultTestParametersWithSeed(20261204)
+	params.MinSuccessfulTests = 300
+	props := gopter.NewProperties(params)
+	word := gen.RegexMatch(`^[a-d:<>_]{1,4}$`)
+	sets := gen.SliceOfN(6, gen.SliceOfN(3, word))
+	text := gen.RegexMatch(`^[a-e:<>_ ]{0,40}$`)
+	check := func(m *matcher, sets [][]string, s string) bool {
+		found := make([]uint64, m.words)
+		m.scan(s, found)
+		for g, set := range sets {
+			want := false
+			for _, l := range set {
+				want = want || strings.Contains(s, l)
+			}
+			if got := found[g/64]&(1<<(g%64)) != 0; got != want {
+				return false
+			}
+		}
+		return true
+	}
+	props.Property("16-bit transitions", prop.ForAll(func(sets [][]string, s string) bool {
+		m := newMatcher(sets)
+		return m.next16 != nil && check(m, sets, s)
+	}, sets, text))
+	// Enough long literals to pass 32,767 states.
+	var big [][]string
+	for i := range 8000 {
+		big = append(big, []string{fmt.Sprintf("%014d", i*7919)})
+	}
+	wide := newMatcher(big)
+	if wide.next32 == nil {
+		t.Fatalf("%d states: want 32-bit transitions", len(wide.outAt)-1)
+	}
+	props.Property("32-bit transitions", prop.ForAll(func(i, j int) bool {
+		s := fmt.Sprintf("x%014d %014d7", i*7919, j)
+		return check(wide, big, s)
+	}, gen.IntRange(0, 8100), gen.IntRange(0, 70_000_000)))
+	props.TestingRun(t)
+}

@@ -297,7 +297,7 @@ func maskValue(c string) string {
 	if wholeVariable(c) || isHostName(c) {
 		return "*"
 	}
-	if strings.ContainsAny(c, ",;") {
+	if hasByteIn(c, &listSeparators) {
 		return maskList(c)
 	}
 	if i := strings.IndexByte(c, '='); i > 0 {
@@ -312,7 +312,7 @@ func maskValue(c string) string {
 		return c[:i+1] + maskInner(c[i+1:])
 	}
 	m, whole := maskParts(c)
-	if m == c || strings.ContainsAny(c, "[]()") || strings.Count(c, "/") > 1 {
+	if m == c || hasByteIn(c, &brackets) || strings.Count(c, "/") > 1 {
 		return m
 	}
 	if whole && strings.IndexByte(c, '/') < 0 && strings.Count(c, ".") >= 2 && !strings.Contains(c, "..") || strings.Contains(m, "-*") && strings.IndexByte(c, '_') < 0 {
@@ -369,12 +369,43 @@ func isKey(k string) bool {
 // partSeparators split a compound name into parts.
 const partSeparators = "-_./@#[]()"
 
+// byteSet marks bytes; the sets below are the ASCII strings they are
+// named after, tested with a table lookup per byte rather than
+// strings.ContainsAny's search of the set for each byte of a short token.
+// They are never modified.
+type byteSet [256]bool
+
+var (
+	partSeparatorSet = byteSetOf(partSeparators)
+	listSeparators   = byteSetOf(",;")
+	brackets         = byteSetOf("[]()")
+)
+
+func byteSetOf(chars string) byteSet {
+	var set byteSet
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
+}
+
+// hasByteIn reports whether s holds a byte of set (strings.ContainsAny for
+// a set of ASCII bytes: no other byte of s can be one of them).
+func hasByteIn(s string, set *byteSet) bool {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 // maskParts masks the variable parts of a compound name (a sign before a
 // masked part included) and writes a run of masked parts and the
 // separators between them as one "*"; whole reports whether a part was
 // masked whole (not only an instance number: "db-7" but not "eth0").
 func maskParts(c string) (m string, whole bool) {
-	if !strings.ContainsAny(c, partSeparators) {
+	if !hasByteIn(c, &partSeparatorSet) {
 		if variablePart(c) {
 			return "*", true
 		}
@@ -386,7 +417,7 @@ func maskParts(c string) (m string, whole bool) {
 	pending := "" // separators since the last part
 	start := 0
 	for i := 0; i <= len(c); i++ {
-		if i < len(c) && strings.IndexByte(partSeparators, c[i]) < 0 {
+		if i < len(c) && !partSeparatorSet[c[i]] {
 			continue
 		}
 		part := c[start:i]

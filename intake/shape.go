@@ -12,6 +12,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake/sender"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // parser turns one JSON value into records. It holds no state between
@@ -54,9 +55,13 @@ func (p *parser) value(out []Record, raw []byte, pos openrecall.Position, line i
 		}
 		return p.object(out, object(m), raw, pos, line)
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return reject(out, pos, "%s", jsonReason(err))
+		// jsonfast decodes a string line as json.Unmarshal does, in one
+		// pass; json.Unmarshal runs again only to say why one is invalid.
+		s, ok := jsonfast.DecodeString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return reject(out, pos, "%s", jsonReason(err))
+			}
 		}
 		if p.shape != "" {
 			return reject(out, pos, "%s", shapeMismatch(p.shape, "a JSON string"))

@@ -133,6 +133,12 @@ const maxInsertVars = 4000
 // the binary digits of the rest), so that the few statement texts repeat
 // and the writer connection's statement cache prepares each once.
 func insertRows(ctx context.Context, tx *sql.Tx, head string, width int, args []any) error {
+	return insertRowsThen(ctx, tx, head, "", width, args)
+}
+
+// insertRowsThen is insertRows with tail (such as " ON CONFLICT … DO
+// NOTHING") after the rows of each statement.
+func insertRowsThen(ctx context.Context, tx *sql.Tx, head, tail string, width int, args []any) error {
 	n := len(args) / width
 	per := 1
 	for 2*per*width <= maxInsertVars {
@@ -143,7 +149,7 @@ func insertRows(ctx context.Context, tx *sql.Tx, head string, width int, args []
 		for k > n {
 			k /= 2
 		}
-		if _, err := tx.ExecContext(ctx, insertText(head, width, k), args[:k*width]...); err != nil {
+		if _, err := tx.ExecContext(ctx, insertText(head, tail, width, k), args[:k*width]...); err != nil {
 			return err
 		}
 		args, n = args[k*width:], n-k
@@ -151,24 +157,25 @@ func insertRows(ctx context.Context, tx *sql.Tx, head string, width int, args []
 	return nil
 }
 
-// insertTexts holds the statement texts insertRows built, by head, width
-// and row count.
+// insertTexts holds the statement texts insertRows built, by head, tail,
+// width and row count.
 var insertTexts sync.Map
 
 type insertKey struct {
-	head        string
+	head, tail  string
 	width, rows int
 }
 
-// insertText returns head followed by rows tuples of width parameters.
-func insertText(head string, width, rows int) string {
-	key := insertKey{head, width, rows}
+// insertText returns head followed by rows tuples of width parameters and
+// tail.
+func insertText(head, tail string, width, rows int) string {
+	key := insertKey{head, tail, width, rows}
 	if q, ok := insertTexts.Load(key); ok {
 		return q.(string)
 	}
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
 	var q strings.Builder
-	q.Grow(len(head) + rows*(len(tuple)+2))
+	q.Grow(len(head) + rows*(len(tuple)+2) + len(tail))
 	q.WriteString(head)
 	for i := range rows {
 		if i > 0 {
@@ -176,6 +183,7 @@ func insertText(head string, width, rows int) string {
 		}
 		q.WriteString(tuple)
 	}
+	q.WriteString(tail)
 	insertTexts.Store(key, q.String())
 	return q.String()
 }

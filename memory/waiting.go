@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // WaitsFunc says whether a result waits for a person and, when it does,
@@ -15,12 +16,13 @@ import (
 type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 
 // recordWaitingTx stores what waits for a person among results, in the
-// transaction of their audit entries. An analysis already recorded keeps
-// its first row (and its decision).
+// transaction of their audit entries, with multi-row inserts. An analysis
+// already recorded keeps its first row (and its decision).
 func recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) error {
 	if waits == nil {
 		return nil
 	}
+	var ws []openrecall.Waiting
 	for _, r := range results {
 		w, ok := waits(r)
 		if !ok {
@@ -29,45 +31,54 @@ func recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Resul
 		if w.Since.IsZero() {
 			w.Since = now
 		}
-		if err := insertWaitingTx(ctx, tx, w); err != nil {
-			return err
-		}
+		ws = append(ws, w)
 	}
-	return nil
+	return insertWaitingTx(ctx, tx, ws)
 }
 
-func insertWaitingTx(ctx context.Context, tx *sql.Tx, w openrecall.Waiting) error {
-	body := "{}"
-	if w.Result != nil {
-		r := *w.Result
-		r.Audit = nil
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
+// waitingWidth is the number of columns insertWaitingTx writes.
+const waitingWidth = 12
+
+// insertWaitingTx inserts ws in order; an analysis already recorded (before
+// or earlier in ws) keeps its first row.
+func insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ws)*waitingWidth)
+	var buf []byte
+	for _, w := range ws {
+		body := "{}"
+		if w.Result != nil {
+			r := *w.Result
+			r.Audit = nil
+			// What json.Marshal writes (HTML escaped), without reflection.
+			var err error
+			if buf, err = jsonfast.AppendResult(buf[:0], r, true); err != nil {
+				return fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
+			}
+			body = string(buf)
 		}
-		body = string(b)
+		since, err := nanos(w.Since)
+		if err != nil {
+			return fmt.Errorf("waiting %s: %w", w.AnalysisID, err)
+		}
+		args = append(args, w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
+			w.Title, w.AlertID, string(w.Proposed), body)
 	}
-	since, err := nanos(w.Since)
-	if err != nil {
-		return fmt.Errorf("waiting %s: %w", w.AnalysisID, err)
+	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result)
+		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)
+	if len(ws) == 1 {
+		return translate("waiting "+ws[0].AnalysisID, err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (analysis_id) DO NOTHING`,
-		w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
-		w.Title, w.AlertID, string(w.Proposed), body)
-	return translate("waiting "+w.AnalysisID, err)
+	return translate(fmt.Sprintf("waiting %s to %s", ws[0].AnalysisID, ws[len(ws)-1].AnalysisID), err)
 }
 
 // RecordWaiting stores what waits for a person, outside a run (a test, an
 // import); an analysis already recorded keeps its first row.
 func (s *Store) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) error {
 	return s.inTx(ctx, "record waiting", func(tx *sql.Tx) error {
-		for _, w := range ws {
-			if err := insertWaitingTx(ctx, tx, w); err != nil {
-				return err
-			}
-		}
-		return nil
+		return insertWaitingTx(ctx, tx, ws)
 	})
 }
 

@@ -178,6 +178,9 @@ func scanLiterals(s string) literalSet {
 	var found literalSet
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if !scanStarts[c] {
+			continue // no literal starts here and no byte of note
+		}
 		switch c {
 		case '@':
 			found |= litAt
@@ -207,6 +210,26 @@ func scanLiterals(s string) literalSet {
 	}
 	return found
 }
+
+// scanStarts marks the bytes scanLiterals acts on: '@', ':', '=', the
+// first bytes of U+017F and U+212A, and the first bytes of its literals
+// (either case of a folded one's). It is never modified.
+var scanStarts = func() (t [256]bool) {
+	for _, c := range []byte{'@', ':', '=', 0xC5, 0xE2} {
+		t[c] = true
+	}
+	for c := range 256 {
+		lc := byte(c)
+		if 'A' <= lc && lc <= 'Z' {
+			lc += 'a' - 'A'
+		}
+		for _, l := range literalsByFirst[lc] {
+			t[c] = t[c] || l.fold
+		}
+		t[c] = t[c] || len(literalsByFirst[c]) > 0
+	}
+	return t
+}()
 
 // hasPrefixFoldASCII reports whether s starts with lower (ASCII lowercase)
 // under ASCII case folding.

@@ -87,6 +87,9 @@ func DNALabelValues() []string {
 		"Privilege Escalation", "'Defense Evasion'", " \"Command and Control\" ", "TA0011", "ta0040", "credential-access",
 		"Exfiltration", "data_exfiltration", "stealth", "Lateral  Movement", "T1021.002", "attack.discovery,attack.t1087",
 		"mitre_execution", "CVE-2021-42278",
+		// Rules an identity rule's regex takes by one alternative or
+		// another (blackbox_probe: '^blackbox…|^probe'), and a near miss.
+		"ProbeFailed", "probe_success", "SlowProbe",
 	}
 }
 
