@@ -147,10 +147,7 @@ func TestAllowedEqualsClauses(t *testing.T) {
 		}
 		return false
 	}
-	var sets [][]string
-	for _, lits := range literalsOfSets(e) {
-		sets = append(sets, lits)
-	}
+	sets := literalsOfSets(e)
 	var inputs []string
 	for p := range e.patterns {
 		for _, c := range e.clauses[p] {
