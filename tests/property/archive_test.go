@@ -58,23 +58,13 @@ type archiveView struct {
 
 func checkArchive(c archiveCase) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "openrecall-pbt-archive-")
+	h, err := openHourlyDesk(ctx, "archive")
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock := &pruneClock{t: base}
-	path, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
-	d, err := openKeyedDesk(ctx, path, p101Key, clock.now)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer func() { _ = d.st.Close() }()
+	defer h.close()
+	d, dir, base, clock := h.keyedDesk, h.dir, h.base, h.clock
+	path := h.loc
 	st, ex, app, sink := d.st, d.ex, d.app, d.sink
 	// costHour[seq-1] is the hour cost point seq was appended in.
 	var costHour []int

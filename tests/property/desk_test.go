@@ -2,6 +2,8 @@ package property
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -62,4 +64,45 @@ func openKeyedDesk(ctx context.Context, path string, key audit.Key, now func() t
 	}
 	sink := memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
 	return &keyedDesk{st: st, ex: ex, app: app, sink: sink}, nil
+}
+
+// hourlyDesk is a keyed desk in a directory of its own (dir, where a case
+// may write files too), at location loc, on a clock a case moves by the
+// hour from base: what the properties of retention (P101), archiving
+// (P102) and the archive directory (P103) run against.
+type hourlyDesk struct {
+	*keyedDesk
+	dir, loc string
+	base     time.Time
+	clock    *pruneClock
+	drop     func()
+}
+
+// openHourlyDesk opens one under a new directory named for name; close it.
+func openHourlyDesk(ctx context.Context, name string) (*hourlyDesk, error) {
+	dir, err := os.MkdirTemp("", "openrecall-pbt-"+name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("setup: %v", err)
+	}
+	h := &hourlyDesk{dir: dir, base: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	h.clock = &pruneClock{t: h.base}
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("setup: %v", err)
+	}
+	h.loc, h.drop = loc, drop
+	if h.keyedDesk, err = openKeyedDesk(ctx, loc, p101Key, h.clock.now); err != nil {
+		drop()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("setup: %v", err)
+	}
+	return h, nil
+}
+
+// close closes the store and removes its location and directory.
+func (h *hourlyDesk) close() {
+	_ = h.st.Close()
+	h.drop()
+	_ = os.RemoveAll(h.dir)
 }

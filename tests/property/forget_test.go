@@ -46,25 +46,13 @@ func forgetCaseGen() gopter.Gen {
 func checkForget(fc forgetCase) error {
 	c := fc.Prune
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "openrecall-pbt-forget-")
+	h, err := openHourlyDesk(ctx, "forget")
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock := &pruneClock{t: base}
-	loc, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
-	d, err := openKeyedDesk(ctx, loc, p101Key, clock.now)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer func() { _ = d.st.Close() }()
-	st, app := d.st, d.app
-	w, err := seedInbox(ctx, c, d, clock, base)
+	defer h.close()
+	st, app := h.st, h.app
+	w, err := seedInbox(ctx, c, h)
 	if err != nil {
 		return err
 	}
@@ -80,7 +68,7 @@ func checkForget(fc forgetCase) error {
 		return fmt.Errorf("forgetting before any archive deleted %+v (%v), want nothing", f, err)
 	}
 	archiveCut := cut.Add(-time.Duration(fc.ArchiveLag) * time.Hour)
-	out := filepath.Join(dir, "archive.jsonl")
+	out := filepath.Join(h.dir, "archive.jsonl")
 	res, err := app.ArchiveAudit(ctx, archiveCut, func() (usecase.ArchiveFile, error) {
 		return os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"sync"
 	"time"
@@ -86,25 +85,13 @@ type pruneSnapshot struct {
 
 func checkPrune(c pruneCase) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "openrecall-pbt-prune-")
+	h, err := openHourlyDesk(ctx, "prune")
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	clock := &pruneClock{t: base}
-	loc, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
-	d, err := openKeyedDesk(ctx, loc, p101Key, clock.now)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer func() { _ = d.st.Close() }()
-	st := d.st
-	w, err := seedInbox(ctx, c, d, clock, base)
+	defer h.close()
+	st := h.st
+	w, err := seedInbox(ctx, c, h)
 	if err != nil {
 		return err
 	}
@@ -161,11 +148,12 @@ type inboxWorld struct {
 	snap func() (pruneSnapshot, error)
 }
 
-// seedInbox plays c's history into d on clock from base: each body
+// seedInbox plays c's history into h from its base hour: each body
 // accepted an hour after the one before, its deliveries finished (their
 // results and cost points persisted, the rows completed) or left pending
 // by c.Finish, then decisions retained about some firings at the end.
-func seedInbox(ctx context.Context, c pruneCase, d *keyedDesk, clock *pruneClock, base time.Time) (*inboxWorld, error) {
+func seedInbox(ctx context.Context, c pruneCase, h *hourlyDesk) (*inboxWorld, error) {
+	d, clock, base := h.keyedDesk, h.clock, h.base
 	st, ex, app, sink := d.st, d.ex, d.app, d.sink
 	w := &inboxWorld{}
 	name := func(id int64) string { return fmt.Sprintf("serve-%06d", id) }
