@@ -10,30 +10,37 @@ import (
 
 // forgettable is one kind of row ForgetArchived deletes: pick selects up to
 // a batch of keys older than a cut, oldest first, with whether each was
-// never decided; del deletes one key, and counts (its rows affected) as
-// the kind's second count when counts is set.
+// never decided; del deletes one key (the rows its first statement deleted
+// are the kind's dependents); add counts a batch in a Forgotten.
 type forgettable struct {
 	name   string
 	pick   string
 	del    []string
-	counts bool
 	intKey bool // the key is an integer, else text
+	add    func(f *openrecall.Forgotten, n, undecided, dependents int)
 }
 
 var forgettables = []forgettable{
 	{name: "inbox", pick: `SELECT id, 0 FROM inbox INDEXED BY inbox_forgettable
 		WHERE pruned_at IS NOT NULL AND done_at < ? ORDER BY done_at LIMIT ?`,
-		del: []string{`DELETE FROM inbox WHERE id = ?`}, intKey: true},
+		del: []string{`DELETE FROM inbox WHERE id = ?`}, intKey: true,
+		add: func(f *openrecall.Forgotten, n, _, _ int) { f.Deliveries += n }},
 	{name: "waiting", pick: `SELECT analysis_id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM waiting INDEXED BY waiting_since
 		WHERE since < ? ORDER BY since LIMIT ?`,
-		del: []string{`DELETE FROM waiting WHERE analysis_id = ?`}},
+		del: []string{`DELETE FROM waiting WHERE analysis_id = ?`},
+		add: func(f *openrecall.Forgotten, n, undecided, _ int) {
+			f.Waiting, f.Expired = f.Waiting+n, f.Expired+undecided
+		}},
 	{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups INDEXED BY alert_groups_touched
 		WHERE touched_at < ? ORDER BY touched_at LIMIT ?`,
-		del:    []string{`DELETE FROM group_members WHERE group_id = ?`, `DELETE FROM alert_groups WHERE id = ?`},
-		counts: true},
+		del: []string{`DELETE FROM group_members WHERE group_id = ?`, `DELETE FROM alert_groups WHERE id = ?`},
+		add: func(f *openrecall.Forgotten, n, undecided, members int) {
+			f.Groups, f.ExpiredGroups, f.Members = f.Groups+n, f.ExpiredGroups+undecided, f.Members+members
+		}},
 	{name: "alert state", pick: `SELECT alert_id, 0 FROM alert_state INDEXED BY alert_state_updated
 		WHERE updated_at < ? ORDER BY updated_at LIMIT ?`,
-		del: []string{`DELETE FROM alert_state WHERE alert_id = ?`}},
+		del: []string{`DELETE FROM alert_state WHERE alert_id = ?`},
+		add: func(f *openrecall.Forgotten, n, _, _ int) { f.AlertStates += n }},
 }
 
 // ForgetArchived deletes the rows that served only analyses an archive of
@@ -75,22 +82,10 @@ func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (o
 	if err != nil {
 		return out, fmt.Errorf("forget archived: %w", err)
 	}
-	counts := []struct{ n, expired, second *int }{
-		{n: &out.Deliveries},
-		{n: &out.Waiting, expired: &out.Expired},
-		{n: &out.Groups, expired: &out.ExpiredGroups, second: &out.Members},
-		{n: &out.AlertStates},
-	}
-	for i, f := range forgettables {
+	for _, f := range forgettables {
 		for {
-			n, expired, second, err := s.forgetBatch(ctx, f, at, batch)
-			*counts[i].n += n
-			if counts[i].expired != nil {
-				*counts[i].expired += expired
-			}
-			if counts[i].second != nil {
-				*counts[i].second += second
-			}
+			n, undecided, dependents, err := s.forgetBatch(ctx, f, at, batch)
+			f.add(&out, n, undecided, dependents)
 			if err != nil {
 				return out, err
 			}
@@ -107,8 +102,8 @@ func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (o
 
 // forgetBatch deletes up to batch rows of kind f older than at in one
 // transaction, and returns how many, how many of them were never decided,
-// and the rows its counted statement deleted.
-func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, expired, second int, err error) {
+// and the dependent rows its first statement deleted.
+func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, undecided, dependents int, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, 0, translate("forget "+f.name+": begin", err)
@@ -122,12 +117,12 @@ func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch 
 	for rows.Next() {
 		var id int64
 		var text string
-		var undecided int
+		var never int
 		key := any(&text)
 		if f.intKey {
 			key = &id
 		}
-		if err := rows.Scan(key, &undecided); err != nil {
+		if err := rows.Scan(key, &never); err != nil {
 			rows.Close()
 			return 0, 0, 0, translate("forget "+f.name+": scan", err)
 		}
@@ -136,7 +131,7 @@ func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch 
 		} else {
 			keys = append(keys, text)
 		}
-		expired += undecided
+		undecided += never
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -153,13 +148,13 @@ func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch 
 				st.Close()
 				return 0, 0, 0, translate("forget "+f.name+": delete", err)
 			}
-			if f.counts && i == 0 {
+			if i == 0 && len(f.del) > 1 { // the dependents go first
 				m, err := res.RowsAffected()
 				if err != nil {
 					st.Close()
 					return 0, 0, 0, translate("forget "+f.name+": delete", err)
 				}
-				second += int(m)
+				dependents += int(m)
 			}
 		}
 		st.Close()
@@ -167,5 +162,5 @@ func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch 
 	if err := tx.Commit(); err != nil {
 		return 0, 0, 0, translate("forget "+f.name+": commit", err)
 	}
-	return len(keys), expired, second, nil
+	return len(keys), undecided, dependents, nil
 }
