@@ -146,14 +146,19 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 		return nil, fmt.Errorf("claim: the database's schema version is %d, this binary's is %d (another openrecall migrated it): upgrade or restart with the matching binary: %w",
 			version, want, openrecall.ErrSchemaMismatch)
 	}
+	// A lease this Store let pass (a pause longer than it) is another
+	// owner's to take, never this Store's own: its analysis is still in
+	// flight here, and a second claim would pass the fence of both
+	// analyses (the fence reads this Store's latest attempt), persisting
+	// the delivery twice.
 	pick := `SELECT id FROM inbox WHERE done_seq IS NULL
-		AND (lease_until IS NULL OR lease_until < ? OR (lease_instance = ? AND lease_owner <> ?)) ORDER BY id LIMIT ?`
+		AND (lease_until IS NULL OR (lease_until < ? AND lease_owner <> ?) OR (lease_instance = ? AND lease_owner <> ?)) ORDER BY id LIMIT ?`
 	if s.pg {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
 	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
 		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`,
-		l.instance, l.owner, now+l.ttl.Nanoseconds(), now, l.instance, l.owner, limit)
+		l.instance, l.owner, now+l.ttl.Nanoseconds(), now, l.owner, l.instance, l.owner, limit)
 	if err != nil {
 		return nil, translate("claim", err)
 	}

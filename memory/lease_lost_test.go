@@ -171,3 +171,30 @@ func TestFencedHeadOpensItsGroup(t *testing.T) {
 		t.Errorf("the fenced head was recorded in a group")
 	}
 }
+
+// TestOwnPassedLeaseIsNotReclaimed pins the fence's premise: a Store whose
+// lease passed while it analysed (a pause longer than the lease) does not
+// claim that delivery again itself — its analysis is still in flight, and
+// a second claim by the same Store passed the fence of both analyses, so
+// the delivery was persisted twice (seven analyses with doubled audit
+// entries in the multi-process test, once in a CI run). Another Store
+// takes it over.
+func TestOwnPassedLeaseIsNotReclaimed(t *testing.T) {
+	ctx := context.Background()
+	location := sharedLocation(t)
+	a := openWith(t, location, Options{Now: newClock().Now, Instance: "a", Lease: 50 * time.Millisecond})
+	b := openWith(t, location, Options{Now: newClock().Now, Instance: "b", Lease: time.Minute})
+	if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("x", "high")}, 0, inboxName); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Claim(ctx, 10); err != nil || len(got) != 1 {
+		t.Fatalf("a claims: %+v, %v", got, err)
+	}
+	time.Sleep(100 * time.Millisecond) // a's lease passes
+	if got, err := a.Claim(ctx, 10); err != nil || len(got) != 0 {
+		t.Fatalf("a claimed its own passed lease again: %+v, %v; want nothing", got, err)
+	}
+	if got, err := b.Claim(ctx, 10); err != nil || len(got) != 1 {
+		t.Fatalf("b takes the passed lease over: %+v, %v; want the delivery", got, err)
+	}
+}
