@@ -53,22 +53,29 @@ type BudgetState struct {
 // RouteStep is one step an alert took through the pipeline. Every step has
 // exactly one audit entry.
 type RouteStep struct {
-	Step             string        `json:"step"`
-	Model            string        `json:"model,omitempty"`
-	Tier             Tier          `json:"tier,omitempty"`
-	Live             bool          `json:"live"`
-	Skipped          bool          `json:"skipped,omitempty"`
-	Reason           string        `json:"reason"`
-	Outcome          string        `json:"outcome"`
-	MemoryHits       int           `json:"memory_hits,omitempty"`
-	Proposed         Decision      `json:"proposed_decision,omitempty"`
-	EscalationReason string        `json:"escalation_reason,omitempty"`
-	PromptTokens     int           `json:"prompt_tokens,omitempty"`
-	CompletionTokens int           `json:"completion_tokens,omitempty"`
-	Cost             NanoUSD       `json:"cost_nano_usd"`
-	Baseline         NanoUSD       `json:"baseline_nano_usd"`
-	Latency          time.Duration `json:"latency_ns"`
-	Budget           BudgetState   `json:"budget"`
+	Step             string   `json:"step"`
+	Model            string   `json:"model,omitempty"`
+	Tier             Tier     `json:"tier,omitempty"`
+	Live             bool     `json:"live"`
+	Skipped          bool     `json:"skipped,omitempty"`
+	Reason           string   `json:"reason"`
+	Outcome          string   `json:"outcome"`
+	MemoryHits       int      `json:"memory_hits,omitempty"`
+	Proposed         Decision `json:"proposed_decision,omitempty"`
+	EscalationReason string   `json:"escalation_reason,omitempty"`
+	PromptTokens     int      `json:"prompt_tokens,omitempty"`
+	CompletionTokens int      `json:"completion_tokens,omitempty"`
+	// UsageAnomaly says why the usage a live provider reported for this
+	// call was not believed as sent (more prompt tokens than the prompt can
+	// hold, a completion past the call's max_tokens, a negative count, a
+	// reported model priced above the call's ceiling); PromptTokens,
+	// CompletionTokens and Cost are then the clamped figures. Empty for a
+	// usage within bounds.
+	UsageAnomaly string        `json:"usage_anomaly,omitempty"`
+	Cost         NanoUSD       `json:"cost_nano_usd"`
+	Baseline     NanoUSD       `json:"baseline_nano_usd"`
+	Latency      time.Duration `json:"latency_ns"`
+	Budget       BudgetState   `json:"budget"`
 }
 
 // AuditEntry is one persisted, hash-chained record of one route step.

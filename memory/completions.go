@@ -64,7 +64,10 @@ func likeEscape(s string) string {
 
 // RecordStrongCompletions adds the strong analysis calls of results to the
 // per-model totals, in one transaction: every strong analysis step that
-// was made and reported a completion.
+// was made and reported a completion within bounds. A step whose reported
+// usage was a provider anomaly (RouteStep.UsageAnomaly) is left out, so a
+// lying provider never moves the strong model's running mean and with it
+// the baseline of later runs (DESIGN §7).
 func (s *Store) RecordStrongCompletions(ctx context.Context, results []openrecall.Result) error {
 	return s.inTx(ctx, "record strong completions", func(tx *sql.Tx) error {
 		return recordStrongCompletionsTx(ctx, tx, results)
@@ -78,7 +81,7 @@ func recordStrongCompletionsTx(ctx context.Context, tx *sql.Tx, results []openre
 	var order []string
 	for _, r := range results {
 		for _, st := range r.Steps {
-			if st.Step != openrecall.StepAnalysis || st.Tier != openrecall.TierStrong || st.Skipped || st.CompletionTokens <= 0 {
+			if st.Step != openrecall.StepAnalysis || st.Tier != openrecall.TierStrong || st.Skipped || st.CompletionTokens <= 0 || st.UsageAnomaly != "" {
 				continue
 			}
 			c, seen := add[st.Model]

@@ -80,6 +80,20 @@ type Attempt struct {
 // for the chat framing of a system and a user message.
 const MessageOverheadTokens = 8
 
+// PromptFramingTokens bounds the tokens a chat API adds around a system and
+// a user message (role markers, separators and the reply's priming: OpenAI
+// documents 3 a message plus 3, a name 1 more). It is generous on purpose:
+// PromptTokenCeiling must never be below an honest count.
+const PromptFramingTokens = 16
+
+// PromptTokenCeiling returns the most prompt tokens an honest provider can
+// bill for req: one a byte of the system and user texts (a byte-level BPE
+// token covers at least one byte) plus PromptFramingTokens. A reported
+// prompt above it is a provider anomaly (DESIGN §7).
+func PromptTokenCeiling(req Request) int {
+	return len(req.System) + len(req.Prompt) + PromptFramingTokens
+}
+
 // EstimateTokens returns the deterministic token estimate of s: its length in
 // bytes divided by four, rounded up.
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }

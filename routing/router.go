@@ -374,27 +374,11 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 		rt.stop(step, start, "model error: "+callErr.Error()+"; escalated without analysis")
 		return
 	}
-	// A live answer's usage wins. A deterministic answer is priced on the
-	// estimates, its completion capped at maxTokens as a provider would stop
-	// it there.
-	promptTok, complTok := rt.prompt, min(EstimateTokens(resp.Text), maxTokens)
-	if resp.Live && (resp.PromptTokens > 0 || resp.CompletionTokens > 0) {
-		promptTok, complTok = resp.PromptTokens, resp.CompletionTokens
-	}
-	if resp.Model != "" {
-		if _, ok := r.cfg.Prices.Lookup(resp.Model); ok {
-			priced = resp.Model
-		}
-	}
-	cost, err := r.cfg.Prices.Cost(priced, promptTok, complTok)
-	if err != nil {
-		// The call happened but cannot be priced from its reported usage:
-		// charge the worst case it was allowed, never zero.
-		cost = worst
-	}
-	r.cfg.Budget.Settle(worst, cost)
-	step.Model, step.Live = priced, resp.Live
-	step.PromptTokens, step.CompletionTokens, step.Cost = promptTok, complTok, cost
+	b := r.billed(priced, req, resp, rt.prompt, maxTokens, worst)
+	r.cfg.Budget.Settle(worst, b.cost)
+	step.Model, step.Live = b.model, resp.Live
+	step.PromptTokens, step.CompletionTokens, step.Cost = b.prompt, b.completion, b.cost
+	step.UsageAnomaly = b.anomaly
 	v := r.gate(rt.in, resp.Text)
 	step.Outcome, step.Proposed = v.outcome, v.proposed
 	if v.outcome != openrecall.OutcomeAccepted {

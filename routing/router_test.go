@@ -472,12 +472,16 @@ func TestRouteLiveUsage(t *testing.T) {
 	checkInvariants(t, r, in, out)
 }
 
-func TestRouteCheapBilledAboveBaseline(t *testing.T) {
-	// A live cheap model that reports far more usage than the estimate: it
-	// is charged what it reports, its answer stands, no strong call
-	// follows, and the alert saves nothing (its baseline is its cost).
+func TestRouteCheapUsageAboveItsPromptIsClamped(t *testing.T) {
+	// A live cheap model that reports 5 M prompt tokens for a prompt of a
+	// few kilobytes ([trust]: a lying provider booked $625 against a $0.05
+	// budget): it is booked at the prompt's ceiling (one token a byte plus
+	// the framing), the step says why, its answer stands and no strong call
+	// follows.
 	in := benignInput(openrecall.SeverityLow)
-	cheap := &fakeModel{name: "live-cheap", priced: "gpt-4o-mini", answer: func(routing.Request) (routing.Response, error) {
+	var ceiling int
+	cheap := &fakeModel{name: "live-cheap", priced: "gpt-4o-mini", answer: func(req routing.Request) (routing.Response, error) {
+		ceiling = len(req.System) + len(req.Prompt) + routing.PromptFramingTokens
 		return routing.Response{Text: `{"decision":"known_benign","confidence":0.9}`, PromptTokens: 5_000_000, CompletionTokens: 10, Live: true}, nil
 	}}
 	strong := &fakeModel{name: "fake-strong", priced: "gpt-4o", answer: fixed(`{"decision":"known_benign","confidence":0.9}`)}
@@ -487,12 +491,65 @@ func TestRouteCheapBilledAboveBaseline(t *testing.T) {
 	if diff := cmp.Diff(want, view(out.Steps)); diff != "" {
 		t.Fatalf("steps (-want +got):\n%s", diff)
 	}
+	s := out.Steps[0]
 	// gpt-4o-mini: 150 and 600 nano-dollars a token.
-	if wantCost := openrecall.NanoUSD(5_000_000*150 + 10*600); out.Cost != wantCost || out.Baseline != wantCost {
-		t.Errorf("cost %d, baseline %d, want both %d", out.Cost, out.Baseline, wantCost)
+	if wantCost := openrecall.NanoUSD(ceiling*150 + 10*600); out.Cost != wantCost || s.PromptTokens != ceiling || s.CompletionTokens != 10 {
+		t.Errorf("cost %d with %d/%d tokens, want %d with %d/10", out.Cost, s.PromptTokens, s.CompletionTokens, wantCost, ceiling)
+	}
+	if !strings.Contains(s.UsageAnomaly, "prompt tokens 5000000 above the prompt's ceiling") {
+		t.Errorf("usage anomaly %q does not say why", s.UsageAnomaly)
 	}
 	if strong.calls.Load() != 0 || out.Decision != openrecall.DecisionKnownBenign {
 		t.Errorf("strong calls %d, decision %s", strong.calls.Load(), out.Decision)
+	}
+	checkInvariants(t, r, in, out)
+}
+
+func TestRouteUsageWithinBoundsIsBelieved(t *testing.T) {
+	// The liveness side of the bound: a usage at exactly the prompt's
+	// ceiling and max_tokens is booked as reported, with no anomaly; one
+	// past either bound, or negative, or a pricier reported model, is not.
+	in := benignInput(openrecall.SeverityHigh)
+	tests := []struct {
+		name        string
+		prompt, out func(ceiling, max int) int
+		model       string
+		anomaly     string
+	}{
+		{"at both bounds", func(c, _ int) int { return c }, func(_, m int) int { return m }, "", ""},
+		{"a dated snapshot of the model asked", func(c, _ int) int { return c / 2 }, func(_, m int) int { return m / 2 }, "gpt-4o-2024-08-06", ""},
+		{"a cheaper reported model", func(c, _ int) int { return c / 2 }, func(_, m int) int { return m / 2 }, "gpt-4o-mini", ""},
+		{"one prompt token past", func(c, _ int) int { return c + 1 }, func(_, m int) int { return m }, "", "prompt tokens"},
+		{"one completion token past", func(c, _ int) int { return c }, func(_, m int) int { return m + 1 }, "", "above max_tokens"},
+		{"negative", func(int, int) int { return -1 }, func(int, int) int { return 5 }, "", "negative prompt tokens"},
+		{"a pricier reported model", func(c, _ int) int { return c / 2 }, func(_, m int) int { return m / 2 }, "claude-opus-4", "priced above gpt-4o"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ceiling, maxTok int
+			strong := &fakeModel{name: "live-strong", priced: "gpt-4o", answer: func(req routing.Request) (routing.Response, error) {
+				ceiling, maxTok = routing.PromptTokenCeiling(req), req.MaxTokens
+				return routing.Response{Text: `{"decision":"real","confidence":0.9}`, Live: true, Model: tt.model,
+					PromptTokens: tt.prompt(ceiling, maxTok), CompletionTokens: tt.out(ceiling, maxTok)}, nil
+			}}
+			r := newRouter(t, routing.Config{Strong: strong})
+			out := r.Route(context.Background(), in)
+			s := out.Steps[len(out.Steps)-1]
+			if tt.anomaly == "" {
+				if s.UsageAnomaly != "" || s.PromptTokens != tt.prompt(ceiling, maxTok) || s.CompletionTokens != tt.out(ceiling, maxTok) {
+					t.Fatalf("an honest usage was not booked as reported: %+v", s)
+				}
+			} else if !strings.Contains(s.UsageAnomaly, tt.anomaly) {
+				t.Fatalf("usage anomaly %q, want it to say %q", s.UsageAnomaly, tt.anomaly)
+			}
+			if s.PromptTokens > ceiling || s.CompletionTokens > maxTok || s.PromptTokens < 0 || s.CompletionTokens < 0 {
+				t.Fatalf("booked %d/%d tokens, bounds %d/%d", s.PromptTokens, s.CompletionTokens, ceiling, maxTok)
+			}
+			// gpt-4o: 2500 and 10000 nano-dollars a token.
+			if top := openrecall.NanoUSD(ceiling*2500 + maxTok*10000); s.Cost > top {
+				t.Fatalf("booked %d nano-dollars, above the call's ceiling %d", s.Cost, top)
+			}
+		})
 	}
 }
 

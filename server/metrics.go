@@ -73,6 +73,7 @@ type Prometheus struct {
 	bypassed   prometheus.Counter
 	grouped    prometheus.Counter
 	calls      *prometheus.CounterVec
+	anomalies  *prometheus.CounterVec
 	cost       *prometheus.CounterVec
 	baseline   prometheus.Counter
 	savings    prometheus.Counter
@@ -114,6 +115,8 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Firings grouped under their alert group's head: its decision, without a model call."})
 	p.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_calls_total",
 		Help: "Model calls made, by tier and whether the call was live."}, []string{"tier", "live"})
+	p.anomalies = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_usage_anomalies_total",
+		Help: "Live model calls whose reported usage was outside what the call could use (more prompt tokens than the prompt holds, a completion past max_tokens, a negative count) and was clamped, by tier."}, []string{"tier"})
 	p.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_model_cost_usd_total",
 		Help: "Model spend in dollars, by tier."}, []string{"tier"})
 	p.baseline = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_baseline_usd_total",
@@ -137,7 +140,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
 	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
-		p.calls, p.cost, p.baseline, p.savings, p.pruned, p.archived, p.forgotten, p.expired, p.leaseLost, p.alertCost, p.duration, depthGauge,
+		p.calls, p.anomalies, p.cost, p.baseline, p.savings, p.pruned, p.archived, p.forgotten, p.expired, p.leaseLost, p.alertCost, p.duration, depthGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
 }
@@ -210,6 +213,9 @@ func (p *Prometheus) Analysed(r openrecall.Result) {
 	for _, st := range r.Steps {
 		if st.Step == openrecall.StepAnalysis && !st.Skipped {
 			p.calls.WithLabelValues(string(st.Tier), strconv.FormatBool(st.Live)).Inc()
+		}
+		if st.UsageAnomaly != "" {
+			p.anomalies.WithLabelValues(string(st.Tier)).Inc()
 		}
 		if st.Cost > 0 {
 			p.cost.WithLabelValues(string(st.Tier)).Add(st.Cost.Dollars())

@@ -306,6 +306,14 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 	res.Bypassed = routeOut.Bypassed
 	res.EscalatedWithoutAnalysis = routeOut.Unanalysed
 	res.Analysis = routeOut.Analysis
+	for _, st := range routeOut.Steps {
+		if st.UsageAnomaly != "" {
+			w.log.Warn("model usage anomaly: reported usage clamped",
+				zap.String("alert", a.ID), zap.String("model", st.Model), zap.String("tier", string(st.Tier)),
+				zap.Int("prompt_tokens", st.PromptTokens), zap.Int("completion_tokens", st.CompletionTokens),
+				zap.String("why", st.UsageAnomaly))
+		}
+	}
 	w.log.Debug("analysed",
 		zap.String("alert", a.ID),
 		zap.String("fingerprint", fp.String()),

@@ -163,3 +163,66 @@ func TestServeOnAnOpenAICompatibleServer(t *testing.T) {
 		t.Fatal("serve logged the API key")
 	}
 }
+
+// TestALyingProviderMovesNeitherBudgetNorBaseline is the [trust] regression
+// of a model server that reports 50 M tokens for a short completion: before
+// usage was bounded by the request, one run booked hundreds of dollars
+// against a $0.05 budget and its completion length entered the strong
+// model's running mean, so the next honest run reported a baseline in the
+// tens of thousands of dollars.
+func TestALyingProviderMovesNeitherBudgetNorBaseline(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", liveKey)
+	liar := fake.New(func(rec fake.Received) fake.Reply {
+		r := realAnswer(rec)
+		r.PromptTokens, r.CompletionTokens = 50_000_000, 50_000_000
+		return r
+	})
+	defer liar.Close()
+	db := seededDB(t)
+	const budget = 0.05
+	r := runCLI(t, "", liveArgs(liar, db, "--budget-usd", "0.05", "../../examples/queue.jsonl")...)
+	if r.code != exitUnanalysed { // the budget runs out: what it could not pay for is escalated unanalysed
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var booked openrecall.NanoUSD
+	calls := 0
+	for _, res := range decodeResults(t, r.stdout) {
+		for _, s := range res.Steps {
+			booked += s.Cost
+			if s.Live && s.Step == openrecall.StepAnalysis && !s.Skipped {
+				calls++
+				if s.UsageAnomaly == "" {
+					t.Fatalf("%s: 50 M reported tokens booked without an anomaly: %+v", res.Position, s)
+				}
+				if s.CompletionTokens > 800 {
+					t.Fatalf("%s: %d completion tokens booked, past the strong tier's max_tokens", res.Position, s.CompletionTokens)
+				}
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("the lying run made no live analysis call")
+	}
+	// A call is reserved at its estimated worst case and booked at most at
+	// its ceiling; one call past the budget's edge may book more than it
+	// reserved, never hundreds of dollars.
+	if booked.Dollars() > 2*budget {
+		t.Fatalf("the lying run booked $%.4f against a $%.2f budget", booked.Dollars(), budget)
+	}
+
+	honest := fake.New(realAnswer)
+	defer honest.Close()
+	r = runCLI(t, "", liveArgs(honest, db, "../../examples/queue.jsonl")...)
+	if r.code != exitOK && r.code != exitPartial {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var baseline openrecall.NanoUSD
+	for _, res := range decodeResults(t, r.stdout) {
+		baseline += res.Baseline
+	}
+	// The example queue's honest baseline is cents; the lie made it
+	// tens of thousands of dollars.
+	if baseline.Dollars() > 1 {
+		t.Fatalf("the honest run after the lying one reports a baseline of $%.2f: the lie moved the strong model's mean", baseline.Dollars())
+	}
+}

@@ -300,6 +300,7 @@ func routeStep(o *Object, s *openrecall.RouteStep) {
 	o.StrOmit("escalation_reason", s.EscalationReason)
 	o.IntOmit("prompt_tokens", int64(s.PromptTokens))
 	o.IntOmit("completion_tokens", int64(s.CompletionTokens))
+	o.StrOmit("usage_anomaly", s.UsageAnomaly)
 	o.Int("cost_nano_usd", int64(s.Cost))
 	o.Int("baseline_nano_usd", int64(s.Baseline))
 	o.Int("latency_ns", int64(s.Latency))

@@ -33,6 +33,24 @@ func liveProperties() []pbt.Property {
 			pbt.Classify(classifyLiveRun),
 			pbt.Cover("a model call", 30), pbt.Cover("a retried attempt", 20), pbt.Cover("a benign answer", 20),
 		),
+		pbt.ForAll("P135_a_call_is_booked_within_what_it_asked",
+			"For any usage an OpenAI-compatible server reports (honest, none, max_tokens, 50 M prompt tokens, max_tokens + 1, negative counts, 50 M completion tokens, 50 M of both), every live analysis step books at most PromptTokenCeiling(request) prompt tokens, at most the request's max_tokens completion tokens and at most the call's ceiling (those tokens at the requested model's price); a usage outside those bounds is marked usage_anomaly, and an honest one is booked exactly as reported with no anomaly (liveness: the bound does not refuse the truth).",
+			"LyingUsageRunGen", gen.LyingUsageRunGen(), func(run gen.LiveRun) error {
+				return checkBookedWithinAsked(ex, run)
+			},
+			pbt.Expensive(2),
+			pbt.Classify(classifyUsageRun),
+			pbt.Cover("an anomalous usage", 30), pbt.Cover("an honest usage", 30),
+		),
+		pbt.ForAll("P136_anomalous_usage_never_moves_the_baseline",
+			"For any run whose server reports honest and anomalous usages, the strong completions memory records (whose running mean prices the next runs' baseline) are exactly the strong analysis steps with an honest usage: no anomalous call's completion enters the mean.",
+			"LyingUsageRunGen", gen.LyingUsageRunGen(), func(run gen.LiveRun) error {
+				return checkMeanIgnoresAnomalies(ex, run)
+			},
+			pbt.Expensive(2),
+			pbt.Classify(classifyUsageRun),
+			pbt.Cover("an anomalous usage", 30),
+		),
 	}
 }
 
@@ -41,20 +59,7 @@ func liveProperties() []pbt.Property {
 func checkLiveRun(ex workflow.Fingerprinter, run gen.LiveRun) error {
 	srv := fake.New(scriptResponder(run.Script))
 	defer srv.Close()
-	models := func() (routing.Model, routing.Model, openrecall.Mode, error) {
-		noSleep := func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-		mk := func(name string) (routing.Model, error) {
-			return openai.New(openai.Options{BaseURL: srv.URL, Model: name, MaxRetries: 2, Timeout: 10 * time.Second,
-				Sleep: noSleep, Jitter: func() float64 { return 0 }, Now: fixedClock})
-		}
-		cheap, err := mk("gpt-4o-mini")
-		if err != nil {
-			return nil, nil, openrecall.Mode{}, err
-		}
-		strong, err := mk("gpt-4o")
-		return cheap, strong, openrecall.Mode{Memory: "sqlite", Model: "fake"}, err
-	}
-	out, err := runWorkflowOn(ex, run.Input, 1, models)
+	out, err := runWorkflowOn(ex, run.Input, 1, liveTiers(srv))
 	if err != nil {
 		return err
 	}
@@ -103,6 +108,24 @@ func checkLiveRun(ex workflow.Fingerprinter, run gen.LiveRun) error {
 		return fmt.Errorf("ledger: the server received %d requests, the route steps show %d live calls", calls, live)
 	}
 	return checkHonestSavings(out)
+}
+
+// liveTiers are gpt-4o-mini and gpt-4o over the OpenAI-compatible server
+// srv, retrying twice without sleeping.
+func liveTiers(srv *fake.Server) tiers {
+	return func() (routing.Model, routing.Model, openrecall.Mode, error) {
+		noSleep := func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+		mk := func(name string) (routing.Model, error) {
+			return openai.New(openai.Options{BaseURL: srv.URL, Model: name, MaxRetries: 2, Timeout: 10 * time.Second,
+				Sleep: noSleep, Jitter: func() float64 { return 0 }, Now: fixedClock})
+		}
+		cheap, err := mk("gpt-4o-mini")
+		if err != nil {
+			return nil, nil, openrecall.Mode{}, err
+		}
+		strong, err := mk("gpt-4o")
+		return cheap, strong, openrecall.Mode{Memory: "sqlite", Model: "fake"}, err
+	}
 }
 
 // scriptResponder answers the script in order, then again from the start;
@@ -164,9 +187,25 @@ func withUsage(s gen.ScriptedReply, req fake.Received, r fake.Reply) fake.Reply 
 	case 1:
 		r.PromptTokens = routing.EstimateTokens(req.Request.Text("system")+req.Request.Text("user")) + routing.MessageOverheadTokens
 		r.CompletionTokens = min(routing.EstimateTokens(r.Content), max)
-	default:
+	case 2:
 		r.PromptTokens = routing.EstimateTokens(req.Request.Text("system")+req.Request.Text("user")) + routing.MessageOverheadTokens
 		r.CompletionTokens = max
+	default:
+		// The anomalies of gen.Usages (LyingUsageRunGen only).
+		r.PromptTokens = routing.EstimateTokens(req.Request.Text("system")+req.Request.Text("user")) + routing.MessageOverheadTokens
+		r.CompletionTokens = min(routing.EstimateTokens(r.Content), max)
+		switch gen.Usages()[s.Usage] {
+		case "50 M prompt tokens":
+			r.PromptTokens = 50_000_000
+		case "max_tokens + 1":
+			r.CompletionTokens = max + 1
+		case "negative counts":
+			r.PromptTokens, r.CompletionTokens = -1, -800
+		case "50 M completion tokens":
+			r.CompletionTokens = 50_000_000
+		case "50 M of both":
+			r.PromptTokens, r.CompletionTokens = 50_000_000, 50_000_000
+		}
 	}
 	return r
 }

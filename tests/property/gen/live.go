@@ -65,3 +65,30 @@ func LiveRunGen() gopter.Gen {
 		}), reflect.TypeOf(ScriptedReply{})),
 	})
 }
+
+// Usages are what a scripted reply reports as its usage, by
+// ScriptedReply.Usage: the first three are honest (LiveRunGen draws only
+// those), the rest are a provider's anomalies (DESIGN §7, "usage bounded by
+// what was asked").
+func Usages() []string {
+	return []string{"none", "what was sent and written", "max_tokens", "50 M prompt tokens",
+		"max_tokens + 1", "negative counts", "50 M completion tokens", "50 M of both"}
+}
+
+// HonestUsage reports whether Usages()[i] is within what a call can use.
+func HonestUsage(i int) bool { return i <= 2 }
+
+// LyingUsageRunGen generates live runs whose server reports every kind of
+// usage, honest and anomalous, over up to eight answers.
+func LyingUsageRunGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(LiveRun{}), map[string]gopter.Gen{
+		"Input": WorkflowInputGen(),
+		"Script": SliceUpTo(8, gg.Struct(reflect.TypeOf(ScriptedReply{}), map[string]gopter.Gen{
+			"Kind":       Index(3, 0.6), // the three "answer" kinds: every reply is billed
+			"Decision":   Index(len(AnswerDecisions()), 0.2),
+			"Confidence": Of([]int{90, 0, 59, 60, 61, 100, 150, -5}, 0.4),
+			"Cite":       Index(len(Citations()), 0.5),
+			"Usage":      Index(len(Usages()), 0.2),
+		}), reflect.TypeOf(ScriptedReply{})),
+	})
+}
