@@ -42,15 +42,9 @@ type leases struct {
 	byAnalysis map[string]int64
 	lost       map[int64]string // inbox id → analysis id
 	// claiming counts the Claims under way: rows they committed may not
-	// be in held yet. sweep asks the next renewal to look for rows this
-	// Store owns and does not hold even when it holds none (a Claim
-	// failed after its UPDATE, which may have committed).
+	// be in held yet.
 	claiming int
-	sweep    bool
-	// afterRenew, when set (tests), runs once a renewal's transaction
-	// committed, before it compares what it renewed with what it holds:
-	// where a Claim committed meanwhile shows in held but not in the
-	// renewal's rows.
+	// afterRenew is Options.AfterRenew.
 	afterRenew func()
 }
 
@@ -60,14 +54,15 @@ type claimedRow struct {
 	analysisID string
 }
 
-func newLeases(instance string, ttl time.Duration) *leases {
+func newLeases(opts Options) *leases {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+	ttl := opts.Lease
 	if ttl <= 0 {
 		ttl = DefaultLease
 	}
-	return &leases{instance: instance, owner: instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
-		held: map[int64]claimedRow{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}}
+	return &leases{instance: opts.Instance, owner: opts.Instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
+		held: map[int64]claimedRow{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}, afterRenew: opts.AfterRenew}
 }
 
 // claim returns the attempt this Store holds of inbox row id; false when
@@ -127,19 +122,33 @@ func (l *leases) forfeitAt(id, attempt int64) bool {
 	return l.forfeit(id)
 }
 
+// inFlight returns the inbox ids this Store claimed and has not completed,
+// held or lost.
+func (l *leases) inFlight() []any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]any, 0, len(l.held)+len(l.lost))
+	for id := range l.held {
+		out = append(out, id)
+	}
+	for id := range l.lost {
+		out = append(out, id)
+	}
+	return out
+}
+
 // claimStarted and claimEnded bracket a Claim: while one is under way,
 // a renewal releases no row as unheld (the Claim may have committed it
-// and not yet recorded it). failed asks the next renewal to sweep.
+// and not yet recorded it).
 func (l *leases) claimStarted() {
 	l.mu.Lock()
 	l.claiming++
 	l.mu.Unlock()
 }
 
-func (l *leases) claimEnded(failed bool) {
+func (l *leases) claimEnded() {
 	l.mu.Lock()
 	l.claiming--
-	l.sweep = l.sweep || failed
 	l.mu.Unlock()
 }
 
@@ -176,8 +185,7 @@ func (s *Store) LeasesLost() int64 { return s.lost.Load() }
 func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error) {
 	l := s.leases
 	l.claimStarted()
-	claimed := false
-	defer func() { l.claimEnded(!claimed) }()
+	defer l.claimEnded()
 	now := time.Now().UnixNano()
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
@@ -197,14 +205,23 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	// flight here, and a second claim would pass the fence of both
 	// analyses (the fence reads this Store's latest attempt), persisting
 	// the delivery twice.
+	// Nor does it claim again a delivery it still holds or lost and has
+	// not completed, which another owner took and let pass: that first
+	// analysis is in flight here too.
+	args := []any{l.instance, l.owner, now + l.ttl.Nanoseconds(), now, l.owner, l.instance, l.owner}
 	pick := `SELECT id FROM inbox WHERE done_seq IS NULL
-		AND (lease_until IS NULL OR (lease_until < ? AND lease_owner <> ?) OR (lease_instance = ? AND lease_owner <> ?)) ORDER BY id LIMIT ?`
+		AND (lease_until IS NULL OR (lease_until < ? AND lease_owner <> ?) OR (lease_instance = ? AND lease_owner <> ?))`
+	if mine := l.inFlight(); len(mine) > 0 {
+		pick += ` AND id NOT IN (?` + strings.Repeat(", ?", len(mine)-1) + `)`
+		args = append(args, mine...)
+	}
+	pick += ` ORDER BY id LIMIT ?`
+	args = append(args, limit)
 	if s.pg {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
 	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
-		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`,
-		l.instance, l.owner, now+l.ttl.Nanoseconds(), now, l.owner, l.instance, l.owner, limit)
+		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`, args...)
 	if err != nil {
 		return nil, translate("claim", err)
 	}
@@ -233,7 +250,6 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	if err := tx.Commit(); err != nil {
 		return nil, translate("claim: commit", err)
 	}
-	claimed = true
 	l.mu.Lock()
 	for i, d := range out {
 		l.held[d.ID] = claimedRow{attempt: attempts[i], analysisID: d.AnalysisID}
@@ -251,7 +267,7 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 // holds (counted in LeasesLost), and releases the rows this Store owns and
 // no longer works on (a Claim's rows it never recorded), so that they are
 // claimed again instead of pending until a restart. serve renews at a
-// third of the lease. A deadlock or serialisation failure (PostgreSQL's
+// third of the lease, whether it holds any or not. A deadlock or serialisation failure (PostgreSQL's
 // 40P01, 40001: the renewal locks many rows while a completion or another
 // process locks some of them) or a busy database is retried, a few times.
 func (s *Store) RenewLeases(ctx context.Context) error {
@@ -285,18 +301,13 @@ func (s *Store) renewLeases(ctx context.Context) error {
 	for id, c := range l.held {
 		seen[id] = c.attempt
 	}
-	sweep := l.sweep
 	l.mu.Unlock()
-	if len(seen) == 0 && !sweep {
-		return nil
-	}
 	now := time.Now().UnixNano()
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
 		return translate("renew leases: begin", err)
 	}
 	defer tx.Rollback()
-	committed := false
 	q := `UPDATE inbox SET lease_until = ? WHERE lease_owner = ? AND done_seq IS NULL RETURNING id, attempt`
 	if s.pg {
 		// The rows are locked in id order, as a completion's are taken
@@ -350,16 +361,6 @@ func (s *Store) renewLeases(ctx context.Context) error {
 	l.mu.Lock()
 	var orphans []any
 	if l.claiming == 0 {
-		if l.sweep {
-			l.sweep = false
-			defer func() {
-				if !committed {
-					l.mu.Lock()
-					l.sweep = true // the next renewal sweeps again
-					l.mu.Unlock()
-				}
-			}()
-		}
 		for id, attempt := range renewed {
 			_, held := l.held[id]
 			_, lost := l.lost[id]
@@ -378,7 +379,6 @@ func (s *Store) renewLeases(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return translate("renew leases: commit", err)
 	}
-	committed = true
 	if len(orphans) > 0 {
 		s.log.Warn("released inbox deliveries this store owned and no longer worked on; they are claimed again",
 			zap.Int("deliveries", len(orphans)/2))

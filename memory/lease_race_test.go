@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,33 +76,45 @@ func TestRenewalKeepsAClaimItDidNotSee(t *testing.T) {
 // this Store owns and does not hold (here made by hand, as a Claim whose
 // commit the Store never heard of would leave it) is released by the next
 // renewal and claimed again — by this Store too, since no analysis of it is
-// in flight here — instead of staying pending until a restart.
+// in flight here — instead of staying pending until a restart; also when
+// the Store holds nothing else.
 func TestRenewalReleasesAnOwnedRowNoOneWorksOn(t *testing.T) {
 	ctx := context.Background()
 	a := openWith(t, sharedLocation(t), Options{Now: newClock().Now, Instance: "a", Lease: time.Minute})
-	if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("x", "high"), firing("y", "high")}, 0, inboxName); err != nil {
+	if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("x", "high")}, 0, inboxName); err != nil {
 		t.Fatal(err)
 	}
 	held, err := a.Claim(ctx, 1)
 	if err != nil || len(held) != 1 {
 		t.Fatalf("a claims: %+v, %v", held, err)
 	}
-	if _, err := a.db.ExecContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1 WHERE id <> ?`,
-		a.leases.instance, a.Owner(), time.Now().Add(time.Hour).UnixNano(), held[0].ID); err != nil {
-		t.Fatal(err)
+	for round, holding := range []bool{true, false} {
+		// A new delivery, made a's by hand, unknown to a.
+		if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing(fmt.Sprintf("y%d", round), "high")}, 0, inboxName); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.db.ExecContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
+			WHERE done_seq IS NULL AND lease_owner = ''`, a.leases.instance, a.Owner(), time.Now().Add(time.Hour).UnixNano()); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.Claim(ctx, 10); err != nil || len(got) != 0 {
+			t.Fatalf("round %d: a claimed %v (%v) a row it owns", round, ids(got), err)
+		}
+		if err := a.RenewLeases(ctx); err != nil || a.LeasesLost() != 0 {
+			t.Fatalf("round %d: renewal: %v, lost %d", round, err, a.LeasesLost())
+		}
+		again, err := a.Claim(ctx, 10)
+		if err != nil || len(again) != 1 || again[0].ID == held[0].ID {
+			t.Fatalf("round %d (holding another: %v): a claims after the renewal %v, %v; want the released row", round, holding, ids(again), err)
+		}
+		completeOne(t, a, again[0])
+		if holding {
+			completeOne(t, a, held[0])
+		}
 	}
-	if got, err := a.Claim(ctx, 10); err != nil || len(got) != 0 {
-		t.Fatalf("a claimed %v (%v) a row it owns", ids(got), err)
+	if n, err := a.InboxDepth(ctx); err != nil || n != 0 {
+		t.Fatalf("inbox depth %d (%v), want 0", n, err)
 	}
-	if err := a.RenewLeases(ctx); err != nil || a.LeasesLost() != 0 {
-		t.Fatalf("renewal: %v, lost %d", err, a.LeasesLost())
-	}
-	again, err := a.Claim(ctx, 10)
-	if err != nil || len(again) != 1 || again[0].ID == held[0].ID {
-		t.Fatalf("a claims after the renewal: %v, %v; want the released row", ids(again), err)
-	}
-	completeOne(t, a, again[0])
-	completeOne(t, a, held[0])
 }
 
 // TestRenewalRetriesADeadlock pins that a renewal meeting a deadlock
@@ -167,5 +180,47 @@ func TestRenewalRetriesADeadlock(t *testing.T) {
 	}
 	if n := a.LeasesLost(); n != 0 {
 		t.Errorf("a counts %d leases lost, want 0", n)
+	}
+}
+
+// TestClaimSkipsADeliveryItStillHolds pins the rest of 10d9fbb's
+// guarantee: a delivery a Store holds (its analysis in flight), which
+// another Store took once the lease passed and then let pass in turn, is
+// not claimed again by the first until its first analysis completes —
+// the fence would read the new attempt and let both analyses persist.
+func TestClaimSkipsADeliveryItStillHolds(t *testing.T) {
+	ctx := context.Background()
+	location := sharedLocation(t)
+	a := openWith(t, location, Options{Now: newClock().Now, Instance: "a", Lease: time.Minute})
+	b := openWith(t, location, Options{Now: newClock().Now, Instance: "b", Lease: time.Minute})
+	if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing("x", "high")}, 0, inboxName); err != nil {
+		t.Fatal(err)
+	}
+	first, err := a.Claim(ctx, 1)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("a claims: %+v, %v", first, err)
+	}
+	pass := func() { // the holder's lease passes (a pause longer than it)
+		t.Helper()
+		if _, err := a.db.ExecContext(ctx, `UPDATE inbox SET lease_until = 1`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass()
+	if got, err := b.Claim(ctx, 1); err != nil || len(got) != 1 {
+		t.Fatalf("b takes the passed lease over: %+v, %v", got, err)
+	}
+	pass()
+	if got, err := a.Claim(ctx, 1); err != nil || len(got) != 0 {
+		t.Fatalf("a was handed %v (%v), a delivery whose first analysis it still holds", ids(got), err)
+	}
+	// Once a's first analysis completes (fenced: b took it), a may claim
+	// it again.
+	r := openrecall.Result{AnalysisID: first[0].AnalysisID, Outcome: openrecall.ResultTriaged, Decision: openrecall.DecisionReal}
+	if err := a.Complete(ctx, ids(first), []openrecall.Result{r}); err != nil || a.LeasesLost() != 1 {
+		t.Fatalf("a's fenced completion: %v, lost %d", err, a.LeasesLost())
+	}
+	if got, err := a.Claim(ctx, 1); err != nil || len(got) != 1 {
+		t.Fatalf("a after its completion: %v, %v; want the delivery b let pass", ids(got), err)
 	}
 }
