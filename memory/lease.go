@@ -7,11 +7,15 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
 )
@@ -34,25 +38,31 @@ type leases struct {
 	// lost: claims this Store found reclaimed by another owner (counted in
 	// Store.lost), kept until the delivery's completion comes so that
 	// neither its persist nor its completion writes unfenced.
-	held       map[int64]claimed
+	held       map[int64]claimedRow
 	byAnalysis map[string]int64
 	lost       map[int64]string // inbox id → analysis id
+	// claiming counts the Claims under way: rows they committed may not
+	// be in held yet.
+	claiming int
+	// afterRenew is Options.AfterRenew.
+	afterRenew func()
 }
 
-// claimed is one delivery this Store holds.
-type claimed struct {
+// claimedRow is one delivery this Store holds.
+type claimedRow struct {
 	attempt    int64
 	analysisID string
 }
 
-func newLeases(instance string, ttl time.Duration) *leases {
+func newLeases(opts Options) *leases {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+	ttl := opts.Lease
 	if ttl <= 0 {
 		ttl = DefaultLease
 	}
-	return &leases{instance: instance, owner: instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
-		held: map[int64]claimed{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}}
+	return &leases{instance: opts.Instance, owner: opts.Instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
+		held: map[int64]claimedRow{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}, afterRenew: opts.AfterRenew}
 }
 
 // claim returns the attempt this Store holds of inbox row id; false when
@@ -100,6 +110,48 @@ func (l *leases) forfeit(id int64) bool {
 	return true
 }
 
+// forfeitAt is forfeit of the claim of inbox row id at attempt only: a
+// claim this Store made of it since (a newer attempt) stays held.
+func (l *leases) forfeitAt(id, attempt int64) bool {
+	l.mu.Lock()
+	c, ok := l.held[id]
+	l.mu.Unlock()
+	if !ok || c.attempt != attempt {
+		return false
+	}
+	return l.forfeit(id)
+}
+
+// inFlight returns the inbox ids this Store claimed and has not completed,
+// held or lost.
+func (l *leases) inFlight() []any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]any, 0, len(l.held)+len(l.lost))
+	for id := range l.held {
+		out = append(out, id)
+	}
+	for id := range l.lost {
+		out = append(out, id)
+	}
+	return out
+}
+
+// claimStarted and claimEnded bracket a Claim: while one is under way,
+// a renewal releases no row as unheld (the Claim may have committed it
+// and not yet recorded it).
+func (l *leases) claimStarted() {
+	l.mu.Lock()
+	l.claiming++
+	l.mu.Unlock()
+}
+
+func (l *leases) claimEnded() {
+	l.mu.Lock()
+	l.claiming--
+	l.mu.Unlock()
+}
+
 // release forgets inbox row id: its completion came.
 func (l *leases) release(id int64) {
 	l.mu.Lock()
@@ -132,6 +184,8 @@ func (s *Store) LeasesLost() int64 { return s.lost.Load() }
 // binary's is refused (openrecall.ErrSchemaMismatch): nothing is claimed.
 func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error) {
 	l := s.leases
+	l.claimStarted()
+	defer l.claimEnded()
 	now := time.Now().UnixNano()
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
@@ -151,14 +205,23 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	// flight here, and a second claim would pass the fence of both
 	// analyses (the fence reads this Store's latest attempt), persisting
 	// the delivery twice.
+	// Nor does it claim again a delivery it still holds or lost and has
+	// not completed, which another owner took and let pass: that first
+	// analysis is in flight here too.
+	args := []any{l.instance, l.owner, now + l.ttl.Nanoseconds(), now, l.owner, l.instance, l.owner}
 	pick := `SELECT id FROM inbox WHERE done_seq IS NULL
-		AND (lease_until IS NULL OR (lease_until < ? AND lease_owner <> ?) OR (lease_instance = ? AND lease_owner <> ?)) ORDER BY id LIMIT ?`
+		AND (lease_until IS NULL OR (lease_until < ? AND lease_owner <> ?) OR (lease_instance = ? AND lease_owner <> ?))`
+	if mine := l.inFlight(); len(mine) > 0 {
+		pick += ` AND id NOT IN (?` + strings.Repeat(", ?", len(mine)-1) + `)`
+		args = append(args, mine...)
+	}
+	pick += ` ORDER BY id LIMIT ?`
+	args = append(args, limit)
 	if s.pg {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
 	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
-		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`,
-		l.instance, l.owner, now+l.ttl.Nanoseconds(), now, l.owner, l.instance, l.owner, limit)
+		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`, args...)
 	if err != nil {
 		return nil, translate("claim", err)
 	}
@@ -189,7 +252,7 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	}
 	l.mu.Lock()
 	for i, d := range out {
-		l.held[d.ID] = claimed{attempt: attempts[i], analysisID: d.AnalysisID}
+		l.held[d.ID] = claimedRow{attempt: attempts[i], analysisID: d.AnalysisID}
 		l.byAnalysis[d.AnalysisID] = d.ID
 		delete(l.lost, d.ID)
 	}
@@ -200,59 +263,154 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 }
 
 // RenewLeases extends the lease of every delivery this Store holds by
-// Options.Lease from now, and forgets those another owner reclaimed
-// (counted in LeasesLost). serve renews at a third of the lease.
+// Options.Lease from now, forgets those the database says another owner
+// holds (counted in LeasesLost), and releases the rows this Store owns and
+// no longer works on (a Claim's rows it never recorded), so that they are
+// claimed again instead of pending until a restart. serve renews at a
+// third of the lease, whether it holds any or not. A deadlock or serialisation failure (PostgreSQL's
+// 40P01, 40001: the renewal locks many rows while a completion or another
+// process locks some of them) or a busy database is retried, a few times.
 func (s *Store) RenewLeases(ctx context.Context) error {
-	l := s.leases
-	l.mu.Lock()
-	n := len(l.held)
-	l.mu.Unlock()
-	if n == 0 {
-		return nil
+	var err error
+	for try := 1; ; try++ {
+		if err = s.renewLeases(ctx); err == nil || !errors.Is(err, ErrBusy) || try == renewTries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try) * 50 * time.Millisecond):
+		}
 	}
+}
+
+// renewTries bounds the tries of a renewal that meets a deadlock, a
+// serialisation failure or a busy database; serve renews again at the
+// next third of the lease.
+const renewTries = 5
+
+// renewLeases is one try of RenewLeases, in one transaction.
+func (s *Store) renewLeases(ctx context.Context) error {
+	l := s.leases
+	// seen: the claims this renewal can judge. A Claim that commits while
+	// the renewal's UPDATE runs is not in its rows (PostgreSQL's statement
+	// snapshot; SQLite's commit after it), nor in seen: it is never
+	// forfeited for being missing.
+	l.mu.Lock()
+	seen := make(map[int64]int64, len(l.held))
+	for id, c := range l.held {
+		seen[id] = c.attempt
+	}
+	l.mu.Unlock()
 	now := time.Now().UnixNano()
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
 		return translate("renew leases: begin", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_until = ? WHERE lease_owner = ? AND done_seq IS NULL RETURNING id, attempt`,
-		now+l.ttl.Nanoseconds(), l.owner)
+	q := `UPDATE inbox SET lease_until = ? WHERE lease_owner = ? AND done_seq IS NULL RETURNING id, attempt`
+	if s.pg {
+		// The rows are locked in id order, as a completion's are taken
+		// one by one: fewer deadlocks to retry.
+		q = `UPDATE inbox SET lease_until = ? WHERE id IN (SELECT id FROM inbox WHERE lease_owner = ? AND done_seq IS NULL ORDER BY id FOR UPDATE) RETURNING id, attempt`
+	}
+	renewed, err := idAttempts(ctx, tx, "renew leases", q, now+l.ttl.Nanoseconds(), l.owner)
 	if err != nil {
-		return translate("renew leases", err)
+		return err
 	}
-	still := map[int64]int64{}
-	for rows.Next() {
-		var id, attempt int64
-		if err := rows.Scan(&id, &attempt); err != nil {
-			rows.Close()
-			return translate("renew leases: scan", err)
+	// A claim seen and not renewed, or renewed at another attempt: the
+	// database says who holds the row now. Only another owner, or a
+	// newer claim, forfeits it; a row this Store completed meanwhile
+	// (release forgets it) or one it still holds does not.
+	var gone []int64
+	var check []any
+	for id, attempt := range seen {
+		if a, ok := renewed[id]; ok {
+			if a != attempt {
+				gone = append(gone, id)
+			}
+			continue
 		}
-		still[id] = attempt
+		check = append(check, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return translate("renew leases", err)
+	if len(check) > 0 {
+		rows, err := tx.QueryContext(ctx, `SELECT id, lease_owner, attempt FROM inbox WHERE id IN (?`+strings.Repeat(", ?", len(check)-1)+`)`, check...)
+		if err != nil {
+			return translate("renew leases: owners", err)
+		}
+		for rows.Next() {
+			var id, attempt int64
+			var owner string
+			if err := rows.Scan(&id, &owner, &attempt); err != nil {
+				rows.Close()
+				return translate("renew leases: owners", err)
+			}
+			if owner != l.owner || attempt != seen[id] {
+				gone = append(gone, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return translate("renew leases: owners", err)
+		}
+	}
+	// A row this Store owns and neither holds nor lost, while no Claim is
+	// under way (a Claim never takes a row this Store owns, so none can
+	// record it later), is worked on by no one: it is released to be
+	// claimed again, by this Store or another.
+	l.mu.Lock()
+	var orphans []any
+	if l.claiming == 0 {
+		for id, attempt := range renewed {
+			_, held := l.held[id]
+			_, lost := l.lost[id]
+			if !held && !lost {
+				orphans = append(orphans, id, attempt)
+			}
+		}
+	}
+	l.mu.Unlock()
+	for i := 0; i < len(orphans); i += 2 {
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET lease_instance = '', lease_owner = '', lease_until = NULL
+			WHERE id = ? AND attempt = ? AND lease_owner = ? AND done_seq IS NULL`, orphans[i], orphans[i+1], l.owner); err != nil {
+			return translate("renew leases: release", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return translate("renew leases: commit", err)
 	}
-	l.mu.Lock()
-	var gone []int64
-	for id, c := range l.held {
-		if a, ok := still[id]; !ok || a != c.attempt {
-			gone = append(gone, id)
-		}
+	if len(orphans) > 0 {
+		s.log.Warn("released inbox deliveries this store owned and no longer worked on; they are claimed again",
+			zap.Int("deliveries", len(orphans)/2))
 	}
-	l.mu.Unlock()
-	// A row missing from still was reclaimed, or completed by this Store
-	// since the renewal began (then release already forgot it).
+	if l.afterRenew != nil {
+		l.afterRenew()
+	}
 	for _, id := range gone {
-		if l.forfeit(id) {
+		if l.forfeitAt(id, seen[id]) {
 			s.lost.Add(1)
 		}
 	}
 	return nil
+}
+
+// idAttempts runs q in tx and returns the id and attempt of each row it
+// returns.
+func idAttempts(ctx context.Context, tx *sql.Tx, what, q string, args ...any) (map[int64]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, translate(what, err)
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var id, attempt int64
+		if err := rows.Scan(&id, &attempt); err != nil {
+			return nil, translate(what+": scan", err)
+		}
+		out[id] = attempt
+	}
+	return out, translate(what, rows.Err())
 }
 
 // holds reports, inside tx, whether this Store still holds its claim of

@@ -97,7 +97,7 @@ func openPostgres(ctx context.Context, location string, opts Options) (*Store, e
 	db.SetMaxOpenConns(pgPoolSize)
 	db.SetMaxIdleConns(pgPoolSize)
 	s := &Store{db: db, path: safe, loc: location, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key,
-		leases: newLeases(opts.Instance, opts.Lease)}
+		leases: newLeases(opts)}
 	if err := s.pgInit(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, fmt.Errorf("open memory %s: %w", safe, err)

@@ -78,6 +78,10 @@ type Options struct {
 	// Lease is how long a claim of an inbox delivery lasts unless renewed
 	// (DefaultLease when 0).
 	Lease time.Duration
+	// AfterRenew, when set, runs inside RenewLeases once its transaction
+	// committed and before it judges the claims it renewed: the point
+	// where a test commits a Claim during a renewal. serve leaves it nil.
+	AfterRenew func()
 }
 
 // Store is the embedded SQLite memory. It is safe for concurrent use, and
@@ -172,7 +176,7 @@ func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store,
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts.Instance, opts.Lease)}
+	s := &Store{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts)}
 	if err := s.init(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, err

@@ -11,8 +11,9 @@
 // (serve needs one only off loopback; the OPENRECALL_ variables of the
 // caller's environment are not passed on), each with its own
 // server.instance (bench-I) and port; the config file also sets, for
-// every process, server.inbox_limit (-inbox-limit) and server.retention
-// (-retention, to watch pruning bound the database) when given. DB is
+// every process, server.inbox_limit (-inbox-limit), server.retention
+// (-retention, to watch pruning bound the database) and server.lease
+// (-lease: a short one, at least 3s, renews and reclaims often) when given. DB is
 // -db: with sqlite (the default) a file in the run's temporary directory;
 // with postgres a fresh schema per run on the server $OPENRECALL_PG_DSN
 // names, or without it on a throwaway cluster scripts/pgcluster.sh starts

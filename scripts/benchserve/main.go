@@ -54,6 +54,7 @@ type options struct {
 	logLevel     string
 	inboxLimit   int           // server.inbox_limit of every process; 0 keeps serve's default
 	retention    time.Duration // server.retention of every process; 0 keeps serve's default
+	lease        time.Duration // server.lease of every process; 0 keeps serve's default
 	heapProfiles bool          // save serve's heap profile early in the soak and near its end
 	archive      bool          // server.archive_dir: the run's archive/ (needs a retention)
 	dir          string
@@ -97,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.logLevel, "log-level", "info", "serve --log-level (info writes one access line per request, as deployed)")
 	fs.IntVar(&opts.inboxLimit, "inbox-limit", 0, "serve's server.inbox_limit (pending deliveries past which receivers answer 503 with Retry-After); 0 keeps serve's default (10000)")
 	fs.DurationVar(&opts.retention, "retention", 0, "serve's server.retention, for every process (how long finished deliveries keep their documents; pruned every quarter of it, at most once a minute); 0 keeps serve's default (720h)")
+	fs.DurationVar(&opts.lease, "lease", 0, "serve's server.lease, for every process (how long a claim of an inbox delivery lasts unless renewed, renewed every third of it; at least 3s); 0 keeps serve's default (1m)")
 	fs.BoolVar(&opts.archive, "archive", false, "with -retention: serve's server.archive_dir, the run's archive/ directory: each pruning pass archives the audit trail older than the retention there and forgets the rows only those analyses needed, so the database stays the size of a retention's worth of alerts")
 	fs.BoolVar(&opts.heapProfiles, "heap-profiles", false, "with -soak: start serve with --debug-listen on loopback and save its live heap profile a minute into the soak (a third of it when shorter) and 10s before its end, in the run's directory (the work directory is then kept), for go tool pprof -diff_base")
 	fs.StringVar(&opts.dir, "dir", "", "work directory (default: a new temporary directory)")
@@ -126,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return fail("-soak-rate %d: want 1 to 1000 (percent)", opts.soakRate)
 	case opts.soakSample <= 0 || opts.drain <= 0:
 		return fail("-soak-sample and -drain: want positive durations")
+	case opts.lease != 0 && opts.lease < 3*time.Second:
+		return fail("-lease %s: want 0 (serve's default) or at least 3s", opts.lease)
 	case opts.db != "sqlite" && !isPostgres(opts.db):
 		return fail("-db %q: want sqlite, postgres or a postgres:// URL", opts.db)
 	}
@@ -651,7 +655,7 @@ func benchServe(ctx context.Context, opts options, bin, dir, server string, proc
 	for i := range procs {
 		p, err := startServe(ctx, bin, filepath.Join(dir, fmt.Sprintf("serve-%d", i+1)), db, filepath.Join(dir, "audit.key"),
 			workers, opts.logLevel, serverSettings{instance: fmt.Sprintf("bench-%d", i+1), inboxLimit: opts.inboxLimit, retention: opts.retention,
-				archiveDir: archiveDir, profiles: opts.heapProfiles && i == 0}) // -heap-profiles wants -procs 1
+				lease: opts.lease, archiveDir: archiveDir, profiles: opts.heapProfiles && i == 0}) // -heap-profiles wants -procs 1
 		if err == nil && !loopback(p.url) {
 			ps = append(ps, p)
 			err = fmt.Errorf("serve at %s: the load goes to 127.0.0.1 only", p.url)

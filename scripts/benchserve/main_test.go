@@ -54,6 +54,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "retention", args: []string{"-retention", "5m"}, want: with(func(o *options) { o.retention = 5 * time.Minute })},
 		{name: "retention, several processes", args: []string{"-retention", "5m", "-db", "postgres", "-procs", "1,2"},
 			want: with(func(o *options) { o.retention, o.db, o.procs = 5*time.Minute, "postgres", []int{1, 2} })},
+		{name: "lease", args: []string{"-lease", "3s", "-db", "postgres"}, want: with(func(o *options) { o.lease, o.db = 3*time.Second, "postgres" })},
+		{name: "lease shorter than serve's minimum", args: []string{"-lease", "2s"}, wantErr: true},
 		{name: "negative retention", args: []string{"-retention", "-1m"}, wantErr: true},
 		{name: "archive", args: []string{"-retention", "5m", "-archive"}, want: with(func(o *options) { o.retention, o.archive = 5*time.Minute, true })},
 		{name: "archive without a retention", args: []string{"-archive"}, wantErr: true},

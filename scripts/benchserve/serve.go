@@ -57,6 +57,7 @@ type serverSettings struct {
 	instance   string        // server.instance
 	inboxLimit int           // server.inbox_limit
 	retention  time.Duration // server.retention
+	lease      time.Duration // server.lease
 	archiveDir string        // server.archive_dir
 	// profiles starts serve with --debug-listen on a loopback port, for
 	// heap profiles.
@@ -74,6 +75,9 @@ func (ss serverSettings) yaml() string {
 	}
 	if ss.retention > 0 {
 		fmt.Fprintf(&b, "  retention: %s\n", ss.retention)
+	}
+	if ss.lease > 0 {
+		fmt.Fprintf(&b, "  lease: %s\n", ss.lease)
 	}
 	if ss.archiveDir != "" {
 		fmt.Fprintf(&b, "  archive_dir: %s\n", ss.archiveDir)
