@@ -702,6 +702,10 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
+// maxJSONDepth is encoding/json's limit on the nesting of arrays and
+// objects: a value nested deeper is rejected.
+const maxJSONDepth = 10000
+
 // jsonReason turns a decoding error into a reason for a person.
 func jsonReason(err error) string {
 	var syn *json.SyntaxError
@@ -709,6 +713,10 @@ func jsonReason(err error) string {
 		return "invalid JSON: " + err.Error()
 	}
 	msg := syn.Error()
+	if strings.HasSuffix(msg, " exceeded max depth") {
+		// encoding/json words its nesting limit as an invalid character.
+		return fmt.Sprintf("invalid JSON: nested deeper than %d levels (the limit) at byte %d", maxJSONDepth, syn.Offset)
+	}
 	if strings.HasPrefix(msg, "unexpected end of JSON input") {
 		return fmt.Sprintf("invalid JSON: unexpected end of input after %d bytes", syn.Offset)
 	}
