@@ -480,6 +480,16 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 	if err := finish(&a, fields["severity"], "", service); err != nil {
 		return openrecall.Alert{}, err
 	}
+	if key == "" {
+		// No dedup_key (PagerDuty would make a new one): the hash of the
+		// whole event, not only of the fields read (client, links, images
+		// tell two events apart too).
+		if raw, err := json.Marshal(o); err == nil {
+			if v, err := sender.Parse(raw); err == nil {
+				a.ID = sender.PayloadID("pagerduty", v, 0)
+			}
+		}
+	}
 	return a, nil
 }
 

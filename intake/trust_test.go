@@ -193,3 +193,20 @@ func TestAlertmanagerOptionalFieldOfAnotherType(t *testing.T) {
 		})
 	}
 }
+
+// TestPagerDutyWithoutDedupKey: two PagerDuty Events v2 triggers without a
+// dedup_key that differ only in a field the reading leaves out (client,
+// links) get different ids; the same event sent again the same id.
+// Fails without the fix (their content hash was equal).
+func TestPagerDutyWithoutDedupKey(t *testing.T) {
+	event := func(client string) json.RawMessage {
+		return json.RawMessage(`{"routing_key":"r","event_action":"trigger","client":"` + client + `","links":[{"href":"https://` + client + `"}],"payload":{"summary":"Disk full on db-1","source":"db-1","severity":"error"}}`)
+	}
+	a, b := readOne(t, event("monitor-a")), readOne(t, event("monitor-b"))
+	if a.ID == b.ID {
+		t.Errorf("two events without dedup_key share the id %q", a.ID)
+	}
+	if again := readOne(t, event("monitor-a")); again.ID != a.ID {
+		t.Errorf("sent again: id %q, first %q", again.ID, a.ID)
+	}
+}
