@@ -69,7 +69,8 @@ type Doc struct {
 // cleans and normalizes it.
 type Event struct {
 	// ID is the sender's stable id of the alert, prefixed by the sender
-	// ("dd-…"); empty for a content hash.
+	// ("dd-…"), set by SetID only when whole; empty when the sender gave
+	// none, and the alert's id is then PayloadID.
 	ID string
 	// Title is the human title the sender shows its users; Text the
 	// description and the evidence (event output, matched values, command
