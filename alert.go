@@ -192,6 +192,11 @@ type Alert struct {
 	// Episode says ID names one firing episode: a new firing of the same
 	// check gets a new id, and a redelivery of this one keeps it.
 	Episode bool `json:"episode,omitempty"`
+	// SentFingerprint is the fingerprint an Alertmanager or Grafana alert
+	// carried, kept as sent for people: never its identity (ID is
+	// openrecall's own hash of the labels and startsAt), since whoever may
+	// post an alert can send another's fingerprint.
+	SentFingerprint string `json:"sent_fingerprint,omitempty"`
 	// Entities are the fields that name what acted (process, user, image,
 	// command, account), by name; never an instance id, time or counter.
 	Entities map[string]string `json:"entities,omitempty"`

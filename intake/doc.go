@@ -33,11 +33,16 @@
 // # Identity
 //
 // Alert.ID is stable across re-sends: a generic object's own id; for
-// Alertmanager "am-" + fingerprint + "-" + startsAt in unix seconds (one id
-// per firing episode, shared by its resolved notice; a Prometheus postable
-// alert gets the id Alertmanager will give it); for PagerDuty "pd-" +
-// dedup_key; else "h-" + 16 hex digits of SHA-256 over the normalized
-// content.
+// Alertmanager, Grafana and Prometheus "am-" + openrecall's own hash of the
+// label set + "-" + startsAt in unix seconds (one id per firing episode,
+// shared by its resolved notice; a Prometheus postable alert gets the id
+// Alertmanager's webhook gets; the fingerprint as sent is kept as
+// Alert.SentFingerprint, never taken as the id, since whoever may post an
+// alert can send another's); for PagerDuty "pd-" + dedup_key; for a
+// sender, its own id when every part of it is present; else "h-" + 16 hex
+// digits of SHA-256 — over everything the payload carries when a sender
+// adapter or the generic reading read it (sender.PayloadID), over the
+// normalized content for text and the product's own object.
 //
 // # Robustness
 //

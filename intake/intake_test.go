@@ -250,25 +250,25 @@ func TestFixtures(t *testing.T) {
 		want []row
 	}{
 		{"alertmanager_payload.json", []row{
-			{Pos: "line 1, item 0", ID: "am-c91d997d55db7a73-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "firing"},
-			{Pos: "line 1, item 1", ID: "am-c6129a3559d89b42-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "firing"},
+			{Pos: "line 1, item 0", ID: "am-831c54494b5d90ec-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "firing"},
+			{Pos: "line 1, item 1", ID: "am-130ec9e8da289661-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "firing"},
 		}},
 		{"alertmanager_payload_resolved.json", []row{
-			{Pos: "line 1, item 0", ID: "am-c91d997d55db7a73-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "resolved"},
-			{Pos: "line 1, item 1", ID: "am-c6129a3559d89b42-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "resolved"},
+			{Pos: "line 1, item 0", ID: "am-831c54494b5d90ec-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "resolved"},
+			{Pos: "line 1, item 1", ID: "am-130ec9e8da289661-1796010126", Format: "alertmanager", Title: "5xx ratio above 5% on checkout-api", Sev: "critical", Env: "prod", Svc: "checkout-api", Status: "resolved"},
 		}},
 		{"alertmanager_payload_truncated.json", []row{
-			{Pos: "line 1, item 0", ID: "am-2e9fa37b4a575e39-1796010212", Format: "alertmanager", Title: "disk 95% on db-1", Sev: "critical", Svc: "db", Status: "firing"},
-			{Pos: "line 1, item 1", ID: "am-abf4781a8780a2e4-1796010212", Format: "alertmanager", Title: "disk 95% on db-2", Sev: "critical", Svc: "db", Status: "firing"},
+			{Pos: "line 1, item 0", ID: "am-15f0bd8c8d65d77e-1796010212", Format: "alertmanager", Title: "disk 95% on db-1", Sev: "critical", Svc: "db", Status: "firing"},
+			{Pos: "line 1, item 1", ID: "am-672bd4b5d73294a9-1796010212", Format: "alertmanager", Title: "disk 95% on db-2", Sev: "critical", Svc: "db", Status: "firing"},
 			// max_alerts cut the notification: the sender's word that two
 			// alerts were left out is a notice, never lost.
 			{Pos: "line 1", ID: "h-ce61afde83793432", Format: "alertmanager", Title: "Alertmanager left 2 alerts out of this notification (max_alerts): they were not delivered", Sev: "unknown", Status: "notice"},
 		}},
 		{"alertmanager_payload_from_prometheus.json", []row{
-			{Pos: "line 1, item 0", ID: "am-4a96bdab2c18ef3c-1796010198", Format: "alertmanager", Title: "Prometheus self-scrape target 127.0.0.1:9090 is up", Sev: "info", Svc: "prometheus", Status: "firing"},
+			{Pos: "line 1, item 0", ID: "am-f706497bee6ed770-1796010198", Format: "alertmanager", Title: "Prometheus self-scrape target 127.0.0.1:9090 is up", Sev: "info", Svc: "prometheus", Status: "firing"},
 		}},
 		{"prometheus_to_alertmanager_v2_postable_alerts.json", []row{
-			{Pos: "index 0", ID: "am-55dbfd1130698cf9-1796011046", Format: "prometheus", Title: "Prometheus self-scrape target 127.0.0.1:19090 is up", Sev: "info", Svc: "prometheus", Status: "firing"},
+			{Pos: "index 0", ID: "am-f56561fb9cd88cf6-1796011046", Format: "prometheus", Title: "Prometheus self-scrape target 127.0.0.1:19090 is up", Sev: "info", Svc: "prometheus", Status: "firing"},
 		}},
 	}
 	for _, tt := range tests {
@@ -397,7 +397,7 @@ func TestAlertmanagerDetails(t *testing.T) {
 	grafana := `{"receiver":"r","status":"firing","orgId":1,"title":"[FIRING:1]","state":"alerting","message":"m","version":"1","groupKey":"k","truncatedAlerts":0,"notification_reason":"x","routeLabels":{},` +
 		`"alerts":[{"status":"firing","labels":{"alertname":"CPU","env":"staging"},"annotations":{},"startsAt":"2026-11-30T03:00:00Z","endsAt":"0001-01-01T00:00:00Z","values":{"A":95},"silenceURL":"u","dashboardURL":"","fingerprint":"abc"}]}`
 	g := rows(readAll(t, grafana, Options{}))
-	want := []row{{Pos: "line 1, item 0", ID: "am-abc-1796007600", Format: "alertmanager", Title: "CPU", Sev: "unknown", Env: "staging", Status: "firing"}}
+	want := []row{{Pos: "line 1, item 0", ID: "am-6c4d4b51586673e5-1796007600", Format: "alertmanager", Title: "CPU", Sev: "unknown", Env: "staging", Status: "firing"}}
 	if diff := cmp.Diff(want, g); diff != "" {
 		t.Errorf("grafana (-want +got):\n%s", diff)
 	}

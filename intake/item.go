@@ -59,9 +59,6 @@ func (it *amItem) alert(groupStatus, source string) (openrecall.Alert, error) {
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	if _, err := timeText("endsAt", it.endsAt); err != nil {
-		return openrecall.Alert{}, err
-	}
 	return newWebhookAlert(it.labels, it.annotations, status, it.fingerprint, startsAt, source)
 }
 

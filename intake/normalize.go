@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -314,28 +312,41 @@ func contentID(a openrecall.Alert) string {
 	return "h-" + hex.EncodeToString(sum[:8])
 }
 
-// alertmanagerFingerprint computes Alertmanager's fingerprint of a label
-// set: FNV-1a-64 over the sorted label names and values, each followed by a
-// 0xFF byte, as 16 hex digits. A Prometheus postable alert gets the same id
-// as the webhook Alertmanager later sends for it.
-func alertmanagerFingerprint(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
+// labelSetID is openrecall's own id of an Alertmanager, Grafana or
+// Prometheus alert's label set: the first 16 hex digits of SHA-256 over the
+// sorted label names and values, each length-prefixed — a Prometheus
+// postable alert gets the same id as the webhook Alertmanager later sends
+// for it. Not Alertmanager's fingerprint: that arrives as sent (anyone who
+// may post an alert can send another's) and is FNV-1a, whose collisions
+// can be made to order. An alert without labels is told apart by its
+// annotations.
+func labelSetID(labels, annotations map[string]string) string {
+	h := sha256.New()
+	pairs := func(m map[string]string) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, s := range [2]string{k, m[k]} {
+				h.Write([]byte(strconv.Itoa(len(s))))
+				h.Write([]byte{':'})
+				h.Write([]byte(s))
+			}
+		}
 	}
-	sort.Strings(keys)
-	h := fnv.New64a()
-	for _, k := range keys {
-		h.Write([]byte(k))
-		h.Write([]byte{0xff})
-		h.Write([]byte(labels[k]))
-		h.Write([]byte{0xff})
+	pairs(labels)
+	if len(labels) == 0 {
+		h.Write([]byte("annotations"))
+		pairs(annotations)
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:8])
 }
 
-// episodeID is "am-" + fingerprint + "-" + startsAt in unix seconds: one id
-// per firing episode, the same for its resolved notice.
+// episodeID is "am-" + the label set's id + "-" + startsAt in unix seconds:
+// one id per firing episode, the same for its resolved notice.
 func episodeID(fingerprint string, startsAt time.Time) string {
 	if startsAt.IsZero() {
 		return "am-" + fingerprint

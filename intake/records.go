@@ -144,11 +144,9 @@ func (r *Reader) beginWebhook() {
 	r.rec.on = false
 	r.mode, r.arr = modeItems, arrayCursor{state: arrayOpen, line: r.line + 1}
 	pos := r.pos(o.line)
-	version, err := o.fields.str("version")
-	if err == nil {
-		o.status, err = o.fields.str("status")
-	}
-	if err != nil {
+	version := o.fields.lenient("version") // a version of another type is read as its text (DESIGN §3)
+	var err error
+	if o.status, err = o.fields.str("status"); err != nil {
 		o.skip = true
 		r.queue = reject(r.queue, pos, "%v", err)
 		return

@@ -110,15 +110,18 @@ func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrec
 	n := len(out)
 	out = p.own(out, o, pos)
 	if len(out) == n+1 && out[n].Err == nil {
+		a := &out[n].Alert
 		for _, k := range sender.GenericRuleKeys {
 			if r := collapseSpace(sender.Rendered(v.Get(k).String())); r != "" && v.Get(k).IsString() {
-				a := &out[n].Alert
 				a.Rule, a.Origin = r, map[string]string{sender.PartRule: k}
-				if o.lenient("id") == "" {
-					a.ID = contentID(*a) // the rule tells it apart
-				}
 				break
 			}
+		}
+		if o.lenient("id") == "" && !ownObject(o) {
+			// Members beyond the product's own tell it apart too (the
+			// content hash reads only the product's): the id reads the
+			// whole object.
+			a.ID = sender.PayloadID(a.Sender, v, 0)
 		}
 	}
 	return out
@@ -157,6 +160,11 @@ func eventAlert(s sender.Sender, e sender.Event, container string) (openrecall.A
 	}
 	if a.Status == "" {
 		a.Status = openrecall.StatusFiring
+	}
+	if a.ID == "" && e.PayloadID != "" {
+		// The sender gave no id: the payload's hash, over everything it
+		// carries (a mapping's fields leave some out).
+		a.ID = e.PayloadID
 	}
 	if a.Title == "" && a.Text == "" && len(cleanMap(a.Labels)) == 0 {
 		return openrecall.Alert{}, fmt.Errorf("empty alert: no title, text or labels")

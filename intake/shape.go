@@ -181,10 +181,7 @@ func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line i
 	if raw, ok := o["alerts"]; !ok || json.Unmarshal(raw, &items) != nil {
 		return reject(out, pos, "alerts must be an array")
 	}
-	version, err := o.str("version")
-	if err != nil {
-		return reject(out, pos, "%v", err)
-	}
+	version := o.lenient("version") // a version of another type is read as its text (DESIGN §3)
 	status, err := o.str("status")
 	if err != nil {
 		return reject(out, pos, "%v", err)
@@ -268,7 +265,11 @@ func senderDisplay(source string) string {
 	return "Alertmanager"
 }
 
-// webhookAlert parses one alerts[] item of a webhook.
+// webhookAlert parses one alerts[] item of a webhook. Its labels, status
+// and startsAt make the alert and its id and are checked; an optional field
+// of another type never rejects it (DESIGN §3): annotations that are no
+// object are left out, a fingerprint that is no string is kept as its text,
+// an endsAt that is no time is ignored.
 func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.Alert, error) {
 	var o object
 	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
@@ -278,10 +279,7 @@ func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.A
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	annotations, err := o.strMap("annotations")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
+	annotations, _ := o.strMap("annotations")
 	status, err := o.str("status")
 	if err != nil {
 		return openrecall.Alert{}, err
@@ -297,13 +295,7 @@ func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.A
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	if _, err := o.time("endsAt"); err != nil {
-		return openrecall.Alert{}, err
-	}
-	fp, err := o.str("fingerprint")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
+	fp := o.lenient("fingerprint")
 	if source == "alertmanager" && grafanaItem(o) {
 		source = "grafana"
 	}
@@ -327,25 +319,26 @@ func grafanaItem(o object) bool {
 }
 
 // newWebhookAlert builds the alert of a webhook item from its read fields.
+// Its id is openrecall's own hash of the label set plus startsAt: the
+// fingerprint as sent is kept (SentFingerprint) but never taken as the
+// identity, since whoever can post an alert can send another's.
 func newWebhookAlert(labels, annotations map[string]string, status, fp string, startsAt time.Time, source string) (openrecall.Alert, error) {
 	if len(labels) == 0 && annotations["summary"] == "" && annotations["description"] == "" {
 		return openrecall.Alert{}, errors.New("empty alert: no labels, summary or description")
 	}
-	if fp == "" {
-		fp = alertmanagerFingerprint(labels)
-	}
 	a := openrecall.Alert{
-		ID:          episodeID(strings.TrimSpace(fp), startsAt),
-		Format:      string(FormatAlertmanager),
-		Title:       annotations["summary"],
-		Text:        annotations["description"],
-		Labels:      labels,
-		Annotations: annotations,
-		Source:      source,
-		Status:      status,
-		Timestamp:   startsAt,
-		Sender:      source,
-		Episode:     true,
+		ID:              episodeID(labelSetID(labels, annotations), startsAt),
+		SentFingerprint: cleanLine(fp),
+		Format:          string(FormatAlertmanager),
+		Title:           annotations["summary"],
+		Text:            annotations["description"],
+		Labels:          labels,
+		Annotations:     annotations,
+		Source:          source,
+		Status:          status,
+		Timestamp:       startsAt,
+		Sender:          source,
+		Episode:         true,
 	}
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
@@ -366,31 +359,25 @@ func alertStatus(s string) (string, error) {
 }
 
 // prometheusAlert parses one Prometheus postable alert (an element of what
-// Prometheus posts to Alertmanager's /api/v2/alerts).
+// Prometheus posts to Alertmanager's /api/v2/alerts). Its labels and
+// startsAt are checked; optional fields of another type never reject it
+// (DESIGN §3): annotations that are no object are left out, an endsAt or a
+// generatorURL of another type is ignored.
 func prometheusAlert(o object) (openrecall.Alert, error) {
 	labels, err := o.strMap("labels")
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	annotations, err := o.strMap("annotations")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
+	annotations, _ := o.strMap("annotations")
 	startsAt, err := o.time("startsAt")
 	if err != nil {
-		return openrecall.Alert{}, err
-	}
-	if _, err := o.time("endsAt"); err != nil {
-		return openrecall.Alert{}, err
-	}
-	if _, err := o.str("generatorURL"); err != nil {
 		return openrecall.Alert{}, err
 	}
 	if len(labels) == 0 {
 		return openrecall.Alert{}, errors.New("empty alert: a Prometheus alert needs labels")
 	}
 	a := openrecall.Alert{
-		ID:          episodeID(alertmanagerFingerprint(labels), startsAt),
+		ID:          episodeID(labelSetID(labels, annotations), startsAt),
 		Format:      string(FormatPrometheus),
 		Title:       annotations["summary"],
 		Text:        annotations["description"],
@@ -492,6 +479,16 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 	}
 	if err := finish(&a, fields["severity"], "", service); err != nil {
 		return openrecall.Alert{}, err
+	}
+	if key == "" {
+		// No dedup_key (PagerDuty would make a new one): the hash of the
+		// whole event, not only of the fields read (client, links, images
+		// tell two events apart too).
+		if raw, err := json.Marshal(o); err == nil {
+			if v, err := sender.Parse(raw); err == nil {
+				a.ID = sender.PayloadID("pagerduty", v, 0)
+			}
+		}
 	}
 	return a, nil
 }
@@ -702,6 +699,10 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
+// maxJSONDepth is encoding/json's limit on the nesting of arrays and
+// objects: a value nested deeper is rejected.
+const maxJSONDepth = 10000
+
 // jsonReason turns a decoding error into a reason for a person.
 func jsonReason(err error) string {
 	var syn *json.SyntaxError
@@ -709,6 +710,10 @@ func jsonReason(err error) string {
 		return "invalid JSON: " + err.Error()
 	}
 	msg := syn.Error()
+	if strings.HasSuffix(msg, " exceeded max depth") {
+		// encoding/json words its nesting limit as an invalid character.
+		return fmt.Sprintf("invalid JSON: nested deeper than %d levels (the limit) at byte %d", maxJSONDepth, syn.Offset)
+	}
 	if strings.HasPrefix(msg, "unexpected end of JSON input") {
 		return fmt.Sprintf("invalid JSON: unexpected end of input after %d bytes", syn.Offset)
 	}

@@ -102,9 +102,7 @@ func azureMonitorAlert(v Value) Event {
 	rule := es.Get("alertRule").String()
 	e.Set(PartRule, rule, "data.essentials.alertRule")
 	e.Set(PartSeverity, es.Get("severity").String(), "data.essentials.severity")
-	if id := strings.TrimSpace(es.Get("alertId").String()); id != "" {
-		e.Set(PartID, "az-"+id, "data.essentials.alertId")
-	}
+	e.SetID("data.essentials.alertId", "az-", "", es.Get("alertId").String())
 	cond := es.Get("monitorCondition").String()
 	e.Status = Status(cond)
 	if strings.EqualFold(cond, "Fired") {

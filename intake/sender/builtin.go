@@ -11,7 +11,7 @@ func alertmanager() Sender {
 		Doc: Doc{
 			Point: "receivers: webhook_configs: url: http://HOST:9555/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
 			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, app.kubernetes.io/name, container, component, job",
-			Rule: "labels.alertname", ID: "fingerprint + startsAt (one id per firing episode)", Source: "captured webhooks of Alertmanager 0.25 (intake/testdata/senders/alertmanager)",
+			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt, one id per firing episode (the fingerprint as sent is kept, never the id)", Source: "captured webhooks of Alertmanager 0.25 (intake/testdata/senders/alertmanager)",
 		}}
 }
 
@@ -20,7 +20,7 @@ func grafana() Sender {
 		Doc: Doc{
 			Point: "contact point of type Webhook, URL http://HOST:9555/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
 			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, …, job",
-			Rule: "labels.alertname", ID: "fingerprint + startsAt", Source: "Grafana's documented webhook payload (version 1)",
+			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt (the fingerprint as sent is kept, never the id)", Source: "Grafana's documented webhook payload (version 1)",
 		}}
 }
 
@@ -29,7 +29,7 @@ func prometheus() Sender {
 		Doc: Doc{
 			Point: "prometheus.yml alerting: alertmanagers: static_configs: targets: [HOST:9555] (Prometheus posts to /api/v2/alerts, which openrecall serves; or /api/v1/alerts/prometheus)", Auth: "alertmanagers: authorization: credentials: TOKEN",
 			Title: "annotations.summary", Severity: "labels.severity", Service: "labels service, app, …, job",
-			Rule: "labels.alertname", ID: "Alertmanager's fingerprint of the labels + startsAt", Source: "the array Prometheus posts to /api/v2/alerts (captured)",
+			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt (the id Alertmanager's webhook gets)", Source: "the array Prometheus posts to /api/v2/alerts (captured)",
 		}}
 }
 
@@ -49,6 +49,6 @@ func openrecallObject() Sender {
 		Doc: Doc{
 			Point: "POST a JSON object, array or JSON Lines to http://HOST:9555/api/v1/alerts", Auth: "Authorization header (Bearer TOKEN) or ?token=",
 			Title: "title, else summary, else the first line of text", Severity: "severity", Service: "service, else labels service, app, …",
-			Rule: "labels.alertname, else the title template", ID: "id, else a hash of the content", Source: "the product's own schema (README)",
+			Rule: "labels.alertname, else the title template", ID: "id, else a hash of the content (with members of its own, of the whole object)", Source: "the product's own schema (README)",
 		}}
 }

@@ -140,10 +140,8 @@ func checklyMap(v Value) ([]Event, error) {
 		set(PartRule, "check_name")
 	}
 	set(PartSeverity, "alert_type")
-	if result, k := checklyField(v, "check_result_id"); result != "" {
-		e.Set(PartID, "checkly-"+result, k)
-	} else if id, started := get("check_id"), get("started_at"); id != "" && started != "" {
-		e.Set(PartID, "checkly-"+id+"-"+started, "check_id+started_at")
+	if result, k := checklyField(v, "check_result_id"); !e.SetID(k, "checkly-", "", result) {
+		e.SetID("check_id+started_at", "checkly-", "-", get("check_id"), get("started_at"))
 	}
 	e.Status = openrecall.StatusFiring
 	switch FoldLevel(e.Severity) {

@@ -204,9 +204,7 @@ func cloudWatchAlarm(v Value) Event {
 	e.Status = cloudWatchState(state)
 	e.Timestamp = v.Get("StateChangeTime").Time()
 	key, _ := v.First("AlarmArn", "AlarmName")
-	if key != "" {
-		e.Set(PartID, "cw-"+key+"@"+cloudWatchStamp(v.Get("StateChangeTime").String()), "AlarmArn+StateChangeTime")
-	}
+	e.SetID("AlarmArn+StateChangeTime", "cw-", "@", key, cloudWatchStamp(v.Get("StateChangeTime").String()))
 	trig := v.Get("Trigger")
 	var dims cloudWatchDims
 	addDims := func(list Value) {
@@ -293,9 +291,7 @@ func cloudWatchBridge(v Value) Event {
 	if key == "" {
 		key, keyField = name, "detail.alarmName"
 	}
-	if key != "" {
-		e.Set(PartID, "cw-"+key+"@"+cloudWatchStamp(since), keyField+"+"+sinceField)
-	}
+	e.SetID(keyField+"+"+sinceField, "cw-", "@", key, cloudWatchStamp(since))
 	var dims cloudWatchDims
 	var metrics []string
 	metric, namespace := "", ""

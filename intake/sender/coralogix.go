@@ -139,8 +139,14 @@ func coralogixMap(v Value) ([]Event, error) {
 		e.Set(PartTitle, e.Rule, "alert_id")
 	}
 	set(PartSeverity, "alert_severity", "priority", "severity")
-	if set(PartID, "alertUniqueIdentifier", "uuid") {
-		e.ID = "cx-" + e.ID
+	for _, key := range []string{"alertUniqueIdentifier", "uuid"} {
+		s, k := get(key)
+		if k != "" && !v.Has(k) {
+			k = "fields." + k
+		}
+		if e.SetID(k, "cx-", "", s) {
+			break
+		}
 	}
 	e.Status = Status(v.Get("alert_action").String())
 

@@ -161,16 +161,12 @@ func datadog() Sender {
 				}
 			}
 
-			if id, f := dd("id", "event_id", "event.id", "ID"); id != "" {
-				e.Set(PartID, "dd-"+id, f)
-			} else if monitor != "" {
+			if id, f := dd("id", "event_id", "event.id", "ID"); !e.SetID(f, "dd-", "", id) {
 				ts, tsf := dd("last_updated", "date")
-				if ts != "" {
-					parts := []string{"dd", monitor}
-					if scope != "" {
-						parts = append(parts, scope)
-					}
-					e.Set(PartID, strings.Join(append(parts, ts), "-"), mf+"+"+tsf)
+				if scope != "" {
+					e.SetID(mf+"+"+tsf, "dd-", "-", monitor, scope, ts)
+				} else {
+					e.SetID(mf+"+"+tsf, "dd-", "-", monitor, ts)
 				}
 			}
 

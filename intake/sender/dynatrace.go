@@ -65,10 +65,9 @@ func dynatrace() Sender {
 			} else {
 				e.Set(PartSeverity, details.Get("severityLevel").String(), p.key("problemdetailsjson")+".severityLevel")
 			}
-			if id, k := p.first("pid"); id != "" {
-				e.Set(PartID, "dt-"+id, k)
-			} else if id, k := p.first("problemid"); id != "" {
-				e.Set(PartID, "dt-"+id, k)
+			if id, k := p.first("pid"); !e.SetID(k, "dt-", "", id) {
+				id, k := p.first("problemid")
+				e.SetID(k, "dt-", "", id)
 			}
 			state, _ := p.first("state")
 			if state == "" {

@@ -131,11 +131,8 @@ func elasticSecurityMap(v Value) ([]Event, error) {
 	if !set(PartSeverity, "kibana.alert.severity", "signal.rule.severity", "kibana.alert.rule.severity") {
 		set(PartSeverity, "kibana.alert.risk_score", "signal.rule.risk_score", "kibana.alert.rule.risk_score")
 	}
-	if !set(PartID, "kibana.alert.uuid") && docID != "" {
-		e.Set(PartID, docID, "_id")
-	}
-	if e.ID != "" {
-		e.ID = "es-" + e.ID
+	if uuid, _ := get("kibana.alert.uuid"); !e.SetID("kibana.alert.uuid", "es-", "", uuid) {
+		e.SetID("_id", "es-", "", docID)
 	}
 
 	workflow, _ := get("kibana.alert.workflow_status", "signal.status")

@@ -115,9 +115,7 @@ func falcoMap(v Value) ([]Event, error) {
 	e.Set(PartTitle, rule, "rule")
 	e.Set(PartRule, rule, "rule")
 	e.Set(PartSeverity, v.Get("priority").String(), "priority")
-	if id := strings.TrimSpace(v.Get("uuid").String()); id != "" {
-		e.Set(PartID, "falco-"+id, "uuid")
-	}
+	e.SetID("uuid", "falco-", "", v.Get("uuid").String())
 	e.Timestamp = v.Get("time").Time()
 	e.Host, _ = v.First("hostname")
 	if e.Host == "" {

@@ -85,9 +85,7 @@ func gcpIncident(inc Value) Event {
 		!e.Set(PartTitle, Rendered(inc.Path("documentation.subject").String()), "incident.documentation.subject") {
 		e.Set(PartTitle, e.Rule, e.Origin[PartRule])
 	}
-	if id := strings.TrimSpace(inc.Get("incident_id").String()); id != "" {
-		e.Set(PartID, "gcp-"+id, "incident.incident_id")
-	}
+	e.SetID("incident.incident_id", "gcp-", "", inc.Get("incident_id").String())
 	state := inc.Get("state").String()
 	e.Status = Status(state)
 	if strings.EqualFold(state, "open") {

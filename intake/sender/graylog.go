@@ -58,7 +58,7 @@ func graylog() Sender {
 			if !e.Set(PartRule, v.Get("event_definition_title").String(), "event_definition_title") {
 				e.Set(PartRule, v.Get("event_definition_id").String(), "event_definition_id")
 			}
-			e.Set(PartID, "graylog-"+ev.Get("id").String(), "event.id")
+			e.SetID("event.id", "graylog-", "", ev.Get("id").String())
 			e.Set(PartSeverity, ev.Get("priority").String(), "event.priority")
 			e.Status = openrecall.StatusFiring
 			if e.Timestamp = ev.Get("timestamp").Time(); e.Timestamp.IsZero() {

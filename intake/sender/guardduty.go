@@ -147,7 +147,7 @@ func guardDutyFinding(ev, f Value) Event {
 		e.Set(PartSeverity, s, field(p))
 	}
 	if s, p := guardDutyStr(f, "id"); s != "" {
-		e.Set(PartID, "gd-"+s, field(p))
+		e.SetID(field(p), "gd-", "", s)
 	}
 	account, accountField := guardDutyStr(f, "accountId")
 	if account == "" {

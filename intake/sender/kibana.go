@@ -270,10 +270,8 @@ func kibanaMap(v Value) ([]Event, error) {
 
 	date, _ := k.pick([][2]string{{"", "date"}, {"context", "timestamp"}}, "lastReceived", "date", "context.timestamp")
 	e.Timestamp = Value{date}.Time()
-	if uuid, f := k.pick([][2]string{{"alert", "uuid"}, {"", "alert_uuid"}}, "alert_uuid", "alert.uuid", "fingerprint_uuid"); uuid != "" {
-		e.Set(PartID, "kb-"+uuid, f)
-	} else if e.Rule != "" {
-		e.Set(PartID, "kb-"+e.Rule+"/"+instance+"/"+date, "rule.id+alert.id+date")
+	if uuid, f := k.pick([][2]string{{"alert", "uuid"}, {"", "alert_uuid"}}, "alert_uuid", "alert.uuid", "fingerprint_uuid"); !e.SetID(f, "kb-", "", uuid) {
+		e.SetID("rule.id+alert.id+date", "kb-", "/", e.Rule, instance, date)
 	}
 
 	ruleType, _ := k.pick([][2]string{{"rule", "type"}, {"rule", "ruleTypeId"}}, "rule.type", "rule_type")

@@ -137,9 +137,7 @@ func netdataMap(v Value) ([]Event, error) {
 		}
 		// A reachability notification carries no date: without one it has
 		// no id of its own (a content hash).
-		if date := v.Get("date").String(); date != "" {
-			e.Set(PartID, "nd-"+space+"/"+host+"/reachability/"+v.Path("status.text").String()+"/"+date, "host+status+date")
-		}
+		netdataID(&e, "host+status+date", []string{space, host}, "reachability", v.Path("status.text").String(), v.Get("date").String())
 		e.Text = JoinText(str("message"), Evidence([2]string{"host", host}, [2]string{"status", v.Path("status.text").String()},
 			[2]string{"url", str("url")}))
 		return []Event{e}, nil
@@ -169,13 +167,7 @@ func netdataMap(v Value) ([]Event, error) {
 			break
 		}
 	}
-	var idParts []string
-	for _, p := range []string{space, e.Host, chart, name, v.Get("date").String()} {
-		if p != "" {
-			idParts = append(idParts, p)
-		}
-	}
-	e.Set(PartID, "nd-"+strings.Join(idParts, "/"), "space+node+chart+alert+date")
+	netdataID(&e, "space+node+chart+alert+date", []string{space, e.Host}, chart, name, v.Get("date").String())
 	e.Label("chart", chart)
 	e.Label("context", context)
 	e.Label("family", str("family"))
@@ -198,4 +190,18 @@ func netdataFirst(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// netdataID sets the id "nd-" + the optional parts present (space, node) +
+// the required ones, joined by '/': without any required part (the alert,
+// its status, the date) it sets none, and the id falls back to the
+// payload's hash.
+func netdataID(e *Event, field string, optional []string, required ...string) {
+	var parts []string
+	for _, p := range optional {
+		if p = Rendered(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	e.SetID(field, "nd-", "/", append(parts, required...)...)
 }

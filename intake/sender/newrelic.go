@@ -89,9 +89,8 @@ func newRelic() Sender {
 				e.Status = Status(state)
 			}
 
-			if id, f := first("issueId", "id", "incident_id", "incidentId"); id != "" {
-				e.Set(PartID, "nr-"+id, f)
-			}
+			id, f := first("issueId", "id", "incident_id", "incidentId")
+			e.SetID(f, "nr-", "", id)
 			for _, k := range []string{"updatedAt", "createdAt", "timestamp", "activatedAt"} {
 				if t := v.Get(k).Time(); !t.IsZero() {
 					e.Timestamp = t

@@ -99,9 +99,7 @@ func opsgenieAlert(v Value) Event {
 			e.Set(PartRule, alias, "alert.alias")
 		}
 	}
-	if alertID != "" {
-		e.Set(PartID, "og-"+alertID, "alert.alertId")
-	}
+	e.SetID("alert.alertId", "og-", "", alertID)
 	prio := strings.TrimSpace(a.Get("priority").String())
 	if prio != "" && prio[0] >= '1' && prio[0] <= '5' && len(prio) == 1 {
 		prio = "P" + prio

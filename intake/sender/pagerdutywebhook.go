@@ -81,7 +81,7 @@ func pagerDutyWebhook() Sender {
 
 // pagerDutyWebhookIncident reads an incident event.
 func pagerDutyWebhookIncident(e *Event, data Value, eventType string) {
-	e.Set(PartID, "pdw-"+data.Get("id").String(), "event.data.id")
+	e.SetID("event.data.id", "pdw-", "", data.Get("id").String())
 	if !e.Set(PartTitle, data.Get("title").String(), "event.data.title") {
 		e.Set(PartTitle, data.Get("summary").String(), "event.data.summary")
 	}
@@ -144,7 +144,7 @@ func pagerDutyWebhookIncident(e *Event, data Value, eventType string) {
 // event): a notice about the incident or service it names.
 func pagerDutyWebhookNotice(e *Event, ev, data Value, eventType string) {
 	e.Status = openrecall.StatusNotice
-	e.Set(PartID, "pdw-"+ev.Get("id").String(), "event.id")
+	e.SetID("event.id", "pdw-", "", ev.Get("id").String())
 	subject := data.Path("incident.summary").String()
 	if subject == "" {
 		subject = data.Get("summary").String()

@@ -1,9 +1,15 @@
 package sender
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/openrecall/openrecall"
 )
 
 // maxEnvelopes bounds how many envelopes Read opens, one inside another.
@@ -32,7 +38,7 @@ func Read(senders []Sender, v Value) (Sender, []Event, error) {
 	if !ok {
 		return Sender{}, nil, ErrNoSender
 	}
-	return readAs(senders, s, v, 0)
+	return readAs(senders, s, v, v, 0)
 }
 
 // ReadAs reads v as the payload of s, whether or not s.Match accepts it
@@ -41,19 +47,47 @@ func ReadAs(senders []Sender, s Sender, v Value) (Sender, []Event, error) {
 	if s.Map == nil {
 		return s, nil, fmt.Errorf("%s is read by intake itself", s.Name)
 	}
-	return readAs(senders, s, v, 0)
+	return readAs(senders, s, v, v, 0)
 }
 
-func readAs(senders []Sender, s Sender, v Value, depth int) (Sender, []Event, error) {
+// readAs reads v, the payload top carries (top itself, or inside its
+// envelopes), as s's; each event's PayloadID hashes top, all that was sent.
+func readAs(senders []Sender, s Sender, top, v Value, depth int) (Sender, []Event, error) {
 	if s.Open != nil && depth < maxEnvelopes {
 		if inner, ok := s.Open(v); ok {
 			if is, found := Detect(senders, inner); found {
-				return readAs(senders, is, inner, depth+1)
+				return readAs(senders, is, top, inner, depth+1)
 			}
 		}
 	}
 	events, err := s.Map(v)
+	for i := range events {
+		events[i].PayloadID = PayloadID(s.Name, top, i)
+	}
 	return s, events, err
+}
+
+// PayloadID is "h-" and the first 16 hex digits of SHA-256 over a sender's
+// name, an event's index in its payload and the payload v as canonical
+// JSON (members sorted, numbers as sent): the id of an event whose sender
+// gave none. It reads everything the payload carries — not only what a
+// mapping takes from it — so two payloads that differ anywhere get
+// different ids, and a redelivery of one (its members in any order) the
+// same.
+func PayloadID(name string, v Value, index int) string {
+	h := sha256.New()
+	h.Write([]byte(strconv.Itoa(len(name))))
+	h.Write([]byte{':'})
+	h.Write([]byte(name))
+	h.Write([]byte(strconv.Itoa(index)))
+	h.Write([]byte{':'})
+	if err := json.NewEncoder(h).Encode(v.v); err != nil {
+		// A Value holds what encoding/json decoded, which it encodes;
+		// anything else is hashed as Go prints it.
+		fmt.Fprintf(h, "%#v", v.v)
+	}
+	sum := h.Sum(nil)
+	return "h-" + hex.EncodeToString(sum[:8])
 }
 
 // Keys the generic reading of a JSON object that no sender recognises
@@ -97,10 +131,12 @@ func Generic(v Value) Event {
 	pick(PartSeverity, GenericSeverityKeys)
 	pick(PartService, GenericServiceKeys)
 	pick(PartEnvironment, GenericEnvKeys)
-	pick(PartID, GenericIDKeys)
-	if e.ID != "" {
-		e.ID = "json-" + e.ID
+	for _, k := range GenericIDKeys {
+		if e.SetID(k, "json-", "", v.Get(k).String()) {
+			break
+		}
 	}
+	e.PayloadID = PayloadID(openrecall.SenderGeneric, v, 0)
 	e.Host, _ = v.First(GenericHostKeys...)
 	for _, k := range GenericTimeKeys {
 		if t := v.Get(k).Time(); !t.IsZero() {

@@ -69,7 +69,8 @@ type Doc struct {
 // cleans and normalizes it.
 type Event struct {
 	// ID is the sender's stable id of the alert, prefixed by the sender
-	// ("dd-…"); empty for a content hash.
+	// ("dd-…"), set by SetID only when whole; empty when the sender gave
+	// none, and the alert's id is then PayloadID.
 	ID string
 	// Title is the human title the sender shows its users; Text the
 	// description and the evidence (event output, matched values, command
@@ -94,6 +95,30 @@ type Event struct {
 	// Origin names the payload field each part came from, by part: title,
 	// severity, service, environment, rule, id.
 	Origin map[string]string
+	// PayloadID is the id of the payload the event was read from (see
+	// PayloadID), set by Read, ReadAs and Generic: the alert's id when the
+	// sender gave none (ID empty). Never a constant: two payloads that
+	// differ anywhere have different ones, a redelivery the same.
+	PayloadID string
+}
+
+// SetID sets the event's id to prefix and parts joined by sep, when every
+// part is non-blank and rendered (Rendered): an id missing any of its
+// parts is no id — "sentry-" alone would name every event the sender sends
+// without one, and each after the first would be dropped as a duplicate —
+// and the alert's id then falls back to its PayloadID. field names where
+// the id came from. It reports whether the id was set.
+func (e *Event) SetID(field, prefix, sep string, parts ...string) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	clean := make([]string, len(parts))
+	for i, p := range parts {
+		if clean[i] = Rendered(p); clean[i] == "" {
+			return false
+		}
+	}
+	return e.Set(PartID, prefix+strings.Join(clean, sep), field)
 }
 
 // Set records a part's value and the field it came from, when the value

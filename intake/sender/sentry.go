@@ -127,7 +127,7 @@ func sentryEvent(e *Event, ev Value, at string) {
 		e.Set(PartSeverity, tags["level"], at+"tags.level")
 	}
 	e.Set(PartRule, ev.Get("issue_id").String(), at+"issue_id")
-	e.Set(PartID, "sentry-"+ev.Get("event_id").String(), at+"event_id")
+	e.SetID(at+"event_id", "sentry-", "", ev.Get("event_id").String())
 	if !e.Set(PartService, Rendered(tags["service"]), at+"tags.service") {
 		e.Set(PartService, sentryProject(ev.Get("url").String()), at+"url")
 	}
@@ -172,7 +172,7 @@ func sentryMetric(e *Event, action string, data Value) {
 		e.Set(PartTitle, rule.Get("name").String(), "data.metric_alert.alert_rule.name")
 	}
 	e.Set(PartRule, rule.Get("name").String(), "data.metric_alert.alert_rule.name")
-	e.Set(PartID, "sentry-metric-"+ma.Get("id").String(), "data.metric_alert.id")
+	e.SetID("data.metric_alert.id", "sentry-metric-", "", ma.Get("id").String())
 	e.Set(PartService, Rendered(rule.Get("projects").At(0).String()), "data.metric_alert.alert_rule.projects")
 	if e.Service == "" {
 		e.Set(PartService, Rendered(ma.Get("projects").At(0).String()), "data.metric_alert.projects")
@@ -205,7 +205,7 @@ func sentryIssue(e *Event, action string, is Value) {
 	e.Set(PartTitle, is.Get("title").String(), "data.issue.title")
 	e.Set(PartSeverity, is.Get("level").String(), "data.issue.level")
 	e.Set(PartRule, is.Get("id").String(), "data.issue.id")
-	e.Set(PartID, "sentry-issue-"+is.Get("id").String(), "data.issue.id")
+	e.SetID("data.issue.id", "sentry-issue-", "", is.Get("id").String())
 	if !e.Set(PartService, Rendered(is.Path("project.slug").String()), "data.issue.project.slug") {
 		e.Set(PartService, Rendered(is.Path("project.name").String()), "data.issue.project.name")
 	}

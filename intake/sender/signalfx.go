@@ -111,9 +111,8 @@ func signalFx() Sender {
 			if f := FoldLevel(status); f == "manuallyresolved" || f == "stopped" {
 				e.Status = openrecall.StatusResolved
 			}
-			if id, f := first("incidentId"); id != "" {
-				e.Set(PartID, "sfx-"+id, f)
-			}
+			id, f := first("incidentId")
+			e.SetID(f, "sfx-", "", id)
 			e.Timestamp = v.Get("timestamp").Time()
 
 			dims := signalFxDimensions(v)

@@ -80,12 +80,8 @@ func site24x7Map(v Value) ([]Event, error) {
 	}
 	e.Set(PartSeverity, status, "STATUS")
 	e.Status = Status(status)
-	if id := str("MONITOR_ID"); id != "" {
-		if t := str("OUTAGE_TIME_UNIX_FORMAT"); t != "" {
-			e.Set(PartID, "site24x7-"+id+"-"+t, "MONITOR_ID+OUTAGE_TIME_UNIX_FORMAT")
-		} else if t := str("INCIDENT_TIME_ISO"); t != "" {
-			e.Set(PartID, "site24x7-"+id+"-"+t, "MONITOR_ID+INCIDENT_TIME_ISO")
-		}
+	if !e.SetID("MONITOR_ID+OUTAGE_TIME_UNIX_FORMAT", "site24x7-", "-", str("MONITOR_ID"), str("OUTAGE_TIME_UNIX_FORMAT")) {
+		e.SetID("MONITOR_ID+INCIDENT_TIME_ISO", "site24x7-", "-", str("MONITOR_ID"), str("INCIDENT_TIME_ISO"))
 	}
 	e.Timestamp = v.Get("INCIDENT_TIME_ISO").Time()
 	if e.Timestamp.IsZero() {

@@ -37,7 +37,7 @@ func sns() Sender {
 		},
 		Map: func(v Value) ([]Event, error) {
 			var e Event
-			e.Set(PartID, "sns-"+v.Get("MessageId").String(), "MessageId")
+			e.SetID("MessageId", "sns-", "", v.Get("MessageId").String())
 			e.Timestamp = v.Get("Timestamp").Time()
 			e.Label("topic_arn", v.Get("TopicArn").String())
 			topic := v.Get("TopicArn").String()

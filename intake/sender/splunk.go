@@ -68,9 +68,7 @@ func splunk() Sender {
 				e.Set(PartEnvironment, s, f)
 			}
 			e.Host, _ = rf("host")
-			if sid := Rendered(v.Get("sid").String()); sid != "" {
-				e.Set(PartID, "splunk-"+sid, "sid")
-			}
+			e.SetID("sid", "splunk-", "", v.Get("sid").String())
 			e.Timestamp = r.Get("_time").Time()
 			e.Status = openrecall.StatusFiring
 			e.Label("splunk_app", v.Get("app").String())

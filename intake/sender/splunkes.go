@@ -92,14 +92,10 @@ func splunkES() Sender {
 			default:
 				e.Status = Status(status)
 			}
-			if id, f := rf("event_id"); id != "" {
-				e.Set(PartID, "splunk-es-"+id, f)
-			} else if sid := Rendered(v.Get("sid").String()); sid != "" {
-				e.Set(PartID, "splunk-es-"+sid, "sid")
-			} else if sid, f := rf("orig_sid"); sid != "" {
-				if t, _ := rf("_time"); t != "" {
-					e.Set(PartID, "splunk-es-"+sid+"-"+t, f+"+_time")
-				}
+			if id, f := rf("event_id"); !e.SetID(f, "splunk-es-", "", id) && !e.SetID("sid", "splunk-es-", "", v.Get("sid").String()) {
+				sid, f := rf("orig_sid")
+				t, _ := rf("_time")
+				e.SetID(f+"+_time", "splunk-es-", "-", sid, t)
 			}
 			for _, k := range []string{"_time", "orig_time", "info_search_time"} {
 				if t := r.Get(k).Time(); !t.IsZero() {

@@ -101,9 +101,7 @@ func suricataMap(v Value) ([]Event, error) {
 	}
 	e.Set(PartSeverity, a.Get("severity").String(), "alert.severity")
 	ts := v.Get("timestamp").String()
-	if flow := v.Get("flow_id").String(); flow != "" {
-		e.Set(PartID, "suricata-"+flow+"-"+rule+"-"+ts, "flow_id+alert.signature_id+timestamp")
-	}
+	e.SetID("flow_id+alert.signature_id+timestamp", "suricata-", "-", v.Get("flow_id").String(), rule, ts)
 	e.Timestamp = v.Get("timestamp").Time()
 	e.Host = v.Get("host").String()
 

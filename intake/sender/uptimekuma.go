@@ -91,7 +91,7 @@ func uptimeKumaMap(v Value) ([]Event, error) {
 		if id == "" {
 			id = mon.Get("id").String()
 		}
-		e.Set(PartID, "uk-"+id+"/"+hb.Get("time").String(), "heartbeat.monitorID+heartbeat.time")
+		e.SetID("heartbeat.monitorID+heartbeat.time", "uk-", "/", id, hb.Get("time").String())
 		switch hb.Get("status").String() {
 		case "1":
 			e.Status = openrecall.StatusResolved

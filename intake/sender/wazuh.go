@@ -116,9 +116,7 @@ func wazuhMap(v Value) ([]Event, error) {
 		e.Set(PartTitle, "Wazuh rule "+r.Get("id").String(), "rule.id")
 	}
 	e.Set(PartSeverity, r.Get("level").String(), "rule.level")
-	if id := v.Get("id").String(); id != "" {
-		e.Set(PartID, "wazuh-"+id, "id")
-	}
+	e.SetID("id", "wazuh-", "", v.Get("id").String())
 	e.Timestamp = v.Get("timestamp").Time()
 	agent := v.Get("agent")
 	e.Host, _ = agent.First("name", "ip")

@@ -111,10 +111,8 @@ func zabbix() Sender {
 			}
 
 			link, _ := p.first("link", "url", "alerturl", "eventurl", "triggerurl")
-			if id, k := p.first("eventid", "id"); id != "" {
-				e.Set(PartID, "zbx-"+id, k)
-			} else if id := zabbixQuery(link, "eventid"); id != "" {
-				e.Set(PartID, "zbx-"+id, p.key("link", "url", "alerturl", "eventurl", "triggerurl"))
+			if id, k := p.first("eventid", "id"); !e.SetID(k, "zbx-", "", id) {
+				e.SetID(p.key("link", "url", "alerturl", "eventurl", "triggerurl"), "zbx-", "", zabbixQuery(link, "eventid"))
 			}
 
 			e.Status = zabbixStatus(p)

@@ -37,6 +37,7 @@ func registry() []pbt.Property {
 	props = append(props, archiveProperties()...)
 	props = append(props, forgetProperties()...)
 	props = append(props, leaseProperties()...)
+	props = append(props, idProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

@@ -146,7 +146,7 @@ func teethProperties() []pbt.Property {
 			pbt.Cover("a comment after the first record", 50),
 		),
 		pbt.ForAll("P63_alertmanager_id_is_fingerprint_and_start",
-			"An Alertmanager alert's id is its fingerprint and its startsAt (DESIGN §3): two webhook items get one id if and only if they are of one series (the fingerprint sent, or computed from the labels) and one start; a new firing of the same series is a new alert, and a resolved notice shares its firing's id.",
+			"An Alertmanager alert's id is its fingerprint and its startsAt (DESIGN §3): two webhook items get one id if and only if they are of one series (one label set, whether or not a fingerprint is sent: openrecall hashes the labels itself, P122) and one start; a new firing of the same series is a new alert, and a resolved notice shares its firing's id.",
 			"EpisodeCaseGen", gen.EpisodeCaseGen(), func(c gen.EpisodeCase) error {
 				var ids [2]string
 				for i := range ids {

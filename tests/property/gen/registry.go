@@ -101,6 +101,8 @@ func All() []Named {
 		{"SenderReadingGen", SenderReadingGen(), validAs(ValidSenderReading)},
 		{"RuleDigitsGen", RuleDigitsGen(), validAs(ValidRuleDigits)},
 		{"WrongTypeGen", WrongTypeGen(), validAs(ValidWrongType)},
+		{"IDChangeGen", IDChangeGen(), validAs(ValidIDChange)},
+		{"AMPairGen", AMPairGen(), validAs(ValidAMPair)},
 		{"LevelSpellingGen", LevelSpellingGen(), validAs(ValidLevelSpelling)},
 		{"IdentityCaseGen", IdentityCaseGen(), validAs(ValidIdentityCase)},
 		{"ForeignDBGen", ForeignDBGen(), validAs(ValidForeignDB)},
