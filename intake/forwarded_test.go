@@ -53,3 +53,21 @@ func parseOne(t *testing.T, b []byte) openrecall.Alert {
 	}
 	return recs[0].Alert
 }
+
+// TestTruncatedAfterAlertsWithKeysSorted reads Alertmanager's webhook with
+// its members sorted (alerts first, then receiver, truncatedAlerts,
+// version, as a re-encoder that sorts keys writes it): the notice that
+// alerts were left out is kept, as when the members come in Alertmanager's
+// order. Found by P48 once the sender pool grew; fails without the fix in
+// objectEnd (the object was read as a batch and its notice dropped).
+func TestTruncatedAfterAlertsWithKeysSorted(t *testing.T) {
+	body := `{"alerts":[{"annotations":{"summary":"disk 95% on db-1"},"endsAt":"0001-01-01T00:00:00Z","fingerprint":"2e9fa37b4a575e39","labels":{"alertname":"DiskFull","service":"db"},"startsAt":"2026-11-30T03:43:32Z","status":"firing"}],` +
+		`"commonLabels":{"alertname":"DiskFull"},"groupKey":"{}:{alertname=\"DiskFull\"}","receiver":"openrecall","status":"firing","truncatedAlerts":2,"version":"4"}`
+	recs := readAll(t, body, Options{})
+	if len(recs) != 2 || recs[1].Alert.Status != openrecall.StatusNotice || recs[1].Alert.Dropped != 2 {
+		for _, r := range recs {
+			t.Logf("%v %q %s dropped %d", r.Err, r.Alert.Title, r.Alert.Status, r.Alert.Dropped)
+		}
+		t.Fatalf("%d records, want the alert and the notice of 2 alerts left out", len(recs))
+	}
+}
