@@ -227,7 +227,10 @@ func (r *Reader) objectEnd() error {
 		if o.items == 0 && !o.skip {
 			r.queue = reject(r.queue, pos, "webhook has no alerts")
 		}
-		if !o.skip && !o.batch {
+		// An object whose alerts came first was read as a batch; a receiver
+		// or group key after its alerts says it was a webhook after all, and
+		// its truncatedAlerts counts.
+		if !o.skip && (!o.batch || o.fields.has("receiver") || o.fields.has("groupKey")) {
 			r.queue = truncated(r.queue, o.fields, o.source, pos)
 		}
 		if trailing {

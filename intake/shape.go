@@ -343,6 +343,7 @@ func newWebhookAlert(labels, annotations map[string]string, status, fp string, s
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
 	}
+	forwarded(&a)
 	return a, nil
 }
 
@@ -392,6 +393,7 @@ func prometheusAlert(o object) (openrecall.Alert, error) {
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
 	}
+	forwarded(&a) // falcosidekick's Alertmanager output posts this shape to /api/v2/alerts
 	return a, nil
 }
 

@@ -63,6 +63,71 @@ func TestExceptionCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the exception corpus in -short mode (make test runs it)")
 	}
+	exceptionCorpus(t, falcoWebhook)
+}
+
+// TestExceptionCorpusAlertmanager is TestExceptionCorpus on the path
+// through falcosidekick's Alertmanager output and Alertmanager's webhook
+// (issue 32): the same events, the entity fields read from falcosidekick's
+// labels (proc_name, user_name, container_image_repository, …), so that an
+// exception is proposed and then matched there as on the webhook path.
+// Fails without intake's forwarded: no proposal on this path.
+func TestExceptionCorpusAlertmanager(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the exception corpus in -short mode (make test runs it)")
+	}
+	exceptionCorpus(t, falcoAlertmanager)
+}
+
+// corpusForm is one delivery form of the corpus's firings: how to deliver a
+// later firing of the same event, with the user (a match field) changed or
+// the priority raised to Critical.
+type corpusForm struct {
+	name   string
+	form   detectcorpus.Form
+	refire func(t *testing.T, payload []byte, n int, user, priority string) []byte
+}
+
+// falcoWebhook delivers through falcosidekick's webhook.
+var falcoWebhook = corpusForm{name: "falcosidekick", form: detectcorpus.Falcosidekick,
+	refire: func(t *testing.T, payload []byte, n int, user, priority string) []byte {
+		return refire(t, payload, n, func(m map[string]any) {
+			if of, ok := m["output_fields"].(map[string]any); ok && user != "" {
+				of["user.name"] = user
+			}
+			if priority != "" {
+				m["priority"] = priority
+			}
+		})
+	}}
+
+// falcoAlertmanager delivers through falcosidekick's Alertmanager output
+// and Alertmanager's webhook: a later firing is a new startsAt (a new
+// episode), the output fields are labels.
+var falcoAlertmanager = corpusForm{name: "falcosidekick → Alertmanager", form: detectcorpus.Alertmanager,
+	refire: func(t *testing.T, payload []byte, n int, user, priority string) []byte {
+		t.Helper()
+		var m map[string]any
+		if err := json.Unmarshal(payload, &m); err != nil {
+			t.Fatal(err)
+		}
+		alert := m["alerts"].([]any)[0].(map[string]any)
+		alert["startsAt"] = time.Date(2026, 11, 30, 4, n, 0, 0, time.UTC).Format(time.RFC3339Nano)
+		labels := alert["labels"].(map[string]any)
+		if user != "" {
+			labels["user_name"] = user
+		}
+		if priority != "" {
+			labels["priority"], labels["severity"] = priority, "critical"
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}}
+
+func exceptionCorpus(t *testing.T, form corpusForm) {
 	dir, err := detectcorpus.Find(".")
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +153,7 @@ func TestExceptionCorpus(t *testing.T) {
 			return p.store.ReadTrail(ctx, memory.TrailReader(r))
 		}}
 	sink := memory.Sink{Store: p.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
-	firings := detectcorpus.Render(rules, detectcorpus.Falcosidekick, 1, 20260101)
+	firings := detectcorpus.Render(rules, form.form, 1, 20260101)
 	parse := func(b []byte) openrecall.Alert {
 		recs, err := intake.ParseBytes(b, intake.Options{})
 		if err != nil || len(recs) != 1 || recs[0].Err != nil {
@@ -132,7 +197,7 @@ func TestExceptionCorpus(t *testing.T) {
 		for n := range 5 {
 			if _, err := uc.Retain(ctx, usecase.RetainRequest{
 				Decision: usecase.Decision{Decision: openrecall.DecisionKnownBenign, Note: "expected in this environment", Analyst: "bob"},
-				Subject:  usecase.Subject{Alerts: []openrecall.Alert{parse(refire(t, f.Payload, n, nil))}},
+				Subject:  usecase.Subject{Alerts: []openrecall.Alert{parse(form.refire(t, f.Payload, n, "", ""))}},
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +205,7 @@ func TestExceptionCorpus(t *testing.T) {
 	}
 	var next [][]byte
 	for _, f := range firings {
-		next = append(next, refire(t, f.Payload, 10, nil))
+		next = append(next, form.refire(t, f.Payload, 10, "", ""))
 	}
 	proposed := run("propose", next)
 	proposals, bypassed, noFields := 0, 0, 0
@@ -175,20 +240,16 @@ func TestExceptionCorpus(t *testing.T) {
 	var after [][]byte
 	kinds := []string{}
 	for _, f := range firings {
-		after = append(after, refire(t, f.Payload, 20, nil))
+		after = append(after, form.refire(t, f.Payload, 20, "", ""))
 		kinds = append(kinds, "same")
 		// Another user where the user is one of the event's entity
 		// fields (so a match field of its proposal).
 		if parse(f.Payload).Entities["user"] != "" {
-			after = append(after, refire(t, f.Payload, 21, func(m map[string]any) {
-				if of, ok := m["output_fields"].(map[string]any); ok {
-					of["user.name"] = "mallory"
-				}
-			}))
+			after = append(after, form.refire(t, f.Payload, 21, "mallory", ""))
 			kinds = append(kinds, "other user")
 		}
 		if prio := string(f.Payload); !strings.Contains(prio, `"priority":"Critical"`) && !strings.Contains(prio, `"priority":"Emergency"`) && !strings.Contains(prio, `"priority":"Alert"`) {
-			after = append(after, refire(t, f.Payload, 22, func(m map[string]any) { m["priority"] = "Critical" }))
+			after = append(after, form.refire(t, f.Payload, 22, "", "Critical"))
 			kinds = append(kinds, "more severe")
 		}
 	}
@@ -218,11 +279,14 @@ func TestExceptionCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	figures.Report(t, "falcosidekick: %d detections, 5 benign decisions each: next firing bypassed %d, proposals %d (stored %d, approved by a person; %d events carry no entity field, so no proposal); after approval: same event closed by an exception %d of %d, other user %d of %d, more severe %d of %d; model calls %d, saved by exceptions %s; audit trail intact %v (%d entries)",
-		len(firings), bypassed, proposals, len(stored), noFields, count["same"][0], count["same"][1], count["other user"][0], count["other user"][1],
+	figures.Report(t, "%s: %d detections, 5 benign decisions each: next firing bypassed %d, proposals %d (stored %d, approved by a person; %d events carry no entity field, so no proposal); after approval: same event closed by an exception %d of %d, other user %d of %d, more severe %d of %d; model calls %d, saved by exceptions %s; audit trail intact %v (%d entries)",
+		form.name, len(firings), bypassed, proposals, len(stored), noFields, count["same"][0], count["same"][1], count["other user"][0], count["other user"][1],
 		count["more severe"][0], count["more severe"][1], calls, saved, len(rep.Problems) == 0, rep.Entries)
 	if bypassed > 0 {
 		t.Errorf("%d detections bypassed by memory", bypassed)
+	}
+	if proposals == 0 || noFields*4 > len(firings) {
+		t.Errorf("%d proposals; %d of %d detections carry no entity field", proposals, noFields, len(firings))
 	}
 	if proposals != len(firings)-noFields || len(stored) != proposals {
 		t.Errorf("%d proposals (%d stored) for %d detections (%d without entity fields), e.g. missing %v", proposals, len(stored), len(firings), noFields, missing)

@@ -124,51 +124,7 @@ func falcoMap(v Value) ([]Event, error) {
 			e.Host = f("hostname")
 		}
 	}
-
-	// The workload: namespace and pod owner, or the audited target.
-	ns, nsField := f("k8s.ns.name"), "output_fields.k8s.ns.name"
-	workload, wField := "", ""
-	if pod := f("k8s.pod.name"); pod != "" {
-		workload, wField = falcoPodOwner(pod), "output_fields.k8s.pod.name"
-	}
-	if ns == "" && workload == "" {
-		if tns := f("ka.target.namespace"); tns != "" {
-			ns, nsField = tns, "output_fields.ka.target.namespace"
-			if name := f("ka.target.name"); name != "" {
-				workload, wField = falcoPodOwner(name), "output_fields.ka.target.name"
-			}
-		}
-	}
-	image := f("container.image.repository")
-	switch {
-	case ns != "" && workload != "":
-		e.Set(PartService, ns+"/"+workload, nsField+"+"+wField)
-	case workload != "":
-		e.Set(PartService, workload, wField)
-	case image != "":
-		e.Set(PartService, image, "output_fields.container.image.repository")
-	case ns != "":
-		e.Set(PartService, ns, nsField)
-	}
-	for _, k := range []string{"environment", "env", "cluster"} {
-		if e.Set(PartEnvironment, f(k), "output_fields."+k) {
-			break
-		}
-	}
-
-	e.Entity("process", f("proc.name"))
-	e.Entity("parent_process", f("proc.pname"))
-	if !falcoEntity(&e, "command", f("proc.cmdline")) {
-		e.Entity("command", f("ka.uri.param[command]"))
-	}
-	for _, k := range []string{"user.name", "ka.user.name", "aws.user", "okta.actor.name", "github.user"} {
-		if u := f(k); u != "" {
-			e.Entity("user", u)
-			break
-		}
-	}
-	e.Entity("image", image)
-	e.Entity("namespace", ns)
+	falcoEvent(&e, f, func(k string) string { return "output_fields." + k })
 
 	tags := v.Get("tags").Strings()
 	e.Label("tags", strings.Join(tags, ","))
@@ -188,4 +144,57 @@ func falcoMap(v Value) ([]Event, error) {
 	}
 	e.Text = JoinText(v.Get("output").String(), Evidence(pairs...))
 	return []Event{e}, nil
+}
+
+// falcoEvent reads what a Falco event's output fields say into e: the
+// service (the workload), the environment and the entity fields. f reads an
+// output field by Falco's name ("proc.name"), "" when absent or "<NA>";
+// where names the payload field an output field came from. The webhook
+// path and the Alertmanager path (falcoAlertmanager) both read the event
+// through it, so one event carries the same service and entities on both.
+func falcoEvent(e *Event, f func(string) string, where func(string) string) {
+	// The workload: namespace and pod owner, or the audited target.
+	ns, nsField := f("k8s.ns.name"), where("k8s.ns.name")
+	workload, wField := "", ""
+	if pod := f("k8s.pod.name"); pod != "" {
+		workload, wField = falcoPodOwner(pod), where("k8s.pod.name")
+	}
+	if ns == "" && workload == "" {
+		if tns := f("ka.target.namespace"); tns != "" {
+			ns, nsField = tns, where("ka.target.namespace")
+			if name := f("ka.target.name"); name != "" {
+				workload, wField = falcoPodOwner(name), where("ka.target.name")
+			}
+		}
+	}
+	image := f("container.image.repository")
+	switch {
+	case ns != "" && workload != "":
+		e.Set(PartService, ns+"/"+workload, nsField+"+"+wField)
+	case workload != "":
+		e.Set(PartService, workload, wField)
+	case image != "":
+		e.Set(PartService, image, where("container.image.repository"))
+	case ns != "":
+		e.Set(PartService, ns, nsField)
+	}
+	for _, k := range []string{"environment", "env", "cluster"} {
+		if e.Set(PartEnvironment, f(k), where(k)) {
+			break
+		}
+	}
+
+	e.Entity("process", f("proc.name"))
+	e.Entity("parent_process", f("proc.pname"))
+	if !falcoEntity(e, "command", f("proc.cmdline")) {
+		e.Entity("command", f("ka.uri.param[command]"))
+	}
+	for _, k := range []string{"user.name", "ka.user.name", "aws.user", "okta.actor.name", "github.user"} {
+		if u := f(k); u != "" {
+			e.Entity("user", u)
+			break
+		}
+	}
+	e.Entity("image", image)
+	e.Entity("namespace", ns)
 }

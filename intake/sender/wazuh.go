@@ -22,13 +22,15 @@ import (
 // (predecoder.program_name: "sshd"), which keeps the events of Wazuh's
 // generic rules apart; the environment an agent label env or environment.
 //
-// Severity reads rule.level by the bands of Wazuh's rules classification
-// (levels 0–16) as its dashboard groups them: 0–2 (ignored, system
-// notifications: no security relevance) info; 3–6 (authorized events, low
-// priority and user errors, low relevance attacks) low; 7–11 ("bad word"
-// matches, first-time events, invalid sources, multiple errors, integrity
-// warnings) medium; 12–14 (high importance events) high; 15 and 16 (severe
-// attacks) critical.
+// Severity reads rule.level by what Wazuh's own "Rules classification"
+// table says each level means (levels 0–15; the rules accept 16): 0–2
+// (ignored, system notifications: no security relevance) info; 3–6
+// (authorized events, low priority and user errors, low relevance attacks)
+// low; 7–9 ("bad word" matches, first-time events, errors from an invalid
+// source: "may have security relevance") medium; 10–13 (multiple user
+// errors and integrity warnings, which "may indicate an attack", and high
+// importance events) high; 14 (high importance security event: "indicates
+// an attack"), 15 (severe attack) and 16 critical.
 //
 // Entities are what acted: user (data.srcuser, a Windows
 // subjectUserName, an audit auid), target_user (data.dstuser, a Windows
@@ -54,7 +56,7 @@ func wazuh() Sender {
 			Point:    "ossec.conf <integration>: <name>custom-openrecall</name>, <hook_url>http://HOST:9555/api/v1/alerts/wazuh</hook_url>, <alert_format>json</alert_format> and a script posting the alert file; or the shuffle integration's hook_url",
 			Auth:     "the integration script sets Authorization: Bearer TOKEN (<api_key>); Shuffle: ?token=TOKEN in hook_url",
 			Title:    "rule.description",
-			Severity: "rule.level (0–2 info, 3–6 low, 7–11 medium, 12–14 high, 15–16 critical)",
+			Severity: "rule.level (0–2 info, 3–6 low, 7–9 medium, 10–13 high, 14–16 critical)",
 			Service:  "agent.labels.service, else predecoder.program_name (never the agent)",
 			Rule:     "rule.id",
 			ID:       "id (the alert's id)",
@@ -77,7 +79,8 @@ func wazuhAlert(v Value) bool {
 	return v.Get("agent").IsObject() && (v.Has("manager") || v.Has("decoder") || v.Has("location") || v.Has("full_log"))
 }
 
-// wazuhSeverity maps a rule level to a severity by Wazuh's bands.
+// wazuhSeverity maps a rule level to a severity by Wazuh's rules
+// classification.
 func wazuhSeverity(raw string) openrecall.Severity {
 	n, err := strconv.Atoi(strings.TrimSpace(raw))
 	if err != nil {
@@ -94,9 +97,9 @@ func wazuhSeverity(raw string) openrecall.Severity {
 		return openrecall.SeverityInfo
 	case n <= 6:
 		return openrecall.SeverityLow
-	case n <= 11:
+	case n <= 9:
 		return openrecall.SeverityMedium
-	case n <= 14:
+	case n <= 13:
 		return openrecall.SeverityHigh
 	}
 	return openrecall.SeverityCritical

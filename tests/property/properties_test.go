@@ -29,6 +29,7 @@ func registry() []pbt.Property {
 	props = append(props, templateProperties()...)
 	props = append(props, securityProperties()...)
 	props = append(props, senderProperties()...)
+	props = append(props, securitySenderProperties()...)
 	props = append(props, groupProperties()...)
 	props = append(props, exceptionProperties()...)
 	props = append(props, teethProperties()...)
