@@ -59,37 +59,53 @@ func PatternOf(shortname string) string {
 	return ""
 }
 
-// patternBit maps a tactic shortname, with '-' or '_' between words and in
-// any case, to its pattern's bit.
-func patternBit(shortname string) (int, bool) {
+// patternBit maps a tactic's name, shortname or attack_pattern value, in
+// any case and spelling — words joined by spaces, '-' or '_'
+// ("Credential Access", "credential-access", "credential_access"), or
+// written together ("CredentialAccess", as Microsoft Sentinel writes
+// tactics) — to its pattern's bit.
+func patternBit(name string) (int, bool) {
 	var buf [32]byte
-	if len(shortname) > len(buf) {
+	if len(name) > len(buf) {
 		return 0, false
 	}
-	n := copy(buf[:], shortname)
+	n := copy(buf[:], name)
+	joined := false
 	for i := range n {
 		switch c := buf[i]; {
-		case c == '-' || c == ' ':
+		case c == '-' || c == ' ' || c == '_':
 			buf[i] = '_'
+			joined = true
 		case 'A' <= c && c <= 'Z':
 			buf[i] = c + 'a' - 'A'
 		}
 	}
-	s := buf[:n]
-	switch string(s) {
-	case "exfiltration":
-		return 10, true
-	case "stealth", "defense_impairment":
+	if joined {
+		b, ok := tacticWords[string(buf[:n])]
+		return b, ok
+	}
+	b, ok := tacticCompact[string(buf[:n])]
+	return b, ok
+}
+
+// tacticWords maps a tactic's name with its words joined by '_', in lower
+// case, to its pattern's bit; tacticCompact the same name written with no
+// separator.
+var tacticWords, tacticCompact = func() (words, compact map[string]int) {
+	words = map[string]int{
+		"exfiltration": 10,
 		// ATT&CK v19 split Defense Evasion into these two tactics.
-		return 4, true
+		"stealth": 4, "defense_impairment": 4,
 	}
 	for i, p := range patterns {
-		if string(s) == p {
-			return i, true
-		}
+		words[p] = i
 	}
-	return 0, false
-}
+	compact = map[string]int{}
+	for w, b := range words {
+		compact[strings.ReplaceAll(w, "_", "")] = b
+	}
+	return words, compact
+}()
 
 // TacticInfo is one ATT&CK tactic of the table.
 type TacticInfo struct {
@@ -118,6 +134,10 @@ type Table struct {
 	masks           []uint16          // per technique, its tactics' bits
 	tacticBits      map[uint16]uint16 // TA number → bit mask
 	all             uint16            // bits of all the table's tactics
+	// byName maps a technique's name (nameKey) to its key: a
+	// sub-technique as "Parent: Sub" and, when no other technique of
+	// other tactics has the same name, alone.
+	byName map[string]uint32
 }
 
 // Enterprise returns the embedded ATT&CK Enterprise table, parsed on first
@@ -224,7 +244,99 @@ func Parse(r io.Reader) (*Table, error) {
 	if len(t.tactics) == 0 || len(t.techniques) == 0 {
 		return nil, fmt.Errorf("no tactics or no techniques: %w", ErrInvalid)
 	}
+	t.names()
 	return t, nil
+}
+
+// names builds byName. A name that techniques of different tactics share
+// (a sub-technique's "Local Account" under Account Discovery and Create
+// Account) is left out alone: only "Parent: Sub" names it. Among techniques
+// of one name and the same tactics, the active one stands.
+func (t *Table) names() {
+	t.byName = map[string]uint32{}
+	ambiguous := map[string]bool{}
+	add := func(name string, key uint32, i int) {
+		k := nameKey(name)
+		if k == "" || ambiguous[k] {
+			return
+		}
+		if old, ok := t.byName[k]; ok {
+			j := t.byKey[old]
+			switch {
+			case t.masks[j] != t.masks[i]:
+				delete(t.byName, k)
+				ambiguous[k] = true
+			case t.techniques[j].Status != "active" && t.techniques[i].Status == "active":
+				t.byName[k] = key
+			}
+			return
+		}
+		t.byName[k] = key
+	}
+	for i, tq := range t.techniques {
+		key, _ := techniqueKey(tq.ID)
+		add(tq.Name, key, i)
+	}
+	for i, tq := range t.techniques {
+		key, _ := techniqueKey(tq.ID)
+		if key%1000 == 0 {
+			continue
+		}
+		if p, ok := t.byKey[key-key%1000]; ok {
+			k := nameKey(t.techniques[p].Name + ": " + tq.Name)
+			if _, taken := t.byName[k]; !taken {
+				t.byName[k] = key
+			}
+			_ = i
+		}
+	}
+}
+
+// nameKey is a technique name as byName keys it: lower case, each run of
+// characters other than letters and digits one space, trimmed.
+func nameKey(name string) string {
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+			fallthrough
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c >= 0x80:
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteByte(c)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// techniqueNamed returns the key of the technique a whole value names
+// ("Valid Accounts", "Command and Scripting Interpreter: PowerShell").
+func (t *Table) techniqueNamed(v string) (uint32, bool) {
+	if len(v) < 3 || len(v) > 120 {
+		return 0, false
+	}
+	key, ok := t.byName[nameKey(v)]
+	return key, ok
+}
+
+// TechniqueByName returns the technique a name gives ("Valid Accounts";
+// a sub-technique also as "Parent: Sub"), and whether one does: a name
+// that techniques of different tactics share gives none.
+func (t *Table) TechniqueByName(name string) (Technique, bool) {
+	key, ok := t.techniqueNamed(name)
+	if !ok {
+		return Technique{}, false
+	}
+	tt := t.techniques[t.byKey[key]]
+	tt.Tactics = slices.Clone(tt.Tactics)
+	return tt, true
 }
 
 // Version returns the table's ATT&CK domain and version
