@@ -89,7 +89,7 @@ func attackKey(k string) bool {
 		} else {
 			k = ""
 		}
-		if strings.EqualFold(seg, "tags") || strings.EqualFold(seg, "tag") {
+		if equalFold(seg, "tags") || equalFold(seg, "tag") {
 			return true
 		}
 	}
@@ -122,7 +122,7 @@ func (e *Extractor) detection(a openrecall.Alert) (string, bool) {
 				return "detection shape: a Sigma logsource (" + k + ")", true
 			case hasPrefixFold(k, "threat.") && (hasPrefixFold(k, "threat.tactic") || hasPrefixFold(k, "threat.technique") || hasPrefixFold(k, "threat.framework")):
 				return "detection shape: an ECS threat field (" + k + ")", true
-			case strings.EqualFold(k, "rule.level") || strings.EqualFold(k, "rule.severity") || strings.EqualFold(k, "level"):
+			case equalFold(k, "rule.level") || equalFold(k, "rule.severity") || equalFold(k, "level"):
 				level = true
 			}
 			if !tags && attackKey(k) && containsFold(v, "attack.") {
@@ -135,6 +135,9 @@ func (e *Extractor) detection(a openrecall.Alert) (string, bool) {
 	}
 	return "", false
 }
+
+// equalFold reports whether s is word (lower case ASCII) in any ASCII case.
+func equalFold(s, word string) bool { return len(s) == len(word) && hasPrefixFold(s, word) }
 
 // containsFold reports whether s contains sub (lower case ASCII), in any
 // case.

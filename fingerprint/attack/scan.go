@@ -175,12 +175,12 @@ func (s *Scan) item(v string) {
 // follow a letter, digit or one of _ . / \ - @ $ %, and no letter, digit or _
 // follows it (nor one of . / \ @ followed by a letter or digit, nor - followed
 // by a digit: "T1562-impair-defenses" counts). A bare id
-// must be upper case, a technique must be in the table and a tactic must be
+// must be upper case (but in a Value), a technique must be in the table and a tactic must be
 // one of its tactics.
 func (s *Scan) Text(str string) {
 	for i := 0; i < len(str); i++ {
 		c := str[i]
-		if c != 'T' && c|0x20 != 'a' && c|0x20 != 'm' {
+		if c|0x20 != 't' && c|0x20 != 'a' && c|0x20 != 'm' || c == 't' && !s.inDeclared {
 			continue
 		}
 		if c|0x20 == 'a' && hasPrefixFold(str[i:], "attack.mitre.org/") {
@@ -194,7 +194,7 @@ func (s *Scan) Text(str string) {
 		}
 		var n int
 		switch {
-		case c == 'T':
+		case c|0x20 == 't':
 			n = s.id(str[i:], false)
 		case c|0x20 == 'a':
 			if hasPrefixFold(str[i:], "attack.") {
@@ -238,6 +238,9 @@ func (s *Scan) url(x string) int {
 	case hasPrefixFold(rest, "tactics/"):
 		n += len("tactics/")
 	default:
+		return 0
+	}
+	if n >= len(x) || x[n]|0x20 != 't' {
 		return 0
 	}
 	m := s.id(x[n:], true)

@@ -103,6 +103,7 @@ func TestTacticName(t *testing.T) {
 		{"Valid Accounts", InitialAccess},
 		{"Command and Scripting Interpreter: PowerShell", Execution},
 		{"T1098/001", Persistence},
+		{"t1098_001", Persistence},
 		{"the weather", ""},
 		{"", ""},
 	}

@@ -248,46 +248,61 @@ func Parse(r io.Reader) (*Table, error) {
 	return t, nil
 }
 
-// names builds byName. A name that techniques of different tactics share
-// (a sub-technique's "Local Account" under Account Discovery and Create
-// Account) is left out alone: only "Parent: Sub" names it. Among techniques
-// of one name and the same tactics, the active one stands.
+// names builds byName. A technique's own name counts when every technique
+// of that name has the same tactics (a sub-technique's "Local Account",
+// under Account Discovery and Create Account, does not); among them the
+// active one stands. A sub-technique's "Parent: Sub" counts by the same
+// rule unless it is some technique's own name.
 func (t *Table) names() {
 	t.byName = map[string]uint32{}
-	ambiguous := map[string]bool{}
-	add := func(name string, key uint32, i int) {
-		k := nameKey(name)
-		if k == "" || ambiguous[k] {
-			return
-		}
-		if old, ok := t.byName[k]; ok {
-			j := t.byKey[old]
-			switch {
-			case t.masks[j] != t.masks[i]:
-				delete(t.byName, k)
-				ambiguous[k] = true
-			case t.techniques[j].Status != "active" && t.techniques[i].Status == "active":
-				t.byName[k] = key
-			}
-			return
-		}
-		t.byName[k] = key
-	}
+	own := map[string][]int{}
+	full := map[string][]int{}
+	var order []string
 	for i, tq := range t.techniques {
-		key, _ := techniqueKey(tq.ID)
-		add(tq.Name, key, i)
+		k := nameKey(tq.Name)
+		if _, seen := own[k]; !seen {
+			order = append(order, k)
+		}
+		own[k] = append(own[k], i)
 	}
+	var fullOrder []string
 	for i, tq := range t.techniques {
-		key, _ := techniqueKey(tq.ID)
-		if key%1000 == 0 {
+		base, _, ok := strings.Cut(tq.ID, ".")
+		if !ok {
 			continue
 		}
-		if p, ok := t.byKey[key-key%1000]; ok {
-			k := nameKey(t.techniques[p].Name + ": " + tq.Name)
-			if _, taken := t.byName[k]; !taken {
-				t.byName[k] = key
+		key, _ := techniqueKey(base)
+		p, ok := t.byKey[key]
+		if !ok {
+			continue
+		}
+		k := nameKey(t.techniques[p].Name + ": " + tq.Name)
+		if _, seen := full[k]; !seen {
+			fullOrder = append(fullOrder, k)
+		}
+		full[k] = append(full[k], i)
+	}
+	pick := func(k string, idx []int) {
+		best := idx[0]
+		for _, i := range idx {
+			if t.masks[i] != t.masks[best] {
+				return // techniques of other tactics share the name
 			}
-			_ = i
+			if t.techniques[i].Status == "active" && t.techniques[best].Status != "active" {
+				best = i
+			}
+		}
+		key, _ := techniqueKey(t.techniques[best].ID)
+		t.byName[k] = key
+	}
+	for _, k := range order {
+		if k != "" {
+			pick(k, own[k])
+		}
+	}
+	for _, k := range fullOrder {
+		if _, isOwn := own[k]; !isOwn && k != "" {
+			pick(k, full[k])
 		}
 	}
 }

@@ -109,7 +109,7 @@ func (l *List) With(names []string, where string) (*List, error) {
 func build(sp []Spelling) (*List, error) {
 	l := &List{spellings: sp, compact: map[string]int{}, words: map[string][]int{}}
 	for i, s := range sp {
-		toks := tokens(strings.ToLower(s.Spelling), nil)
+		toks := tokens(lowerASCII(s.Spelling), nil)
 		c := strings.Join(toks, "")
 		if c == "" {
 			return nil, fmt.Errorf("spelling %q of %q has no letter or digit: %w", s.Spelling, s.Product, ErrInvalid)
@@ -134,7 +134,7 @@ func (l *List) Match(value string) (string, bool) {
 		return "", false
 	}
 	var buf [16]string
-	toks := tokens(strings.ToLower(value), buf[:0])
+	toks := tokens(lowerASCII(value), buf[:0])
 	if len(toks) == 0 {
 		return "", false
 	}
@@ -155,6 +155,22 @@ func (l *List) Match(value string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// lowerASCII lowers the ASCII letters of s only.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 func equal(a, b []string) bool {
