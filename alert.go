@@ -115,6 +115,9 @@ const (
 	StatusNotice = "notice"
 )
 
+// SenderOwn is the Sender of the product's own alert object (DESIGN §3).
+const SenderOwn = "openrecall"
+
 // SenderGeneric is the Sender of an alert read from a JSON object that no
 // sender adapter recognises (DESIGN §3): it names no rule of its own
 // unless a documented rule key holds one, so without one it has no
@@ -208,4 +211,11 @@ type Alert struct {
 	// by part ("title", "severity", "service", "rule", "id",
 	// "environment"), for explanations.
 	Origin map[string]string `json:"origin,omitempty"`
+	// Fields are the strings of the payload's members that no other part
+	// of the alert took — nested objects and arrays flattened by path
+	// ("rule.level", "tags.0", "logsource.product") — as the generic reading
+	// finds them. They are read for security evidence only (ATT&CK, the
+	// tool that sent the alert, a detection's shape; DESIGN §4), never for
+	// identity, Alert DNA or the content id.
+	Fields map[string]string `json:"fields,omitempty"`
 }

@@ -28,13 +28,14 @@ type layer struct {
 // only by the command, the evaluation and the scripts.
 var layers = map[string]layer{
 	"":                    {external: []string{"golang.org/x/text"}},
-	"fingerprint":         {module: []string{"", "fingerprint/attack"}, external: []string{"go.yaml.in/yaml/v3"}},
+	"fingerprint":         {module: []string{"", "fingerprint/attack", "fingerprint/product"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"fingerprint/attack":  {},
+	"fingerprint/product": {},
 	"triage":              {module: []string{""}},
 	"routing":             {module: []string{"", "internal/jsonfast"}},
 	"costcurve":           {module: []string{""}},
 	"audit":               {module: []string{""}},
-	"intake":              {module: []string{"", "intake/sender", "internal/jsonfast"}},
+	"intake":              {module: []string{"", "fingerprint/product", "intake/sender", "internal/jsonfast"}},
 	"intake/sender":       {module: []string{""}},
 	"memory":              {module: []string{"", "internal/jsonfast"}, external: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "go.uber.org/zap"}},
 	"model/local":         {module: []string{"", "internal/jsonfast", "routing"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/fingerprint/attack"
+	"github.com/openrecall/openrecall/fingerprint/product"
 )
 
 // Extractor turns alerts into Alert DNA with one set of compiled rules. It is
@@ -53,6 +54,9 @@ type Extractor struct {
 	fieldsRead bool
 	// attack maps ATT&CK techniques and tactics to attack patterns.
 	attack *attack.Table
+	// products are the security products' names a source-like field may
+	// give (the embedded list and the rules' security_sources).
+	products *product.List
 }
 
 type compiledField struct {
@@ -134,7 +138,14 @@ func New(rules *Rules) (*Extractor, error) {
 			return nil, err
 		}
 	}
-	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes), attack: attack.Enterprise()}
+	e := &Extractor{norm: newNormalizer(), cache: newDNACache(dnaCacheEntries, dnaCacheBytes), attack: attack.Enterprise(), products: product.Default()}
+	if names := rules.SecuritySources(); len(names) > 0 {
+		l, err := e.products.With(names, "rules "+rules.Name())
+		if err != nil {
+			return nil, fmt.Errorf("rules %s: security_sources: %v: %w", rules.Name(), err, openrecall.ErrInvalid)
+		}
+		e.products = l
+	}
 	seen := map[string]bool{}
 	var literals []literalSet
 	for i, field := range openrecall.FingerprintFields {
@@ -509,12 +520,25 @@ func (e *Extractor) Explain(a openrecall.Alert) (openrecall.Fingerprint, []Evide
 }
 
 func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.Fingerprint, []Evidence) {
+	// why says what makes the alert a security detection: its sender, a
+	// security product a source-like field names, or its shape (DESIGN §4).
+	why, ok := e.detection(a)
+	switch {
+	case ok:
+		a.Security = true
+	case a.Security:
+		why = "security sender " + a.Sender
+	}
 	if a.Security && !withEvidence {
 		// A detection's DNA drops what its evidence text alone says
 		// (detectionDNA), which needs the evidence: computed uncached.
-		fp, _ := e.explain(a, true)
+		fp, _ := e.explainAs(a, why, true)
 		return fp, nil
 	}
+	return e.explainAs(a, why, withEvidence)
+}
+
+func (e *Extractor) explainAs(a openrecall.Alert, why string, withEvidence bool) (openrecall.Fingerprint, []Evidence) {
 	in := e.prepare(a)
 	var buf [2048]byte
 	var key []byte
@@ -526,7 +550,7 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 		key = in.appendKey(buf[:0])
 		if fp, ok := e.cache.get(key); ok {
 			e.release(&in)
-			e.applyAttack(a, &fp, nil)
+			e.applyAttack(a, why, &fp, nil)
 			return fp, nil
 		}
 	}
@@ -560,9 +584,9 @@ func (e *Extractor) explain(a openrecall.Alert, withEvidence bool) (openrecall.F
 	}
 	e.release(&in)
 	if withEvidence {
-		e.applyAttack(a, &fp, &ev)
+		e.applyAttack(a, why, &fp, &ev)
 	} else {
-		e.applyAttack(a, &fp, nil)
+		e.applyAttack(a, why, &fp, nil)
 	}
 	return fp, ev
 }

@@ -42,6 +42,9 @@ type Rules struct {
 	replace  bool
 	fields   map[string]*fieldRules
 	identity []identityRule
+	// securitySources are the team's own names of security products
+	// (security_sources), added to the embedded list (DESIGN §4).
+	securitySources []string
 }
 
 // identityRule names, for the alert rules it matches, the labels that are
@@ -155,8 +158,22 @@ func LoadRules(r io.Reader, name string) (*Rules, error) {
 				rules.fields[field] = fr
 				return nil
 			})
+		case "security_sources":
+			if val.Kind != yaml.SequenceNode {
+				return p.errf(val, "security_sources: want a list of product names")
+			}
+			for _, n := range val.Content {
+				s, err := p.str(n, "security_sources")
+				if err != nil {
+					return err
+				}
+				if !hasAlnum(s) {
+					return p.errf(n, "security_sources: %q names no product (it has no letter or digit)", s)
+				}
+				rules.securitySources = append(rules.securitySources, s)
+			}
 		default:
-			return p.errf(val, "unknown top-level key %q (want version, replace, fields, identity)", key)
+			return p.errf(val, "unknown top-level key %q (want version, replace, fields, identity, security_sources)", key)
 		}
 		return nil
 	})
@@ -584,7 +601,22 @@ func (r *Rules) Merge(o *Rules) *Rules {
 		out.fields[field] = mergeField(rf, of)
 	}
 	out.identity = mergeIdentity(r.identity, o.identity)
+	out.securitySources = append(slices.Clone(r.securitySources), o.securitySources...)
 	return out
+}
+
+// SecuritySources returns the security product names the rules add to the
+// embedded list (security_sources), in file order.
+func (r *Rules) SecuritySources() []string { return slices.Clone(r.securitySources) }
+
+// hasAlnum reports whether s holds an ASCII letter or digit.
+func hasAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; 'a' <= c && c <= 'z' || '0' <= s[i] && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeIdentity merges identity rules as patterns merge: o's new rules come
@@ -700,6 +732,7 @@ func (r *Rules) clone() *Rules {
 	for _, ir := range r.identity {
 		out.identity = append(out.identity, ir.clone())
 	}
+	out.securitySources = slices.Clone(r.securitySources)
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/fingerprint/product"
 )
 
 // NormalizeSeverity maps a source severity or priority to one of the
@@ -229,7 +230,10 @@ func finish(a *openrecall.Alert, severity, environment, service string) error {
 		a.Status = openrecall.StatusFiring
 	}
 	if !a.Security {
-		a.Security = securityLabelled(a.Labels)
+		a.Security = securityNamed(a.Labels) || securityNamed(a.Annotations)
+	}
+	if !a.Security && a.Sender == openrecall.SenderOwn {
+		_, a.Security = product.Default().Match(a.Source)
 	}
 	if a.ID == "" {
 		a.ID = contentID(*a)
@@ -237,24 +241,16 @@ func finish(a *openrecall.Alert, severity, environment, service string) error {
 	return nil
 }
 
-// securitySources are the names a label source, sender, tool or product
-// gives a security detection tool (DESIGN §4: an alert whose labels say it
-// is a security detection, such as falcosidekick's through Alertmanager).
-var securitySources = map[string]bool{"falco": true, "falcosidekick": true, "wazuh": true, "ossec": true, "suricata": true,
-	"snort": true, "zeek": true, "guardduty": true, "aws.guardduty": true, "elastic-security": true, "elastic security": true,
-	"elastic_security": true, "siem": true, "splunk-es": true, "splunk es": true, "splunk_es": true, "sigma": true,
-	"crowdstrike": true, "sentinelone": true, "defender": true, "microsoft defender": true, "security hub": true,
-	"securityhub": true, "aws.securityhub": true, "tetragon": true, "tracee": true, "osquery": true, "auditd": true}
-
-// securityLabels are the labels that name the tool that sent an alert.
-var securityLabels = [...]string{"source", "sender", "tool", "product", "detector", "generator", "origin"}
-
-// securityLabelled reports whether labels name a security detection tool
-// as the alert's source.
-func securityLabelled(labels map[string]string) bool {
-	for _, k := range securityLabels {
-		if v, ok := labels[k]; ok && securitySources[strings.ToLower(strings.TrimSpace(v))] {
-			return true
+// securityNamed reports whether a label (or a field) whose key says it
+// names the tool that sent the alert (source, sender, tool, product,
+// vendor, provider, integration, detector, logsource, …) names a security
+// product in any of its spellings (fingerprint/product's list; DESIGN §4).
+func securityNamed(labels map[string]string) bool {
+	for k, v := range labels {
+		if product.SourceKey(k) {
+			if _, ok := product.Default().Match(v); ok {
+				return true
+			}
 		}
 	}
 	return false

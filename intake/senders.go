@@ -52,8 +52,9 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 		return reject(out, pos, "%s", jsonReason(err))
 	}
 	var (
-		s      sender.Sender
-		events []sender.Event
+		s       sender.Sender
+		events  []sender.Event
+		generic bool
 	)
 	if forced, ok := p.forcedSender(); ok {
 		s, events, err = sender.ReadAs(p.senders, forced, v)
@@ -66,6 +67,7 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 	case errors.Is(err, sender.ErrNoSender):
 		s = sender.Sender{Name: openrecall.SenderGeneric}
 		events = []sender.Event{sender.Generic(v)}
+		generic = true
 	case err != nil:
 		return reject(out, pos, "%s: %v", s.Display, err)
 	}
@@ -78,6 +80,12 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 			epos.Index, epos.HasIndex = i, true
 		}
 		a, err := eventAlert(s, e, string(p.container))
+		if err == nil && generic {
+			a.Fields = fieldsOf(v, nil)
+			if !a.Security {
+				a.Security = securityNamed(a.Fields)
+			}
+		}
 		if err != nil {
 			if len(events) > 1 {
 				out = reject(out, epos, "%s alert %d: %v", s.Display, i, err)
@@ -102,6 +110,37 @@ func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {
 	return append(out, Record{Alert: a})
 }
 
+// maxFields caps the strings of an alert's Fields, and maxFieldBytes each.
+const (
+	maxFields     = 256
+	maxFieldBytes = 1024
+)
+
+// fieldsOf flattens the scalars of a JSON object by path as the generic
+// reading does (rule.level, tags.0), leaving out the members skip names:
+// an alert's Fields, read for security evidence only (DESIGN §4), capped.
+func fieldsOf(v sender.Value, skip map[string]bool) map[string]string {
+	var out map[string]string
+	for _, l := range v.Scalars(maxFields + len(skip)*8) {
+		top, _, _ := strings.Cut(l[0], ".")
+		if skip[top] {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		if len(out) == maxFields {
+			break
+		}
+		val := l[1]
+		if len(val) > maxFieldBytes {
+			val = val[:maxFieldBytes]
+		}
+		out[l[0]] = val
+	}
+	return out
+}
+
 // ownWithRule reads an object that holds the product's own alert content
 // and other members as the product's own alert object, taking its rule
 // from the first of the documented rule keys (DESIGN §3) present as a
@@ -111,6 +150,14 @@ func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrec
 	out = p.own(out, o, pos)
 	if len(out) == n+1 && out[n].Err == nil {
 		a := &out[n].Alert
+		// The members the product's own object does not read are kept as
+		// Fields: a SIEM's tags array, rule object, logsource (DESIGN §4).
+		if f := fieldsOf(v, ownKeys); f != nil {
+			a.Fields = f
+			if !a.Security {
+				a.Security = securityNamed(f)
+			}
+		}
 		for _, k := range sender.GenericRuleKeys {
 			if r := collapseSpace(sender.Rendered(v.Get(k).String())); r != "" && v.Get(k).IsString() {
 				a.Rule, a.Origin = r, map[string]string{sender.PartRule: k}

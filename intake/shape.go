@@ -519,7 +519,7 @@ func genericAlert(o object, format string) (openrecall.Alert, error) {
 	a := openrecall.Alert{
 		ID:          s["id"],
 		Format:      format,
-		Sender:      "openrecall",
+		Sender:      openrecall.SenderOwn,
 		Title:       s["title"],
 		Labels:      labels,
 		Annotations: annotations,

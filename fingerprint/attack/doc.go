@@ -7,15 +7,23 @@
 // parsed once by Enterprise. Parse reads a table of the same format.
 //
 // A Scan collects references from any number of strings: technique ids
-// (T1611, T1059.001), tactic ids (TA0004), Sigma tags (attack.t1059.001,
-// attack.privilege_escalation, attack.privilege-escalation) and Falco tags
-// (mitre_privilege_escalation) anywhere in a text, and, through TacticName, a
-// whole field value that names a tactic ("Privilege Escalation", as Wazuh's
-// rule.mitre.tactic or Elastic's threat.tactic.name carry it). A reference
-// counts only as a whole token: never inside another word, id, hex string,
-// file name or URL path, and a technique id only when the table knows it.
+// (T1611, T1059.001, a sub-technique also after '_' or '/'), tactic ids
+// (TA0004), Sigma tags (attack.t1059.001, attack.t1059_001,
+// attack.privilege_escalation, attack.privilege-escalation), Falco tags
+// (mitre_privilege_escalation) and ATT&CK URLs
+// (attack.mitre.org/techniques/T1098/001/, /tactics/TA0003/) anywhere in a
+// text, and, through Value, the value of a field that says it holds ATT&CK
+// (Wazuh's rule.mitre.tactic, Elastic's threat.tactic.name, Sentinel's
+// tactics, a tags array's element): a list of tactic names in any case and
+// spelling ("Defense Evasion, Persistence", "CredentialAccess"), technique
+// names ("Valid Accounts") and ids. A reference in text counts only as a
+// whole token: never inside another word, id, hex string, file name or a
+// URL path other than ATT&CK's, and a technique id only when the table
+// knows it.
 //
-// Pattern is the first tactic found in the order of DESIGN §4's list
+// What a detection declares — a Value, a tag, an ATT&CK URL — outranks a bare
+// id its text merely mentions. Pattern is the first declared tactic (else
+// the first found) in the order of DESIGN §4's list
 // (initial_access … resource_development; ATT&CK's exfiltration is
 // data_exfiltration; ATT&CK v19's stealth and defense-impairment, which
 // replaced Defense Evasion, are defense_evasion), so the result does not

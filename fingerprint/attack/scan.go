@@ -1,21 +1,42 @@
 package attack
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Scan collects the ATT&CK references of one alert, string by string. Get
 // one from Table.NewScan; it belongs to one goroutine. Its results do not
 // depend on the order in which strings are given.
 type Scan struct {
-	t    *Table
-	mask uint16   // bits of the tactics found
-	keys []uint32 // technique keys found, in order of discovery
+	t *Table
+	// declared are the bits of the tactics a detection declares: in a field
+	// that says it holds ATT&CK (Declared), as a Sigma or Falco tag, or as
+	// an ATT&CK URL. mask are the bits of the tactics merely found in text
+	// (a bare id in a title or description). A declared tactic outranks a
+	// found one (DESIGN §4).
+	declared, mask uint16
+	// inDeclared: the string being read is a declared value, so every
+	// reference in it is declared.
+	inDeclared bool
+	keys       []uint32 // technique keys found, in order of discovery
 }
 
 // NewScan returns an empty Scan over the table.
 func (t *Table) NewScan() *Scan { return &Scan{t: t} }
 
 // Reset empties the scan for another alert, keeping its buffer.
-func (s *Scan) Reset() { s.mask, s.keys = 0, s.keys[:0] }
+func (s *Scan) Reset() { s.declared, s.mask, s.inDeclared, s.keys = 0, 0, false, s.keys[:0] }
+
+// mark records the tactics of bits m: declared when the string being read
+// is a declared value or when declared is set (a tag, a URL).
+func (s *Scan) mark(m uint16, declared bool) {
+	if declared || s.inDeclared {
+		s.declared |= m
+	} else {
+		s.mask |= m
+	}
+}
 
 // Tactic returns the attack_pattern value and the sorted technique ids of
 // the references in texts (see Scan.Text); "" and nil when there are none.
@@ -32,21 +53,30 @@ func Tactic(texts ...string) (pattern string, techniques []string) {
 	return Enterprise().Tactic(texts...)
 }
 
-// Pattern returns the attack_pattern value of the first tactic found, in the
-// order of DESIGN §4, or "" when no reference was found.
+// Pattern returns the attack_pattern value of the first declared tactic in
+// the order of DESIGN §4, else of the first tactic found in text, or ""
+// when no reference was found: what a detection declares outranks what its
+// text happens to mention.
 func (s *Scan) Pattern() string {
-	if s.mask == 0 {
-		return ""
+	switch {
+	case s.declared != 0:
+		return patterns[lowest(s.declared)]
+	case s.mask != 0:
+		return patterns[lowest(s.mask)]
 	}
-	return patterns[lowest(s.mask)]
+	return ""
 }
 
-// Patterns returns the attack_pattern values of every tactic found, in the
-// order of DESIGN §4.
+// Declared reports whether a tactic was declared (see Pattern).
+func (s *Scan) Declared() bool { return s.declared != 0 }
+
+// Patterns returns the attack_pattern values of every tactic found or
+// declared, in the order of DESIGN §4.
 func (s *Scan) Patterns() []string {
 	var out []string
+	all := s.mask | s.declared
 	for i, p := range patterns {
-		if s.mask&(1<<i) != 0 {
+		if all&(1<<i) != 0 {
 			out = append(out, p)
 		}
 	}
@@ -69,25 +99,72 @@ func (s *Scan) Techniques() []string {
 	return out
 }
 
-// TacticName reads a value of a field that names tactics (Wazuh's
-// rule.mitre.tactic, Elastic's threat.tactic.name): the whole value, trimmed
-// of blanks and quotes, counts when it is a tactic's name, shortname or
-// attack_pattern value in any case ("Privilege Escalation",
-// "privilege-escalation", "Exfiltration") or its id ("TA0004"). Any other
-// value is read as Text.
-func (s *Scan) TacticName(value string) {
-	v := trim(value)
+// TacticName is Value: a field that names tactics declares them.
+func (s *Scan) TacticName(value string) { s.Value(value) }
+
+// Value reads the value of a field that says it holds ATT&CK (its key
+// names mitre, a tactic, a technique, ECS threat.*, or tags): every
+// reference in it is declared. The value may be a list joined by commas,
+// semicolons, pipes or line breaks; each item counts when it is, whole, a
+// tactic's name in any case and spelling ("Privilege Escalation",
+// "privilege-escalation", "PrivilegeEscalation", "Exfiltration"), a
+// technique's name ("Valid Accounts", "Command and Scripting Interpreter:
+// PowerShell"), or holds ids, tags or URLs as Text finds them; an item of
+// several words is also read word by word, so "Defense Evasion Persistence"
+// names both tactics.
+func (s *Scan) Value(value string) {
+	s.inDeclared = true
+	defer func() { s.inDeclared = false }()
+	for len(value) > 0 {
+		i := strings.IndexAny(value, ",;|\n")
+		item := value
+		if i >= 0 {
+			item, value = value[:i], value[i+1:]
+		} else {
+			value = ""
+		}
+		s.item(trim(item))
+	}
+}
+
+// item reads one item of a declared list.
+func (s *Scan) item(v string) {
+	if v == "" {
+		return
+	}
 	if num, ok := tacticNumber(v); ok {
 		if m, ok := s.t.tacticBits[num]; ok {
-			s.mask |= m
+			s.declared |= m
 			return
 		}
 	}
 	if b, ok := patternBit(v); ok && s.t.has(b) {
-		s.mask |= 1 << b
+		s.declared |= 1 << b
 		return
 	}
-	s.Text(value)
+	if key, ok := s.t.techniqueNamed(v); ok {
+		s.declared |= s.t.masks[s.t.byKey[key]]
+		s.keys = append(s.keys, key)
+		return
+	}
+	before := s.declared
+	s.Text(v)
+	if s.declared != before || strings.IndexByte(v, ' ') < 0 {
+		return
+	}
+	// Words: a tactic name is one to three of them ("Command and Control").
+	words := strings.Fields(v)
+	for i := range words {
+		for n := 3; n >= 1; n-- {
+			if i+n > len(words) {
+				continue
+			}
+			if b, ok := patternBit(strings.Join(words[i:i+n], " ")); ok && s.t.has(b) {
+				s.declared |= 1 << b
+				break
+			}
+		}
+	}
 }
 
 // Text finds the references anywhere in a string: technique ids (T1611,
@@ -98,21 +175,27 @@ func (s *Scan) TacticName(value string) {
 // follow a letter, digit or one of _ . / \ - @ $ %, and no letter, digit or _
 // follows it (nor one of . / \ @ followed by a letter or digit, nor - followed
 // by a digit: "T1562-impair-defenses" counts). A bare id
-// must be upper case, a technique must be in the table and a tactic must be
+// must be upper case (but in a Value), a technique must be in the table and a tactic must be
 // one of its tactics.
 func (s *Scan) Text(str string) {
 	for i := 0; i < len(str); i++ {
 		c := str[i]
-		if c != 'T' && c|0x20 != 'a' && c|0x20 != 'm' {
+		if c|0x20 != 't' && c|0x20 != 'a' && c|0x20 != 'm' || c == 't' && !s.inDeclared {
 			continue
+		}
+		if c|0x20 == 'a' && hasPrefixFold(str[i:], "attack.mitre.org/") {
+			if n := s.url(str[i+len("attack.mitre.org/"):]); n > 0 {
+				i += len("attack.mitre.org/") + n - 1
+				continue
+			}
 		}
 		if i > 0 && joins(str[i-1]) {
 			continue
 		}
 		var n int
 		switch {
-		case c == 'T':
-			n = s.id(str[i:])
+		case c|0x20 == 't':
+			n = s.id(str[i:], false)
 		case c|0x20 == 'a':
 			if hasPrefixFold(str[i:], "attack.") {
 				n = s.sigma(str[i+len("attack."):])
@@ -134,9 +217,45 @@ func (s *Scan) Text(str string) {
 	}
 }
 
+// url reads the path of an ATT&CK URL after "attack.mitre.org/":
+// techniques/T1098/, techniques/T1098/001/, tactics/TA0003/, with an
+// optional versions/vN/ before them; it returns the length read or 0.
+func (s *Scan) url(x string) int {
+	n := 0
+	if hasPrefixFold(x, "versions/v") {
+		j := len("versions/v")
+		for j < len(x) && (isDigit(x[j]) || x[j] == '.') {
+			j++
+		}
+		if j < len(x) && x[j] == '/' {
+			n = j + 1
+		}
+	}
+	rest := x[n:]
+	switch {
+	case hasPrefixFold(rest, "techniques/"):
+		n += len("techniques/")
+	case hasPrefixFold(rest, "tactics/"):
+		n += len("tactics/")
+	default:
+		return 0
+	}
+	if n >= len(x) || x[n]|0x20 != 't' {
+		return 0
+	}
+	m := s.id(x[n:], true)
+	if m == 0 {
+		return 0
+	}
+	return n + m
+}
+
 // id reads a technique or tactic id at the start of x (its first letter in
-// either case) and returns its length, or 0 when there is none.
-func (s *Scan) id(x string) int {
+// either case) and returns its length, or 0 when there is none. A
+// sub-technique's number follows '.', '_' or '/' (T1098.001, t1098_001,
+// T1098/001 as ATT&CK's URLs write it). declared says the id is written as
+// a declaration (a tag, a URL).
+func (s *Scan) id(x string, declared bool) int {
 	if len(x) >= 6 && x[1]|0x20 == 'a' {
 		num, ok := tacticNumber(x[:6])
 		if !ok || !ends(x, 6) {
@@ -146,7 +265,7 @@ func (s *Scan) id(x string) int {
 		if !ok {
 			return 0
 		}
-		s.mask |= m
+		s.mark(m, declared)
 		return 6
 	}
 	if len(x) < 5 {
@@ -158,7 +277,7 @@ func (s *Scan) id(x string) int {
 	}
 	key := base * 1000
 	n := 5
-	if len(x) >= 9 && x[5] == '.' {
+	if len(x) >= 9 && (x[5] == '.' || x[5] == '_' || x[5] == '/') {
 		if sub, ok := digits(x[6:9]); ok && sub != 0 {
 			if !ends(x, 9) {
 				return 0
@@ -176,7 +295,7 @@ func (s *Scan) id(x string) int {
 	if !ok {
 		return 0
 	}
-	s.mask |= s.t.masks[i]
+	s.mark(s.t.masks[i], declared)
 	s.keys = append(s.keys, key)
 	return n
 }
@@ -184,7 +303,7 @@ func (s *Scan) id(x string) int {
 // sigma reads what follows "attack." in a Sigma tag.
 func (s *Scan) sigma(x string) int {
 	if len(x) >= 5 && x[0]|0x20 == 't' && (isDigit(x[1]) || x[1]|0x20 == 'a') {
-		return s.id(x)
+		return s.id(x, true)
 	}
 	return s.word(x, true)
 }
@@ -208,7 +327,7 @@ func (s *Scan) word(x string, hyphens bool) int {
 	if !ok || !s.t.has(b) {
 		return 0
 	}
-	s.mask |= 1 << b
+	s.declared |= 1 << b // a Sigma or Falco tag declares its tactic
 	return n
 }
 

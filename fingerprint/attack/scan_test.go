@@ -46,7 +46,14 @@ func TestTactic(t *testing.T) {
 
 		{"inside another id", []string{"XT10590"}, "", nil},
 		{"longer number", []string{"T10590"}, "", nil},
-		{"URL path segment", []string{"GET /T1234abc", "/api/T1611/x", "https://attack.mitre.org/techniques/T1059/001/"}, "", nil},
+		{"URL path segment", []string{"GET /T1234abc", "/api/T1611/x", "https://example.com/techniques/T1059/001/"}, "", nil},
+		{"ATT&CK technique URL", []string{"see https://attack.mitre.org/techniques/T1098/001/ for details"}, Persistence, []string{"T1098.001"}},
+		{"ATT&CK versioned URL", []string{"https://attack.mitre.org/versions/v14/techniques/T1059/"}, Execution, []string{"T1059"}},
+		{"ATT&CK tactic URL", []string{"(https://attack.mitre.org/tactics/TA0006/)"}, CredentialAccess, nil},
+		{"sub-technique after an underscore", []string{"t1098_001"}, "", nil},
+		{"Sigma tag, sub-technique after an underscore", []string{"attack.t1098_001"}, Persistence, []string{"T1098.001"}},
+		{"sub-technique after a slash", []string{"T1098/001"}, Persistence, []string{"T1098.001"}},
+		{"Sigma tag in CamelCase", []string{"attack.CredentialAccess"}, CredentialAccess, nil},
 		{"file name", []string{"T1611.exe", "T1611.sh", "T1611-2"}, "", nil},
 		{"unknown technique", []string{"T1234", "T9999", "T0001"}, "", nil},
 		{"unknown tactic id", []string{"TA0027", "TA9999"}, "", nil},
@@ -87,8 +94,17 @@ func TestTacticName(t *testing.T) {
 		{"attack.t1611", PrivilegeEscalation}, // read as text
 		{"Stealth", DefenseEvasion},
 		{"Defense Impairment", DefenseEvasion},
-		{"Data Destruction", ""},
-		{"Privilege Escalation attempt", ""},
+		{"Data Destruction", Impact}, // a technique's name
+		{"Privilege Escalation attempt", PrivilegeEscalation},
+		{"CredentialAccess", CredentialAccess},
+		{"Defense Evasion, Persistence", Persistence},
+		{"defense_evasion;persistence", Persistence},
+		{"Collection | Impact", Collection},
+		{"Valid Accounts", InitialAccess},
+		{"Command and Scripting Interpreter: PowerShell", Execution},
+		{"T1098/001", Persistence},
+		{"t1098_001", Persistence},
+		{"the weather", ""},
 		{"", ""},
 	}
 	for _, tt := range tests {
@@ -196,7 +212,7 @@ func TestPropertyUnionOfParts(t *testing.T) {
 	for range 500 {
 		refs := sampleRefs(r, 1+r.IntN(5))
 		all := Enterprise().NewScan()
-		union := map[string]bool{}
+		union, declared := map[string]bool{}, map[string]bool{}
 		var techs []string
 		for _, x := range refs {
 			all.Text(x)
@@ -204,8 +220,14 @@ func TestPropertyUnionOfParts(t *testing.T) {
 			one.Text(x)
 			for _, p := range one.Patterns() {
 				union[p] = true
+				if one.Declared() {
+					declared[p] = true
+				}
 			}
 			techs = append(techs, one.Techniques()...)
+		}
+		if len(declared) > 0 {
+			union = declared // a tag declares its tactic: it outranks a bare id
 		}
 		want := ""
 		for p := range union {

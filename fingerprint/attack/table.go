@@ -59,37 +59,53 @@ func PatternOf(shortname string) string {
 	return ""
 }
 
-// patternBit maps a tactic shortname, with '-' or '_' between words and in
-// any case, to its pattern's bit.
-func patternBit(shortname string) (int, bool) {
+// patternBit maps a tactic's name, shortname or attack_pattern value, in
+// any case and spelling — words joined by spaces, '-' or '_'
+// ("Credential Access", "credential-access", "credential_access"), or
+// written together ("CredentialAccess", as Microsoft Sentinel writes
+// tactics) — to its pattern's bit.
+func patternBit(name string) (int, bool) {
 	var buf [32]byte
-	if len(shortname) > len(buf) {
+	if len(name) > len(buf) {
 		return 0, false
 	}
-	n := copy(buf[:], shortname)
+	n := copy(buf[:], name)
+	joined := false
 	for i := range n {
 		switch c := buf[i]; {
-		case c == '-' || c == ' ':
+		case c == '-' || c == ' ' || c == '_':
 			buf[i] = '_'
+			joined = true
 		case 'A' <= c && c <= 'Z':
 			buf[i] = c + 'a' - 'A'
 		}
 	}
-	s := buf[:n]
-	switch string(s) {
-	case "exfiltration":
-		return 10, true
-	case "stealth", "defense_impairment":
+	if joined {
+		b, ok := tacticWords[string(buf[:n])]
+		return b, ok
+	}
+	b, ok := tacticCompact[string(buf[:n])]
+	return b, ok
+}
+
+// tacticWords maps a tactic's name with its words joined by '_', in lower
+// case, to its pattern's bit; tacticCompact the same name written with no
+// separator.
+var tacticWords, tacticCompact = func() (words, compact map[string]int) {
+	words = map[string]int{
+		"exfiltration": 10,
 		// ATT&CK v19 split Defense Evasion into these two tactics.
-		return 4, true
+		"stealth": 4, "defense_impairment": 4,
 	}
 	for i, p := range patterns {
-		if string(s) == p {
-			return i, true
-		}
+		words[p] = i
 	}
-	return 0, false
-}
+	compact = map[string]int{}
+	for w, b := range words {
+		compact[strings.ReplaceAll(w, "_", "")] = b
+	}
+	return words, compact
+}()
 
 // TacticInfo is one ATT&CK tactic of the table.
 type TacticInfo struct {
@@ -118,6 +134,10 @@ type Table struct {
 	masks           []uint16          // per technique, its tactics' bits
 	tacticBits      map[uint16]uint16 // TA number → bit mask
 	all             uint16            // bits of all the table's tactics
+	// byName maps a technique's name (nameKey) to its key: a
+	// sub-technique as "Parent: Sub" and, when no other technique of
+	// other tactics has the same name, alone.
+	byName map[string]uint32
 }
 
 // Enterprise returns the embedded ATT&CK Enterprise table, parsed on first
@@ -224,7 +244,114 @@ func Parse(r io.Reader) (*Table, error) {
 	if len(t.tactics) == 0 || len(t.techniques) == 0 {
 		return nil, fmt.Errorf("no tactics or no techniques: %w", ErrInvalid)
 	}
+	t.names()
 	return t, nil
+}
+
+// names builds byName. A technique's own name counts when every technique
+// of that name has the same tactics (a sub-technique's "Local Account",
+// under Account Discovery and Create Account, does not); among them the
+// active one stands. A sub-technique's "Parent: Sub" counts by the same
+// rule unless it is some technique's own name.
+func (t *Table) names() {
+	t.byName = map[string]uint32{}
+	own := map[string][]int{}
+	full := map[string][]int{}
+	var order []string
+	for i, tq := range t.techniques {
+		k := nameKey(tq.Name)
+		if _, seen := own[k]; !seen {
+			order = append(order, k)
+		}
+		own[k] = append(own[k], i)
+	}
+	var fullOrder []string
+	for i, tq := range t.techniques {
+		base, _, ok := strings.Cut(tq.ID, ".")
+		if !ok {
+			continue
+		}
+		key, _ := techniqueKey(base)
+		p, ok := t.byKey[key]
+		if !ok {
+			continue
+		}
+		k := nameKey(t.techniques[p].Name + ": " + tq.Name)
+		if _, seen := full[k]; !seen {
+			fullOrder = append(fullOrder, k)
+		}
+		full[k] = append(full[k], i)
+	}
+	pick := func(k string, idx []int) {
+		best := idx[0]
+		for _, i := range idx {
+			if t.masks[i] != t.masks[best] {
+				return // techniques of other tactics share the name
+			}
+			if t.techniques[i].Status == "active" && t.techniques[best].Status != "active" {
+				best = i
+			}
+		}
+		key, _ := techniqueKey(t.techniques[best].ID)
+		t.byName[k] = key
+	}
+	for _, k := range order {
+		if k != "" {
+			pick(k, own[k])
+		}
+	}
+	for _, k := range fullOrder {
+		if _, isOwn := own[k]; !isOwn && k != "" {
+			pick(k, full[k])
+		}
+	}
+}
+
+// nameKey is a technique name as byName keys it: lower case, each run of
+// characters other than letters and digits one space, trimmed.
+func nameKey(name string) string {
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+			fallthrough
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c >= 0x80:
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteByte(c)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// techniqueNamed returns the key of the technique a whole value names
+// ("Valid Accounts", "Command and Scripting Interpreter: PowerShell").
+func (t *Table) techniqueNamed(v string) (uint32, bool) {
+	if len(v) < 3 || len(v) > 120 {
+		return 0, false
+	}
+	key, ok := t.byName[nameKey(v)]
+	return key, ok
+}
+
+// TechniqueByName returns the technique a name gives ("Valid Accounts";
+// a sub-technique also as "Parent: Sub"), and whether one does: a name
+// that techniques of different tactics share gives none.
+func (t *Table) TechniqueByName(name string) (Technique, bool) {
+	key, ok := t.techniqueNamed(name)
+	if !ok {
+		return Technique{}, false
+	}
+	tt := t.techniques[t.byKey[key]]
+	tt.Tactics = slices.Clone(tt.Tactics)
+	return tt, true
 }
 
 // Version returns the table's ATT&CK domain and version

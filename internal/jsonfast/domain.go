@@ -173,6 +173,7 @@ func alert(o *Object, a *openrecall.Alert) {
 	o.StringMapOmit("entities", a.Entities)
 	o.IntOmit("dropped", int64(a.Dropped))
 	o.StringMapOmit("origin", a.Origin)
+	o.StringMapOmit("fields", a.Fields)
 }
 
 func fingerprint(o *Object, f *openrecall.Fingerprint) {

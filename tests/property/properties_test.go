@@ -28,6 +28,7 @@ func registry() []pbt.Property {
 	props = append(props, caseFileProperties()...)
 	props = append(props, templateProperties()...)
 	props = append(props, securityProperties()...)
+	props = append(props, siemProperties()...)
 	props = append(props, senderProperties()...)
 	props = append(props, securitySenderProperties()...)
 	props = append(props, groupProperties()...)

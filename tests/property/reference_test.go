@@ -32,6 +32,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -366,6 +367,7 @@ func (e *refExtractor) inputs(a openrecall.Alert) (title, text, fields string) {
 // extract returns the reference Alert DNA of a.
 func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
 	title, text, fields := e.inputs(a)
+	a.Security = refDetection(a)
 	var fp openrecall.Fingerprint
 	for _, f := range e.fields {
 		// DESIGN §4: a detection's error class, dependency and signal
@@ -630,6 +632,11 @@ type refAttack struct {
 	tacticByID map[string]string   // "TA0004" → "privilege_escalation"
 	tacticBy   map[string]string   // a tactic's name, shortname or value, folded (refTacticKey) → value
 	techniques map[string][]string // "T1059.001" → the values of its tactics
+	// named maps a technique's name as a SIEM writes it (refNameKey) to
+	// the values of its tactics: a name counts when all techniques of that
+	// name have the same tactics; "Parent: Sub" counts by the same rule
+	// unless it is some technique's own name.
+	named map[string][]string
 }
 
 // refTacticKey folds a tactic's name: lower case, words joined by '_'.
@@ -647,6 +654,7 @@ func readRefAttack(path string) (*refAttack, error) {
 	}
 	t := &refAttack{tacticByID: map[string]string{}, tacticBy: map[string]string{}, techniques: map[string][]string{}}
 	short := map[string]string{}
+	names := map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Split(line, "\t")
 		switch f[0] {
@@ -671,6 +679,41 @@ func readRefAttack(path string) (*refAttack, error) {
 			for _, s := range strings.Split(f[2], ",") {
 				t.techniques[f[1]] = append(t.techniques[f[1]], short[s])
 			}
+			names[f[1]] = f[5]
+		}
+	}
+	t.named = map[string][]string{}
+	own, full := map[string][]string{}, map[string][]string{}
+	for id, name := range names {
+		own[refNameKey(name)] = append(own[refNameKey(name)], id)
+		if base, _, ok := strings.Cut(id, "."); ok && names[base] != "" {
+			k := refNameKey(names[base] + ": " + name)
+			full[k] = append(full[k], id)
+		}
+	}
+	same := func(ids []string) ([]string, bool) {
+		set := func(id string) string {
+			x := slices.Clone(t.techniques[id])
+			slices.Sort(x)
+			return strings.Join(slices.Compact(x), ",")
+		}
+		for _, id := range ids {
+			if set(id) != set(ids[0]) {
+				return nil, false
+			}
+		}
+		return t.techniques[ids[0]], true
+	}
+	for k, ids := range own {
+		if tactics, ok := same(ids); ok && k != "" {
+			t.named[k] = tactics
+		}
+	}
+	for k, ids := range full {
+		if _, isOwn := own[k]; !isOwn {
+			if tactics, ok := same(ids); ok && k != "" {
+				t.named[k] = tactics
+			}
 		}
 	}
 	if len(t.tacticByID) == 0 || len(t.techniques) == 0 {
@@ -685,10 +728,14 @@ var (
 	// a digit.
 	refTokenEnd      = regexp.MustCompile(`^(?:$|[^A-Za-z0-9_./\\@-]|[./\\@](?:$|[^A-Za-z0-9])|-(?:$|[^0-9]))`)
 	refBareTactic    = regexp.MustCompile(`^TA[0-9]{4}`)
-	refBareTechnique = regexp.MustCompile(`^T([0-9]{4})(?:\.([0-9]{3}))?`)
+	refBareTechnique = regexp.MustCompile(`^T([0-9]{4})(?:[._/]([0-9]{3}))?`)
+	// In a declared value a bare id may be written in lower case.
+	refDeclTactic    = regexp.MustCompile(`^(?i:ta)[0-9]{4}`)
+	refDeclTechnique = regexp.MustCompile(`^[Tt]([0-9]{4})(?:[._/]([0-9]{3}))?`)
+	refURL           = regexp.MustCompile(`^(?i:attack\.mitre\.org/)(?:(?i:versions/v)[0-9.]*/)?(?i:techniques/|tactics/)`)
 	refSigma         = regexp.MustCompile(`^(?i:attack\.)`)
 	refSigmaTactic   = regexp.MustCompile(`^(?i:ta[0-9]{4})`)
-	refSigmaTech     = regexp.MustCompile(`^[Tt]([0-9]{4})(?:\.([0-9]{3}))?`)
+	refSigmaTech     = regexp.MustCompile(`^[Tt]([0-9]{4})(?:[._/]([0-9]{3}))?`)
 	refSigmaWord     = regexp.MustCompile(`^[A-Za-z_-]+`)
 	refFalco         = regexp.MustCompile(`^(?i:mitre_)([A-Za-z_]+)`)
 	refTacticIDValue = regexp.MustCompile(`^(?i:ta[0-9]{4})$`)
@@ -713,87 +760,305 @@ func (t *refAttack) technique(base, sub string) ([]string, int) {
 	return t.techniques["T"+base], 5
 }
 
-// text adds to found the tactics that the references in s name.
-func (t *refAttack) text(s string, found map[string]bool) {
+// text adds the tactics that the references in s name: to declared for a
+// Sigma or Falco tag or an ATT&CK URL, and for any reference when decl
+// (s is a declared value), else to found.
+func (t *refAttack) text(s string, decl bool, found, declared map[string]bool) {
 	whole := func(rest string, n int) bool { return n > 0 && refTokenEnd.MatchString(rest[n:]) }
-	add := func(values ...string) {
+	add := func(to map[string]bool, values ...string) {
 		for _, v := range values {
-			found[v] = true
+			if v != "" {
+				to[v] = true
+			}
 		}
 	}
+	bare := found
+	bareTactic, bareTechnique := refBareTactic, refBareTechnique
+	if decl {
+		bare, bareTactic, bareTechnique = declared, refDeclTactic, refDeclTechnique
+	}
 	for i := range len(s) {
-		// Every reference starts with T (an id), a (a Sigma tag) or m (a
-		// Falco tag), in either case.
+		rest := s[i:]
+		// An ATT&CK URL counts wherever it starts.
+		if p := refURL.FindString(rest); p != "" {
+			body := rest[len(p):]
+			if m := refDeclTactic.FindString(body); m != "" {
+				if whole(body, len(m)) && t.tacticByID[strings.ToUpper(m)] != "" {
+					add(declared, t.tacticByID[strings.ToUpper(m)])
+					continue
+				}
+			} else if m := refDeclTechnique.FindStringSubmatch(body); m != nil {
+				if tactics, n := t.technique(m[1], m[2]); whole(body, n) && len(tactics) > 0 {
+					add(declared, tactics...)
+					continue
+				}
+			}
+		}
+		// Every other reference starts with T (an id), a (a Sigma tag) or
+		// m (a Falco tag), in either case.
 		if !strings.ContainsRune("TtAaMm", rune(s[i])) || i > 0 && refJoins(s[i-1]) {
 			continue
 		}
-		rest := s[i:]
-		if m := refBareTactic.FindString(rest); whole(rest, len(m)) && t.tacticByID[m] != "" {
-			add(t.tacticByID[m])
+		if m := bareTactic.FindString(rest); whole(rest, len(m)) && t.tacticByID[strings.ToUpper(m)] != "" {
+			add(bare, t.tacticByID[strings.ToUpper(m)])
 		}
-		if m := refBareTechnique.FindStringSubmatch(rest); m != nil {
+		if m := bareTechnique.FindStringSubmatch(rest); m != nil {
 			if tactics, n := t.technique(m[1], m[2]); whole(rest, n) {
-				add(tactics...)
+				add(bare, tactics...)
 			}
 		}
 		if p := refSigma.FindString(rest); p != "" {
 			body := rest[len(p):]
 			if m := refSigmaTactic.FindString(body); whole(body, len(m)) {
-				add(t.tacticByID[strings.ToUpper(m)])
+				add(declared, t.tacticByID[strings.ToUpper(m)])
 			}
 			if m := refSigmaTech.FindStringSubmatch(body); m != nil {
 				if tactics, n := t.technique(m[1], m[2]); whole(body, n) {
-					add(tactics...)
+					add(declared, tactics...)
 				}
 			}
-			if m := refSigmaWord.FindString(body); whole(body, len(m)) && t.tacticBy[refTacticKey(m)] != "" {
-				add(t.tacticBy[refTacticKey(m)])
+			if m := refSigmaWord.FindString(body); whole(body, len(m)) {
+				add(declared, t.tacticOf(m))
 			}
 		}
-		if m := refFalco.FindStringSubmatch(rest); m != nil && whole(rest, len(m[0])) && t.tacticBy[strings.ToLower(m[1])] != "" {
-			add(t.tacticBy[strings.ToLower(m[1])])
+		if m := refFalco.FindStringSubmatch(rest); m != nil && whole(rest, len(m[0])) {
+			add(declared, t.tacticOf(m[1]))
 		}
 	}
-	delete(found, "")
 }
 
-// tacticName adds to found the tactic a tactic field's whole value names
-// (trimmed of blanks and quotes: its id, name, shortname or value in any
-// case), else what its text names.
-func (t *refAttack) tacticName(v string, found map[string]bool) {
-	w := strings.Trim(v, " \t\"'")
-	if refTacticIDValue.MatchString(w) && t.tacticByID[strings.ToUpper(w)] != "" {
-		found[t.tacticByID[strings.ToUpper(w)]] = true
-		return
+// tacticOf returns the attack_pattern value a tactic's name, shortname or
+// value names (at most 32 bytes): words joined by spaces, '-' or '_' in any
+// case, or written together with no separator ("CredentialAccess").
+func (t *refAttack) tacticOf(w string) string {
+	if len(w) > 32 {
+		return ""
 	}
-	if p := t.tacticBy[refTacticKey(w)]; p != "" {
-		found[p] = true
-		return
+	if strings.ContainsAny(w, " -_") {
+		return t.tacticBy[refTacticKey(w)]
 	}
-	t.text(v, found)
-}
-
-// pattern returns the attack_pattern of the ATT&CK references anywhere in
-// a (title, text, rule, every label and annotation value; a field whose
-// name says tactic read as a tactic name): the first in DESIGN §4's order.
-func (t *refAttack) pattern(a openrecall.Alert) string {
-	found := map[string]bool{}
-	for _, s := range []string{a.Title, a.Text, a.Rule} {
-		t.text(s, found)
-	}
-	for _, m := range []map[string]string{a.Labels, a.Annotations} {
-		for k, v := range m {
-			if strings.Contains(strings.ToLower(k), "tactic") {
-				t.tacticName(v, found)
-			} else {
-				t.text(v, found)
-			}
-		}
-	}
-	for _, p := range refAttackOrder {
-		if found[p] {
-			return p
+	for k, v := range t.tacticBy {
+		if strings.ReplaceAll(k, "_", "") == refLowerASCII(w) {
+			return v
 		}
 	}
 	return ""
+}
+
+// value adds to declared the tactics a declared value names: a list joined
+// by , ; | or line breaks, each item (trimmed of blanks and quotes) a
+// tactic id, a tactic's name, a technique's name, or what its text names
+// as declared, else, when it holds a space and its text named nothing new,
+// its runs of one to three words that are tactic names.
+func (t *refAttack) value(v string, found, declared map[string]bool) {
+	for _, item := range regexp.MustCompile("[,;|\n]").Split(v, -1) {
+		w := strings.Trim(item, " \t\"'")
+		if w == "" {
+			continue
+		}
+		if refTacticIDValue.MatchString(w) && t.tacticByID[strings.ToUpper(w)] != "" {
+			declared[t.tacticByID[strings.ToUpper(w)]] = true
+			continue
+		}
+		if p := t.tacticOf(w); p != "" {
+			declared[p] = true
+			continue
+		}
+		if tactics, ok := t.named[refNameKey(w)]; ok && len(w) >= 3 && len(w) <= 120 {
+			for _, p := range tactics {
+				declared[p] = true
+			}
+			continue
+		}
+		before := len(declared)
+		t.text(w, true, found, declared)
+		if len(declared) != before || !strings.Contains(w, " ") {
+			continue
+		}
+		words := strings.Fields(w)
+		for i := range words {
+			for n := 3; n >= 1; n-- {
+				if i+n <= len(words) {
+					if p := t.tacticOf(strings.Join(words[i:i+n], " ")); p != "" {
+						declared[p] = true
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// refNameKey is a technique name as the reference keys it: ASCII letters
+// lowered, each run of characters other than ASCII letters and digits and
+// non-ASCII runes one space, trimmed of spaces.
+func refNameKey(s string) string {
+	return strings.Trim(refNameRun.ReplaceAllString(refLowerASCII(s), " "), " ")
+}
+
+var refNameRun = regexp.MustCompile(`[^a-z0-9\x{80}-\x{10FFFF}]+`)
+
+// refLowerASCII lowers the ASCII letters of s only.
+func refLowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// refAttackKey: a key says it holds ATT&CK when, its ASCII letters lowered,
+// it contains mitre, tactic, techni or attack, is threat or starts with
+// threat., or one of its '.'-separated segments is tags or tag.
+func refAttackKey(k string) bool {
+	l := refLowerASCII(k)
+	for _, w := range []string{"mitre", "tactic", "techni", "attack"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	if l == "threat" || strings.HasPrefix(l, "threat.") {
+		return true
+	}
+	for _, seg := range strings.Split(l, ".") {
+		if seg == "tags" || seg == "tag" {
+			return true
+		}
+	}
+	return false
+}
+
+// pattern returns the attack_pattern of the ATT&CK references anywhere in
+// a (title, text, rule, every label, annotation and field value; a value
+// whose key says it holds ATT&CK read as declared): the first declared in
+// DESIGN §4's order, else the first found.
+func (t *refAttack) pattern(a openrecall.Alert) string {
+	found, declared := map[string]bool{}, map[string]bool{}
+	for _, s := range []string{a.Title, a.Text, a.Rule} {
+		t.text(s, false, found, declared)
+	}
+	for _, m := range []map[string]string{a.Labels, a.Annotations, a.Fields} {
+		for k, v := range m {
+			if refAttackKey(k) {
+				t.value(v, found, declared)
+			} else {
+				t.text(v, false, found, declared)
+			}
+		}
+	}
+	for _, set := range []map[string]bool{declared, found} {
+		for _, p := range refAttackOrder {
+			if set[p] {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// The reference of security detections without a security sender (DESIGN
+// §4): fingerprint/product/products.tsv read from disk, each spelling
+// matched by regular expressions over a value's words.
+
+// refProducts are the spellings: their words, and whether only the whole
+// value counts.
+type refSpelling struct {
+	words []string
+	whole bool
+}
+
+var refProducts = sync.OnceValue(func() []refSpelling {
+	data, err := os.ReadFile(filepath.Join("..", "..", "fingerprint", "product", "products.tsv"))
+	if err != nil {
+		panic(err)
+	}
+	var out []refSpelling
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, refSpelling{words: refWords(f[1]), whole: f[2] == "whole"})
+	}
+	return out
+})
+
+var refWord = regexp.MustCompile(`[a-z0-9\x{80}-\x{10FFFF}]+`)
+
+func refWords(s string) []string { return refWord.FindAllString(refLowerASCII(s), -1) }
+
+// refProduct: a value (at most 200 bytes) names a product when its words
+// written together equal a spelling's, or, for a spelling not marked
+// whole, when the spelling's words appear together among its words.
+func refProduct(v string) bool {
+	if v == "" || len(v) > 200 {
+		return false
+	}
+	words := refWords(v)
+	if len(words) == 0 {
+		return false
+	}
+	for _, sp := range refProducts() {
+		if strings.Join(words, "") == strings.Join(sp.words, "") {
+			return true
+		}
+		if sp.whole {
+			continue
+		}
+		for i := 0; i+len(sp.words) <= len(words); i++ {
+			if slices.Equal(words[i:i+len(sp.words)], sp.words) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refSourceKey: one of a key's runs of ASCII letters, lowered, says the
+// value names the tool that sent the alert.
+func refSourceKey(k string) bool {
+	if len(k) > 200 {
+		return false
+	}
+	for _, w := range regexp.MustCompile(`[A-Za-z]+`).FindAllString(k, -1) {
+		switch strings.ToLower(w) {
+		case "source", "sender", "tool", "product", "vendor", "provider", "integration", "detector", "logsource", "generator",
+			"origin", "module", "producer", "engine", "platform", "productname", "providername", "sourcename":
+			return true
+		}
+	}
+	return false
+}
+
+// refDetection: an alert is a security detection when its sender is one,
+// when the source of the product's own object or a source-like label,
+// annotation or field names a security product, or when it has a
+// detection's shape (a Sigma logsource, an ECS threat tactic, technique or
+// framework, a rule level with ATT&CK tags).
+func refDetection(a openrecall.Alert) bool {
+	if a.Security || a.Sender == openrecall.SenderOwn && refProduct(a.Source) {
+		return true
+	}
+	var level, tags bool
+	for _, m := range []map[string]string{a.Labels, a.Annotations, a.Fields} {
+		for k, v := range m {
+			l := refLowerASCII(k)
+			switch {
+			case refSourceKey(k) && refProduct(v):
+				return true
+			case l == "logsource" || strings.HasPrefix(l, "logsource."):
+				return true
+			case strings.HasPrefix(l, "threat.tactic") || strings.HasPrefix(l, "threat.technique") || strings.HasPrefix(l, "threat.framework"):
+				return true
+			case l == "rule.level" || l == "rule.severity" || l == "level":
+				level = true
+			}
+			if refAttackKey(k) && strings.Contains(refLowerASCII(v), "attack.") {
+				tags = true
+			}
+		}
+	}
+	return level && tags
 }

@@ -21,7 +21,7 @@ func securityProperties() []pbt.Property {
 	ex := newExtractor()
 	return []pbt.Property{
 		pbt.ForAll("P52_attack_technique_never_bypassed",
-			"An alert carrying any ATT&CK technique (sub-techniques too) or tactic of the embedded table, written in any form (T1059, T1059.001, attack.t1059.001, T1562-impair-defenses, TA0002, attack.execution, attack.privilege-escalation, mitre_execution, a tactic-name field \"Execution\") in any field (title, text, a label or annotation value, a tags label, the rule), has the attack_pattern of the first tactic in DESIGN §4's order among those referenced, and is never bypassed nor sent to the cheap tier through the whole workflow, even when SQLite memory holds 5 to 12 unanimous benign strong memories of its identity and fingerprint.",
+			"An alert carrying any ATT&CK technique (sub-techniques too) or tactic of the embedded table, written in any form (T1059, T1059.001, attack.t1059.001, T1562-impair-defenses, TA0002, attack.execution, attack.privilege-escalation, mitre_execution, a tactic-name field \"Execution\") in any field (title, text, a label or annotation value, a tags label, the rule), has the attack_pattern of the first tactic in DESIGN §4's order among those declared (a tag, a tactic name, any form under a key that says it holds ATT&CK), else among those referenced, and is never bypassed nor sent to the cheap tier through the whole workflow, even when SQLite memory holds 5 to 12 unanimous benign strong memories of its identity and fingerprint.",
 			"AttackAlertGen", gen.AttackAlertGen(), func(c gen.AttackAlert) error {
 				a := c.Alert()
 				want := c.WantPattern()

@@ -223,12 +223,30 @@ func (a AttackAlert) Alert() openrecall.Alert {
 	return al
 }
 
+// Declared says whether the reference declares its tactic (DESIGN §4): a
+// Sigma or Falco tag or a tactic name, or any form in a label, annotation
+// or tags field whose key says it holds ATT&CK (mitre, threat, tags,
+// tactic); a bare id in the title, text or rule is only found.
+func (r AttackRef) Declared() bool {
+	switch _, form := r.Written(); form {
+	case "technique id", "tactic id", "technique id with its name":
+		f := r.FieldName()
+		return f != "title" && f != "text" && f != "rule"
+	}
+	return true
+}
+
 // WantPattern is the attack_pattern DESIGN §4 gives the alert: the first
-// tactic, in its order, among those the references name.
+// tactic, in its order, among those the references declare, else among
+// those they name.
 func (a AttackAlert) WantPattern() string {
 	best := -1
 	order := attack.Patterns()
+	declared := slices.ContainsFunc(a.Refs, AttackRef.Declared)
 	for _, r := range a.Refs {
+		if declared && !r.Declared() {
+			continue
+		}
 		for _, p := range AttackItems()[r.Item%len(AttackItems())].Patterns {
 			if i := slices.Index(order, p); i >= 0 && (best < 0 || i < best) {
 				best = i
