@@ -170,6 +170,9 @@ func measureSIEMForm(t *testing.T, rules []detectcorpus.Rule, form detectcorpus.
 	// (AlertmanagerATTACK): mitre_attack_tactic names, Sentinel's
 	// CamelCase, tactic ids and technique URLs.
 	var styleFirings, styleRecognised [3]int
+	// Recognised firings by the product named in the source label
+	// (AlertmanagerProduct).
+	productFirings, productRecognised := map[string]int{}, map[string]int{}
 	var taught []openrecall.Alert
 	var sixthKeys []string
 	var lines bytes.Buffer
@@ -192,6 +195,12 @@ func measureSIEMForm(t *testing.T, rules []detectcorpus.Rule, form detectcorpus.
 		fp := p.ex.Extract(a)
 		if form == detectcorpus.AlertmanagerATTACK {
 			styleFirings[detectcorpus.LabelStyle(f.Rule)]++
+		}
+		if form == detectcorpus.AlertmanagerProduct {
+			productFirings[detectcorpus.Product(f.Rule)]++
+			if fp.AttackPattern != "" {
+				productRecognised[detectcorpus.Product(f.Rule)]++
+			}
 		}
 		if f.ATTACK {
 			m.tagged++
@@ -293,6 +302,14 @@ func measureSIEMForm(t *testing.T, rules []detectcorpus.Rule, form detectcorpus.
 	if form == detectcorpus.AlertmanagerATTACK {
 		t.Logf("recognised by label style: mitre_attack_tactic names %s, CamelCase tactics %s, tactic ids and technique URLs %s",
 			ratio(styleRecognised[0], styleFirings[0]), ratio(styleRecognised[1], styleFirings[1]), ratio(styleRecognised[2], styleFirings[2]))
+	}
+	if form == detectcorpus.AlertmanagerProduct {
+		var by []string
+		for name, n := range productFirings {
+			by = append(by, strconv.Quote(name)+" "+ratio(productRecognised[name], n))
+		}
+		sort.Strings(by)
+		t.Logf("recognised by the product in the source label: %v", by)
 	}
 	if len(m.wrongTactic) > 0 {
 		t.Logf("tactic not the declared one, e.g. %v", m.wrongTactic)
