@@ -20,6 +20,7 @@ func All() []Sender {
 		uptimeKuma(), checkly(), site24x7(),
 		// Security detection senders.
 		falcosidekick(), wazuh(), elasticSecurity(), splunkES(), suricata(), guardDuty(),
+		panther(),
 	}
 }
 
