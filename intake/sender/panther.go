@@ -21,6 +21,9 @@ import (
 // account…), description, runbook, tags, version; some payloads add the
 // detection's reports ({"MITRE ATT&CK": ["TA0006:T1110"]}) and a status.
 //
+// The same alert through Panther's Amazon SNS destination is the SNS
+// notification's Message.
+//
 // Recognised by Panther's own shape: a type of Panther's alert types with
 // an alertId member (null for a policy in Panther's early payloads) and
 // either an alertContext member or a link into a Panther console
@@ -56,6 +59,7 @@ func panther() Sender {
 		Name: "panther", Display: "Panther", Security: true, Episode: true,
 		Match: pantherMatch,
 		Map: func(v Value) ([]Event, error) {
+			v = awsSNSMessage(v) // Panther's Amazon SNS destination, forced as panther
 			var e Event
 			for _, k := range []string{"id", "ruleId", "detectionId"} {
 				if x := v.Get(k); x.IsString() && e.Set(PartRule, Rendered(x.String()), k) {
@@ -127,7 +131,7 @@ func panther() Sender {
 		}.Map,
 		Levels: []string{"CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"},
 		Doc: Doc{
-			Point:    "Panther Console → Configure → Alert Destinations → Custom Webhook, URL http://HOST:9555/api/v1/alerts/panther?token=TOKEN",
+			Point:    "Panther Console → Configure → Alert Destinations → Custom Webhook, URL http://HOST:9555/api/v1/alerts/panther?token=TOKEN (or an Amazon SNS destination whose HTTPS subscription is that URL)",
 			Auth:     "a custom HTTP header (Header Name Authorization, Header Value Bearer TOKEN), or ?token=",
 			Title:    "name (the detection's display name), else title; the alert's own title opens the text",
 			Severity: "severity (INFO, LOW, MEDIUM, HIGH, CRITICAL)",
