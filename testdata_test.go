@@ -17,6 +17,8 @@ func TestTestsCarryTheirData(t *testing.T) {
 		{"testdata/prometheus-rules/ATTRIBUTION.md", "CC BY 4.0"},
 		{"testdata/security/ATTRIBUTION", "Apache License 2.0"},
 		{"testdata/security/falco_rules.jsonl", `"source":"falco"`},
+		{"testdata/security/panther_rules.jsonl", `"source":"panther"`},
+		{"testdata/security/LICENSE-panther-analysis.txt", "Panther Labs"},
 		{"intake/testdata/alertmanager_payload.json", `"version":"4"`},
 		{"intake/testdata/alertmanager_payload_resolved.json", `"resolved"`},
 		{"intake/testdata/senders/alertmanager/ATTRIBUTION", "Alertmanager"},

@@ -21,6 +21,7 @@ func All() []Sender {
 		// Security detection senders.
 		falcosidekick(), wazuh(), elasticSecurity(), splunkES(), suricata(), guardDuty(),
 		securityHub(), sentinel(), defender(), crowdStrike(), sentinelOne(), datadogSignal(), secOps(),
+		panther(),
 	}
 }
 

@@ -28,14 +28,19 @@ type LogSource struct {
 
 // Rule is one detection rule of the corpus, as normalized there.
 type Rule struct {
-	Source         string    `json:"source"` // "falco" or "sigma"
-	ID             string    `json:"id"`     // Falco: the rule name; Sigma: its UUID
-	Title          string    `json:"title"`
-	Description    string    `json:"description"`
-	Output         string    `json:"output,omitempty"`   // Falco's output template
-	Priority       string    `json:"priority,omitempty"` // Falco: WARNING, CRITICAL, …
-	Level          string    `json:"level,omitempty"`    // Sigma: low … critical
-	Status         string    `json:"status,omitempty"`   // Sigma: test, stable, deprecated, …
+	Source      string `json:"source"` // "falco", "sigma" or "panther"
+	ID          string `json:"id"`     // Falco: the rule name; Sigma: its UUID; Panther: its RuleID
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Output      string `json:"output,omitempty"`   // Falco's output template
+	Priority    string `json:"priority,omitempty"` // Falco: WARNING, CRITICAL, …
+	Level       string `json:"level,omitempty"`    // Sigma: low … critical
+	Severity    string `json:"severity,omitempty"` // Panther: Info, Low, Medium, High, Critical
+	// Attack is a Panther rule's "MITRE ATT&CK" reports, "TA0006:T1110".
+	Attack []string `json:"attack,omitempty"`
+	// LogTypes are a Panther rule's log types, "AWS.CloudTrail".
+	LogTypes       []string  `json:"logtypes,omitempty"`
+	Status         string    `json:"status,omitempty"` // Sigma: test, stable, deprecated, …
 	Tags           []string  `json:"tags"`
 	LogSource      LogSource `json:"logsource"`
 	Author         string    `json:"author,omitempty"`

@@ -33,6 +33,16 @@
 // rule.author field (the DRL asks that messages based on matches keep the
 // rule's author; the Elastic form keeps it in kibana.alert.rule.author).
 //
+// The corpus also holds Panther's rules (panther-labs/panther-analysis,
+// Apache-2.0), which declare ATT&CK in their own way ("TA0006:T1110"
+// reports): LoadPanther reads them, and RenderSIEM delivers them and the
+// Sigma rules the ways a SIEM's detections reach openrecall (SIEMForms):
+// Panther's Custom Webhook JSON, a SIEM's own JSON alert (tags, a rule
+// object with a level, a logsource, source "siem"), Alertmanager with a
+// forwarder's ATT&CK labels, and Alertmanager with only a source label
+// naming the product. DeclaredPattern and Severity give the ground truth
+// those firings are measured against.
+//
 // Every firing carries its ground truth: the rule's key and whether the
 // rule has ATT&CK tags. Rendering is deterministic for a seed, and a firing's
 // event (host, user, process, addresses, time) is the same in every form.

@@ -29,6 +29,9 @@ const (
 
 func platformOf(r Rule) platform {
 	ls := r.LogSource
+	if ls.Product == "panther" {
+		return pantherPlatform(ls.Service)
+	}
 	switch ls.Service {
 	case "k8s_audit":
 		return kubernetes
@@ -62,6 +65,34 @@ func platformOf(r Rule) platform {
 		return okta
 	case "github":
 		return github
+	}
+	return network
+}
+
+// pantherPlatform is the platform of a Panther log type, by its vendor.
+func pantherPlatform(logType string) platform {
+	vendor, _, _ := strings.Cut(strings.ToLower(logType), ".")
+	switch vendor {
+	case "aws", "amazon":
+		if strings.Contains(strings.ToLower(logType), "eks") {
+			return kubernetes
+		}
+		return aws
+	case "gcp":
+		if strings.Contains(strings.ToLower(logType), "k8s") {
+			return kubernetes
+		}
+		return gcp
+	case "azure", "microsoft365", "microsoftgraph", "azuread", "microsoft":
+		return azure
+	case "okta", "onelogin", "auth0", "duo", "gsuite", "zoom", "slack", "box", "dropbox", "notion", "asana", "zendesk", "salesforce", "snowflake", "databricks", "anthropic", "openai", "tines", "docusign", "onepassword", "mongodb", "axonius":
+		return okta
+	case "github", "gitlab", "snyk":
+		return github
+	case "kubernetes":
+		return kubernetes
+	case "crowdstrike", "osquery", "carbonblack", "sentinelone", "gravitational", "push":
+		return linux
 	}
 	return network
 }
