@@ -27,9 +27,14 @@ import (
 //     redelivery too;
 //   - anything else is queued and moves the alert's state.
 //
-// name turns an inbox id into its analysis id. When the deliveries to queue
-// would take the inbox past limit pending records (limit > 0), nothing is
-// stored and the error wraps openrecall.ErrFull. It returns the deliveries
+// name turns an inbox id into its analysis id. The limit (when positive) is
+// back-pressure, not a ceiling on one body: when the inbox already holds
+// limit pending records or more and the body has a delivery to queue,
+// nothing is stored and the error wraps openrecall.ErrFull; a body that
+// finds the backlog under the limit is stored whole, however many records
+// it queues (the body's size has its own bound), so a webhook larger than
+// the limit is accepted once the backlog drains rather than refused
+// forever. It returns the deliveries
 // with ID, AnalysisID, Duplicate and State filled; ReceivedAt is the Store's
 // clock when zero.
 func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
@@ -47,7 +52,6 @@ func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&depth); err != nil {
 		return nil, translate("enqueue: inbox depth", err)
 	}
-	queued := 0
 	for i := range out {
 		d := &out[i]
 		if d.ReceivedAt.IsZero() {
@@ -67,13 +71,12 @@ func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int
 				continue
 			}
 		}
-		if limit > 0 && depth+queued+1 > limit {
-			return nil, fmt.Errorf("enqueue: the inbox holds %d pending records, its limit is %d: %w", depth+queued, limit, openrecall.ErrFull)
+		if limit > 0 && depth >= limit {
+			return nil, fmt.Errorf("enqueue: the inbox holds %d pending records, its limit is %d: %w", depth, limit, openrecall.ErrFull)
 		}
 		if err := insertDelivery(ctx, tx, d, name); err != nil {
 			return nil, err
 		}
-		queued++
 		if d.Rejection == "" {
 			if err := moveState(ctx, tx, d, s.now().UnixNano()); err != nil {
 				return nil, err
