@@ -59,6 +59,9 @@ type options struct {
 	pruneEvery time.Duration
 	storeNow   func() time.Time // the store's clock (finish times), when not the real one
 	archiveDir string           // server.archive_dir (with a retention)
+	// listener, when set, wraps the loopback listener (to count the bytes
+	// the server reads).
+	listener func(net.Listener) net.Listener
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -147,6 +150,9 @@ func newEnv(t *testing.T, o options) *env {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.listener != nil {
+		ln = o.listener(ln)
 	}
 	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app}
 	if o.noServe {
