@@ -165,6 +165,9 @@ type Config struct {
 	// Shadow says the pipelines never bypass (their guard refuses); readyz
 	// reports it.
 	Shadow bool
+	// ModelHealth, when set, returns each model tier's circuit for /readyz
+	// (routing.Circuit's state: serve wires it).
+	ModelHealth func() []ModelHealth
 	// Observer receives events for metrics; nil observes nothing.
 	Observer Observer
 	Logger   *zap.Logger
