@@ -9,6 +9,10 @@ import (
 // ErrFull marks a queue at its capacity: the caller should retry later.
 var ErrFull = errors.New("full")
 
+// ErrNoSpace marks a store with no room left for a write (a full disk, a
+// size cap): nothing more can be accepted until space is made.
+var ErrNoSpace = errors.New("no space left for the database")
+
 // Alert states a receiver tracks per alert id, from the notifications it
 // accepted.
 const (

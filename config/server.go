@@ -16,8 +16,10 @@ type Server struct {
 	Listen string `yaml:"listen"`
 	// MaxBodyBytes bounds one request body; a longer one is answered 413.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
-	// InboxLimit bounds the deliveries waiting in the inbox; past it the
-	// receivers answer 503 with Retry-After.
+	// InboxLimit is back-pressure on the deliveries waiting in the inbox:
+	// while that many or more wait, the receivers answer 503 with
+	// Retry-After; a body that finds fewer is stored whole, however many
+	// alerts it holds.
 	InboxLimit int `yaml:"inbox_limit"`
 	// Workers analyse inbox deliveries concurrently.
 	Workers         int           `yaml:"workers"`

@@ -2,10 +2,12 @@ package memory
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -27,9 +29,14 @@ import (
 //     redelivery too;
 //   - anything else is queued and moves the alert's state.
 //
-// name turns an inbox id into its analysis id. When the deliveries to queue
-// would take the inbox past limit pending records (limit > 0), nothing is
-// stored and the error wraps openrecall.ErrFull. It returns the deliveries
+// name turns an inbox id into its analysis id. The limit (when positive) is
+// back-pressure, not a ceiling on one body: when the inbox already holds
+// limit pending records or more and the body has a delivery to queue,
+// nothing is stored and the error wraps openrecall.ErrFull; a body that
+// finds the backlog under the limit is stored whole, however many records
+// it queues (the body's size has its own bound), so a webhook larger than
+// the limit is accepted once the backlog drains rather than refused
+// forever. It returns the deliveries
 // with ID, AnalysisID, Duplicate and State filled; ReceivedAt is the Store's
 // clock when zero.
 func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
@@ -47,7 +54,6 @@ func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&depth); err != nil {
 		return nil, translate("enqueue: inbox depth", err)
 	}
-	queued := 0
 	for i := range out {
 		d := &out[i]
 		if d.ReceivedAt.IsZero() {
@@ -67,13 +73,12 @@ func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int
 				continue
 			}
 		}
-		if limit > 0 && depth+queued+1 > limit {
-			return nil, fmt.Errorf("enqueue: the inbox holds %d pending records, its limit is %d: %w", depth+queued, limit, openrecall.ErrFull)
+		if limit > 0 && depth >= limit {
+			return nil, fmt.Errorf("enqueue: the inbox holds %d pending records, its limit is %d: %w", depth, limit, openrecall.ErrFull)
 		}
 		if err := insertDelivery(ctx, tx, d, name); err != nil {
 			return nil, err
 		}
-		queued++
 		if d.Rejection == "" {
 			if err := moveState(ctx, tx, d, s.now().UnixNano()); err != nil {
 				return nil, err
@@ -441,16 +446,38 @@ func (s *Store) InboxDepth(ctx context.Context) (int, error) {
 	return n, translate("inbox depth", err)
 }
 
-// Writable checks that the database takes a write lock now: it opens an
-// immediate transaction and rolls it back.
+// WriteProbeBytes is the size of the row Writable writes and rolls back:
+// 64 KiB, new pages as an enqueue needs them.
+const WriteProbeBytes = 64 << 10
+
+// MinFreeBytes is the free space, for the database's user, below which the
+// file system holding a SQLite database counts as full: SQLite keeps an
+// uncommitted write in memory, so the rolled-back probe cannot meet a full
+// disk itself.
+const MinFreeBytes = 8 << 20
+
+// Writable checks that the database takes a write now and has room for
+// one: it inserts a WriteProbeBytes row into write_probe in a transaction
+// it rolls back (new pages, which a database that cannot grow refuses),
+// and for a SQLite file it checks the free space of its file system. A
+// full database is an error wrapping openrecall.ErrNoSpace: SQLITE_FULL
+// (the disk, or max_page_count), PostgreSQL's disk_full (53100), or a
+// SQLite file on a file system with less than MinFreeBytes free.
 func (s *Store) Writable(ctx context.Context) error {
+	if !s.pg {
+		if free, ok := freeBytes(filepath.Dir(s.path)); ok && free < MinFreeBytes {
+			return fmt.Errorf("writable: the file system of %s has %d bytes free, fewer than %d: %w", s.path, free, MinFreeBytes, openrecall.ErrNoSpace)
+		}
+	}
+	pad := make([]byte, WriteProbeBytes)
+	_, _ = rand.Read(pad) // random bytes: PostgreSQL cannot compress them away; crypto/rand does not fail on supported platforms
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return translate("writable", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = updated_at WHERE FALSE`); err != nil {
-		tx.Rollback()
-		return translate("writable", err)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO write_probe (at, pad) VALUES (?, ?)`, s.now().UnixNano(), pad); err != nil {
+		_ = tx.Rollback()
+		return translate("writable: probe write", err)
 	}
 	return translate("writable", tx.Rollback())
 }

@@ -117,3 +117,39 @@ func TestInboxQueriesUseIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestEnqueueBodyLargerThanLimit: the limit is back-pressure, not a ceiling
+// on one body. A body of more records than the limit finds an empty inbox
+// and is stored whole (it used to be refused forever, though nothing
+// waited); the next body finds the backlog over the limit and is refused,
+// and a redelivery is still answered.
+func TestEnqueueBodyLargerThanLimit(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	body := []openrecall.Delivery{firing("a", "low"), firing("b", "low"), firing("c", "low"), firing("d", "low"), firing("e", "low")}
+	out, err := s.Enqueue(ctx, body, 2, inboxName)
+	if err != nil {
+		t.Fatalf("a body of 5 records into an empty inbox limited to 2: %v, want it stored", err)
+	}
+	if len(out) != 5 || out[4].AnalysisID != "serve-000005" {
+		t.Fatalf("stored %+v", out)
+	}
+	if _, err := s.Enqueue(ctx, []openrecall.Delivery{firing("f", "low")}, 2, inboxName); !errors.Is(err, openrecall.ErrFull) {
+		t.Fatalf("a body while 5 records wait, limit 2: %v, want ErrFull", err)
+	}
+	if out, err := s.Enqueue(ctx, []openrecall.Delivery{firing("a", "low")}, 2, inboxName); err != nil || !out[0].Duplicate {
+		t.Fatalf("a redelivery while the backlog is over the limit: %+v, %v", out, err)
+	}
+	// One short of the limit, a body of any size is stored.
+	for id := int64(1); id <= 4; id++ {
+		if err := s.Complete(ctx, []int64{id}, []openrecall.Result{{AnalysisID: inboxName(id), Outcome: openrecall.ResultTriaged}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Enqueue(ctx, []openrecall.Delivery{firing("g", "low"), firing("h", "low"), firing("i", "low")}, 2, inboxName); err != nil {
+		t.Fatalf("3 records while 1 waits, limit 2: %v, want them stored", err)
+	}
+	if n, err := s.InboxDepth(ctx); err != nil || n != 4 {
+		t.Fatalf("depth %d, %v; want 4", n, err)
+	}
+}

@@ -234,6 +234,8 @@ func classifyPG(err error) error {
 		return openrecall.ErrInvalid
 	case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03": // serialization failure, deadlock, lock not available
 		return ErrBusy
+	case pe.Code == "53100": // disk_full
+		return openrecall.ErrNoSpace
 	}
 	return nil
 }

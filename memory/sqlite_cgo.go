@@ -27,6 +27,8 @@ func classify(err error) error {
 		return ErrCorrupt
 	case sqlite3.ErrConstraint:
 		return openrecall.ErrInvalid
+	case sqlite3.ErrFull:
+		return openrecall.ErrNoSpace
 	}
 	return nil
 }

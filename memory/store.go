@@ -82,6 +82,11 @@ type Options struct {
 	// committed and before it judges the claims it renewed: the point
 	// where a test commits a Claim during a renewal. serve leaves it nil.
 	AfterRenew func()
+	// MaxPages caps a SQLite database at this many pages (PRAGMA
+	// max_page_count on the connection that writes): past it every write
+	// that needs a new page fails with openrecall.ErrNoSpace, as on a full disk. 0
+	// leaves SQLite's own limit; PostgreSQL ignores it.
+	MaxPages int
 }
 
 // Store is the embedded SQLite memory. It is safe for concurrent use, and
@@ -184,6 +189,14 @@ func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store,
 	if err := s.openReaders(ctx, readDSN); err != nil {
 		_ = db.Close() // as above
 		return nil, err
+	}
+	if opts.MaxPages > 0 {
+		// The one writing connection lives as long as the Store: the
+		// pragma holds for every write.
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", opts.MaxPages)); err != nil {
+			_ = s.Close() // as above
+			return nil, translate("max_page_count", err)
+		}
 	}
 	return s, nil
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -215,52 +214,6 @@ func (s *Server) auditVerify(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
-}
-
-// readiness is the answer of GET /readyz.
-type readiness struct {
-	Ready      bool            `json:"ready"`
-	Mode       openrecall.Mode `json:"mode"`
-	Shadow     bool            `json:"shadow"`
-	Database   string          `json:"database"`
-	Models     string          `json:"models"`
-	InboxDepth int             `json:"inbox_depth"`
-	InboxLimit int             `json:"inbox_limit"`
-}
-
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	rd := s.readiness(r.Context())
-	code := http.StatusOK
-	if !rd.Ready {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, rd)
-}
-
-// readiness is what GET /readyz answers and the cockpit's mode badge
-// shows.
-func (s *Server) readiness(ctx context.Context) readiness {
-	p, err := s.currentPipeline()
-	rd := readiness{Ready: s.ready.Load() && err == nil, Shadow: s.cfg.Shadow, Database: "writable", InboxLimit: s.cfg.InboxLimit}
-	if err == nil {
-		rd.Mode = p.Mode()
-		rd.Models = "reachable"
-		if rd.Mode.Model == "deterministic" {
-			rd.Models = "reachable (deterministic local analyst, no live calls)"
-		}
-	} else {
-		rd.Models = "unavailable: " + err.Error()
-	}
-	if err := s.cfg.Store.Writable(ctx); err != nil {
-		rd.Ready, rd.Database = false, "not writable: "+err.Error()
-	}
-	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil {
-		rd.InboxDepth = n
-		if n >= s.cfg.InboxLimit {
-			rd.Ready = false
-		}
-	}
-	return rd
 }
 
 // groupDecisionRequest is the body of POST /api/v1/groups/{id}/decision.

@@ -59,6 +59,15 @@ type options struct {
 	pruneEvery time.Duration
 	storeNow   func() time.Time // the store's clock (finish times), when not the real one
 	archiveDir string           // server.archive_dir (with a retention)
+	// listener, when set, wraps the loopback listener (to count the bytes
+	// the server reads).
+	listener func(net.Listener) net.Listener
+	maxPages int // memory.Options.MaxPages
+	// models, when set, replaces the local tiers (wrapped, say, in
+	// circuits); modelHealth is server.Config.ModelHealth, also watched by
+	// the metrics.
+	models      func(cheap, strong routing.Model) (routing.Model, routing.Model)
+	modelHealth func() []server.ModelHealth
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -67,7 +76,7 @@ func newEnv(t *testing.T, o options) *env {
 	if o.db == "" {
 		o.db = storetest.Location(t)
 	}
-	st, err := memory.Open(ctx, o.db, memory.Options{Now: o.storeNow})
+	st, err := memory.Open(ctx, o.db, memory.Options{Now: o.storeNow, MaxPages: o.maxPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +108,12 @@ func newEnv(t *testing.T, o options) *env {
 		if o.days != nil {
 			*o.days = append(*o.days, day)
 		}
+		var cheap, strong routing.Model = local.NewCheap(), local.NewStrong()
+		if o.models != nil {
+			cheap, strong = o.models(cheap, strong)
+		}
 		r, err := routing.New(routing.Config{
-			Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(), GateConfidence: 0.6, Vet: triage.Vet,
+			Cheap: cheap, Strong: strong, Prices: routing.DefaultPrices(), GateConfidence: 0.6, Vet: triage.Vet,
 		})
 		if err != nil {
 			return nil, err
@@ -113,6 +126,9 @@ func newEnv(t *testing.T, o options) *env {
 		n, _ := st.InboxDepth(context.Background())
 		return float64(n)
 	})
+	if o.modelHealth != nil {
+		prom.WatchModels(o.modelHealth)
+	}
 	app := &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now, Retention: o.retention,
 		// As the command wires it: the expiries due, sealed (DESIGN §6b).
 		Expiries: func(ctx context.Context) error {
@@ -140,6 +156,7 @@ func newEnv(t *testing.T, o options) *env {
 		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st, ArchiveDir: o.archiveDir, Forgetter: st,
+		ModelHealth: o.modelHealth,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +164,9 @@ func newEnv(t *testing.T, o options) *env {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.listener != nil {
+		ln = o.listener(ln)
 	}
 	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app}
 	if o.noServe {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -305,7 +304,11 @@ type pagerDutyAnswer struct {
 }
 
 // pagerDuty receives one PagerDuty Events v2 event. The bearer token or the
-// event's routing_key must be an ingest token.
+// event's routing_key must be an ingest token. The headers are checked
+// before the body is read; when they carry no ingest token, the routing_key
+// is read while streaming, within the first RoutingKeyWithin bytes of the
+// event, and checked before the rest is read: a refused event never costs
+// more than that bound.
 func (s *Server) pagerDuty(w http.ResponseWriter, r *http.Request) {
 	answer := func(code int, a pagerDutyAnswer) {
 		a.RequestID = requestID(r)
@@ -315,7 +318,33 @@ func (s *Server) pagerDuty(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusRequestEntityTooLarge, pagerDutyAnswer{Status: "invalid event", Message: tooLarge(s.cfg.MaxBodyBytes)})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	limited := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	code := s.authStatus(bearer(r), ScopeIngest)
+	var prefix []byte
+	why := "missing or unknown routing_key or bearer token"
+	if code != 0 {
+		key, read, err := intake.RoutingKey(limited, s.cfg.RoutingKeyWithin)
+		prefix = read
+		switch {
+		case err != nil:
+			why += "; " + err.Error()
+		case key != "":
+			code = s.authStatus(key, ScopeIngest)
+		}
+	}
+	switch code {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="openrecall"`)
+		// What is left of the body is not read: the connection closes.
+		w.Header().Set("Connection", "close")
+		answer(code, pagerDutyAnswer{Status: "unauthorized", Message: why})
+		return
+	case http.StatusForbidden:
+		w.Header().Set("Connection", "close")
+		answer(code, pagerDutyAnswer{Status: "forbidden", Message: "this token lacks the ingest scope"})
+		return
+	}
+	body, err := io.ReadAll(io.MultiReader(bytes.NewReader(prefix), limited))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -323,23 +352,6 @@ func (s *Server) pagerDuty(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		answer(http.StatusBadRequest, pagerDutyAnswer{Status: "invalid event", Message: "read body: " + err.Error()})
-		return
-	}
-	var envelope struct {
-		RoutingKey string `json:"routing_key"`
-	}
-	_ = json.Unmarshal(body, &envelope)
-	code := s.authStatus(bearer(r), ScopeIngest)
-	if code != 0 && envelope.RoutingKey != "" {
-		code = s.authStatus(envelope.RoutingKey, ScopeIngest)
-	}
-	switch code {
-	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="openrecall"`)
-		answer(code, pagerDutyAnswer{Status: "unauthorized", Message: "missing or unknown routing_key or bearer token"})
-		return
-	case http.StatusForbidden:
-		answer(code, pagerDutyAnswer{Status: "forbidden", Message: "this token lacks the ingest scope"})
 		return
 	}
 	recs, err := intake.ParseBytes(bytes.TrimSpace(body), intake.Options{Format: intake.FormatPagerDuty, Source: EndpointPagerDuty})

@@ -232,3 +232,36 @@ func (p *Prometheus) Analysed(r openrecall.Result) {
 func (p *Prometheus) Handler() http.Handler {
 	return promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{Registry: p.reg})
 }
+
+// WatchModels exports each model tier's circuit, read at every scrape:
+// openrecall_model_circuit_open{tier} (1 while open) and
+// openrecall_model_consecutive_failures{tier}.
+func (p *Prometheus) WatchModels(health func() []ModelHealth) {
+	p.reg.MustRegister(modelCollector{health: health,
+		open: prometheus.NewDesc("openrecall_model_circuit_open",
+			"1 while the tier's circuit is open (its last calls all failed, routing.DefaultCircuitFailures or more), else 0.", []string{"tier"}, nil),
+		failures: prometheus.NewDesc("openrecall_model_consecutive_failures",
+			"The tier's calls that failed since its last success.", []string{"tier"}, nil)})
+}
+
+// modelCollector reads the model tiers' circuits at each scrape.
+type modelCollector struct {
+	health         func() []ModelHealth
+	open, failures *prometheus.Desc
+}
+
+func (c modelCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.open
+	ch <- c.failures
+}
+
+func (c modelCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, h := range c.health() {
+		open := 0.0
+		if h.Open {
+			open = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, open, h.Tier)
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.GaugeValue, float64(h.ConsecutiveFailures), h.Tier)
+	}
+}

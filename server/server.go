@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
@@ -121,8 +122,16 @@ type Config struct {
 	Tokens []Token
 	// MaxBodyBytes bounds a request body (default 32 MiB).
 	MaxBodyBytes int64
-	// InboxLimit bounds pending deliveries (default 10000).
+	// InboxLimit is the backlog of pending deliveries past which receivers
+	// answer 503 with Retry-After (default 10000): back-pressure, not a
+	// ceiling on one body, which is stored whole while the backlog is under
+	// it.
 	InboxLimit int
+	// RoutingKeyWithin is how many bytes of a PagerDuty event the receiver
+	// reads to find its routing_key when the headers carry no ingest token
+	// (default intake.DefaultRoutingKeyWithin, 64 KiB); an event whose key
+	// comes later is refused with 401.
+	RoutingKeyWithin int64
 	// Workers analyse deliveries concurrently (default 2).
 	Workers         int
 	RequestTimeout  time.Duration
@@ -156,6 +165,9 @@ type Config struct {
 	// Shadow says the pipelines never bypass (their guard refuses); readyz
 	// reports it.
 	Shadow bool
+	// ModelHealth, when set, returns each model tier's circuit for /readyz
+	// (routing.Circuit's state: serve wires it).
+	ModelHealth func() []ModelHealth
 	// Observer receives events for metrics; nil observes nothing.
 	Observer Observer
 	Logger   *zap.Logger
@@ -237,6 +249,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.RoutingKeyWithin <= 0 {
+		cfg.RoutingKeyWithin = intake.DefaultRoutingKeyWithin
 	}
 	if cfg.InboxLimit <= 0 {
 		cfg.InboxLimit = DefaultInboxLimit

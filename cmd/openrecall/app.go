@@ -132,6 +132,9 @@ type app struct {
 	// noFingerprintCache builds extractors without their cache (analyze's
 	// hidden --no-cache).
 	noFingerprintCache bool
+	// cheapCircuit and strongCircuit, when set, watch every call of the
+	// tiers the routers make (serve's /readyz and metrics).
+	cheapCircuit, strongCircuit *routing.Circuit
 }
 
 func (a *app) batchName() string {
@@ -297,6 +300,9 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 	cheap, strong, mode, err := a.models(cfg)
 	if err != nil {
 		return nil, mode, err
+	}
+	if a.cheapCircuit != nil && a.strongCircuit != nil {
+		cheap, strong = a.cheapCircuit.Wrap(cheap), a.strongCircuit.Wrap(strong)
 	}
 	return newRouter(cfg, cheap, strong, budget, a.now, mode)
 }

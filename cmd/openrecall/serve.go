@@ -144,6 +144,13 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if opts.shadow {
 		guard = shadowGuard
 	}
+	// One circuit per tier for the life of the process: every day's router
+	// reports its calls to them, /readyz and /metrics read them.
+	a.cheapCircuit = routing.NewCircuit(openrecall.TierCheap, routing.DefaultCircuitFailures, a.now)
+	a.strongCircuit = routing.NewCircuit(openrecall.TierStrong, routing.DefaultCircuitFailures, a.now)
+	modelHealth := func() []server.ModelHealth {
+		return []server.ModelHealth{healthOf(a.cheapCircuit.State()), healthOf(a.strongCircuit.State())}
+	}
 	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		var budget *routing.Budget
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
@@ -176,6 +183,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		}
 		return float64(n)
 	})
+	prom.WatchModels(modelHealth)
 	srv, err := server.New(server.Config{
 		Store: st,
 		// Several processes may share the daily cost curve: points
@@ -198,6 +206,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		Forgetter:       st,
 		Shadow:          opts.shadow,
 		Observer:        prom,
+		ModelHealth:     modelHealth,
 		Logger:          a.log,
 		Now:             a.now,
 	})
@@ -234,4 +243,14 @@ func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg tria
 		v.Reason = "shadow mode: the guard would bypass (" + v.Reason + "); analysed instead"
 	}
 	return v
+}
+
+// healthOf is a tier's circuit as /readyz shows it.
+func healthOf(c routing.CircuitState) server.ModelHealth {
+	h := server.ModelHealth{Tier: string(c.Tier), Open: c.Open, ConsecutiveFailures: c.Failures, LastError: c.LastError}
+	if !c.Since.IsZero() {
+		since := c.Since
+		h.Since = &since
+	}
+	return h
 }

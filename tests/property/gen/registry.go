@@ -249,6 +249,9 @@ func All() []Named {
 			return nil
 		})},
 		{"DeliveryPlanGen", DeliveryPlanGen(), validAs(ValidDeliveryPlan)},
+		{"InboxPressureGen", InboxPressureGen(), validAs(ValidInboxPressure)},
+		{"RoutingKeyEventGen", RoutingKeyEventGen(), validAs(ValidRoutingKeyEvent)},
+		{"CircuitRunGen", CircuitRunGen(), validAs(ValidCircuitRun)},
 		{"ModelProposalGen", ModelProposalGen(), validAs(func(p ModelProposal) error { return ValidFingerprint(p.Fingerprint) })},
 		{"TrailCaseGen", TrailCaseGen(), validAs(ValidTrailCase)},
 		{"AttackAlertGen", AttackAlertGen(), validAs(ValidAttackAlert)},
