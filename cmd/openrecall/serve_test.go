@@ -165,8 +165,8 @@ func (s *served) allResults(token string, want int) []e2eResult {
 func TestServeEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
 	db := filepath.Join(t.TempDir(), "serve.db")
-	env := []string{"OPENRECALL_INGEST_TOKEN=ingest-e2e", "OPENRECALL_READ_TOKEN=read-e2e", "OPENRECALL_RETAIN_TOKEN=retain-e2e"}
-	const ingest, read = "ingest-e2e", "read-e2e"
+	const ingest, read = "ingest-e2e-0123456789", "read-e2e-0123456789ab"
+	env := []string{"OPENRECALL_INGEST_TOKEN=" + ingest, "OPENRECALL_READ_TOKEN=" + read}
 	s := startServe(t, bin, db, env, "--workers", "1")
 
 	expected := 0
@@ -204,7 +204,7 @@ func TestServeEndToEnd(t *testing.T) {
 	// PagerDuty: routing_key as the token, PagerDuty-shaped answers.
 	for _, action := range []string{"trigger", "acknowledge", "resolve"} {
 		var pd map[string]any
-		body := `{"routing_key":"ingest-e2e","event_action":"` + action + `","dedup_key":"pg-lag","payload":{"summary":"Replication lag 40s on pg-2","source":"pg-2","severity":"error","component":"postgres"}}`
+		body := `{"routing_key":"` + ingest + `","event_action":"` + action + `","dedup_key":"pg-lag","payload":{"summary":"Replication lag 40s on pg-2","source":"pg-2","severity":"error","component":"postgres"}}`
 		if code := s.call(http.MethodPost, "/v2/enqueue", "", strings.NewReader(body), &pd); code != http.StatusAccepted || pd["status"] != "success" || pd["dedup_key"] != "pg-lag" {
 			t.Fatalf("pagerduty %s: %d %v", action, code, pd)
 		}
