@@ -3,11 +3,13 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
+	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/triage"
 	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
@@ -57,8 +60,11 @@ type options struct {
 	grouping   bool // groups storms, continuing the stored groups
 	retention  time.Duration
 	pruneEvery time.Duration
-	storeNow   func() time.Time // the store's clock (finish times), when not the real one
-	archiveDir string           // server.archive_dir (with a retention)
+	storeNow   func() time.Time  // the store's clock (finish times), when not the real one
+	archiveDir string            // server.archive_dir (with a retention)
+	throttle   *cockpit.Throttle // the cockpit's login throttle, when not the default
+	proxies    []netip.Prefix    // server.trusted_proxies
+	tls        *tls.Config       // serve with TLS (the env's url is https)
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -140,6 +146,7 @@ func newEnv(t *testing.T, o options) *env {
 		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st, ArchiveDir: o.archiveDir, Forgetter: st,
+		LoginThrottle: o.throttle, TrustedProxies: o.proxies, TLS: o.tls,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +156,9 @@ func newEnv(t *testing.T, o options) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app}
+	if o.tls != nil {
+		e.url = "https://" + ln.Addr().String()
+	}
 	if o.noServe {
 		hs := &http.Server{Handler: srv.Handler()}
 		go func() { _ = hs.Serve(ln) }() // ErrServerClosed once stopped
