@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/internal/pgtest"
 	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
@@ -433,5 +434,55 @@ func TestServeDebugListen(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
 		t.Errorf("heap profile: %d %.80s", resp.StatusCode, body)
+	}
+}
+
+// TestServeRevokeSessions: `serve revoke-sessions` ends every cockpit
+// session stored in the database (issue 33, item 9).
+func TestServeRevokeSessions(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	st, err := memory.Open(t.Context(), db, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, h := range []string{strings.Repeat("a", 64), strings.Repeat("b", 64)} {
+		if err := st.CreateSession(t.Context(), openrecall.Session{IDHash: h, Analyst: "alice", Scopes: []string{"read"}, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "--db", db, "serve", "revoke-sessions")
+	if r.code != 0 || r.stdout != "revoked 2 cockpit session(s)\n" {
+		t.Fatalf("exit %d: %q %q", r.code, r.stdout, r.stderr)
+	}
+	st, err = memory.Open(t.Context(), db, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Session(t.Context(), strings.Repeat("a", 64), now); !errors.Is(err, openrecall.ErrNotFound) {
+		t.Errorf("a session after revoke-sessions: %v", err)
+	}
+}
+
+// TestServeRefusesShortAndUnnamedTokens: a token shorter than 16 bytes, or
+// a retain token without a name, stops serve at start with a message that
+// names it and not its secret (issue 33, items 7 and 9).
+func TestServeRefusesShortAndUnnamedTokens(t *testing.T) {
+	for _, tt := range []struct{ env, want string }{
+		{"OPENRECALL_INGEST_TOKEN=Qz7", "$OPENRECALL_INGEST_TOKEN: a token of 3 bytes, at least 16 are required"},
+		{"OPENRECALL_RETAIN_TOKEN=retain-0123456789abcdef", "$OPENRECALL_RETAIN_TOKEN grants the retain scope"},
+	} {
+		k, v, _ := strings.Cut(tt.env, "=")
+		t.Setenv(k, v)
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), []string{"--db", filepath.Join(t.TempDir(), "m.db"), "serve", "--listen", "127.0.0.1:0"}, streams{in: strings.NewReader(""), out: &out, errOut: &errOut})
+		if code == 0 || !strings.Contains(errOut.String(), tt.want) || strings.Contains(errOut.String(), v) {
+			t.Errorf("%s: exit %d: %s", k, code, errOut.String())
+		}
+		t.Setenv(k, "")
 	}
 }
