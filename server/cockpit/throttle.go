@@ -137,13 +137,14 @@ func (t *Throttle) forget(now time.Time) {
 	}
 }
 
-// decay forgives one failure per b.Decay since the last decay.
+// decay forgives one failure per b.Decay of unblocked time since the last
+// decay: time spent blocked forgives nothing, so a guesser who tries once
+// at the end of each block sees the blocks grow to b.Max.
 func (s *strikes) decay(now time.Time, b Backoff) {
-	if s.since.IsZero() || now.Before(s.since) {
-		s.since = now
-		return
+	if s.since.Before(s.until) {
+		s.since = s.until
 	}
-	if b.Decay <= 0 {
+	if now.Before(s.since) || b.Decay <= 0 {
 		return
 	}
 	n := int(now.Sub(s.since) / b.Decay)
