@@ -2,10 +2,12 @@ package property
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"strings"
@@ -13,6 +15,9 @@ import (
 
 	"github.com/leanovate/gopter"
 	gg "github.com/leanovate/gopter/gen"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/memory"
@@ -66,6 +71,18 @@ func authProperties() []pbt.Property {
 				return l
 			}),
 			pbt.Cover("op revoke", 10), pbt.Cover("op logout", 10), pbt.Cover("op advance", 10),
+			pbt.Expensive(3)),
+		pbt.ForAll("P133_forwarded_headers_only_from_trusted_proxies",
+			"A login's client is its peer and its cookie is Secure exactly when the peer's connection is TLS, unless the peer is a trusted proxy (server.trusted_proxies): then the last X-Forwarded-Proto value says whether the cookie is Secure, and the client is the rightmost X-Forwarded-For address that is not a trusted proxy (the leftmost when all are; the one before an unreadable hop).",
+			"ProxyCaseGen", proxyCaseGen(), checkProxy,
+			pbt.Classify(func(c proxyCase) []string {
+				l := []string{"peer trusted " + fmt.Sprint(proxyTrusted(peerPool[c.Peer]))}
+				if c.TLS {
+					l = append(l, "tls")
+				}
+				return l
+			}),
+			pbt.Cover("peer trusted true", 20), pbt.Cover("peer trusted false", 20),
 			pbt.Expensive(3)),
 	}
 }
@@ -126,7 +143,7 @@ func openAuthDesk(ctx context.Context, name string, throttle *cockpit.Throttle) 
 
 // authServer is a serve process's handler over desk, with the properties'
 // tokens.
-func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttle) (http.Handler, *usecase.App, error) {
+func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttle, opts ...func(*server.Config)) (http.Handler, *usecase.App, error) {
 	app := *desk.app
 	app.Exceptions, app.Groups = desk.st, desk.st
 	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
@@ -138,8 +155,12 @@ func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttl
 			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Sink: sink, Exceptions: desk.st, Now: now,
 			Grouping: workflow.Grouping{Store: memory.GroupScope{Store: desk.st, Batch: "serve"}}})
 	}
-	srv, err := server.New(server.Config{Store: desk.st, Sink: desk.sink, NewPipeline: newPipeline, UseCases: &app,
-		Tokens: actorServerTokens(), Now: now, LoginThrottle: throttle})
+	cfg := server.Config{Store: desk.st, Sink: desk.sink, NewPipeline: newPipeline, UseCases: &app,
+		Tokens: actorServerTokens(), Now: now, LoginThrottle: throttle}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: server: %v", err)
 	}
@@ -454,6 +475,115 @@ func checkSessionPlan(p sessionPlan) error {
 		case "advance":
 			a.clock.set(now.Add(sessionAdvances[op.Advance]))
 		}
+	}
+	return nil
+}
+
+// proxyCase is one login through a chain of hops: the peer (one of
+// peerPool), the X-Forwarded-For addresses (indexes of peerPool) and the
+// X-Forwarded-Proto value (index of protoPool), with 127.0.0.0/8 and
+// 10.0.0.0/8 the trusted proxies.
+type proxyCase struct {
+	Peer  int
+	Hops  []int
+	Proto int
+	TLS   bool
+}
+
+var (
+	peerPool  = []string{"127.0.0.1", "10.1.2.3", "192.0.2.7", "203.0.113.9", "10.9.9.9", "198.51.100.4", "not-an-address"}
+	protoPool = []string{"", "https", "http", "HTTPS", "http, https", "https, http"}
+)
+
+func proxyTrusted(a string) bool {
+	return strings.HasPrefix(a, "127.") || strings.HasPrefix(a, "10.")
+}
+
+func proxyCaseGen() gopter.Gen {
+	return gg.Struct(reflect.TypeOf(proxyCase{}), map[string]gopter.Gen{
+		"Peer":  gg.IntRange(0, 5),
+		"Hops":  gg.SliceOfN(3, gg.IntRange(0, len(peerPool)-1)),
+		"Proto": gg.IntRange(0, len(protoPool)-1),
+		"TLS":   gg.Bool(),
+	})
+}
+
+// checkProxy logs in once and reads the cookie's Secure flag and the
+// client address the login's log line names.
+func checkProxy(c proxyCase) error {
+	// The expected client: the peer, unless it is trusted; then the
+	// rightmost hop that is not trusted (stopping at one that is no
+	// address), else the leftmost.
+	peer := peerPool[c.Peer]
+	wantAddr, wantSecure := peer, c.TLS
+	if proxyTrusted(peer) {
+		if p := protoPool[c.Proto]; p != "" {
+			parts := strings.Split(p, ",")
+			wantSecure = strings.EqualFold(strings.TrimSpace(parts[len(parts)-1]), "https")
+		}
+		for i := len(c.Hops) - 1; i >= 0; i-- {
+			h := peerPool[c.Hops[i]]
+			if h == "not-an-address" {
+				break
+			}
+			wantAddr = h
+			if !proxyTrusted(h) {
+				break
+			}
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, "/ui/login", strings.NewReader(url.Values{"token": {actorSecrets[0]}}.Encode()))
+	req.RemoteAddr = peer + ":40000"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if c.TLS {
+		req.TLS = &tls.ConnectionState{HandshakeComplete: true}
+	}
+	if p := protoPool[c.Proto]; p != "" {
+		req.Header.Set("X-Forwarded-Proto", p)
+	}
+	if len(c.Hops) > 0 {
+		hops := make([]string, len(c.Hops))
+		for i, h := range c.Hops {
+			hops[i] = peerPool[h]
+		}
+		req.Header.Set("X-Forwarded-For", strings.Join(hops, ", "))
+	}
+	ctx := context.Background()
+	h, err := openHourlyDesk(ctx, "p133")
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	core, logs := observer.New(zapcore.InfoLevel)
+	handler, _, err := authServer(h.keyedDesk, h.clock.now, nil, func(cfg *server.Config) {
+		cfg.Logger = zap.New(core)
+		cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}
+	})
+	if err != nil {
+		return err
+	}
+	w := httptest.NewRecorder()
+	handler.ServeHTTP(w, req)
+	var secure, found bool
+	for _, ck := range w.Result().Cookies() {
+		if ck.Name == cockpit.SessionCookie {
+			secure, found = ck.Secure, true
+		}
+	}
+	if !found {
+		return fmt.Errorf("login: %+v: %d, no cookie", c, w.Code)
+	}
+	if secure != wantSecure {
+		return fmt.Errorf("secure: %+v: cookie Secure %v, want %v", c, secure, wantSecure)
+	}
+	var got string
+	for _, e := range logs.All() {
+		if e.Message == "login" {
+			got, _ = e.ContextMap()["client"].(string)
+		}
+	}
+	if got != wantAddr {
+		return fmt.Errorf("client: %+v: the login's client is %q, want %q", c, got, wantAddr)
 	}
 	return nil
 }
