@@ -46,19 +46,21 @@ func authProperties() []pbt.Property {
 		pbt.ForAll("P131_throttled_address_never_logs_in_early",
 			"A throttled address never logs in before its back-off has passed, whatever the token: under any sequence of cockpit logins from a few addresses with wrong or right tokens at any spacing, an attempt from an address told to retry after R seconds is refused until R−1 seconds at least have passed, an address that has failed more than the free failures not yet forgiven (one a Decay) is refused at once after its failure; liveness: the right token from an address without failures since its last login logs in.",
 			"LoginPlanGen", loginPlanGen(), checkLoginPlan,
+			pbt.Pin("six failures, then the right token at once", loginPlan{Steps: []loginStep{{Repeat: 6}, {Right: true, Repeat: 1}}}),
+			pbt.Pin("a failure as each block ends", loginPlan{Steps: []loginStep{{Repeat: 6}, {Advance: 4, Repeat: 1}, {Advance: 5, Repeat: 1}, {Advance: 5, Right: true, Repeat: 1}}}),
 			pbt.Classify(func(p loginPlan) []string {
 				var l []string
 				for _, s := range p.Steps {
-					if s.Right {
-						l = append(l, "right token")
+					if !s.Right && s.Repeat > cockpit.DefaultPerAddress.Free {
+						l = append(l, "a burst past the free failures")
 					}
 				}
-				if len(p.Steps) > 12 {
+				if len(p.Steps) > 8 {
 					l = append(l, "long plan")
 				}
 				return l
 			}),
-			pbt.Cover("long plan", 20),
+			pbt.Cover("long plan", 20), pbt.Cover("a burst past the free failures", 10),
 			pbt.Expensive(3)),
 		pbt.ForAll("P132_session_lives_until_logout_revocation_or_expiry",
 			"A cockpit session answers, on every serve process sharing the database, exactly while it is live: from its login until its logout, a revocation of every session, or its expiry, whichever comes first.",
@@ -280,12 +282,14 @@ func checkActor(c actorCase) error {
 	return nil
 }
 
-// loginStep is one login attempt: from which of three addresses, with the
-// right token or a wrong one, after how long (an index of loginAdvances).
+// loginStep is a burst of login attempts: from which of three addresses,
+// with the right token or a wrong one, after how long (an index of
+// loginAdvances), how many at once.
 type loginStep struct {
 	Addr    int
 	Right   bool
 	Advance int
+	Repeat  int
 }
 
 type loginPlan struct{ Steps []loginStep }
@@ -297,6 +301,7 @@ func loginPlanGen() gopter.Gen {
 		"Addr":    gg.IntRange(0, 2),
 		"Right":   gg.Weighted([]gg.WeightedGen{{Weight: 3, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
 		"Advance": gg.IntRange(0, len(loginAdvances)-1),
+		"Repeat":  gg.Weighted([]gg.WeightedGen{{Weight: 2, Gen: gg.IntRange(1, 3)}, {Weight: 1, Gen: gg.IntRange(4, 9)}}),
 	})
 	return gg.Struct(reflect.TypeOf(loginPlan{}), map[string]gopter.Gen{"Steps": gg.SliceOf(step)})
 }
@@ -318,7 +323,17 @@ func checkLoginPlan(p loginPlan) error {
 	hist := make([]history, 3)
 	start := clock.now()
 	now := start
-	for i, s := range p.Steps {
+	var attempts []loginStep
+	for _, s := range p.Steps {
+		for r := range max(s.Repeat, 1) {
+			a := s
+			if r > 0 {
+				a.Advance = 0
+			}
+			attempts = append(attempts, a)
+		}
+	}
+	for i, s := range attempts {
 		now = now.Add(loginAdvances[s.Advance])
 		clock.set(now)
 		addr := fmt.Sprintf("192.0.2.%d", s.Addr+1)
