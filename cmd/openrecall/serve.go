@@ -93,23 +93,28 @@ tokens. Use it after a token leaked or left the configuration, or a laptop was l
   openrecall --db postgres://openrecall@db/openrecall serve revoke-sessions`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			defer a.closeLogged("memory", st)
-			n, err := st.RevokeSessions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(a.out, "revoked %d cockpit session(s)\n", n)
-			return err
+			return revokeSessionsRun(cmd.Context(), a)
 		},
 	}
+}
+
+// revokeSessionsRun deletes every session and says how many.
+func revokeSessionsRun(ctx context.Context, a *app) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	n, err := st.RevokeSessions(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.out, "revoked %d cockpit session(s)\n", n)
+	return err
 }
 
 // serveBatch names the server's analyses: serve-NNNNNN, numbered by inbox id.
