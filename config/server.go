@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -52,7 +53,30 @@ type Server struct {
 	// process renews it every third of it while it works. After a crash,
 	// another process takes the delivery over once the lease passed.
 	Lease time.Duration `yaml:"lease"`
+	// TLS, when both files are given, makes serve listen with TLS itself
+	// (the session cookie is then Secure).
+	TLS TLS `yaml:"tls"`
+	// TrustedProxies are the addresses (CIDRs such as 10.0.0.0/8, or
+	// single addresses) of reverse proxies in front of serve: from these
+	// peers only, X-Forwarded-Proto says whether the client's request came
+	// over TLS (the session cookie is Secure behind a TLS proxy) and
+	// X-Forwarded-For names the client (login throttling, logs).
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
+
+// TLS is a certificate and its private key, PEM files.
+type TLS struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// Enabled reports whether TLS is configured.
+func (t TLS) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" }
+
+// MinTokenBytes is the shortest secret a token may have: a shorter one is
+// refused at start (a token is guessed by trying, and logins are only
+// throttled, not impossible).
+const MinTokenBytes = 16
 
 // Token is one bearer token and what it may do. The secret is Token or,
 // better, the environment variable named by TokenEnv.
@@ -100,6 +124,12 @@ func (s Server) Validate() error {
 	case s.WebhookURL != "" && !strings.HasPrefix(s.WebhookURL, "http://") && !strings.HasPrefix(s.WebhookURL, "https://"):
 		return fmt.Errorf("server.webhook_url %q must be an http or https URL: %w", s.WebhookURL, openrecall.ErrInvalid)
 	}
+	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
+		return fmt.Errorf("server.tls: give both cert_file and key_file (PEM files), or neither: %w", openrecall.ErrInvalid)
+	}
+	if _, err := ParseProxies(s.TrustedProxies); err != nil {
+		return err
+	}
 	for i, t := range s.Tokens {
 		if (t.Token == "") == (t.TokenEnv == "") {
 			return fmt.Errorf("server.tokens[%d]: give exactly one of token and token_env: %w", i, openrecall.ErrInvalid)
@@ -112,8 +142,33 @@ func (s Server) Validate() error {
 				return fmt.Errorf("server.tokens[%d].scopes: %q is not ingest, retain or read: %w", i, sc, openrecall.ErrInvalid)
 			}
 		}
+		if strings.TrimSpace(t.Name) == "" && slices.Contains(t.Scopes, ScopeRetain) {
+			return fmt.Errorf("server.tokens[%d]: a token with the retain scope needs a name: every decision written with it records that name as its analyst: %w", i, openrecall.ErrInvalid)
+		}
+		if t.Token != "" && len(t.Token) < MinTokenBytes {
+			return fmt.Errorf("server.tokens[%d]: the token is %d bytes, at least %d are required (generate one with `openssl rand -hex 16`): %w", i, len(t.Token), MinTokenBytes, openrecall.ErrInvalid)
+		}
 	}
 	return nil
+}
+
+// ParseProxies parses server.trusted_proxies: CIDRs, or single addresses
+// (a /32 or /128).
+func ParseProxies(list []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(list))
+	for i, v := range list {
+		v = strings.TrimSpace(v)
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("server.trusted_proxies[%d]: %q is neither a CIDR (10.0.0.0/8) nor an address: %w", i, v, openrecall.ErrInvalid)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // ResolvedTokens returns the configured tokens with their secrets read from
@@ -131,6 +186,9 @@ func (s Server) ResolvedTokens(getenv func(string) string) ([]Token, error) {
 			if t.Token == "" {
 				return nil, fmt.Errorf("server.tokens[%d].token_env: $%s is empty: %w", i, t.TokenEnv, openrecall.ErrInvalid)
 			}
+			if len(t.Token) < MinTokenBytes {
+				return nil, fmt.Errorf("server.tokens[%d].token_env: $%s holds %d bytes, at least %d are required (generate one with `openssl rand -hex 16`): %w", i, t.TokenEnv, len(t.Token), MinTokenBytes, openrecall.ErrInvalid)
+			}
 		}
 		if t.Name == "" {
 			t.Name = fmt.Sprintf("tokens[%d]", i)
@@ -145,6 +203,13 @@ func (s Server) ResolvedTokens(getenv func(string) string) ([]Token, error) {
 	for _, env := range envs {
 		for v := range strings.SplitSeq(getenv(env), ",") {
 			if v = strings.TrimSpace(v); v != "" {
+				if TokenEnvScopes[env] == ScopeRetain {
+					return nil, fmt.Errorf("$%s grants the retain scope, but a decision records its analyst and a token from this variable has no name: "+
+						"name it in server.tokens instead (name: alice, token_env: ALICE_TOKEN, scopes: [read, retain]): %w", env, openrecall.ErrInvalid)
+				}
+				if len(v) < MinTokenBytes {
+					return nil, fmt.Errorf("$%s: a token of %d bytes, at least %d are required (generate one with `openssl rand -hex 16`): %w", env, len(v), MinTokenBytes, openrecall.ErrInvalid)
+				}
 				out = append(out, Token{Name: "$" + env, Token: v, Scopes: []string{TokenEnvScopes[env]}})
 			}
 		}

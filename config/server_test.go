@@ -34,6 +34,12 @@ func TestServerValidation(t *testing.T) {
 		{"token without secret", "server:\n  tokens:\n    - name: am\n      scopes: [ingest]\n", "server.tokens[0]"},
 		{"token with both", "server:\n  tokens:\n    - token: a\n      token_env: B\n      scopes: [ingest]\n", "server.tokens[0]"},
 		{"unknown scope", "server:\n  tokens:\n    - token: a\n      scopes: [admin]\n", "server.tokens[0].scopes"},
+		// Issue 33, item 9: a token of fewer than 16 bytes is guessed.
+		{"short token", "server:\n  tokens:\n    - name: am\n      token: x\n      scopes: [ingest]\n", "at least 16 are required"},
+		// Issue 33, item 7: a retain token writes decisions in its name.
+		{"unnamed retain token", "server:\n  tokens:\n    - token: 0123456789abcdef0123\n      scopes: [read, retain]\n", "retain scope needs a name"},
+		{"tls without key", "server:\n  tls:\n    cert_file: cert.pem\n", "server.tls"},
+		{"proxy not a CIDR", "server:\n  trusted_proxies: [10.0.0.0/8, proxy.local]\n", "server.trusted_proxies[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,11 +59,11 @@ func TestServerRetentionZeroKeepsForever(t *testing.T) {
 }
 
 func TestResolvedTokens(t *testing.T) {
-	c, err := config.Load(writeConfig(t, "server:\n  tokens:\n    - name: am\n      token_env: AM_TOKEN\n      scopes: [ingest]\n    - token: literal\n      scopes: [read, retain]\n"))
+	c, err := config.Load(writeConfig(t, "server:\n  tokens:\n    - name: am\n      token_env: AM_TOKEN\n      scopes: [ingest]\n    - token: literal-0123456789abcdef\n      scopes: [read]\n    - name: alice\n      token: alice-0123456789abcdef\n      scopes: [read, retain]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"AM_TOKEN": " from-env ", "OPENRECALL_READ_TOKEN": "r1, r2", "OPENRECALL_INGEST_TOKEN": ""}
+	env := map[string]string{"AM_TOKEN": " from-env-0123456789 ", "OPENRECALL_READ_TOKEN": "r1-0123456789abcdef, r2-0123456789abcdef", "OPENRECALL_INGEST_TOKEN": ""}
 	got, err := c.Server.ResolvedTokens(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +72,25 @@ func TestResolvedTokens(t *testing.T) {
 	for _, tk := range got {
 		parts = append(parts, tk.Name+"="+tk.Token+":"+strings.Join(tk.Scopes, "+"))
 	}
-	if want := "am=from-env:ingest tokens[1]=literal:read+retain $OPENRECALL_READ_TOKEN=r1:read $OPENRECALL_READ_TOKEN=r2:read"; strings.Join(parts, " ") != want {
+	if want := "am=from-env-0123456789:ingest tokens[1]=literal-0123456789abcdef:read alice=alice-0123456789abcdef:read+retain $OPENRECALL_READ_TOKEN=r1-0123456789abcdef:read $OPENRECALL_READ_TOKEN=r2-0123456789abcdef:read"; strings.Join(parts, " ") != want {
 		t.Errorf("tokens %q, want %q", strings.Join(parts, " "), want)
+	}
+	// Issue 33: a short secret from the environment, and a retain token
+	// without a name, are refused at start; the error names the variable,
+	// never the secret.
+	for _, bad := range []map[string]string{
+		{"AM_TOKEN": "short", "want": "$AM_TOKEN holds 5 bytes"},
+		{"OPENRECALL_INGEST_TOKEN": "tiny", "want": "$OPENRECALL_INGEST_TOKEN: a token of 4 bytes"},
+		{"OPENRECALL_RETAIN_TOKEN": "retain-0123456789abcdef", "want": "$OPENRECALL_RETAIN_TOKEN grants the retain scope"},
+	} {
+		e := map[string]string{"AM_TOKEN": "from-env-0123456789"}
+		for k, v := range bad {
+			e[k] = v
+		}
+		_, err := c.Server.ResolvedTokens(func(k string) string { return e[k] })
+		if !errors.Is(err, openrecall.ErrInvalid) || !strings.Contains(err.Error(), bad["want"]) || strings.Contains(err.Error(), "tiny") {
+			t.Errorf("%v: %v, want ErrInvalid saying %q", bad, err, bad["want"])
+		}
 	}
 	delete(env, "AM_TOKEN")
 	if _, err := c.Server.ResolvedTokens(func(k string) string { return env[k] }); !errors.Is(err, openrecall.ErrInvalid) || !strings.Contains(err.Error(), "AM_TOKEN") {

@@ -18,15 +18,17 @@ import (
 // it is about: an analysis id of this server, an alert (any intake object),
 // or a canonical fingerprint.
 type retainRequest struct {
-	AnalysisID    string          `json:"analysis_id"`
-	Alert         json.RawMessage `json:"alert"`
-	Fingerprint   string          `json:"fingerprint"`
-	AlertID       string          `json:"alert_id"`
-	Decision      string          `json:"decision"`
-	Note          string          `json:"note"`
-	DeadEnds      []string        `json:"dead_ends"`
-	Analyst       string          `json:"analyst"`
-	ImpactMinutes int             `json:"impact_minutes"`
+	AnalysisID  string          `json:"analysis_id"`
+	Alert       json.RawMessage `json:"alert"`
+	Fingerprint string          `json:"fingerprint"`
+	AlertID     string          `json:"alert_id"`
+	Decision    string          `json:"decision"`
+	Note        string          `json:"note"`
+	DeadEnds    []string        `json:"dead_ends"`
+	// Analyst may repeat the token's name; the token's name is recorded
+	// (Server.actor).
+	Analyst       string `json:"analyst"`
+	ImpactMinutes int    `json:"impact_minutes"`
 }
 
 // subject resolves what a retain or recall names: exactly one of an
@@ -91,13 +93,17 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	analyst, ok := s.actor(w, r, req.Analyst)
+	if !ok {
+		return
+	}
 	about, err := subject(req.AnalysisID, req.Alert, req.Fingerprint)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
 	}
 	out, err := s.cfg.UseCases.Retain(r.Context(), usecase.RetainRequest{
-		Decision: usecase.Decision{Decision: d, Note: req.Note, DeadEnds: req.DeadEnds, Analyst: req.Analyst,
+		Decision: usecase.Decision{Decision: d, Note: req.Note, DeadEnds: req.DeadEnds, Analyst: analyst,
 			ImpactMinutes: req.ImpactMinutes, AlertID: req.AlertID},
 		Subject:      about,
 		IdentityHint: "retained by fingerprint, or an alert without alertname, class or title",
@@ -240,8 +246,12 @@ func (s *Server) groupDecision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	analyst, ok := s.actor(w, r, req.Analyst)
+	if !ok {
+		return
+	}
 	out, err := s.cfg.UseCases.DecideGroup(r.Context(), r.PathValue("id"), usecase.Decision{Decision: d, Note: req.Note,
-		DeadEnds: req.DeadEnds, Analyst: req.Analyst, ImpactMinutes: req.ImpactMinutes})
+		DeadEnds: req.DeadEnds, Analyst: analyst, ImpactMinutes: req.ImpactMinutes})
 	if errors.Is(err, openrecall.ErrGroupDecided) {
 		writeError(w, r, http.StatusConflict, err.Error())
 		return

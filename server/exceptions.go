@@ -58,19 +58,23 @@ func (s *Server) addException(w http.ResponseWriter, r *http.Request) {
 		}
 		expiry = d
 	}
-	if strings.TrimSpace(req.Analyst) == "" {
+	analyst, ok := s.actor(w, r, req.Analyst)
+	if !ok {
+		return
+	}
+	if strings.TrimSpace(analyst) == "" {
 		writeError(w, r, http.StatusBadRequest, "analyst is required: a person approves an exception")
 		return
 	}
 	var ch usecase.ExceptionChange
 	var err error
 	if req.ProposalID != "" {
-		ch, err = s.cfg.UseCases.ApproveProposal(r.Context(), usecase.ApproveRequest{ProposalID: req.ProposalID, Analyst: req.Analyst, Expiry: expiry, Note: req.Note})
+		ch, err = s.cfg.UseCases.ApproveProposal(r.Context(), usecase.ApproveRequest{ProposalID: req.ProposalID, Analyst: analyst, Expiry: expiry, Note: req.Note})
 	} else {
 		ch, err = s.cfg.UseCases.AddException(r.Context(), usecase.AddRequest{
 			Identity: openrecall.Identity{Rule: req.Rule, Service: req.Service}, DNA: req.DNA, Match: req.Match,
 			MaxSeverity: openrecall.Severity(req.MaxSeverity), Decision: openrecall.Decision(req.Decision),
-			Expiry: expiry, Analyst: req.Analyst, Note: req.Note,
+			Expiry: expiry, Analyst: analyst, Note: req.Note,
 		})
 	}
 	if err != nil {
@@ -91,7 +95,11 @@ func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
 	if !s.bodyLimited(w, r) || !s.decodeBody(w, r, "revoke body", &req) {
 		return
 	}
-	if strings.TrimSpace(req.Analyst) == "" {
+	analyst, ok := s.actor(w, r, req.Analyst)
+	if !ok {
+		return
+	}
+	if strings.TrimSpace(analyst) == "" {
 		writeError(w, r, http.StatusBadRequest, "analyst is required")
 		return
 	}
@@ -99,7 +107,7 @@ func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusBadRequest, "reason is required: the audit trail records why an exception ended")
 		return
 	}
-	ch, err := s.cfg.UseCases.RevokeException(r.Context(), r.PathValue("id"), req.Analyst, req.Reason)
+	ch, err := s.cfg.UseCases.RevokeException(r.Context(), r.PathValue("id"), analyst, req.Reason)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return

@@ -3,11 +3,13 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
+	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/triage"
 	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
@@ -68,6 +71,9 @@ type options struct {
 	// the metrics.
 	models      func(cheap, strong routing.Model) (routing.Model, routing.Model)
 	modelHealth func() []server.ModelHealth
+	throttle    *cockpit.Throttle // the cockpit's login throttle, when not the default
+	proxies     []netip.Prefix    // server.trusted_proxies
+	tls         *tls.Config       // serve with TLS (the env's url is https)
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -156,7 +162,8 @@ func newEnv(t *testing.T, o options) *env {
 		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
 		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st, ArchiveDir: o.archiveDir, Forgetter: st,
-		ModelHealth: o.modelHealth,
+		ModelHealth:   o.modelHealth,
+		LoginThrottle: o.throttle, TrustedProxies: o.proxies, TLS: o.tls,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +176,9 @@ func newEnv(t *testing.T, o options) *env {
 		ln = o.listener(ln)
 	}
 	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app}
+	if o.tls != nil {
+		e.url = "https://" + ln.Addr().String()
+	}
 	if o.noServe {
 		hs := &http.Server{Handler: srv.Handler()}
 		go func() { _ = hs.Serve(ln) }() // ErrServerClosed once stopped

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -188,11 +189,45 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, scope string)
 	return true
 }
 
-// scoped wraps h behind a scope check.
+// tokenKey is the context key of the token that authorised a request.
+type tokenKey struct{}
+
+// scoped wraps h behind a scope check; h finds the token that passed it in
+// the request's context (actor reads it).
 func (s *Server) scoped(scope string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.authorize(w, r, scope) {
-			h(w, r)
+		if !s.authorize(w, r, scope) {
+			return
 		}
+		if t, ok := s.lookupToken(bearer(r)); ok {
+			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, t))
+		}
+		h(w, r)
 	}
+}
+
+// actor returns the analyst a write over the API records (a retain, a
+// group decision, an exception approved, written or revoked): the name of
+// the token that authorised it, never a name the body gives. A body may
+// repeat that name or leave it out; another name is answered 403, and so
+// is a token without a name (an environment token, an unnamed entry of
+// server.tokens): it cannot speak for anyone. With no token configured (a
+// loopback server) there is no credential to speak for: the body's
+// analyst is taken as given, as the command line's --analyst is.
+func (s *Server) actor(w http.ResponseWriter, r *http.Request, claimed string) (string, bool) {
+	if len(s.cfg.Tokens) == 0 {
+		return claimed, true
+	}
+	t, _ := r.Context().Value(tokenKey{}).(Token)
+	if t.Analyst == "" {
+		writeError(w, r, http.StatusForbidden, "this token has no name, and a decision records who took it: "+
+			"name the token in server.tokens (its name is the analyst) to write decisions with it")
+		return "", false
+	}
+	if c := strings.TrimSpace(claimed); c != "" && c != t.Analyst {
+		writeError(w, r, http.StatusForbidden, fmt.Sprintf("analyst %q is not this token's name: a token writes as its own analyst (%q); leave analyst out or give that name",
+			claimed, t.Analyst))
+		return "", false
+	}
+	return t.Analyst, true
 }

@@ -37,6 +37,9 @@ type Observer interface {
 	// LeasesLost reports claimed deliveries another server reclaimed
 	// after this one's lease passed: this one wrote nothing for them.
 	LeasesLost(n int)
+	// Login reports one login attempt to the cockpit by outcome
+	// (cockpit.LoginOK, LoginUnknown, LoginNotAllowed, LoginThrottled).
+	Login(outcome string)
 	// Handler serves the metrics (GET /metrics).
 	Handler() http.Handler
 }
@@ -52,6 +55,7 @@ func (nopObserver) Pruned(int)                         {}
 func (nopObserver) LeasesLost(int)                     {}
 func (nopObserver) Archived(int64, int64)              {}
 func (nopObserver) Forgotten(openrecall.Forgotten)     {}
+func (nopObserver) Login(string)                       {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "metrics are not enabled")
@@ -84,6 +88,8 @@ type Prometheus struct {
 	expired    *prometheus.CounterVec
 	alertCost  prometheus.Histogram
 	duration   prometheus.Histogram
+	logins     *prometheus.CounterVec
+	loginFails prometheus.Counter
 }
 
 // NewPrometheus returns the Prometheus observer on its own registry, with
@@ -137,10 +143,15 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Model spend per triaged alert, in dollars.", Buckets: []float64{0, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}})
 	p.duration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "openrecall_analysis_duration_seconds",
 		Help: "Time to analyse one delivery.", Buckets: prometheus.DefBuckets})
+	p.logins = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_cockpit_logins_total",
+		Help: "Login attempts to the cockpit, by outcome (ok, unknown_token, cannot_log_in, throttled)."}, []string{"outcome"})
+	p.loginFails = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_cockpit_login_failures_total",
+		Help: "Login attempts to the cockpit that did not log in (a wrong token, a token that cannot log in, or throttled)."})
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
 	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
 		p.calls, p.anomalies, p.cost, p.baseline, p.savings, p.pruned, p.archived, p.forgotten, p.expired, p.leaseLost, p.alertCost, p.duration, depthGauge,
+		p.logins, p.loginFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
 }
@@ -192,6 +203,14 @@ func (p *Prometheus) Forgotten(f openrecall.Forgotten) {
 	}
 	p.expired.WithLabelValues("analyses").Add(float64(f.Expired))
 	p.expired.WithLabelValues("groups").Add(float64(f.ExpiredGroups))
+}
+
+// Login counts one login attempt by outcome, and a failure.
+func (p *Prometheus) Login(outcome string) {
+	p.logins.WithLabelValues(outcome).Inc()
+	if outcome != "ok" {
+		p.loginFails.Inc()
+	}
 }
 
 // LeasesLost counts claimed deliveries another process reclaimed.

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,10 @@ type Store interface {
 	// page.
 	Get(ctx context.Context, id string) (openrecall.Incident, error)
 	SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error)
+	// The cockpit's sessions (DESIGN §12a).
+	CreateSession(ctx context.Context, s openrecall.Session) error
+	Session(ctx context.Context, idHash string, now time.Time) (openrecall.Session, error)
+	DeleteSession(ctx context.Context, idHash string) error
 }
 
 // Pipeline runs a queue of intake records through the workflow the analyze
@@ -162,6 +168,15 @@ type Config struct {
 	ArchiveDir string
 	// Forgetter forgets what an archive took; required with ArchiveDir.
 	Forgetter Forgetter
+	// TLS, when set, makes Serve answer with TLS on its listener (the
+	// cockpit's session cookie is then Secure).
+	TLS *tls.Config
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto and
+	// X-Forwarded-For headers are believed (client).
+	TrustedProxies []netip.Prefix
+	// LoginThrottle limits the cockpit's logins (default: per address
+	// and overall, cockpit.DefaultPerAddress and DefaultOverall over Now).
+	LoginThrottle *cockpit.Throttle
 	// Shadow says the pipelines never bypass (their guard refuses); readyz
 	// reports it.
 	Shadow bool
@@ -313,6 +328,9 @@ func (s *Server) newCockpit() error {
 		ErrorLog: func(r *http.Request, err error) {
 			s.log.Error("cockpit request failed", zap.String("request_id", requestID(r)), zap.Error(err))
 		},
+		Client:   s.client,
+		Logins:   s.login,
+		Throttle: s.cfg.LoginThrottle,
 	})
 	s.cockpit = c
 	return err
@@ -406,7 +424,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.ready.Store(true)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	if s.cfg.TLS != nil {
+		srv.TLSConfig = s.cfg.TLS.Clone()
+		go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { serveErr <- srv.Serve(ln) }()
+	}
 	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.Int("workers", s.cfg.Workers))
 
 	var err error

@@ -23,9 +23,14 @@ import (
 func TestCLIAndAPIAgree(t *testing.T) {
 	bin := buildBinary(t)
 	db := seededDB(t)
-	const ingest, read, retain = "ingest-shape", "read-shape", "retain-shape"
-	env := []string{"OPENRECALL_INGEST_TOKEN=" + ingest, "OPENRECALL_READ_TOKEN=" + read, "OPENRECALL_RETAIN_TOKEN=" + retain}
-	s := startServe(t, bin, db, env, "--workers", "1")
+	const ingest, read, retain = "ingest-shape-0123456789", "read-shape-0123456789", "retain-shape-0123456789"
+	// A retain token writes in its name: alice's, named in the config.
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("server:\n  tokens:\n    - name: alice\n      token_env: ALICE_TOKEN\n      scopes: [retain]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"OPENRECALL_INGEST_TOKEN=" + ingest, "OPENRECALL_READ_TOKEN=" + read, "ALICE_TOKEN=" + retain}
+	s := startServe(t, bin, db, env, "--workers", "1", "--config", cfg)
 
 	queue, err := os.ReadFile("../../examples/queue.jsonl")
 	if err != nil {

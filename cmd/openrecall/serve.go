@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
@@ -38,11 +40,14 @@ redelivered notification is not triaged twice. Results, retain, recall, cost and
 are served under /api/v1; /healthz, /readyz and /metrics for operators. Logs (with one access
 line per request) go to stderr as JSON at info level unless --log-format/--log-level say otherwise.
 
-Tokens come from the config (server.tokens) and from OPENRECALL_INGEST_TOKEN,
-OPENRECALL_RETAIN_TOKEN and OPENRECALL_READ_TOKEN. Without a token the server listens on loopback
-only. SIGTERM stops accepting, lets in-flight analyses finish and exits 0; waiting deliveries stay
+Tokens come from the config (server.tokens: a token of 16 bytes or more; one with the retain
+scope needs a name, the analyst its decisions record) and from OPENRECALL_INGEST_TOKEN and
+OPENRECALL_READ_TOKEN. Without a token the server listens on loopback only. server.tls serves
+TLS itself; behind a TLS proxy, server.trusted_proxies lets X-Forwarded-Proto and X-Forwarded-For
+through. Cockpit logins are throttled and their sessions kept in the database: 'openrecall serve
+revoke-sessions' ends them all. SIGTERM stops accepting, lets in-flight analyses finish and exits 0; waiting deliveries stay
 in the inbox for the next start.`,
-		Example: `  OPENRECALL_INGEST_TOKEN=s3cret openrecall serve --listen 0.0.0.0:9555
+		Example: `  OPENRECALL_INGEST_TOKEN=$(openssl rand -hex 16) openrecall serve --listen 0.0.0.0:9555
   openrecall serve --shadow        # propose and audit, never bypass
   openrecall serve --provider openai --base-url http://127.0.0.1:11434/v1 --cheap-model llama3.1:8b --strong-model qwen2.5:32b`,
 		Args: exactArgs(0),
@@ -71,7 +76,45 @@ in the inbox for the next start.`,
 	f.BoolVar(&opts.shadow, "shadow", false, "propose and audit, but never bypass the model (measure agreement before trusting memory)")
 	f.IntVar(&opts.workers, "workers", 0, "deliveries analysed concurrently (default: the config's server.workers)")
 	a.modelFlags.bind(f)
+	cmd.AddCommand(newRevokeSessionsCmd(a))
 	return cmd
+}
+
+// newRevokeSessionsCmd ends every cockpit session at once: they live in
+// the database, so every serve process sharing it forgets them.
+func newRevokeSessionsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke-sessions",
+		Short: "End every cockpit session (all serve processes sharing the database); analysts log in again",
+		Long: `End every cockpit session at once. Sessions live in the database, so every serve process
+sharing it forgets them at its next request, running or not; analysts log in again with their
+tokens. Use it after a token leaked or left the configuration, or a laptop was lost.`,
+		Example: `  openrecall serve revoke-sessions
+  openrecall --db postgres://openrecall@db/openrecall serve revoke-sessions`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return revokeSessionsRun(cmd.Context(), a)
+		},
+	}
+}
+
+// revokeSessionsRun deletes every session and says how many.
+func revokeSessionsRun(ctx context.Context, a *app) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.closeLogged("memory", st)
+	n, err := st.RevokeSessions(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.out, "revoked %d cockpit session(s)\n", n)
+	return err
 }
 
 // serveBatch names the server's analyses: serve-NNNNNN, numbered by inbox id.
@@ -104,6 +147,18 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	}
 	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
 		return usageErr("%v", err)
+	}
+	proxies, err := config.ParseProxies(sc.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	var tlsCfg *tls.Config
+	if sc.TLS.Enabled() {
+		cert, err := tls.LoadX509KeyPair(sc.TLS.CertFile, sc.TLS.KeyFile)
+		if err != nil {
+			return fmt.Errorf("server.tls: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if sc.ArchiveDir != "" {
 		// Made now, so a directory that cannot be is an error at start,
@@ -205,6 +260,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		ArchiveDir:      sc.ArchiveDir,
 		Forgetter:       st,
 		Shadow:          opts.shadow,
+		TLS:             tlsCfg,
+		TrustedProxies:  proxies,
 		Observer:        prom,
 		ModelHealth:     modelHealth,
 		Logger:          a.log,
@@ -219,7 +276,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	}
 	// The bound address on stderr, so a caller that asked for port 0 learns
 	// the port.
-	fmt.Fprintf(a.errOut, "openrecall serve: listening on http://%s (%s, db %s)\n", ln.Addr(), modeLine(opts.shadow), st.Path())
+	scheme := "http"
+	if tlsCfg != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(a.errOut, "openrecall serve: listening on %s://%s (%s, db %s)\n", scheme, ln.Addr(), modeLine(opts.shadow), st.Path())
 	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/internal/pgtest"
 	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
@@ -165,8 +166,8 @@ func (s *served) allResults(token string, want int) []e2eResult {
 func TestServeEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
 	db := filepath.Join(t.TempDir(), "serve.db")
-	env := []string{"OPENRECALL_INGEST_TOKEN=ingest-e2e", "OPENRECALL_READ_TOKEN=read-e2e", "OPENRECALL_RETAIN_TOKEN=retain-e2e"}
-	const ingest, read = "ingest-e2e", "read-e2e"
+	const ingest, read = "ingest-e2e-0123456789", "read-e2e-0123456789ab"
+	env := []string{"OPENRECALL_INGEST_TOKEN=" + ingest, "OPENRECALL_READ_TOKEN=" + read}
 	s := startServe(t, bin, db, env, "--workers", "1")
 
 	expected := 0
@@ -204,7 +205,7 @@ func TestServeEndToEnd(t *testing.T) {
 	// PagerDuty: routing_key as the token, PagerDuty-shaped answers.
 	for _, action := range []string{"trigger", "acknowledge", "resolve"} {
 		var pd map[string]any
-		body := `{"routing_key":"ingest-e2e","event_action":"` + action + `","dedup_key":"pg-lag","payload":{"summary":"Replication lag 40s on pg-2","source":"pg-2","severity":"error","component":"postgres"}}`
+		body := `{"routing_key":"` + ingest + `","event_action":"` + action + `","dedup_key":"pg-lag","payload":{"summary":"Replication lag 40s on pg-2","source":"pg-2","severity":"error","component":"postgres"}}`
 		if code := s.call(http.MethodPost, "/v2/enqueue", "", strings.NewReader(body), &pd); code != http.StatusAccepted || pd["status"] != "success" || pd["dedup_key"] != "pg-lag" {
 			t.Fatalf("pagerduty %s: %d %v", action, code, pd)
 		}
@@ -433,5 +434,55 @@ func TestServeDebugListen(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
 		t.Errorf("heap profile: %d %.80s", resp.StatusCode, body)
+	}
+}
+
+// TestServeRevokeSessions: `serve revoke-sessions` ends every cockpit
+// session stored in the database (issue 33, item 9).
+func TestServeRevokeSessions(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	st, err := memory.Open(t.Context(), db, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, h := range []string{strings.Repeat("a", 64), strings.Repeat("b", 64)} {
+		if err := st.CreateSession(t.Context(), openrecall.Session{IDHash: h, Analyst: "alice", Scopes: []string{"read"}, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "--db", db, "serve", "revoke-sessions")
+	if r.code != 0 || r.stdout != "revoked 2 cockpit session(s)\n" {
+		t.Fatalf("exit %d: %q %q", r.code, r.stdout, r.stderr)
+	}
+	st, err = memory.Open(t.Context(), db, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Session(t.Context(), strings.Repeat("a", 64), now); !errors.Is(err, openrecall.ErrNotFound) {
+		t.Errorf("a session after revoke-sessions: %v", err)
+	}
+}
+
+// TestServeRefusesShortAndUnnamedTokens: a token shorter than 16 bytes, or
+// a retain token without a name, stops serve at start with a message that
+// names it and not its secret (issue 33, items 7 and 9).
+func TestServeRefusesShortAndUnnamedTokens(t *testing.T) {
+	for _, tt := range []struct{ env, want string }{
+		{"OPENRECALL_INGEST_TOKEN=Qz7", "$OPENRECALL_INGEST_TOKEN: a token of 3 bytes, at least 16 are required"},
+		{"OPENRECALL_RETAIN_TOKEN=retain-0123456789abcdef", "$OPENRECALL_RETAIN_TOKEN grants the retain scope"},
+	} {
+		k, v, _ := strings.Cut(tt.env, "=")
+		t.Setenv(k, v)
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), []string{"--db", filepath.Join(t.TempDir(), "m.db"), "serve", "--listen", "127.0.0.1:0"}, streams{in: strings.NewReader(""), out: &out, errOut: &errOut})
+		if code == 0 || !strings.Contains(errOut.String(), tt.want) || strings.Contains(errOut.String(), v) {
+			t.Errorf("%s: exit %d: %s", k, code, errOut.String())
+		}
+		t.Setenv(k, "")
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"slices"
-	"sync"
+	"strconv"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -45,6 +47,39 @@ type Store interface {
 	AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
 	Get(ctx context.Context, id string) (openrecall.Incident, error)
 	SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error)
+	// Sessions live in the database, shared by every serve process and
+	// kept across restarts; only the hash of a session id is stored.
+	CreateSession(ctx context.Context, s openrecall.Session) error
+	Session(ctx context.Context, idHash string, now time.Time) (openrecall.Session, error)
+	DeleteSession(ctx context.Context, idHash string) error
+}
+
+// Client is what the server knows of a request's client: its address
+// and whether its request reached the server over TLS (directly, or
+// through a trusted proxy that says so).
+type Client struct {
+	Addr   string
+	Secure bool
+}
+
+// Login outcomes.
+const (
+	LoginOK         = "ok"
+	LoginUnknown    = "unknown_token"
+	LoginNotAllowed = "cannot_log_in"
+	LoginThrottled  = "throttled"
+)
+
+// Login is one login attempt, as Config.Logins receives it: never the
+// token.
+type Login struct {
+	Addr    string
+	Outcome string
+	// Analyst is the name of a token that logged in, or of a known token
+	// that cannot (it lacks the read and retain scopes).
+	Analyst string
+	// RetryAfter is how long a throttled client waits.
+	RetryAfter time.Duration
 }
 
 // Token is a bearer token of server.tokens. Only a named token with the
@@ -84,6 +119,15 @@ type Config struct {
 	SessionTTL time.Duration
 	// ErrorLog receives errors a page hides behind "internal error".
 	ErrorLog func(r *http.Request, err error)
+	// Client tells a request's client address and whether it came over
+	// TLS (default: the peer's address, and r.TLS); the session cookie is
+	// Secure when it did.
+	Client func(r *http.Request) Client
+	// Logins receives every login attempt (for logs and metrics).
+	Logins func(r *http.Request, l Login)
+	// Throttle limits login attempts (default: DefaultPerAddress and
+	// DefaultOverall over Now).
+	Throttle *Throttle
 	Now      func() time.Time
 }
 
@@ -114,15 +158,11 @@ type Cockpit struct {
 	assets assetSet
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
-
-	mu       sync.Mutex
-	sessions map[string]session
 }
 
 type session struct {
 	analyst string
 	scopes  []string
-	expires time.Time
 }
 
 // New checks cfg and returns a Cockpit.
@@ -142,9 +182,18 @@ func New(cfg Config) (*Cockpit, error) {
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = func(*http.Request, error) {}
 	}
-	c := &Cockpit{cfg: cfg, now: cfg.Now, sessions: map[string]session{}}
+	if cfg.Client == nil {
+		cfg.Client = PeerClient
+	}
+	if cfg.Logins == nil {
+		cfg.Logins = func(*http.Request, Login) {}
+	}
+	c := &Cockpit{cfg: cfg, now: cfg.Now}
 	if c.now == nil {
 		c.now = func() time.Time { return time.Now().UTC() }
+	}
+	if c.cfg.Throttle == nil {
+		c.cfg.Throttle = NewThrottle(DefaultPerAddress, DefaultOverall, c.now)
 	}
 	var err error
 	if c.assets, err = loadAssets(); err != nil {
@@ -252,34 +301,63 @@ func (c *Cockpit) tokenFor(secret string) (Token, bool) {
 	return found, ok
 }
 
-// newSession stores a session for t and returns its id.
-func (c *Cockpit) newSession(t Token) string {
+// PeerClient is the default Config.Client: the peer's address, and
+// whether the connection is TLS.
+func PeerClient(r *http.Request) Client {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return Client{Addr: host, Secure: r.TLS != nil}
+}
+
+// sessionHash is what the store keeps of a session id.
+func sessionHash(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:])
+}
+
+// newSession stores a session for t and returns its id, the cookie's
+// value (the store keeps only its hash).
+func (c *Cockpit) newSession(ctx context.Context, t Token) (string, error) {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, s := range c.sessions {
-		if now.After(s.expires) {
-			delete(c.sessions, k)
-		}
-	}
-	c.sessions[id] = session{analyst: t.Name, scopes: slices.Clone(t.Scopes), expires: now.Add(c.cfg.SessionTTL)}
-	return id
+	err := c.cfg.Store.CreateSession(ctx, openrecall.Session{IDHash: sessionHash(id), Analyst: t.Name,
+		Scopes: slices.Clone(t.Scopes), CreatedAt: now, ExpiresAt: now.Add(c.cfg.SessionTTL)})
+	return id, err
 }
 
-// sessionOf returns r's live session.
+// sessionOf returns r's live session. Its scopes are those it logged in
+// with that the configuration still gives a token of its analyst's name:
+// a token taken out of the configuration ends its sessions at the next
+// start.
 func (c *Cockpit) sessionOf(r *http.Request) (session, bool) {
 	ck, err := r.Cookie(SessionCookie)
-	if err != nil {
+	if err != nil || ck.Value == "" {
 		return session{}, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.sessions[ck.Value]
-	if !ok || c.now().After(s.expires) {
-		delete(c.sessions, ck.Value)
+	ss, err := c.cfg.Store.Session(r.Context(), sessionHash(ck.Value), c.now())
+	if err != nil {
+		if !errors.Is(err, openrecall.ErrNotFound) {
+			c.cfg.ErrorLog(r, err)
+		}
+		return session{}, false
+	}
+	var granted []string
+	for _, t := range c.cfg.Tokens {
+		if t.Name == ss.Analyst {
+			granted = append(granted, t.Scopes...)
+		}
+	}
+	s := session{analyst: ss.Analyst}
+	for _, sc := range ss.Scopes {
+		if slices.Contains(granted, sc) {
+			s.scopes = append(s.scopes, sc)
+		}
+	}
+	if !s.can(ScopeRead) && !s.can(ScopeRetain) {
 		return session{}, false
 	}
 	return s, true
@@ -328,28 +406,54 @@ func (c *Cockpit) loginPage(w http.ResponseWriter, r *http.Request) {
 type loginData struct{ Failed bool }
 
 // login exchanges a named token with the read or retain scope for a
-// session cookie.
+// session cookie. Attempts are throttled per client address and overall
+// (Throttle): a throttled client is answered 429 with Retry-After and its
+// token is not even looked at. Every attempt goes to Config.Logins.
 func (c *Cockpit) login(w http.ResponseWriter, r *http.Request) {
+	cl := c.cfg.Client(r)
+	if wait, ok := c.cfg.Throttle.Allow(cl.Addr); !ok {
+		secs := int((wait + time.Second - 1) / time.Second)
+		c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginThrottled, RetryAfter: wait})
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.fail(w, r, http.StatusTooManyRequests, fmt.Sprintf("Too many failed logins from your address or from everywhere: try again in %d s.", secs))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
 	t, ok := c.tokenFor(r.PostFormValue("token"))
-	if !ok || t.Name == "" || !slices.Contains(t.Scopes, ScopeRead) && !slices.Contains(t.Scopes, ScopeRetain) {
+	switch {
+	case !ok:
+		c.cfg.Throttle.Fail(cl.Addr)
+		c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginUnknown})
+		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
+		return
+	case t.Name == "" || !slices.Contains(t.Scopes, ScopeRead) && !slices.Contains(t.Scopes, ScopeRetain):
+		c.cfg.Throttle.Fail(cl.Addr)
+		c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginNotAllowed, Analyst: t.Name})
 		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
 		return
 	}
+	id, err := c.newSession(r.Context(), t)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	c.cfg.Throttle.Succeed(cl.Addr)
+	c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginOK, Analyst: t.Name})
 	http.SetCookie(w, &http.Cookie{
-		Name: SessionCookie, Value: c.newSession(t), Path: Prefix, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(c.cfg.SessionTTL / time.Second),
+		Name: SessionCookie, Value: id, Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: cl.Secure, MaxAge: int(c.cfg.SessionTTL / time.Second),
 	})
 	http.Redirect(w, r, Prefix+"queue", http.StatusSeeOther)
 }
 
 func (c *Cockpit) logout(w http.ResponseWriter, r *http.Request) {
-	if ck, err := r.Cookie(SessionCookie); err == nil {
-		c.mu.Lock()
-		delete(c.sessions, ck.Value)
-		c.mu.Unlock()
+	if ck, err := r.Cookie(SessionCookie); err == nil && ck.Value != "" {
+		if err := c.cfg.Store.DeleteSession(r.Context(), sessionHash(ck.Value)); err != nil {
+			c.failErr(w, r, err)
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: Prefix, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+		SameSite: http.SameSiteStrictMode, Secure: c.cfg.Client(r).Secure, MaxAge: -1})
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }

@@ -149,7 +149,7 @@ func (r *run) dumpLogs() {
 }
 
 func secret() string {
-	var b [12]byte
+	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
@@ -221,16 +221,22 @@ func (r *run) stopAll() {
 
 func (r *run) setup() error {
 	r.ingest, r.retain, r.read = secret(), secret(), secret()
+	// The retain token is named: a decision over the API records its
+	// token's name as the analyst ("e2e").
+	serveCfg := filepath.Join(r.dir, "config.yaml")
+	if err := os.WriteFile(serveCfg, []byte("server:\n  tokens:\n    - name: e2e\n      token_env: E2E_RETAIN_TOKEN\n      scopes: [retain]\n"), 0o600); err != nil {
+		return err
+	}
 	addr := make(chan string, 1)
 	_, err := r.start("openrecall serve", []string{
-		"OPENRECALL_INGEST_TOKEN=" + r.ingest, "OPENRECALL_RETAIN_TOKEN=" + r.retain, "OPENRECALL_READ_TOKEN=" + r.read,
+		"OPENRECALL_INGEST_TOKEN=" + r.ingest, "E2E_RETAIN_TOKEN=" + r.retain, "OPENRECALL_READ_TOKEN=" + r.read,
 		// The audit key stays in the run's directory, not the user's.
 		"OPENRECALL_AUDIT_KEY_FILE=" + filepath.Join(r.dir, "audit.key"),
 	}, func(line string) {
 		if rest, ok := strings.CutPrefix(line, "openrecall serve: listening on "); ok {
 			addr <- strings.Fields(rest)[0]
 		}
-	}, r.bin, "--db", filepath.Join(r.dir, "memory.db"), "--log-level", "info", "--log-format", "json", "serve", "--listen", "127.0.0.1:0")
+	}, r.bin, "--config", serveCfg, "--db", filepath.Join(r.dir, "memory.db"), "--log-level", "info", "--log-format", "json", "serve", "--listen", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}

@@ -43,9 +43,9 @@ const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 const payloadsPath = "../../../server/cockpit/testdata/xss.txt"
 
 const (
-	aliceToken  = "alice-e2e-secret"
-	ritaToken   = "rita-e2e-secret"
-	ingestToken = "ingest-e2e-secret"
+	aliceToken  = "alice-e2e-secret-0123"
+	ritaToken   = "rita-e2e-secret-01234"
+	ingestToken = "ingest-e2e-secret-012"
 )
 
 // chromiumPath finds Debian's chromium: under CI=true its absence fails the
