@@ -14,7 +14,7 @@ import (
 )
 
 // TestBytesPerAlert measures the database bytes per triaged alert of
-// serve: Alertmanager webhooks (two alerts each, distinct fingerprints)
+// serve: Alertmanager webhooks (two alerts each, distinct label sets)
 // through the inbox and the real workflow, then a pruning pass of every
 // finished row. It logs the figures (go test -v -run BytesPerAlert; set
 // OPENRECALL_BYTES_ALERTS to measure more than 40 alerts) and checks that
@@ -37,7 +37,11 @@ func TestBytesPerAlert(t *testing.T) {
 	payload := fixture(t, "alertmanager_payload.json")
 	var last string
 	for i := range alerts / 2 {
-		body := strings.NewReplacer("c91d997d55db7a73", fmt.Sprintf("%016x", 2*i), "c6129a3559d89b42", fmt.Sprintf("%016x", 2*i+1)).Replace(payload)
+		// Distinct alerts differ in their labels (an Alertmanager alert's
+		// id is the hash of its labels and startsAt, never the fingerprint
+		// as sent): another pod each.
+		body := strings.NewReplacer("checkout-api-7d9f8b-q8k2", fmt.Sprintf("checkout-api-7d9f8b-%04d", 2*i),
+			"checkout-api-7d9f8b-x2x1", fmt.Sprintf("checkout-api-7d9f8b-%04d", 2*i+1)).Replace(payload)
 		var acc accepted
 		if resp := e.post("/api/v1/alerts/alertmanager", "", body, &acc); resp.StatusCode != 202 || acc.Accepted != 2 {
 			t.Fatalf("body %d: %d %+v", i, resp.StatusCode, acc)
