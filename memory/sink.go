@@ -101,7 +101,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := recordStrongCompletionsTx(ctx, tx, kept); err != nil {
 			return err
 		}
-		return recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now())
+		return s.Store.recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now())
 	})
 	if err != nil {
 		return nil, err
