@@ -42,8 +42,11 @@ func rowProblems(t *testing.T, s *Store) []audit.Problem {
 			return err
 		},
 		Entry: func(e openrecall.AuditEntry) error { tv.Entry(e); return nil },
-		Cost:  func(seq int64, prev, hash string, p openrecall.CostPoint) error { tv.Cost(seq, prev, hash, p); return nil },
-		Row:   func(r openrecall.SealedRow) error { tv.Row(r); return nil },
+		Cost: func(seq int64, prev, hash string, p openrecall.CostPoint) error {
+			tv.Cost(seq, prev, hash, p)
+			return nil
+		},
+		Row: func(r openrecall.SealedRow) error { tv.Row(r); return nil },
 	})
 	if err != nil {
 		t.Fatal(err)

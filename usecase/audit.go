@@ -14,12 +14,12 @@ import (
 // Verified is the outcome of verifying the audit trail, as `audit verify
 // -o json` prints it and GET /api/v1/audit/verify answers it.
 type Verified struct {
-	Intact           bool  `json:"intact"`
-	Entries          int64 `json:"entries"`
-	CostPoints       int64 `json:"cost_points"`
+	Intact     bool  `json:"intact"`
+	Entries    int64 `json:"entries"`
+	CostPoints int64 `json:"cost_points"`
 	// Rows counts the sealed rows checked (memories, what waits for a
 	// person, finished deliveries), 0 while rows are not sealed.
-	Rows int64 `json:"rows,omitempty"`
+	Rows             int64 `json:"rows,omitempty"`
 	LegacyCostPoints int64 `json:"legacy_cost_points"`
 	HeadSequence     int64 `json:"head_sequence"`
 	// HeadHash is the hash of the head audit entry.

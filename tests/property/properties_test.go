@@ -36,6 +36,7 @@ func registry() []pbt.Property {
 	props = append(props, pruneProperties()...)
 	props = append(props, archiveProperties()...)
 	props = append(props, forgetProperties()...)
+	props = append(props, sealProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }
