@@ -145,6 +145,14 @@ func TestDeletedWaitingRowIsReported(t *testing.T) {
 	wantRowProblem(t, rowProblems(t, s), audit.KindDeleted, openrecall.RowWaiting, "b-1")
 	// Undoing a decision (the row put back as it was sealed before) is a
 	// roll back; editing it is an edit that the reader refuses.
+	if q, err := s.Awaiting(ctx, openrecall.WaitingFilter{}); err != nil || len(q) != 0 {
+		t.Fatalf("queue after b-1's deletion and b-2's decision: %+v, %v", q, err)
+	}
+	tamper(t, s, `UPDATE waiting SET decided_at = NULL WHERE analysis_id = 'b-2'`)
+	if q, err := s.Awaiting(ctx, openrecall.WaitingFilter{}); err != nil || len(q) != 0 {
+		t.Fatalf("the queue shows an undecided-by-edit row: %+v, %v", q, err)
+	}
+	wantRowProblem(t, rowProblems(t, s), audit.KindEdited, openrecall.RowWaiting, "b-2")
 	tamper(t, s, `UPDATE waiting SET severity = 'low' WHERE analysis_id = 'b-2'`)
 	if _, err := s.WaitingFor(ctx, "b-2"); !errors.Is(err, openrecall.ErrIntegrity) {
 		t.Fatalf("edited waiting row read: %v", err)

@@ -147,7 +147,11 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 	}
 	// An analysis of an open group that waits is folded into the group,
 	// which waits as one item (WaitingGroups).
-	q := `SELECT ` + waitingColumns + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
+	cols := waitingColumns
+	if s.seal != nil {
+		cols += `, ` + waitingSealColumns
+	}
+	q := `SELECT ` + cols + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
 			WHERE m.analysis_id = waiting.analysis_id AND ` + groupWaitsCond + `)`
 	for _, w := range where {
@@ -165,9 +169,22 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 	defer rows.Close()
 	out := []openrecall.Waiting{}
 	for rows.Next() {
-		w, err := scanWaiting(rows)
+		var dests []any
+		var sealed func() (string, []byte, string, string)
+		if s.seal != nil {
+			dests, sealed = waitingSealDests()
+		}
+		w, err := scanWaiting(rows, dests...)
 		if err != nil {
 			return nil, translate("awaiting: scan", err)
+		}
+		// The queue shows a waiting row only as it was sealed: an edited
+		// one is left out, logged and counted (audit verify names it).
+		if sealed != nil {
+			if _, content, seal, _ := sealed(); !s.seal.sealed(openrecall.RowWaiting, content, seal) {
+				s.refuse(openrecall.RowWaiting, w.AnalysisID, seal)
+				continue
+			}
 		}
 		out = append(out, w)
 	}
