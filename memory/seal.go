@@ -185,6 +185,12 @@ type binding struct {
 	at                                     time.Time
 }
 
+// entry is b's audit entry, before sealing.
+func (b binding) entry() openrecall.AuditEntry {
+	return openrecall.AuditEntry{Batch: openrecall.SealBatch, AnalysisID: b.kind + "-" + b.id, AlertID: b.alertID,
+		Step: b.event, Outcome: b.seal, Reason: b.reason, Time: b.at}
+}
+
 // bindTx appends the audit entries of bs (none without a sealer).
 func (s *Store) bindTx(ctx context.Context, tx *sql.Tx, bs []binding) error {
 	if s.seal == nil || len(bs) == 0 {
@@ -192,8 +198,7 @@ func (s *Store) bindTx(ctx context.Context, tx *sql.Tx, bs []binding) error {
 	}
 	es := make([]openrecall.AuditEntry, len(bs))
 	for i, b := range bs {
-		es[i] = openrecall.AuditEntry{Batch: openrecall.SealBatch, AnalysisID: b.kind + "-" + b.id, AlertID: b.alertID,
-			Step: b.event, Outcome: b.seal, Reason: b.reason, Time: b.at}
+		es[i] = b.entry()
 	}
 	_, err := s.appendAuditTx(ctx, tx, es, s.seal.Seal)
 	return err

@@ -19,9 +19,11 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // recordWaitingTx stores what waits for a person among results, in the
 // transaction of their audit entries, with multi-row inserts. An analysis
 // already recorded keeps its first row (and its decision).
-func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) error {
+// It returns the bindings of the rows it sealed, for the caller to chain
+// (PersistBatch chains each after its analysis's entries).
+func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
 	if waits == nil {
-		return nil
+		return nil, nil
 	}
 	var ws []openrecall.Waiting
 	for _, r := range results {
@@ -34,17 +36,28 @@ func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openr
 		}
 		ws = append(ws, w)
 	}
-	return s.insertWaitingTx(ctx, tx, ws)
+	return s.insertWaitingRowsTx(ctx, tx, ws)
+}
+
+// insertWaitingTx inserts ws in order and chains the seals of the rows it
+// sealed; an analysis already recorded (before or earlier in ws) keeps its
+// first row.
+func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+	binds, err := s.insertWaitingRowsTx(ctx, tx, ws)
+	if err != nil {
+		return err
+	}
+	return s.bindTx(ctx, tx, binds)
 }
 
 // waitingWidth is the number of columns insertWaitingTx writes.
 const waitingWidth = 13
 
-// insertWaitingTx inserts ws in order; an analysis already recorded (before
-// or earlier in ws) keeps its first row.
-func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+// insertWaitingRowsTx inserts ws in order and returns the bindings of the
+// rows it sealed, not chained yet.
+func (s *Store) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
 	if len(ws) == 0 {
-		return nil
+		return nil, nil
 	}
 	args := make([]any, 0, len(ws)*waitingWidth)
 	var buf []byte
@@ -54,7 +67,7 @@ func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall
 		// An analysis already recorded keeps its first row (and seal).
 		var err error
 		if stored, err = waitingStored(ctx, tx, ws); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, w := range ws {
@@ -65,13 +78,13 @@ func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall
 			// What json.Marshal writes (HTML escaped), without reflection.
 			var err error
 			if buf, err = jsonfast.AppendResult(buf[:0], r, true); err != nil {
-				return fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
+				return nil, fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
 			}
 			body = string(buf)
 		}
 		since, err := nanos(w.Since)
 		if err != nil {
-			return fmt.Errorf("waiting %s: %w", w.AnalysisID, err)
+			return nil, fmt.Errorf("waiting %s: %w", w.AnalysisID, err)
 		}
 		seal := ""
 		if s.seal != nil && !stored[w.AnalysisID] {
@@ -96,13 +109,10 @@ func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall
 	}
 	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal)
 		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)
-	if err == nil {
-		err = s.bindTx(ctx, tx, binds)
-	}
 	if len(ws) == 1 {
-		return translate("waiting "+ws[0].AnalysisID, err)
+		return binds, translate("waiting "+ws[0].AnalysisID, err)
 	}
-	return translate(fmt.Sprintf("waiting %s to %s", ws[0].AnalysisID, ws[len(ws)-1].AnalysisID), err)
+	return binds, translate(fmt.Sprintf("waiting %s to %s", ws[0].AnalysisID, ws[len(ws)-1].AnalysisID), err)
 }
 
 // RecordWaiting stores what waits for a person, outside a run (a test, an

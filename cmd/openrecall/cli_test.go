@@ -73,6 +73,9 @@ func decodeResults(t *testing.T, jsonl string) []openrecall.Result {
 }
 
 func TestAnalyzeExampleJSONGolden(t *testing.T) {
+	// The fixed key from the seed on: seeding binds the trail to the key
+	// at hand (the seeded memories are sealed and chained).
+	t.Setenv(envAuditKey, strings.Repeat("ab", 32))
 	analyzeExampleGolden(t, seededDB(t))
 }
 
@@ -81,6 +84,7 @@ func TestAnalyzeExampleJSONGolden(t *testing.T) {
 // above the store knows which backend it has).
 func TestAnalyzeExampleJSONGoldenOnPostgres(t *testing.T) {
 	db := pgtest.DSN(t)
+	t.Setenv(envAuditKey, strings.Repeat("ab", 32)) // as TestAnalyzeExampleJSONGolden
 	if r := runCLI(t, "", "--db", db, "memory", "seed"); r.code != exitOK {
 		t.Fatalf("memory seed: exit %d\n%s", r.code, r.stderr)
 	}
