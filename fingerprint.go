@@ -16,6 +16,11 @@ var ErrInvalid = errors.New("invalid")
 // ErrNotFound marks a lookup that found nothing.
 var ErrNotFound = errors.New("not found")
 
+// ErrIntegrity marks a stored row that does not match its seal in the
+// keyed audit chain (DESIGN §9): it was edited, rolled back or written
+// outside the chain, and is not served or believed.
+var ErrIntegrity = errors.New("integrity check failed")
+
 // Field names of the Alert DNA, in canonical order.
 const (
 	FieldErrorClass        = "error_class"

@@ -59,6 +59,10 @@ type Served struct {
 	// audit and cost entries are kept.
 	Pruned   bool      `json:"pruned,omitempty"`
 	PrunedAt time.Time `json:"pruned_at,omitzero"`
+	// Integrity is "failed" on a finished delivery whose stored row does
+	// not match its seal in the audit chain (ErrIntegrity): its documents
+	// are withheld (Result nil, the alert reduced to its id).
+	Integrity string `json:"integrity,omitempty"`
 }
 
 // ErrPruned marks a finished analysis whose delivery and result documents

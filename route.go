@@ -147,6 +147,59 @@ type TrailState struct {
 	// Archive is the latest archive record (the zero TrailArchive when no
 	// prefix was ever archived): the chains start after it.
 	Archive TrailArchive
+	// Sealing is the record of the rows' adoption (the zero RowSealing
+	// while rows are not sealed); Adoptions counts the adoption entries
+	// left in the audit chain (one, or none once archived).
+	Sealing   RowSealing
+	Adoptions int64
+}
+
+// RowSealing records when a database's served and trusted rows (memories,
+// what waits for a person, finished deliveries) were first sealed under
+// the audit key (DESIGN §9): when, the audit entry that records it, how
+// many rows were sealed then, the key, and the key's MAC over all of it.
+// From then on every such row carries a seal, and one without was written
+// outside the chain.
+type RowSealing struct {
+	At       time.Time
+	EntrySeq int64
+	Rows     int64
+	KeyID    string
+	MAC      string
+}
+
+// IsZero reports whether r records no adoption.
+func (r RowSealing) IsZero() bool { return r == RowSealing{} }
+
+// Kinds of sealed rows (SealedRow.Kind): each is bound to the audit chain
+// by entries of batch SealBatch whose analysis id is the kind, "-" and the
+// row's key.
+const (
+	RowMemory  = "memory"
+	RowWaiting = "waiting"
+	RowResult  = "result"
+	// SealBatch is the batch of the audit entries that bind rows.
+	SealBatch = "seals"
+)
+
+// SealedRow is one row of what is served or trusted, as audit verify reads
+// it beside the chain: its kind and key, the canonical encoding of the
+// columns its readers use (Content, see memory's seal.go) and its stored
+// Seal; the latest seal the chain holds for it (Chained, at ChainedSeq;
+// empty when no binding entry is left in the chain, as after an archive).
+// Missing is set for a row the chain binds (its first binding entry, at
+// ChainedSeq and BoundAt, is still in the chain) that the table lacks; Content and
+// Seal are then empty. Pruned marks a finished delivery whose documents
+// were pruned: its seal is checked, not compared with the chain's.
+type SealedRow struct {
+	Kind, ID   string
+	Content    []byte
+	Seal       string
+	Chained    string
+	ChainedSeq int64
+	BoundAt    time.Time
+	Missing    bool
+	Pruned     bool
 }
 
 // TrailArchive records where a prefix of the trail moved to an archive file

@@ -15,6 +15,10 @@ type Report struct {
 	// read; LegacyCosts the cost points stored before cost points were
 	// chained (not covered by a chain).
 	Entries, Costs, LegacyCosts int64
+	// Rows counts the sealed rows checked (memories, what waits for a
+	// person, finished deliveries) and those the chain binds but the
+	// tables lack.
+	Rows int64
 	// Checkpoint is true when the trail was checked against a checkpoint.
 	Checkpoint bool
 	// Problems lists every way the trail differs from what was sealed,
@@ -36,6 +40,7 @@ type TrailVerifier struct {
 	// forged is true when the state names an archive record whose
 	// signature does not match: the chains are then checked from 1.
 	forged bool
+	rows   rowCheck
 }
 
 // NewTrailVerifier prepares to verify a trail whose records read s, with
@@ -63,7 +68,8 @@ func NewTrailVerifier(k Key, s State, cp *Checkpoint) (*TrailVerifier, error) {
 			return nil, err
 		}
 	}
-	t := &TrailVerifier{state: s, cp: cp, key: k, entries: NewKeyedVerifier(k, s.LegacyThrough), costs: NewCostVerifier(k)}
+	t := &TrailVerifier{state: s, cp: cp, key: k, entries: NewKeyedVerifier(k, s.LegacyThrough), costs: NewCostVerifier(k),
+		rows: rowCheck{sealer: NewSealer(k), on: !s.Sealing.IsZero() || s.Adoptions > 0}}
 	if a := s.Archive; !a.IsZero() {
 		if t.forged = !ArchiveSigned(k, a); !t.forged {
 			t.entries.Start(a.Through, a.ThroughHash)
@@ -93,7 +99,7 @@ func (t *TrailVerifier) Cost(seq int64, prevHash, hash string, p openrecall.Cost
 // Finish ends the stream and reports.
 func (t *TrailVerifier) Finish() Report {
 	s := t.state
-	r := Report{State: s, Entries: t.entries.Count(), Costs: t.costs.Count(), LegacyCosts: t.legacy, Checkpoint: t.cp != nil}
+	r := Report{State: s, Entries: t.entries.Count(), Costs: t.costs.Count(), LegacyCosts: t.legacy, Checkpoint: t.cp != nil, Rows: t.rows.count}
 	r.Problems = append(r.Problems, t.entries.Finish(s.HeadSeq, s.HeadHash)...)
 	var boundary []Problem
 	switch {
@@ -127,5 +133,6 @@ func (t *TrailVerifier) Finish() Report {
 		return r.Problems[i].Sequence < r.Problems[j].Sequence
 	})
 	r.Problems = append(r.Problems, t.costs.Finish(s.CostHeadSeq, s.CostHeadHash)...)
+	r.Problems = append(r.Problems, t.finishRows()...)
 	return r
 }

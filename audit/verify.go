@@ -61,6 +61,9 @@ const (
 // b1-000007, step analysis) was edited: stored hash 3fa… does not match its
 // content".
 func (p Problem) String() string {
+	if p.Chain == ChainRow {
+		return p.rowString()
+	}
 	known := p.AnalysisID != "" || p.Step != "" || p.Batch != ""
 	what := p.Kind
 	switch p.Kind {
@@ -90,6 +93,22 @@ func (p Problem) String() string {
 		id = fmt.Sprintf(" (analysis %s, step %s)", p.AnalysisID, p.Step)
 	}
 	return fmt.Sprintf("%s %d%s %s: %s", nouns[p.Chain].one, p.Sequence, id, what, p.Detail)
+}
+
+// rowString describes a problem of a sealed row, such as "memory 3fa…
+// was edited: its columns do not match its seal …".
+func (p Problem) rowString() string {
+	what := map[string]string{KindEdited: "was edited", KindDeleted: "was deleted", KindRolledBack: "was rolled back",
+		KindUnsealed: "is not sealed", KindSealing: "breaks the sealing record"}[p.Kind]
+	if p.Kind == KindSealing {
+		return "row sealing " + what + ": " + p.Detail
+	}
+	name := map[string]string{openrecall.RowMemory: "memory", openrecall.RowWaiting: "waiting row of analysis",
+		openrecall.RowResult: "result of analysis"}[p.Step]
+	if name == "" {
+		name = p.Step
+	}
+	return fmt.Sprintf("%s %s %s: %s", name, p.AnalysisID, what, p.Detail)
 }
 
 // noun names the links of a chain in messages.

@@ -227,7 +227,7 @@ func (s *Store) importBatch(ctx context.Context, recs []pendingRecord, rep *Impo
 	defer tx.Rollback()
 	created, existing := 0, 0
 	for _, rec := range recs {
-		_, ok, err := retainTx(ctx, tx, rec.args, rec.inc)
+		_, ok, err := s.retainTx(ctx, tx, rec.args, rec.inc)
 		if err != nil {
 			return fmt.Errorf("import line %d: %w", rec.line, err)
 		}

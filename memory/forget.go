@@ -46,7 +46,7 @@ func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, id string) (openrecall
 	if err != nil {
 		return openrecall.Incident{}, false, translate("forget: rows affected", err)
 	}
-	inc, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
+	inc, err := s.resealIncidentTx(ctx, tx, `id = ?`, id, "memory-forget")
 	if err != nil {
 		return openrecall.Incident{}, false, translate(fmt.Sprintf("forget incident %q", id), err)
 	}
@@ -78,7 +78,7 @@ func (s *Store) Supersede(ctx context.Context, old string, inc openrecall.Incide
 	if !changed {
 		return stored, forgotten, false, fmt.Errorf("supersede %s: it was already taken back: %w", old, openrecall.ErrInvalid)
 	}
-	stored, created, err = retainTx(ctx, tx, args, inc)
+	stored, created, err = s.retainTx(ctx, tx, args, inc)
 	if err != nil {
 		return stored, forgotten, false, err
 	}

@@ -297,7 +297,7 @@ func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incid
 		if g.Decided {
 			return fmt.Errorf("group %s was decided %s by %q at %s: %w (%w)", id, g.Decision, g.Analyst, g.DecidedAt.Format(time.RFC3339), openrecall.ErrGroupDecided, openrecall.ErrInvalid)
 		}
-		if stored, created, err = retainTx(ctx, tx, args, inc); err != nil {
+		if stored, created, err = s.retainTx(ctx, tx, args, inc); err != nil {
 			return err
 		}
 		now := s.now()

@@ -244,6 +244,7 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 	}
 	now := s.now().UnixNano()
 	var lost []int64
+	var binds []binding
 	for i, id := range ids {
 		body, err := json.Marshal(rs[i])
 		if err != nil {
@@ -263,13 +264,22 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 			q += ` AND lease_owner = ? AND attempt = ?`
 			args = append(args, s.leases.owner, attempt)
 		}
-		res, err := tx.ExecContext(ctx, q, args...)
-		if err != nil {
-			return translate(fmt.Sprintf("complete %d", id), err)
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		var content []byte
+		sv, _, err := scanServedSealed(tx.QueryRowContext(ctx, q+` RETURNING `+servedColumns, args...), &content)
+		if err == nil {
 			seq++
+			if s.seal != nil {
+				seal := s.seal.Row(openrecall.RowResult, content)
+				if _, err := tx.ExecContext(ctx, `UPDATE inbox SET seal = ? WHERE id = ?`, seal, id); err != nil {
+					return translate(fmt.Sprintf("complete %d: seal", id), err)
+				}
+				binds = append(binds, binding{kind: openrecall.RowResult, id: sv.AnalysisID, alertID: sv.Alert.ID, event: "result", seal: seal,
+					reason: "result of analysis " + sv.AnalysisID + ": " + string(rs[i].Decision), at: fromNanos(now)})
+			}
 			continue
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return translate(fmt.Sprintf("complete %d", id), err)
 		}
 		var exists int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
@@ -278,6 +288,9 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 		if claimed {
 			lost = append(lost, id)
 		}
+	}
+	if err := s.bindTx(ctx, tx, binds); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return translate("complete: commit", err)
@@ -291,16 +304,40 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 	return nil
 }
 
-const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result, pruned_at, endpoint, request_id, received_at, alert_id`
+const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result, pruned_at, endpoint, request_id, received_at, alert_id, seal`
 
 func scanServed(r rowScanner) (openrecall.Served, error) {
+	sv, _, err := scanServedSealed(r, nil)
+	return sv, err
+}
+
+// scanServedSealed scans a row of servedColumns (and extra after them) and
+// returns its seal; with content not nil, it also sets *content to the
+// encoding the seal covers: every column of servedColumns but the seal, as
+// stored.
+func scanServedSealed(r rowScanner, content *[]byte, extra ...any) (openrecall.Served, string, error) {
 	var sv openrecall.Served
-	var body, endpoint, requestID, alertID string
+	var body, endpoint, requestID, alertID, seal string
 	var seq, doneAt, prunedAt sql.NullInt64
 	var receivedAt int64
 	var result sql.NullString
-	if err := r.Scan(&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result, &prunedAt, &endpoint, &requestID, &receivedAt, &alertID); err != nil {
-		return sv, err
+	if err := r.Scan(append([]any{&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result, &prunedAt, &endpoint, &requestID, &receivedAt, &alertID, &seal}, extra...)...); err != nil {
+		return sv, "", err
+	}
+	if content != nil {
+		e := rowEnc{b: (*content)[:0]}
+		e.int(sv.ID)
+		e.str(sv.AnalysisID)
+		e.str(body)
+		e.nullInt(seq)
+		e.nullInt(doneAt)
+		e.nullStr(result)
+		e.nullInt(prunedAt)
+		e.str(endpoint)
+		e.str(requestID)
+		e.int(receivedAt)
+		e.str(alertID)
+		*content = e.b
 	}
 	id, analysisID := sv.ID, sv.AnalysisID
 	if prunedAt.Valid {
@@ -309,7 +346,7 @@ func scanServed(r rowScanner) (openrecall.Served, error) {
 		sv.Endpoint, sv.RequestID, sv.ReceivedAt, sv.Alert.ID = endpoint, requestID, fromNanos(receivedAt), alertID
 		sv.Pruned, sv.PrunedAt = true, fromNanos(prunedAt.Int64)
 	} else if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
-		return sv, fmt.Errorf("delivery %d: %w", id, err)
+		return sv, seal, fmt.Errorf("delivery %d: %w", id, err)
 	}
 	sv.ID, sv.AnalysisID = id, analysisID
 	if seq.Valid {
@@ -317,11 +354,35 @@ func scanServed(r rowScanner) (openrecall.Served, error) {
 		if result.Valid {
 			sv.Result = &openrecall.Result{}
 			if err := json.Unmarshal([]byte(result.String), sv.Result); err != nil {
-				return sv, fmt.Errorf("result of delivery %d: %w", id, err)
+				return sv, seal, fmt.Errorf("result of delivery %d: %w", id, err)
 			}
 		}
 	}
-	return sv, nil
+	return sv, seal, nil
+}
+
+// scanServedChecked is scanServed that, with a sealer, checks a finished
+// row against its seal: a row that does not match is returned with its
+// documents withheld and Integrity "failed", and counted and logged. A row
+// whose documents do not even decode is judged by its seal first.
+func (s *Store) scanServedChecked(r rowScanner) (openrecall.Served, error) {
+	if s.seal == nil {
+		return scanServed(r)
+	}
+	var content []byte
+	sv, seal, err := scanServedSealed(r, &content)
+	if errors.Is(err, sql.ErrNoRows) || (err != nil && content == nil) {
+		return sv, err
+	}
+	if !sv.Done && err == nil {
+		return sv, nil
+	}
+	if !s.seal.sealed(openrecall.RowResult, content, seal) {
+		s.refuse(openrecall.RowResult, sv.AnalysisID, seal)
+		return openrecall.Served{Delivery: openrecall.Delivery{ID: sv.ID, AnalysisID: sv.AnalysisID}, Done: true, Cursor: sv.Cursor,
+			Integrity: "failed"}, nil
+	}
+	return sv, err
 }
 
 // DefaultPruneBatch is how many inbox rows one pruning transaction takes at
@@ -377,8 +438,26 @@ func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 		}
 	}
 	for _, k := range kept {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (`+prunedColumns+`, delivery, result, pruned_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?)`, append(k, now)...); err != nil {
+		seal := ""
+		if s.seal != nil {
+			// The pruned row's own seal: the chain keeps the seal of its
+			// result, which audit verify no longer compares it with.
+			var e rowEnc
+			e.int(k[0].(int64))
+			e.str(k[1].(string))
+			e.str("")
+			e.nullInt(sql.NullInt64{Int64: k[6].(int64), Valid: true})
+			e.nullInt(sql.NullInt64{Int64: k[7].(int64), Valid: true})
+			e.nullStr(sql.NullString{})
+			e.nullInt(sql.NullInt64{Int64: now, Valid: true})
+			e.str(k[2].(string))
+			e.str(k[3].(string))
+			e.int(k[4].(int64))
+			e.str(k[5].(string))
+			seal = s.seal.Row(openrecall.RowResult, e.b)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (`+prunedColumns+`, delivery, result, pruned_at, seal)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?)`, append(k, now, seal)...); err != nil {
 			return 0, translate("prune inbox: keep", err)
 		}
 	}
@@ -412,9 +491,12 @@ func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) 
 // Served returns the delivery analysed as analysisID, with its result once
 // done; an unknown id wraps openrecall.ErrNotFound.
 func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
-	sv, err := scanServed(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = ?`, analysisID))
+	sv, err := s.scanServedChecked(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = ?`, analysisID))
 	if err != nil {
 		return sv, translate("served "+analysisID, err)
+	}
+	if sv.Integrity != "" {
+		return sv, integrityErr("result of analysis", analysisID, "the stored row does not match its seal in the audit chain, so it is not served")
 	}
 	return sv, nil
 }
@@ -430,7 +512,7 @@ func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]ope
 	defer rows.Close()
 	out := []openrecall.Served{}
 	for rows.Next() {
-		sv, err := scanServed(rows)
+		sv, err := s.scanServedChecked(rows)
 		if err != nil {
 			return nil, translate("served since: scan", err)
 		}

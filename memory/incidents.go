@@ -68,7 +68,7 @@ func ik4Key(id openrecall.Identity, fp openrecall.Fingerprint) int64 {
 
 const incidentColumns = `id, dedupe_key, error_class, service_role, dependency_pattern, signal_shape,
 	attack_pattern, environment, decision, note, dead_ends, analyst, impact_minutes, source_alert_id, created_at,
-	rule, service, severity, expires_at, forgotten_at, entities`
+	rule, service, severity, expires_at, forgotten_at, entities, seal`
 
 const insertIncident = `INSERT INTO incidents (id, dedupe_key, fp, k4, error_class, service_role,
 	dependency_pattern, signal_shape, attack_pattern, environment, decision, note, dead_ends,
@@ -192,6 +192,16 @@ type rowScanner interface {
 }
 
 func scanIncident(r rowScanner) (openrecall.Incident, error) {
+	inc, _, err := scanIncidentSealed(r, nil)
+	return inc, err
+}
+
+// scanIncidentSealed scans a row of incidentColumns (and extra after them)
+// and returns its seal; with content not nil, it also sets *content to the
+// encoding its seal covers: every column of incidentColumns but the seal,
+// as stored (the keys fp, k4, ifp and ik4 are not read as truth: recall
+// compares the plain columns).
+func scanIncidentSealed(r rowScanner, content *[]byte, extra ...any) (openrecall.Incident, string, error) {
 	var (
 		inc      openrecall.Incident
 		deadEnds string
@@ -201,17 +211,36 @@ func scanIncident(r rowScanner) (openrecall.Incident, error) {
 		expires  sql.NullInt64
 		forgot   sql.NullInt64
 		entities string
+		seal     string
 	)
-	err := r.Scan(&inc.ID, &inc.DedupeKey, &inc.Fingerprint.ErrorClass, &inc.Fingerprint.ServiceRole,
+	err := r.Scan(append([]any{&inc.ID, &inc.DedupeKey, &inc.Fingerprint.ErrorClass, &inc.Fingerprint.ServiceRole,
 		&inc.Fingerprint.DependencyPattern, &inc.Fingerprint.SignalShape, &inc.Fingerprint.AttackPattern,
 		&inc.Fingerprint.Environment, &decision, &inc.Note, &deadEnds, &inc.Analyst, &inc.ImpactMinutes,
-		&inc.SourceAlertID, &created, &inc.Identity.Rule, &inc.Identity.Service, &severity, &expires, &forgot, &entities)
+		&inc.SourceAlertID, &created, &inc.Identity.Rule, &inc.Identity.Service, &severity, &expires, &forgot, &entities, &seal}, extra...)...)
 	if err != nil {
-		return openrecall.Incident{}, err
+		return openrecall.Incident{}, "", err
+	}
+	if content != nil {
+		e := rowEnc{b: (*content)[:0]}
+		fp := inc.Fingerprint
+		for _, v := range []string{inc.ID, inc.DedupeKey, fp.ErrorClass, fp.ServiceRole, fp.DependencyPattern, fp.SignalShape,
+			fp.AttackPattern, fp.Environment, decision, inc.Note, deadEnds, inc.Analyst} {
+			e.str(v)
+		}
+		e.int(int64(inc.ImpactMinutes))
+		e.str(inc.SourceAlertID)
+		e.int(created)
+		e.str(inc.Identity.Rule)
+		e.str(inc.Identity.Service)
+		e.str(severity)
+		e.nullInt(expires)
+		e.nullInt(forgot)
+		e.str(entities)
+		*content = e.b
 	}
 	if entities != "{}" { // what prepare stores for none
 		if err := json.Unmarshal([]byte(entities), &inc.Entities); err != nil {
-			return openrecall.Incident{}, fmt.Errorf("incident %s: entities column: %w", inc.ID, err)
+			return openrecall.Incident{}, seal, fmt.Errorf("incident %s: entities column: %w", inc.ID, err)
 		}
 	}
 	if len(inc.Entities) == 0 {
@@ -228,13 +257,13 @@ func scanIncident(r rowScanner) (openrecall.Incident, error) {
 	}
 	if deadEnds != "[]" { // what prepare stores for none: no decoding needed
 		if err := json.Unmarshal([]byte(deadEnds), &inc.DeadEnds); err != nil {
-			return openrecall.Incident{}, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
+			return openrecall.Incident{}, seal, fmt.Errorf("incident %s: dead ends column: %w", inc.ID, err)
 		}
 	}
 	if len(inc.DeadEnds) == 0 {
 		inc.DeadEnds = nil
 	}
-	return inc, nil
+	return inc, seal, nil
 }
 
 // prepare validates and normalizes inc for storage: the dedupe key and id
@@ -311,7 +340,7 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 		return openrecall.Incident{}, false, translate("retain: begin", err)
 	}
 	defer tx.Rollback()
-	stored, created, err := retainTx(ctx, tx, args, inc)
+	stored, created, err := s.retainTx(ctx, tx, args, inc)
 	if err != nil {
 		return openrecall.Incident{}, false, err
 	}
@@ -328,7 +357,7 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 // equivalent one is stored; an equivalent stored memory without an identity
 // takes inc's (fillIdentity). It returns the stored record and whether it
 // was created.
-func retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
+func (s *Store) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
 	res, err := tx.ExecContext(ctx, insertIncident, args...)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: insert", err)
@@ -349,11 +378,35 @@ func retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incide
 			return openrecall.Incident{}, false, translate("retain: fill entities", err)
 		}
 	}
-	stored, err := scanIncident(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE dedupe_key = ?`, inc.DedupeKey))
+	event := "memory-retain"
+	if n == 0 {
+		event = "memory-fill" // an identity or entities filled in, if anything changed
+	}
+	stored, err := s.resealIncidentTx(ctx, tx, `dedupe_key = ?`, inc.DedupeKey, event)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: read back", err)
 	}
 	return stored, n == 1, nil
+}
+
+// resealIncidentTx reads back the memory where cond (one parameter, arg)
+// holds and, with a sealer, seals it again and binds the write to the
+// chain as event when its columns changed since they were sealed.
+func (s *Store) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, arg any, event string) (openrecall.Incident, error) {
+	var content []byte
+	stored, seal, err := scanIncidentSealed(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE `+cond, arg), &content)
+	if err != nil || s.seal == nil {
+		return stored, err
+	}
+	now := s.seal.Row(openrecall.RowMemory, content)
+	if now == seal {
+		return stored, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET seal = ? WHERE id = ?`, now, stored.ID); err != nil {
+		return stored, err
+	}
+	return stored, s.bindTx(ctx, tx, []binding{{kind: openrecall.RowMemory, id: stored.ID, alertID: stored.SourceAlertID, event: event, seal: now,
+		reason: fmt.Sprintf("memory %s by %s: %s", stored.ID, stored.Analyst, stored.Decision), at: s.now()}})
 }
 
 // Get returns the incident with the given id, or an error wrapping
@@ -440,10 +493,20 @@ func (s *Store) recallIncidents(ctx context.Context, id openrecall.Identity, fp 
 	}
 	defer rows.Close()
 	var out []openrecall.Incident
+	var content *[]byte
+	if s.seal != nil {
+		content = new([]byte)
+	}
 	for rows.Next() {
-		inc, err := scanIncident(rows)
+		inc, seal, err := scanIncidentSealed(rows, content)
 		if err != nil {
 			return nil, translate("recall: scan", err)
+		}
+		// A memory is believed only as it was sealed: an edited row (a
+		// poisoned decision), or one written outside the chain, is refused.
+		if content != nil && !s.seal.sealed(openrecall.RowMemory, *content, seal) {
+			s.refuse(openrecall.RowMemory, inc.ID, seal)
+			continue
 		}
 		out = append(out, inc)
 	}

@@ -78,6 +78,32 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := checkBatches(costs); err != nil {
 			return err
 		}
+		// What waits goes in first, so that each waiting row's binding is
+		// chained right after its analysis's entries: the chain's order
+		// does not depend on how results were batched.
+		binds, err := s.Store.recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now())
+		if err != nil {
+			return err
+		}
+		if len(binds) > 0 {
+			byID := make(map[string]binding, len(binds))
+			for _, b := range binds {
+				byID[b.id] = b
+			}
+			entries = entries[:0:0]
+			for _, r := range kept {
+				entries = append(entries, r.Audit...)
+				if b, ok := byID[r.AnalysisID]; ok {
+					entries = append(entries, b.entry())
+					delete(byID, r.AnalysisID)
+				}
+			}
+			for _, b := range binds { // rows of no kept analysis (none expected)
+				if _, ok := byID[b.id]; ok {
+					entries = append(entries, b.entry())
+				}
+			}
+		}
 		sealed = nil
 		if len(entries) > 0 {
 			if sealed, err = s.Store.appendAuditTx(ctx, tx, entries, s.Seal); err != nil {
@@ -101,7 +127,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := recordStrongCompletionsTx(ctx, tx, kept); err != nil {
 			return err
 		}
-		return recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now())
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -114,6 +140,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		}
 		n := len(r.Audit)
 		out[i], sealed = sealed[:n:n], sealed[n:]
+		if len(sealed) > 0 && sealed[0].Batch == openrecall.SealBatch && sealed[0].AnalysisID == openrecall.RowWaiting+"-"+r.AnalysisID {
+			sealed = sealed[1:] // its waiting row's binding
+		}
 	}
 	return out, nil
 }

@@ -118,6 +118,9 @@ type Store struct {
 	// counts the claims it found reclaimed by another owner.
 	leases *leases
 	lost   atomic.Int64
+	// seal seals rows and checks them on reading once SealRows ran (nil:
+	// rows are written unsealed and read unchecked).
+	seal *rowSealing
 	// loc is the location Open was given (path keeps it without a
 	// password, for printing).
 	loc string

@@ -18,6 +18,9 @@ type TrailReader struct {
 	State func(openrecall.TrailState) error
 	Entry func(openrecall.AuditEntry) error
 	Cost  func(seq int64, prevHash, hash string, p openrecall.CostPoint) error
+	// Row receives each sealed row after the cost points (see
+	// openrecall.SealedRow); nil skips them.
+	Row func(openrecall.SealedRow) error
 }
 
 // ReadTrail reads the whole trail in one read transaction, so it sees one
@@ -64,6 +67,12 @@ func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entri
 	if st.Archive, err = latestArchive(ctx, conn); err != nil {
 		return translate(what+": archive record", err)
 	}
+	if st.Sealing, err = readSealing(ctx, conn); err != nil {
+		return err
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_entries WHERE batch = ? AND step = 'adopt'`, openrecall.SealBatch).Scan(&st.Adoptions); err != nil {
+		return translate(what+": adoptions", err)
+	}
 	if r.State != nil {
 		if err := r.State(st); err != nil {
 			return err
@@ -81,7 +90,7 @@ func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entri
 		}
 	}
 	if r.Cost != nil {
-		return eachRow(ctx, conn, what, costs, costArgs, func(rows *sql.Rows) error {
+		if err := eachRow(ctx, conn, what, costs, costArgs, func(rows *sql.Rows) error {
 			var seq sql.NullInt64
 			var prev, hash sql.NullString
 			p, err := scanCost(rows, &seq, &prev, &hash)
@@ -89,7 +98,12 @@ func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entri
 				return translate(what+": scan cost point", err)
 			}
 			return r.Cost(seq.Int64, prev.String, hash.String, p)
-		})
+		}); err != nil {
+			return err
+		}
+	}
+	if r.Row != nil {
+		return readSealedRows(ctx, conn, what, st.Archive.Before, r.Row)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,9 +19,11 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // recordWaitingTx stores what waits for a person among results, in the
 // transaction of their audit entries, with multi-row inserts. An analysis
 // already recorded keeps its first row (and its decision).
-func recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) error {
+// It returns the bindings of the rows it sealed, for the caller to chain
+// (PersistBatch chains each after its analysis's entries).
+func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
 	if waits == nil {
-		return nil
+		return nil, nil
 	}
 	var ws []openrecall.Waiting
 	for _, r := range results {
@@ -33,20 +36,40 @@ func recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Resul
 		}
 		ws = append(ws, w)
 	}
-	return insertWaitingTx(ctx, tx, ws)
+	return s.insertWaitingRowsTx(ctx, tx, ws)
+}
+
+// insertWaitingTx inserts ws in order and chains the seals of the rows it
+// sealed; an analysis already recorded (before or earlier in ws) keeps its
+// first row.
+func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+	binds, err := s.insertWaitingRowsTx(ctx, tx, ws)
+	if err != nil {
+		return err
+	}
+	return s.bindTx(ctx, tx, binds)
 }
 
 // waitingWidth is the number of columns insertWaitingTx writes.
-const waitingWidth = 12
+const waitingWidth = 13
 
-// insertWaitingTx inserts ws in order; an analysis already recorded (before
-// or earlier in ws) keeps its first row.
-func insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+// insertWaitingRowsTx inserts ws in order and returns the bindings of the
+// rows it sealed, not chained yet.
+func (s *Store) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
 	if len(ws) == 0 {
-		return nil
+		return nil, nil
 	}
 	args := make([]any, 0, len(ws)*waitingWidth)
 	var buf []byte
+	var binds []binding
+	var stored map[string]bool
+	if s.seal != nil {
+		// An analysis already recorded keeps its first row (and seal).
+		var err error
+		if stored, err = waitingStored(ctx, tx, ws); err != nil {
+			return nil, err
+		}
+	}
 	for _, w := range ws {
 		body := "{}"
 		if w.Result != nil {
@@ -55,30 +78,48 @@ func insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) e
 			// What json.Marshal writes (HTML escaped), without reflection.
 			var err error
 			if buf, err = jsonfast.AppendResult(buf[:0], r, true); err != nil {
-				return fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
+				return nil, fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
 			}
 			body = string(buf)
 		}
 		since, err := nanos(w.Since)
 		if err != nil {
-			return fmt.Errorf("waiting %s: %w", w.AnalysisID, err)
+			return nil, fmt.Errorf("waiting %s: %w", w.AnalysisID, err)
+		}
+		seal := ""
+		if s.seal != nil && !stored[w.AnalysisID] {
+			stored[w.AnalysisID] = true
+			var e rowEnc
+			e.str(w.AnalysisID)
+			e.str(w.Batch)
+			e.int(since)
+			for _, v := range []string{w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service, w.Title, w.AlertID, string(w.Proposed), body} {
+				e.str(v)
+			}
+			e.nullInt(sql.NullInt64{})
+			for range 3 { // decided_by, decision, memory_id
+				e.nullStr(sql.NullString{})
+			}
+			seal = s.seal.Row(openrecall.RowWaiting, e.b)
+			binds = append(binds, binding{kind: openrecall.RowWaiting, id: w.AnalysisID, alertID: w.AlertID, event: "waiting", seal: seal,
+				reason: "waits for a person: " + w.Reason, at: fromNanos(since)})
 		}
 		args = append(args, w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
-			w.Title, w.AlertID, string(w.Proposed), body)
+			w.Title, w.AlertID, string(w.Proposed), body, seal)
 	}
-	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result)
+	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal)
 		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)
 	if len(ws) == 1 {
-		return translate("waiting "+ws[0].AnalysisID, err)
+		return binds, translate("waiting "+ws[0].AnalysisID, err)
 	}
-	return translate(fmt.Sprintf("waiting %s to %s", ws[0].AnalysisID, ws[len(ws)-1].AnalysisID), err)
+	return binds, translate(fmt.Sprintf("waiting %s to %s", ws[0].AnalysisID, ws[len(ws)-1].AnalysisID), err)
 }
 
 // RecordWaiting stores what waits for a person, outside a run (a test, an
 // import); an analysis already recorded keeps its first row.
 func (s *Store) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) error {
 	return s.inTx(ctx, "record waiting", func(tx *sql.Tx) error {
-		return insertWaitingTx(ctx, tx, ws)
+		return s.insertWaitingTx(ctx, tx, ws)
 	})
 }
 
@@ -116,7 +157,11 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 	}
 	// An analysis of an open group that waits is folded into the group,
 	// which waits as one item (WaitingGroups).
-	q := `SELECT ` + waitingColumns + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
+	cols := waitingColumns
+	if s.seal != nil {
+		cols += `, ` + waitingSealColumns
+	}
+	q := `SELECT ` + cols + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
 			WHERE m.analysis_id = waiting.analysis_id AND ` + groupWaitsCond + `)`
 	for _, w := range where {
@@ -134,9 +179,22 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 	defer rows.Close()
 	out := []openrecall.Waiting{}
 	for rows.Next() {
-		w, err := scanWaiting(rows)
+		var dests []any
+		var sealed func() (string, []byte, string, string)
+		if s.seal != nil {
+			dests, sealed = waitingSealDests()
+		}
+		w, err := scanWaiting(rows, dests...)
 		if err != nil {
 			return nil, translate("awaiting: scan", err)
+		}
+		// The queue shows a waiting row only as it was sealed: an edited
+		// one is left out, logged and counted (audit verify names it).
+		if sealed != nil {
+			if _, content, seal, _ := sealed(); !s.seal.sealed(openrecall.RowWaiting, content, seal) {
+				s.refuse(openrecall.RowWaiting, w.AnalysisID, seal)
+				continue
+			}
 		}
 		out = append(out, w)
 	}
@@ -147,10 +205,15 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 // result, decided or not; an analysis that never waited wraps
 // openrecall.ErrNotFound.
 func (s *Store) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
-	var body string
-	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, result FROM waiting WHERE analysis_id = ?`, analysisID), &body)
+	dests, sealed := waitingSealDests()
+	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+` FROM waiting WHERE analysis_id = ?`, analysisID), dests...)
 	if err != nil {
 		return w, translate("waiting "+analysisID, err)
+	}
+	_, content, seal, body := sealed()
+	if s.seal != nil && !s.seal.sealed(openrecall.RowWaiting, content, seal) {
+		s.refuse(openrecall.RowWaiting, analysisID, seal)
+		return openrecall.Waiting{}, integrityErr("waiting row of analysis", analysisID, "it does not match its seal in the audit chain")
 	}
 	w.Result = &openrecall.Result{}
 	if err := json.Unmarshal([]byte(body), w.Result); err != nil {
@@ -167,13 +230,93 @@ func (s *Store) Decide(ctx context.Context, w openrecall.Waiting) (bool, error) 
 	if err != nil {
 		return false, fmt.Errorf("decide %s: %w", w.AnalysisID, err)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE waiting SET decided_at = ?, decided_by = ?, decision = ?, memory_id = ?
-		WHERE analysis_id = ? AND decided_at IS NULL`, at, w.DecidedBy, string(w.Decision), w.MemoryID, w.AnalysisID)
-	if err != nil {
-		return false, translate("decide "+w.AnalysisID, err)
+	decided := false
+	err = s.inTx(ctx, "decide "+w.AnalysisID, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE waiting SET decided_at = ?, decided_by = ?, decision = ?, memory_id = ?
+			WHERE analysis_id = ? AND decided_at IS NULL`, at, w.DecidedBy, string(w.Decision), w.MemoryID, w.AnalysisID)
+		if err != nil {
+			return translate("decide "+w.AnalysisID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return translate("decide "+w.AnalysisID, err)
+		}
+		if decided = n == 1; !decided || s.seal == nil {
+			return nil
+		}
+		id, content, _, err := scanWaitingContent(tx.QueryRowContext(ctx, `SELECT `+waitingSealColumns+` FROM waiting WHERE analysis_id = ?`, w.AnalysisID))
+		if err != nil {
+			return translate("decide "+w.AnalysisID+": read back", err)
+		}
+		seal := s.seal.Row(openrecall.RowWaiting, content)
+		if _, err := tx.ExecContext(ctx, `UPDATE waiting SET seal = ? WHERE analysis_id = ?`, seal, id); err != nil {
+			return translate("decide "+w.AnalysisID+": seal", err)
+		}
+		return s.bindTx(ctx, tx, []binding{{kind: openrecall.RowWaiting, id: id, alertID: w.AlertID, event: "waiting-decide", seal: seal,
+			reason: fmt.Sprintf("decided %s by %s", w.Decision, w.DecidedBy), at: w.DecidedAt}})
+	})
+	return decided, err
+}
+
+// waitingSealColumns are the columns of a waiting row its seal covers, in
+// the order of its encoding, then the seal.
+const waitingSealColumns = `analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result,
+	decided_at, decided_by, decision, memory_id, seal`
+
+// scanWaitingContent scans a row of waitingSealColumns (and extra after
+// them) and returns its analysis id, the encoding its seal covers and its
+// seal.
+func scanWaitingContent(r rowScanner, extra ...any) (string, []byte, string, error) {
+	dests, sealed := waitingSealDests()
+	if err := r.Scan(append(dests, extra...)...); err != nil {
+		return "", nil, "", err
 	}
-	n, err := res.RowsAffected()
-	return n == 1, translate("decide "+w.AnalysisID, err)
+	id, content, seal, _ := sealed()
+	return id, content, seal, nil
+}
+
+// waitingSealDests returns the scan destinations of waitingSealColumns and
+// a function that, after the scan, returns the analysis id, the encoding
+// the seal covers, the seal and the result document.
+func waitingSealDests() ([]any, func() (id string, content []byte, seal, result string)) {
+	var (
+		id, batch, reason, why, severity, rule, service, title, alertID, proposed, result, seal string
+		since                                                                                   int64
+		decidedAt                                                                               sql.NullInt64
+		by, decision, memoryID                                                                  sql.NullString
+	)
+	dests := []any{&id, &batch, &since, &reason, &why, &severity, &rule, &service, &title, &alertID, &proposed, &result,
+		&decidedAt, &by, &decision, &memoryID, &seal}
+	return dests, func() (string, []byte, string, string) {
+		var e rowEnc
+		e.str(id)
+		e.str(batch)
+		e.int(since)
+		for _, v := range []string{reason, why, severity, rule, service, title, alertID, proposed, result} {
+			e.str(v)
+		}
+		e.nullInt(decidedAt)
+		e.nullStr(by)
+		e.nullStr(decision)
+		e.nullStr(memoryID)
+		return id, e.b, seal, result
+	}
+}
+
+// waitingStored returns which analyses of ws already have a waiting row.
+func waitingStored(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) (map[string]bool, error) {
+	out := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM waiting WHERE analysis_id = ?`, w.AnalysisID).Scan(&one)
+		switch {
+		case err == nil:
+			out[w.AnalysisID] = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, translate("waiting "+w.AnalysisID, err)
+		}
+	}
+	return out, nil
 }
 
 // groupWaitsCond selects, in alert_groups AS g, the groups that wait for a

@@ -72,6 +72,13 @@ func (s *Server) answerErr(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, r, http.StatusNotFound, err.Error())
 	case errors.Is(err, openrecall.ErrInvalid):
 		writeError(w, r, http.StatusBadRequest, err.Error())
+	case errors.Is(err, openrecall.ErrIntegrity):
+		// 409, as audit verify answers a trail that is not intact, and
+		// never the edited document: the row is stored but does not match
+		// its seal in the audit chain (audit verify names it). It is not
+		// transient: a retry gets the same answer.
+		s.log.Warn("integrity check failed", zap.String("request_id", requestID(r)), zap.Error(err))
+		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error(), RequestID: requestID(r), Integrity: "failed"})
 	case errors.Is(err, openrecall.ErrPruned):
 		// 410: the analysis existed; its documents are gone for good.
 		writeError(w, r, http.StatusGone, err.Error())

@@ -44,6 +44,7 @@ type env struct {
 	srv   *server.Server
 	app   *usecase.App // the server's use cases
 	stop  func() error
+	db    string // the store's location
 }
 
 type options struct {
@@ -94,6 +95,10 @@ func newEnv(t *testing.T, o options) *env {
 		t.Fatal(err)
 	}
 	sealer := audit.NewSealer(trailKey)
+	// Rows are sealed and bound to the chain, as the command seals them.
+	if err := st.SealRows(ctx, memory.RowSealer{KeyID: trailKey.ID(), Seal: sealer.Seal, Row: sealer.RowSeal, Sealing: sealer.SealingMAC}); err != nil {
+		t.Fatal(err)
+	}
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +180,7 @@ func newEnv(t *testing.T, o options) *env {
 	if o.listener != nil {
 		ln = o.listener(ln)
 	}
-	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app}
+	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app, db: o.db}
 	if o.tls != nil {
 		e.url = "https://" + ln.Addr().String()
 	}

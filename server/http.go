@@ -114,6 +114,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 type errorBody struct {
 	Error     string `json:"error"`
 	RequestID string `json:"request_id,omitempty"`
+	// Integrity is "failed" when what was asked for is stored but does
+	// not match its seal in the audit chain (openrecall.ErrIntegrity).
+	Integrity string `json:"integrity,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, r *http.Request, code int, msg string) {

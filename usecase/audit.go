@@ -14,9 +14,12 @@ import (
 // Verified is the outcome of verifying the audit trail, as `audit verify
 // -o json` prints it and GET /api/v1/audit/verify answers it.
 type Verified struct {
-	Intact           bool  `json:"intact"`
-	Entries          int64 `json:"entries"`
-	CostPoints       int64 `json:"cost_points"`
+	Intact     bool  `json:"intact"`
+	Entries    int64 `json:"entries"`
+	CostPoints int64 `json:"cost_points"`
+	// Rows counts the sealed rows checked (memories, what waits for a
+	// person, finished deliveries), 0 while rows are not sealed.
+	Rows             int64 `json:"rows,omitempty"`
 	LegacyCostPoints int64 `json:"legacy_cost_points"`
 	HeadSequence     int64 `json:"head_sequence"`
 	// HeadHash is the hash of the head audit entry.
@@ -48,7 +51,7 @@ type Problem struct {
 // NewVerified returns the verification report r as Verified.
 func NewVerified(r audit.Report) Verified {
 	d := Verified{
-		Intact: len(r.Problems) == 0, Entries: r.Entries, CostPoints: r.Costs, LegacyCostPoints: r.LegacyCosts,
+		Intact: len(r.Problems) == 0, Entries: r.Entries, CostPoints: r.Costs, Rows: r.Rows, LegacyCostPoints: r.LegacyCosts,
 		HeadSequence: r.State.HeadSeq, HeadHash: r.State.HeadHash, UnkeyedThrough: r.State.LegacyThrough,
 		KeyID: r.State.KeyID, ExtendsCheckpoint: r.Checkpoint && len(r.Problems) == 0,
 		Problems: []Problem{},
@@ -100,6 +103,9 @@ type TrailReader struct {
 	State func(openrecall.TrailState) error
 	Entry func(openrecall.AuditEntry) error
 	Cost  func(seq int64, prevHash, hash string, p openrecall.CostPoint) error
+	// Row receives each sealed row after the cost points (see
+	// openrecall.SealedRow); nil skips them.
+	Row func(openrecall.SealedRow) error
 }
 
 // AuditKeys finds the key the audit trail is verified, and a checkpoint
@@ -150,6 +156,7 @@ func (a *App) verifyTrail(ctx context.Context, cp *audit.Checkpoint, create bool
 			tv.Cost(seq, prev, hash, p)
 			return nil
 		},
+		Row: func(r openrecall.SealedRow) error { tv.Row(r); return nil },
 	})
 	if err != nil {
 		return audit.Report{}, k, err

@@ -234,7 +234,26 @@ func (a *app) openDB(ctx context.Context, cfg config.Config, readOnly bool) (*me
 	if err != nil {
 		return nil, err
 	}
-	return memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, ReadOnly: readOnly})
+	st, err := memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, ReadOnly: readOnly})
+	if err != nil || readOnly {
+		return st, err
+	}
+	return a.sealRows(ctx, st)
+}
+
+// sealRows makes a writing store seal its memories, waiting rows and
+// results and bind them to the audit chain under the trail's key (DESIGN
+// §9), adopting the rows stored before; it closes st on failure.
+func (a *app) sealRows(ctx context.Context, st *memory.Store) (*memory.Store, error) {
+	sealer, err := a.sealer(ctx, st)
+	if err == nil {
+		err = st.SealRows(ctx, memory.RowSealer{KeyID: sealer.KeyID(), Seal: sealer.Seal, Row: sealer.RowSeal, Sealing: sealer.SealingMAC})
+	}
+	if err != nil {
+		_ = st.Close() // the sealing error is the one to report
+		return nil, err
+	}
+	return st, nil
 }
 
 // openServeStore opens the memory database for serve: its inbox claims are
@@ -244,7 +263,11 @@ func (a *app) openServeStore(ctx context.Context, cfg config.Config, instance st
 	if err != nil {
 		return nil, err
 	}
-	return memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, Instance: instance, Lease: lease})
+	st, err := memory.Open(ctx, path, memory.Options{Logger: a.log, Now: a.now, Instance: instance, Lease: lease})
+	if err != nil {
+		return nil, err
+	}
+	return a.sealRows(ctx, st)
 }
 
 // store loads the configuration and opens the memory database it names

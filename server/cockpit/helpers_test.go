@@ -54,12 +54,14 @@ type env struct {
 	app   *usecase.App
 	ck    *cockpit.Cockpit
 	srv   *httptest.Server
+	loc   string // the store's location
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := memory.Open(ctx, storetest.Location(t), memory.Options{})
+	loc := storetest.Location(t)
+	st, err := memory.Open(ctx, loc, memory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +72,10 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	sealer := audit.NewSealer(trailKey)
+	// Rows are sealed and bound to the chain, as serve seals them.
+	if err := st.SealRows(ctx, memory.RowSealer{KeyID: trailKey.ID(), Seal: sealer.Seal, Row: sealer.RowSeal, Sealing: sealer.SealingMAC}); err != nil {
+		t.Fatal(err)
+	}
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +106,7 @@ func newEnv(t testing.TB) *env {
 	}
 	srv := httptest.NewServer(ck.Handler())
 	t.Cleanup(srv.Close)
-	e := &env{store: st, app: app, ck: ck, srv: srv}
+	e := &env{store: st, app: app, ck: ck, srv: srv, loc: loc}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
 	}

@@ -293,6 +293,9 @@ type analysisData struct {
 	Steps   []openrecall.RouteStep
 	Audit   []openrecall.AuditEntry
 	Chain   usecase.Verified
+	// Integrity says why the analysis's waiting row is not shown: it does
+	// not match its seal in the audit chain.
+	Integrity string
 }
 
 // analysisPage shows an analysis's route steps and audit entries, and
@@ -304,6 +307,8 @@ func (c *Cockpit) analysisPage(w http.ResponseWriter, r *http.Request, s session
 	switch {
 	case err == nil:
 		d.Waiting, d.Steps = &rv.Waiting, rv.Waiting.Result.Steps
+	case errors.Is(err, openrecall.ErrIntegrity):
+		d.Integrity = err.Error()
 	case !errors.Is(err, openrecall.ErrNotFound):
 		c.failErr(w, r, err)
 		return
@@ -312,7 +317,7 @@ func (c *Cockpit) analysisPage(w http.ResponseWriter, r *http.Request, s session
 		c.failErr(w, r, err)
 		return
 	}
-	if d.Waiting == nil && len(d.Audit) == 0 {
+	if d.Waiting == nil && len(d.Audit) == 0 && d.Integrity == "" {
 		c.fail(w, r, http.StatusNotFound, "no analysis "+strconv.Quote(id)+" in the audit trail")
 		return
 	}

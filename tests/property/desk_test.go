@@ -49,6 +49,11 @@ func openKeyedDesk(ctx context.Context, path string, key audit.Key, now func() t
 		return nil, err
 	}
 	sealer := audit.NewSealer(key)
+	// Rows are sealed and bound to the chain as serve seals them.
+	if err := st.SealRows(ctx, memory.RowSealer{KeyID: key.ID(), Seal: sealer.Seal, Row: sealer.RowSeal, Sealing: sealer.SealingMAC}); err != nil {
+		_ = st.Close() // the sealing error says what went wrong
+		return nil, err
+	}
 	app := &usecase.App{Store: st, Fingerprinter: ex, Keys: fixedKeys{key}, Waiting: st, Now: now,
 		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
 			_, err := st.AppendAudit(ctx, es, sealer.Seal)

@@ -1,0 +1,41 @@
+package cockpit_test
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/openrecall/openrecall/memory"
+)
+
+// TestAnalysisBadgeSaysRowEdited: when what waits for a person is edited
+// in the database, the analysis page's audit badge says the chain is not
+// intact, names the row, and the page says why the waiting row is not
+// shown (no cockpit error, no edited row shown). Fails without the fix
+// (the badge said verified and the page showed the edit).
+func TestAnalysisBadgeSaysRowEdited(t *testing.T) {
+	e := newEnv(t)
+	id := e.waiting(t, 1, "cpu high", map[string]string{"alertname": "CPU"}, "", t0)
+	driver, dsn := "sqlite3", "file:"+e.loc+"?_busy_timeout=5000"
+	if memory.IsPostgres(e.loc) {
+		driver, dsn = "pgx", e.loc
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	if _, err := db.Exec(`UPDATE waiting SET title = 'nothing to see' WHERE analysis_id = '` + id + `'`); err != nil {
+		t.Fatal(err)
+	}
+	alice := e.session(t, "alice-secret")
+	_, body := get(t, alice, e.srv.URL, "/ui/analysis/"+id)
+	for _, want := range []string{`id="chain">audit chain NOT intact`, `id="integrity"`, "waiting row of analysis " + id + " was edited"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("analysis page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "nothing to see") {
+		t.Errorf("the page shows the edited row")
+	}
+}
