@@ -60,11 +60,11 @@ func routes() []route {
 		{"POST", "/ui/proposals/p1/approve", "act", ""},
 	}
 	for _, s := range senders {
-		g := "ingest"
+		r := route{"POST", "/api/v1/alerts/" + s, "ingest", `{"title":"probe auth"}`}
 		if s == "pagerduty" {
-			g = "pd"
+			r.guard, r.body = "pd", rs[2].body
 		}
-		rs = append(rs, route{"POST", "/api/v1/alerts/" + s, g, `{"title":"probe auth"}`})
+		rs = append(rs, r)
 	}
 	return rs
 }
