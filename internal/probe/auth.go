@@ -219,6 +219,7 @@ func (p *prober) auth() *Family {
 			}
 		}
 	}
+	p.actor(f)
 	// Wrong methods on the API routes: 405, never 2xx/5xx.
 	for _, r := range routes()[:14] {
 		m := "DELETE"
@@ -235,4 +236,18 @@ func (p *prober) auth() *Family {
 		}
 	}
 	return f
+}
+
+// actor is the [trust] item 7 probe: over the API the analyst is the
+// token's name, so a retain naming another analyst must be refused (403).
+func (p *prober) actor(f *Family) {
+	body := []byte(`{"alert":{"title":"probe actor: disk full on db-9"},"decision":"known_benign","analyst":"bob","note":"probe"}`)
+	f.Probes++
+	a := p.do("POST", "/api/v1/retain", body, bearerHdr(p.srv.tok.retain))
+	switch {
+	case a.code == 403:
+		f.Counts["retain naming another analyst refused 403"]++
+	default:
+		f.Failures = append(f.Failures, "a retain token spoke for another analyst | POST /api/v1/retain by alice's token with analyst bob: "+a.String())
+	}
 }
