@@ -59,6 +59,9 @@ var layers = map[string]layer{
 	// What a test does when a data file or a program it needs is missing,
 	// how long its liveness waits last, the binary's build (tests only).
 	"internal/testenv": {},
+	// Issue 33's probe of a running serve (scripts/probe, tests/reliability):
+	// it reads payloads as serve does to judge shared ids.
+	"internal/probe": {module: []string{"", "intake", "intake/sender"}},
 	// The PostgreSQL server tests run against, a schema per test (tests
 	// and benchmarks only; it creates and drops schemas itself).
 	"internal/pgtest": {external: []string{"github.com/jackc/pgx/v5"}},
@@ -70,7 +73,7 @@ var layers = map[string]layer{
 }
 
 // wiring packages may import anything of the module.
-var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/benchserve", "scripts/e2e/alertmanager", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability", "tests/benchmarks/templates"}
+var wiring = []string{"cmd/openrecall", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/benchserve", "scripts/probe", "scripts/e2e/alertmanager", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability", "tests/benchmarks/templates"}
 
 type pkgFiles struct {
 	dir   string
