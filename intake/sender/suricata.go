@@ -94,9 +94,14 @@ func suricataMap(v Value) ([]Event, error) {
 	if gid == "" {
 		gid = "1"
 	}
-	rule := gid + ":" + sid
+	rule := ""
+	if Rendered(sid) != "" {
+		// Without its signature id a record names no rule (and no id: "1:"
+		// would be every such record's).
+		rule = gid + ":" + sid
+	}
 	e.Set(PartRule, rule, "alert.gid+alert.signature_id")
-	if !e.Set(PartTitle, a.Get("signature").String(), "alert.signature") {
+	if !e.Set(PartTitle, a.Get("signature").String(), "alert.signature") && rule != "" {
 		e.Set(PartTitle, "Suricata signature "+rule, "alert.signature_id")
 	}
 	e.Set(PartSeverity, a.Get("severity").String(), "alert.severity")

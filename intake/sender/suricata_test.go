@@ -46,3 +46,19 @@ func TestSuricataLenient(t *testing.T) {
 		}
 	}
 }
+
+// TestSuricataWithoutSignatureIDHasNoID is the probe's finding (scripts/probe,
+// field mutations): an EVE alert without alert.signature_id got the id
+// "suricata-FLOW-1:-TIME", so two records differing elsewhere were answered
+// duplicate. Without it the record has no sender id (the payload's hash
+// stands) and no rule.
+func TestSuricataWithoutSignatureIDHasNoID(t *testing.T) {
+	v := mustParse(t, `{"event_type":"alert","flow_id":987,"timestamp":"2024-02-20T11:25:02.201334+0000","alert":{"gid":1,"signature":"ET DNS Query to a *.dyndns. Domain","severity":2}}`)
+	es, err := suricata().Map(v)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("read: %v, %d events", err, len(es))
+	}
+	if es[0].ID != "" || es[0].Rule != "" {
+		t.Fatalf("id %q, rule %q: want neither without alert.signature_id", es[0].ID, es[0].Rule)
+	}
+}
