@@ -48,3 +48,29 @@ func TestNestedStringsKeptAsFields(t *testing.T) {
 		t.Errorf("ordinary object: security %v, Fields %v", a.Security, a.Fields)
 	}
 }
+
+// TestRuleObjectStatesSeverity: a SIEM's own JSON alert with no severity of
+// its own takes the level its rule object states (the corpus test's
+// siem-json form kept 0% of severities before); a severity of the alert's
+// own wins.
+func TestRuleObjectStatesSeverity(t *testing.T) {
+	tests := []struct {
+		body string
+		want string
+	}{
+		{`{"title": "Encoded PowerShell", "source": "siem", "rule": {"id": "ca2092a1", "level": "high"}}`, "high"},
+		{`{"title": "Encoded PowerShell", "source": "siem", "rule": {"id": "ca2092a1", "level": "informational"}}`, "info"},
+		{`{"title": "Encoded PowerShell", "source": "siem", "rule": {"id": "ca2092a1", "severity": "Critical"}}`, "critical"},
+		{`{"title": "Encoded PowerShell", "severity": "low", "rule": {"id": "ca2092a1", "level": "high"}}`, "low"},
+		{`{"title": "Encoded PowerShell", "rule": {"id": "ca2092a1", "level": "whenever"}}`, "unknown"},
+	}
+	for _, tt := range tests {
+		recs, err := ParseBytes([]byte(tt.body+"\n"), Options{})
+		if err != nil || len(recs) != 1 || recs[0].Err != nil {
+			t.Fatalf("ParseBytes(%s): %v %+v", tt.body, err, recs)
+		}
+		if got := string(recs[0].Alert.Severity); got != tt.want {
+			t.Errorf("%s: severity %s, want %s", tt.body, got, tt.want)
+		}
+	}
+}

@@ -141,6 +141,10 @@ func fieldsOf(v sender.Value, skip map[string]bool) map[string]string {
 	return out
 }
 
+// ruleSeverityKeys are the members of a rule object that state its
+// severity, in the order they are read.
+var ruleSeverityKeys = []string{"level", "severity"}
+
 // ownWithRule reads an object that holds the product's own alert content
 // and other members as the product's own alert object, taking its rule
 // from the first of the documented rule keys (DESIGN §3) present as a
@@ -162,6 +166,20 @@ func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrec
 			if r := collapseSpace(sender.Rendered(v.Get(k).String())); r != "" && v.Get(k).IsString() {
 				a.Rule, a.Origin = r, map[string]string{sender.PartRule: k}
 				break
+			}
+		}
+		if a.Severity == openrecall.SeverityUnknown {
+			// A SIEM's own JSON alert states its severity in its rule
+			// object (a Sigma rule's level: informational … critical).
+			for _, k := range ruleSeverityKeys {
+				if sev := NormalizeSeverity(v.Get("rule").Get(k).String()); sev != openrecall.SeverityUnknown {
+					a.Severity = sev
+					if a.Origin == nil {
+						a.Origin = map[string]string{}
+					}
+					a.Origin[sender.PartSeverity] = "rule." + k
+					break
+				}
 			}
 		}
 		if o.lenient("id") == "" && !ownObject(o) {
