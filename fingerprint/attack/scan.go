@@ -19,7 +19,12 @@ type Scan struct {
 	// inDeclared: the string being read is a declared value, so every
 	// reference in it is declared.
 	inDeclared bool
-	keys       []uint32 // technique keys found, in order of discovery
+	// paired: the technique being read is paired with the tactic before
+	// it ("TA0006:T1098", as Panther's reports write them): the pair's
+	// tactic is the one meant, so the technique's own tactics are not
+	// marked (it is still listed).
+	paired bool
+	keys   []uint32 // technique keys found, in order of discovery
 }
 
 // NewScan returns an empty Scan over the table.
@@ -31,6 +36,9 @@ func (s *Scan) Reset() { s.declared, s.mask, s.inDeclared, s.keys = 0, 0, false,
 // mark records the tactics of bits m: declared when the string being read
 // is a declared value or when declared is set (a tag, a URL).
 func (s *Scan) mark(m uint16, declared bool) {
+	if s.paired {
+		return
+	}
 	if declared || s.inDeclared {
 		s.declared |= m
 	} else {
@@ -193,10 +201,10 @@ func (s *Scan) Text(str string) {
 			continue
 		}
 		var n int
-		switch {
-		case c|0x20 == 't':
+		switch c | 0x20 {
+		case 't':
 			n = s.id(str[i:], false)
-		case c|0x20 == 'a':
+		case 'a':
 			if hasPrefixFold(str[i:], "attack.") {
 				n = s.sigma(str[i+len("attack."):])
 				if n > 0 {
@@ -266,6 +274,16 @@ func (s *Scan) id(x string, declared bool) int {
 			return 0
 		}
 		s.mark(m, declared)
+		if len(x) > 8 && x[6] == ':' && (x[7] == 'T' || x[7] == 't' && s.inDeclared) && x[8]|0x20 != 'a' {
+			// A tactic and the technique it is meant for: "TA0006:T1098"
+			// is credential access, though T1098 is also persistence.
+			s.paired = true
+			n := s.id(x[7:], declared)
+			s.paired = false
+			if n > 0 {
+				return 7 + n
+			}
+		}
 		return 6
 	}
 	if len(x) < 5 {
