@@ -58,7 +58,7 @@ func TestSecuritySenderEntities(t *testing.T) {
 			if !a.Security {
 				t.Error("not a security detection")
 			}
-			if diff := cmp.Diff(tt.entities, a.Entities); diff != "" && !(len(tt.entities) == 0 && len(a.Entities) == 0) {
+			if diff := cmp.Diff(tt.entities, a.Entities); diff != "" && (len(tt.entities) != 0 || len(a.Entities) != 0) {
 				t.Errorf("entities (-want +got):\n%s", diff)
 			}
 			for k, v := range tt.labels {

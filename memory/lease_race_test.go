@@ -144,7 +144,7 @@ func TestRenewalRetriesADeadlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
+	defer func() { _ = other.Close() }()
 	tx, err := other.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

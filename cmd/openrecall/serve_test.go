@@ -462,7 +462,7 @@ func TestServeRevokeSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	if _, err := st.Session(t.Context(), strings.Repeat("a", 64), now); !errors.Is(err, openrecall.ErrNotFound) {
 		t.Errorf("a session after revoke-sessions: %v", err)
 	}

@@ -110,10 +110,7 @@ func panther() Sender {
 					break
 				}
 			}
-			var pairs [][2]string
-			for _, kv := range ctx.Scalars(64) {
-				pairs = append(pairs, kv)
-			}
+			pairs := append([][2]string(nil), ctx.Scalars(64)...)
 			sort.SliceStable(pairs, func(i, j int) bool { return pairs[i][0] < pairs[j][0] })
 			pairs = append(pairs, [2]string{"runbook", v.Get("runbook").String()}, [2]string{"link", v.Get("link").String()})
 			opening := ""

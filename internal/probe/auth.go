@@ -244,8 +244,8 @@ func (p *prober) actor(f *Family) {
 	body := []byte(`{"alert":{"title":"probe actor: disk full on db-9"},"decision":"known_benign","analyst":"bob","note":"probe"}`)
 	f.Probes++
 	a := p.do("POST", "/api/v1/retain", body, bearerHdr(p.srv.tok.retain))
-	switch {
-	case a.code == 403:
+	switch a.code {
+	case 403:
 		f.Counts["retain naming another analyst refused 403"]++
 	default:
 		f.Failures = append(f.Failures, "a retain token spoke for another analyst | POST /api/v1/retain by alice's token with analyst bob: "+a.String())

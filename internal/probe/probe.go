@@ -184,7 +184,7 @@ func (p *prober) do(method, path string, body []byte, hdr map[string]string, coo
 	if err != nil {
 		return answer{err: err}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	return answer{code: resp.StatusCode, hdr: resp.Header, body: b, err: err}
 }

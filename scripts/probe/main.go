@@ -44,7 +44,7 @@ func run() int {
 	if *keep {
 		fmt.Fprintln(os.Stderr, "probe: run directory", dir)
 	} else {
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 	}
 	if *bin == "" {
 		*bin = filepath.Join(dir, "openrecall")

@@ -274,7 +274,7 @@ func checkWrite(ctx context.Context, d *authDesk, c actorCase, i int) error {
 			return fmt.Errorf("setup: %v", err)
 		}
 		for _, l := range list {
-			if l.Exception.ID == ex.Exception.ID {
+			if l.ID == ex.Exception.ID {
 				return fmt.Errorf("written though refused: %s by %s claiming %q revoked it", path, name, claim)
 			}
 		}
@@ -304,11 +304,11 @@ func checkWrite(ctx context.Context, d *authDesk, c actorCase, i int) error {
 			return fmt.Errorf("setup: %v", err)
 		}
 		for _, l := range list {
-			if c.Endpoint == 1 && l.Exception.Identity.Service == fmt.Sprintf("checkout-%d", i) {
-				recorded = l.Exception.Analyst
+			if c.Endpoint == 1 && l.Identity.Service == fmt.Sprintf("checkout-%d", i) {
+				recorded = l.Analyst
 			}
-			if c.Endpoint == 2 && l.Exception.ID == ex.Exception.ID {
-				recorded = l.Exception.RevokedBy
+			if c.Endpoint == 2 && l.ID == ex.Exception.ID {
+				recorded = l.RevokedBy
 			}
 		}
 	case 3:
@@ -466,7 +466,7 @@ func checkSessionPlan(p sessionPlan) error {
 	if err != nil {
 		return fmt.Errorf("setup: %v", err)
 	}
-	defer other.st.Close()
+	defer func() { _ = other.st.Close() }()
 	b, _, err := authServer(other, a.clock.now, nil)
 	if err != nil {
 		return err

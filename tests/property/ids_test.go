@@ -245,8 +245,8 @@ func checkAMPair(p gen.AMPair) (string, error) {
 		if shape != "prometheus" && strings.HasPrefix(fp, `"`) {
 			_ = json.Unmarshal([]byte(fp), &want)
 		}
-		if got := x.rec.Alert.SentFingerprint; got != want && !(want == "" && shape == "prometheus") {
-			if !(shape != "prometheus" && fp == "123" && got == "123") {
+		if got := x.rec.Alert.SentFingerprint; got != want && (want != "" || shape != "prometheus") {
+			if shape == "prometheus" || fp != "123" || got != "123" {
 				return "fingerprint lost", fmt.Errorf("%s: sent fingerprint %q kept as %q", x.a.Body(), fp, got)
 			}
 		}
