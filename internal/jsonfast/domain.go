@@ -170,6 +170,7 @@ func alert(o *Object, a *openrecall.Alert) {
 	o.StrOmit("rule", a.Rule)
 	o.BoolOmit("security", a.Security)
 	o.BoolOmit("episode", a.Episode)
+	o.StrOmit("sent_fingerprint", a.SentFingerprint)
 	o.StringMapOmit("entities", a.Entities)
 	o.IntOmit("dropped", int64(a.Dropped))
 	o.StringMapOmit("origin", a.Origin)

@@ -209,23 +209,31 @@ func TestNoSecretReachesTheServer(t *testing.T) {
 	}
 }
 
-// A server that ignores max_tokens is billed what it reports: money spent
-// is spent, and the step says how many tokens it wrote.
-func TestHugeCompletionIsBilledAsReported(t *testing.T) {
+// A server that reports more than the call could use (a completion past
+// max_tokens, a prompt past one token a byte of what was sent) is booked at
+// those bounds and the step names the anomaly ([trust]: usage bounded by
+// what was asked; it used to be billed as reported, so a lying server could
+// book any amount).
+func TestHugeCompletionIsBookedWithinWhatWasAsked(t *testing.T) {
 	realAnswer := `{"decision":"real","confidence":0.9,"summary":"` + strings.Repeat("very long ", 2000) + `","hypotheses":[],"verification_commands":[],"next_steps":[],"skip_paths":[],"cited_memory_ids":[]}`
-	srv := fake.New(nil, fake.Answer(realAnswer, 1500, 5000))
+	srv := fake.New(nil, fake.Answer(realAnswer, 50_000_000, 5000))
 	defer srv.Close()
 	out := cascade(t, srv).Route(context.Background(), input(crash, openrecall.Alert{ID: "a1", Title: "x"}))
-	want, err := routing.DefaultPrices().Cost("gpt-4o", 1500, 5000)
+	got := srv.Received()[0].Request
+	if got.MaxTokens != routing.DefaultStrongMaxTokens {
+		t.Fatalf("max_tokens %d sent, want %d", got.MaxTokens, routing.DefaultStrongMaxTokens)
+	}
+	ceiling := len(got.Text("system")) + len(got.Text("user")) + routing.PromptFramingTokens
+	want, err := routing.DefaultPrices().Cost("gpt-4o", ceiling, got.MaxTokens)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := out.Steps[0]
-	if s.Cost != want || s.CompletionTokens != 5000 {
-		t.Fatalf("step %+v: want billed %s for 1500/5000 tokens, never capped at max_tokens", s, want)
+	if s.Cost != want || s.PromptTokens != ceiling || s.CompletionTokens != got.MaxTokens {
+		t.Fatalf("step %+v: want booked %s for %d/%d tokens", s, want, ceiling, got.MaxTokens)
 	}
-	if got := srv.Received()[0].Request.MaxTokens; got != routing.DefaultStrongMaxTokens {
-		t.Fatalf("max_tokens %d sent, want %d", got, routing.DefaultStrongMaxTokens)
+	if !strings.Contains(s.UsageAnomaly, "above max_tokens") || !strings.Contains(s.UsageAnomaly, "above the prompt's ceiling") {
+		t.Fatalf("usage anomaly %q does not name both bounds", s.UsageAnomaly)
 	}
 }
 

@@ -70,7 +70,7 @@ func idProperties() []pbt.Property {
 				class, _ := checkAMPair(p)
 				return []string{class}
 			}),
-			pbt.Cover("same alert", 10), pbt.Cover("another alert", 50), pbt.Cover("another alert's fingerprint", 3),
+			pbt.Cover("same alert", 10), pbt.Cover("another alert", 30), pbt.Cover("another alert's fingerprint", 2),
 		),
 	}
 }

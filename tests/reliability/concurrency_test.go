@@ -88,7 +88,8 @@ func TestConcurrentProcesses(t *testing.T) {
 		wantEntries += len(r.Audit)
 	}
 	var entries, incidents int
-	if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries").Scan(&entries); err != nil {
+	// The seals of rows (batch "seals") are not route steps.
+	if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE batch <> ?", openrecall.SealBatch).Scan(&entries); err != nil {
 		t.Fatal(err)
 	}
 	if err := sqlDB.QueryRow("SELECT count(*) FROM incidents").Scan(&incidents); err != nil {

@@ -419,7 +419,7 @@ func newStream(seed int64) *stream {
 // for byte and reports KindResent with the family of the original.
 func (s *stream) next() (line, error) {
 	g := s.g
-	g.t = g.t.Add(time.Duration(100+g.r.IntN(400)) * time.Millisecond)
+	g.t = g.t.Add(time.Duration(1000+g.r.IntN(1000)) * time.Millisecond) // a second or more: two firings of one label set are two episodes (an Alertmanager id is the labels and startsAt to the second)
 	if len(s.recent) > 0 && g.r.IntN(1000) < resentPerMille {
 		l := s.recent[g.r.IntN(len(s.recent))]
 		l.kind = KindResent
