@@ -20,6 +20,7 @@ func auditProperties() []pbt.Property {
 			"Sealing then verifying succeeds (audit entries, unkeyed up to the keyed boundary and keyed after it, and keyed cost points); any single-field edit, deletion, reordering or truncation of a sealed trail, and any re-hashing without the key, fails verification against a checkpoint of its head.",
 			"TrailCaseGen", gen.TrailCaseGen(), checkTrailTamper,
 			pbt.Pin("truncation with the head rolled back", gen.TrailCase{MoreEntries: 3, Kind: 8, Other: 1}),
+			pbt.Pin("the last entry deleted, the head record left", gen.TrailCase{MoreEntries: 3, Kind: 4, Target: 4}),
 			pbt.Pin("one-link cost truncation", gen.TrailCase{Kind: 9}),
 			pbt.Pin("downgrade of a keyed trail", gen.TrailCase{MoreEntries: 2, Legacy: 1, Kind: 11}),
 			pbt.Classify(func(c gen.TrailCase) []string { return []string{c.Tamper()} }),
@@ -218,6 +219,19 @@ func checkTrailTamper(c gen.TrailCase) error {
 	}
 	if err != nil && !errors.Is(err, audit.ErrWrongKey) {
 		return fmt.Errorf("%s: verification stopped with %v, want problems (or a wrong key for an edited key id)", what, err)
+	}
+	if ne := len(tr.entries); c.Tamper() == "delete-entry" && c.Target%ne == ne-1 {
+		// The last entry deleted, the head records left: the head record
+		// names the entry the chain no longer reaches (the tail was
+		// deleted), not the new last entry as if it had been replaced.
+		problems, _ := verifyModel(got, nil)
+		named := false
+		for _, p := range problems {
+			named = named || p.Kind == audit.KindHeadMismatch && p.Sequence == tr.state.HeadSeq
+		}
+		if !named {
+			return fmt.Errorf("%s: no problem names the head record's entry %d: %v", what, tr.state.HeadSeq, problems)
+		}
 	}
 	return nil
 }
