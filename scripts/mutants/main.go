@@ -5,13 +5,18 @@
 // whose find text no longer occurs exactly once in its file does not apply:
 // it is reported as an error, never counted as killed.
 //
-//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all] [-targeted [-rest 4m]]
+//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all] [-targeted [-rest 4m]] [-jobs N]
 //
 // -targeted runs each mutant first against the properties its spec expects
 // to kill it (the P<n> of its expect line) and, only when they do not, the
 // whole suite under a time bound (-rest): a mutant the bounded rest does not
 // kill in time is reported as survived, never as killed. It keeps the run
 // short enough for CI; without it every mutant runs the whole suite.
+//
+// -jobs N judges N mutants at once, each on a scratch copy of its own (the
+// default is the number of CPUs, at most 4): a mutant's time is mostly the
+// link of the suite's test binary and one property's run, both bound to
+// one core, so two copies on two cores take about half the wall time.
 package main
 
 import (
@@ -23,8 +28,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -44,15 +51,16 @@ func main() {
 	all := flag.Bool("all", false, "run every property on each mutant (no -failfast), to list every property that kills it")
 	flag.BoolVar(&targeted, "targeted", false, "run each mutant against the properties its spec expects first, then the rest of the suite under -rest")
 	flag.DurationVar(&restBound, "rest", 4*time.Minute, "with -targeted, the time bound of the whole-suite run of a mutant its expected properties did not kill")
+	jobs := flag.Int("jobs", min(runtime.NumCPU(), 4), "mutants judged at once, each on its own scratch copy")
 	flag.Parse()
 	failFast = !*all
-	if err := run(*dir, *profile, *seed, *only, *keep); err != nil {
+	if err := run(*dir, *profile, *seed, *only, *keep, max(*jobs, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, profile, seed, only string, keep bool) error {
+func run(dir, profile, seed, only string, keep bool, jobs int) error {
 	ms, err := load(dir)
 	if err != nil {
 		return err
@@ -70,38 +78,63 @@ func run(dir, profile, seed, only string, keep bool) error {
 		}
 		ms = sel
 	}
-	scratch, err := os.MkdirTemp("", "openrecall-mutants-")
-	if err != nil {
-		return err
+	jobs = min(jobs, max(len(ms), 1))
+	scratches := make([]string, jobs)
+	for i := range scratches {
+		scratch, err := os.MkdirTemp("", "openrecall-mutants-")
+		if err != nil {
+			return err
+		}
+		if !keep {
+			defer func() {
+				if err := os.RemoveAll(scratch); err != nil {
+					fmt.Fprintf(os.Stderr, "mutants: remove the scratch copy: %v\n", err)
+				}
+			}()
+		}
+		if err := copyTree(".", scratch); err != nil {
+			return fmt.Errorf("copy the tree: %w", err)
+		}
+		scratches[i] = scratch
 	}
-	if !keep {
-		defer func() {
-			if err := os.RemoveAll(scratch); err != nil {
-				fmt.Fprintf(os.Stderr, "mutants: remove the scratch copy: %v\n", err)
+	fmt.Printf("scratch copies %s, profile %s, seed %s, %d mutants, %d at once\n", strings.Join(scratches, " "), profile, seed, len(ms), jobs)
+	if killed, _, out := suite(scratches[0], profile, seed, "", 0); killed {
+		return fmt.Errorf("the suite fails on the unmutated copy:\n%s", tail(out, 40))
+	}
+	// Each worker owns one scratch copy: a mutant is applied, judged and
+	// restored there before the worker takes the next.
+	var (
+		mu                       sync.Mutex
+		nKilled, nSurvived, nErr int
+		wg                       sync.WaitGroup
+	)
+	next := make(chan mutant)
+	for _, scratch := range scratches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range next {
+				start := time.Now()
+				status, detail := apply(scratch, m, profile, seed)
+				mu.Lock()
+				switch status {
+				case "killed":
+					nKilled++
+				case "survived":
+					nSurvived++
+				default:
+					nErr++
+				}
+				fmt.Printf("%-4s %-9s %-44s expect %-5s %5.0fs  %s\n", m.ID, status, trim(m.Rule, 44), m.Expect, time.Since(start).Seconds(), detail)
+				mu.Unlock()
 			}
 		}()
 	}
-	if err := copyTree(".", scratch); err != nil {
-		return fmt.Errorf("copy the tree: %w", err)
-	}
-	fmt.Printf("scratch copy %s, profile %s, seed %s, %d mutants\n", scratch, profile, seed, len(ms))
-	if killed, _, out := suite(scratch, profile, seed, "", 0); killed {
-		return fmt.Errorf("the suite fails on the unmutated copy:\n%s", tail(out, 40))
-	}
-	var nKilled, nSurvived, nErr int
 	for _, m := range ms {
-		start := time.Now()
-		status, detail := apply(scratch, m, profile, seed)
-		switch status {
-		case "killed":
-			nKilled++
-		case "survived":
-			nSurvived++
-		default:
-			nErr++
-		}
-		fmt.Printf("%-4s %-9s %-44s expect %-5s %5.0fs  %s\n", m.ID, status, trim(m.Rule, 44), m.Expect, time.Since(start).Seconds(), detail)
+		next <- m
 	}
+	close(next)
+	wg.Wait()
 	judged := nKilled + nSurvived
 	rate := 0.0
 	if judged > 0 {
@@ -215,7 +248,9 @@ func suite(dir, profile, seed, sub string, bound time.Duration) (bool, string, s
 	if bound > 0 {
 		timeout = bound.String()
 	}
-	args := []string{"test", "-count=1", "-timeout", timeout, "-run", run, "./tests/property/"}
+	// -vet=off: make lint vets the tree; a mutant changes no test source,
+	// and vetting the suite again for each one costs seconds.
+	args := []string{"test", "-count=1", "-vet=off", "-timeout", timeout, "-run", run, "./tests/property/"}
 	if failFast {
 		args = append(args[:1], append([]string{"-failfast"}, args[1:]...)...)
 	}
