@@ -166,3 +166,32 @@ func TestDocLinksCatchesDeadLinks(t *testing.T) {
 		t.Errorf("headingAnchors collapsed a double hyphen: %v", a)
 	}
 }
+
+// readmeMaxLines is the README's budget (issue 34): a user's guide, with
+// the figures in docs/performance.md and the whole reference in
+// docs/reference.md.
+const readmeMaxLines = 500
+
+// TestREADMEIsAGuide: README.md stays under its budget and keeps the
+// sections a user looks for first.
+func TestREADMEIsAGuide(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if n := strings.Count(text, "\n"); n >= readmeMaxLines {
+		t.Errorf("README.md has %d lines, want fewer than %d: move figures to docs/performance.md and detail to docs/reference.md", n, readmeMaxLines)
+	}
+	anchors := headingAnchors(text)
+	for _, want := range []string{"two-commands", "install", "usage", "senders-point-your-tools-at-openrecall", "serve--receive-alerts-over-http", "the-cockpit--a-web-ui-for-the-shift", "exit-codes", "layout"} {
+		if !anchors[want] {
+			t.Errorf("README.md has no section #%s", want)
+		}
+	}
+	for _, cmd := range []string{"make run", "make test"} {
+		if !strings.Contains(text, cmd) {
+			t.Errorf("README.md does not show %q", cmd)
+		}
+	}
+}
