@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,17 +199,6 @@ func TestTimeoutIsRetriedThenUnavailable(t *testing.T) {
 	}
 }
 
-func TestCancelledContextEndsTheCall(t *testing.T) {
-	srv := fake.New(nil, fake.Reply{Delay: 5 * time.Second})
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	_, err := newModel(t, srv, newClock(), nil).Complete(ctx, req)
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, routing.ErrUnavailable) {
-		t.Fatalf("error %v: want the context's, not unavailable", err)
-	}
-}
-
 func TestHugeCompletionIsRefusedNotRetried(t *testing.T) {
 	srv := fake.New(nil, fake.Answer(strings.Repeat("x", 64<<10), 10, 16000))
 	defer srv.Close()
@@ -236,44 +224,6 @@ func TestResponseFormatFallsBackWhenRefused(t *testing.T) {
 		if !strings.Contains(string(got[i].Request.ResponseFormat), want) {
 			t.Fatalf("request %d response_format %s, want %s", i, got[i].Request.ResponseFormat, want)
 		}
-	}
-}
-
-func TestLimiterCapsCallsInFlight(t *testing.T) {
-	var inFlight, peak atomic.Int32
-	srv := fake.New(func(fake.Received) fake.Reply {
-		n := inFlight.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-		inFlight.Add(-1)
-		return fake.Answer(answer, 1, 1)
-	})
-	defer srv.Close()
-	lim := NewLimiter(2)
-	a := newModel(t, srv, newClock(), func(o *Options) { o.Limiter = lim })
-	b := newModel(t, srv, newClock(), func(o *Options) { o.Limiter = lim; o.Model = "gpt-4o" })
-	var wg sync.WaitGroup
-	for i := range 12 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m := a
-			if i%2 == 1 {
-				m = b
-			}
-			if _, err := m.Complete(context.Background(), req); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if peak.Load() > 2 {
-		t.Fatalf("%d calls in flight at once, limit 2", peak.Load())
 	}
 }
 
