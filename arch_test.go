@@ -67,9 +67,11 @@ var layers = map[string]layer{
 	"internal/pgtest": {external: []string{"github.com/jackc/pgx/v5"}},
 	// Where a test's memory lives on the backend under test (tests only).
 	"internal/storetest": {module: []string{"internal/pgtest", "memory"}},
-	// The hand-written JSON encoders of the domain types and the string
-	// decoder.
+	// The JSON encoders of the domain types (generated from their tags)
+	// and the string decoder.
 	"internal/jsonfast": {module: []string{""}},
+	// The generator of jsonfast's domain encoders (go generate).
+	"internal/jsonfast/gen": {module: []string{""}},
 }
 
 // wiring packages may import anything of the module.
