@@ -49,7 +49,7 @@ func TestErrorStatusesAgree(t *testing.T) {
 			s.answerErr(api, httptest.NewRequest(http.MethodGet, "/api/v1/queue", nil), err)
 
 			c, cerr := cockpit.New(cockpit.Config{UseCases: failingQueue{err: err}, Store: anySession{},
-				Tokens: []cockpit.Token{{Name: "alice", Secret: "alice-secret-0123456789", Scopes: []string{ScopeRead}}},
+				Tokens: []Token{{Name: "alice", Analyst: "alice", Secret: "alice-secret-0123456789", Scopes: []string{ScopeRead}}},
 				Badge:  func(context.Context) cockpit.Badge { return cockpit.Badge{Ready: true} }})
 			if cerr != nil {
 				t.Fatal(cerr)
