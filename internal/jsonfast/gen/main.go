@@ -80,11 +80,9 @@ func generate() ([]byte, error) {
 
 // member is one field as encoding/json writes it.
 type member struct {
-	name          string
-	field         reflect.StructField
-	omitempty     bool
-	omitzero      bool
-	sub, subValue string // for a nested struct: its encoder, and the argument (&v.F or v.F)
+	name      string
+	omitempty bool
+	omitzero  bool
 }
 
 // encoder writes the function of struct type t (and, first, those of the
@@ -226,7 +224,7 @@ func parse(t reflect.Type, f reflect.StructField) (m member, ok bool, err error)
 			return m, false, fmt.Errorf("%s.%s: name %q would need escaping", t, f.Name, name)
 		}
 	}
-	m = member{name: name, field: f}
+	m = member{name: name}
 	for o := range strings.SplitSeq(opts, ",") {
 		switch o {
 		case "":
