@@ -45,9 +45,12 @@ var layers = map[string]layer{
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
-	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "server/cockpit", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// The cockpit: the web UI, an adapter over the application layer.
-	"server/cockpit": {module: []string{"", "costcurve", "usecase"}},
+	"server/cockpit": {module: []string{"", "costcurve", "server/httperr", "usecase"}},
+	// The one mapping of the domain's errors to HTTP statuses, for the API
+	// and the cockpit.
+	"server/httperr": {module: []string{""}},
 	// The application layer: the use cases every interface calls, over
 	// storage it declares as interfaces (no concrete adapter).
 	"usecase": {module: []string{"", "audit", "costcurve", "intake", "workflow"}},
@@ -67,9 +70,11 @@ var layers = map[string]layer{
 	"internal/pgtest": {external: []string{"github.com/jackc/pgx/v5"}},
 	// Where a test's memory lives on the backend under test (tests only).
 	"internal/storetest": {module: []string{"internal/pgtest", "memory"}},
-	// The hand-written JSON encoders of the domain types and the string
-	// decoder.
+	// The JSON encoders of the domain types (generated from their tags)
+	// and the string decoder.
 	"internal/jsonfast": {module: []string{""}},
+	// The generator of jsonfast's domain encoders (go generate).
+	"internal/jsonfast/gen": {module: []string{""}},
 }
 
 // wiring packages may import anything of the module.

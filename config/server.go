@@ -32,7 +32,7 @@ type Server struct {
 	// to a person.
 	WebhookURL string `yaml:"webhook_url"`
 	// Tokens are the bearer tokens the server accepts.
-	Tokens []Token `yaml:"tokens"`
+	Tokens []TokenEntry `yaml:"tokens"`
 	// Retention is how long the delivery and result documents of a
 	// finished inbox row are kept; serve prunes older ones (ids, decisions,
 	// alert state, groups, memories and the audit and cost chains stay).
@@ -78,28 +78,24 @@ func (t TLS) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" }
 // throttled, not impossible).
 const MinTokenBytes = 16
 
-// Token is one bearer token and what it may do. The secret is Token or,
-// better, the environment variable named by TokenEnv.
-type Token struct {
+// TokenEntry is one entry of server.tokens: a bearer token's name, its
+// scopes (openrecall.ScopeIngest, ScopeRetain, ScopeRead) and its secret,
+// given as Token or, better, as the environment variable named by
+// TokenEnv. ResolvedTokens reads the secrets; the server accepts each as
+// an openrecall.Token.
+type TokenEntry struct {
 	Name     string   `yaml:"name"`
 	Token    string   `yaml:"token"`
 	TokenEnv string   `yaml:"token_env"`
 	Scopes   []string `yaml:"scopes"`
 }
 
-// Token scopes.
-const (
-	ScopeIngest = "ingest"
-	ScopeRetain = "retain"
-	ScopeRead   = "read"
-)
-
 // TokenEnvScopes maps the environment variables that may hold tokens (a
 // comma-separated list each) to the scope they grant.
 var TokenEnvScopes = map[string]string{
-	"OPENRECALL_INGEST_TOKEN": ScopeIngest,
-	"OPENRECALL_RETAIN_TOKEN": ScopeRetain,
-	"OPENRECALL_READ_TOKEN":   ScopeRead,
+	"OPENRECALL_INGEST_TOKEN": openrecall.ScopeIngest,
+	"OPENRECALL_RETAIN_TOKEN": openrecall.ScopeRetain,
+	"OPENRECALL_READ_TOKEN":   openrecall.ScopeRead,
 }
 
 // Validate checks the server section and names the first bad key.
@@ -138,11 +134,11 @@ func (s Server) Validate() error {
 			return fmt.Errorf("server.tokens[%d]: scopes must list ingest, retain or read: %w", i, openrecall.ErrInvalid)
 		}
 		for _, sc := range t.Scopes {
-			if !slices.Contains([]string{ScopeIngest, ScopeRetain, ScopeRead}, sc) {
+			if !slices.Contains([]string{openrecall.ScopeIngest, openrecall.ScopeRetain, openrecall.ScopeRead}, sc) {
 				return fmt.Errorf("server.tokens[%d].scopes: %q is not ingest, retain or read: %w", i, sc, openrecall.ErrInvalid)
 			}
 		}
-		if strings.TrimSpace(t.Name) == "" && slices.Contains(t.Scopes, ScopeRetain) {
+		if strings.TrimSpace(t.Name) == "" && slices.Contains(t.Scopes, openrecall.ScopeRetain) {
 			return fmt.Errorf("server.tokens[%d]: a token with the retain scope needs a name: every decision written with it records that name as its analyst: %w", i, openrecall.ErrInvalid)
 		}
 		if t.Token != "" && len(t.Token) < MinTokenBytes {
@@ -175,11 +171,11 @@ func ParseProxies(list []string) ([]netip.Prefix, error) {
 // the environment, then one token per value of each TokenEnvScopes variable
 // (getenv is os.Getenv when nil). A token_env naming an empty variable is an
 // error: a server must not start without the secret it was told to use.
-func (s Server) ResolvedTokens(getenv func(string) string) ([]Token, error) {
+func (s Server) ResolvedTokens(getenv func(string) string) ([]TokenEntry, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	var out []Token
+	var out []TokenEntry
 	for i, t := range s.Tokens {
 		if t.TokenEnv != "" {
 			t.Token = strings.TrimSpace(getenv(t.TokenEnv))
@@ -203,14 +199,14 @@ func (s Server) ResolvedTokens(getenv func(string) string) ([]Token, error) {
 	for _, env := range envs {
 		for v := range strings.SplitSeq(getenv(env), ",") {
 			if v = strings.TrimSpace(v); v != "" {
-				if TokenEnvScopes[env] == ScopeRetain {
+				if TokenEnvScopes[env] == openrecall.ScopeRetain {
 					return nil, fmt.Errorf("$%s grants the retain scope, but a decision records its analyst and a token from this variable has no name: "+
 						"name it in server.tokens instead (name: alice, token_env: ALICE_TOKEN, scopes: [read, retain]): %w", env, openrecall.ErrInvalid)
 				}
 				if len(v) < MinTokenBytes {
 					return nil, fmt.Errorf("$%s: a token of %d bytes, at least %d are required (generate one with `openssl rand -hex 16`): %w", env, len(v), MinTokenBytes, openrecall.ErrInvalid)
 				}
-				out = append(out, Token{Name: "$" + env, Token: v, Scopes: []string{TokenEnvScopes[env]}})
+				out = append(out, TokenEntry{Name: "$" + env, Token: v, Scopes: []string{TokenEnvScopes[env]}})
 			}
 		}
 	}

@@ -64,12 +64,13 @@ func (c *Curve) Add(alertID string, tier openrecall.Tier, bypassed bool, cost, b
 	return p
 }
 
-// Tier keys of Summary.PerTier.
+// Tier keys of Summary.PerTier; the model tiers' are the route steps'
+// (openrecall.TierCheap, TierStrong).
 const (
 	TierBypass      = "bypass"
-	TierCheap       = "cheap"
-	TierStrong      = "strong"
-	TierCheapStrong = "cheap+strong"
+	TierCheap       = string(openrecall.TierCheap)
+	TierStrong      = string(openrecall.TierStrong)
+	TierCheapStrong = TierCheap + "+" + TierStrong
 	TierNone        = "none"
 	// TierUnanalysed marks an alert escalated without analysis: no model
 	// answered (run budget spent, model unavailable). It saves nothing and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/server/httperr"
 	"github.com/openrecall/openrecall/usecase"
 )
 
@@ -64,27 +65,25 @@ func subject(analysisID string, alert json.RawMessage, fingerprint string) (usec
 	return usecase.Subject{Alerts: []openrecall.Alert{recs[0].Alert}}, nil
 }
 
-// answerErr maps an error to its status: 404 for ErrNotFound, 400 for
-// ErrInvalid, 500 (logged, not shown) otherwise.
+// answerErr answers err with httperr.Status's code (the cockpit's too):
+// its text for a client's error; for ErrIntegrity (409) the text and
+// integrity "failed", logged as a warning; for a server's error a request
+// id, the error logged and not shown.
 func (s *Server) answerErr(w http.ResponseWriter, r *http.Request, err error) {
+	code := httperr.Status(err)
 	switch {
-	case errors.Is(err, openrecall.ErrNotFound):
-		writeError(w, r, http.StatusNotFound, err.Error())
-	case errors.Is(err, openrecall.ErrInvalid):
-		writeError(w, r, http.StatusBadRequest, err.Error())
-	case errors.Is(err, openrecall.ErrIntegrity):
-		// 409, as audit verify answers a trail that is not intact, and
-		// never the edited document: the row is stored but does not match
-		// its seal in the audit chain (audit verify names it). It is not
+	case code == http.StatusConflict && errors.Is(err, openrecall.ErrIntegrity):
+		// As audit verify answers a trail that is not intact, and never
+		// the edited document: the row is stored but does not match its
+		// seal in the audit chain (audit verify names it). It is not
 		// transient: a retry gets the same answer.
 		s.log.Warn("integrity check failed", zap.String("request_id", requestID(r)), zap.Error(err))
-		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error(), RequestID: requestID(r), Integrity: "failed"})
-	case errors.Is(err, openrecall.ErrPruned):
-		// 410: the analysis existed; its documents are gone for good.
-		writeError(w, r, http.StatusGone, err.Error())
+		writeJSON(w, code, errorBody{Error: err.Error(), RequestID: requestID(r), Integrity: "failed"})
+	case httperr.Shown(code):
+		writeError(w, r, code, err.Error())
 	default:
 		s.log.Error("request failed", zap.String("request_id", requestID(r)), zap.Error(err))
-		writeError(w, r, http.StatusInternalServerError, "internal error; see the server log for request "+requestID(r))
+		writeError(w, r, code, "internal error; see the server log for request "+requestID(r))
 	}
 }
 

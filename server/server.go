@@ -91,22 +91,15 @@ type UseCases interface {
 	cockpit.UseCases
 }
 
-// Token is one accepted bearer token and the scopes it grants.
-type Token struct {
-	Name   string
-	Secret string
-	Scopes []string
-	// Analyst is the name the configuration gave the token: an analyst
-	// logs in to the cockpit with it and every action records it. A token
-	// without one (an environment token, an unnamed entry) cannot log in.
-	Analyst string
-}
+// Token is openrecall.Token, one accepted bearer token and the scopes it
+// grants (the name is kept for the server's callers).
+type Token = openrecall.Token
 
-// Token scopes.
+// Token scopes (openrecall's).
 const (
-	ScopeIngest = "ingest"
-	ScopeRetain = "retain"
-	ScopeRead   = "read"
+	ScopeIngest = openrecall.ScopeIngest
+	ScopeRetain = openrecall.ScopeRetain
+	ScopeRead   = openrecall.ScopeRead
 )
 
 // Config wires a Server. Store, Sink, NewPipeline and UseCases are
@@ -310,12 +303,8 @@ func New(cfg Config) (*Server, error) {
 // newCockpit builds the web UI over the same use cases, logged in with the
 // server's tokens, its mode badge from the function behind /readyz.
 func (s *Server) newCockpit() error {
-	tokens := make([]cockpit.Token, len(s.cfg.Tokens))
-	for i, t := range s.cfg.Tokens {
-		tokens[i] = cockpit.Token{Name: t.Analyst, Secret: t.Secret, Scopes: t.Scopes}
-	}
 	c, err := cockpit.New(cockpit.Config{
-		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Tokens: tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
+		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Tokens: s.cfg.Tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
 		Badge: func(ctx context.Context) cockpit.Badge {
 			rd := s.readiness(ctx)
 			text := rd.Mode.String()

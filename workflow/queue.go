@@ -454,7 +454,7 @@ func (w *Workflow) persist(ctx context.Context, batch []openrecall.Result, point
 // pointTier names the tiers an alert's analysis used, for the cost curve.
 func pointTier(r openrecall.Result) openrecall.Tier {
 	if r.Bypassed {
-		return "bypass"
+		return costcurve.TierBypass
 	}
 	if r.EscalatedWithoutAnalysis {
 		return costcurve.TierUnanalysed
@@ -479,13 +479,13 @@ func pointTier(r openrecall.Result) openrecall.Tier {
 	}
 	switch {
 	case cheap && strong:
-		return "cheap+strong"
+		return openrecall.Tier(costcurve.TierCheapStrong)
 	case cheap:
 		return openrecall.TierCheap
 	case strong:
 		return openrecall.TierStrong
 	}
-	return "none"
+	return costcurve.TierNone
 }
 
 // turnstile lets records pass one at a time in sequence order.

@@ -146,15 +146,21 @@ func AppendStrings(b []byte, xs []string, escapeHTML bool) []byte {
 // Object appends the members of one JSON object to a buffer, commas
 // included, each as encoding/json writes it: a method per kind of member,
 // the ones named Omit leaving out an empty value as omitempty does, and
-// nested objects and arrays between an Open and a Close. The buffer it is
-// given escapes to the heap (it is stored through a pointer). Names
-// are written as they are (they must need no escaping). It is not safe for
-// concurrent use.
+// nested objects and arrays between an Open and a Close. Every method
+// returns o, so that the members of one type are written as one chain (the
+// generated encoders of domain_gen.go). The buffer it is given escapes to
+// the heap (it is stored through a pointer). Names are written as they are
+// (they must need no escaping). It is not safe for concurrent use.
 type Object struct {
 	b          []byte
 	escapeHTML bool
 	n          int
 	ok         bool // false once a value cannot be encoded as encoding/json would
+	// stack holds the member counts of the enclosing values, depth of
+	// them: nesting takes no function values, so that an Object and its
+	// buffer can stay on the caller's stack.
+	stack [maxNesting]int
+	depth int
 }
 
 // NewObject returns an Object that appends to b, starting with its '{'.
@@ -170,7 +176,7 @@ func (o *Object) End() (b []byte, ok bool) {
 }
 
 // Key appends the name of the next member and its ':'.
-func (o *Object) Key(name string) {
+func (o *Object) Key(name string) *Object {
 	if o.n > 0 {
 		o.b = append(o.b, ',')
 	}
@@ -178,116 +184,145 @@ func (o *Object) Key(name string) {
 	o.b = append(o.b, '"')
 	o.b = append(o.b, name...)
 	o.b = append(o.b, '"', ':')
+	return o
 }
 
 // Str appends a string member.
-func (o *Object) Str(name, v string) {
+func (o *Object) Str(name, v string) *Object {
 	o.Key(name)
 	o.b = AppendString(o.b, v, o.escapeHTML)
+	return o
 }
 
 // StrOmit appends a string member unless v is "".
-func (o *Object) StrOmit(name, v string) {
+func (o *Object) StrOmit(name, v string) *Object {
 	if v != "" {
 		o.Str(name, v)
 	}
+	return o
 }
 
 // Int appends an integer member.
-func (o *Object) Int(name string, v int64) {
+func (o *Object) Int(name string, v int64) *Object {
 	o.Key(name)
 	o.b = strconv.AppendInt(o.b, v, 10)
+	return o
 }
 
 // IntOmit appends an integer member unless v is 0.
-func (o *Object) IntOmit(name string, v int64) {
+func (o *Object) IntOmit(name string, v int64) *Object {
 	if v != 0 {
 		o.Int(name, v)
 	}
+	return o
 }
 
 // Bool appends a boolean member.
-func (o *Object) Bool(name string, v bool) {
+func (o *Object) Bool(name string, v bool) *Object {
 	o.Key(name)
 	o.b = strconv.AppendBool(o.b, v)
+	return o
 }
 
 // BoolOmit appends a boolean member unless v is false.
-func (o *Object) BoolOmit(name string, v bool) {
+func (o *Object) BoolOmit(name string, v bool) *Object {
 	if v {
 		o.Bool(name, v)
 	}
+	return o
 }
 
 // Float appends a number member, as AppendFloat writes it.
-func (o *Object) Float(name string, v float64) {
+func (o *Object) Float(name string, v float64) *Object {
 	o.Key(name)
 	var ok bool
 	if o.b, ok = AppendFloat(o.b, v); !ok {
 		o.ok = false
 	}
+	return o
 }
 
 // Time appends a time member as time.Time's MarshalJSON writes it.
-func (o *Object) Time(name string, t time.Time) {
+func (o *Object) Time(name string, t time.Time) *Object {
 	o.Key(name)
 	text, err := t.MarshalJSON()
 	if err != nil {
 		o.ok = false
-		return
+		return o
 	}
 	o.b = append(o.b, text...)
+	return o
+}
+
+// TimeOmit appends a time member unless t is the zero time (omitzero).
+func (o *Object) TimeOmit(name string, t time.Time) *Object {
+	if !t.IsZero() {
+		o.Time(name, t)
+	}
+	return o
 }
 
 // Strings appends an array of strings member (null when nil).
-func (o *Object) Strings(name string, xs []string) {
+func (o *Object) Strings(name string, xs []string) *Object {
 	o.Key(name)
 	o.b = AppendStrings(o.b, xs, o.escapeHTML)
+	return o
 }
 
 // StringsOmit appends an array of strings member unless xs is empty.
-func (o *Object) StringsOmit(name string, xs []string) {
+func (o *Object) StringsOmit(name string, xs []string) *Object {
 	if len(xs) > 0 {
 		o.Strings(name, xs)
 	}
+	return o
+}
+
+// StringMap appends an object of strings member, keys sorted (null when
+// nil).
+func (o *Object) StringMap(name string, m map[string]string) *Object {
+	o.Key(name)
+	o.b = AppendStringMap(o.b, m, o.escapeHTML)
+	return o
 }
 
 // StringMapOmit appends an object of strings member, keys sorted, unless m
 // is empty.
-func (o *Object) StringMapOmit(name string, m map[string]string) {
+func (o *Object) StringMapOmit(name string, m map[string]string) *Object {
 	if len(m) > 0 {
-		o.Key(name)
-		o.b = AppendStringMap(o.b, m, o.escapeHTML)
+		o.StringMap(name, m)
 	}
+	return o
 }
 
-// Nest is what Open, OpenArray and OpenElem save of the enclosing value,
-// for Close and CloseArray to restore.
-type Nest struct{ n int }
-
 // Open starts a nested object member: its members follow, written through
-// o itself, until Close. Nesting takes no function values, so that an
-// Object and its buffer can stay on the caller's stack.
-func (o *Object) Open(name string) Nest {
+// o itself, until Close.
+func (o *Object) Open(name string) *Object {
 	o.Key(name)
 	return o.open('{')
 }
 
 // Close ends the object that Open or OpenElem started.
-func (o *Object) Close(s Nest) {
+func (o *Object) Close() *Object {
 	o.b = append(o.b, '}')
-	o.n = s.n
+	return o.pop()
 }
 
 // OpenArray starts an array member whose elements, objects each started
-// by OpenElem, follow until CloseArray.
-func (o *Object) OpenArray(name string) Nest {
+// by OpenElem and ended by Close, follow until CloseArray; when null it
+// appends a null member instead and reports false (a nil slice without
+// omitempty).
+func (o *Object) OpenArray(name string, null bool) bool {
 	o.Key(name)
-	return o.open('[')
+	if null {
+		o.b = append(o.b, "null"...)
+		return false
+	}
+	o.open('[')
+	return true
 }
 
 // OpenElem starts the next object element of the array OpenArray started.
-func (o *Object) OpenElem() Nest {
+func (o *Object) OpenElem() *Object {
 	if o.n > 0 {
 		o.b = append(o.b, ',')
 	}
@@ -296,20 +331,28 @@ func (o *Object) OpenElem() Nest {
 }
 
 // CloseArray ends the array that OpenArray started.
-func (o *Object) CloseArray(s Nest) {
+func (o *Object) CloseArray() *Object {
 	o.b = append(o.b, ']')
-	o.n = s.n
+	return o.pop()
 }
 
 // Null appends a null member.
-func (o *Object) Null(name string) {
+func (o *Object) Null(name string) *Object {
 	o.Key(name)
 	o.b = append(o.b, "null"...)
+	return o
 }
 
-func (o *Object) open(c byte) Nest {
+func (o *Object) open(c byte) *Object {
 	o.b = append(o.b, c)
-	s := Nest{o.n}
+	o.stack[o.depth] = o.n
+	o.depth++
 	o.n = 0
-	return s
+	return o
+}
+
+func (o *Object) pop() *Object {
+	o.depth--
+	o.n = o.stack[o.depth]
+	return o
 }

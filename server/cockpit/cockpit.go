@@ -82,18 +82,15 @@ type Login struct {
 	RetryAfter time.Duration
 }
 
-// Token is a bearer token of server.tokens. Only a named token with the
-// read or retain scope logs in; its name is the analyst.
-type Token struct {
-	Name   string
-	Secret string
-	Scopes []string
-}
+// Token is openrecall.Token, a bearer token of server.tokens. Only a token
+// with an analyst's name (Token.Analyst) and the read or retain scope logs
+// in; that name is the analyst.
+type Token = openrecall.Token
 
-// Scopes of the cockpit: read sees, retain acts.
+// Scopes of the cockpit (openrecall's): read sees, retain acts.
 const (
-	ScopeRead   = "read"
-	ScopeRetain = "retain"
+	ScopeRead   = openrecall.ScopeRead
+	ScopeRetain = openrecall.ScopeRetain
 )
 
 // Badge is the mode badge on every page: what GET /readyz says.
@@ -324,7 +321,7 @@ func (c *Cockpit) newSession(ctx context.Context, t Token) (string, error) {
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	now := c.now()
-	err := c.cfg.Store.CreateSession(ctx, openrecall.Session{IDHash: sessionHash(id), Analyst: t.Name,
+	err := c.cfg.Store.CreateSession(ctx, openrecall.Session{IDHash: sessionHash(id), Analyst: t.Analyst,
 		Scopes: slices.Clone(t.Scopes), CreatedAt: now, ExpiresAt: now.Add(c.cfg.SessionTTL)})
 	return id, err
 }
@@ -347,7 +344,7 @@ func (c *Cockpit) sessionOf(r *http.Request) (session, bool) {
 	}
 	var granted []string
 	for _, t := range c.cfg.Tokens {
-		if t.Name == ss.Analyst {
+		if t.Analyst == ss.Analyst {
 			granted = append(granted, t.Scopes...)
 		}
 	}
@@ -426,9 +423,9 @@ func (c *Cockpit) login(w http.ResponseWriter, r *http.Request) {
 		c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginUnknown})
 		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
 		return
-	case t.Name == "" || !slices.Contains(t.Scopes, ScopeRead) && !slices.Contains(t.Scopes, ScopeRetain):
+	case t.Analyst == "" || !slices.Contains(t.Scopes, ScopeRead) && !slices.Contains(t.Scopes, ScopeRetain):
 		c.cfg.Throttle.Fail(cl.Addr)
-		c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginNotAllowed, Analyst: t.Name})
+		c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginNotAllowed, Analyst: t.Analyst})
 		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
 		return
 	}
@@ -438,7 +435,7 @@ func (c *Cockpit) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.cfg.Throttle.Succeed(cl.Addr)
-	c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginOK, Analyst: t.Name})
+	c.cfg.Logins(r, Login{Addr: cl.Addr, Outcome: LoginOK, Analyst: t.Analyst})
 	http.SetCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: id, Path: Prefix, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: cl.Secure, MaxAge: int(c.cfg.SessionTTL / time.Second),

@@ -39,11 +39,11 @@ func (testKeys) Explain(err error) error                            { return err
 // Tokens of every test: named tokens that act (bob's with retain alone),
 // a named token that only sees, an unnamed token with every scope, and an ingest-only token.
 var tokens = []cockpit.Token{
-	{Name: "alice", Secret: "alice-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
-	{Name: "rita", Secret: "rita-secret", Scopes: []string{cockpit.ScopeRead}},
-	{Name: "bob", Secret: "bob-secret", Scopes: []string{cockpit.ScopeRetain}},
+	{Name: "alice", Analyst: "alice", Secret: "alice-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
+	{Name: "rita", Analyst: "rita", Secret: "rita-secret", Scopes: []string{cockpit.ScopeRead}},
+	{Name: "bob", Analyst: "bob", Secret: "bob-secret", Scopes: []string{cockpit.ScopeRetain}},
 	{Name: "", Secret: "anon-secret", Scopes: []string{cockpit.ScopeRead, cockpit.ScopeRetain}},
-	{Name: "ingester", Secret: "ingest-secret", Scopes: []string{"ingest"}},
+	{Name: "ingester", Analyst: "ingester", Secret: "ingest-secret", Scopes: []string{"ingest"}},
 }
 
 // env is a cockpit over the real application layer and a real SQLite

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
+	"github.com/openrecall/openrecall/server/httperr"
 	"github.com/openrecall/openrecall/usecase"
 )
 
@@ -69,18 +70,17 @@ func (c *Cockpit) fail(w http.ResponseWriter, r *http.Request, code int, msg str
 	c.render(w, r, code, "error", s, http.StatusText(code), failData{Code: code, Message: msg})
 }
 
-// failErr answers err: 404 for ErrNotFound, 400 for ErrInvalid (its text),
-// 500 otherwise (logged, not shown).
+// failErr answers err with httperr.Status's code (the API's too): its
+// text for a client's error, "internal error" for a server's (logged, not
+// shown).
 func (c *Cockpit) failErr(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, openrecall.ErrNotFound):
-		c.fail(w, r, http.StatusNotFound, err.Error())
-	case errors.Is(err, openrecall.ErrInvalid):
-		c.fail(w, r, http.StatusBadRequest, err.Error())
-	default:
-		c.cfg.ErrorLog(r, err)
-		c.fail(w, r, http.StatusInternalServerError, "internal error; see the server log")
+	code := httperr.Status(err)
+	if httperr.Shown(code) {
+		c.fail(w, r, code, err.Error())
+		return
 	}
+	c.cfg.ErrorLog(r, err)
+	c.fail(w, r, code, "internal error; see the server log")
 }
 
 type queueData struct {
