@@ -185,12 +185,18 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
+	// The audit key first, as serve always found it: bound before the
+	// rules are read.
+	sealer, err := a.sealer(ctx, st)
+	if err != nil {
+		return err
+	}
 	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
 		return err
 	}
-	root := a.root(cfg, st, ex, compose.Batch(serveBatch), compose.Shadow(opts.shadow), compose.GroupScope(),
-		compose.Retention(sc.Retention), compose.Continue())
+	root := a.root(cfg, st, ex, compose.Sealer(compose.FixedSealer(sealer)), compose.Batch(serveBatch), compose.Shadow(opts.shadow),
+		compose.GroupScope(), compose.Retention(sc.Retention), compose.Continue())
 	// Several processes may share the daily cost curve: points continue
 	// what is stored (Continue).
 	sink, err := root.Sink(ctx)
