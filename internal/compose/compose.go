@@ -183,10 +183,10 @@ func (r *Root) useCases() *usecase.App {
 
 // Sink is the results' sink: each batch of results stored with its audit
 // entries sealed, its cost points and what waits for a person.
-func (r *Root) Sink(ctx context.Context) (memory.Sink, error) {
+func (r *Root) Sink(ctx context.Context) (sink memory.Sink, err error) {
 	sealer, err := r.sealer(ctx)
 	if err != nil {
-		return memory.Sink{}, err
+		return sink, err
 	}
 	return memory.Sink{Store: r.st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Continue: r.o.continueCurve}, nil
 }
