@@ -12,6 +12,7 @@ import (
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -57,6 +58,8 @@ func (o obedientRouter) Route(ctx context.Context, in routing.Input) routing.Out
 
 type pipeline struct {
 	wf *workflow.Workflow
+	// uc is the use cases the simulated analyst retains through.
+	uc *usecase.App
 	st *memory.Store
 	ex *fingerprint.Extractor
 	// desk approves proposals, set when the pipeline matches exceptions.
@@ -118,25 +121,36 @@ func newPipelineOpts(t testing.TB, o pipelineOptions) pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc := workflow.Config{
-		Fingerprinter: ex, Memory: st, Router: rt, Triage: cfg.TriageConfig(),
-		Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "eval-test", Now: fixedNow(),
-		Grouping: workflow.Grouping{Enabled: grouping},
-	}
-	if unsafe {
-		wc.Guard = unsafeGuard
-		wc.Router = obedientRouter{rt}
-	}
-	var desk Approver
-	if o.exceptions {
-		wc.Exceptions = st
-		desk = newTestDesk(t, st, ex)
-	}
-	wf, err := workflow.New(wc)
+	// Wired as eval wires it (internal/compose), with the test's switches.
+	cfg.Grouping.Enabled = grouping
+	k, err := audit.NewKey(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline{wf: wf, st: st, ex: ex, desk: desk}
+	opts := []compose.Option{compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(audit.NewSealer(k))), compose.Batch("eval-test")}
+	if unsafe {
+		opts = append(opts, compose.Wire(func(wc *workflow.Config) {
+			wc.Guard = unsafeGuard
+			wc.Router = obedientRouter{rt}
+		}))
+	}
+	if !o.exceptions {
+		opts = append(opts, compose.NoExceptions())
+	}
+	root := compose.Open(cfg, st, fixedNow(), nil, opts...)
+	var desk Approver
+	if o.exceptions {
+		sink, err := root.Sink(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desk = testDesk{sink: sink, uc: root.UseCases}
+	}
+	wf, err := root.Pipeline(rt, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline{wf: wf, uc: root.UseCases, st: st, ex: ex, desk: desk}
 }
 
 // testDesk approves proposals as cmd/openrecall's eval does: the proposal
@@ -144,23 +158,6 @@ func newPipelineOpts(t testing.TB, o pipelineOptions) pipeline {
 type testDesk struct {
 	sink memory.Sink
 	uc   *usecase.App
-}
-
-func newTestDesk(t testing.TB, st *memory.Store, ex *fingerprint.Extractor) testDesk {
-	t.Helper()
-	k, err := audit.NewKey(bytes.Repeat([]byte{7}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer := audit.NewSealer(k)
-	uc := &usecase.App{
-		Store: st, Fingerprinter: ex, Exceptions: st, Now: fixedNow(),
-		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-			_, err := st.AppendAudit(ctx, entries, sealer.Seal)
-			return err
-		},
-	}
-	return testDesk{sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, uc: uc}
 }
 
 func (d testDesk) Approve(ctx context.Context, res openrecall.Result, analyst string) (openrecall.Exception, error) {
@@ -172,7 +169,7 @@ func (d testDesk) Approve(ctx context.Context, res openrecall.Result, analyst st
 }
 
 func (p pipeline) config() Config {
-	return Config{Analyzer: p.wf, Memory: p.st, Identifier: p.ex, Mode: p.wf.Mode(), Now: fixedNow()}
+	return Config{Analyzer: p.wf, Memory: p.uc, Identifier: p.ex, Mode: p.wf.Mode(), Now: fixedNow()}
 }
 
 // readAlerts parses a corpus's alerts with the real intake.

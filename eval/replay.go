@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // Analyzer runs one intake record through the pipeline. workflow.Workflow
@@ -32,9 +32,10 @@ type GroupCloser interface {
 // within it join the group and take its head's outcome.
 const DefaultAnalystLag = 30 * time.Minute
 
-// Retainer records an analyst decision. memory.Store satisfies it.
+// Retainer records an analyst decision as 'openrecall retain' does: the
+// use case, not a copy of it. *usecase.App satisfies it.
 type Retainer interface {
-	Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error)
+	Retain(ctx context.Context, req usecase.RetainRequest) ([]usecase.Retained, error)
 }
 
 // Identifier gives an alert its identity (rule, service), as the pipeline
@@ -92,7 +93,7 @@ type Config struct {
 type pendingGroup struct {
 	id     string
 	at     time.Time
-	inc    openrecall.Incident
+	req    usecase.RetainRequest
 	family string
 	benign bool
 }
@@ -155,7 +156,7 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 		for len(pending) > 0 && (now.IsZero() || !now.Before(pending[0].at.Add(lag))) {
 			p := pending[0]
 			pending = pending[1:]
-			if _, _, err := cfg.Memory.Retain(ctx, p.inc); err != nil {
+			if _, err := cfg.Memory.Retain(ctx, p.req); err != nil {
 				return fmt.Errorf("eval: retain the analyst decision of group %s: %w", p.id, err)
 			}
 			acc.r.Retained++
@@ -224,9 +225,9 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			// The analyst decides the group once, having seen its
 			// firings: one of them real makes the storm real.
 			for i := range pending {
-				if pending[i].id == res.Group.ID && t.Decision == openrecall.DecisionReal && pending[i].inc.Decision != openrecall.DecisionReal {
-					pending[i].inc.Decision = openrecall.DecisionReal
-					pending[i].inc.Note = "storm of " + t.Family + ": one of its firings was a real incident (" + a.ID + ")"
+				if d := &pending[i].req.Decision; pending[i].id == res.Group.ID && t.Decision == openrecall.DecisionReal && d.Decision != openrecall.DecisionReal {
+					d.Decision = openrecall.DecisionReal
+					d.Note = "storm of " + t.Family + ": one of its firings was a real incident (" + a.ID + ")"
 					pending[i].benign = false
 				}
 			}
@@ -239,28 +240,22 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 		if note == "" {
 			note = "family " + t.Family + ": " + string(t.Decision)
 		}
-		inc := openrecall.Incident{
-			Fingerprint:   res.Fingerprint,
-			Decision:      t.Decision,
-			Note:          note,
-			DeadEnds:      t.DeadEnds,
-			Analyst:       Analyst,
-			SourceAlertID: a.ID,
-			Identity:      cfg.Identifier.Identify(a),
-			Severity:      a.Severity,
-			// As 'retain' does: the entity fields an exception proposal
-			// compares across memories (DESIGN §6b).
-			Entities: maps.Clone(a.Entities),
+		// As 'openrecall retain' decides about an alert: the use case
+		// makes the memory (fingerprint, identity, severity and the entity
+		// fields an exception proposal compares; DESIGN §6b).
+		req := usecase.RetainRequest{
+			Decision: usecase.Decision{Decision: t.Decision, Note: note, DeadEnds: t.DeadEnds, Analyst: Analyst},
+			Subject:  usecase.Subject{Alerts: []openrecall.Alert{a}},
 		}
 		if res.Group != nil && closer != nil {
 			at := a.Timestamp
 			if at.IsZero() {
 				at = time.Time{}.Add(1) // no time of its own: decided at the next alert
 			}
-			pending = append(pending, pendingGroup{id: res.Group.ID, at: at, inc: inc, family: t.Family, benign: t.Kind == KindBenignRepeat})
+			pending = append(pending, pendingGroup{id: res.Group.ID, at: at, req: req, family: t.Family, benign: t.Kind == KindBenignRepeat})
 			continue
 		}
-		if _, _, err := cfg.Memory.Retain(ctx, inc); err != nil {
+		if _, err := cfg.Memory.Retain(ctx, req); err != nil {
 			return Report{}, fmt.Errorf("eval: retain the analyst decision on %s: %w", a.Position, err)
 		}
 		acc.r.Retained++

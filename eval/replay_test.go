@@ -248,7 +248,7 @@ func TestRunModes(t *testing.T) {
 	specs := []ModeSpec{
 		{Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Open: func(ctx context.Context) (Pipeline, error) {
 			p := newPipeline(t, false)
-			return Pipeline{Analyzer: p.wf, Memory: p.st, Identifier: p.ex, Close: func() error { closed++; return nil }}, nil
+			return Pipeline{Analyzer: p.wf, Memory: p.uc, Identifier: p.ex, Close: func() error { closed++; return nil }}, nil
 		}},
 		{Mode: openrecall.Mode{Memory: "shared", Model: "deterministic"}, Unavailable: "no shared backend"},
 		{Mode: openrecall.Mode{Memory: "sqlite", Model: "live"}},
@@ -322,7 +322,7 @@ func BenchmarkReplay(b *testing.B) {
 		b.StopTimer()
 		p := newPipeline(b, false)
 		b.StartTimer()
-		if _, err := Replay(context.Background(), c, Config{Analyzer: p.wf, Memory: p.st, Identifier: p.ex}); err != nil {
+		if _, err := Replay(context.Background(), c, Config{Analyzer: p.wf, Memory: p.uc, Identifier: p.ex}); err != nil {
 			b.Fatal(err)
 		}
 	}

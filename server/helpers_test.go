@@ -18,7 +18,9 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
@@ -107,13 +109,19 @@ func newEnv(t *testing.T, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard := triage.Guard
-	if o.shadow {
-		guard = func(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict {
-			v := triage.Guard(fp, tr, cfg)
-			v.Bypass = false
-			return v
-		}
+	// Wired as serve wires it (internal/compose), on the default
+	// configuration with the test's grouping.
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Grouping.Enabled = o.grouping
+	root := compose.Open(cfg, st, o.now, nil, compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)),
+		compose.Keys(testKeys{}), compose.Batch("serve"), compose.Shadow(o.shadow), compose.GroupScope(),
+		compose.Retention(o.retention), compose.Continue())
+	sink, err := root.Sink(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		if o.days != nil {
@@ -129,9 +137,7 @@ func newEnv(t *testing.T, o options) *env {
 		if err != nil {
 			return nil, err
 		}
-		return workflow.New(workflow.Config{Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Guard: guard, Sink: sink, Exceptions: st, Now: o.now,
-			Grouping: workflow.Grouping{Enabled: o.grouping, Store: memory.GroupScope{Store: st, Batch: "serve"}}})
+		return root.Pipeline(r, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
 	}
 	prom := server.NewPrometheus(func() float64 {
 		n, _ := st.InboxDepth(context.Background())
@@ -140,29 +146,9 @@ func newEnv(t *testing.T, o options) *env {
 	if o.modelHealth != nil {
 		prom.WatchModels(o.modelHealth)
 	}
-	app := &usecase.App{Store: st, Groups: st, Exceptions: st, Waiting: st, Fingerprinter: ex, Keys: testKeys{}, Now: o.now, Retention: o.retention,
-		// As the command wires it: the expiries due, sealed (DESIGN §6b).
-		Expiries: func(ctx context.Context) error {
-			now := time.Now().UTC()
-			if o.now != nil {
-				now = o.now()
-			}
-			_, err := st.RecordExpiries(ctx, now, sealer.Seal)
-			return err
-		},
-		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-			_, err := st.AppendAudit(ctx, entries, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return st.ReadTrail(ctx, memory.TrailReader(r))
-		},
-		ReadTrailPrefix: func(ctx context.Context, before time.Time, r usecase.TrailReader) error {
-			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(r))
-		},
-		Archives: st}
+	app := root.UseCases
 	srv, err := server.New(server.Config{
-		Store: st, Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}, NewPipeline: newPipeline,
+		Store: st, Sink: sink, NewPipeline: newPipeline,
 		UseCases: app,
 		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
 		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,

@@ -146,6 +146,7 @@ func benchQueue(b *testing.B, queue []byte, n, workers int, persist, generated b
 	p := newBenchPipeline(b)
 	ctx := context.Background()
 	discard := func(openrecall.Result) error { return nil }
+	persistSink := productSink(b, p.store, audit.NewSealer(benchKey))
 	b.SetBytes(int64(len(queue)))
 	b.ReportAllocs()
 	run := 0
@@ -154,8 +155,7 @@ func benchQueue(b *testing.B, queue []byte, n, workers int, persist, generated b
 		p.store.EnableRecallCache(4096, 5*time.Millisecond)
 		var sink workflow.Sink
 		if persist {
-			sealer := audit.NewSealer(benchKey)
-			sink = memory.Sink{Seal: sealer.Seal, SealCosts: sealer.SealCosts, Store: p.store}
+			sink = persistSink
 		}
 		w := p.workflow(b, fmt.Sprintf("bench-%d", run), sink)
 		run++

@@ -11,10 +11,11 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/internal/detectcorpus"
 	"github.com/openrecall/openrecall/internal/figures"
-	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
@@ -144,15 +145,17 @@ func exceptionCorpus(t *testing.T, form corpusForm) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	uc := &usecase.App{Store: p.store, Exceptions: p.store, Fingerprinter: p.ex, Now: fixedNow, Keys: corpusKeys{},
-		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-			_, err := p.store.AppendAudit(ctx, entries, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return p.store.ReadTrail(ctx, memory.TrailReader(r))
-		}}
-	sink := memory.Sink{Store: p.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+	// The use cases and the sink as the product wires them.
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := compose.Open(cfg, p.store, fixedNow, nil, compose.Fingerprinter(p.ex), compose.Sealer(compose.FixedSealer(sealer)), compose.Keys(corpusKeys{}))
+	uc := root.UseCases
+	sink, err := root.Sink(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	firings := detectcorpus.Render(rules, form.form, 1, 20260101)
 	parse := func(b []byte) openrecall.Alert {
 		recs, err := intake.ParseBytes(b, intake.Options{})

@@ -44,7 +44,7 @@ func TestStormGroupsUnderOneAnalysis(t *testing.T) {
 		t.Run(fmt.Sprint(workers, " workers"), func(t *testing.T) {
 			p := newPipeline(t)
 			sealer := audit.NewSealer(benchKey)
-			sink := memory.Sink{Store: p.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+			sink := productSink(t, p.store, sealer)
 			w := p.grouping(t, nil, sink, nil)
 			res, sum := analyze(t, w, q, workers)
 			roles := ""
@@ -163,7 +163,7 @@ func TestStoredGroupOfABypassedHeadEndsWhenItsMemoryChanges(t *testing.T) {
 			p := newPipeline(t)
 			p.teach(t, firstAlert(t, stormLine(0, "NodeDiskFull", "warning", base.Format(time.RFC3339))), openrecall.DecisionKnownBenign, 6)
 			sealer := audit.NewSealer(benchKey)
-			sink := memory.Sink{Store: p.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+			sink := productSink(t, p.store, sealer)
 			w := p.grouping(t, nil, sink, memory.GroupScope{Store: p.store, Batch: "test"})
 			// One cost curve for both runs, as serve continues its stored one.
 			curve := costcurve.New("test")

@@ -17,8 +17,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
@@ -290,6 +292,17 @@ func (a *app) readStore(ctx context.Context) (*memory.Store, error) {
 	return a.openReadStore(ctx, cfg)
 }
 
+// configStore loads the configuration and opens the memory database it
+// names (read-only when readOnly), returning both.
+func (a *app) configStore(ctx context.Context, readOnly bool) (config.Config, *memory.Store, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	st, err := a.openDB(ctx, cfg, readOnly)
+	return cfg, st, err
+}
+
 func (a *app) extractor(cfg config.Config, rulesFlag string) (*fingerprint.Extractor, error) {
 	rules, err := fingerprint.DefaultRules()
 	if err != nil {
@@ -383,79 +396,43 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 	if err != nil {
 		return nil, err
 	}
-	wc := workflow.Config{
-		Fingerprinter:  ex,
-		Memory:         st,
-		Router:         r,
-		Triage:         cfg.TriageConfig(),
-		Mode:           mode,
-		Batch:          a.batchName(),
-		OrderedRouting: budget != nil,
-		Grouping:       workflow.Grouping{Enabled: cfg.Grouping.Enabled, Window: cfg.Grouping.Window},
-		Exceptions:     st,
-		Now:            a.now,
-		Logger:         a.log,
-	}
+	root := a.root(cfg, st, ex, compose.Batch(a.batchName()), compose.OrderedRouting(budget != nil))
+	var sink workflow.Sink
 	if persist {
-		sealer, err := a.sealer(ctx, st)
+		s, err := root.Sink(ctx)
 		if err != nil {
 			return nil, err
 		}
 		// A writing command records the exception expiries due first
 		// (actor system; DESIGN §6b).
-		if err := a.useCases(st, nil).RecordExpiries(ctx); err != nil {
+		if err := root.UseCases.RecordExpiries(ctx); err != nil {
 			return nil, err
 		}
-		wc.Sink = memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
+		sink = s
 	}
-	return workflow.New(wc)
+	return root.Pipeline(r, mode, sink)
+}
+
+// root is the composition root over st as the command wires it: the
+// trail sealed with the user's audit key, found only when something is
+// written, fingerprinting with ex (nil when no alert is fingerprinted).
+func (a *app) root(cfg config.Config, st *memory.Store, ex *fingerprint.Extractor, opts ...compose.Option) *compose.Root {
+	base := []compose.Option{
+		compose.Sealer(func(ctx context.Context) (audit.Sealer, error) { return a.sealer(ctx, st) }),
+		compose.Keys(trailKeys{a: a, db: st.Path()}),
+	}
+	if ex != nil {
+		base = append(base, compose.Fingerprinter(ex))
+	}
+	return compose.Open(cfg, st, a.now, a.log, append(base, opts...)...)
 }
 
 // useCases is the application layer over st: retain, supersede, forget,
 // recall and the audit trail's verification and head, fingerprinting with
 // ex (nil when no alert is fingerprinted). A decision taken back is
 // audited with the trail's key.
-func (a *app) useCases(st *memory.Store, ex *fingerprint.Extractor) *usecase.App {
-	uc := &usecase.App{
-		Store:      st,
-		Groups:     st,
-		Exceptions: st,
-		Now:        a.now,
-		Expiries: func(ctx context.Context) error {
-			// Most writing commands find none due: they then need neither
-			// the audit key nor a write.
-			if due, err := st.ExpiriesDue(ctx, a.now()); err != nil || !due {
-				return err
-			}
-			sealer, err := a.sealer(ctx, st)
-			if err != nil {
-				return err
-			}
-			_, err = st.RecordExpiries(ctx, a.now(), sealer.Seal)
-			return err
-		},
-		Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-			sealer, err := a.sealer(ctx, st)
-			if err != nil {
-				return err
-			}
-			_, err = st.AppendAudit(ctx, entries, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return st.ReadTrail(ctx, memory.TrailReader(r))
-		},
-		ReadTrailPrefix: func(ctx context.Context, before time.Time, r usecase.TrailReader) error {
-			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(r))
-		},
-		Archives: st,
-		Keys:     trailKeys{a: a, db: st.Path()},
-		Waiting:  st,
-	}
-	if ex != nil {
-		uc.Fingerprinter = ex
-	}
-	return uc
+func (a *app) useCases(cfg config.Config, st *memory.Store, ex *fingerprint.Extractor) *usecase.App {
+	return a.root(cfg, st, ex).UseCases
 }
 
 // run executes the command line and returns the process exit code.

@@ -181,12 +181,12 @@ func auditVerifyRun(ctx context.Context, a *app, opts *auditVerifyOptions) error
 			return err
 		}
 	}
-	st, err := a.readStore(ctx)
+	cfg, st, err := a.configStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	rep, err := a.useCases(st, nil).VerifyTrail(ctx, cp)
+	rep, err := a.useCases(cfg, st, nil).VerifyTrail(ctx, cp)
 	if err != nil {
 		return err
 	}
@@ -267,12 +267,12 @@ verify (the key is missing or is not the trail's, a database error).`,
 // auditHeadRun is `audit head`: exit 0 with the checkpoint printed, 4 when
 // the trail is tampered (no checkpoint), 1 when it cannot verify.
 func auditHeadRun(ctx context.Context, a *app) error {
-	st, err := a.store(ctx)
+	cfg, st, err := a.configStore(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	h, err := a.useCases(st, nil).AuditHead(ctx)
+	h, err := a.useCases(cfg, st, nil).AuditHead(ctx)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func auditArchiveRun(ctx context.Context, a *app, opts *auditArchiveOptions) (er
 	if _, err := os.Lstat(opts.out); err == nil {
 		return fmt.Errorf("--out %s: the file exists; an archive never overwrites one", opts.out)
 	}
-	st, err := a.store(ctx)
+	cfg, st, err := a.configStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func auditArchiveRun(ctx context.Context, a *app, opts *auditArchiveOptions) (er
 	if _, err := a.sealer(ctx, st); err != nil {
 		return err
 	}
-	res, err := a.useCases(st, nil).ArchiveTo(ctx, before, opts.out, func(err error) {
+	res, err := a.useCases(cfg, st, nil).ArchiveTo(ctx, before, opts.out, func(err error) {
 		a.log.Warn("could not remove the unused archive file", zap.String("path", opts.out), zap.Error(err))
 	})
 	if err != nil {
@@ -402,12 +402,12 @@ func auditVerifyArchiveRun(ctx context.Context, a *app, opts *auditVerifyOptions
 		return fmt.Errorf("--archive: %w", err)
 	}
 	defer func() { _ = f.Close() }() // read-only
-	st, err := a.readStore(ctx)
+	cfg, st, err := a.configStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	c, err := a.useCases(st, nil).VerifyArchive(ctx, f)
+	c, err := a.useCases(cfg, st, nil).VerifyArchive(ctx, f)
 	if err != nil {
 		return fmt.Errorf("--archive %s: %w", opts.archive, err)
 	}

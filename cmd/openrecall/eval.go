@@ -14,7 +14,7 @@ import (
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/eval"
-	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/usecase"
@@ -276,26 +276,18 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 		return eval.Pipeline{}, fmt.Errorf("eval memory: %w", errors.Join(err, remove()))
 	}
 	closeAll := func() error { release(); return errors.Join(st.Close(), remove()) }
-	desk, err := a.evalApprover(ctx, st, ex)
+	sealer, err := a.evalSealer(ctx, st)
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	wc := workflow.Config{
-		Fingerprinter: ex,
-		Memory:        st,
-		Exceptions:    st,
-		Router:        r,
-		Triage:        cfg.TriageConfig(),
-		Mode:          mode,
-		Batch:         "eval-" + a.batchName(),
-		Grouping:      workflow.Grouping{Enabled: cfg.Grouping.Enabled && !opts.noGrouping, Window: cfg.Grouping.Window},
-		Now:           a.now,
-		Logger:        a.log,
+	root := compose.Open(cfg, st, a.now, a.log, compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)),
+		compose.Batch("eval-"+a.batchName()), compose.NoGrouping(opts.noGrouping), compose.Wire(opts.wire))
+	sink, err := root.Sink(ctx)
+	if err != nil {
+		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	if opts.wire != nil {
-		opts.wire(&wc)
-	}
-	wf, err := workflow.New(wc)
+	desk := evalDesk{sink: sink, uc: root.UseCases}
+	wf, err := root.Pipeline(r, mode, nil)
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
@@ -305,37 +297,28 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	return eval.Pipeline{Analyzer: session, Memory: st, Identifier: ex, Exceptions: desk, Close: closeAll}, nil
+	// The simulated analyst retains through the use cases, as
+	// 'openrecall retain' does.
+	return eval.Pipeline{Analyzer: session, Memory: root.UseCases, Identifier: ex, Exceptions: desk, Close: closeAll}, nil
 }
 
-// evalApprover is the simulated analyst's desk for exceptions over the
-// temporary memory st: the use cases of 'openrecall exception approve',
-// auditing with a random key bound to the temporary trail (the user's
+// evalSealer seals the trail of the temporary memory st for the simulated
+// analyst's desk: a random key bound to the temporary trail (the user's
 // audit key is never read or created).
-func (a *app) evalApprover(ctx context.Context, st *memory.Store, ex *fingerprint.Extractor) (eval.Approver, error) {
+func (a *app) evalSealer(ctx context.Context, st *memory.Store) (audit.Sealer, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
-		return nil, fmt.Errorf("eval audit key: %w", err)
+		return audit.Sealer{}, fmt.Errorf("eval audit key: %w", err)
 	}
 	k, err := audit.NewKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("eval audit key: %w", err)
+		return audit.Sealer{}, fmt.Errorf("eval audit key: %w", err)
 	}
 	sign := func(legacyThrough, legacyCosts int64) string { return audit.BoundaryMAC(k, legacyThrough, legacyCosts) }
 	if _, err := st.BindAuditKey(ctx, k.ID(), sign); err != nil {
-		return nil, fmt.Errorf("eval audit key: %w", err)
+		return audit.Sealer{}, fmt.Errorf("eval audit key: %w", err)
 	}
-	sealer := audit.NewSealer(k)
-	uc := a.useCases(st, ex)
-	uc.Audit = func(ctx context.Context, entries []openrecall.AuditEntry) error {
-		_, err := st.AppendAudit(ctx, entries, sealer.Seal)
-		return err
-	}
-	uc.Expiries = func(ctx context.Context) error {
-		_, err := st.RecordExpiries(ctx, a.now(), sealer.Seal)
-		return err
-	}
-	return evalDesk{sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, uc: uc}, nil
+	return audit.NewSealer(k), nil
 }
 
 // evalDesk approves proposals as 'openrecall exception approve' does: the

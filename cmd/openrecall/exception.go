@@ -99,8 +99,7 @@ func (a *app) exceptionApp(ctx context.Context, readOnly bool) (*usecase.App, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	uc := a.useCases(st, nil)
-	uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
+	uc := a.useCases(cfg, st, nil)
 	return uc, func() { a.closeLogged("memory", st) }, nil
 }
 

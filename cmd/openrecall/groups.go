@@ -51,12 +51,12 @@ decided groups too. The database is opened read-only.`,
 // groupsRun lists the groups opts asks for, as GET /api/v1/groups answers
 // them with -o json.
 func groupsRun(ctx context.Context, a *app, opts *groupsOptions) error {
-	st, err := a.readStore(ctx)
+	cfg, st, err := a.configStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	gs, err := a.useCases(st, nil).ListGroups(ctx, !opts.all, opts.limit)
+	gs, err := a.useCases(cfg, st, nil).ListGroups(ctx, !opts.all, opts.limit)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func memorySeedRun(ctx context.Context, a *app, opts *memorySeedOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	uc := a.useCases(st, ex)
+	uc := a.useCases(cfg, st, ex)
 
 	br := bufio.NewReaderSize(in, 64<<10)
 	created, known, bad := 0, 0, 0
@@ -258,8 +258,7 @@ func memoryImportRun(ctx context.Context, a *app, opts *memoryImportOptions) err
 		if err != nil {
 			return err
 		}
-		uc := a.useCases(st, nil)
-		uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
+		uc := a.useCases(cfg, st, nil)
 		imp, err := uc.ImportExceptions(ctx, excs, opts.analyst)
 		if err != nil {
 			return err
@@ -504,12 +503,12 @@ back and why. To replace a decision with another, use 'retain --supersedes ID'.`
 }
 
 func memoryForgetRun(ctx context.Context, a *app, opts *memoryForgetOptions) error {
-	st, err := a.store(ctx)
+	cfg, st, err := a.configStore(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	f, err := a.useCases(st, nil).Forget(ctx, opts.id, opts.reason, opts.analyst)
+	f, err := a.useCases(cfg, st, nil).Forget(ctx, opts.id, opts.reason, opts.analyst)
 	if err != nil {
 		return err
 	}

@@ -56,12 +56,12 @@ func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
 	if opts.limit < 0 {
 		return usageErr("--limit %d: want 0 (all) or more", opts.limit)
 	}
-	st, err := a.readStore(ctx)
+	cfg, st, err := a.configStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	ws, err := a.useCases(st, nil).Queue(ctx, openrecall.WaitingFilter{
+	ws, err := a.useCases(cfg, st, nil).Queue(ctx, openrecall.WaitingFilter{
 		Severity: openrecall.Severity(opts.severity), Rule: opts.rule, Service: opts.service, Limit: opts.limit,
 	})
 	if err != nil {

@@ -185,7 +185,7 @@ func retainRun(ctx context.Context, a *app, opts *retainOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	results, err := a.useCases(st, ex).Retain(ctx, usecase.RetainRequest{
+	results, err := a.useCases(cfg, st, ex).Retain(ctx, usecase.RetainRequest{
 		Decision: usecase.Decision{Decision: d, Note: opts.note, DeadEnds: opts.deadEnds, Analyst: opts.analyst,
 			ImpactMinutes: opts.impact, AlertID: opts.alertID, ExpiresAt: expires},
 		Subject:      about,
@@ -420,7 +420,7 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	rc, err := a.useCases(st, ex).Recall(ctx, about, limit)
+	rc, err := a.useCases(cfg, st, ex).Recall(ctx, about, limit)
 	if err != nil {
 		return err
 	}
@@ -497,7 +497,7 @@ func (a *app) decideGroup(ctx context.Context, opts *retainOptions, d usecase.De
 		return err
 	}
 	defer a.closeLogged("memory", st)
-	dg, err := a.useCases(st, nil).DecideGroup(ctx, opts.group, d)
+	dg, err := a.useCases(cfg, st, nil).DecideGroup(ctx, opts.group, d)
 	if errors.Is(err, openrecall.ErrNotFound) {
 		return fmt.Errorf("group %q is not among the groups stored in %s (see 'openrecall groups'): %w", opts.group, st.Path(), err)
 	}

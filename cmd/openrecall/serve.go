@@ -12,11 +12,9 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
-	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
-	"github.com/openrecall/openrecall/triage"
-	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -187,6 +185,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return err
 	}
 	defer a.closeLogged("memory", st)
+	// The audit key first, as serve always found it: bound before the
+	// rules are read.
 	sealer, err := a.sealer(ctx, st)
 	if err != nil {
 		return err
@@ -195,9 +195,13 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	guard := triage.Guard
-	if opts.shadow {
-		guard = shadowGuard
+	root := a.root(cfg, st, ex, compose.Sealer(compose.FixedSealer(sealer)), compose.Batch(serveBatch), compose.Shadow(opts.shadow),
+		compose.GroupScope(), compose.Retention(sc.Retention), compose.Continue())
+	// Several processes may share the daily cost curve: points continue
+	// what is stored (Continue).
+	sink, err := root.Sink(ctx)
+	if err != nil {
+		return err
 	}
 	// One circuit per tier for the life of the process: every day's router
 	// reports its calls to them, /readyz and /metrics read them.
@@ -219,16 +223,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		if err != nil {
 			return nil, err
 		}
-		return workflow.New(workflow.Config{
-			Fingerprinter: ex, Memory: st, Router: r, Triage: cfg.TriageConfig(), Mode: mode,
-			Batch: serveBatch, Guard: guard, Sink: sink, Now: a.now, Logger: a.log, Exceptions: st,
-			Grouping: workflow.Grouping{Enabled: cfg.Grouping.Enabled, Window: cfg.Grouping.Window,
-				Store: memory.GroupScope{Store: st, Batch: serveBatch}},
-		})
+		return root.Pipeline(r, mode, sink)
 	}
-	uc := a.useCases(st, ex)
-	uc.Retention = sc.Retention
-	uc.ExceptionRules = usecase.ExceptionRules{MaxExpiry: cfg.Exceptions.MaxExpiry}
 	prom := server.NewPrometheus(func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -240,12 +236,10 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	})
 	prom.WatchModels(modelHealth)
 	srv, err := server.New(server.Config{
-		Store: st,
-		// Several processes may share the daily cost curve: points
-		// continue what is stored (Continue).
-		Sink:            memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Continue: true},
+		Store:           st,
+		Sink:            sink,
 		NewPipeline:     newPipeline,
-		UseCases:        uc,
+		UseCases:        root.UseCases,
 		Tokens:          tokens,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,
@@ -293,17 +287,6 @@ func modeLine(shadow bool) string {
 		return "shadow mode: proposes and audits, never bypasses"
 	}
 	return "memory bypass on"
-}
-
-// shadowGuard is the product's guard that never lets the bypass happen: the
-// proposal is still made and audited, and the alert goes to analysis.
-func shadowGuard(fp openrecall.Fingerprint, tr openrecall.TriageResult, cfg triage.Config) openrecall.GuardVerdict {
-	v := triage.Guard(fp, tr, cfg)
-	if v.Bypass {
-		v.Bypass = false
-		v.Reason = "shadow mode: the guard would bypass (" + v.Reason + "); analysed instead"
-	}
-	return v
 }
 
 // healthOf is a tier's circuit as /readyz shows it.

@@ -15,7 +15,9 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/server/cockpit"
@@ -52,6 +54,7 @@ type env struct {
 	t     *testing.T
 	store *memory.Store
 	app   *usecase.App
+	sink  memory.Sink // the results' sink, as serve stores them
 	ck    *cockpit.Cockpit
 	srv   *httptest.Server
 	loc   string // the store's location
@@ -84,16 +87,18 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := &usecase.App{
-		Store: st, Fingerprinter: ex, Keys: testKeys{}, Waiting: st, Exceptions: st, Groups: st,
-		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
-			_, err := st.AppendAudit(ctx, es, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return st.ReadTrail(ctx, memory.TrailReader(r))
-		},
+	// Wired as serve wires it (internal/compose).
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
 	}
+	root := compose.Open(cfg, st, nil, nil, compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)),
+		compose.Keys(testKeys{}), compose.Batch("serve"), compose.GroupScope(), compose.Continue())
+	sink, err := root.Sink(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := root.UseCases
 	ck, err := cockpit.New(cockpit.Config{
 		UseCases: app, Store: st, Tokens: tokens,
 		Badge: func(context.Context) cockpit.Badge {
@@ -106,7 +111,7 @@ func newEnv(t testing.TB) *env {
 	}
 	srv := httptest.NewServer(ck.Handler())
 	t.Cleanup(srv.Close)
-	e := &env{store: st, app: app, ck: ck, srv: srv, loc: loc}
+	e := &env{store: st, app: app, sink: sink, ck: ck, srv: srv, loc: loc}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
 	}
@@ -176,8 +181,9 @@ func (e *env) proposed(t testing.TB, n int, rule, title string, match map[string
 	res := openrecall.Result{AnalysisID: fmt.Sprintf("run-prop-%06d", n), Batch: "run-prop", Outcome: openrecall.ResultTriaged,
 		Alert: alert, Identity: p.Identity, Decision: openrecall.DecisionEscalated, Proposal: p}
 	res.Audit = audit.Entries(res, since)
-	sealer := audit.NewSealer(trailKey)
-	if _, err := (memory.Sink{Store: e.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: waits}).PersistBatch(ctx, []openrecall.Result{res}, nil); err != nil {
+	sink := e.sink
+	sink.Waits = waits
+	if _, err := sink.PersistBatch(ctx, []openrecall.Result{res}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return *p, res.AnalysisID
@@ -214,8 +220,7 @@ func (e *env) storm(t testing.TB, n, size int, title string, since time.Time) (s
 		results = append(results, res)
 		ids = append(ids, res.AnalysisID)
 	}
-	sealer := audit.NewSealer(trailKey)
-	if _, err := (memory.Sink{Store: e.store, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}).PersistBatch(ctx, results, nil); err != nil {
+	if _, err := e.sink.PersistBatch(ctx, results, nil); err != nil {
 		t.Fatal(err)
 	}
 	return openrecall.GroupID(head), ids

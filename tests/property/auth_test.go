@@ -20,7 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/server"
@@ -161,18 +161,17 @@ func openAuthDesk(ctx context.Context, name string, throttle *cockpit.Throttle) 
 // authServer is a serve process's handler over desk, with the properties'
 // tokens.
 func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttle, opts ...func(*server.Config)) (http.Handler, *usecase.App, error) {
-	app := *desk.app
-	app.Exceptions, app.Groups = desk.st, desk.st
+	// Wired as serve wires it, grouping off as these properties run it.
+	root := desk.root(compose.Batch("serve"), compose.GroupScope(), compose.NoGrouping(true))
+	app := root.UseCases
 	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
 		r, err := routing.New(routing.Config{Cheap: local.NewCheap(), Strong: local.NewStrong(), Vet: triage.Vet, Now: now})
 		if err != nil {
 			return nil, err
 		}
-		return workflow.New(workflow.Config{Fingerprinter: desk.ex, Memory: desk.st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "serve", Sink: sink, Exceptions: desk.st, Now: now,
-			Grouping: workflow.Grouping{Store: memory.GroupScope{Store: desk.st, Batch: "serve"}}})
+		return root.Pipeline(r, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
 	}
-	cfg := server.Config{Store: desk.st, Sink: desk.sink, NewPipeline: newPipeline, UseCases: &app,
+	cfg := server.Config{Store: desk.st, Sink: desk.sink, NewPipeline: newPipeline, UseCases: app,
 		Tokens: actorServerTokens(), Now: now, LoginThrottle: throttle}
 	for _, o := range opts {
 		o(&cfg)
@@ -181,7 +180,7 @@ func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttl
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: server: %v", err)
 	}
-	return srv.Handler(), &app, nil
+	return srv.Handler(), app, nil
 }
 
 // call sends one request through the handler from addr.

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/usecase"
+	"github.com/openrecall/openrecall/workflow"
 )
 
 // keyedDesk is a real SQLite memory bound to a fixed audit key, with the
@@ -22,6 +26,17 @@ type keyedDesk struct {
 	ex   *fingerprint.Extractor
 	app  *usecase.App
 	sink memory.Sink
+	// wiring is what the desk's composition roots share: the
+	// fingerprinter, the trail's sealer and key, the clock.
+	cfg    config.Config
+	now    func() time.Time
+	wiring []compose.Option
+}
+
+// root is the product's wiring over the desk's memory (internal/compose),
+// with the differences opts names.
+func (d *keyedDesk) root(opts ...compose.Option) *compose.Root {
+	return compose.Open(d.cfg, d.st, d.now, nil, append(slices.Clone(d.wiring), opts...)...)
 }
 
 // fixedKeys hands out one audit key whatever the trail's state.
@@ -54,21 +69,19 @@ func openKeyedDesk(ctx context.Context, path string, key audit.Key, now func() t
 		_ = st.Close() // the sealing error says what went wrong
 		return nil, err
 	}
-	app := &usecase.App{Store: st, Fingerprinter: ex, Keys: fixedKeys{key}, Waiting: st, Now: now,
-		Audit: func(ctx context.Context, es []openrecall.AuditEntry) error {
-			_, err := st.AppendAudit(ctx, es, sealer.Seal)
-			return err
-		},
-		ReadTrail: func(ctx context.Context, r usecase.TrailReader) error {
-			return st.ReadTrail(ctx, memory.TrailReader(r))
-		},
-		ReadTrailPrefix: func(ctx context.Context, before time.Time, r usecase.TrailReader) error {
-			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(r))
-		},
-		Archives: st,
+	cfg, err := config.Default()
+	if err != nil {
+		_ = st.Close() // the configuration error says what went wrong
+		return nil, err
 	}
-	sink := memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor}
-	return &keyedDesk{st: st, ex: ex, app: app, sink: sink}, nil
+	d := &keyedDesk{st: st, ex: ex, cfg: cfg, now: now,
+		wiring: []compose.Option{compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)), compose.Keys(fixedKeys{key})}}
+	d.app = d.root().UseCases
+	if d.sink, err = d.root().Sink(ctx); err != nil {
+		_ = st.Close() // the sink error says what went wrong
+		return nil, err
+	}
+	return d, nil
 }
 
 // hourlyDesk is a keyed desk in a directory of its own (dir, where a case
@@ -110,4 +123,17 @@ func (h *hourlyDesk) close() {
 	_ = h.st.Close()
 	h.drop()
 	_ = os.RemoveAll(h.dir)
+}
+
+// productRoot is the product's wiring (internal/compose) over st on the
+// default configuration, fingerprinting with ex, sealing the trail with
+// trailKey, on the clock now, with the differences opts names: what the
+// properties that run the pipeline over a real memory run against.
+func productRoot(st *memory.Store, ex workflow.Fingerprinter, now func() time.Time, opts ...compose.Option) (*compose.Root, error) {
+	cfg, err := config.Default()
+	if err != nil {
+		return nil, fmt.Errorf("setup: config: %v", err)
+	}
+	base := []compose.Option{compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(audit.NewSealer(trailKey)))}
+	return compose.Open(cfg, st, now, nil, append(base, opts...)...), nil
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -304,16 +304,15 @@ func runExceptions(ex workflow.Fingerprinter, r gen.ExceptionRun) (exceptionOut,
 		st := ss[0]
 		now := fixedClock()
 		clock := func() time.Time { return now }
-		sealer := audit.NewSealer(trailKey)
-		uc := &usecase.App{Store: st, Exceptions: st, Fingerprinter: ex, Now: clock,
-			Audit: func(ctx context.Context, entries []openrecall.AuditEntry) error {
-				_, err := st.AppendAudit(ctx, entries, sealer.Seal)
-				return err
-			},
-			Expiries: func(ctx context.Context) error {
-				_, err := st.RecordExpiries(ctx, now, sealer.Seal)
-				return err
-			}}
+		root, err := productRoot(st, ex, clock)
+		if err != nil {
+			return err
+		}
+		uc := root.UseCases
+		sink, err := root.Sink(ctx)
+		if err != nil {
+			return fmt.Errorf("setup: sink: %v", err)
+		}
 		for i := range 5 + r.Memories {
 			if _, err := uc.Retain(ctx, usecase.RetainRequest{
 				Decision: usecase.Decision{Decision: r.BenignDecision(), Note: "expected activity", Analyst: "bob"},
@@ -327,12 +326,11 @@ func runExceptions(ex workflow.Fingerprinter, r gen.ExceptionRun) (exceptionOut,
 			return fmt.Errorf("setup: router: %v", err)
 		}
 		analyze := func(batch string, workers int, alerts []openrecall.Alert) ([]openrecall.Result, workflow.Summary, error) {
-			wf, err := workflow.New(workflow.Config{
-				Fingerprinter: ex, Memory: st, Router: router, Triage: triage.DefaultConfig(),
-				Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: batch, Exceptions: st,
-				Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, Now: clock,
-				Grouping: workflow.Grouping{Enabled: true},
-			})
+			br, err := productRoot(st, ex, clock, compose.Batch(batch))
+			if err != nil {
+				return nil, workflow.Summary{}, err
+			}
+			wf, err := br.Pipeline(router, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
 			if err != nil {
 				return nil, workflow.Summary{}, fmt.Errorf("setup: workflow: %v", err)
 			}

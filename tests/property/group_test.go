@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -199,13 +199,15 @@ func runStorm(ex workflow.Fingerprinter, s gen.StormRun, workers int, after func
 		if err != nil {
 			return fmt.Errorf("setup: router: %v", err)
 		}
-		sealer := audit.NewSealer(trailKey)
-		wf, err := workflow.New(workflow.Config{
-			Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-			Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Batch: "storm",
-			Sink: memory.Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}, OrderedRouting: budget != nil, Now: fixedClock,
-			Grouping: workflow.Grouping{Enabled: true},
-		})
+		root, err := productRoot(st, ex, fixedClock, compose.Batch("storm"), compose.OrderedRouting(budget != nil), compose.NoExceptions())
+		if err != nil {
+			return err
+		}
+		sink, err := root.Sink(ctx)
+		if err != nil {
+			return fmt.Errorf("setup: sink: %v", err)
+		}
+		wf, err := root.Pipeline(r, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
 		if err != nil {
 			return fmt.Errorf("setup: workflow: %v", err)
 		}

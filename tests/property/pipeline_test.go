@@ -17,6 +17,7 @@ import (
 	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
@@ -500,12 +501,11 @@ func newWorkflowOn(ex workflow.Fingerprinter, st *memory.Store, budget *routing.
 		return nil, nil, fmt.Errorf("setup: router: %v", err)
 	}
 	sink := &recordingSink{}
-	wf, err := workflow.New(workflow.Config{
-		Fingerprinter: ex, Memory: st, Router: r, Triage: triage.DefaultConfig(),
-		Mode: mode, Batch: "pbt",
-		Sink: sink, OrderedRouting: budget != nil, Now: fixedClock,
-		Grouping: workflow.Grouping{Enabled: true},
-	})
+	root, err := productRoot(st, ex, fixedClock, compose.Batch("pbt"), compose.OrderedRouting(budget != nil), compose.NoExceptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	wf, err := root.Pipeline(r, mode, sink)
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: workflow: %v", err)
 	}
