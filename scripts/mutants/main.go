@@ -98,21 +98,32 @@ func run(dir, profile, seed, only string, keep bool, jobs int) error {
 		scratches[i] = scratch
 	}
 	fmt.Printf("scratch copies %s, profile %s, seed %s, %d mutants, %d at once\n", strings.Join(scratches, " "), profile, seed, len(ms), jobs)
-	if killed, _, out := suite(scratches[0], profile, seed, "", 0); killed {
-		return fmt.Errorf("the suite fails on the unmutated copy:\n%s", tail(out, 40))
-	}
 	// Each worker owns one scratch copy: a mutant is applied, judged and
-	// restored there before the worker takes the next.
+	// restored there before the worker takes the next. The first worker
+	// first runs the suite on its unmutated copy (the others start judging
+	// meanwhile): a suite that fails unmutated would kill every mutant, so
+	// then no verdict counts.
 	var (
 		mu                       sync.Mutex
 		nKilled, nSurvived, nErr int
 		wg                       sync.WaitGroup
+		baseline                 error
 	)
 	next := make(chan mutant)
-	for _, scratch := range scratches {
+	for i, scratch := range scratches {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if i == 0 {
+				if killed, _, out := suite(scratch, profile, seed, "", 0); killed {
+					mu.Lock()
+					baseline = fmt.Errorf("the suite fails on the unmutated copy:\n%s", tail(out, 40))
+					mu.Unlock()
+					for range next { // drain: nothing judged now counts
+					}
+					return
+				}
+			}
 			for m := range next {
 				start := time.Now()
 				status, detail := apply(scratch, m, profile, seed)
@@ -135,6 +146,9 @@ func run(dir, profile, seed, only string, keep bool, jobs int) error {
 	}
 	close(next)
 	wg.Wait()
+	if baseline != nil {
+		return baseline
+	}
 	judged := nKilled + nSurvived
 	rate := 0.0
 	if judged > 0 {
