@@ -82,7 +82,7 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 	}
 	var headSeq int64
 	var headHash string
-	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`+s.forUpdate()).Scan(&headSeq, &headHash); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`+s.d.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return nil, translate("append audit: read head", err)
 	}
 	sealed := seal(headHash, headSeq+1, in)
@@ -106,9 +106,10 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 			}
 			ts = ns
 		}
+		// live and skipped are integer flags on both backends (boolInt).
 		args = append(args, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, int64(e.StepIndex), e.Step,
 			e.Model, string(e.Tier), e.Reason, e.Outcome, int64(e.MemoryHits), string(e.ProposedDecision),
-			e.EscalationReason, e.Live, e.Skipped, int64(e.Cost), int64(e.Baseline), int64(e.Savings),
+			e.EscalationReason, boolInt(e.Live), boolInt(e.Skipped), int64(e.Cost), int64(e.Baseline), int64(e.Savings),
 			int64(e.Latency), ts, e.PrevHash, e.Hash)
 		out[i] = e
 	}

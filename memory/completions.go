@@ -30,8 +30,7 @@ func (c CompletionStats) Mean() (int, bool) {
 // provider reports "gpt-4o-2024-08-06" for "gpt-4o". An unknown model gives
 // zero stats.
 func (s *Store) StrongCompletions(ctx context.Context, model string) (CompletionStats, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = ? OR model LIKE ? ESCAPE '\'`,
-		model, likeEscape(model)+"-%")
+	rows, err := s.db.QueryContext(ctx, s.sql.strongCompletions, model, likeEscape(model)+"-%")
 	if err != nil {
 		return CompletionStats{}, translate("strong completions", err)
 	}
@@ -55,6 +54,12 @@ func (s *Store) StrongCompletions(ctx context.Context, model string) (Completion
 		return CompletionStats{}, translate("strong completions", err)
 	}
 	return total, nil
+}
+
+// strongCompletionsSQL selects a model's completions and its dated
+// snapshots' (StrongCompletions), by a LIKE that ignores case.
+func strongCompletionsSQL(d dialect) string {
+	return `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = ? OR model` + d.like() + `? ESCAPE '\'`
 }
 
 // likeEscape escapes the LIKE wildcards of s with a backslash.

@@ -64,7 +64,7 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 	}
 	var headSeq int64
 	var headHash string
-	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`+s.forUpdate()).Scan(&headSeq, &headHash); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`+s.d.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return translate("append cost points: read head", err)
 	}
 	hashes := seal(headHash, headSeq+1, points)
@@ -83,7 +83,8 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 			}
 		}
 		seq := headSeq + 1 + int64(i)
-		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
+		// bypassed is an integer flag on both backends (boolInt).
+		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), boolInt(p.Bypassed), int64(p.Cost),
 			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i], created)
 		prev = hashes[i]
 	}

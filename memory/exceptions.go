@@ -15,7 +15,7 @@ import (
 // inside the transaction that persists them (DESIGN §6b). A proposal's id
 // is derived from its content, so the same proposal made again is one row:
 // the first alert that made it keeps it.
-func recordProposalsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+func recordProposalsTx(ctx context.Context, tx *sql.Tx, q *statements, results []openrecall.Result) error {
 	for _, r := range results {
 		p := r.Proposal
 		if p == nil {
@@ -33,8 +33,7 @@ func recordProposalsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Res
 		if created.IsZero() {
 			created = r.Alert.Timestamp
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exception_proposals (id, rule, service, dna, match,
-			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, q.addProposal,
 			p.ID, p.Identity.Rule, p.Identity.Service, p.DNA.String(), string(match), string(p.Decision),
 			string(p.MaxSeverity), int64(p.Expiry), string(supporting), p.AlertID, r.Batch, clampedNanos(created)); err != nil {
 			return translate("proposal "+p.ID, err)
@@ -184,8 +183,7 @@ func (s *Store) AddException(ctx context.Context, e openrecall.Exception) (openr
 				return translate("add exception: approve proposal", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exceptions (id, rule, service, dna, match, decision, max_severity,
-			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		res, err := tx.ExecContext(ctx, s.sql.addException,
 			e.ID, e.Identity.Rule, e.Identity.Service, e.DNA.String(), string(mj), string(e.Decision), string(e.MaxSeverity),
 			expires, created, e.Analyst, e.Note, e.ProposalID, revoked, e.RevokedBy, e.RevokeReason)
 		if err != nil {
@@ -333,4 +331,18 @@ func (s *Store) RecordExpiries(ctx context.Context, now time.Time, seal SealFunc
 		_, err := s.appendAuditTx(ctx, tx, entries, seal)
 		return err
 	})
+}
+
+// addProposalSQL stores an exception proposal unless one with its id is
+// stored already.
+func addProposalSQL(d dialect) string {
+	return d.insertOrIgnore() + ` exception_proposals (id, rule, service, dna, match,
+			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + d.onConflictIgnore()
+}
+
+// addExceptionSQL stores an exception unless one with its id is stored
+// already (AddException then tells the same from a conflicting one).
+func addExceptionSQL(d dialect) string {
+	return d.insertOrIgnore() + ` exceptions (id, rule, service, dna, match, decision, max_severity,
+			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + d.onConflictIgnore()
 }

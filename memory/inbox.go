@@ -193,11 +193,17 @@ func moveState(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, now int6
 	return translate("enqueue: alert state", err)
 }
 
+// pendingSQL selects the deliveries waiting above an id (Pending), through
+// inbox_pending on SQLite.
+func pendingSQL(d dialect) string {
+	return `SELECT id, analysis_id, delivery FROM inbox` + d.indexedBy("inbox_pending") + `
+		WHERE done_seq IS NULL AND id > ? ORDER BY id LIMIT ?`
+}
+
 // Pending returns up to limit deliveries still waiting in the inbox with an
 // id above after, oldest first.
 func (s *Store) Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, analysis_id, delivery FROM inbox INDEXED BY inbox_pending
-		WHERE done_seq IS NULL AND id > ? ORDER BY id LIMIT ?`, after, limit)
+	rows, err := s.db.QueryContext(ctx, s.sql.pending, after, limit)
 	if err != nil {
 		return nil, translate("inbox pending", err)
 	}
@@ -407,9 +413,7 @@ func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 		return 0, translate("prune inbox: begin", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT `+prunedColumns+` FROM inbox INDEXED BY inbox_prunable
-		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`,
-		before.UTC().UnixNano(), batch)
+	rows, err := tx.QueryContext(ctx, s.sql.prunable, before.UTC().UnixNano(), batch)
 	if err != nil {
 		return 0, translate("prune inbox", err)
 	}
@@ -504,8 +508,7 @@ func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Serve
 // ServedSince returns up to limit finished deliveries whose cursor is above
 // cursor, in completion order.
 func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+servedColumns+` FROM inbox INDEXED BY inbox_done
-		WHERE done_seq > ? ORDER BY done_seq LIMIT ?`, cursor, limit)
+	rows, err := s.db.QueryContext(ctx, s.sql.servedSince, cursor, limit)
 	if err != nil {
 		return nil, translate("served since", err)
 	}
@@ -562,4 +565,18 @@ func (s *Store) Writable(ctx context.Context) error {
 		return translate("writable: probe write", err)
 	}
 	return translate("writable", tx.Rollback())
+}
+
+// prunableSQL selects the finished deliveries done before a time whose
+// result is still kept (PruneInbox), through inbox_prunable on SQLite.
+func prunableSQL(d dialect) string {
+	return `SELECT ` + prunedColumns + ` FROM inbox` + d.indexedBy("inbox_prunable") + `
+		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`
+}
+
+// servedSinceSQL selects the finished deliveries above a cursor
+// (ServedSince), through inbox_done on SQLite.
+func servedSinceSQL(d dialect) string {
+	return `SELECT ` + servedColumns + ` FROM inbox` + d.indexedBy("inbox_done") + `
+		WHERE done_seq > ? ORDER BY done_seq LIMIT ?`
 }

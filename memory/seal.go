@@ -61,7 +61,7 @@ func (s *Store) SealRows(ctx context.Context, rs RowSealer) error {
 	err := s.inTx(ctx, "seal rows", func(tx *sql.Tx) error {
 		var seq int64
 		// Serialises adoptions of several processes (PostgreSQL).
-		if err := tx.QueryRowContext(ctx, `SELECT seq FROM audit_head WHERE id = 1`+s.forUpdate()).Scan(&seq); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT seq FROM audit_head WHERE id = 1`+s.d.forUpdate()).Scan(&seq); err != nil {
 			return translate("seal rows: head", err)
 		}
 		rec, err := readSealing(ctx, tx)

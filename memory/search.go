@@ -16,7 +16,7 @@ func (s *Store) SearchIncidents(ctx context.Context, f openrecall.IncidentFilter
 	var args []any
 	for _, c := range []struct{ col, v string }{{"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
-			q += " AND " + c.col + ` LIKE ? ESCAPE '\'`
+			q += " AND " + c.col + s.d.like() + `? ESCAPE '\'`
 			args = append(args, "%"+likeEscaper.Replace(c.v)+"%")
 		}
 	}

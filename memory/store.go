@@ -109,6 +109,10 @@ type Store struct {
 	// this store's committed writes of incidents, which empty it.
 	rcache         *recallCache
 	incidentWrites atomic.Int64
+	// d is the SQL dialect of the database (dialect.go), chosen at open,
+	// and sql its statements that differ between the dialects.
+	d   dialect
+	sql *statements
 	// pg is set for a PostgreSQL store (postgres.go); lockKey is then the
 	// advisory lock key of its write transactions (the migration lock is
 	// lockKey+1).
@@ -184,7 +188,8 @@ func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store,
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts)}
+	s := &Store{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts),
+		d: sqliteDialect, sql: statementsOf(sqliteDialect)}
 	if err := s.init(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, err
@@ -228,13 +233,13 @@ func (s *Store) openReaders(ctx context.Context, readDSN string) error {
 func (s *Store) prepareRecall(ctx context.Context, readers *sql.DB) error {
 	s.readers = readers
 	s.recall = map[string]*sql.Stmt{}
-	for _, q := range recallQueries {
-		stmt, err := readers.PrepareContext(ctx, q)
+	for _, q := range s.sql.recall.all() {
+		stmt, err := readers.PrepareContext(ctx, q.text)
 		if err != nil {
 			s.closeReaders()
 			return translate("prepare recall", err)
 		}
-		s.recall[q] = stmt
+		s.recall[q.text] = stmt
 	}
 	return nil
 }
@@ -648,16 +653,6 @@ func (s *Store) Close() error {
 
 // Path returns the database path the Store was opened with.
 func (s *Store) Path() string { return s.path }
-
-// forUpdate is the row lock a read-then-write of a chain's head row takes
-// on PostgreSQL (" FOR UPDATE"); SQLite's immediate transaction already
-// holds the database.
-func (s *Store) forUpdate() string {
-	if s.pg {
-		return " FOR UPDATE"
-	}
-	return ""
-}
 
 // Backend names the database the Store keeps its memory in: "sqlite" or
 // "postgres" (the memory half of a run's mode).

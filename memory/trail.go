@@ -46,11 +46,12 @@ func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entri
 			err = translate(what+": release connection", cerr)
 		}
 	}()
-	// A deferred transaction takes no lock; in WAL mode its first read
-	// fixes the snapshot every later read in it sees. (The DSN's
+	// One snapshot for every read (dialect.beginSnapshot). On SQLite a
+	// deferred transaction takes no lock; in WAL mode its first read fixes
+	// the snapshot every later read in it sees. (The DSN's
 	// _txlock=immediate applies only to BeginTx, which would take the
 	// write lock.)
-	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+	if _, err := conn.ExecContext(ctx, s.d.beginSnapshot()); err != nil {
 		return translate(what+": begin", err)
 	}
 	defer func() {

@@ -161,9 +161,9 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 	if s.seal != nil {
 		cols += `, ` + waitingSealColumns
 	}
-	q := `SELECT ` + cols + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
+	q := `SELECT ` + cols + ` FROM waiting` + s.d.indexedBy("waiting_open") + ` WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
-			WHERE m.analysis_id = waiting.analysis_id AND ` + groupWaitsCond + `)`
+			WHERE m.analysis_id = waiting.analysis_id AND ` + s.sql.groupWaits + `)`
 	for _, w := range where {
 		q += " AND " + w
 	}
@@ -323,13 +323,15 @@ func waitingStored(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) (ma
 // person (usecase.GroupWaits is the rule): no person decided them, they
 // have members besides their head, and memory did not bypass their head
 // (its members were closed by memory, nothing waits).
-const groupWaitsCond = `g.decided_at IS NULL AND g.size > 1 AND COALESCE(json_extract(g.head, '$.bypassed'), 0) = 0`
+func groupWaitsCond(d dialect) string {
+	return `g.decided_at IS NULL AND g.size > 1 AND ` + d.jsonNotTrue("g.head", "bypassed")
+}
 
 // WaitingGroups returns the open alert groups that wait for a person's
 // decision, oldest first (by their first firing), as f selects (the
 // head's severity, the identity's fields).
 func (s *Store) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
-	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + groupWaitsCond
+	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + s.sql.groupWaits
 	var args []any
 	for _, c := range []struct{ col, v string }{{"head_severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
@@ -345,11 +347,18 @@ func (s *Store) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) (
 	return s.queryGroups(ctx, "waiting groups", q, args...)
 }
 
+// awaitingProposalSQL selects the undecided analyses whose result carried
+// an exception proposal id (AwaitingProposal), through waiting_open on
+// SQLite.
+func awaitingProposalSQL(d dialect) string {
+	return `SELECT ` + waitingColumns + ` FROM waiting` + d.indexedBy("waiting_open") + `
+		WHERE decided_at IS NULL AND ` + d.jsonText("result", "proposal", "id") + ` = ? ORDER BY since, analysis_id`
+}
+
 // AwaitingProposal returns the analyses not decided yet whose result
 // carried the exception proposal id, oldest first.
 func (s *Store) AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+waitingColumns+` FROM waiting INDEXED BY waiting_open
-		WHERE decided_at IS NULL AND json_extract(result, '$.proposal.id') = ? ORDER BY since, analysis_id`, id)
+	rows, err := s.db.QueryContext(ctx, s.sql.awaitingProposal, id)
 	if err != nil {
 		return nil, translate("awaiting proposal "+id, err)
 	}
