@@ -47,16 +47,22 @@
 //
 // # Aggregates
 //
-// Store's methods fall into the jobs its tables serve, each in its own
-// files: memories and recall (incidents.go, search.go, forget.go,
-// recallcache.go, exchange.go, stats.go); the inbox and its leases
-// (inbox.go, lease.go); the audit and cost trail (audit.go, cost.go,
-// trail.go, archive.go, seal.go, completions.go); groups and exceptions
-// (groups.go, exceptions.go); what waits for a person (waiting.go); the
-// daily budget (budget.go); cockpit sessions (sessions.go). The sink
-// (sink.go) writes one batch of results across them in one transaction.
-// Consumers declare the small interfaces they need (usecase, server,
-// workflow, routing) and take a Store through them.
+// The storage is split by job into aggregates, each a type of its own
+// over the connection and dialect they share (conn), in its own files:
+// Memories, retain and recall (incidents.go, search.go, forget.go,
+// recallcache.go, stats.go); Inbox, serve's inbox and its leases
+// (inbox.go, lease.go); Trail, the audit and cost trail, its archives,
+// keying and row seals (audit.go, cost.go, trail.go, archive.go, seal.go,
+// completions.go); Decisions, alert groups, exceptions and what waits for
+// a person (groups.go, exceptions.go, waiting.go); Budget, serve's daily
+// model budget (budget.go); Sessions, the cockpit's (sessions.go). Store
+// embeds them all, so it has every method, and keeps the few that span
+// aggregates: Export and Import (memories with their exceptions),
+// ForgetArchived, Complete, Size. The sink (sink.go) writes one batch of
+// results across them in one transaction. Consumers declare the small
+// interfaces they need (usecase, server, workflow, routing) and take a
+// Store through them; only the composition root (cmd/openrecall) names
+// *Store.
 //
 // # Migrations
 //

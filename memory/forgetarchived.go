@@ -107,7 +107,7 @@ func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (o
 // forgetBatch deletes up to batch rows of kind f older than at in one
 // transaction, and returns how many, how many of them were never decided,
 // and the dependent rows its first statement deleted.
-func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, undecided, dependents int, err error) {
+func (s *conn) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, undecided, dependents int, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, 0, translate("forget "+f.name+": begin", err)

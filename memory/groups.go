@@ -210,7 +210,7 @@ func scanGroup(r rowScanner) (openrecall.Group, error) {
 	return g, nil
 }
 
-func (s *Store) queryGroups(ctx context.Context, what, query string, args ...any) ([]openrecall.Group, error) {
+func (s *conn) queryGroups(ctx context.Context, what, query string, args ...any) ([]openrecall.Group, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(what, err)
@@ -229,14 +229,14 @@ func (s *Store) queryGroups(ctx context.Context, what, query string, args ...any
 
 // OpenGroups returns the groups of batch that no person has decided and
 // that are the latest of their key: the groups a run of batch continues.
-func (s *Store) OpenGroups(ctx context.Context, batch string) ([]openrecall.Group, error) {
+func (s *Decisions) OpenGroups(ctx context.Context, batch string) ([]openrecall.Group, error) {
 	return s.queryGroups(ctx, "open groups", `SELECT `+groupColumns+` FROM alert_groups WHERE rowid IN
 		(SELECT MAX(rowid) FROM alert_groups WHERE batch = ? GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`, batch)
 }
 
 // Groups returns up to limit groups, newest first: only those no person has
 // decided when open is set.
-func (s *Store) Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error) {
+func (s *Decisions) Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error) {
 	cond := ""
 	if open {
 		cond = "WHERE decided_at IS NULL"
@@ -245,7 +245,7 @@ func (s *Store) Groups(ctx context.Context, open bool, limit int) ([]openrecall.
 }
 
 // Group returns the group id; an unknown id wraps openrecall.ErrNotFound.
-func (s *Store) Group(ctx context.Context, id string) (openrecall.Group, error) {
+func (s *Decisions) Group(ctx context.Context, id string) (openrecall.Group, error) {
 	g, err := scanGroup(s.db.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = ?`, id))
 	if err != nil {
 		return g, translate("group "+id, err)
@@ -255,7 +255,7 @@ func (s *Store) Group(ctx context.Context, id string) (openrecall.Group, error) 
 
 // GroupOf returns the group membership of an analysis; an analysis in no
 // group wraps openrecall.ErrNotFound.
-func (s *Store) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
+func (s *Decisions) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
 	var m openrecall.GroupMember
 	var decision sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members WHERE analysis_id = ?`,
@@ -269,7 +269,7 @@ func (s *Store) GroupOf(ctx context.Context, analysisID string) (openrecall.Grou
 
 // GroupMembers returns the firings of group id, head first, in the order
 // they were stored.
-func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
+func (s *Decisions) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
 		WHERE group_id = ? ORDER BY role = 'member', rowid`, id)
 	if err != nil {
@@ -296,7 +296,7 @@ func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.Group
 // openrecall.ErrGroupDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
 // stored then. It returns the group as decided, the memory as stored,
 // whether it was created, and the members.
-func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
+func (s *Decisions) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
 	inc, args, err := s.prepare(inc)
 	if err != nil {
 		return openrecall.Group{}, openrecall.Incident{}, false, nil, fmt.Errorf("decide group %s: %w", id, err)

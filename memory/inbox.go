@@ -39,7 +39,7 @@ import (
 // forever. It returns the deliveries
 // with ID, AnalysisID, Duplicate and State filled; ReceivedAt is the Store's
 // clock when zero.
-func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
+func (s *Inbox) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
 	out := make([]openrecall.Delivery, len(ds))
 	copy(out, ds)
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
@@ -202,7 +202,7 @@ func pendingSQL(d dialect) string {
 
 // Pending returns up to limit deliveries still waiting in the inbox with an
 // id above after, oldest first.
-func (s *Store) Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error) {
+func (s *Inbox) Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql.pending, after, limit)
 	if err != nil {
 		return nil, translate("inbox pending", err)
@@ -371,7 +371,7 @@ func scanServedSealed(r rowScanner, content *[]byte, extra ...any) (openrecall.S
 // row against its seal: a row that does not match is returned with its
 // documents withheld and Integrity "failed", and counted and logged. A row
 // whose documents do not even decode is judged by its seal first.
-func (s *Store) scanServedChecked(r rowScanner) (openrecall.Served, error) {
+func (s *conn) scanServedChecked(r rowScanner) (openrecall.Served, error) {
 	if s.seal == nil {
 		return scanServed(r)
 	}
@@ -404,7 +404,7 @@ const DefaultPruneBatch = 1000
 // alert state, groups, memories, what waits for a person and the audit and
 // cost chains stay as they were. Pending rows are never pruned. batch <= 0
 // means DefaultPruneBatch.
-func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
+func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}
@@ -475,7 +475,7 @@ const prunedColumns = `id, analysis_id, endpoint, request_id, received_at, alert
 // finished row older than before keeps its documents, and returns how many
 // it pruned. Between transactions other writers take the database, so
 // pruning a large backlog never holds the write lock for long.
-func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error) {
+func (s *Inbox) PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}
@@ -494,7 +494,7 @@ func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) 
 
 // Served returns the delivery analysed as analysisID, with its result once
 // done; an unknown id wraps openrecall.ErrNotFound.
-func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
+func (s *Inbox) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
 	sv, err := s.scanServedChecked(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = ?`, analysisID))
 	if err != nil {
 		return sv, translate("served "+analysisID, err)
@@ -507,7 +507,7 @@ func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Serve
 
 // ServedSince returns up to limit finished deliveries whose cursor is above
 // cursor, in completion order.
-func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error) {
+func (s *Inbox) ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql.servedSince, cursor, limit)
 	if err != nil {
 		return nil, translate("served since", err)
@@ -525,7 +525,7 @@ func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]ope
 }
 
 // InboxDepth returns the number of deliveries waiting in the inbox.
-func (s *Store) InboxDepth(ctx context.Context) (int, error) {
+func (s *Inbox) InboxDepth(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&n)
 	return n, translate("inbox depth", err)
@@ -548,7 +548,7 @@ const MinFreeBytes = 8 << 20
 // full database is an error wrapping openrecall.ErrNoSpace: SQLITE_FULL
 // (the disk, or max_page_count), PostgreSQL's disk_full (53100), or a
 // SQLite file on a file system with less than MinFreeBytes free.
-func (s *Store) Writable(ctx context.Context) error {
+func (s *Inbox) Writable(ctx context.Context) error {
 	if !s.pg {
 		if free, ok := freeBytes(filepath.Dir(s.path)); ok && free < MinFreeBytes {
 			return fmt.Errorf("writable: the file system of %s has %d bytes free, fewer than %d: %w", s.path, free, MinFreeBytes, openrecall.ErrNoSpace)

@@ -356,7 +356,7 @@ func scanIncidentSealed(r rowScanner, content *[]byte, extra ...any) (openrecall
 
 // prepare validates and normalizes inc for storage: the dedupe key and id
 // derived from its content, CreatedAt set to now when zero and kept in UTC.
-func (s *Store) prepare(inc openrecall.Incident) (openrecall.Incident, []any, error) {
+func (s *conn) prepare(inc openrecall.Incident) (openrecall.Incident, []any, error) {
 	if err := inc.Validate(); err != nil {
 		return inc, nil, err
 	}
@@ -418,7 +418,7 @@ func optionalNanos(t time.Time) (sql.NullInt64, error) {
 // (same dedupe key, whichever process stored it) it returns the stored record
 // and created=false, leaving it untouched. The returned incident is exactly
 // what Get returns for its id.
-func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error) {
+func (s *Memories) Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error) {
 	inc, args, err := s.prepare(inc)
 	if err != nil {
 		return openrecall.Incident{}, false, fmt.Errorf("retain: %w", err)
@@ -445,7 +445,7 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 // equivalent one is stored; an equivalent stored memory without an identity
 // takes inc's (fillIdentity). It returns the stored record and whether it
 // was created.
-func (s *Store) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
+func (s *conn) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
 	res, err := tx.ExecContext(ctx, insertIncident, args...)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: insert", err)
@@ -480,7 +480,7 @@ func (s *Store) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openre
 // resealIncidentTx reads back the memory where cond (one parameter, arg)
 // holds and, with a sealer, seals it again and binds the write to the
 // chain as event when its columns changed since they were sealed.
-func (s *Store) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, arg any, event string) (openrecall.Incident, error) {
+func (s *conn) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, arg any, event string) (openrecall.Incident, error) {
 	var content []byte
 	stored, seal, err := scanIncidentSealed(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE `+cond, arg), &content)
 	if err != nil || s.seal == nil {
@@ -499,7 +499,7 @@ func (s *Store) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, a
 
 // Get returns the incident with the given id, or an error wrapping
 // openrecall.ErrNotFound.
-func (s *Store) Get(ctx context.Context, id string) (openrecall.Incident, error) {
+func (s *Memories) Get(ctx context.Context, id string) (openrecall.Incident, error) {
 	inc, err := scanIncident(s.db.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
 	if err != nil {
 		return openrecall.Incident{}, translate(fmt.Sprintf("get incident %q", id), err)
@@ -510,7 +510,7 @@ func (s *Store) Get(ctx context.Context, id string) (openrecall.Incident, error)
 // Recall returns up to limit memories for an alert of identity id and
 // fingerprint fp, best first; see the package documentation for the exact
 // semantics. limit <= 0 returns an empty result.
-func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
+func (s *Memories) Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
 	if err := fp.Validate(); err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}
@@ -560,7 +560,7 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 // strong tiers of the alert's identity first, then the related tiers. The
 // result depends on the stored incidents alone (scores, which depend on the
 // time, are Recall's), which is what the recall cache keeps.
-func (s *Store) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
+func (s *conn) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
 	// Related matches need a DNA that says something: an empty error class
 	// and service role are kinship with nothing.
 	related := fp.ErrorClass != "" || fp.ServiceRole != ""

@@ -60,7 +60,7 @@ type IdentityCount struct {
 }
 
 // Stats returns counts of what the Store holds.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
+func (s *Memories) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{Path: s.path, ByDecision: map[openrecall.Decision]int{}, TopFamilies: []FamilyCount{}, TopIdentities: []IdentityCount{}}
 	for _, d := range openrecall.MemoryDecisions {
 		st.ByDecision[d] = 0
@@ -123,7 +123,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 // by the indexed 64-bit fingerprint hash, which keeps Stats to index scans;
 // ties at the cut are broken by that hash, and the result is ordered by
 // count, then canonical string.
-func (s *Store) topFamilies(ctx context.Context) ([]FamilyCount, error) {
+func (s *conn) topFamilies(ctx context.Context) ([]FamilyCount, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT fp, COUNT(*) AS n FROM incidents GROUP BY fp ORDER BY n DESC, fp LIMIT ?`, topFamilies)
 	if err != nil {
 		return nil, translate("stats: families", err)
@@ -167,7 +167,7 @@ func (s *Store) topFamilies(ctx context.Context) ([]FamilyCount, error) {
 
 // topIdentities returns the identities with the most memories, through the
 // (rule, service) index.
-func (s *Store) topIdentities(ctx context.Context) ([]IdentityCount, error) {
+func (s *conn) topIdentities(ctx context.Context) ([]IdentityCount, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql.topIdentities, topFamilies)
 	if err != nil {
 		return nil, translate("stats: identities", err)

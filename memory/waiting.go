@@ -21,7 +21,7 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // already recorded keeps its first row (and its decision).
 // It returns the bindings of the rows it sealed, for the caller to chain
 // (PersistBatch chains each after its analysis's entries).
-func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
+func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
 	if waits == nil {
 		return nil, nil
 	}
@@ -42,7 +42,7 @@ func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openr
 // insertWaitingTx inserts ws in order and chains the seals of the rows it
 // sealed; an analysis already recorded (before or earlier in ws) keeps its
 // first row.
-func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
 	binds, err := s.insertWaitingRowsTx(ctx, tx, ws)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ const waitingWidth = 13
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
 // rows it sealed, not chained yet.
-func (s *Store) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
+func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
 	if len(ws) == 0 {
 		return nil, nil
 	}
@@ -117,7 +117,7 @@ func (s *Store) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openre
 
 // RecordWaiting stores what waits for a person, outside a run (a test, an
 // import); an analysis already recorded keeps its first row.
-func (s *Store) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) error {
+func (s *Decisions) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) error {
 	return s.inTx(ctx, "record waiting", func(tx *sql.Tx) error {
 		return s.insertWaitingTx(ctx, tx, ws)
 	})
@@ -146,7 +146,7 @@ func scanWaiting(r rowScanner, extra ...any) (openrecall.Waiting, error) {
 
 // Awaiting returns what waits for a person and is not decided yet, oldest
 // first, as f selects.
-func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
+func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, v string }{{"severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
@@ -204,7 +204,7 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 // WaitingFor returns what waited for a person about analysisID, with its
 // result, decided or not; an analysis that never waited wraps
 // openrecall.ErrNotFound.
-func (s *Store) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
+func (s *Decisions) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
 	dests, sealed := waitingSealDests()
 	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+` FROM waiting WHERE analysis_id = ?`, analysisID), dests...)
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *Store) WaitingFor(ctx context.Context, analysisID string) (openrecall.W
 // Decide marks what waits about analysisID as decided by w's DecidedBy,
 // DecidedAt, Decision and MemoryID. It returns false, changing nothing, when
 // the analysis was decided already or never waited.
-func (s *Store) Decide(ctx context.Context, w openrecall.Waiting) (bool, error) {
+func (s *Decisions) Decide(ctx context.Context, w openrecall.Waiting) (bool, error) {
 	at, err := nanos(w.DecidedAt)
 	if err != nil {
 		return false, fmt.Errorf("decide %s: %w", w.AnalysisID, err)
@@ -330,7 +330,7 @@ func groupWaitsCond(d dialect) string {
 // WaitingGroups returns the open alert groups that wait for a person's
 // decision, oldest first (by their first firing), as f selects (the
 // head's severity, the identity's fields).
-func (s *Store) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
+func (s *Decisions) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
 	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + s.sql.groupWaits
 	var args []any
 	for _, c := range []struct{ col, v string }{{"head_severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
@@ -357,7 +357,7 @@ func awaitingProposalSQL(d dialect) string {
 
 // AwaitingProposal returns the analyses not decided yet whose result
 // carried the exception proposal id, oldest first.
-func (s *Store) AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error) {
+func (s *Decisions) AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql.awaitingProposal, id)
 	if err != nil {
 		return nil, translate("awaiting proposal "+id, err)
