@@ -47,7 +47,7 @@ func scanArchive(r rowScanner) (openrecall.TrailArchive, error) {
 // Cost points stored before cost points were chained are never read: no
 // archive takes them. Entries and points at or below the latest archive
 // record are gone already, so each prefix starts right after it.
-func (s *Store) ReadTrailPrefix(ctx context.Context, before time.Time, r TrailReader) error {
+func (s *Trail) ReadTrailPrefix(ctx context.Context, before time.Time, r TrailReader) error {
 	cut, err := nanos(before.UTC())
 	if err != nil {
 		return fmt.Errorf("read trail prefix: %w", err)
@@ -76,7 +76,7 @@ var ErrArchiveMoved = errors.New("the trail changed since the archive was read")
 // error wraps ErrArchiveMoved. It returns how many entries and cost points
 // it deleted. Call it only once the archive file is safely written: the
 // prefix is gone from the database when it returns.
-func (s *Store) RecordArchive(ctx context.Context, a, from openrecall.TrailArchive) (entries, costs int64, err error) {
+func (s *Trail) RecordArchive(ctx context.Context, a, from openrecall.TrailArchive) (entries, costs int64, err error) {
 	before, err := nanos(a.Before.UTC())
 	if err != nil {
 		return 0, 0, fmt.Errorf("record archive: %w", err)
@@ -140,7 +140,7 @@ func (s *Store) RecordArchive(ctx context.Context, a, from openrecall.TrailArchi
 }
 
 // Archives returns every archive record, oldest first.
-func (s *Store) Archives(ctx context.Context) ([]openrecall.TrailArchive, error) {
+func (s *Trail) Archives(ctx context.Context) ([]openrecall.TrailArchive, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+archiveColumns+` FROM audit_archives ORDER BY id`)
 	if err != nil {
 		return nil, translate("archives", err)

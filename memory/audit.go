@@ -34,7 +34,7 @@ var auditWidth = strings.Count(auditColumns, ",") + 1
 // in UTC). seal must return as many entries as it was given, numbered from
 // nextSeq without gaps; anything else is refused and nothing is stored. The
 // caller's slice is not modified.
-func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry, seal SealFunc) ([]openrecall.AuditEntry, error) {
+func (s *Trail) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry, seal SealFunc) ([]openrecall.AuditEntry, error) {
 	if seal == nil {
 		return nil, fmt.Errorf("append audit: nil seal function: %w", openrecall.ErrInvalid)
 	}
@@ -52,7 +52,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []openrecall.AuditEntry
 
 // inTx runs fn in one immediate transaction and commits it; what names the
 // operation in errors.
-func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+func (s *conn) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(what+": begin", err)
@@ -69,7 +69,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error
 
 // appendAuditTx is AppendAudit inside the caller's transaction: the entries
 // go in with multi-row inserts, in sequence order.
-func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrecall.AuditEntry, seal SealFunc) ([]openrecall.AuditEntry, error) {
+func (s *conn) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrecall.AuditEntry, seal SealFunc) ([]openrecall.AuditEntry, error) {
 	in := make([]openrecall.AuditEntry, len(entries))
 	copy(in, entries)
 	now := s.now().UTC()
@@ -82,7 +82,7 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 	}
 	var headSeq int64
 	var headHash string
-	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`+s.forUpdate()).Scan(&headSeq, &headHash); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`+s.d.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return nil, translate("append audit: read head", err)
 	}
 	sealed := seal(headHash, headSeq+1, in)
@@ -106,9 +106,10 @@ func (s *Store) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openrec
 			}
 			ts = ns
 		}
+		// live and skipped are integer flags on both backends (boolInt).
 		args = append(args, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, int64(e.StepIndex), e.Step,
 			e.Model, string(e.Tier), e.Reason, e.Outcome, int64(e.MemoryHits), string(e.ProposedDecision),
-			e.EscalationReason, e.Live, e.Skipped, int64(e.Cost), int64(e.Baseline), int64(e.Savings),
+			e.EscalationReason, boolInt(e.Live), boolInt(e.Skipped), int64(e.Cost), int64(e.Baseline), int64(e.Savings),
 			int64(e.Latency), ts, e.PrevHash, e.Hash)
 		out[i] = e
 	}
@@ -213,7 +214,7 @@ func scanAudit(r rowScanner) (openrecall.AuditEntry, error) {
 
 // AuditByAnalysis returns the audit entries of one analysis in sequence
 // order; none is an empty slice, not an error.
-func (s *Store) AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error) {
+func (s *Trail) AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
 		WHERE analysis_id = ? ORDER BY sequence`, analysisID)
 	if err != nil {
@@ -237,7 +238,7 @@ func (s *Store) AuditByAnalysis(ctx context.Context, analysisID string) ([]openr
 // WalkAudit calls fn for every audit entry in sequence order, stopping at the
 // first error fn returns (which WalkAudit returns unwrapped). It reads in
 // pages and holds no connection while fn runs, so fn may use the Store.
-func (s *Store) WalkAudit(ctx context.Context, fn func(openrecall.AuditEntry) error) error {
+func (s *Trail) WalkAudit(ctx context.Context, fn func(openrecall.AuditEntry) error) error {
 	after := int64(-1 << 63)
 	for {
 		page, err := s.auditPage(ctx, after)
@@ -256,7 +257,7 @@ func (s *Store) WalkAudit(ctx context.Context, fn func(openrecall.AuditEntry) er
 	}
 }
 
-func (s *Store) auditPage(ctx context.Context, after int64) ([]openrecall.AuditEntry, error) {
+func (s *conn) auditPage(ctx context.Context, after int64) ([]openrecall.AuditEntry, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
 		WHERE sequence > ? ORDER BY sequence LIMIT ?`, after, walkPage)
 	if err != nil {
@@ -280,7 +281,7 @@ func (s *Store) auditPage(ctx context.Context, after int64) ([]openrecall.AuditE
 // AuditHead returns the sequence number and hash of the last appended entry
 // as recorded in the head row, (0, "") for an empty trail. It is kept apart
 // from the entries so that deleting the last entries is detectable.
-func (s *Store) AuditHead(ctx context.Context) (seq int64, hash string, err error) {
+func (s *Trail) AuditHead(ctx context.Context) (seq int64, hash string, err error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&seq, &hash); err != nil {
 		return 0, "", translate("audit head", err)
 	}

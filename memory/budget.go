@@ -17,7 +17,7 @@ import (
 // ReserveBudget sets worst aside on day's budget and reports true, or
 // reports false and sets nothing aside when spent + reserved + worst would
 // pass limit (limit 0: no cap). It returns what the day has spent.
-func (s *Store) ReserveBudget(ctx context.Context, day string, limit, worst openrecall.NanoUSD) (bool, openrecall.NanoUSD, error) {
+func (s *Budget) ReserveBudget(ctx context.Context, day string, limit, worst openrecall.NanoUSD) (bool, openrecall.NanoUSD, error) {
 	if worst < 0 {
 		return false, 0, fmt.Errorf("reserve budget: negative amount %d: %w", worst, openrecall.ErrInvalid)
 	}
@@ -43,7 +43,7 @@ func (s *Store) ReserveBudget(ctx context.Context, day string, limit, worst open
 // SettleBudget releases a reservation of day's budget and records what
 // the call cost (money spent is recorded even past the reservation). It
 // returns what the day has spent.
-func (s *Store) SettleBudget(ctx context.Context, day string, reserved, actual openrecall.NanoUSD) (openrecall.NanoUSD, error) {
+func (s *Budget) SettleBudget(ctx context.Context, day string, reserved, actual openrecall.NanoUSD) (openrecall.NanoUSD, error) {
 	var spent int64
 	err := s.budgetTx(ctx, "settle budget", day, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE budget_days SET
@@ -58,7 +58,7 @@ func (s *Store) SettleBudget(ctx context.Context, day string, reserved, actual o
 
 // BudgetSpent returns what day's budget has spent (0 for a day without
 // calls).
-func (s *Store) BudgetSpent(ctx context.Context, day string) (openrecall.NanoUSD, error) {
+func (s *Budget) BudgetSpent(ctx context.Context, day string) (openrecall.NanoUSD, error) {
 	var spent int64
 	err := s.db.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = ?`, day).Scan(&spent)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -68,7 +68,7 @@ func (s *Store) BudgetSpent(ctx context.Context, day string) (openrecall.NanoUSD
 }
 
 // budgetTx runs fn in a transaction after making sure day's row exists.
-func (s *Store) budgetTx(ctx context.Context, what, day string, fn func(tx *sql.Tx) error) error {
+func (s *conn) budgetTx(ctx context.Context, what, day string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
 		return translate(what+": begin", err)

@@ -29,9 +29,8 @@ func (c CompletionStats) Mean() (int, bool) {
 // name the strong tier is priced as), its dated snapshots included: a live
 // provider reports "gpt-4o-2024-08-06" for "gpt-4o". An unknown model gives
 // zero stats.
-func (s *Store) StrongCompletions(ctx context.Context, model string) (CompletionStats, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = ? OR model LIKE ? ESCAPE '\'`,
-		model, likeEscape(model)+"-%")
+func (s *Trail) StrongCompletions(ctx context.Context, model string) (CompletionStats, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql.strongCompletions, model, likeEscape(model)+"-%")
 	if err != nil {
 		return CompletionStats{}, translate("strong completions", err)
 	}
@@ -57,6 +56,12 @@ func (s *Store) StrongCompletions(ctx context.Context, model string) (Completion
 	return total, nil
 }
 
+// strongCompletionsSQL selects a model's completions and its dated
+// snapshots' (StrongCompletions), by a LIKE that ignores case.
+func strongCompletionsSQL(d dialect) string {
+	return `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = ? OR model` + d.like() + `? ESCAPE '\'`
+}
+
 // likeEscape escapes the LIKE wildcards of s with a backslash.
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
@@ -68,7 +73,7 @@ func likeEscape(s string) string {
 // usage was a provider anomaly (RouteStep.UsageAnomaly) is left out, so a
 // lying provider never moves the strong model's running mean and with it
 // the baseline of later runs (DESIGN §7).
-func (s *Store) RecordStrongCompletions(ctx context.Context, results []openrecall.Result) error {
+func (s *Trail) RecordStrongCompletions(ctx context.Context, results []openrecall.Result) error {
 	return s.inTx(ctx, "record strong completions", func(tx *sql.Tx) error {
 		return recordStrongCompletionsTx(ctx, tx, results)
 	})
@@ -106,7 +111,7 @@ func recordStrongCompletionsTx(ctx context.Context, tx *sql.Tx, results []openre
 
 // BatchLive reports whether any step of the batch made a live model call,
 // so that its costs were billed rather than estimated.
-func (s *Store) BatchLive(ctx context.Context, batch string) (bool, error) {
+func (s *Trail) BatchLive(ctx context.Context, batch string) (bool, error) {
 	var live bool
 	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM audit_entries WHERE batch = ? AND live = 1)`, batch).Scan(&live); err != nil {
 		return false, translate("batch live", err)

@@ -23,7 +23,7 @@ type CostSealFunc func(prevHash string, nextSeq int64, points []openrecall.CostP
 // batch name; a (batch, index) pair that is already stored is refused with
 // an error wrapping openrecall.ErrInvalid, and then nothing is stored. A
 // batch is registered the first time one of its points is appended.
-func (s *Store) AppendCostPoints(ctx context.Context, points []openrecall.CostPoint, seal CostSealFunc) error {
+func (s *Trail) AppendCostPoints(ctx context.Context, points []openrecall.CostPoint, seal CostSealFunc) error {
 	if seal == nil {
 		return fmt.Errorf("append cost points: nil seal function: %w", openrecall.ErrInvalid)
 	}
@@ -52,7 +52,7 @@ func checkBatches(points []openrecall.CostPoint) error {
 // each new batch name registered once, the points in multi-row inserts in
 // order. With rebase, points continue their batch's stored curve (see
 // rebasePoints) instead of being refused where another writer appended.
-func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint, seal CostSealFunc, rebase bool) error {
+func (s *conn) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint, seal CostSealFunc, rebase bool) error {
 	created, err := nanos(s.now().UTC())
 	if err != nil {
 		return fmt.Errorf("append cost points: %w", err)
@@ -64,7 +64,7 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 	}
 	var headSeq int64
 	var headHash string
-	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`+s.forUpdate()).Scan(&headSeq, &headHash); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`+s.d.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return translate("append cost points: read head", err)
 	}
 	hashes := seal(headHash, headSeq+1, points)
@@ -83,7 +83,8 @@ func (s *Store) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []ope
 			}
 		}
 		seq := headSeq + 1 + int64(i)
-		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), p.Bypassed, int64(p.Cost),
+		// bypassed is an integer flag on both backends (boolInt).
+		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), boolInt(p.Bypassed), int64(p.Cost),
 			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i], created)
 		prev = hashes[i]
 	}
@@ -132,7 +133,7 @@ func rebasePoints(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint
 
 // CostPoints returns the points of one batch in index order; an unknown
 // batch gives an empty slice.
-func (s *Store) CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error) {
+func (s *Trail) CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+costColumns+` FROM cost_points WHERE batch = ? ORDER BY idx`, batch)
 	if err != nil {
 		return nil, translate("cost points", err)
@@ -154,7 +155,7 @@ func (s *Store) CostPoints(ctx context.Context, batch string) ([]openrecall.Cost
 
 // LatestBatch returns the batch registered most recently (the last run), or
 // an error wrapping openrecall.ErrNotFound when there is none.
-func (s *Store) LatestBatch(ctx context.Context) (string, error) {
+func (s *Trail) LatestBatch(ctx context.Context) (string, error) {
 	var name string
 	if err := s.db.QueryRowContext(ctx, `SELECT name FROM batches ORDER BY id DESC LIMIT 1`).Scan(&name); err != nil {
 		return "", translate("latest batch", err)
@@ -164,7 +165,7 @@ func (s *Store) LatestBatch(ctx context.Context) (string, error) {
 
 // Batches returns every batch name, oldest first (in the order they were
 // registered).
-func (s *Store) Batches(ctx context.Context) ([]string, error) {
+func (s *Trail) Batches(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM batches ORDER BY id`)
 	if err != nil {
 		return nil, translate("batches", err)

@@ -1,20 +1,96 @@
-// Package memory is openrecall's embedded memory: a SQLite adapter that
-// retains analyst decisions (incidents), recalls them for a fingerprint, and
-// persists the audit trail and cost curve points of the other stages. It is
-// the only package that imports a database driver.
+// Package memory is openrecall's persistence layer, for SQLite and for
+// PostgreSQL: it retains analyst decisions (incidents), recalls them for a
+// fingerprint, and keeps the audit trail and cost curve, the durable inbox
+// of serve and its leases, alert groups, exceptions, what waits for a
+// person, archives, the daily budget and cockpit sessions. It is the only
+// package that imports a database driver.
 //
-// # Storage
+// # Backends
 //
-// One SQLite file opened in WAL mode with a busy timeout, foreign keys and
+// Open takes a file path (SQLite) or a postgres:// URL (PostgreSQL) and
+// returns the same Store either way; Backend names which.
+//
+// SQLite: one file opened in WAL mode with a busy timeout, foreign keys and
 // immediate transactions, through one writer connection; recall reads
 // through a small pool of read-only connections to the same file (opened
 // only once the file is known to be an openrecall database of this
 // binary's schema), so workers recall concurrently, from the last committed
-// state, while the writer appends. Migrations are
-// embedded (migrations/*.sql), applied one per transaction and recorded in
-// schema_migrations; a file whose schema is newer than the binary is refused
-// (ErrNewerSchema). A Store is safe for concurrent use, and several Stores in
-// one or many processes may share a file.
+// state, while the writer appends. The file is marked with ApplicationID;
+// a file of another application is refused untouched (ErrForeign).
+//
+// PostgreSQL (postgres.go): a pool of writers and a pool of read-only
+// readers in the URL's schema. Every write transaction takes one
+// transaction-level advisory lock keyed by the schema, as SQLite's
+// immediate transactions serialise writers, except the inbox's hot paths
+// and the budget, which lock rows instead (withRowLocks). A Store is safe
+// for concurrent use, and several Stores in one or many processes may
+// share one database.
+//
+// # Dialect
+//
+// The statements are written once, in the SQL both databases share, with
+// ? placeholders. Where SQLite and PostgreSQL spell a thing differently,
+// the query site says so through the Store's dialect (dialect.go), chosen
+// at open: like (LIKE/ILIKE), least and greatest (MIN/LEAST, MAX/GREATEST),
+// insertOrIgnore with onConflictIgnore (INSERT OR IGNORE/ON CONFLICT DO
+// NOTHING), indexedBy (SQLite's index hints; none on PostgreSQL), jsonText
+// and jsonNotTrue (json_extract/jsonb operators), beginSnapshot (a deferred
+// transaction/REPEATABLE READ READ ONLY), forUpdate (none/FOR UPDATE) and
+// noRule (the recall argument that matches no rule). The statements that
+// differ are built once per dialect (statements), so nothing is built or
+// rewritten per call; the recall queries number their parameters per
+// dialect (+?N on SQLite, $M with the arguments each takes on
+// PostgreSQL). The one translation left is placeholder syntax: the
+// PostgreSQL connection rebinds ? to $1, $2, … (dialect.rebind), once per
+// statement text. Both schemas keep SQLite's integer flags, so a Go bool
+// is passed as boolInt at the call site.
+//
+// # Aggregates
+//
+// The storage is split by job into aggregates, each a type of its own
+// over the connection and dialect they share (conn), in its own files:
+// Memories, retain and recall (incidents.go, search.go, forget.go,
+// recallcache.go, stats.go); Inbox, serve's inbox and its leases
+// (inbox.go, lease.go); Trail, the audit and cost trail, its archives,
+// keying and row seals (audit.go, cost.go, trail.go, archive.go, seal.go,
+// completions.go); Decisions, alert groups, exceptions and what waits for
+// a person (groups.go, exceptions.go, waiting.go); Budget, serve's daily
+// model budget (budget.go); Sessions, the cockpit's (sessions.go). Store
+// embeds them all, so it has every method, and keeps the few that span
+// aggregates: Export and Import (memories with their exceptions),
+// ForgetArchived, Complete, Size. The sink (sink.go) writes one batch of
+// results across them in one transaction. Consumers declare the small
+// interfaces they need (usecase, server, workflow, routing) and take a
+// Store through them; only the composition root (cmd/openrecall) names
+// *Store.
+//
+// # Migrations
+//
+// Each backend has its own history, embedded and applied one migration
+// per transaction, recorded in schema_migrations (version, name,
+// applied_at): migrations/ for SQLite, migrations_pg/ for PostgreSQL. A
+// database whose schema is newer than the binary is refused
+// (ErrNewerSchema); a read-only open never migrates (ErrOlderSchema).
+// Files are named NNNN_name.sql, numbered upwards (a number may be
+// skipped, never reused).
+//
+// The histories correspond by number. SQLite's 0001–0009 grew the schema
+// before PostgreSQL was a backend; PostgreSQL starts with 0009_init.sql,
+// the schema those nine reached, in one step (with none of SQLite's legacy
+// rows to carry). From 0010 on every migration exists in both directories
+// under the same number and name, each written in its database's SQL
+// (BIGINT for INTEGER, COLLATE "C" text, identity columns for rowid), so
+// both backends report the same SchemaVersion and a version check means
+// the same on either (TestBackendsShareSchemaVersion holds it). The SQLite
+// file explains what and why; its PostgreSQL twin may say so by
+// reference.
+//
+// To change the schema: add migrations/NNNN_name.sql and
+// migrations_pg/NNNN_name.sql with the next number, both in the same
+// commit; never edit a migration that has shipped. Add the statements
+// that use the change with their dialect calls where the two differ, and
+// run the package's tests on both backends (OPENRECALL_TEST_BACKEND=postgres
+// with OPENRECALL_PG_DSN).
 //
 // # Retain
 //

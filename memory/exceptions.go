@@ -15,7 +15,7 @@ import (
 // inside the transaction that persists them (DESIGN §6b). A proposal's id
 // is derived from its content, so the same proposal made again is one row:
 // the first alert that made it keeps it.
-func recordProposalsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) error {
+func recordProposalsTx(ctx context.Context, tx *sql.Tx, q *statements, results []openrecall.Result) error {
 	for _, r := range results {
 		p := r.Proposal
 		if p == nil {
@@ -33,8 +33,7 @@ func recordProposalsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Res
 		if created.IsZero() {
 			created = r.Alert.Timestamp
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exception_proposals (id, rule, service, dna, match,
-			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, q.addProposal,
 			p.ID, p.Identity.Rule, p.Identity.Service, p.DNA.String(), string(match), string(p.Decision),
 			string(p.MaxSeverity), int64(p.Expiry), string(supporting), p.AlertID, r.Batch, clampedNanos(created)); err != nil {
 			return translate("proposal "+p.ID, err)
@@ -73,7 +72,7 @@ func scanProposal(r rowScanner) (openrecall.Proposal, error) {
 
 // Proposals returns the stored exception proposals, oldest first; with
 // pending only those no person has approved yet.
-func (s *Store) Proposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error) {
+func (s *Decisions) Proposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error) {
 	q := `SELECT ` + proposalColumns + ` FROM exception_proposals`
 	if pending {
 		q += ` WHERE approved_as IS NULL`
@@ -83,7 +82,7 @@ func (s *Store) Proposals(ctx context.Context, pending bool) ([]openrecall.Propo
 
 // Proposal returns the proposal id; an unknown id wraps
 // openrecall.ErrNotFound.
-func (s *Store) Proposal(ctx context.Context, id string) (openrecall.Proposal, error) {
+func (s *Decisions) Proposal(ctx context.Context, id string) (openrecall.Proposal, error) {
 	p, err := scanProposal(s.db.QueryRowContext(ctx, `SELECT `+proposalColumns+` FROM exception_proposals WHERE id = ?`, id))
 	if err != nil {
 		return p, translate(fmt.Sprintf("proposal %q", id), err)
@@ -92,7 +91,7 @@ func (s *Store) Proposal(ctx context.Context, id string) (openrecall.Proposal, e
 }
 
 // ProposalsFor returns the proposals made for an identity, oldest first.
-func (s *Store) ProposalsFor(ctx context.Context, id openrecall.Identity) ([]openrecall.Proposal, error) {
+func (s *Decisions) ProposalsFor(ctx context.Context, id openrecall.Identity) ([]openrecall.Proposal, error) {
 	out, err := queryAll(ctx, s.db, "proposals", scanProposal,
 		`SELECT `+proposalColumns+` FROM exception_proposals WHERE rule = ? AND service = ? ORDER BY created_at, id`, id.Rule, id.Service)
 	if len(out) == 0 {
@@ -139,7 +138,7 @@ func scanException(r rowScanner) (openrecall.Exception, error) {
 // is refused (wrapping openrecall.ErrInvalid). Storing the same exception
 // (same id) again stores nothing and returns the stored one, created
 // false.
-func (s *Store) AddException(ctx context.Context, e openrecall.Exception) (openrecall.Exception, bool, error) {
+func (s *Decisions) AddException(ctx context.Context, e openrecall.Exception) (openrecall.Exception, bool, error) {
 	if err := e.Validate(); err != nil {
 		return e, false, err
 	}
@@ -184,8 +183,7 @@ func (s *Store) AddException(ctx context.Context, e openrecall.Exception) (openr
 				return translate("add exception: approve proposal", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exceptions (id, rule, service, dna, match, decision, max_severity,
-			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		res, err := tx.ExecContext(ctx, s.sql.addException,
 			e.ID, e.Identity.Rule, e.Identity.Service, e.DNA.String(), string(mj), string(e.Decision), string(e.MaxSeverity),
 			expires, created, e.Analyst, e.Note, e.ProposalID, revoked, e.RevokedBy, e.RevokeReason)
 		if err != nil {
@@ -207,7 +205,7 @@ func (s *Store) AddException(ctx context.Context, e openrecall.Exception) (openr
 
 // Exception returns the exception id; an unknown id wraps
 // openrecall.ErrNotFound.
-func (s *Store) Exception(ctx context.Context, id string) (openrecall.Exception, error) {
+func (s *Decisions) Exception(ctx context.Context, id string) (openrecall.Exception, error) {
 	e, err := scanException(s.db.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, id))
 	if err != nil {
 		return e, translate(fmt.Sprintf("exception %q", id), err)
@@ -217,7 +215,7 @@ func (s *Store) Exception(ctx context.Context, id string) (openrecall.Exception,
 
 // Exceptions returns every exception, oldest first: active, expired and
 // revoked.
-func (s *Store) Exceptions(ctx context.Context) ([]openrecall.Exception, error) {
+func (s *Decisions) Exceptions(ctx context.Context) ([]openrecall.Exception, error) {
 	return queryAll(ctx, s.db, "exceptions", scanException, `SELECT `+exceptionColumns+` FROM exceptions ORDER BY created_at, id`)
 }
 
@@ -243,7 +241,7 @@ func queryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(row
 // RevokeException revokes exception id at at, by analyst, for reason; it
 // returns the exception and whether it changed (false when it was revoked
 // already). An unknown id wraps openrecall.ErrNotFound.
-func (s *Store) RevokeException(ctx context.Context, id, analyst, reason string, at time.Time) (openrecall.Exception, bool, error) {
+func (s *Decisions) RevokeException(ctx context.Context, id, analyst, reason string, at time.Time) (openrecall.Exception, bool, error) {
 	n, err := nanos(at)
 	if err != nil {
 		return openrecall.Exception{}, false, err
@@ -270,7 +268,7 @@ func (s *Store) RevokeException(ctx context.Context, id, analyst, reason string,
 // ExpiriesDue reports whether an exception expired by now has an expiry the
 // audit trail has not recorded yet; a cheap read, so that a command that
 // finds none needs neither the audit key nor a write.
-func (s *Store) ExpiriesDue(ctx context.Context, now time.Time) (bool, error) {
+func (s *Decisions) ExpiriesDue(ctx context.Context, now time.Time) (bool, error) {
 	var due bool
 	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exceptions
 		WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= ?)`, clampedNanos(now)).Scan(&due)
@@ -281,7 +279,7 @@ func (s *Store) ExpiriesDue(ctx context.Context, now time.Time) (bool, error) {
 // trail has not recorded yet, and marks them recorded; record writes their
 // audit entries inside the same transaction, so each expiry is recorded
 // exactly once.
-func (s *Store) TakeExpired(ctx context.Context, now time.Time, record func(ctx context.Context, tx *sql.Tx, expired []openrecall.Exception) error) ([]openrecall.Exception, error) {
+func (s *Decisions) TakeExpired(ctx context.Context, now time.Time, record func(ctx context.Context, tx *sql.Tx, expired []openrecall.Exception) error) ([]openrecall.Exception, error) {
 	var out []openrecall.Exception
 	err := s.inTx(ctx, "record exception expiries", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions
@@ -320,7 +318,7 @@ func (s *Store) TakeExpired(ctx context.Context, now time.Time, record func(ctx 
 // RecordExpiries records in the audit trail, with actor system, each
 // exception expired by now and not recorded yet, sealed with seal; it
 // returns them. Every writing command calls it first (DESIGN §6b).
-func (s *Store) RecordExpiries(ctx context.Context, now time.Time, seal SealFunc) ([]openrecall.Exception, error) {
+func (s *Decisions) RecordExpiries(ctx context.Context, now time.Time, seal SealFunc) ([]openrecall.Exception, error) {
 	return s.TakeExpired(ctx, now, func(ctx context.Context, tx *sql.Tx, expired []openrecall.Exception) error {
 		entries := make([]openrecall.AuditEntry, len(expired))
 		for i, e := range expired {
@@ -333,4 +331,18 @@ func (s *Store) RecordExpiries(ctx context.Context, now time.Time, seal SealFunc
 		_, err := s.appendAuditTx(ctx, tx, entries, seal)
 		return err
 	})
+}
+
+// addProposalSQL stores an exception proposal unless one with its id is
+// stored already.
+func addProposalSQL(d dialect) string {
+	return d.insertOrIgnore() + ` exception_proposals (id, rule, service, dna, match,
+			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + d.onConflictIgnore()
+}
+
+// addExceptionSQL stores an exception unless one with its id is stored
+// already (AddException then tells the same from a conflicting one).
+func addExceptionSQL(d dialect) string {
+	return d.insertOrIgnore() + ` exceptions (id, rule, service, dna, match, decision, max_severity,
+			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + d.onConflictIgnore()
 }

@@ -200,7 +200,7 @@ func parseException(data []byte) (openrecall.Exception, bool, string) {
 	return *rec.Exception, true, ""
 }
 
-func (s *Store) parseRecord(data []byte) (pendingRecord, string) {
+func (s *conn) parseRecord(data []byte) (pendingRecord, string) {
 	if data[0] != '{' {
 		return pendingRecord{}, "not a JSON object"
 	}
@@ -219,7 +219,7 @@ func (s *Store) parseRecord(data []byte) (pendingRecord, string) {
 	return pendingRecord{args: args, inc: inc}, ""
 }
 
-func (s *Store) importBatch(ctx context.Context, recs []pendingRecord, rep *ImportReport) error {
+func (s *conn) importBatch(ctx context.Context, recs []pendingRecord, rep *ImportReport) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return translate("import: begin", err)

@@ -15,7 +15,7 @@ import (
 // record stays, so re-importing an old export cannot bring its vote back. It
 // returns the memory as stored and whether this call forgot it (false when
 // it already was). An unknown id is an error wrapping openrecall.ErrNotFound.
-func (s *Store) Forget(ctx context.Context, id string) (openrecall.Incident, bool, error) {
+func (s *Memories) Forget(ctx context.Context, id string) (openrecall.Incident, bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("forget: begin", err)
@@ -33,7 +33,7 @@ func (s *Store) Forget(ctx context.Context, id string) (openrecall.Incident, boo
 	return inc, changed, nil
 }
 
-func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, id string) (openrecall.Incident, bool, error) {
+func (s *conn) forgetTx(ctx context.Context, tx *sql.Tx, id string) (openrecall.Incident, bool, error) {
 	at, err := nanos(s.now())
 	if err != nil {
 		return openrecall.Incident{}, false, fmt.Errorf("forget: %w", err)
@@ -58,7 +58,7 @@ func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, id string) (openrecall
 // Retain). It refuses, storing nothing, when old does not exist
 // (ErrNotFound), is already forgotten, or is the very record inc would be.
 // It returns inc as stored, whether it was created, and old as forgotten.
-func (s *Store) Supersede(ctx context.Context, old string, inc openrecall.Incident) (stored, forgotten openrecall.Incident, created bool, err error) {
+func (s *Memories) Supersede(ctx context.Context, old string, inc openrecall.Incident) (stored, forgotten openrecall.Incident, created bool, err error) {
 	inc, args, err := s.prepare(inc)
 	if err != nil {
 		return stored, forgotten, false, fmt.Errorf("supersede: %w", err)

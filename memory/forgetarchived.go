@@ -20,27 +20,31 @@ type forgettable struct {
 	add    func(f *openrecall.Forgotten, n, undecided, dependents int)
 }
 
-var forgettables = []forgettable{
-	{name: "inbox", pick: `SELECT id, 0 FROM inbox INDEXED BY inbox_forgettable
+// forgettables are the kinds of rows ForgetArchived deletes, in order, in
+// dialect d: each picked through the index its cut-off reads.
+func forgettables(d dialect) []forgettable {
+	return []forgettable{
+		{name: "inbox", pick: `SELECT id, 0 FROM inbox` + d.indexedBy("inbox_forgettable") + `
 		WHERE pruned_at IS NOT NULL AND done_at < ? ORDER BY done_at LIMIT ?`,
-		del: []string{`DELETE FROM inbox WHERE id = ?`}, intKey: true,
-		add: func(f *openrecall.Forgotten, n, _, _ int) { f.Deliveries += n }},
-	{name: "waiting", pick: `SELECT analysis_id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM waiting INDEXED BY waiting_since
+			del: []string{`DELETE FROM inbox WHERE id = ?`}, intKey: true,
+			add: func(f *openrecall.Forgotten, n, _, _ int) { f.Deliveries += n }},
+		{name: "waiting", pick: `SELECT analysis_id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM waiting` + d.indexedBy("waiting_since") + `
 		WHERE since < ? ORDER BY since LIMIT ?`,
-		del: []string{`DELETE FROM waiting WHERE analysis_id = ?`},
-		add: func(f *openrecall.Forgotten, n, undecided, _ int) {
-			f.Waiting, f.Expired = f.Waiting+n, f.Expired+undecided
-		}},
-	{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups INDEXED BY alert_groups_touched
+			del: []string{`DELETE FROM waiting WHERE analysis_id = ?`},
+			add: func(f *openrecall.Forgotten, n, undecided, _ int) {
+				f.Waiting, f.Expired = f.Waiting+n, f.Expired+undecided
+			}},
+		{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups` + d.indexedBy("alert_groups_touched") + `
 		WHERE touched_at < ? ORDER BY touched_at LIMIT ?`,
-		del: []string{`DELETE FROM group_members WHERE group_id = ?`, `DELETE FROM alert_groups WHERE id = ?`},
-		add: func(f *openrecall.Forgotten, n, undecided, members int) {
-			f.Groups, f.ExpiredGroups, f.Members = f.Groups+n, f.ExpiredGroups+undecided, f.Members+members
-		}},
-	{name: "alert state", pick: `SELECT alert_id, 0 FROM alert_state INDEXED BY alert_state_updated
+			del: []string{`DELETE FROM group_members WHERE group_id = ?`, `DELETE FROM alert_groups WHERE id = ?`},
+			add: func(f *openrecall.Forgotten, n, undecided, members int) {
+				f.Groups, f.ExpiredGroups, f.Members = f.Groups+n, f.ExpiredGroups+undecided, f.Members+members
+			}},
+		{name: "alert state", pick: `SELECT alert_id, 0 FROM alert_state` + d.indexedBy("alert_state_updated") + `
 		WHERE updated_at < ? ORDER BY updated_at LIMIT ?`,
-		del: []string{`DELETE FROM alert_state WHERE alert_id = ?`},
-		add: func(f *openrecall.Forgotten, n, _, _ int) { f.AlertStates += n }},
+			del: []string{`DELETE FROM alert_state WHERE alert_id = ?`},
+			add: func(f *openrecall.Forgotten, n, _, _ int) { f.AlertStates += n }},
+	}
 }
 
 // ForgetArchived deletes the rows that served only analyses an archive of
@@ -82,7 +86,7 @@ func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (o
 	if err != nil {
 		return out, fmt.Errorf("forget archived: %w", err)
 	}
-	for _, f := range forgettables {
+	for _, f := range s.sql.forgettables {
 		for {
 			n, undecided, dependents, err := s.forgetBatch(ctx, f, at, batch)
 			f.add(&out, n, undecided, dependents)
@@ -103,7 +107,7 @@ func (s *Store) ForgetArchived(ctx context.Context, cut time.Time, batch int) (o
 // forgetBatch deletes up to batch rows of kind f older than at in one
 // transaction, and returns how many, how many of them were never decided,
 // and the dependent rows its first statement deleted.
-func (s *Store) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, undecided, dependents int, err error) {
+func (s *conn) forgetBatch(ctx context.Context, f forgettable, at int64, batch int) (n, undecided, dependents int, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, 0, translate("forget "+f.name+": begin", err)

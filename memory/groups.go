@@ -23,7 +23,7 @@ import (
 // longer than the retention, after an archive: ForgetArchived) opens it
 // again from its own result: the key is the same for every member and the
 // head it records carries the decision the member took from its head.
-func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, now int64) error {
+func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []openrecall.Result, now int64) error {
 	var open, join, grow *sql.Stmt
 	defer func() {
 		for _, st := range []*sql.Stmt{open, join, grow} {
@@ -51,7 +51,7 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 			if err != nil {
 				return err
 			}
-			if err := prepare(&open, openGroup); err != nil {
+			if err := prepare(&open, q.openGroup); err != nil {
 				return err
 			}
 			_, err = open.ExecContext(ctx, args...)
@@ -62,8 +62,7 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 				return err
 			}
 		}
-		if err := prepare(&join, `INSERT OR IGNORE INTO group_members (analysis_id, group_id, alert_id, role, decision)
-			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?`); err != nil {
+		if err := prepare(&join, q.joinGroup); err != nil {
 			return err
 		}
 		joined := func() (int64, error) {
@@ -98,8 +97,7 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 				return fmt.Errorf("group %s of %s: the group was neither stored nor opened", g.ID, r.AnalysisID)
 			}
 		}
-		if err := prepare(&grow, `UPDATE alert_groups SET size = size + 1, first_at = MIN(first_at, ?), last_at = MAX(last_at, ?),
-			touched_at = MAX(touched_at, ?) WHERE id = ?`); err != nil {
+		if err := prepare(&grow, q.growGroup); err != nil {
 			return err
 		}
 		if _, err := grow.ExecContext(ctx, at, at, now, g.ID); err != nil {
@@ -109,9 +107,26 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result
 	return nil
 }
 
-// openGroup opens a group unless it is stored already (openArgs).
-const openGroup = `INSERT OR IGNORE INTO alert_groups (id, batch, key_hash, key, rule, service,
-	head_severity, head, head_analysis, size, first_at, last_at, touched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`
+// openGroupSQL opens a group unless it is stored already (openArgs).
+func openGroupSQL(d dialect) string {
+	return d.insertOrIgnore() + ` alert_groups (id, batch, key_hash, key, rule, service,
+	head_severity, head, head_analysis, size, first_at, last_at, touched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)` + d.onConflictIgnore()
+}
+
+// joinGroupSQL adds a member to a stored group, with the group's decision,
+// unless the analysis is a member already (arguments: analysis id, alert
+// id, role, group id).
+func joinGroupSQL(d dialect) string {
+	return d.insertOrIgnore() + ` group_members (analysis_id, group_id, alert_id, role, decision)
+			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?` + d.onConflictIgnore()
+}
+
+// growGroupSQL counts a member into its group and widens the group's time
+// span to it (arguments: the member's time twice, now, the group id).
+func growGroupSQL(d dialect) string {
+	return `UPDATE alert_groups SET size = size + 1, first_at = ` + d.least("first_at", "?") + `, last_at = ` + d.greatest("last_at", "?") + `,
+			touched_at = ` + d.greatest("touched_at", "?") + ` WHERE id = ?`
+}
 
 // openArgs returns the arguments of openGroup for head result r, opened at
 // now (UTC unix nanoseconds).
@@ -141,7 +156,7 @@ func openArgs(r openrecall.Result, now int64) ([]any, error) {
 // never be stored (their member row needs it), and the process would
 // retry them for ever. The head joins no group here: the process now
 // holding its delivery stores its own result.
-func openFencedGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, now int64) error {
+func openFencedGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []openrecall.Result, now int64) error {
 	for _, r := range results {
 		if r.Group == nil || r.Group.Role != openrecall.GroupRoleHead {
 			continue
@@ -150,7 +165,7 @@ func openFencedGroupsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Re
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, openGroup, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, q.openGroup, args...); err != nil {
 			return translate("group "+r.Group.ID+": open", err)
 		}
 	}
@@ -195,7 +210,7 @@ func scanGroup(r rowScanner) (openrecall.Group, error) {
 	return g, nil
 }
 
-func (s *Store) queryGroups(ctx context.Context, what, query string, args ...any) ([]openrecall.Group, error) {
+func (s *conn) queryGroups(ctx context.Context, what, query string, args ...any) ([]openrecall.Group, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(what, err)
@@ -214,14 +229,14 @@ func (s *Store) queryGroups(ctx context.Context, what, query string, args ...any
 
 // OpenGroups returns the groups of batch that no person has decided and
 // that are the latest of their key: the groups a run of batch continues.
-func (s *Store) OpenGroups(ctx context.Context, batch string) ([]openrecall.Group, error) {
+func (s *Decisions) OpenGroups(ctx context.Context, batch string) ([]openrecall.Group, error) {
 	return s.queryGroups(ctx, "open groups", `SELECT `+groupColumns+` FROM alert_groups WHERE rowid IN
 		(SELECT MAX(rowid) FROM alert_groups WHERE batch = ? GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`, batch)
 }
 
 // Groups returns up to limit groups, newest first: only those no person has
 // decided when open is set.
-func (s *Store) Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error) {
+func (s *Decisions) Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error) {
 	cond := ""
 	if open {
 		cond = "WHERE decided_at IS NULL"
@@ -230,7 +245,7 @@ func (s *Store) Groups(ctx context.Context, open bool, limit int) ([]openrecall.
 }
 
 // Group returns the group id; an unknown id wraps openrecall.ErrNotFound.
-func (s *Store) Group(ctx context.Context, id string) (openrecall.Group, error) {
+func (s *Decisions) Group(ctx context.Context, id string) (openrecall.Group, error) {
 	g, err := scanGroup(s.db.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = ?`, id))
 	if err != nil {
 		return g, translate("group "+id, err)
@@ -240,7 +255,7 @@ func (s *Store) Group(ctx context.Context, id string) (openrecall.Group, error) 
 
 // GroupOf returns the group membership of an analysis; an analysis in no
 // group wraps openrecall.ErrNotFound.
-func (s *Store) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
+func (s *Decisions) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
 	var m openrecall.GroupMember
 	var decision sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members WHERE analysis_id = ?`,
@@ -254,7 +269,7 @@ func (s *Store) GroupOf(ctx context.Context, analysisID string) (openrecall.Grou
 
 // GroupMembers returns the firings of group id, head first, in the order
 // they were stored.
-func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
+func (s *Decisions) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
 		WHERE group_id = ? ORDER BY role = 'member', rowid`, id)
 	if err != nil {
@@ -281,7 +296,7 @@ func (s *Store) GroupMembers(ctx context.Context, id string) ([]openrecall.Group
 // openrecall.ErrGroupDecided (and ErrInvalid), an unknown one with ErrNotFound; nothing is
 // stored then. It returns the group as decided, the memory as stored,
 // whether it was created, and the members.
-func (s *Store) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
+func (s *Decisions) DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error) {
 	inc, args, err := s.prepare(inc)
 	if err != nil {
 		return openrecall.Group{}, openrecall.Incident{}, false, nil, fmt.Errorf("decide group %s: %w", id, err)

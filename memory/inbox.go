@@ -39,7 +39,7 @@ import (
 // forever. It returns the deliveries
 // with ID, AnalysisID, Duplicate and State filled; ReceivedAt is the Store's
 // clock when zero.
-func (s *Store) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
+func (s *Inbox) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error) {
 	out := make([]openrecall.Delivery, len(ds))
 	copy(out, ds)
 	tx, err := s.db.BeginTx(withRowLocks(ctx), nil)
@@ -193,11 +193,17 @@ func moveState(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, now int6
 	return translate("enqueue: alert state", err)
 }
 
+// pendingSQL selects the deliveries waiting above an id (Pending), through
+// inbox_pending on SQLite.
+func pendingSQL(d dialect) string {
+	return `SELECT id, analysis_id, delivery FROM inbox` + d.indexedBy("inbox_pending") + `
+		WHERE done_seq IS NULL AND id > ? ORDER BY id LIMIT ?`
+}
+
 // Pending returns up to limit deliveries still waiting in the inbox with an
 // id above after, oldest first.
-func (s *Store) Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, analysis_id, delivery FROM inbox INDEXED BY inbox_pending
-		WHERE done_seq IS NULL AND id > ? ORDER BY id LIMIT ?`, after, limit)
+func (s *Inbox) Pending(ctx context.Context, after int64, limit int) ([]openrecall.Delivery, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql.pending, after, limit)
 	if err != nil {
 		return nil, translate("inbox pending", err)
 	}
@@ -365,7 +371,7 @@ func scanServedSealed(r rowScanner, content *[]byte, extra ...any) (openrecall.S
 // row against its seal: a row that does not match is returned with its
 // documents withheld and Integrity "failed", and counted and logged. A row
 // whose documents do not even decode is judged by its seal first.
-func (s *Store) scanServedChecked(r rowScanner) (openrecall.Served, error) {
+func (s *conn) scanServedChecked(r rowScanner) (openrecall.Served, error) {
 	if s.seal == nil {
 		return scanServed(r)
 	}
@@ -398,7 +404,7 @@ const DefaultPruneBatch = 1000
 // alert state, groups, memories, what waits for a person and the audit and
 // cost chains stay as they were. Pending rows are never pruned. batch <= 0
 // means DefaultPruneBatch.
-func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
+func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}
@@ -407,9 +413,7 @@ func (s *Store) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 		return 0, translate("prune inbox: begin", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT `+prunedColumns+` FROM inbox INDEXED BY inbox_prunable
-		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`,
-		before.UTC().UnixNano(), batch)
+	rows, err := tx.QueryContext(ctx, s.sql.prunable, before.UTC().UnixNano(), batch)
 	if err != nil {
 		return 0, translate("prune inbox", err)
 	}
@@ -471,7 +475,7 @@ const prunedColumns = `id, analysis_id, endpoint, request_id, received_at, alert
 // finished row older than before keeps its documents, and returns how many
 // it pruned. Between transactions other writers take the database, so
 // pruning a large backlog never holds the write lock for long.
-func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error) {
+func (s *Inbox) PruneInboxAll(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}
@@ -490,7 +494,7 @@ func (s *Store) PruneInboxAll(ctx context.Context, before time.Time, batch int) 
 
 // Served returns the delivery analysed as analysisID, with its result once
 // done; an unknown id wraps openrecall.ErrNotFound.
-func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
+func (s *Inbox) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
 	sv, err := s.scanServedChecked(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = ?`, analysisID))
 	if err != nil {
 		return sv, translate("served "+analysisID, err)
@@ -503,9 +507,8 @@ func (s *Store) Served(ctx context.Context, analysisID string) (openrecall.Serve
 
 // ServedSince returns up to limit finished deliveries whose cursor is above
 // cursor, in completion order.
-func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+servedColumns+` FROM inbox INDEXED BY inbox_done
-		WHERE done_seq > ? ORDER BY done_seq LIMIT ?`, cursor, limit)
+func (s *Inbox) ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql.servedSince, cursor, limit)
 	if err != nil {
 		return nil, translate("served since", err)
 	}
@@ -522,7 +525,7 @@ func (s *Store) ServedSince(ctx context.Context, cursor int64, limit int) ([]ope
 }
 
 // InboxDepth returns the number of deliveries waiting in the inbox.
-func (s *Store) InboxDepth(ctx context.Context) (int, error) {
+func (s *Inbox) InboxDepth(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM inbox WHERE done_seq IS NULL`).Scan(&n)
 	return n, translate("inbox depth", err)
@@ -545,7 +548,7 @@ const MinFreeBytes = 8 << 20
 // full database is an error wrapping openrecall.ErrNoSpace: SQLITE_FULL
 // (the disk, or max_page_count), PostgreSQL's disk_full (53100), or a
 // SQLite file on a file system with less than MinFreeBytes free.
-func (s *Store) Writable(ctx context.Context) error {
+func (s *Inbox) Writable(ctx context.Context) error {
 	if !s.pg {
 		if free, ok := freeBytes(filepath.Dir(s.path)); ok && free < MinFreeBytes {
 			return fmt.Errorf("writable: the file system of %s has %d bytes free, fewer than %d: %w", s.path, free, MinFreeBytes, openrecall.ErrNoSpace)
@@ -562,4 +565,18 @@ func (s *Store) Writable(ctx context.Context) error {
 		return translate("writable: probe write", err)
 	}
 	return translate("writable", tx.Rollback())
+}
+
+// prunableSQL selects the finished deliveries done before a time whose
+// result is still kept (PruneInbox), through inbox_prunable on SQLite.
+func prunableSQL(d dialect) string {
+	return `SELECT ` + prunedColumns + ` FROM inbox` + d.indexedBy("inbox_prunable") + `
+		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`
+}
+
+// servedSinceSQL selects the finished deliveries above a cursor
+// (ServedSince), through inbox_done on SQLite.
+func servedSinceSQL(d dialect) string {
+	return `SELECT ` + servedColumns + ` FROM inbox` + d.indexedBy("inbox_done") + `
+		WHERE done_seq > ? ORDER BY done_seq LIMIT ?`
 }

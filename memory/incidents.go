@@ -89,102 +89,190 @@ const fillIdentity = `UPDATE incidents SET rule = ?, service = ?, severity = ?, 
 const fillEntities = `UPDATE incidents SET entities = ? WHERE dedupe_key = ? AND entities = '{}'`
 
 // The recall query's parameters, numbered so that every tier shares them
-// (recallArgs gives them in this order). Each is written +?N: SQLite marks
-// a statement for re-preparing on every new binding when a bare parameter
-// could inform its plan (a LIMIT, an equality it filters rows by), and the
-// driver clears the bindings before each run, so a bare ?N would parse and
-// plan the whole query again on every recall. The unary plus changes no
-// value, and the plan is pinned by INDEXED BY anyway.
+// (recallArgs gives them in this order). On SQLite each is written +?N
+// (numbered.p): SQLite marks a statement for re-preparing on every new
+// binding when a bare parameter could inform its plan (a LIMIT, an
+// equality it filters rows by), and the driver clears the bindings before
+// each run, so a bare ?N would parse and plan the whole query again on
+// every recall. The unary plus changes no value, and the plan is pinned by
+// INDEXED BY anyway. On PostgreSQL they are $M, numbered as the statement
+// uses them (recallStatement.pick).
+//
+// ?1 ifp, ?2 ik4: the identity keys; ?3 fp, ?4 k4: the DNA keys.
+// ?5–?8: the critical values; ?9 dependency pattern, ?10 signal shape;
+// ?11 rule, ?12 service; ?13 the limit.
 const (
-	// ?1 ifp, ?2 ik4: the identity keys; ?3 fp, ?4 k4: the DNA keys.
-	// ?5–?8: the critical values; ?9 dependency pattern, ?10 signal shape;
-	// ?11 rule, ?12 service; ?13 the limit.
-	critical = `error_class = +?5 AND service_role = +?6 AND attack_pattern = +?7 AND environment = +?8`
-
-	// Descriptive conditions of the tiers.
-	condExact           = `dependency_pattern = +?9 AND signal_shape = +?10`
-	condShapeDiffers    = `dependency_pattern = +?9 AND signal_shape <> +?10`
-	condDependencyDiffs = `signal_shape = +?10 AND dependency_pattern <> +?9`
-	condBothDiffer      = `dependency_pattern <> +?9 AND signal_shape <> +?10`
-
-	// sameIdentity selects memories of the alert's identity (the strong
-	// tiers), otherIdentity every other memory (the related tiers).
-	sameIdentity  = `rule = +?11 AND service = +?12`
-	otherIdentity = `(rule <> +?11 OR service <> +?12)`
-
-	// newestFirst orders a tier, and limits it to what recall asks for.
-	newestFirst = ` ORDER BY created_at DESC, id LIMIT +?13`
+	argIFP = 1 + iota
+	argIK4
+	argFP
+	argK4
+	argErrorClass
+	argServiceRole
+	argAttackPattern
+	argEnvironment
+	argDependency
+	argShape
+	argRule
+	argService
+	argLimit
 )
+
+// recallText builds the recall queries of one dialect.
+type recallText struct {
+	d dialect
+	numbered
+}
+
+// critical compares the critical fields.
+func (r *recallText) critical() string {
+	return `error_class = ` + r.p(argErrorClass) + ` AND service_role = ` + r.p(argServiceRole) +
+		` AND attack_pattern = ` + r.p(argAttackPattern) + ` AND environment = ` + r.p(argEnvironment)
+}
+
+// The descriptive conditions of the tiers.
+func (r *recallText) condExact() string {
+	return `dependency_pattern = ` + r.p(argDependency) + ` AND signal_shape = ` + r.p(argShape)
+}
+
+func (r *recallText) condShapeDiffers() string {
+	return `dependency_pattern = ` + r.p(argDependency) + ` AND signal_shape <> ` + r.p(argShape)
+}
+
+func (r *recallText) condDependencyDiffers() string {
+	return `signal_shape = ` + r.p(argShape) + ` AND dependency_pattern <> ` + r.p(argDependency)
+}
+
+func (r *recallText) condBothDiffer() string {
+	return `dependency_pattern <> ` + r.p(argDependency) + ` AND signal_shape <> ` + r.p(argShape)
+}
+
+// sameIdentity selects memories of the alert's identity (the strong
+// tiers), otherIdentity every other memory (the related tiers).
+func (r *recallText) sameIdentity() string {
+	return `rule = ` + r.p(argRule) + ` AND service = ` + r.p(argService)
+}
+
+func (r *recallText) otherIdentity() string {
+	return `(rule <> ` + r.p(argRule) + ` OR service <> ` + r.p(argService) + `)`
+}
+
+// newestFirst orders a tier, and limits it to what recall asks for.
+func (r *recallText) newestFirst() string {
+	return ` ORDER BY created_at DESC, id LIMIT ` + r.p(argLimit)
+}
 
 // tierSelect selects one tier's memories: key is the indexed key
-// parameter, index the index the select is pinned to (INDEXED BY), cond the
-// tier's descriptive condition and ident the identity condition. It also
-// compares the plain columns, so it is exact even if two keys collide.
-// Forgotten memories are never recalled.
-func tierSelect(index, key, cond, ident string) string {
-	return `SELECT ` + incidentColumns + ` FROM incidents INDEXED BY ` + index + `
-	WHERE ` + key + ` AND ` + critical + ` AND ` + cond + ` AND ` + ident + ` AND forgotten_at IS NULL`
+// condition, index the index the select is pinned to (INDEXED BY on
+// SQLite), cond the tier's descriptive condition and ident the identity
+// condition. It also compares the plain columns, so it is exact even if
+// two keys collide. Forgotten memories are never recalled.
+func (r *recallText) tierSelect(index, key, cond, ident string) string {
+	return `SELECT ` + incidentColumns + ` FROM incidents` + r.d.indexedBy(index) + `
+	WHERE ` + key + ` AND ` + r.critical() + ` AND ` + cond + ` AND ` + ident + ` AND forgotten_at IS NULL`
 }
 
-// recallFamily is the tiers of one family of memories (the alert's
-// identity, or the related ones), best first: the exact fingerprint, then
-// the two tiers where one descriptive field differs merged newer first,
-// then both differ. Each is a subquery ordered newer first and limited.
-func recallFamily(ident, fpIndex, fpKey, k4Prefix, k4Key string) []string {
-	return []string{
-		`SELECT * FROM (` + tierSelect(fpIndex, fpKey, condExact, ident) + newestFirst + `) AS exact`,
-		`SELECT * FROM (` + tierSelect(k4Prefix+"_dep", k4Key, condShapeDiffers, ident) + `
-	UNION ALL ` + tierSelect(k4Prefix+"_shape", k4Key, condDependencyDiffs, ident) + newestFirst + `) AS one_differs`,
-		`SELECT * FROM (` + tierSelect(k4Prefix, k4Key, condBothDiffer, ident) + newestFirst + `) AS both_differ`,
-	}
+// family is one family of memories: the alert's identity (strong tiers,
+// through the identity indexes) or the related ones (through the DNA
+// indexes).
+type family struct {
+	strong           bool
+	fpIndex, fpArg   string
+	k4Prefix         string
+	fpParam, k4Param int
 }
 
-// The two families: strong tiers through the identity indexes, related
-// tiers through the DNA indexes.
 var (
-	strongFamily  = recallFamily(sameIdentity, "incidents_ifp", "ifp = +?1", "incidents_ik4", "ik4 = +?2")
-	relatedFamily = recallFamily(otherIdentity, "incidents_fp", "fp = +?3", "incidents_k4", "k4 = +?4")
+	strongFamily  = family{strong: true, fpIndex: "incidents_ifp", fpArg: "ifp", k4Prefix: "incidents_ik4", fpParam: argIFP, k4Param: argIK4}
+	relatedFamily = family{fpIndex: "incidents_fp", fpArg: "fp", k4Prefix: "incidents_k4", fpParam: argFP, k4Param: argK4}
 )
 
-// recallQuery joins tiers, best first, into one query that returns the
-// first limit rows of their concatenation. UNION ALL without an ORDER BY
-// of its own yields its arms in order (SQLite runs them one after the
-// other and stops at the LIMIT, so later tiers are not read once the
-// earlier ones filled it); every arm reads an index in its order (the
-// EXPLAIN QUERY PLAN test checks it).
-func recallQuery(tiers ...[]string) string {
+// family returns the tiers of one family of memories, best first: the
+// exact fingerprint, then the two tiers where one descriptive field
+// differs merged newer first, then both differ. Each is a subquery
+// ordered newer first and limited.
+func (r *recallText) family(f family) []string {
+	ident := r.otherIdentity
+	k4Col := "k4"
+	if f.strong {
+		ident = r.sameIdentity
+		k4Col = "ik4"
+	}
+	fpKey := func() string { return f.fpArg + ` = ` + r.p(f.fpParam) }
+	k4Key := func() string { return k4Col + ` = ` + r.p(f.k4Param) }
+	exact := `SELECT * FROM (` + r.tierSelect(f.fpIndex, fpKey(), r.condExact(), ident()) + r.newestFirst() + `) AS exact`
+	dep := r.tierSelect(f.k4Prefix+"_dep", k4Key(), r.condShapeDiffers(), ident())
+	shape := r.tierSelect(f.k4Prefix+"_shape", k4Key(), r.condDependencyDiffers(), ident())
+	one := `SELECT * FROM (` + dep + `
+	UNION ALL ` + shape + r.newestFirst() + `) AS one_differs`
+	both := `SELECT * FROM (` + r.tierSelect(f.k4Prefix, k4Key(), r.condBothDiffer(), ident()) + r.newestFirst() + `) AS both_differ`
+	return []string{exact, one, both}
+}
+
+// recallStatement is one recall query in one dialect: its text, and on
+// PostgreSQL the recallArgs it takes, by number, in the order of its
+// parameters (nil: all of them, as numbered).
+type recallStatement struct {
+	text string
+	pick []int
+}
+
+// recallQuery joins the tiers of families, best first, into one query of
+// dialect d that returns the first limit rows of their concatenation.
+// UNION ALL without an ORDER BY of its own yields its arms in order
+// (SQLite runs them one after the other and stops at the LIMIT, so later
+// tiers are not read once the earlier ones filled it; PostgreSQL's
+// Append does the same without parallel workers, which openPostgres
+// turns off); every arm reads an index in its order (the EXPLAIN QUERY
+// PLAN test checks it).
+func recallQuery(d dialect, families ...family) recallStatement {
+	r := &recallText{d: d, numbered: numbered{d: d}}
 	var arms []string
-	for _, t := range tiers {
-		arms = append(arms, t...)
+	for _, f := range families {
+		arms = append(arms, r.family(f)...)
 	}
-	return strings.Join(arms, "\nUNION ALL\n") + "\nLIMIT +?13"
+	text := strings.Join(arms, "\nUNION ALL\n") + "\nLIMIT " + r.p(argLimit)
+	return recallStatement{text: text, pick: r.pick}
 }
 
-// The recall queries, one per combination of families an alert reads: an
-// alert with an identity reads its own tiers first, and the related tiers
-// only when its DNA names an error class or a service role.
-var (
-	recallStrongRelated = recallQuery(strongFamily, relatedFamily)
-	recallStrongOnly    = recallQuery(strongFamily)
-	recallRelatedOnly   = recallQuery(relatedFamily)
-)
+// recallStatements are the recall queries of one dialect, one per
+// combination of families an alert reads: an alert with an identity reads
+// its own tiers first, and the related tiers only when its DNA names an
+// error class or a service role.
+type recallStatements struct {
+	strongRelated, strongOnly, relatedOnly recallStatement
+}
 
-// recallQueries lists the recall queries, for preparing.
-var recallQueries = []string{recallStrongRelated, recallStrongOnly, recallRelatedOnly}
+func newRecallStatements(d dialect) recallStatements {
+	return recallStatements{
+		strongRelated: recallQuery(d, strongFamily, relatedFamily),
+		strongOnly:    recallQuery(d, strongFamily),
+		relatedOnly:   recallQuery(d, relatedFamily),
+	}
+}
 
-// noRule stands for the rule of an alert without identity in the related
-// tiers' condition: no stored rule equals it, so every memory is "other".
-const noRule = "\x00"
+// all lists the recall queries, for preparing.
+func (r recallStatements) all() []recallStatement {
+	return []recallStatement{r.strongRelated, r.strongOnly, r.relatedOnly}
+}
 
-// recallArgs returns the arguments of the recall queries, numbered as the
-// constants above say.
-func recallArgs(id openrecall.Identity, fp openrecall.Fingerprint, limit int) []any {
+// recallArgs returns the arguments of the recall queries of dialect d,
+// numbered as the constants above say; for a PostgreSQL statement
+// (pick not nil) the ones it takes, in its order.
+func recallArgs(d dialect, pick []int, id openrecall.Identity, fp openrecall.Fingerprint, limit int) []any {
 	rule := id.Rule
 	if id.IsZero() {
-		rule = noRule
+		rule = d.noRule()
 	}
-	return []any{ifpKey(id, fp), ik4Key(id, fp), fpKey(fp), k4Key(fp), fp.ErrorClass, fp.ServiceRole,
+	args := []any{ifpKey(id, fp), ik4Key(id, fp), fpKey(fp), k4Key(fp), fp.ErrorClass, fp.ServiceRole,
 		fp.AttackPattern, fp.Environment, fp.DependencyPattern, fp.SignalShape, rule, id.Service, limit}
+	if pick == nil {
+		return args
+	}
+	picked := make([]any, len(pick))
+	for i, n := range pick {
+		picked[i] = args[n-1]
+	}
+	return picked
 }
 
 type rowScanner interface {
@@ -268,7 +356,7 @@ func scanIncidentSealed(r rowScanner, content *[]byte, extra ...any) (openrecall
 
 // prepare validates and normalizes inc for storage: the dedupe key and id
 // derived from its content, CreatedAt set to now when zero and kept in UTC.
-func (s *Store) prepare(inc openrecall.Incident) (openrecall.Incident, []any, error) {
+func (s *conn) prepare(inc openrecall.Incident) (openrecall.Incident, []any, error) {
 	if err := inc.Validate(); err != nil {
 		return inc, nil, err
 	}
@@ -330,7 +418,7 @@ func optionalNanos(t time.Time) (sql.NullInt64, error) {
 // (same dedupe key, whichever process stored it) it returns the stored record
 // and created=false, leaving it untouched. The returned incident is exactly
 // what Get returns for its id.
-func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error) {
+func (s *Memories) Retain(ctx context.Context, inc openrecall.Incident) (openrecall.Incident, bool, error) {
 	inc, args, err := s.prepare(inc)
 	if err != nil {
 		return openrecall.Incident{}, false, fmt.Errorf("retain: %w", err)
@@ -357,7 +445,7 @@ func (s *Store) Retain(ctx context.Context, inc openrecall.Incident) (openrecall
 // equivalent one is stored; an equivalent stored memory without an identity
 // takes inc's (fillIdentity). It returns the stored record and whether it
 // was created.
-func (s *Store) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
+func (s *conn) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrecall.Incident) (openrecall.Incident, bool, error) {
 	res, err := tx.ExecContext(ctx, insertIncident, args...)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: insert", err)
@@ -392,7 +480,7 @@ func (s *Store) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openre
 // resealIncidentTx reads back the memory where cond (one parameter, arg)
 // holds and, with a sealer, seals it again and binds the write to the
 // chain as event when its columns changed since they were sealed.
-func (s *Store) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, arg any, event string) (openrecall.Incident, error) {
+func (s *conn) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, arg any, event string) (openrecall.Incident, error) {
 	var content []byte
 	stored, seal, err := scanIncidentSealed(tx.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE `+cond, arg), &content)
 	if err != nil || s.seal == nil {
@@ -411,7 +499,7 @@ func (s *Store) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, a
 
 // Get returns the incident with the given id, or an error wrapping
 // openrecall.ErrNotFound.
-func (s *Store) Get(ctx context.Context, id string) (openrecall.Incident, error) {
+func (s *Memories) Get(ctx context.Context, id string) (openrecall.Incident, error) {
 	inc, err := scanIncident(s.db.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
 	if err != nil {
 		return openrecall.Incident{}, translate(fmt.Sprintf("get incident %q", id), err)
@@ -422,7 +510,7 @@ func (s *Store) Get(ctx context.Context, id string) (openrecall.Incident, error)
 // Recall returns up to limit memories for an alert of identity id and
 // fingerprint fp, best first; see the package documentation for the exact
 // semantics. limit <= 0 returns an empty result.
-func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
+func (s *Memories) Recall(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Match, error) {
 	if err := fp.Validate(); err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}
@@ -472,22 +560,22 @@ func (s *Store) Recall(ctx context.Context, id openrecall.Identity, fp openrecal
 // strong tiers of the alert's identity first, then the related tiers. The
 // result depends on the stored incidents alone (scores, which depend on the
 // time, are Recall's), which is what the recall cache keeps.
-func (s *Store) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
+func (s *conn) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
 	// Related matches need a DNA that says something: an empty error class
 	// and service role are kinship with nothing.
 	related := fp.ErrorClass != "" || fp.ServiceRole != ""
-	var query string
+	var query recallStatement
 	switch {
 	case !id.IsZero() && related:
-		query = recallStrongRelated
+		query = s.sql.recall.strongRelated
 	case !id.IsZero():
-		query = recallStrongOnly
+		query = s.sql.recall.strongOnly
 	case related:
-		query = recallRelatedOnly
+		query = s.sql.recall.relatedOnly
 	default:
 		return nil, nil
 	}
-	rows, err := s.recall[query].QueryContext(ctx, recallArgs(id, fp, limit)...)
+	rows, err := s.recall[query.text].QueryContext(ctx, recallArgs(s.d, query.pick, id, fp, limit)...)
 	if err != nil {
 		return nil, translate("recall", err)
 	}

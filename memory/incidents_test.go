@@ -202,10 +202,12 @@ func TestRecallUsesIndexes(t *testing.T) {
 	sqliteOnly(t) // EXPLAIN QUERY PLAN is SQLite's
 	s := openTemp(t)
 	fp := fpOf("timeout", "api_edge", "dns", "spike", "", "prod")
-	queries := map[string]string{"both families": recallStrongRelated, "strong only": recallStrongOnly, "related only": recallRelatedOnly}
-	for name, q := range queries {
+	r := sqliteStatements.recall
+	queries := map[string]recallStatement{"both families": r.strongRelated, "strong only": r.strongOnly, "related only": r.relatedOnly}
+	for name, st := range queries {
 		t.Run(name, func(t *testing.T) {
-			rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, recallArgs(rid, fp, 10)...)
+			q := st.text
+			rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, recallArgs(sqliteDialect, st.pick, rid, fp, 10)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +244,8 @@ func TestRecallUsesIndexes(t *testing.T) {
 // rebinds it, and the driver clears the bindings before each run): every
 // parameter of the recall queries is written +?N.
 func TestRecallParametersAreNotBare(t *testing.T) {
-	for _, q := range recallQueries {
+	for _, st := range sqliteStatements.recall.all() {
+		q := st.text
 		for i := range len(q) {
 			if q[i] == '?' && (i == 0 || q[i-1] != '+') {
 				t.Fatalf("bare parameter at %q in the recall query", q[max(0, i-30):min(len(q), i+4)])

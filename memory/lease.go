@@ -168,12 +168,12 @@ func (l *leases) release(id int64) {
 
 // Owner returns the lease owner this Store claims as: its instance name
 // and a session id of this open.
-func (s *Store) Owner() string { return s.leases.owner }
+func (s *Inbox) Owner() string { return s.leases.owner }
 
 // LeasesLost returns how many claimed deliveries this Store found
 // reclaimed by another owner when it came to persist, complete or renew
 // them: their results were not written by this Store.
-func (s *Store) LeasesLost() int64 { return s.lost.Load() }
+func (s *Inbox) LeasesLost() int64 { return s.lost.Load() }
 
 // Claim leases up to limit pending deliveries, oldest first, to this Store
 // until its lease (Options.Lease) passes: deliveries no one holds, whose
@@ -182,7 +182,7 @@ func (s *Store) LeasesLost() int64 { return s.lost.Load() }
 // rows are picked FOR UPDATE SKIP LOCKED, so processes claiming at once
 // take different rows. A database whose schema version is not this
 // binary's is refused (openrecall.ErrSchemaMismatch): nothing is claimed.
-func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error) {
+func (s *Inbox) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error) {
 	l := s.leases
 	l.claimStarted()
 	defer l.claimEnded()
@@ -270,7 +270,7 @@ func (s *Store) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 // third of the lease, whether it holds any or not. A deadlock or serialisation failure (PostgreSQL's
 // 40P01, 40001: the renewal locks many rows while a completion or another
 // process locks some of them) or a busy database is retried, a few times.
-func (s *Store) RenewLeases(ctx context.Context) error {
+func (s *Inbox) RenewLeases(ctx context.Context) error {
 	var err error
 	for try := 1; ; try++ {
 		if err = s.renewLeases(ctx); err == nil || !errors.Is(err, ErrBusy) || try == renewTries {
@@ -290,7 +290,7 @@ func (s *Store) RenewLeases(ctx context.Context) error {
 const renewTries = 5
 
 // renewLeases is one try of RenewLeases, in one transaction.
-func (s *Store) renewLeases(ctx context.Context) error {
+func (s *conn) renewLeases(ctx context.Context) error {
 	l := s.leases
 	// seen: the claims this renewal can judge. A Claim that commits while
 	// the renewal's UPDATE runs is not in its rows (PostgreSQL's statement
@@ -416,7 +416,7 @@ func idAttempts(ctx context.Context, tx *sql.Tx, what, q string, args ...any) (m
 // holds reports, inside tx, whether this Store still holds its claim of
 // inbox row id at attempt; on PostgreSQL the row stays locked until tx
 // ends, so no claim can take it in between.
-func (s *Store) holds(ctx context.Context, tx *sql.Tx, id, attempt int64) (bool, error) {
+func (s *conn) holds(ctx context.Context, tx *sql.Tx, id, attempt int64) (bool, error) {
 	q := `SELECT COUNT(*) FROM inbox WHERE id = ? AND lease_owner = ? AND attempt = ? AND done_seq IS NULL`
 	if s.pg {
 		q = `SELECT COUNT(*) FROM (SELECT 1 FROM inbox WHERE id = ? AND lease_owner = ? AND attempt = ? AND done_seq IS NULL FOR UPDATE) AS held`
@@ -431,7 +431,7 @@ func (s *Store) holds(ctx context.Context, tx *sql.Tx, id, attempt int64) (bool,
 // fenced returns which of results this Store may persist: all those it
 // never claimed (an analyze run, a test), and those whose claim it still
 // holds; not those it already found reclaimed.
-func (s *Store) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Result) ([]bool, error) {
+func (s *conn) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Result) ([]bool, error) {
 	keep := make([]bool, len(results))
 	for i, r := range results {
 		id, attempt, ok := s.leases.claimOf(r.AnalysisID)
@@ -453,7 +453,7 @@ func (s *Store) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Res
 
 // dropLost records the claims of the results fenced out of a committed
 // batch as lost (their completion writes nothing) and counts them.
-func (s *Store) dropLost(results []openrecall.Result, keep []bool) {
+func (s *conn) dropLost(results []openrecall.Result, keep []bool) {
 	for i, r := range results {
 		if keep[i] {
 			continue
@@ -468,7 +468,7 @@ func (s *Store) dropLost(results []openrecall.Result, keep []bool) {
 // state of each alert of ds that is not a rejection, in one order, so two
 // processes receiving the same notification check and move its state one
 // after the other. SQLite's immediate transaction already serialises them.
-func (s *Store) alertLocks(ctx context.Context, tx *sql.Tx, ds []openrecall.Delivery) error {
+func (s *conn) alertLocks(ctx context.Context, tx *sql.Tx, ds []openrecall.Delivery) error {
 	if !s.pg {
 		return nil
 	}

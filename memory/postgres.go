@@ -21,8 +21,9 @@ import (
 )
 
 // PostgreSQL is the shared backend (DESIGN §13): the same Store, the same
-// statements (rewritten by pgConnector), a schema of its own
-// (migrations_pg), and locks where SQLite has one writer at a time.
+// statements with PostgreSQL's spellings (pgDialect, dialect.go), a schema
+// of its own (migrations_pg), and locks where SQLite has one writer at a
+// time.
 
 //go:embed migrations_pg/*.sql
 var pgMigrationFiles embed.FS
@@ -93,16 +94,16 @@ func openPostgres(ctx context.Context, location string, opts Options) (*Store, e
 		return nil, fmt.Errorf("open memory %s: %w", safe, translate("connect", err))
 	}
 	key := int64(ApplicationID)<<32 | int64(crc32.ChecksumIEEE([]byte(schema)))
-	db := sql.OpenDB(pgConnector{inner: stdlib.GetConnector(*cfg), writeLock: key})
+	db := sql.OpenDB(newPGConnector(stdlib.GetConnector(*cfg), key))
 	db.SetMaxOpenConns(pgPoolSize)
 	db.SetMaxIdleConns(pgPoolSize)
-	s := &Store{db: db, path: safe, loc: location, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, lockKey: key,
-		leases: newLeases(opts)}
+	s := newStore(&conn{db: db, path: safe, loc: location, log: opts.Logger.Named("memory"), now: opts.Now, pg: true, d: pgDialect, sql: statementsOf(pgDialect), lockKey: key,
+		leases: newLeases(opts)})
 	if err := s.pgInit(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, fmt.Errorf("open memory %s: %w", safe, err)
 	}
-	readers := sql.OpenDB(pgConnector{inner: stdlib.GetConnector(*readCfg)})
+	readers := sql.OpenDB(newPGConnector(stdlib.GetConnector(*readCfg), 0))
 	readers.SetMaxOpenConns(min(pgPoolSize, maxReaders()))
 	readers.SetMaxIdleConns(min(pgPoolSize, maxReaders()))
 	if err := s.prepareRecall(ctx, readers); err != nil {
@@ -115,7 +116,7 @@ func openPostgres(ctx context.Context, location string, opts Options) (*Store, e
 // pgInit checks the schema and, for writing, migrates it: under a
 // session-level advisory lock, so processes starting together apply each
 // migration once.
-func (s *Store) pgInit(ctx context.Context, readOnly bool) error {
+func (s *conn) pgInit(ctx context.Context, readOnly bool) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return translate("connect", err)
@@ -183,7 +184,7 @@ func (s *Store) pgInit(ctx context.Context, readOnly bool) error {
 }
 
 // applyPG applies one migration and records it in one transaction.
-func (s *Store) applyPG(ctx context.Context, conn *sql.Conn, m migration) error {
+func (s *conn) applyPG(ctx context.Context, conn *sql.Conn, m migration) error {
 	tx, err := conn.BeginTx(withRowLocks(ctx), nil)
 	if err != nil {
 		return translate("begin migration", err)

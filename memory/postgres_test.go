@@ -144,33 +144,6 @@ func TestPostgresReadOnlyStore(t *testing.T) {
 	}
 }
 
-// The statement rewriter: SQLite's spellings become PostgreSQL's, and a
-// statement with numbered parameters passes only those it uses.
-func TestPGRewrite(t *testing.T) {
-	for _, tc := range []struct {
-		in, want string
-		pick     []int
-	}{
-		{`SELECT a FROM t WHERE b = ? AND c = ?`, `SELECT a FROM t WHERE b = $1 AND c = $2`, nil},
-		{`SELECT '?' FROM t WHERE b = ?`, `SELECT '?' FROM t WHERE b = $1`, nil},
-		{`SELECT a FROM t INDEXED BY t_b WHERE b = +?3 AND c = ?1 LIMIT +?3`, `SELECT a FROM t WHERE b = $1 AND c = $2 LIMIT $1`, []int{3, 1}},
-		{`INSERT OR IGNORE INTO t (a) VALUES (?)`, `INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING`, nil},
-		{`INSERT OR IGNORE INTO t (a) VALUES (?) RETURNING a`, `INSERT INTO t (a) VALUES ($1) ON CONFLICT DO NOTHING RETURNING a`, nil},
-		{`SELECT a FROM t WHERE b LIKE ? ESCAPE '\'`, `SELECT a FROM t WHERE b ILIKE $1 ESCAPE '\'`, nil},
-	} {
-		got := pgRewrite(tc.in)
-		if got.text != tc.want || len(got.pick) != len(tc.pick) {
-			t.Errorf("pgRewrite(%q) = %q %v; want %q %v", tc.in, got.text, got.pick, tc.want, tc.pick)
-			continue
-		}
-		for i := range tc.pick {
-			if got.pick[i] != tc.pick[i] {
-				t.Errorf("pgRewrite(%q) picks %v; want %v", tc.in, got.pick, tc.pick)
-			}
-		}
-	}
-}
-
 // Both backends reach the same schema version, so a binary's version check
 // means the same on either, and every SQLite migration after PostgreSQL's
 // first has its PostgreSQL twin under the same number.

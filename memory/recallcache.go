@@ -41,13 +41,13 @@ type recallCache struct {
 // read again when recheck has passed since the last read (0: before every
 // recall), so a memory another process retains is recalled at most recheck
 // later.
-func (s *Store) EnableRecallCache(entries int, recheck time.Duration) {
+func (s *Memories) EnableRecallCache(entries int, recheck time.Duration) {
 	s.rcache = &recallCache{cur: map[recallKey][]openrecall.Incident{}, maxEntries: max(1, entries), version: -1, recheck: recheck}
 }
 
 // CacheStats says how the recall cache did, such as "recall cache
 // 19000/20000 hits (95.0%)", or that it is off.
-func (s *Store) CacheStats() string {
+func (s *Memories) CacheStats() string {
 	c := s.rcache
 	if c == nil {
 		return "recall cache off"
@@ -71,7 +71,7 @@ type recallKey struct {
 // cachedIncidents returns load's incidents for key, from the cache when the
 // memory has not changed since they were found. The cache must be on. The
 // caller must not modify what it returns.
-func (s *Store) cachedIncidents(ctx context.Context, key recallKey, load func() ([]openrecall.Incident, error)) ([]openrecall.Incident, error) {
+func (s *conn) cachedIncidents(ctx context.Context, key recallKey, load func() ([]openrecall.Incident, error)) ([]openrecall.Incident, error) {
 	c := s.rcache
 	c.lookups.Add(1)
 	c.mu.Lock()
@@ -130,7 +130,7 @@ func (c *recallCache) put(key recallKey, incs []openrecall.Incident) {
 // dataVersion is the query whose answer changes when another connection
 // committed (SQLite) or when any transaction wrote memories (PostgreSQL,
 // whose incidents table keeps a counter by trigger).
-func (s *Store) dataVersion() string {
+func (s *conn) dataVersion() string {
 	if s.pg {
 		return "SELECT v FROM incidents_version WHERE id = 1"
 	}

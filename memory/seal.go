@@ -53,7 +53,7 @@ func (r *rowSealing) sealed(kind string, content []byte, seal string) bool {
 // record. Call it before the Store is used concurrently. A database sealed
 // under another key is refused (audit.ErrWrongKey is the caller's to
 // word).
-func (s *Store) SealRows(ctx context.Context, rs RowSealer) error {
+func (s *Trail) SealRows(ctx context.Context, rs RowSealer) error {
 	if rs.KeyID == "" || rs.Seal == nil || rs.Row == nil || rs.Sealing == nil {
 		return fmt.Errorf("seal rows: incomplete sealer: %w", openrecall.ErrInvalid)
 	}
@@ -61,7 +61,7 @@ func (s *Store) SealRows(ctx context.Context, rs RowSealer) error {
 	err := s.inTx(ctx, "seal rows", func(tx *sql.Tx) error {
 		var seq int64
 		// Serialises adoptions of several processes (PostgreSQL).
-		if err := tx.QueryRowContext(ctx, `SELECT seq FROM audit_head WHERE id = 1`+s.forUpdate()).Scan(&seq); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT seq FROM audit_head WHERE id = 1`+s.d.forUpdate()).Scan(&seq); err != nil {
 			return translate("seal rows: head", err)
 		}
 		rec, err := readSealing(ctx, tx)
@@ -102,7 +102,7 @@ var errWrongRowKey = errors.New("rows sealed with another key")
 
 // RefusedRows returns how many memories, results and waiting rows this
 // Store refused to believe because they did not match their seal.
-func (s *Store) RefusedRows() int64 {
+func (s *Trail) RefusedRows() int64 {
 	if s.seal == nil {
 		return 0
 	}
@@ -124,7 +124,7 @@ func readSealing(ctx context.Context, q rowQuerier) (openrecall.RowSealing, erro
 }
 
 // adoptTx seals every row stored without a seal and returns how many.
-func (s *Store) adoptTx(ctx context.Context, tx *sql.Tx, r *rowSealing) (int64, error) {
+func (s *conn) adoptTx(ctx context.Context, tx *sql.Tx, r *rowSealing) (int64, error) {
 	var n int64
 	type sealed struct {
 		key  any
@@ -192,7 +192,7 @@ func (b binding) entry() openrecall.AuditEntry {
 }
 
 // bindTx appends the audit entries of bs (none without a sealer).
-func (s *Store) bindTx(ctx context.Context, tx *sql.Tx, bs []binding) error {
+func (s *conn) bindTx(ctx context.Context, tx *sql.Tx, bs []binding) error {
 	if s.seal == nil || len(bs) == 0 {
 		return nil
 	}
@@ -241,7 +241,7 @@ func integrityErr(kind, id, why string) error {
 }
 
 // refuse counts and logs a row that does not match its seal.
-func (s *Store) refuse(kind, id, seal string) {
+func (s *conn) refuse(kind, id, seal string) {
 	s.seal.refused.Add(1)
 	s.log.Warn("row does not match its seal: refused", zap.String("kind", kind), zap.String("id", id),
 		zap.Bool("unsealed", seal == ""))

@@ -11,12 +11,12 @@ import (
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // SearchIncidents returns the memories f selects, newest first.
-func (s *Store) SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error) {
+func (s *Memories) SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error) {
 	q := `SELECT ` + incidentColumns + ` FROM incidents WHERE TRUE`
 	var args []any
 	for _, c := range []struct{ col, v string }{{"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
-			q += " AND " + c.col + ` LIKE ? ESCAPE '\'`
+			q += " AND " + c.col + s.d.like() + `? ESCAPE '\'`
 			args = append(args, "%"+likeEscaper.Replace(c.v)+"%")
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // CreateSession stores s and deletes the sessions that expired by its
 // creation time. A session must have an id hash, an analyst and a later
 // expiry than its creation.
-func (s *Store) CreateSession(ctx context.Context, ss openrecall.Session) error {
+func (s *Sessions) CreateSession(ctx context.Context, ss openrecall.Session) error {
 	switch {
 	case len(ss.IDHash) != 64:
 		return fmt.Errorf("create session: the id hash must be 64 hex digits (SHA-256): %w", openrecall.ErrInvalid)
@@ -42,7 +42,7 @@ func (s *Store) CreateSession(ctx context.Context, ss openrecall.Session) error 
 // Session returns the session whose id hashes to idHash, live at now; a
 // session unknown, revoked or expired by now is an error wrapping
 // openrecall.ErrNotFound.
-func (s *Store) Session(ctx context.Context, idHash string, now time.Time) (openrecall.Session, error) {
+func (s *Sessions) Session(ctx context.Context, idHash string, now time.Time) (openrecall.Session, error) {
 	ss := openrecall.Session{IDHash: idHash}
 	var scopes string
 	var created, expires int64
@@ -59,14 +59,14 @@ func (s *Store) Session(ctx context.Context, idHash string, now time.Time) (open
 }
 
 // DeleteSession ends one session (a logout); an unknown one is no error.
-func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
+func (s *Sessions) DeleteSession(ctx context.Context, idHash string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, idHash)
 	return translate("delete session", err)
 }
 
 // RevokeSessions ends every session and returns how many were live or
 // expired but not yet deleted.
-func (s *Store) RevokeSessions(ctx context.Context) (int64, error) {
+func (s *Sessions) RevokeSessions(ctx context.Context) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions`)
 	if err != nil {
 		return 0, translate("revoke sessions", err)

@@ -115,13 +115,13 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 				return err
 			}
 		}
-		if err := openFencedGroupsTx(ctx, tx, fenced, s.Store.now().UnixNano()); err != nil {
+		if err := openFencedGroupsTx(ctx, tx, s.Store.sql, fenced, s.Store.now().UnixNano()); err != nil {
 			return err
 		}
-		if err := recordGroupsTx(ctx, tx, kept, s.Store.now().UnixNano()); err != nil {
+		if err := recordGroupsTx(ctx, tx, s.Store.sql, kept, s.Store.now().UnixNano()); err != nil {
 			return err
 		}
-		if err := recordProposalsTx(ctx, tx, kept); err != nil {
+		if err := recordProposalsTx(ctx, tx, s.Store.sql, kept); err != nil {
 			return err
 		}
 		if err := recordStrongCompletionsTx(ctx, tx, kept); err != nil {

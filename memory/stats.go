@@ -60,7 +60,7 @@ type IdentityCount struct {
 }
 
 // Stats returns counts of what the Store holds.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
+func (s *Memories) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{Path: s.path, ByDecision: map[openrecall.Decision]int{}, TopFamilies: []FamilyCount{}, TopIdentities: []IdentityCount{}}
 	for _, d := range openrecall.MemoryDecisions {
 		st.ByDecision[d] = 0
@@ -104,9 +104,9 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		dst  any
 	}{
 		{"audit entries", `SELECT COUNT(*) FROM audit_entries`, &st.AuditEntries},
-		{"memories without identity", `SELECT COUNT(*) FROM incidents INDEXED BY incidents_identity WHERE rule = ''`, &st.WithoutIdentity},
+		{"memories without identity", s.sql.withoutIdentity, &st.WithoutIdentity},
 		{"forgotten memories", `SELECT COUNT(*) FROM incidents WHERE forgotten_at IS NOT NULL`, &st.Forgotten},
-		{"identities", `SELECT COUNT(*) FROM (SELECT 1 FROM incidents INDEXED BY incidents_identity WHERE rule <> '' GROUP BY rule, service) AS identities`, &st.Identities},
+		{"identities", s.sql.identities, &st.Identities},
 		{"cost points", `SELECT COUNT(*) FROM cost_points`, &st.CostPoints},
 		{"batches", `SELECT COUNT(*) FROM batches`, &st.Batches},
 		{"schema version", `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`, &st.SchemaVersion},
@@ -123,7 +123,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 // by the indexed 64-bit fingerprint hash, which keeps Stats to index scans;
 // ties at the cut are broken by that hash, and the result is ordered by
 // count, then canonical string.
-func (s *Store) topFamilies(ctx context.Context) ([]FamilyCount, error) {
+func (s *conn) topFamilies(ctx context.Context) ([]FamilyCount, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT fp, COUNT(*) AS n FROM incidents GROUP BY fp ORDER BY n DESC, fp LIMIT ?`, topFamilies)
 	if err != nil {
 		return nil, translate("stats: families", err)
@@ -167,9 +167,8 @@ func (s *Store) topFamilies(ctx context.Context) ([]FamilyCount, error) {
 
 // topIdentities returns the identities with the most memories, through the
 // (rule, service) index.
-func (s *Store) topIdentities(ctx context.Context) ([]IdentityCount, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT rule, service, COUNT(*) AS n FROM incidents INDEXED BY incidents_identity
-		WHERE rule <> '' GROUP BY rule, service ORDER BY n DESC, rule, service LIMIT ?`, topFamilies)
+func (s *conn) topIdentities(ctx context.Context) ([]IdentityCount, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql.topIdentities, topFamilies)
 	if err != nil {
 		return nil, translate("stats: identities", err)
 	}
@@ -186,4 +185,23 @@ func (s *Store) topIdentities(ctx context.Context) ([]IdentityCount, error) {
 		return nil, translate("stats: identities", err)
 	}
 	return out, nil
+}
+
+// withoutIdentitySQL counts the memories without identity, through
+// incidents_identity on SQLite.
+func withoutIdentitySQL(d dialect) string {
+	return `SELECT COUNT(*) FROM incidents` + d.indexedBy("incidents_identity") + ` WHERE rule = ''`
+}
+
+// identitiesSQL counts the identities memories have, through
+// incidents_identity on SQLite.
+func identitiesSQL(d dialect) string {
+	return `SELECT COUNT(*) FROM (SELECT 1 FROM incidents` + d.indexedBy("incidents_identity") + ` WHERE rule <> '' GROUP BY rule, service) AS identities`
+}
+
+// topIdentitiesSQL selects the identities with the most memories
+// (topIdentities), through incidents_identity on SQLite.
+func topIdentitiesSQL(d dialect) string {
+	return `SELECT rule, service, COUNT(*) AS n FROM incidents` + d.indexedBy("incidents_identity") + `
+		WHERE rule <> '' GROUP BY rule, service ORDER BY n DESC, rule, service LIMIT ?`
 }

@@ -89,9 +89,67 @@ type Options struct {
 	MaxPages int
 }
 
-// Store is the embedded SQLite memory. It is safe for concurrent use, and
-// several Stores (in one process or many) may share one file.
+// Store is the memory, on SQLite or PostgreSQL: the aggregates below, each
+// a type of its own over the one connection and dialect they share,
+// composed so that a Store has all their methods. It is safe for
+// concurrent use, and several Stores (in one process or many) may share
+// one database.
 type Store struct {
+	*conn
+	// Memories retains and recalls analysts' decisions.
+	Memories
+	// Inbox is serve's durable inbox and its leases.
+	Inbox
+	// Trail is the audit and cost trail and what binds to it.
+	Trail
+	// Decisions are alert groups, exceptions and what waits for a person.
+	Decisions
+	// Budget is serve's daily model budget.
+	Budget
+	// Sessions are the cockpit's sessions.
+	Sessions
+}
+
+// Memories retains analysts' decisions (incidents) and recalls them:
+// incidents.go, search.go, forget.go, recallcache.go, exchange.go,
+// stats.go. It is safe for concurrent use.
+type Memories struct{ *conn }
+
+// Inbox is serve's durable inbox and the leases of its deliveries:
+// inbox.go, lease.go. It is safe for concurrent use.
+type Inbox struct{ *conn }
+
+// Trail is the audit trail and the cost curve, their archives and
+// keying, the row seals bound to them and the strong completions they
+// record: audit.go, cost.go, trail.go, archive.go, seal.go,
+// completions.go. It is safe for concurrent use.
+type Trail struct{ *conn }
+
+// Decisions are the alert groups, the exceptions and their proposals,
+// and what waits for a person's decision: groups.go, exceptions.go,
+// waiting.go. It is safe for concurrent use.
+type Decisions struct{ *conn }
+
+// Budget is serve's daily model budget, shared by every process: budget.go.
+// It is safe for concurrent use.
+type Budget struct{ *conn }
+
+// Sessions are the cockpit's sessions: sessions.go. It is safe for
+// concurrent use.
+type Sessions struct{ *conn }
+
+// The aggregates' zero values are not usable: each is a field of a Store.
+
+// newStore composes the aggregates over c.
+func newStore(c *conn) *Store {
+	return &Store{conn: c, Memories: Memories{c}, Inbox: Inbox{c}, Trail: Trail{c},
+		Decisions: Decisions{c}, Budget: Budget{c}, Sessions: Sessions{c}}
+}
+
+// conn is what the aggregates of a Store share: the connections, the
+// dialect and its statements, the clock, the logger, the recall cache,
+// the leases and the row seals.
+type conn struct {
 	// db is the one connection every write, and every read but recall,
 	// goes through (read-only for a read-only Store); its PRAGMA
 	// data_version is what the recall cache compares.
@@ -109,6 +167,10 @@ type Store struct {
 	// this store's committed writes of incidents, which empty it.
 	rcache         *recallCache
 	incidentWrites atomic.Int64
+	// d is the SQL dialect of the database (dialect.go), chosen at open,
+	// and sql its statements that differ between the dialects.
+	d   dialect
+	sql *statements
 	// pg is set for a PostgreSQL store (postgres.go); lockKey is then the
 	// advisory lock key of its write transactions (the migration lock is
 	// lockKey+1).
@@ -184,7 +246,8 @@ func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store,
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts)}
+	s := newStore(&conn{db: db, path: path, loc: path, log: opts.Logger.Named("memory"), now: opts.Now, leases: newLeases(opts),
+		d: sqliteDialect, sql: statementsOf(sqliteDialect)})
 	if err := s.init(ctx, opts.ReadOnly); err != nil {
 		_ = db.Close() // the open already failed; that error is the one to report
 		return nil, err
@@ -211,7 +274,7 @@ func maxReaders() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
 // openReaders opens the pool of read-only connections recall reads through
 // and prepares the recall queries on it. It runs after init, so it never
 // meets a foreign, newer or unmigrated file.
-func (s *Store) openReaders(ctx context.Context, readDSN string) error {
+func (s *conn) openReaders(ctx context.Context, readDSN string) error {
 	readers, err := sql.Open("sqlite3", readDSN)
 	if err != nil {
 		return err
@@ -225,22 +288,22 @@ func (s *Store) openReaders(ctx context.Context, readDSN string) error {
 
 // prepareRecall makes readers the Store's pool of readers and prepares the
 // recall queries on it; on failure it closes the pool.
-func (s *Store) prepareRecall(ctx context.Context, readers *sql.DB) error {
+func (s *conn) prepareRecall(ctx context.Context, readers *sql.DB) error {
 	s.readers = readers
 	s.recall = map[string]*sql.Stmt{}
-	for _, q := range recallQueries {
-		stmt, err := readers.PrepareContext(ctx, q)
+	for _, q := range s.sql.recall.all() {
+		stmt, err := readers.PrepareContext(ctx, q.text)
 		if err != nil {
 			s.closeReaders()
 			return translate("prepare recall", err)
 		}
-		s.recall[q] = stmt
+		s.recall[q.text] = stmt
 	}
 	return nil
 }
 
 // closeReaders closes the recall statements and the pool of readers.
-func (s *Store) closeReaders() {
+func (s *conn) closeReaders() {
 	for _, stmt := range s.recall {
 		_ = stmt.Close() // read-only: nothing to lose
 	}
@@ -317,7 +380,7 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + p + "?_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_stmt_cache_size=64"
 }
 
-func (s *Store) init(ctx context.Context, readOnly bool) error {
+func (s *conn) init(ctx context.Context, readOnly bool) error {
 	state, err := s.inspect(ctx)
 	if err != nil {
 		return err
@@ -355,7 +418,7 @@ type fileState struct {
 
 // inspect reads the application id, the tables and the schema version. It
 // only reads, so a foreign file is left as it was.
-func (s *Store) inspect(ctx context.Context) (fileState, error) {
+func (s *conn) inspect(ctx context.Context) (fileState, error) {
 	var st fileState
 	var tables []string
 	err := retryBusy(ctx, func() error {
@@ -463,7 +526,7 @@ func precheck(ctx context.Context, path string) error {
 }
 
 // useWAL switches the file to WAL unless it already is.
-func (s *Store) useWAL(ctx context.Context) error {
+func (s *conn) useWAL(ctx context.Context) error {
 	var mode string
 	err := retryBusy(ctx, func() error {
 		return translate("set journal mode", s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode))
@@ -537,7 +600,7 @@ func SchemaVersion() int {
 	return ms[len(ms)-1].version
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+func (s *conn) migrate(ctx context.Context) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
@@ -561,7 +624,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // claim marks the file as openrecall's and creates schema_migrations, in
 // one immediate transaction that checks again, under the write lock, that
 // no other application's tables appeared since inspect.
-func (s *Store) claim(ctx context.Context) error {
+func (s *conn) claim(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return translate("begin claim", err)
@@ -604,7 +667,7 @@ func (s *Store) claim(ctx context.Context) error {
 // applyMigration applies m unless the database already has it; the version
 // check runs inside the immediate transaction so that two processes opening
 // one new file apply each migration once.
-func (s *Store) applyMigration(ctx context.Context, m migration, latest int) (bool, error) {
+func (s *conn) applyMigration(ctx context.Context, m migration, latest int) (bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, translate("begin migration", err)
@@ -649,16 +712,6 @@ func (s *Store) Close() error {
 // Path returns the database path the Store was opened with.
 func (s *Store) Path() string { return s.path }
 
-// forUpdate is the row lock a read-then-write of a chain's head row takes
-// on PostgreSQL (" FOR UPDATE"); SQLite's immediate transaction already
-// holds the database.
-func (s *Store) forUpdate() string {
-	if s.pg {
-		return " FOR UPDATE"
-	}
-	return ""
-}
-
 // Backend names the database the Store keeps its memory in: "sqlite" or
 // "postgres" (the memory half of a run's mode).
 func (s *Store) Backend() string {
@@ -670,7 +723,7 @@ func (s *Store) Backend() string {
 
 // location returns the location the Store was opened with, password
 // included: for opening the same database again.
-func (s *Store) location() string { return s.loc }
+func (s *conn) location() string { return s.loc }
 
 // translate wraps a database error with op, mapping SQLite result codes to
 // the package's and the root package's sentinels.

@@ -28,7 +28,7 @@ type TrailReader struct {
 // head records always match the entries read. It does not take the write
 // lock. The callbacks run while the Store's connection is held: they must
 // not use the Store. A nil callback skips its part.
-func (s *Store) ReadTrail(ctx context.Context, r TrailReader) error {
+func (s *Trail) ReadTrail(ctx context.Context, r TrailReader) error {
 	return s.readTrail(ctx, "read trail", r,
 		`SELECT `+auditColumns+` FROM audit_entries ORDER BY sequence`, nil,
 		`SELECT `+costColumns+`, seq, prev_hash, hash FROM cost_points ORDER BY seq, rowid`, nil)
@@ -36,7 +36,7 @@ func (s *Store) ReadTrail(ctx context.Context, r TrailReader) error {
 
 // readTrail is ReadTrail with the queries of the entries and the cost
 // points (and their arguments) given; what names the operation in errors.
-func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entries string, entryArgs []any, costs string, costArgs []any) (err error) {
+func (s *conn) readTrail(ctx context.Context, what string, r TrailReader, entries string, entryArgs []any, costs string, costArgs []any) (err error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return translate(what, err)
@@ -46,11 +46,12 @@ func (s *Store) readTrail(ctx context.Context, what string, r TrailReader, entri
 			err = translate(what+": release connection", cerr)
 		}
 	}()
-	// A deferred transaction takes no lock; in WAL mode its first read
-	// fixes the snapshot every later read in it sees. (The DSN's
+	// One snapshot for every read (dialect.beginSnapshot). On SQLite a
+	// deferred transaction takes no lock; in WAL mode its first read fixes
+	// the snapshot every later read in it sees. (The DSN's
 	// _txlock=immediate applies only to BeginTx, which would take the
 	// write lock.)
-	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+	if _, err := conn.ExecContext(ctx, s.d.beginSnapshot()); err != nil {
 		return translate(what+": begin", err)
 	}
 	defer func() {
@@ -131,7 +132,7 @@ func eachRow(ctx context.Context, conn *sql.Conn, what, query string, args []any
 // with sign(legacyThrough, legacyCosts) as the boundary's MAC, and returns
 // the key ID recorded (keyID, or another one when the trail was keyed before
 // with another key: the caller must not append then).
-func (s *Store) BindAuditKey(ctx context.Context, keyID string, sign func(legacyThrough, legacyCosts int64) string) (string, error) {
+func (s *Trail) BindAuditKey(ctx context.Context, keyID string, sign func(legacyThrough, legacyCosts int64) string) (string, error) {
 	if keyID == "" {
 		return "", fmt.Errorf("bind audit key: empty key id: %w", openrecall.ErrInvalid)
 	}
@@ -159,7 +160,7 @@ func (s *Store) BindAuditKey(ctx context.Context, keyID string, sign func(legacy
 
 // AuditKeyID returns the ID of the key the trail is keyed with, "" when no
 // keyed entry was appended yet.
-func (s *Store) AuditKeyID(ctx context.Context) (string, error) {
+func (s *Trail) AuditKeyID(ctx context.Context) (string, error) {
 	var id string
 	err := s.db.QueryRowContext(ctx, `SELECT key_id FROM audit_keying WHERE id = 1`).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {

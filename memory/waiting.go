@@ -21,7 +21,7 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // already recorded keeps its first row (and its decision).
 // It returns the bindings of the rows it sealed, for the caller to chain
 // (PersistBatch chains each after its analysis's entries).
-func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
+func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
 	if waits == nil {
 		return nil, nil
 	}
@@ -42,7 +42,7 @@ func (s *Store) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openr
 // insertWaitingTx inserts ws in order and chains the seals of the rows it
 // sealed; an analysis already recorded (before or earlier in ws) keeps its
 // first row.
-func (s *Store) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
+func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
 	binds, err := s.insertWaitingRowsTx(ctx, tx, ws)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ const waitingWidth = 13
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
 // rows it sealed, not chained yet.
-func (s *Store) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
+func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
 	if len(ws) == 0 {
 		return nil, nil
 	}
@@ -117,7 +117,7 @@ func (s *Store) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openre
 
 // RecordWaiting stores what waits for a person, outside a run (a test, an
 // import); an analysis already recorded keeps its first row.
-func (s *Store) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) error {
+func (s *Decisions) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) error {
 	return s.inTx(ctx, "record waiting", func(tx *sql.Tx) error {
 		return s.insertWaitingTx(ctx, tx, ws)
 	})
@@ -146,7 +146,7 @@ func scanWaiting(r rowScanner, extra ...any) (openrecall.Waiting, error) {
 
 // Awaiting returns what waits for a person and is not decided yet, oldest
 // first, as f selects.
-func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
+func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, v string }{{"severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
@@ -161,9 +161,9 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 	if s.seal != nil {
 		cols += `, ` + waitingSealColumns
 	}
-	q := `SELECT ` + cols + ` FROM waiting INDEXED BY waiting_open WHERE decided_at IS NULL
+	q := `SELECT ` + cols + ` FROM waiting` + s.d.indexedBy("waiting_open") + ` WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
-			WHERE m.analysis_id = waiting.analysis_id AND ` + groupWaitsCond + `)`
+			WHERE m.analysis_id = waiting.analysis_id AND ` + s.sql.groupWaits + `)`
 	for _, w := range where {
 		q += " AND " + w
 	}
@@ -204,7 +204,7 @@ func (s *Store) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]ope
 // WaitingFor returns what waited for a person about analysisID, with its
 // result, decided or not; an analysis that never waited wraps
 // openrecall.ErrNotFound.
-func (s *Store) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
+func (s *Decisions) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
 	dests, sealed := waitingSealDests()
 	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+` FROM waiting WHERE analysis_id = ?`, analysisID), dests...)
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *Store) WaitingFor(ctx context.Context, analysisID string) (openrecall.W
 // Decide marks what waits about analysisID as decided by w's DecidedBy,
 // DecidedAt, Decision and MemoryID. It returns false, changing nothing, when
 // the analysis was decided already or never waited.
-func (s *Store) Decide(ctx context.Context, w openrecall.Waiting) (bool, error) {
+func (s *Decisions) Decide(ctx context.Context, w openrecall.Waiting) (bool, error) {
 	at, err := nanos(w.DecidedAt)
 	if err != nil {
 		return false, fmt.Errorf("decide %s: %w", w.AnalysisID, err)
@@ -323,13 +323,15 @@ func waitingStored(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) (ma
 // person (usecase.GroupWaits is the rule): no person decided them, they
 // have members besides their head, and memory did not bypass their head
 // (its members were closed by memory, nothing waits).
-const groupWaitsCond = `g.decided_at IS NULL AND g.size > 1 AND COALESCE(json_extract(g.head, '$.bypassed'), 0) = 0`
+func groupWaitsCond(d dialect) string {
+	return `g.decided_at IS NULL AND g.size > 1 AND ` + d.jsonNotTrue("g.head", "bypassed")
+}
 
 // WaitingGroups returns the open alert groups that wait for a person's
 // decision, oldest first (by their first firing), as f selects (the
 // head's severity, the identity's fields).
-func (s *Store) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
-	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + groupWaitsCond
+func (s *Decisions) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
+	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + s.sql.groupWaits
 	var args []any
 	for _, c := range []struct{ col, v string }{{"head_severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
@@ -345,11 +347,18 @@ func (s *Store) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) (
 	return s.queryGroups(ctx, "waiting groups", q, args...)
 }
 
+// awaitingProposalSQL selects the undecided analyses whose result carried
+// an exception proposal id (AwaitingProposal), through waiting_open on
+// SQLite.
+func awaitingProposalSQL(d dialect) string {
+	return `SELECT ` + waitingColumns + ` FROM waiting` + d.indexedBy("waiting_open") + `
+		WHERE decided_at IS NULL AND ` + d.jsonText("result", "proposal", "id") + ` = ? ORDER BY since, analysis_id`
+}
+
 // AwaitingProposal returns the analyses not decided yet whose result
 // carried the exception proposal id, oldest first.
-func (s *Store) AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+waitingColumns+` FROM waiting INDEXED BY waiting_open
-		WHERE decided_at IS NULL AND json_extract(result, '$.proposal.id') = ? ORDER BY since, analysis_id`, id)
+func (s *Decisions) AwaitingProposal(ctx context.Context, id string) ([]openrecall.Waiting, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql.awaitingProposal, id)
 	if err != nil {
 		return nil, translate("awaiting proposal "+id, err)
 	}
