@@ -40,20 +40,19 @@ var errNoSealer = errors.New("compose: no audit sealer: the trail cannot be writ
 type Option func(*options)
 
 type options struct {
-	fingerprinter  workflow.Fingerprinter
-	ucFingerprint  usecase.Fingerprinter
-	sealer         SealerFunc
-	keys           usecase.AuditKeys
-	retention      time.Duration
-	batch          string
-	shadow         bool
-	groupScope     bool
-	noGrouping     bool
-	ordered        bool
-	continueCurve  bool
-	noExceptions   bool
-	wire           func(*workflow.Config)
-	useCaseOptions func(*usecase.App)
+	fingerprinter workflow.Fingerprinter
+	ucFingerprint usecase.Fingerprinter
+	sealer        SealerFunc
+	keys          usecase.AuditKeys
+	retention     time.Duration
+	batch         string
+	shadow        bool
+	groupScope    bool
+	noGrouping    bool
+	ordered       bool
+	continueCurve bool
+	noExceptions  bool
+	wire          func(*workflow.Config)
 }
 
 // Fingerprinter fingerprints and identifies alerts, for the pipeline and

@@ -220,7 +220,7 @@ func parse(t reflect.Type, f reflect.StructField) (m member, ok bool, err error)
 		name = f.Name
 	}
 	for c := range strings.SplitSeq(name, "") {
-		if !(c >= "a" && c <= "z" || c >= "A" && c <= "Z" || c >= "0" && c <= "9" || c == "_") {
+		if plain := c >= "a" && c <= "z" || c >= "A" && c <= "Z" || c >= "0" && c <= "9" || c == "_"; !plain {
 			return m, false, fmt.Errorf("%s.%s: name %q would need escaping", t, f.Name, name)
 		}
 	}
