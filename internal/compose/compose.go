@@ -41,7 +41,6 @@ type Option func(*options)
 
 type options struct {
 	fingerprinter workflow.Fingerprinter
-	ucFingerprint usecase.Fingerprinter
 	sealer        SealerFunc
 	keys          usecase.AuditKeys
 	retention     time.Duration
@@ -59,7 +58,7 @@ type options struct {
 // the use cases that decide about alerts (a *fingerprint.Extractor). A
 // root without one has use cases that decide about no alert.
 func Fingerprinter(f workflow.Fingerprinter) Option {
-	return func(o *options) { o.fingerprinter, o.ucFingerprint = f, f }
+	return func(o *options) { o.fingerprinter = f }
 }
 
 // Sealer seals what is written to the audit trail.
@@ -136,7 +135,7 @@ func (r *Root) sealer(ctx context.Context) (audit.Sealer, error) {
 
 func (r *Root) useCases() *usecase.App {
 	st := r.st
-	uc := &usecase.App{
+	return &usecase.App{
 		Store:          st,
 		Groups:         st,
 		Exceptions:     st,
@@ -173,11 +172,9 @@ func (r *Root) useCases() *usecase.App {
 		Keys:      r.o.keys,
 		Waiting:   st,
 		Retention: r.o.retention,
+		// A nil Fingerprinter stays nil: use cases that decide about no alert.
+		Fingerprinter: r.o.fingerprinter,
 	}
-	if r.o.ucFingerprint != nil {
-		uc.Fingerprinter = r.o.ucFingerprint
-	}
-	return uc
 }
 
 // Sink is the results' sink: each batch of results stored with its audit
