@@ -14,6 +14,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # golangci-lint, pinned; `make lint` installs it into bin/tools when absent.
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# Test binaries are linked without DWARF (-w): no test reads it (a panic's
+# stack trace comes from the symbol table), and the ~40 links of make test
+# take seconds each with it on 2 cores.
+TESTLDFLAGS := -ldflags=-w
 
 .PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit e2e-multiprocess mutants
 
@@ -34,7 +38,7 @@ FIGURES := $(CURDIR)/.openrecall/figures.txt
 test:
 	@mkdir -p $(dir $(FIGURES)) && rm -f $(FIGURES)
 	OPENRECALL_FIGURES=$(FIGURES) OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
-		$(GO) test -count=1 -timeout 20m ./...
+		$(GO) test -count=1 $(TESTLDFLAGS) -timeout 20m ./...
 	@$(MAKE) --no-print-directory test-pg
 	@echo "corpus figures:"; cat $(FIGURES) 2>/dev/null || echo "  (none written)"
 
@@ -47,7 +51,7 @@ test:
 PG_PACKAGES := ./memory/ ./tests/property/ ./workflow/ ./server/...
 test-pg:
 	OPENRECALL_TEST_BACKEND=postgres OPENRECALL_PBT_SEED=$${OPENRECALL_PBT_SEED:-$(PBT_SEED)} OPENRECALL_PBT_PROFILE=$${OPENRECALL_PBT_PROFILE:-ci} \
-		$(GO) test -count=1 -timeout 30m $(PG_PACKAGES)
+		$(GO) test -count=1 $(TESTLDFLAGS) -timeout 30m $(PG_PACKAGES)
 
 race:
 	$(GO) test -race -short -count=1 -timeout 30m ./...

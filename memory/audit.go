@@ -215,7 +215,18 @@ func scanAudit(r rowScanner) (openrecall.AuditEntry, error) {
 // AuditByAnalysis returns the audit entries of one analysis in sequence
 // order; none is an empty slice, not an error.
 func (s *Trail) AuditByAnalysis(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
+	return auditByAnalysis(ctx, s.db, analysisID)
+}
+
+// querier runs a query on the Store's pool or in a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// auditByAnalysis is AuditByAnalysis on q (the Store's pool or a
+// transaction).
+func auditByAnalysis(ctx context.Context, q querier, analysisID string) ([]openrecall.AuditEntry, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
 		WHERE analysis_id = ? ORDER BY sequence`, analysisID)
 	if err != nil {
 		return nil, translate("audit by analysis", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // Enqueue accepts deliveries into the durable inbox in one immediate
@@ -234,80 +235,159 @@ const lastCursor = `SELECT COALESCE(MAX(done_seq), 0) FROM inbox WHERE done_seq 
 // of ids[i]) and takes them off the inbox in one transaction, giving them
 // the next completion cursors in that order. A delivery completed before
 // keeps its first result; an unknown id wraps openrecall.ErrNotFound and
-// stores nothing.
+// stores nothing. A run does not call it: its Sink completes the
+// deliveries of a batch in the batch's own transaction.
 func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error {
 	if len(ids) != len(rs) {
 		return fmt.Errorf("complete: %d ids, %d results: %w", len(ids), len(rs), openrecall.ErrInvalid)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	var lost []int64
+	err := s.inTx(ctx, "complete", func(tx *sql.Tx) error {
+		var taken []completing
+		var err error
+		if taken, lost, err = s.takeTx(ctx, tx, ids, true); err != nil {
+			return err
+		}
+		return s.finishTx(ctx, tx, taken, func(i int) openrecall.Result { return rs[i] })
+	})
 	if err != nil {
-		return translate("complete: begin", err)
+		return err
 	}
-	defer tx.Rollback()
+	s.settle(ids, lost)
+	return nil
+}
+
+// completing is a delivery taken off the inbox in a transaction whose
+// result is still to be written (finishTx).
+type completing struct {
+	at  int // its index in the caller's ids
+	row servedRow
+}
+
+// takeTx takes deliveries ids off the inbox in tx, giving them the next
+// completion cursors in order, and returns those taken; a delivery this
+// Store claimed is taken only under its claim (owner and attempt): that
+// update is the fence. It returns too the claimed ids it found reclaimed
+// by another owner or completed already. A delivery this Store found
+// reclaimed before is skipped; with known, an id that is not in the inbox
+// at all wraps openrecall.ErrNotFound.
+func (s *conn) takeTx(ctx context.Context, tx *sql.Tx, ids []int64, known bool) (taken []completing, lost []int64, err error) {
 	var seq int64
 	if err := tx.QueryRowContext(ctx, lastCursor).Scan(&seq); err != nil {
-		return translate("complete: cursor", err)
+		return nil, nil, translate("complete: cursor", err)
 	}
 	now := s.now().UnixNano()
-	var lost []int64
-	var binds []binding
 	for i, id := range ids {
-		body, err := json.Marshal(rs[i])
-		if err != nil {
-			return fmt.Errorf("complete %d: encode result: %w", id, err)
-		}
-		// A delivery this Store claimed is completed only under its claim
-		// (owner and attempt): after another owner reclaimed it, this
-		// Store writes nothing for it, nor when it already found it
-		// reclaimed (a renewal or its fenced persist did, and counted it).
 		if s.leases.isLost(id) {
 			continue
 		}
-		q, args := `UPDATE inbox SET done_seq = ?, done_at = ?, result = ?, lease_until = NULL WHERE id = ? AND done_seq IS NULL`,
-			[]any{seq + 1, now, string(body), id}
+		q, args := `UPDATE inbox SET done_seq = ?, done_at = ?, lease_until = NULL WHERE id = ? AND done_seq IS NULL`,
+			[]any{seq + 1, now, id}
 		attempt, claimed := s.leases.claim(id)
 		if claimed {
 			q += ` AND lease_owner = ? AND attempt = ?`
 			args = append(args, s.leases.owner, attempt)
 		}
-		var content []byte
-		sv, _, err := scanServedSealed(tx.QueryRowContext(ctx, q+` RETURNING `+servedColumns, args...), &content)
+		var row servedRow
+		err := row.scan(tx.QueryRowContext(ctx, q+` RETURNING `+takenColumns, args...))
 		if err == nil {
 			seq++
-			if s.seal != nil {
-				seal := s.seal.Row(openrecall.RowResult, content)
-				if _, err := tx.ExecContext(ctx, `UPDATE inbox SET seal = ? WHERE id = ?`, seal, id); err != nil {
-					return translate(fmt.Sprintf("complete %d: seal", id), err)
-				}
-				binds = append(binds, binding{kind: openrecall.RowResult, id: sv.AnalysisID, alertID: sv.Alert.ID, event: "result", seal: seal,
-					reason: "result of analysis " + sv.AnalysisID + ": " + string(rs[i].Decision), at: fromNanos(now)})
-			}
+			row.attempt = attempt
+			taken = append(taken, completing{at: i, row: row})
 			continue
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return translate(fmt.Sprintf("complete %d", id), err)
+			return nil, nil, translate(fmt.Sprintf("complete %d", id), err)
 		}
-		var exists int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
-			return translate(fmt.Sprintf("complete %d", id), err)
+		if known {
+			var exists int
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
+				return nil, nil, translate(fmt.Sprintf("complete %d", id), err)
+			}
 		}
 		if claimed {
 			lost = append(lost, id)
 		}
 	}
-	if err := s.bindTx(ctx, tx, binds); err != nil {
-		return err
+	return taken, lost, nil
+}
+
+// finishTx writes the result of each delivery taken (result(c.at) is its
+// result, encoded as encoding/json would) and, with a sealer, seals the
+// finished row and chains its seal into the audit trail.
+func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, result func(at int) openrecall.Result) error {
+	var binds []binding
+	var body, content []byte
+	for _, c := range taken {
+		r := result(c.at)
+		var err error
+		if body, err = jsonfast.AppendResult(body[:0], r, true); err != nil {
+			return fmt.Errorf("complete %d: encode result: %w", c.row.id, err)
+		}
+		if s.seal == nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = ? WHERE id = ?`, string(body), c.row.id); err != nil {
+				return translate(fmt.Sprintf("complete %d", c.row.id), err)
+			}
+			continue
+		}
+		content = c.row.content(content[:0], sql.NullString{String: string(body), Valid: true})
+		seal := s.seal.Row(openrecall.RowResult, content)
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = ?, seal = ? WHERE id = ?`, string(body), seal, c.row.id); err != nil {
+			return translate(fmt.Sprintf("complete %d", c.row.id), err)
+		}
+		binds = append(binds, binding{kind: openrecall.RowResult, id: c.row.analysisID, alertID: c.row.alertID, event: "result", seal: seal,
+			reason: "result of analysis " + c.row.analysisID + ": " + string(r.Decision), at: fromNanos(c.row.doneAt.Int64)})
 	}
-	if err := tx.Commit(); err != nil {
-		return translate("complete: commit", err)
-	}
+	return s.bindTx(ctx, tx, binds)
+}
+
+// settle releases the claims of deliveries ids once their transaction has
+// committed, counting those of lost as lost.
+func (s *conn) settle(ids, lost []int64) {
 	for _, id := range ids {
 		if slices.Contains(lost, id) {
 			s.lost.Add(1)
 		}
 		s.leases.release(id)
 	}
-	return nil
+}
+
+// takenColumns are the columns a completion's seal covers, but the result:
+// servedColumns without result and seal.
+const takenColumns = `id, analysis_id, delivery, done_seq, done_at, pruned_at, endpoint, request_id, received_at, alert_id`
+
+// servedRow is an inbox row as stored (takenColumns), and the attempt a
+// completion took it at.
+type servedRow struct {
+	id                           int64
+	analysisID, delivery         string
+	seq, doneAt, prunedAt        sql.NullInt64
+	endpoint, requestID, alertID string
+	receivedAt                   int64
+	attempt                      int64
+}
+
+func (r *servedRow) scan(sc rowScanner) error {
+	return sc.Scan(&r.id, &r.analysisID, &r.delivery, &r.seq, &r.doneAt, &r.prunedAt, &r.endpoint, &r.requestID,
+		&r.receivedAt, &r.alertID)
+}
+
+// content appends to b the encoding a row's seal covers: every column of
+// servedColumns but the seal, in that order, with result as the result.
+func (r *servedRow) content(b []byte, result sql.NullString) []byte {
+	e := rowEnc{b: b}
+	e.int(r.id)
+	e.str(r.analysisID)
+	e.str(r.delivery)
+	e.nullInt(r.seq)
+	e.nullInt(r.doneAt)
+	e.nullStr(result)
+	e.nullInt(r.prunedAt)
+	e.str(r.endpoint)
+	e.str(r.requestID)
+	e.int(r.receivedAt)
+	e.str(r.alertID)
+	return e.b
 }
 
 const servedColumns = `id, analysis_id, delivery, done_seq, done_at, result, pruned_at, endpoint, request_id, received_at, alert_id, seal`
@@ -323,44 +403,33 @@ func scanServed(r rowScanner) (openrecall.Served, error) {
 // stored.
 func scanServedSealed(r rowScanner, content *[]byte, extra ...any) (openrecall.Served, string, error) {
 	var sv openrecall.Served
-	var body, endpoint, requestID, alertID, seal string
-	var seq, doneAt, prunedAt sql.NullInt64
-	var receivedAt int64
+	var row servedRow
+	var seal string
 	var result sql.NullString
-	if err := r.Scan(append([]any{&sv.ID, &sv.AnalysisID, &body, &seq, &doneAt, &result, &prunedAt, &endpoint, &requestID, &receivedAt, &alertID, &seal}, extra...)...); err != nil {
+	// servedColumns: takenColumns with the result after done_at, then the seal.
+	if err := r.Scan(append([]any{&row.id, &row.analysisID, &row.delivery, &row.seq, &row.doneAt, &result, &row.prunedAt,
+		&row.endpoint, &row.requestID, &row.receivedAt, &row.alertID, &seal}, extra...)...); err != nil {
 		return sv, "", err
 	}
 	if content != nil {
-		e := rowEnc{b: (*content)[:0]}
-		e.int(sv.ID)
-		e.str(sv.AnalysisID)
-		e.str(body)
-		e.nullInt(seq)
-		e.nullInt(doneAt)
-		e.nullStr(result)
-		e.nullInt(prunedAt)
-		e.str(endpoint)
-		e.str(requestID)
-		e.int(receivedAt)
-		e.str(alertID)
-		*content = e.b
+		*content = row.content((*content)[:0], result)
 	}
-	id, analysisID := sv.ID, sv.AnalysisID
-	if prunedAt.Valid {
+	if row.prunedAt.Valid {
 		// What a pruned row keeps: its ids, endpoint, request id, times and
 		// alert id; no alert document and no result.
-		sv.Endpoint, sv.RequestID, sv.ReceivedAt, sv.Alert.ID = endpoint, requestID, fromNanos(receivedAt), alertID
-		sv.Pruned, sv.PrunedAt = true, fromNanos(prunedAt.Int64)
-	} else if err := json.Unmarshal([]byte(body), &sv.Delivery); err != nil {
-		return sv, seal, fmt.Errorf("delivery %d: %w", id, err)
+		sv.Endpoint, sv.RequestID, sv.ReceivedAt, sv.Alert.ID = row.endpoint, row.requestID, fromNanos(row.receivedAt), row.alertID
+		sv.Pruned, sv.PrunedAt = true, fromNanos(row.prunedAt.Int64)
+	} else if err := json.Unmarshal([]byte(row.delivery), &sv.Delivery); err != nil {
+		sv.ID, sv.AnalysisID = row.id, row.analysisID
+		return sv, seal, fmt.Errorf("delivery %d: %w", row.id, err)
 	}
-	sv.ID, sv.AnalysisID = id, analysisID
-	if seq.Valid {
-		sv.Done, sv.Cursor, sv.DoneAt = true, seq.Int64, fromNanos(doneAt.Int64)
+	sv.ID, sv.AnalysisID = row.id, row.analysisID
+	if row.seq.Valid {
+		sv.Done, sv.Cursor, sv.DoneAt = true, row.seq.Int64, fromNanos(row.doneAt.Int64)
 		if result.Valid {
 			sv.Result = &openrecall.Result{}
 			if err := json.Unmarshal([]byte(result.String), sv.Result); err != nil {
-				return sv, seal, fmt.Errorf("result of delivery %d: %w", id, err)
+				return sv, seal, fmt.Errorf("result of delivery %d: %w", row.id, err)
 			}
 		}
 	}

@@ -413,54 +413,76 @@ func idAttempts(ctx context.Context, tx *sql.Tx, what, q string, args ...any) (m
 	return out, translate(what, rows.Err())
 }
 
-// holds reports, inside tx, whether this Store still holds its claim of
-// inbox row id at attempt; on PostgreSQL the row stays locked until tx
-// ends, so no claim can take it in between.
-func (s *conn) holds(ctx context.Context, tx *sql.Tx, id, attempt int64) (bool, error) {
-	q := `SELECT COUNT(*) FROM inbox WHERE id = ? AND lease_owner = ? AND attempt = ? AND done_seq IS NULL`
-	if s.pg {
-		q = `SELECT COUNT(*) FROM (SELECT 1 FROM inbox WHERE id = ? AND lease_owner = ? AND attempt = ? AND done_seq IS NULL FOR UPDATE) AS held`
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, q, id, s.leases.owner, attempt).Scan(&n); err != nil {
-		return false, translate(fmt.Sprintf("lease of %d", id), err)
-	}
-	return n == 1, nil
+// fence is what a batch's transaction found of the deliveries of its
+// results: keep[i] says whether results[i] may be stored (all those this
+// Store never claimed, such as an analyze run's, and those whose claim it
+// still holds); taken are the deliveries it took off the inbox (at: the
+// index of their result); stored[i], when not nil, holds the entries a
+// binary that stored a result and completed its delivery in two
+// transactions stored before it stopped between them: that result is
+// completed with them and stored no more. claimed are the inbox ids of
+// the batch this Store claimed and lost those of them another owner holds
+// now; the commit settles both (settleFence).
+type fence struct {
+	keep    []bool
+	stored  [][]openrecall.AuditEntry
+	taken   []completing
+	claimed []int64
+	lost    []int64
 }
 
-// fenced returns which of results this Store may persist: all those it
-// never claimed (an analyze run, a test), and those whose claim it still
-// holds; not those it already found reclaimed.
-func (s *conn) fenced(ctx context.Context, tx *sql.Tx, results []openrecall.Result) ([]bool, error) {
-	keep := make([]bool, len(results))
+// fenceTx takes off the inbox, in tx, the deliveries of results this Store
+// claimed and still holds (takeTx: the update is the fence), and returns
+// what it found.
+func (s *conn) fenceTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result) (fence, error) {
+	f := fence{keep: make([]bool, len(results)), stored: make([][]openrecall.AuditEntry, len(results))}
+	var ids []int64
+	var at []int
 	for i, r := range results {
-		id, attempt, ok := s.leases.claimOf(r.AnalysisID)
+		id, _, ok := s.leases.claimOf(r.AnalysisID)
 		if !ok {
-			keep[i] = true
+			f.keep[i] = true
 			continue
 		}
-		if s.leases.isLost(id) {
-			continue
-		}
-		held, err := s.holds(ctx, tx, id, attempt)
-		if err != nil {
-			return nil, err
-		}
-		keep[i] = held
+		f.claimed = append(f.claimed, id)
+		ids, at = append(ids, id), append(at, i)
 	}
-	return keep, nil
+	if len(ids) == 0 {
+		return f, nil
+	}
+	taken, lost, err := s.takeTx(ctx, tx, ids, false)
+	if err != nil {
+		return f, err
+	}
+	for k := range taken {
+		i := at[taken[k].at]
+		taken[k].at, f.keep[i] = i, true
+		if taken[k].row.attempt <= 1 {
+			continue // a first claim: no earlier process stored anything of it
+		}
+		stored, err := auditByAnalysis(ctx, tx, results[i].AnalysisID)
+		if err != nil {
+			return f, err
+		}
+		if len(stored) > 0 {
+			f.stored[i] = stored
+		}
+	}
+	f.taken, f.lost = taken, lost
+	return f, nil
 }
 
-// dropLost records the claims of the results fenced out of a committed
-// batch as lost (their completion writes nothing) and counts them.
-func (s *conn) dropLost(results []openrecall.Result, keep []bool) {
-	for i, r := range results {
-		if keep[i] {
-			continue
-		}
-		if id, _, ok := s.leases.claimOf(r.AnalysisID); ok && s.leases.forfeit(id) {
+// settleFence releases, once a batch's transaction has committed, the
+// claims of its deliveries: completed, or found lost to another owner
+// (counted once, as a renewal that found it would have).
+func (s *conn) settleFence(f fence) {
+	for _, id := range f.lost {
+		if s.leases.forfeit(id) {
 			s.lost.Add(1)
 		}
+	}
+	for _, id := range f.claimed {
+		s.leases.release(id)
 	}
 }
 

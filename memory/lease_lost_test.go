@@ -39,8 +39,8 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 		// of the loss) before it persists; persist: it persists at all.
 		renew, persist bool
 	}{
-		{name: "renewal learns of the loss, then persist and complete", renew: true, persist: true},
-		{name: "fenced persist, then complete", persist: true},
+		{name: "renewal learns of the loss, then persist", renew: true, persist: true},
+		{name: "fenced persist", persist: true},
 		{name: "renewal learns of the loss, then complete", renew: true},
 	}
 	for _, tt := range tests {
@@ -75,12 +75,13 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 			ra := sinkResult(d.AnalysisID, 2)
 			ra.Decision = openrecall.DecisionEscalated
 			if tt.persist {
+				// The sink stores the result and completes its delivery
+				// in one transaction, under a's claim.
 				sink := Sink{Store: a, Seal: audit.Seal, SealCosts: testCostSeal}
 				if _, err := sink.PersistBatch(ctx, []openrecall.Result{ra}, []*openrecall.CostPoint{nil}); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if err := a.Complete(ctx, []int64{d.ID}, []openrecall.Result{ra}); err != nil {
+			} else if err := a.Complete(ctx, []int64{d.ID}, []openrecall.Result{ra}); err != nil {
 				t.Fatal(err)
 			}
 			if n := a.LeasesLost(); n != 1 {
@@ -97,9 +98,6 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 			rb.Decision = openrecall.DecisionReal
 			sink := Sink{Store: b, Seal: audit.Seal, SealCosts: testCostSeal}
 			if _, err := sink.PersistBatch(ctx, []openrecall.Result{rb}, []*openrecall.CostPoint{nil}); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Complete(ctx, []int64{d.ID}, []openrecall.Result{rb}); err != nil {
 				t.Fatal(err)
 			}
 			entries, err := b.AuditByAnalysis(ctx, d.AnalysisID)

@@ -38,32 +38,40 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 
 // PersistBatch stores a batch of results in one transaction: all their
 // audit entries, chained in input order, then all their cost points, then
-// their alert groups and exception proposals, and the completions of their strong calls (the
-// running mean of the expected completion), each kind with multi-row inserts. Either all of it is stored
-// or none.
-// points[i] belongs to results[i]. It returns each result's entries as
-// stored.
+// their alert groups and exception proposals, and the completions of their
+// strong calls (the running mean of the expected completion), each kind
+// with multi-row inserts; and, for a result of a delivery this Store
+// claimed from the inbox, the delivery's completion with the result
+// (Store.Complete's rows). Either all of it is stored or none, so a served
+// result is never stored without its delivery completed, nor the other
+// way round. points[i] belongs to results[i]. It returns each result's
+// entries as stored (none for a result whose delivery another owner holds
+// now: nothing of it is stored).
 func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
 	if s.Seal == nil {
 		return nil, fmt.Errorf("persist: nil seal function: %w", openrecall.ErrInvalid)
 	}
 	var (
 		sealed []openrecall.AuditEntry
-		keep   []bool
+		out    [][]openrecall.AuditEntry
+		f      fence
 	)
 	err := s.Store.inTx(ctx, "persist", func(tx *sql.Tx) error {
-		// Results of deliveries this Store claimed from the inbox are
-		// persisted only while it holds them (lease.go).
+		// The deliveries this Store claimed are taken off the inbox first,
+		// each only while this Store still holds it (lease.go): that is
+		// the fence, and a result fenced out is not stored at all.
 		var err error
-		if keep, err = s.Store.fenced(ctx, tx, results); err != nil {
+		if f, err = s.Store.fenceTx(ctx, tx, results); err != nil {
 			return err
 		}
 		var kept, fenced []openrecall.Result
 		var entries []openrecall.AuditEntry
 		var costs []openrecall.CostPoint
 		for i, r := range results {
-			if !keep[i] {
-				fenced = append(fenced, r)
+			if !f.keep[i] || f.stored[i] != nil {
+				if !f.keep[i] {
+					fenced = append(fenced, r)
+				}
 				continue
 			}
 			kept = append(kept, r)
@@ -127,16 +135,37 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := recordStrongCompletionsTx(ctx, tx, kept); err != nil {
 			return err
 		}
-		return nil
+		out = trails(results, f, sealed)
+		// The completions go last: each result document carries its
+		// entries as stored, and its seal's binding follows them in the
+		// chain.
+		return s.Store.finishTx(ctx, tx, f.taken, func(i int) openrecall.Result {
+			r := results[i]
+			r.Audit = out[i]
+			return r
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.Store.dropLost(results, keep)
+	s.Store.settleFence(f)
+	return out, nil
+}
+
+// trails splits sealed, the entries of the results of a batch that were
+// stored now (kept, and not stored before) in input order, each followed
+// by its waiting row's binding when it has one, into each result's entries
+// as stored: those stored before for a result persisted by an earlier
+// run, none for a result fenced out.
+func trails(results []openrecall.Result, f fence, sealed []openrecall.AuditEntry) [][]openrecall.AuditEntry {
 	out := make([][]openrecall.AuditEntry, len(results))
 	for i, r := range results {
-		if !keep[i] {
+		switch {
+		case !f.keep[i]:
 			continue // another owner holds this delivery now: nothing stored
+		case f.stored[i] != nil:
+			out[i] = f.stored[i]
+			continue
 		}
 		n := len(r.Audit)
 		out[i], sealed = sealed[:n:n], sealed[n:]
@@ -144,5 +173,5 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			sealed = sealed[1:] // its waiting row's binding
 		}
 	}
-	return out, nil
+	return out
 }

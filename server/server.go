@@ -27,13 +27,13 @@ import (
 type Store interface {
 	Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error)
 	// Claim leases pending deliveries to this server; RenewLeases extends
-	// the leases of those it holds; Complete stores results under the
-	// lease (a delivery another server reclaimed meanwhile gets nothing
-	// from this one, counted by LeasesLost).
+	// the leases of those it holds. The Sink stores each result and
+	// completes its delivery under the lease, in one transaction (a
+	// delivery another server reclaimed meanwhile gets nothing from this
+	// one, counted by LeasesLost).
 	Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error)
 	RenewLeases(ctx context.Context) error
 	LeasesLost() int64
-	Complete(ctx context.Context, ids []int64, rs []openrecall.Result) error
 	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
 	ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error)
 	InboxDepth(ctx context.Context) (int, error)
@@ -106,8 +106,8 @@ const (
 // required.
 type Config struct {
 	Store Store
-	// Sink persists each result's audit entries and cost point
-	// (memory.Sink).
+	// Sink persists each result's audit entries and cost point, and
+	// completes its delivery, in one transaction per batch (memory.Sink).
 	Sink workflow.Sink
 	// NewPipeline builds the pipeline for a UTC day ("2006-01-02") over
 	// sink (workflow.Config.Sink: the server's Sink, retrying storage

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,10 +33,10 @@ func dayBatch(day string) string { return "serve-" + day }
 
 // drain runs the inbox through the analyze use case (the workflow's queue
 // runner, as `analyze` does) until stop is closed, one run per UTC day
-// (each day's pipeline and cost curve): the inbox is the run's source, the
-// sink persists each batch of results, and the deliveries are completed
-// after it. Each worker finishes the delivery it holds, and every finished
-// analysis is stored before drain returns.
+// (each day's pipeline and cost curve): the inbox is the run's source, and
+// the sink persists each batch of results and completes their deliveries
+// in one transaction (memory.Sink). Each worker finishes the delivery it
+// holds, and every finished analysis is stored before drain returns.
 func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 	for {
 		p, day, ok := s.pipelineUntil(ctx, stop)
@@ -49,15 +48,12 @@ func (s *Server) drain(ctx context.Context, stop <-chan struct{}) {
 			return
 		}
 		s.recordExpiries(ctx)
-		src := &inbox{s: s, ctx: ctx, stop: stop, day: day}
-		var done []openrecall.Result
+		src := &inbox{s: s, stop: stop, day: day}
 		_, err := usecase.Analyze(ctx, p, usecase.AnalyzeRequest{Queue: usecase.Queue{Source: src}, Options: workflow.QueueOptions{
-			Workers:   s.cfg.Workers,
-			Curve:     curve,
-			Persisted: s.cfg.Store.AuditByAnalysis,
-			BatchDone: s.completer(ctx, src, &done),
+			Workers: s.cfg.Workers,
+			Curve:   curve,
 		}}, func(r openrecall.Result) error {
-			done = append(done, r)
+			s.served(r)
 			return nil
 		})
 		if err != nil {
@@ -83,35 +79,14 @@ func (s *Server) recordExpiries(ctx context.Context) {
 	}
 }
 
-// completer returns the BatchDone of a run: it completes the deliveries of
-// the results emitted since the last batch, retrying storage errors until
-// ctx is done (then they stay pending for the next start), and reports
-// them.
-func (s *Server) completer(ctx context.Context, src *inbox, done *[]openrecall.Result) func() error {
-	return func() error {
-		results := *done
-		*done = (*done)[:0]
-		if len(results) == 0 {
-			return nil
-		}
-		ids := make([]int64, len(results))
-		for i, r := range results {
-			ids[i] = src.idOf(r.AnalysisID)
-		}
-		if err := retry(ctx, s.log, "complete deliveries", results[0].AnalysisID, len(results), func() error {
-			return s.cfg.Store.Complete(ctx, ids, results)
-		}); err != nil {
-			return err
-		}
-		for _, r := range results {
-			s.obs.Analysed(r)
-			s.log.Debug("analysed", zap.String("analysis_id", r.AnalysisID), zap.String("alert", r.Alert.ID),
-				zap.String("outcome", r.Outcome), zap.String("decision", string(r.Decision)), zap.Bool("bypassed", r.Bypassed))
-			if s.notifier != nil && escalated(r) {
-				s.notifier.send(escalation(r))
-			}
-		}
-		return nil
+// served reports a result its batch stored (with its delivery completed):
+// metrics, a debug line, and the webhook when a person must look.
+func (s *Server) served(r openrecall.Result) {
+	s.obs.Analysed(r)
+	s.log.Debug("analysed", zap.String("analysis_id", r.AnalysisID), zap.String("alert", r.Alert.ID),
+		zap.String("outcome", r.Outcome), zap.String("decision", string(r.Decision)), zap.Bool("bypassed", r.Bypassed))
+	if s.notifier != nil && escalated(r) {
+		s.notifier.send(escalation(r))
 	}
 }
 
@@ -216,29 +191,25 @@ func retry(ctx context.Context, log *zap.Logger, what, first string, n int, op f
 // inbox is the source of one day's run: pending deliveries, oldest first,
 // as intake records numbered by their inbox ids. It waits for new ones
 // (woken by an enqueue, or each second) and ends at stop or when the UTC
-// day changes. Only the run's reader goroutine calls NextNumbered; idOf
-// is safe while it runs.
+// day changes. Only the run's reader goroutine calls NextNumbered.
 type inbox struct {
 	s     *Server
-	ctx   context.Context
 	stop  <-chan struct{}
 	day   string
 	items []openrecall.Delivery
 	// fresh: the record returned last began a batch read from the inbox.
 	fresh bool
-	mu    sync.Mutex       // guards ids
-	ids   map[string]int64 // inbox id of each analysis handed out, until completed
 }
 
 // Next returns the next record; see NextNumbered.
-func (in *inbox) Next() (intake.Record, error) {
-	rec, _, err := in.NextNumbered()
+func (in *inbox) Next(ctx context.Context) (intake.Record, error) {
+	rec, _, err := in.NextNumbered(ctx)
 	return rec, err
 }
 
 // NextNumbered returns the next pending delivery as a record and its inbox
-// id, or io.EOF at stop or on a new UTC day.
-func (in *inbox) NextNumbered() (intake.Record, int, error) {
+// id, or io.EOF at stop, when ctx is done or on a new UTC day.
+func (in *inbox) NextNumbered(ctx context.Context) (intake.Record, int, error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -251,7 +222,7 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 			return intake.Record{}, 0, io.EOF
 		}
 		if len(in.items) == 0 {
-			items, err := in.s.cfg.Store.Claim(in.ctx, 4*in.s.cfg.Workers)
+			items, err := in.s.cfg.Store.Claim(ctx, 4*in.s.cfg.Workers)
 			if errors.Is(err, openrecall.ErrSchemaMismatch) {
 				// Another openrecall migrated the database: this binary
 				// claims no more work and the server stops.
@@ -267,18 +238,12 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 				// A batch is a writing command's turn: the expiries due
 				// are recorded before the run reads the active
 				// exceptions again (DESIGN §6b).
-				in.s.recordExpiries(in.ctx)
+				in.s.recordExpiries(ctx)
 			}
 		}
 		if len(in.items) > 0 {
 			d := in.items[0]
 			in.items = in.items[1:]
-			in.mu.Lock()
-			if in.ids == nil {
-				in.ids = map[string]int64{}
-			}
-			in.ids[d.AnalysisID] = d.ID
-			in.mu.Unlock()
 			rec := intake.Record{Alert: d.Alert, Received: d.ReceivedAt}
 			if d.Rejection != "" {
 				rec = intake.Record{Err: &intake.RecordError{Position: d.Alert.Position, Reason: d.Rejection}}
@@ -287,6 +252,8 @@ func (in *inbox) NextNumbered() (intake.Record, int, error) {
 		}
 		select {
 		case <-in.stop:
+			return intake.Record{}, 0, io.EOF
+		case <-ctx.Done():
 			return intake.Record{}, 0, io.EOF
 		case <-in.s.wake:
 		case <-tick.C:
@@ -301,13 +268,4 @@ func (in *inbox) FreshBatch() bool {
 	f := in.fresh
 	in.fresh = false
 	return f
-}
-
-// idOf returns the inbox id of an analysis this source handed out.
-func (in *inbox) idOf(analysisID string) int64 {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	id := in.ids[analysisID]
-	delete(in.ids, analysisID)
-	return id
 }

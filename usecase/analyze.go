@@ -49,7 +49,7 @@ func Analyze(ctx context.Context, p Pipeline, req AnalyzeRequest, emit func(open
 	case (q.Input == nil) == (src == nil):
 		return workflow.Summary{}, fmt.Errorf("analyze: give a stream of alerts or a source of records, exactly one: %w", openrecall.ErrInvalid)
 	case src == nil:
-		src = intake.NewReader(q.Input, intake.Options{Format: q.Format, Source: q.Name})
+		src = workflow.Records(intake.NewReader(q.Input, intake.Options{Format: q.Format, Source: q.Name}))
 	}
 	return p.AnalyzeQueue(ctx, src, req.Options, emit)
 }

@@ -159,7 +159,7 @@ func benchQueue(b *testing.B, queue []byte, n, workers int, persist, generated b
 		}
 		w := p.workflow(b, fmt.Sprintf("bench-%d", run), sink)
 		run++
-		src := intake.NewReader(bytes.NewReader(queue), intake.Options{Source: "bench"})
+		src := workflow.Records(intake.NewReader(bytes.NewReader(queue), intake.Options{Source: "bench"}))
 		sum, err := w.AnalyzeQueue(ctx, src, workflow.QueueOptions{Workers: workers}, discard)
 		if err != nil {
 			b.Fatal(err)

@@ -113,7 +113,7 @@ func (p *pipeline) analyzeAll(t *testing.T, alerts []map[string]any) []openrecal
 	}
 	w := p.workflow(t, nil, nil)
 	var out []openrecall.Result
-	_, err = w.AnalyzeQueue(context.Background(), intake.NewReader(bytes.NewReader(body), intake.Options{}),
+	_, err = w.AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(bytes.NewReader(body), intake.Options{})),
 		workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
 			out = append(out, r)
 			return nil
@@ -345,7 +345,7 @@ func TestCorpusStorm(t *testing.T) {
 	p := newPipeline(t)
 	w := p.grouping(t, nil, nil, nil)
 	var results []openrecall.Result
-	sum, err := w.AnalyzeQueue(context.Background(), intake.NewReader(bytes.NewReader(buf.Bytes()), intake.Options{}),
+	sum, err := w.AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(bytes.NewReader(buf.Bytes()), intake.Options{})),
 		workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
 			results = append(results, r)
 			return nil

@@ -187,7 +187,7 @@ func exceptionCorpus(t *testing.T, form corpusForm) {
 			t.Fatal(err)
 		}
 		var out []openrecall.Result
-		if _, err := w.AnalyzeQueue(ctx, intake.NewReader(&lines, intake.Options{}), workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
+		if _, err := w.AnalyzeQueue(ctx, workflow.Records(intake.NewReader(&lines, intake.Options{})), workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
 			out = append(out, r)
 			return nil
 		}); err != nil {

@@ -127,13 +127,13 @@ type numbered struct {
 	next int
 }
 
-func (n *numbered) Next() (intake.Record, error) {
-	rec, _, err := n.NextNumbered()
+func (n *numbered) Next(ctx context.Context) (intake.Record, error) {
+	rec, _, err := n.NextNumbered(ctx)
 	return rec, err
 }
 
-func (n *numbered) NextNumbered() (intake.Record, int, error) {
-	rec, err := n.src.Next()
+func (n *numbered) NextNumbered(ctx context.Context) (intake.Record, int, error) {
+	rec, err := n.src.Next(ctx)
 	seq := n.next
 	n.next++
 	return rec, seq, err
@@ -170,7 +170,7 @@ func TestStoredGroupOfABypassedHeadEndsWhenItsMemoryChanges(t *testing.T) {
 			run := func(from int, lines ...string) []openrecall.Result {
 				t.Helper()
 				var out []openrecall.Result
-				src := &numbered{src: intake.NewReader(strings.NewReader(strings.Join(lines, "\n")), intake.Options{Format: intake.FormatJSONL}), next: from}
+				src := &numbered{src: workflow.Records(intake.NewReader(strings.NewReader(strings.Join(lines, "\n")), intake.Options{Format: intake.FormatJSONL})), next: from}
 				if _, err := w.AnalyzeQueue(ctx, src, workflow.QueueOptions{Workers: 2, Curve: curve}, func(r openrecall.Result) error {
 					out = append(out, r)
 					return nil

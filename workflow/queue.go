@@ -15,18 +15,26 @@ import (
 	"github.com/openrecall/openrecall/intake"
 )
 
-// Source yields intake records one at a time; io.EOF ends it.
-// intake.Reader satisfies it.
+// Source yields intake records one at a time; io.EOF ends it. ctx is the
+// run's: a source that waits for records (serve's inbox) stops waiting
+// when it is done. Records wraps an intake.Reader as a Source.
 type Source interface {
-	Next() (intake.Record, error)
+	Next(ctx context.Context) (intake.Record, error)
 }
+
+// Records is the Source of the records an intake.Reader reads.
+func Records(r *intake.Reader) Source { return reader{r} }
+
+type reader struct{ r *intake.Reader }
+
+func (rd reader) Next(context.Context) (intake.Record, error) { return rd.r.Next() }
 
 // NumberedSource is a Source whose records carry their own sequence numbers
 // (the server's inbox ids): AnalyzeQueue names each analysis after the
 // number NextNumbered returns instead of the record's position in the queue.
 type NumberedSource interface {
 	Source
-	NextNumbered() (rec intake.Record, seq int, err error)
+	NextNumbered(ctx context.Context) (rec intake.Record, seq int, err error)
 }
 
 // BatchSource is a Source that reads its records in batches (serve's
@@ -53,11 +61,6 @@ type QueueOptions struct {
 	// Curve continues a stored cost curve (costcurve.Continue); nil starts
 	// a new one named after the workflow's batch.
 	Curve *costcurve.Curve
-	// Persisted, when not nil, returns the audit entries already stored
-	// for an analysis id: a result an earlier run persisted (and then
-	// stopped before its caller recorded it as done) is emitted with those
-	// entries, and is neither persisted again nor put on the cost curve.
-	Persisted func(ctx context.Context, analysisID string) ([]openrecall.AuditEntry, error)
 }
 
 // Summary totals a run.
@@ -210,9 +213,9 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 			var err error
 			seq := pos
 			if numbered != nil {
-				rec, seq, err = numbered.NextNumbered()
+				rec, seq, err = numbered.NextNumbered(ctx)
 			} else {
-				rec, err = src.Next()
+				rec, err = src.Next(ctx)
 			}
 			if errors.Is(err, io.EOF) {
 				return
@@ -324,23 +327,16 @@ func (w *Workflow) AnalyzeQueue(ctx context.Context, src Source, opts QueueOptio
 		if timer != nil {
 			timer.Stop()
 		}
-		fresh, err := w.unpersisted(ctx, batch, opts.Persisted)
-		if err != nil {
-			return sum, err
-		}
-		for i := range fresh {
+		for i := range batch {
 			var point *openrecall.CostPoint
-			if fresh[i].Outcome == openrecall.ResultTriaged {
-				p := curve.Add(fresh[i].Alert.ID, pointTier(fresh[i]), fresh[i].Bypassed, fresh[i].Cost, fresh[i].Baseline)
+			if batch[i].Outcome == openrecall.ResultTriaged {
+				p := curve.Add(batch[i].Alert.ID, pointTier(batch[i]), batch[i].Bypassed, batch[i].Cost, batch[i].Baseline)
 				point = &p
 			}
 			points = append(points, point)
 		}
-		if err := w.persist(ctx, fresh, points); err != nil {
+		if err := w.persist(ctx, batch, points); err != nil {
 			return sum, err
-		}
-		if len(fresh) != len(batch) {
-			restore(batch, fresh)
 		}
 		for _, r := range batch {
 			sum.add(r)
@@ -383,43 +379,6 @@ type BatchSink interface {
 func (w *Workflow) batchSink() BatchSink {
 	bs, _ := w.cfg.Sink.(BatchSink)
 	return bs
-}
-
-// unpersisted returns the results of batch that persisted (when not nil)
-// knows nothing of, and gives the others their stored audit entries. It
-// returns batch itself when every result is new.
-func (w *Workflow) unpersisted(ctx context.Context, batch []openrecall.Result, persisted func(context.Context, string) ([]openrecall.AuditEntry, error)) ([]openrecall.Result, error) {
-	if persisted == nil || w.cfg.Sink == nil {
-		return batch, nil
-	}
-	fresh := batch[:0:0]
-	for i := range batch {
-		stored, err := persisted(ctx, batch[i].AnalysisID)
-		if err != nil {
-			return nil, fmt.Errorf("persisted %s: %w", batch[i].AnalysisID, err)
-		}
-		if len(stored) > 0 {
-			batch[i].Audit = stored
-			continue
-		}
-		fresh = append(fresh, batch[i])
-	}
-	if len(fresh) == len(batch) {
-		return batch, nil
-	}
-	return fresh, nil
-}
-
-// restore puts the audit entries of the persisted results of fresh, a
-// subsequence of batch (as unpersisted returned it), back into batch.
-func restore(batch, fresh []openrecall.Result) {
-	j := 0
-	for i := range batch {
-		if j < len(fresh) && batch[i].AnalysisID == fresh[j].AnalysisID {
-			batch[i].Audit = fresh[j].Audit
-			j++
-		}
-	}
 }
 
 // persist hands a batch of results to the sink, in input order, and puts the

@@ -104,7 +104,7 @@ func TestSecurityCorpus(t *testing.T) {
 			}
 			p.retainAll(t, taught)
 			var results []openrecall.Result
-			_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), intake.NewReader(&lines, intake.Options{}),
+			_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(&lines, intake.Options{})),
 				workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
 					results = append(results, r)
 					return nil

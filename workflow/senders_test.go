@@ -72,7 +72,7 @@ func TestNewRelicTwoChecksOfOneEntity(t *testing.T) {
 		queue.WriteByte('\n')
 	}
 	results := map[string]openrecall.Result{}
-	_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), intake.NewReader(&queue, intake.Options{}),
+	_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(&queue, intake.Options{})),
 		workflow.QueueOptions{Workers: 1}, func(r openrecall.Result) error {
 			results[r.Identity.Rule] = r
 			return nil

@@ -272,7 +272,7 @@ func measureSIEMForm(t *testing.T, rules []detectcorpus.Rule, form detectcorpus.
 		m.kept = teach(t, p, taught)
 	}
 	var results []openrecall.Result
-	_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), intake.NewReader(&lines, intake.Options{}),
+	_, err := p.workflow(t, nil, nil).AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(&lines, intake.Options{})),
 		workflow.QueueOptions{Workers: 2}, func(r openrecall.Result) error {
 			results = append(results, r)
 			return nil

@@ -99,7 +99,7 @@ not json at all {
 func analyze(t *testing.T, w *workflow.Workflow, q string, workers int) ([]openrecall.Result, workflow.Summary) {
 	t.Helper()
 	var out []openrecall.Result
-	sum, err := w.AnalyzeQueue(context.Background(), intake.NewReader(strings.NewReader(q), intake.Options{Format: intake.FormatJSONL}),
+	sum, err := w.AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(strings.NewReader(q), intake.Options{Format: intake.FormatJSONL})),
 		workflow.QueueOptions{Workers: workers}, func(r openrecall.Result) error {
 			out = append(out, r)
 			return nil
@@ -274,7 +274,7 @@ func TestSinkErrorStopsTheQueueWithoutHanging(t *testing.T) {
 		b.WriteString(queue)
 	}
 	w := p.workflow(t, nil, &failingSink{})
-	sum, err := w.AnalyzeQueue(context.Background(), intake.NewReader(strings.NewReader(b.String()), intake.Options{Format: intake.FormatJSONL}),
+	sum, err := w.AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(strings.NewReader(b.String()), intake.Options{Format: intake.FormatJSONL})),
 		workflow.QueueOptions{Workers: 3}, func(openrecall.Result) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v, want the sink's error", err)
@@ -412,7 +412,7 @@ func TestBatchDoneFollowsEachPersistedBatch(t *testing.T) {
 	}
 	emitted, calls, lastAt := 0, 0, -1
 	w := p.workflow(t, nil, sink)
-	sum, err := w.AnalyzeQueue(context.Background(), intake.NewReader(strings.NewReader(b.String()), intake.Options{Format: intake.FormatJSONL}),
+	sum, err := w.AnalyzeQueue(context.Background(), workflow.Records(intake.NewReader(strings.NewReader(b.String()), intake.Options{Format: intake.FormatJSONL})),
 		workflow.QueueOptions{Workers: 2, BatchDone: func() error {
 			calls++
 			sink.mu.Lock()

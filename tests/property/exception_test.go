@@ -286,7 +286,7 @@ type exceptionOut struct {
 // alertSource is a queue of alerts.
 type alertSource struct{ alerts []openrecall.Alert }
 
-func (s *alertSource) Next() (intake.Record, error) {
+func (s *alertSource) Next(context.Context) (intake.Record, error) {
 	if len(s.alerts) == 0 {
 		return intake.Record{}, io.EOF
 	}

@@ -211,7 +211,7 @@ func runStorm(ex workflow.Fingerprinter, s gen.StormRun, workers int, after func
 		if err != nil {
 			return fmt.Errorf("setup: workflow: %v", err)
 		}
-		src := intake.NewReader(strings.NewReader(s.Queue()), intake.Options{Format: intake.FormatJSONL, Source: "storm.jsonl"})
+		src := workflow.Records(intake.NewReader(strings.NewReader(s.Queue()), intake.Options{Format: intake.FormatJSONL, Source: "storm.jsonl"}))
 		out.summary, err = wf.AnalyzeQueue(ctx, src, workflow.QueueOptions{Workers: workers}, func(r openrecall.Result) error {
 			out.results = append(out.results, r)
 			return nil

@@ -30,7 +30,7 @@ func leaseProperties() []pbt.Property {
 			"After any such interleaving, renewing and then claiming and completing until nothing is claimed leaves no delivery pending: a claim is never forfeited while its row stays the process's own, and a row a process owns and works on no longer is released by its next renewal.",
 			"LeaseRunGen", leaseRunGen(), checkLeaseDrained, pbt.Expensive(4)),
 		pbt.ForAll("P117_last_claimer_completes_once",
-			"After any such interleaving, every delivery is completed once, with the result of the process that claimed it last; a completion by a process whose claim the other took writes nothing, and a Claim never hands a process a delivery it holds and has not completed (its first analysis is still in flight).",
+			"After any such interleaving, every delivery is completed once, with the result of the process that claimed it last, stored through the product's sink: the audit trail holds that process's entry of the analysis and nothing else (the result document carries it as stored), a pending delivery has nothing in the trail, and a process whose claim the other took writes nothing; a Claim never hands a process a delivery it holds and has not completed (its first analysis is still in flight).",
 			"LeaseRunGen", leaseRunGen(), checkLeaseLastClaimer, pbt.Expensive(4)),
 	}
 }
@@ -106,6 +106,7 @@ func runLeases(r leaseRun) (leaseOutcome, error) {
 	defer drop()
 	var racing func() // the claim a step commits during a renewal
 	var procs [2]*memory.Store
+	var sinks [2]memory.Sink
 	for i, name := range []string{"a", "b"} {
 		st, err := memory.Open(ctx, loc, memory.Options{Now: fixedNow, Instance: name, Lease: time.Minute, AfterRenew: func() {
 			if f := racing; f != nil {
@@ -118,6 +119,13 @@ func runLeases(r leaseRun) (leaseOutcome, error) {
 		}
 		defer func() { _ = st.Close() }()
 		procs[i] = st
+		root, err := productRoot(st, nil, fixedNow)
+		if err != nil {
+			return out, err
+		}
+		if sinks[i], err = root.Sink(ctx); err != nil {
+			return out, fmt.Errorf("setup: sink: %v", err)
+		}
 	}
 	raw, err := rawInbox(loc)
 	if err != nil {
@@ -172,11 +180,16 @@ func runLeases(r leaseRun) (leaseOutcome, error) {
 		}
 		return procs[p].RenewLeases(ctx)
 	}
+	// complete stores p's result of a delivery it claimed as serve does:
+	// through the product's sink, which completes the delivery in the
+	// batch's transaction under p's claim. Its one audit entry names p.
 	complete := func(p, i int) error {
 		d := held[p][i]
 		held[p] = slices.Delete(held[p], i, i+1)
-		res := openrecall.Result{AnalysisID: d.AnalysisID, Outcome: openrecall.ResultTriaged, Decision: leaseDecisions[p]}
-		return procs[p].Complete(ctx, []int64{d.ID}, []openrecall.Result{res})
+		res := openrecall.Result{AnalysisID: d.AnalysisID, Outcome: openrecall.ResultTriaged, Decision: leaseDecisions[p],
+			Audit: []openrecall.AuditEntry{{AnalysisID: d.AnalysisID, AlertID: d.Alert.ID, Step: openrecall.StepIntake, Outcome: string(leaseDecisions[p])}}}
+		_, err := sinks[p].PersistBatch(ctx, []openrecall.Result{res}, []*openrecall.CostPoint{nil})
+		return err
 	}
 	if err := enqueue(r.Initial); err != nil {
 		return out, fmt.Errorf("enqueue: %v", err)
@@ -260,6 +273,21 @@ func runLeases(r leaseRun) (leaseOutcome, error) {
 		}
 		if sv.Done && (sv.Result == nil || sv.Result.Decision != leaseDecisions[p]) {
 			out.wrong = append(out.wrong, fmt.Sprintf("delivery %d: result %+v, want process %d's", id, sv.Result, p))
+		}
+		// What the trail holds of the delivery's analysis is what its
+		// completion holds: the last claimer's entry once it is done,
+		// nothing while it is pending; never a fenced-out process's.
+		trail, err := procs[0].AuditByAnalysis(ctx, analysis[id])
+		if err != nil {
+			return out, fmt.Errorf("audit of %d: %v", id, err)
+		}
+		switch {
+		case sv.Done && (len(trail) != 1 || trail[0].Outcome != string(leaseDecisions[p])):
+			out.wrong = append(out.wrong, fmt.Sprintf("delivery %d: done with trail %+v, want process %d's one entry", id, trail, p))
+		case sv.Done && !slices.EqualFunc(sv.Result.Audit, trail, func(a, b openrecall.AuditEntry) bool { return a.Sequence == b.Sequence && a.Hash == b.Hash }):
+			out.wrong = append(out.wrong, fmt.Sprintf("delivery %d: its result carries %+v, the trail holds %+v", id, sv.Result.Audit, trail))
+		case !sv.Done && len(trail) > 0:
+			out.wrong = append(out.wrong, fmt.Sprintf("delivery %d: pending with trail %+v stored", id, trail))
 		}
 	}
 	slices.Sort(out.wrong)

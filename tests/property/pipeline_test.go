@@ -462,7 +462,7 @@ func runWorkflowOn(ex workflow.Fingerprinter, in gen.WorkflowInput, workers int,
 		if err != nil {
 			return err
 		}
-		src := intake.NewReader(strings.NewReader(in.Queue()), intake.Options{Format: intake.FormatJSONL, Source: "queue.jsonl"})
+		src := workflow.Records(intake.NewReader(strings.NewReader(in.Queue()), intake.Options{Format: intake.FormatJSONL, Source: "queue.jsonl"}))
 		out.summary, err = wf.AnalyzeQueue(ctx, src, workflow.QueueOptions{Workers: workers}, func(r openrecall.Result) error {
 			out.results = append(out.results, r)
 			return nil
