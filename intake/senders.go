@@ -3,6 +3,7 @@ package intake
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/openrecall/openrecall"
@@ -38,11 +39,44 @@ func ownContent(o object) bool {
 	return len(cleanMap(labels)) > 0
 }
 
+// ownLike reports whether an object that holds the product's own content
+// (ownContent) and members of other names is the product's own alert
+// object all the same: it has a title or summary of its own, and each of
+// those members is an object or an array (the structured context a SIEM's
+// own JSON alert adds: a tags array, a rule object, a logsource) or a
+// documented rule key holding a string (the check it names is its rule).
+// An object without a title of its own, or with a member of another name
+// holding a scalar — a check's or monitor's name, a state, an output, a
+// URL, a host — is another sender's payload, which the generic reading
+// reads whole (DESIGN §3): an object that merely holds a description or
+// message key is not the product's own.
+func ownLike(o object) bool {
+	if o.lenient("title") == "" && o.lenient("summary") == "" {
+		return false
+	}
+	for k, raw := range o {
+		if ownKeys[k] || len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		switch raw[0] {
+		case '{', '[':
+			continue
+		case '"':
+			if slices.Contains(sender.GenericRuleKeys, k) {
+				continue
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // senderObject reads an object that no built-in shape claims: by the
 // sender adapter that recognises it (or the one forced), else as the
-// product's own alert object when it holds that object's content, else by
-// the generic reading of any JSON (DESIGN §3), which rejects only an object
-// with no non-blank value at all.
+// product's own alert object when it holds that object's content and
+// looks like one (ownLike), else by the generic reading of any JSON
+// (DESIGN §3), which rejects only an object with no non-blank value at
+// all.
 func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall.Position) []Record {
 	if p.shape == "" && ownObject(o) {
 		return p.own(out, o, pos)
@@ -62,11 +96,11 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 		s, events, err = sender.Read(p.senders, v)
 	}
 	switch {
-	case errors.Is(err, sender.ErrNoSender) && ownContent(o):
+	case errors.Is(err, sender.ErrNoSender) && ownContent(o) && ownLike(o):
 		return p.ownWithRule(out, o, v, pos)
 	case errors.Is(err, sender.ErrNoSender):
 		s = sender.Sender{Name: openrecall.SenderGeneric}
-		events = []sender.Event{sender.Generic(v)}
+		events = []sender.Event{sender.Generic(v, NormalizeSeverity)}
 		generic = true
 	case err != nil:
 		return reject(out, pos, "%s: %v", s.Display, err)
@@ -85,6 +119,13 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 			if !a.Security {
 				a.Security = securityNamed(a.Fields)
 			}
+			if a.Security && a.Origin[sender.PartStatus] == sender.StatusFromTitle {
+				// A detection's title is the detection's words ("Credentials
+				// recovered from LSASS"): only a status field makes one a
+				// notice.
+				a.Status = openrecall.StatusFiring
+				delete(a.Origin, sender.PartStatus)
+			}
 		}
 		if err != nil {
 			if len(events) > 1 {
@@ -100,11 +141,19 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 	return out
 }
 
-// own reads the product's own alert object.
+// own reads the product's own alert object. One without a status of its
+// own whose title is in a recovery or acknowledgement form ("RESOLVED:
+// disk full", "web-3 DOWN -> UP") is that notice (DESIGN §3), unless it is
+// a security detection, whose title is the detection's words.
 func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {
 	a, err := genericAlert(o, string(p.container))
 	if err != nil {
 		return reject(out, pos, "%v", err)
+	}
+	if o.lenient("status") == "" && !a.Security {
+		if st := sender.GenericTitleStatus(a.Title); st != "" {
+			a.Status = st
+		}
 	}
 	a.Position = pos
 	return append(out, Record{Alert: a})
@@ -182,6 +231,20 @@ func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrec
 				}
 			}
 		}
+		if !ownObject(o) {
+			// Nothing a person reads is dropped (DESIGN §3): what the
+			// product's own members leave unread, and the members of its
+			// own, follow its text as "path: value" lines.
+			a.Text = cleanText(sender.JoinText(a.Text, unreadEvidence(v, a.Title, a.Text)))
+			if o.lenient("status") == "" {
+				// No status of its own: a status-like member at any depth
+				// (a check's state), a recovery form of the title, a
+				// severity that is a recovery (DESIGN §3).
+				if st, from := sender.GenericStatus(v, a.Title); from != sender.StatusFromTitle || !a.Security {
+					a.Status = st
+				}
+			}
+		}
 		if o.lenient("id") == "" && !ownObject(o) {
 			// Members beyond the product's own tell it apart too (the
 			// content hash reads only the product's): the id reads the
@@ -190,6 +253,30 @@ func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrec
 		}
 	}
 	return out
+}
+
+// ownRead are the members of the product's own object that its reading
+// takes into a part of the alert other than its title and text.
+var ownRead = map[string]bool{"id": true, "labels": true, "annotations": true, "severity": true, "service": true,
+	"environment": true, "env": true, "source": true, "timestamp": true, "status": true}
+
+// unreadEvidence renders the scalars of an object of the product's own
+// content that its reading leaves out of the title and the text — its
+// members of other names, and a summary, description or message another
+// one took the place of — as "path: value" lines in path order, capped.
+func unreadEvidence(v sender.Value, title, text string) string {
+	var pairs [][2]string
+	for _, l := range v.Scalars(0) {
+		top, _, _ := strings.Cut(l[0], ".")
+		if ownRead[top] {
+			continue
+		}
+		if ownKeys[top] && (strings.Contains(title, cleanLine(l[1])) || strings.Contains(text, cleanText(l[1]))) {
+			continue
+		}
+		pairs = append(pairs, [2]string{l[0], l[1]})
+	}
+	return sender.Evidence(pairs...)
 }
 
 // forcedSender returns the adapter the parser's forced shape names.

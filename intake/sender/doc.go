@@ -13,7 +13,9 @@
 // of an unexpected type reads as absent, never as an error, so a sender's
 // new or odd field never rejects an alert. Envelopes (an SNS notification)
 // are opened and what they carry is recognised again. An object no adapter
-// recognises is read by Generic.
+// recognises is read by Generic (generic.go), as a person would read it;
+// its fixtures, payloads of senders openrecall does not map, are under
+// intake/testdata/generic/<sender>/.
 //
 // The built-in senders (Alertmanager, Grafana, Prometheus, PagerDuty Events
 // v2, the product's own alert object) are read by intake itself; they are

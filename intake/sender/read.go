@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-
-	"github.com/openrecall/openrecall"
 )
 
 // maxEnvelopes bounds how many envelopes Read opens, one inside another.
@@ -88,79 +85,4 @@ func PayloadID(name string, v Value, index int) string {
 	}
 	sum := h.Sum(nil)
 	return "h-" + hex.EncodeToString(sum[:8])
-}
-
-// Keys the generic reading of a JSON object that no sender recognises
-// looks for (DESIGN §3), each list in precedence order. A rule key names
-// the check that fired; without one the alert has no rule of its own, so
-// its identity falls back to its title's template.
-var (
-	GenericTitleKeys = []string{"title", "summary", "name", "subject", "message", "msg", "rule_name", "ruleName", "alert_name", "alertName",
-		"event", "description", "text", "details"}
-	GenericRuleKeys     = []string{"rule", "rule_id", "ruleId", "rule_name", "ruleName", "alertname", "alert_name", "alertName", "check", "check_name", "monitor", "monitor_name", "alarm_name", "AlarmName", "signature", "signature_id"}
-	GenericSeverityKeys = []string{"severity", "priority", "level", "urgency", "criticality"}
-	GenericServiceKeys  = []string{"service", "service_name", "app", "application", "component"}
-	GenericEnvKeys      = []string{"environment", "env", "stage"}
-	GenericIDKeys       = []string{"id", "uuid", "event_id", "eventId", "alert_id", "alertId", "incident_id", "dedup_key", "fingerprint"}
-	GenericHostKeys     = []string{"host", "hostname", "host_name", "instance", "resource"}
-	GenericTimeKeys     = []string{"timestamp", "time", "@timestamp", "date", "created_at", "createdAt", "datetime"}
-	GenericStatusKeys   = []string{"status", "state"}
-)
-
-// maxGenericLeaves caps the scalar fields a generic reading renders.
-const maxGenericLeaves = 64
-
-// Generic reads a JSON object that no sender recognises (DESIGN §3): its
-// title is the first present of GenericTitleKeys (a scalar, at the top
-// level), else a compact rendering of its scalar fields; its text renders
-// every scalar field as "path: value" lines (capped); it has a rule only
-// when one of GenericRuleKeys is present, so memory never vouches for an
-// alert nobody named. An object with no non-blank scalar at all gives an
-// event with neither title nor text, which intake rejects as empty.
-func Generic(v Value) Event {
-	var e Event
-	pick := func(part string, keys []string) {
-		for _, k := range keys {
-			if e.Set(part, v.Get(k).String(), k) {
-				return
-			}
-		}
-	}
-	pick(PartTitle, GenericTitleKeys)
-	pick(PartRule, GenericRuleKeys)
-	pick(PartSeverity, GenericSeverityKeys)
-	pick(PartService, GenericServiceKeys)
-	pick(PartEnvironment, GenericEnvKeys)
-	for _, k := range GenericIDKeys {
-		if e.SetID(k, "json-", "", v.Get(k).String()) {
-			break
-		}
-	}
-	e.PayloadID = PayloadID(openrecall.SenderGeneric, v, 0)
-	e.Host, _ = v.First(GenericHostKeys...)
-	for _, k := range GenericTimeKeys {
-		if t := v.Get(k).Time(); !t.IsZero() {
-			e.Timestamp = t
-			break
-		}
-	}
-	status, _ := v.First(GenericStatusKeys...)
-	e.Status = Status(status)
-	leaves := v.Scalars(maxGenericLeaves)
-	pairs := make([][2]string, len(leaves))
-	for i, l := range leaves {
-		pairs[i] = [2]string{l[0], l[1]}
-	}
-	e.Text = Evidence(pairs...)
-	if e.Title == "" && len(leaves) > 0 {
-		var parts []string
-		for _, l := range leaves {
-			parts = append(parts, l[0]+"="+l[1])
-			if len(strings.Join(parts, " ")) > 160 {
-				break
-			}
-		}
-		e.Set(PartTitle, strings.Join(parts, " "), "(rendered)")
-	}
-	return e
 }

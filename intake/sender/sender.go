@@ -93,7 +93,8 @@ type Event struct {
 	// Entities name what acted (process, user, image, command, account).
 	Entities map[string]string
 	// Origin names the payload field each part came from, by part: title,
-	// severity, service, environment, rule, id.
+	// severity, service, environment, rule, id (and, for the generic
+	// reading, status).
 	Origin map[string]string
 	// PayloadID is the id of the payload the event was read from (see
 	// PayloadID), set by Read, ReadAs and Generic: the alert's id when the
@@ -183,6 +184,8 @@ const (
 	PartEnvironment = "environment"
 	PartRule        = "rule"
 	PartID          = "id"
+	// PartStatus is where the generic reading found a status (Generic).
+	PartStatus = "status"
 )
 
 // MaxEvidence caps the evidence an adapter appends to an event's text.

@@ -327,6 +327,14 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"GenericObjectGen", GenericObjectGen(), validAs(validGenericObject)},
+		{"GenericNamedGen", GenericNamedGen(), validAs(func(o GenericObject) error {
+			if o.Named().Name <= 0 {
+				return fmt.Errorf("no name of the check")
+			}
+			return validGenericObject(o.Named())
+		})},
+		{"GenericNoticeGen", GenericNoticeGen(), validAs(func(n GenericNotice) error { return validGenericObject(n.Object) })},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {
