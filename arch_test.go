@@ -45,7 +45,11 @@ var layers = map[string]layer{
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
-	"server":              {module: []string{"", "costcurve", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"server":              {module: []string{"", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	// serve's work beside the HTTP server: the inbox's drain, pruning,
+	// leases, the webhook. The server consumes it through its own
+	// interface, and neither imports the other.
+	"runner": {module: []string{"", "costcurve", "intake", "usecase", "workflow"}, external: []string{"go.uber.org/zap"}},
 	// The cockpit: the web UI, an adapter over the application layer.
 	"server/cockpit": {module: []string{"", "costcurve", "server/httperr", "usecase"}},
 	// The one mapping of the domain's errors to HTTP statuses, for the API

@@ -59,7 +59,8 @@
 // embeds them all, so it has every method, and keeps the few that span
 // aggregates: Export and Import (memories with their exceptions),
 // ForgetArchived, Complete, Size. The sink (sink.go) writes one batch of
-// results across them in one transaction. Consumers declare the small
+// results across them in one transaction, the completion of their inbox
+// deliveries included. Consumers declare the small
 // interfaces they need (usecase, server, workflow, routing) and take a
 // Store through them; only the composition root (cmd/openrecall) names
 // *Store.

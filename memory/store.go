@@ -239,7 +239,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // file to be an openrecall database of this binary's schema, its pool of
 // readers with readDSN (always read-only).
 func open(ctx context.Context, path, dsn, readDSN string, opts Options) (*Store, error) {
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := openSQLite(dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +275,7 @@ func maxReaders() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
 // and prepares the recall queries on it. It runs after init, so it never
 // meets a foreign, newer or unmigrated file.
 func (s *conn) openReaders(ctx context.Context, readDSN string) error {
-	readers, err := sql.Open("sqlite3", readDSN)
+	readers, err := openSQLite(readDSN)
 	if err != nil {
 		return err
 	}

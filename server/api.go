@@ -196,7 +196,7 @@ func (s *Server) results(w http.ResponseWriter, r *http.Request) {
 // cost answers the cost curve of ?batch=, or of the run of the day when it
 // has points, or of the latest run: what `cost -o json` prints.
 func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
-	c, err := usecase.ReadCost(r.Context(), s.cfg.Store, usecase.CostRequest{Batch: r.URL.Query().Get("batch"), Prefer: batchOf(s.now())})
+	c, err := usecase.ReadCost(r.Context(), s.cfg.Store, usecase.CostRequest{Batch: r.URL.Query().Get("batch"), Prefer: s.daemon.CostBatch()})
 	var none *usecase.NoCostPointsError
 	if errors.As(err, &none) {
 		writeError(w, r, http.StatusNotFound, "batch "+strconv.Quote(none.Batch)+" has no cost points")

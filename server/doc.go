@@ -1,23 +1,25 @@
 // Package server is the HTTP adapter of `openrecall serve`: it turns
 // Alertmanager webhooks, PagerDuty Events v2 and any other intake format into
-// the same intake records the analyze command reads, queues them durably,
-// and drains the queue through the same workflow, one delivery at a time on
-// a few workers; results, retain, recall, cost and audit verification go back
-// out as JSON.
+// the same intake records the analyze command reads and queues them durably;
+// results, retain, recall, cost and audit verification go back out as JSON,
+// and the cockpit (server/cockpit) serves the analysts' web UI. It answers
+// HTTP and nothing else: the work beside it — draining the inbox through the
+// workflow, pruning, lease renewal, the escalation webhook — is a Daemon
+// (package runner) that Serve starts and stops after the HTTP server.
 //
 // # Durability
 //
 // A request body is streamed through intake within a size limit (413 past
 // it), then every accepted record is written to the inbox (Store.Enqueue) in
-// one transaction before the 202 answer names their analysis ids. Workers
-// analyse inbox deliveries in id order; each result's audit entries and cost
-// point are persisted, then the delivery is completed. A process killed
-// after a 202 finds its deliveries pending at the next start and drains
-// them. A redelivered notification (same alert id: for Alertmanager the
-// alert fingerprint and its start time) is answered with the earlier
-// analysis id and not triaged twice; a re-trigger whose severity rose is
-// triaged again. Past the inbox limit receivers answer 503 with Retry-After,
-// which Alertmanager retries.
+// one transaction before the 202 answer names their analysis ids (the
+// Daemon names them). The Daemon analyses inbox deliveries in id order and
+// stores each result with its audit entries and cost point, completing its
+// delivery in the same transaction. A process killed after a 202 finds its
+// deliveries pending at the next start and drains them. A redelivered
+// notification (same alert id: for Alertmanager the alert fingerprint and
+// its start time) is answered with the earlier analysis id and not triaged
+// twice; a re-trigger whose severity rose is triaged again. Past the inbox
+// limit receivers answer 503 with Retry-After, which Alertmanager retries.
 //
 // # Security
 //
@@ -31,6 +33,6 @@
 // # Observation
 //
 // The server reports what happens through the Observer interface;
-// Prometheus is its implementation (NewPrometheus). Metrics observe and
-// never steer.
+// Prometheus is its implementation (NewPrometheus), and the runner's
+// observer too, so /metrics serves both. Metrics observe and never steer.
 package server

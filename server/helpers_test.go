@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,13 +20,13 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
-	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/runner"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/triage"
@@ -37,8 +38,8 @@ import (
 // project's shared fixtures).
 const fixtures = "testdata/alertmanager/"
 
-// env is a server on a real SQLite file, with the real workflow, serving on
-// a loopback port.
+// env is a server on a real SQLite file (or the test's PostgreSQL schema),
+// with its runner over the real workflow, serving on a loopback port.
 type env struct {
 	t     *testing.T
 	url   string
@@ -46,7 +47,10 @@ type env struct {
 	srv   *server.Server
 	app   *usecase.App // the server's use cases
 	stop  func() error
-	db    string // the store's location
+	// served waits for Serve to return (by itself, or after stop) and
+	// returns what it returned.
+	served func() error
+	db     string // the store's location
 }
 
 type options struct {
@@ -54,11 +58,9 @@ type options struct {
 	maxBody    int64
 	inboxLimit int
 	shadow     bool
-	webhook    string
 	noServe    bool // handler only: nothing drains the inbox
 	db         string
 	now        func() time.Time
-	days       *[]string // records the days pipelines were built for
 	log        *zap.Logger
 	grouping   bool // groups storms, continuing the stored groups
 	retention  time.Duration
@@ -77,6 +79,11 @@ type options struct {
 	throttle    *cockpit.Throttle // the cockpit's login throttle, when not the default
 	proxies     []netip.Prefix    // server.trusted_proxies
 	tls         *tls.Config       // serve with TLS (the env's url is https)
+	// daemon, when set, wraps the runner the server is given; addr is
+	// the server's listen address.
+	daemon func(d server.Daemon, addr string) server.Daemon
+	// shutdown is server.shutdown_timeout (default: the test's time left).
+	shutdown time.Duration
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -90,25 +97,9 @@ func newEnv(t *testing.T, o options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	// The trail is keyed, as the command keys it.
-	if _, err := st.BindAuditKey(ctx, trailKey.ID(), func(through, costs int64) string {
-		return audit.BoundaryMAC(trailKey, through, costs)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sealer := audit.NewSealer(trailKey)
-	// Rows are sealed and bound to the chain, as the command seals them.
-	if err := st.SealRows(ctx, memory.RowSealer{KeyID: trailKey.ID(), Seal: sealer.Seal, Row: sealer.RowSeal, Sealing: sealer.SealingMAC}); err != nil {
-		t.Fatal(err)
-	}
-	rules, err := fingerprint.DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := fingerprint.New(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Keyed and sealed as the commands key and seal a memory.
+	sealer := storetest.Keyed(t, st, trailKey)
+	ex := storetest.Fingerprinter(t)
 	// Wired as serve wires it (internal/compose), on the default
 	// configuration with the test's grouping.
 	cfg, err := config.Default()
@@ -123,10 +114,7 @@ func newEnv(t *testing.T, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
-		if o.days != nil {
-			*o.days = append(*o.days, day)
-		}
+	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
 		var cheap, strong routing.Model = local.NewCheap(), local.NewStrong()
 		if o.models != nil {
 			cheap, strong = o.models(cheap, strong)
@@ -147,14 +135,11 @@ func newEnv(t *testing.T, o options) *env {
 		prom.WatchModels(o.modelHealth)
 	}
 	app := root.UseCases
-	srv, err := server.New(server.Config{
-		Store: st, Sink: sink, NewPipeline: newPipeline,
-		UseCases: app,
-		Tokens:   o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit, Workers: 2,
-		WebhookURL: o.webhook, Observer: prom, ShutdownTimeout: testenv.Remaining(t), Now: o.now, Logger: o.log,
+	// The one place the server's tests build a runner, as serve builds it.
+	run, err := runner.New(runner.Config{
+		Store: st, Sink: sink, NewPipeline: newPipeline, UseCases: app, Workers: 2,
 		Retention: o.retention, PruneEvery: o.pruneEvery, Pruner: st, ArchiveDir: o.archiveDir, Forgetter: st,
-		ModelHealth:   o.modelHealth,
-		LoginThrottle: o.throttle, TrustedProxies: o.proxies, TLS: o.tls,
+		Observer: prom, Now: o.now, Logger: o.log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +150,24 @@ func newEnv(t *testing.T, o options) *env {
 	}
 	if o.listener != nil {
 		ln = o.listener(ln)
+	}
+	var daemon server.Daemon = run
+	if o.daemon != nil {
+		daemon = o.daemon(run, ln.Addr().String())
+	}
+	if o.shutdown <= 0 {
+		o.shutdown = testenv.Remaining(t)
+	}
+	srv, err := server.New(server.Config{
+		Store: st, Daemon: daemon, UseCases: app,
+		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit,
+		Observer: prom, ShutdownTimeout: o.shutdown, Now: o.now, Logger: o.log,
+		Retention:     o.retention,
+		ModelHealth:   o.modelHealth,
+		LoginThrottle: o.throttle, TrustedProxies: o.proxies, TLS: o.tls,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	e := &env{t: t, url: "http://" + ln.Addr().String(), store: st, srv: srv, app: app, db: o.db}
 	if o.tls != nil {
@@ -178,9 +181,15 @@ func newEnv(t *testing.T, o options) *env {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ctx, ln) }()
+		var once sync.Once
+		var serveErr error
+		e.served = func() error {
+			once.Do(func() { serveErr = <-done })
+			return serveErr
+		}
 		e.stop = func() error {
 			cancel()
-			return <-done
+			return e.served()
 		}
 	}
 	stopped := false

@@ -164,7 +164,7 @@ func tooLarge(limit int64) string {
 // enqueue stores ds. On failure it returns the status to answer (503,
 // with Retry-After set when the inbox is full) and a message.
 func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, endpoint string, ds []openrecall.Delivery) ([]openrecall.Delivery, int, string) {
-	out, err := s.cfg.Store.Enqueue(r.Context(), ds, s.cfg.InboxLimit, s.analysisID)
+	out, err := s.cfg.Store.Enqueue(r.Context(), ds, s.cfg.InboxLimit, s.daemon.AnalysisID)
 	switch {
 	case errors.Is(err, openrecall.ErrFull):
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
@@ -174,7 +174,7 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, endpoint string
 		s.log.Error("enqueue", zap.String("request_id", requestID(r)), zap.Error(err))
 		return nil, http.StatusServiceUnavailable, "could not store the alerts; retry later"
 	}
-	s.notify()
+	s.daemon.Wake()
 	acc, dup, rej := counts(out)
 	s.obs.Received(endpoint, acc, dup, rej)
 	s.observeSenders(out)

@@ -14,6 +14,8 @@ import (
 
 // Observer receives what the server does, for metrics. It observes and
 // never steers. Implementations must be safe for concurrent use.
+// Prometheus satisfies it, and runner.Observer too: one registry for the
+// receivers and the runner.
 type Observer interface {
 	// Request reports one answered HTTP request by route pattern.
 	Request(route string, status int, d time.Duration)
@@ -26,17 +28,6 @@ type Observer interface {
 	// redelivered) and how many alerts the sender said it left out of it
 	// (Alertmanager's truncatedAlerts).
 	Sender(sender string, alerts, dropped int)
-	// Analysed reports one finished analysis.
-	Analysed(r openrecall.Result)
-	// Pruned reports inbox rows whose documents one pruning pass emptied.
-	Pruned(rows int)
-	// Archived reports the audit entries and cost points one pass moved
-	// to an archive file; Forgotten the rows it then deleted.
-	Archived(entries, costPoints int64)
-	Forgotten(f openrecall.Forgotten)
-	// LeasesLost reports claimed deliveries another server reclaimed
-	// after this one's lease passed: this one wrote nothing for them.
-	LeasesLost(n int)
 	// Login reports one login attempt to the cockpit by outcome
 	// (cockpit.LoginOK, LoginUnknown, LoginNotAllowed, LoginThrottled).
 	Login(outcome string)
@@ -50,11 +41,6 @@ func (nopObserver) Request(string, int, time.Duration) {}
 func (nopObserver) Received(string, int, int, int)     {}
 func (nopObserver) Refused(string)                     {}
 func (nopObserver) Sender(string, int, int)            {}
-func (nopObserver) Analysed(openrecall.Result)         {}
-func (nopObserver) Pruned(int)                         {}
-func (nopObserver) LeasesLost(int)                     {}
-func (nopObserver) Archived(int64, int64)              {}
-func (nopObserver) Forgotten(openrecall.Forgotten)     {}
 func (nopObserver) Login(string)                       {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -63,10 +63,10 @@ func (s *Server) readiness(ctx context.Context) readiness { return s.readinessFo
 
 // readinessFor is the readiness, with errors in full when detailed.
 func (s *Server) readinessFor(ctx context.Context, detailed bool) readiness {
-	p, err := s.currentPipeline()
+	mode, err := s.daemon.Mode()
 	rd := readiness{Ready: s.ready.Load() && err == nil, Shadow: s.cfg.Shadow, Database: "writable", InboxLimit: s.cfg.InboxLimit}
 	if err == nil {
-		rd.Mode = p.Mode()
+		rd.Mode = mode
 		rd.Models = "reachable"
 		if rd.Mode.Model == "deterministic" {
 			rd.Models = "reachable (deterministic local analyst, no live calls)"

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,22 +17,13 @@ import (
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/usecase"
-	"github.com/openrecall/openrecall/workflow"
 )
 
-// Store is the durable storage the server consumes: the inbox of accepted
-// deliveries with their results, and the audit trail and cost curve it
-// reads. memory.Store satisfies it.
+// Store is the durable storage the server consumes: the inbox it writes
+// accepted deliveries to and reads results from, and the audit trail and
+// cost curve it reads. memory.Store satisfies it.
 type Store interface {
 	Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error)
-	// Claim leases pending deliveries to this server; RenewLeases extends
-	// the leases of those it holds. The Sink stores each result and
-	// completes its delivery under the lease, in one transaction (a
-	// delivery another server reclaimed meanwhile gets nothing from this
-	// one, counted by LeasesLost).
-	Claim(ctx context.Context, limit int) ([]openrecall.Delivery, error)
-	RenewLeases(ctx context.Context) error
-	LeasesLost() int64
 	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
 	ServedSince(ctx context.Context, cursor int64, limit int) ([]openrecall.Served, error)
 	InboxDepth(ctx context.Context) (int, error)
@@ -51,13 +41,27 @@ type Store interface {
 	DeleteSession(ctx context.Context, idHash string) error
 }
 
-// Pipeline runs a queue of intake records through the workflow the analyze
-// command runs, persisting each batch through the sink before emitting it.
-// workflow.Workflow satisfies it.
-type Pipeline interface {
-	usecase.Pipeline
-	AnalysisID(seq int) string
-	Mode() openrecall.Mode
+// Daemon is the work beside the HTTP server: it drains the inbox the
+// receivers fill (and prunes it, renews its leases, posts escalations),
+// and names what they accept. runner.Runner satisfies it.
+type Daemon interface {
+	// Run works until stop is closed, then lets the analyses in flight
+	// finish and returns; once ctx is done it abandons them (their
+	// deliveries stay in the inbox). It returns the error that stopped it
+	// from within, if one did.
+	Run(ctx context.Context, stop <-chan struct{}) error
+	// Failed is closed when an error stops the daemon from within (a
+	// database another openrecall migrated): Serve then shuts down.
+	Failed() <-chan struct{}
+	// Wake says deliveries were just enqueued.
+	Wake()
+	// AnalysisID names the analysis of inbox delivery id.
+	AnalysisID(id int64) string
+	// Mode is the mode of today's pipeline, or why it cannot be built.
+	Mode() (openrecall.Mode, error)
+	// CostBatch names the cost curve batch of today's run, which the cost
+	// endpoint and page prefer.
+	CostBatch() string
 }
 
 // UseCases answers retain, recall and audit verification: the
@@ -74,18 +78,11 @@ type UseCases interface {
 	// that is malformed or not signed with the trail's key is an error
 	// wrapping openrecall.ErrInvalid.
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
-	// ArchiveTo moves the verified prefix of the trail older than before
-	// to a new file at path (DESIGN §9).
-	ArchiveTo(ctx context.Context, before time.Time, path string, removeFailed func(error)) (usecase.Archived, error)
 	// The exceptions people approve (DESIGN §6b).
 	ListExceptions(ctx context.Context, state string) ([]usecase.ListedException, error)
 	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
 	AddException(ctx context.Context, req usecase.AddRequest) (usecase.ExceptionChange, error)
 	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
-	// RecordExpiries records the exception expiries due, with actor
-	// system: the server calls it at the start of each run and of each
-	// inbox batch.
-	RecordExpiries(ctx context.Context) error
 	// The cockpit's: what waits for a person, a review, a decision, a
 	// memory taken back.
 	cockpit.UseCases
@@ -102,19 +99,12 @@ const (
 	ScopeRead   = openrecall.ScopeRead
 )
 
-// Config wires a Server. Store, Sink, NewPipeline and UseCases are
-// required.
+// Config wires a Server. Store, UseCases and Daemon are required.
 type Config struct {
 	Store Store
-	// Sink persists each result's audit entries and cost point, and
-	// completes its delivery, in one transaction per batch (memory.Sink).
-	Sink workflow.Sink
-	// NewPipeline builds the pipeline for a UTC day ("2006-01-02") over
-	// sink (workflow.Config.Sink: the server's Sink, retrying storage
-	// errors); the server asks for a new one when the day changes, so a
-	// daily model budget starts afresh. Every pipeline must name analyses
-	// alike.
-	NewPipeline func(day string, sink workflow.Sink) (Pipeline, error)
+	// Daemon drains the inbox beside the HTTP server (runner.Runner):
+	// Serve starts it and stops it after the HTTP server.
+	Daemon Daemon
 	// UseCases retains, recalls and verifies the audit trail.
 	UseCases UseCases
 
@@ -131,36 +121,12 @@ type Config struct {
 	// (default intake.DefaultRoutingKeyWithin, 64 KiB); an event whose key
 	// comes later is refused with 401.
 	RoutingKeyWithin int64
-	// Workers analyse deliveries concurrently (default 2).
-	Workers         int
-	RequestTimeout  time.Duration
-	ShutdownTimeout time.Duration
-	RecallLimit     int
-	// WebhookURL receives a POST for each alert escalated to a person.
-	WebhookURL string
-	// Lease is how long a claim of an inbox delivery lasts (the Store's);
-	// the server renews the claims it holds every third of it. 0 is
-	// memory.DefaultLease's minute.
-	Lease time.Duration
-	// Retention, when positive, is how long the delivery and result
-	// documents of a finished inbox row are kept: serve prunes older ones
-	// (Pruner) at start and every PruneEvery. 0 keeps them forever.
+	RequestTimeout   time.Duration
+	ShutdownTimeout  time.Duration
+	RecallLimit      int
+	// Retention is how long the documents of a finished analysis are
+	// kept (the Daemon prunes them): a reader of a pruned one names it.
 	Retention time.Duration
-	// PruneEvery is the time between pruning passes (default
-	// PruneInterval(Retention)).
-	PruneEvery time.Duration
-	// Pruner prunes the inbox; required when Retention is positive.
-	// memory.Store satisfies it.
-	Pruner Pruner
-	// ArchiveDir, when set with a Retention, is where each pruning pass
-	// then archives the audit and cost chains older than the retention
-	// (a signed archive file per pass, as `audit archive` writes), after
-	// which Forgetter deletes the rows only those analyses needed
-	// (DESIGN §11): the database stays the size of a retention's worth of
-	// alerts.
-	ArchiveDir string
-	// Forgetter forgets what an archive took; required with ArchiveDir.
-	Forgetter Forgetter
 	// TLS, when set, makes Serve answer with TLS on its listener (the
 	// cockpit's session cookie is then Secure).
 	TLS *tls.Config
@@ -188,72 +154,35 @@ const (
 	DefaultInboxLimit      = 10000
 	DefaultRequestTimeout  = 30 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
-	// DefaultPruneEvery is the longest time between pruning passes.
-	DefaultPruneEvery = time.Hour
-	// MinPruneEvery is the shortest time between pruning passes.
-	MinPruneEvery = time.Minute
 	// RetryAfterSeconds is the Retry-After of a 503 for a full inbox.
 	RetryAfterSeconds = 5
 )
 
-// PruneInterval returns the time between pruning passes for a retention:
-// a quarter of it, within MinPruneEvery and DefaultPruneEvery, so a row
-// outlives the retention by a quarter of it at most (by an hour at most
-// for a retention of four hours or more).
-func PruneInterval(retention time.Duration) time.Duration {
-	return min(max(retention/4, MinPruneEvery), DefaultPruneEvery)
-}
-
-// Server is the HTTP receiver and its inbox workers. It is safe for
-// concurrent use.
+// Server is the HTTP receiver: the receivers, the API, the cockpit and
+// the operators' endpoints, beside a Daemon that drains what they accept.
+// It is safe for concurrent use.
 type Server struct {
-	cfg  Config
-	log  *zap.Logger
-	now  func() time.Time
-	obs  Observer
-	mux  *http.ServeMux
-	wake chan struct{}
-
-	pmu      sync.Mutex // guards pipeline and day
-	pipeline Pipeline
-	day      string
-
-	notifier *notifier
-	ready    atomic.Bool
-	cockpit  *cockpit.Cockpit
-
-	// fatal receives the error that stops the server from within (a
-	// database another binary migrated); Serve returns it.
-	fatal chan error
-}
-
-// fail stops the server with err: Serve shuts down and returns it.
-func (s *Server) fail(err error) {
-	s.log.Error("stopping", zap.Error(err))
-	select {
-	case s.fatal <- err:
-	default:
-	}
+	cfg     Config
+	log     *zap.Logger
+	now     func() time.Time
+	obs     Observer
+	mux     *http.ServeMux
+	daemon  Daemon
+	ready   atomic.Bool
+	cockpit *cockpit.Cockpit
 }
 
 // New checks cfg, fills defaults and returns a Server.
 func New(cfg Config) (*Server, error) {
 	switch {
-	case cfg.Store == nil, cfg.Sink == nil, cfg.NewPipeline == nil:
-		return nil, errors.New("server: store, sink and pipeline are required")
+	case cfg.Store == nil:
+		return nil, errors.New("server: a store is required")
+	case cfg.Daemon == nil:
+		return nil, errors.New("server: a daemon is required")
 	case cfg.UseCases == nil:
 		return nil, errors.New("server: use cases are required")
 	case cfg.Retention < 0:
 		return nil, fmt.Errorf("server: retention %s must not be negative: %w", cfg.Retention, openrecall.ErrInvalid)
-	case cfg.ArchiveDir != "" && cfg.Retention <= 0:
-		return nil, fmt.Errorf("server: an archive directory needs a retention: %w", openrecall.ErrInvalid)
-	case cfg.ArchiveDir != "" && cfg.Forgetter == nil:
-		return nil, errors.New("server: an archive directory needs a forgetter")
-	case cfg.Retention > 0 && cfg.Pruner == nil:
-		return nil, errors.New("server: a retention needs a pruner")
-	}
-	if cfg.PruneEvery <= 0 {
-		cfg.PruneEvery = PruneInterval(cfg.Retention)
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -264,9 +193,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.InboxLimit <= 0 {
 		cfg.InboxLimit = DefaultInboxLimit
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 2
-	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
@@ -276,7 +202,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RecallLimit <= 0 {
 		cfg.RecallLimit = 10
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, obs: cfg.Observer, wake: make(chan struct{}, 1), fatal: make(chan error, 1)}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, obs: cfg.Observer, daemon: cfg.Daemon}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -286,12 +212,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
-	}
-	if _, err := s.currentPipeline(); err != nil {
-		return nil, err
-	}
-	if cfg.WebhookURL != "" {
-		s.notifier = newNotifier(cfg.WebhookURL, s.log)
 	}
 	if err := s.newCockpit(); err != nil {
 		return nil, err
@@ -313,7 +233,7 @@ func (s *Server) newCockpit() error {
 			}
 			return cockpit.Badge{Ready: rd.Ready, Text: text}
 		},
-		CostBatch: func() string { return batchOf(s.now()) },
+		CostBatch: s.daemon.CostBatch,
 		ErrorLog: func(r *http.Request, err error) {
 			s.log.Error("cockpit request failed", zap.String("request_id", requestID(r)), zap.Error(err))
 		},
@@ -323,35 +243,6 @@ func (s *Server) newCockpit() error {
 	})
 	s.cockpit = c
 	return err
-}
-
-// currentPipeline returns today's pipeline, building it on a new UTC day.
-func (s *Server) currentPipeline() (Pipeline, error) {
-	p, _, err := s.currentPipelineDay()
-	return p, err
-}
-
-// currentPipelineDay returns today's pipeline and its UTC day
-// ("2006-01-02"), building it on a new day.
-func (s *Server) currentPipelineDay() (Pipeline, string, error) {
-	day := s.now().UTC().Format(time.DateOnly)
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.pipeline == nil || s.day != day {
-		p, err := s.cfg.NewPipeline(day, retrySink{sink: s.cfg.Sink, log: s.log})
-		if err != nil {
-			return nil, day, fmt.Errorf("server: pipeline for %s: %w", day, err)
-		}
-		s.pipeline, s.day = p, day
-	}
-	return s.pipeline, day, nil
-}
-
-// analysisID names the analysis of inbox delivery id.
-func (s *Server) analysisID(id int64) string {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	return s.pipeline.AnalysisID(int(id))
 }
 
 // Handler returns the HTTP handler: every endpoint behind request ids,
@@ -375,10 +266,12 @@ func CheckListen(addr string, tokens int) error {
 	return fmt.Errorf("listen address %q is not loopback and no token is configured: configure server.tokens or OPENRECALL_INGEST_TOKEN, or listen on 127.0.0.1: %w", addr, openrecall.ErrInvalid)
 }
 
-// Serve answers on ln and runs the inbox workers until ctx is done, then
-// shuts down gracefully: it stops accepting, lets in-flight requests and
-// analyses finish within the shutdown timeout, and returns nil. Deliveries
-// still waiting stay in the inbox for the next start.
+// Serve answers on ln and runs the Daemon until ctx is done (or the
+// Daemon fails), then shuts down gracefully: it stops accepting, lets
+// in-flight requests finish, then stops the Daemon, whose analyses in
+// flight finish within what is left of the shutdown timeout; it returns
+// nil, or the error that stopped it. Deliveries still waiting stay in the
+// inbox for the next start.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
@@ -393,24 +286,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// the shutdown deadline.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		s.drain(workCtx, stop)
-	}()
-	pruned := make(chan struct{})
-	go func() {
-		defer close(pruned)
-		s.prune(workCtx, stop)
-	}()
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		s.renew(workCtx, drained)
-	}()
-	if n, err := s.cfg.Store.InboxDepth(ctx); err == nil && n > 0 {
-		s.log.Info("draining deliveries accepted before this start", zap.Int("pending", n))
-	}
+	ran := make(chan error, 1)
+	go func() { ran <- s.daemon.Run(workCtx, stop) }()
 	s.ready.Store(true)
 	serveErr := make(chan error, 1)
 	if s.cfg.TLS != nil {
@@ -419,33 +296,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	} else {
 		go func() { serveErr <- srv.Serve(ln) }()
 	}
-	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.Int("workers", s.cfg.Workers))
+	s.log.Info("serving", zap.String("addr", ln.Addr().String()))
 
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-serveErr:
-	case err = <-s.fatal:
+	case <-s.daemon.Failed():
 	}
 	s.ready.Store(false)
 	s.log.Info("shutting down", zap.Duration("deadline", s.cfg.ShutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
+	// At the deadline the daemon abandons what is still in flight.
+	context.AfterFunc(sctx, cancelWork)
 	if serr := srv.Shutdown(sctx); serr != nil {
 		s.log.Warn("http shutdown", zap.Error(serr))
 	}
 	close(stop)
-	<-pruned
-	select {
-	case <-drained:
-	case <-sctx.Done():
-		s.log.Warn("shutdown deadline passed with analyses in flight; their deliveries stay in the inbox")
-		cancelWork()
-		<-drained
-	}
-	<-renewed
-	if s.notifier != nil {
-		s.notifier.wait(sctx)
+	if derr := <-ran; err == nil {
+		err = derr
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -2,16 +2,12 @@ package server_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/internal/storetest"
@@ -385,67 +381,6 @@ func TestEscapingAndErrors(t *testing.T) {
 		resp, raw := e.do(tt.method, tt.path, "", body, nil, &out)
 		if resp.StatusCode != tt.want || out["error"] == nil {
 			t.Errorf("%s %s: %d %s, want %d with an error field", tt.method, tt.path, resp.StatusCode, raw, tt.want)
-		}
-	}
-}
-
-// TestEscalationWebhook: an alert escalated to a person is posted to the
-// outbound webhook.
-func TestEscalationWebhook(t *testing.T) {
-	var mu sync.Mutex
-	var got []server.Escalation
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var e server.Escalation
-		if err := json.NewDecoder(r.Body).Decode(&e); err == nil {
-			mu.Lock()
-			got = append(got, e)
-			mu.Unlock()
-		}
-	}))
-	defer hook.Close()
-	e := newEnv(t, options{webhook: hook.URL})
-	var acc accepted
-	e.post("/api/v1/alerts", "", `{"id":"ssh-1","title":"Brute force: 500 failed ssh logins for root from 203.0.113.9","service":"bastion","severity":"high"}`, &acc)
-	sv := e.wait(acc.Analyses[0].AnalysisID, "")
-	if err := e.stop(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 1 || got[0].AnalysisID != sv.AnalysisID || got[0].Decision != sv.Result.Decision {
-		t.Fatalf("webhook got %+v for decision %s", got, sv.Result.Decision)
-	}
-}
-
-// TestNewDayNewPipeline: on a new UTC day the server builds a new pipeline
-// (so the daily model budget starts afresh) and a new cost curve batch.
-func TestNewDayNewPipeline(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC)
-	clock := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}
-	var days []string
-	e := newEnv(t, options{now: clock, days: &days})
-	var acc accepted
-	e.post("/api/v1/alerts", "", `{"id":"a","title":"checkout 5xx spike","service":"checkout"}`, &acc)
-	e.wait(acc.Analyses[0].AnalysisID, "")
-	mu.Lock()
-	now = now.Add(2 * time.Minute)
-	mu.Unlock()
-	e.post("/api/v1/alerts", "", `{"id":"b","title":"checkout 5xx spike","service":"checkout"}`, &acc)
-	e.wait(acc.Analyses[0].AnalysisID, "")
-	if fmt.Sprint(days) != "[2026-11-30 2026-12-01]" {
-		t.Errorf("pipelines built for %v, want one per day", days)
-	}
-	for _, batch := range []string{"serve-2026-11-30", "serve-2026-12-01"} {
-		var cost struct {
-			Alerts int `json:"alerts"`
-		}
-		if resp, b := e.do(http.MethodGet, "/api/v1/cost?batch="+batch, "", nil, nil, &cost); resp.StatusCode != http.StatusOK || cost.Alerts != 1 {
-			t.Errorf("cost of %s: %d %s, want 1 alert", batch, resp.StatusCode, b)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/runner"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/workflow"
 )
@@ -210,7 +211,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	modelHealth := func() []server.ModelHealth {
 		return []server.ModelHealth{healthOf(a.cheapCircuit.State()), healthOf(a.strongCircuit.State())}
 	}
-	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
+	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
 		var budget *routing.Budget
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
 			// The day's budget lives in the database: every serve
@@ -235,24 +236,38 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return float64(n)
 	})
 	prom.WatchModels(modelHealth)
+	// The runner drains the inbox beside the HTTP server; the server
+	// starts it and stops it after its own shutdown.
+	run, err := runner.New(runner.Config{
+		Store:       st,
+		Sink:        sink,
+		NewPipeline: newPipeline,
+		UseCases:    root.UseCases,
+		Workers:     sc.Workers,
+		WebhookURL:  sc.WebhookURL,
+		Lease:       sc.Lease,
+		Retention:   sc.Retention,
+		Pruner:      st,
+		ArchiveDir:  sc.ArchiveDir,
+		Forgetter:   st,
+		Observer:    prom,
+		Logger:      a.log,
+		Now:         a.now,
+	})
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{
 		Store:           st,
-		Sink:            sink,
-		NewPipeline:     newPipeline,
+		Daemon:          run,
 		UseCases:        root.UseCases,
 		Tokens:          tokens,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,
-		Workers:         sc.Workers,
 		RequestTimeout:  sc.RequestTimeout,
 		ShutdownTimeout: sc.ShutdownTimeout,
 		RecallLimit:     cfg.Triage.RecallLimit,
-		WebhookURL:      sc.WebhookURL,
 		Retention:       sc.Retention,
-		Lease:           sc.Lease,
-		Pruner:          st,
-		ArchiveDir:      sc.ArchiveDir,
-		Forgetter:       st,
 		Shadow:          opts.shadow,
 		TLS:             tlsCfg,
 		TrustedProxies:  proxies,

@@ -16,7 +16,6 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
-	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/memory"
@@ -69,24 +68,9 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	if _, err := st.BindAuditKey(ctx, trailKey.ID(), func(through, costs int64) string {
-		return audit.BoundaryMAC(trailKey, through, costs)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sealer := audit.NewSealer(trailKey)
-	// Rows are sealed and bound to the chain, as serve seals them.
-	if err := st.SealRows(ctx, memory.RowSealer{KeyID: trailKey.ID(), Seal: sealer.Seal, Row: sealer.RowSeal, Sealing: sealer.SealingMAC}); err != nil {
-		t.Fatal(err)
-	}
-	rules, err := fingerprint.DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := fingerprint.New(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Keyed and sealed as the commands key and seal a memory.
+	sealer := storetest.Keyed(t, st, trailKey)
+	ex := storetest.Fingerprinter(t)
 	// Wired as serve wires it (internal/compose).
 	cfg, err := config.Default()
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/model/local"
 	"github.com/openrecall/openrecall/routing"
+	"github.com/openrecall/openrecall/runner"
 	"github.com/openrecall/openrecall/server"
 	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/tests/property/pbt"
@@ -164,14 +165,20 @@ func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttl
 	// Wired as serve wires it, grouping off as these properties run it.
 	root := desk.root(compose.Batch("serve"), compose.GroupScope(), compose.NoGrouping(true))
 	app := root.UseCases
-	newPipeline := func(day string, sink workflow.Sink) (server.Pipeline, error) {
+	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
 		r, err := routing.New(routing.Config{Cheap: local.NewCheap(), Strong: local.NewStrong(), Vet: triage.Vet, Now: now})
 		if err != nil {
 			return nil, err
 		}
 		return root.Pipeline(r, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
 	}
-	cfg := server.Config{Store: desk.st, Sink: desk.sink, NewPipeline: newPipeline, UseCases: app,
+	// The runner names deliveries and reports the mode; these properties
+	// call the handler only, so it never runs.
+	daemon, err := runner.New(runner.Config{Store: desk.st, Sink: desk.sink, NewPipeline: newPipeline, UseCases: app, Now: now})
+	if err != nil {
+		return nil, nil, fmt.Errorf("setup: runner: %v", err)
+	}
+	cfg := server.Config{Store: desk.st, Daemon: daemon, UseCases: app,
 		Tokens: actorServerTokens(), Now: now, LoginThrottle: throttle}
 	for _, o := range opts {
 		o(&cfg)
