@@ -72,8 +72,9 @@ var layers = map[string]layer{
 	// The PostgreSQL server tests run against, a schema per test (tests
 	// and benchmarks only; it creates and drops schemas itself).
 	"internal/pgtest": {external: []string{"github.com/jackc/pgx/v5"}},
-	// Where a test's memory lives on the backend under test (tests only).
-	"internal/storetest": {module: []string{"internal/pgtest", "memory"}},
+	// Where a test's memory lives on the backend under test, keyed and
+	// sealed as the commands key and seal it (tests only).
+	"internal/storetest": {module: []string{"audit", "fingerprint", "internal/pgtest", "memory"}, external: []string{"github.com/jackc/pgx/v5"}},
 	// The JSON encoders of the domain types (generated from their tags)
 	// and the string decoder.
 	"internal/jsonfast": {module: []string{""}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"sync"
+	"sync/atomic"
 )
 
 // The PostgreSQL backend runs the statements the SQLite one runs, each
@@ -18,9 +19,12 @@ import (
 // write lock unless its context says it locks rows itself.
 type pgConnector struct {
 	inner driver.Connector
-	// writeLock is the advisory lock key every write transaction takes
-	// (see withRowLocks); 0 takes none.
-	writeLock int64
+	// writeLock holds the advisory lock key every write transaction takes
+	// (see withRowLocks); nil or 0 takes none. It is read as each
+	// transaction begins, not at connect: openPostgres learns the key
+	// (its schema's) on the pool's first connection, which the connector
+	// made before the key was known and which serves writes afterwards.
+	writeLock *atomic.Int64
 	// rebound holds the statements rebound so far, by text: the package's
 	// statements are a few hundred texts (multi-row inserts of a few
 	// widths, filters of a few shapes), each rebound once.
@@ -28,8 +32,8 @@ type pgConnector struct {
 }
 
 // newPGConnector returns a connector over inner whose write transactions
-// take the advisory lock writeLock (0: none).
-func newPGConnector(inner driver.Connector, writeLock int64) pgConnector {
+// take the advisory lock writeLock holds when they begin (nil or 0: none).
+func newPGConnector(inner driver.Connector, writeLock *atomic.Int64) pgConnector {
 	return pgConnector{inner: inner, writeLock: writeLock, rebound: new(sync.Map)}
 }
 
@@ -46,7 +50,7 @@ func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
 // pgConn is one connection of pgConnector.
 type pgConn struct {
 	driver.Conn
-	writeLock int64
+	writeLock *atomic.Int64
 	rebound   *sync.Map
 }
 
@@ -79,18 +83,27 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 	if err != nil {
 		return nil, err
 	}
-	if !opts.ReadOnly && c.writeLock != 0 && ctx.Value(rowLocks{}) == nil {
+	if key := c.lockKey(); !opts.ReadOnly && key != 0 && ctx.Value(rowLocks{}) == nil {
 		// Every write transaction is serialised by one transaction-level
 		// advisory lock, as SQLite's immediate transactions serialise
 		// writers: the read-then-write steps of the store stay atomic
 		// across processes. The inbox's hot paths lock rows instead.
 		if _, err := c.Conn.(driver.ExecerContext).ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)",
-			[]driver.NamedValue{{Ordinal: 1, Value: c.writeLock}}); err != nil {
+			[]driver.NamedValue{{Ordinal: 1, Value: key}}); err != nil {
 			_ = tx.Rollback() // the lock failed; that error is the one to report
 			return nil, err
 		}
 	}
 	return tx, nil
+}
+
+// lockKey returns the key of the write lock this connection's write
+// transactions take now (0: none).
+func (c *pgConn) lockKey() int64 {
+	if c.writeLock == nil {
+		return 0
+	}
+	return c.writeLock.Load()
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {

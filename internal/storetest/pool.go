@@ -3,11 +3,15 @@ package storetest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/openrecall/openrecall/internal/pgtest"
 	"github.com/openrecall/openrecall/memory"
@@ -16,23 +20,39 @@ import (
 // A PostgreSQL schema takes about a hundred statements to migrate, which a
 // property that opens a store per case would pay thousands of times. The
 // schemas a run releases are reset instead and handed out again: every
-// table but schema_migrations truncated (identities restarted), then
-// given the rows a newly migrated schema has (pristine's: the chain heads,
-// the keyed boundary, the recall counter). A reset schema is a newly
-// migrated one, row for row. Only a schema whose definition is still
-// pristine's is reused: one whose triggers, functions, columns, indexes or
+// table but schema_migrations emptied (identities restarted), then given
+// the rows a newly migrated schema has (pristine's: the chain heads, the
+// keyed boundary, the recall counter). A reset schema is a newly migrated
+// one, row for row. Only a schema whose definition is still pristine's is
+// reused: one whose relations, triggers, functions, columns, indexes or
 // recorded migrations a test changed (a tamperer's dropped trigger, a
 // newer binary's version) is dropped.
+//
+// A reset is paid per case, so it is kept to two queries besides its
+// transaction's begin and commit: the shape read from pg_catalog in one
+// (information_schema's views take twice as long), and the rows reset in
+// the other, on the tables known from pristine (the same shape has the
+// same tables). The rows go by DELETE with the append-only
+// triggers off (session_replication_role = replica, which only a
+// superuser or a role granted it may set), not by TRUNCATE, which gives
+// every table and index of the schema a new file and a new catalog row,
+// most of what a reset cost; a server that refuses the setting gets
+// TRUNCATE all the same.
 
 var pool struct {
 	sync.Mutex
 	base     string   // the server
 	pristine string   // a migrated schema nothing uses: what a reset copies
 	shape    string   // pristine's definition (see shapeOf)
+	tables   []string // pristine's tables but schema_migrations: what a reset empties
+	seeded   []string // those of them with rows in pristine: what a reset copies
 	free     []string // reset schemas, ready
 	err      error
 	once     sync.Once
 	db       *sql.DB // statements on base (create, reset)
+	// truncate is set once the server refused session_replication_role:
+	// resets truncate from then on.
+	truncate atomic.Bool
 }
 
 // Fresh returns the location of a new, empty memory on the backend under
@@ -61,31 +81,68 @@ func setup() {
 	if pool.pristine, pool.err = migrated("pristine_"); pool.err != nil {
 		return
 	}
-	pool.shape, pool.err = shapeOf(pool.pristine)
+	if pool.shape, pool.err = shapeOf(pool.pristine); pool.err != nil {
+		return
+	}
+	pool.tables, pool.seeded, pool.err = tablesOf(pool.pristine)
 }
 
-// shapeQuery lists a schema's definition: its tables' columns, indexes,
-// triggers and functions (with their source) and the migrations it
-// recorded.
-const shapeQuery = `SELECT COALESCE(string_agg(x, ',' ORDER BY x), '') FROM (
-	SELECT 'col:' || table_name || '.' || column_name || ':' || data_type AS x FROM information_schema.columns WHERE table_schema = $1
-	UNION ALL SELECT 'idx:' || indexname || ':' || md5(replace(indexdef, $1 || '.', '')) FROM pg_indexes WHERE schemaname = $1
+// shapeQuery lists the definition of the schema it names, from
+// pg_catalog: its relations (tables, indexes, sequences, views), their
+// columns, its indexes' definitions, its triggers and functions (with
+// their source) and the migrations it recorded. The name is in the text,
+// not a parameter, so that the plan is made for it (and its
+// schema_migrations is named anyway); sorting bytewise ("C") makes the
+// text the same on a server of any collation.
+const shapeQuery = `SELECT COALESCE(string_agg(x, ',' ORDER BY x COLLATE "C"), '') FROM (
+	SELECT 'rel:' || c.relname || ':' || c.relkind::text AS x FROM pg_class c WHERE c.relnamespace = '%[1]s'::regnamespace
+	UNION ALL SELECT 'col:' || c.relname || '.' || a.attname || ':' || format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+		JOIN pg_class c ON c.oid = a.attrelid
+		WHERE c.relnamespace = '%[1]s'::regnamespace AND c.relkind IN ('r', 'v', 'f', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+	UNION ALL SELECT 'idx:' || c.relname || ':' || md5(replace(pg_get_indexdef(c.oid), '%[1]s.', '')) FROM pg_class c
+		WHERE c.relnamespace = '%[1]s'::regnamespace AND c.relkind = 'i'
 	UNION ALL SELECT 'trg:' || c.relname || '.' || t.tgname || ':' || t.tgenabled::text FROM pg_trigger t
-		JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal
-	UNION ALL SELECT 'fn:' || p.proname || ':' || md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
+		JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = '%[1]s'::regnamespace AND NOT t.tgisinternal
+	UNION ALL SELECT 'fn:' || p.proname || ':' || md5(p.prosrc) FROM pg_proc p WHERE p.pronamespace = '%[1]s'::regnamespace
+	UNION ALL SELECT 'ver:' || version FROM %[1]s.schema_migrations
 ) AS shape`
 
-// shapeOf returns the definition of schema as shapeQuery lists it, with the
-// versions in its schema_migrations.
+// shapeOf returns the definition of schema as shapeQuery lists it.
 func shapeOf(schema string) (string, error) {
-	var shape, versions string
-	if err := pool.db.QueryRow(shapeQuery, schema).Scan(&shape); err != nil {
-		return "", err
+	var shape string
+	err := pool.db.QueryRow(fmt.Sprintf(shapeQuery, schema)).Scan(&shape)
+	return shape, err
+}
+
+// tablesOf returns the tables of schema but schema_migrations, and those
+// of them that have rows.
+func tablesOf(schema string) (tables, seeded []string, err error) {
+	rows, err := pool.db.Query(`SELECT relname::text FROM pg_class
+		WHERE relnamespace = $1::regnamespace AND relkind = 'r' AND relname <> 'schema_migrations' ORDER BY relname`, schema)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := pool.db.QueryRow("SELECT COALESCE(string_agg(version::text, ',' ORDER BY version), '') FROM " + schema + ".schema_migrations").Scan(&versions); err != nil {
-		return "", err
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, nil, err
+		}
+		tables = append(tables, t)
 	}
-	return shape + "|" + versions, nil
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	for _, t := range tables {
+		var has bool
+		if err := pool.db.QueryRow("SELECT EXISTS (SELECT 1 FROM " + schema + "." + t + ")").Scan(&has); err != nil {
+			return nil, nil, err
+		}
+		if has {
+			seeded = append(seeded, t)
+		}
+	}
+	return tables, seeded, nil
 }
 
 // migrated creates a schema named prefix and random digits and migrates
@@ -144,47 +201,54 @@ func reset(schema string) error {
 	} else if shape != pool.shape {
 		return fmt.Errorf("storetest: schema %s was changed by its test: not reused", schema)
 	}
-	rows, err := pool.db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations' ORDER BY table_name`, schema)
-	if err != nil {
-		return err
+	truncate := pool.truncate.Load()
+	err := resetRows(ctx, schema, truncate)
+	var pe *pgconn.PgError
+	if !truncate && errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege: session_replication_role refused
+		pool.truncate.Store(true)
+		err = resetRows(ctx, schema, true)
 	}
-	var tables []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return err
+	return err
+}
+
+// resetRows gives the tables of schema pristine's rows, in one
+// transaction and one query: a text of several statements, which pgx
+// sends as one simple query since it has no arguments.
+func resetRows(ctx context.Context, schema string, truncate bool) error {
+	var b strings.Builder
+	if truncate {
+		qualified := make([]string, len(pool.tables))
+		for i, t := range pool.tables {
+			qualified[i] = schema + "." + t
 		}
-		tables = append(tables, t)
+		b.WriteString("TRUNCATE " + strings.Join(qualified, ", ") + " RESTART IDENTITY CASCADE;\n")
+	} else {
+		// With the triggers off (for this transaction only), DELETE
+		// empties the append-only tables too, and no foreign key is
+		// checked: every table is emptied. The DELETE of an empty
+		// table costs some 20 µs, less than a query to find the
+		// tables with rows. setval does what RESTART IDENTITY does,
+		// to each sequence that moved: a schema of pristine's shape
+		// has no sequences but its identity and serial columns'.
+		// setval is not undone by a rollback, but a reset that fails
+		// drops the schema.
+		b.WriteString("SET LOCAL session_replication_role = replica;\n")
+		for _, t := range pool.tables {
+			b.WriteString("DELETE FROM " + schema + "." + t + ";\n")
+		}
+		b.WriteString("SELECT setval(s.seqrelid, s.seqstart, false) FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid\n" +
+			"\tWHERE c.relnamespace = '" + schema + "'::regnamespace AND pg_sequence_last_value(s.seqrelid) IS NOT NULL;\n")
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	for _, t := range pool.seeded {
+		b.WriteString("INSERT INTO " + schema + "." + t + " OVERRIDING SYSTEM VALUE SELECT * FROM " + pool.pristine + "." + t + ";\n")
 	}
 	tx, err := pool.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	qualified := make([]string, len(tables))
-	for i, t := range tables {
-		qualified[i] = schema + "." + t
-	}
-	if _, err := tx.ExecContext(ctx, "TRUNCATE "+strings.Join(qualified, ", ")+" RESTART IDENTITY CASCADE"); err != nil {
+	if _, err := tx.ExecContext(ctx, b.String()); err != nil {
 		return err
-	}
-	for _, t := range tables {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+pool.pristine+"."+t).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO "+schema+"."+t+" OVERRIDING SYSTEM VALUE SELECT * FROM "+pool.pristine+"."+t); err != nil {
-			return err
-		}
 	}
 	return tx.Commit()
 }
