@@ -11,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/internal/testenv"
 )
 
 // openAs opens the database of s again as another serve process: its own
@@ -90,7 +91,10 @@ func TestExpiredLeaseIsReclaimedAndFenced(t *testing.T) {
 	ctx := context.Background()
 	base := openTemp(t)
 	enqueueN(t, base, 1)
-	a := openAs(t, base, "a", 50*time.Millisecond)
+	// A lease runs on the wall clock: a's is long enough that b's first
+	// claim comes well within it on a loaded machine (50 ms did not, on
+	// PostgreSQL under load), and b then claims until it passes.
+	a := openAs(t, base, "a", time.Second)
 	b := openAs(t, base, "b", time.Minute)
 	got, err := a.Claim(ctx, 10)
 	if err != nil || len(got) != 1 {
@@ -99,8 +103,13 @@ func TestExpiredLeaseIsReclaimedAndFenced(t *testing.T) {
 	if got, err := b.Claim(ctx, 10); err != nil || len(got) != 0 {
 		t.Fatalf("b claimed %v (%v) while a's lease runs", ids(got), err)
 	}
-	time.Sleep(60 * time.Millisecond) // past a's lease
-	again, err := b.Claim(ctx, 10)
+	var again []openrecall.Delivery
+	if !testenv.Poll(t, 20*time.Millisecond, func() bool {
+		again, err = b.Claim(ctx, 10)
+		return err != nil || len(again) > 0
+	}) {
+		t.Fatal("b never claimed the delivery after a's lease passed")
+	}
 	if err != nil || !slices.Equal(ids(again), ids(got)) {
 		t.Fatalf("b after a's lease: %v, %v; want %v", ids(again), err, ids(got))
 	}
