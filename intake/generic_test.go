@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake/sender"
@@ -251,22 +249,5 @@ func idOrTimePath(path string) bool {
 
 func checkGenericGolden(t *testing.T, dir string, goldens []genericGoldenFile) {
 	t.Helper()
-	got, err := json.MarshalIndent(goldens, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join(genericFixtures, dir, "golden.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./intake -run TestGenericFixtures -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	checkGoldenJSON(t, filepath.Join(genericFixtures, dir, "golden.json"), "TestGenericFixtures", goldens)
 }

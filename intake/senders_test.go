@@ -203,14 +203,15 @@ func goldenOf(a openrecall.Alert, id openrecall.Identity) senderGolden {
 	return g
 }
 
-func checkSenderGolden(t *testing.T, dir string, goldens []senderGoldenFile) {
+// checkGoldenJSON compares goldens, indented JSON, with the file at path
+// (written first under -update); test names the test that writes it.
+func checkGoldenJSON(t *testing.T, path, test string, goldens any) {
 	t.Helper()
 	got, err := json.MarshalIndent(goldens, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join(senderFixtures, dir, "golden.json")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -218,11 +219,16 @@ func checkSenderGolden(t *testing.T, dir string, goldens []senderGoldenFile) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./intake -run TestSenderFixtures -update to create it)", err)
+		t.Fatalf("%v (run go test ./intake -run %s -update to create it)", err, test)
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
+}
+
+func checkSenderGolden(t *testing.T, dir string, goldens []senderGoldenFile) {
+	t.Helper()
+	checkGoldenJSON(t, filepath.Join(senderFixtures, dir, "golden.json"), "TestSenderFixtures", goldens)
 	for _, g := range goldens {
 		for _, a := range g.Alerts {
 			if a.Status != openrecall.StatusFiring {
