@@ -54,11 +54,11 @@ func (s *Trail) ReadTrailPrefix(ctx context.Context, before time.Time, r TrailRe
 	}
 	return s.readTrail(ctx, "read trail prefix", r,
 		`SELECT `+auditColumns+` FROM audit_entries WHERE sequence < COALESCE(
-			(SELECT MIN(sequence) FROM audit_entries WHERE time_ns IS NULL OR time_ns >= ?), ?) ORDER BY sequence`,
+			(SELECT MIN(sequence) FROM audit_entries WHERE time_ns IS NULL OR time_ns >= $1), $2) ORDER BY sequence`,
 		[]any{cut, int64(math.MaxInt64)},
 		`SELECT `+costColumns+`, seq, prev_hash, hash FROM cost_points WHERE seq IS NOT NULL AND seq < COALESCE(
 			(SELECT MIN(c.seq) FROM cost_points c JOIN batches b ON b.name = c.batch
-				WHERE c.seq IS NOT NULL AND COALESCE(c.appended_at, b.created_at) >= ?), ?) ORDER BY seq`,
+				WHERE c.seq IS NOT NULL AND COALESCE(c.appended_at, b.created_at) >= $1), $2) ORDER BY seq`,
 		[]any{cut, int64(math.MaxInt64)})
 }
 
@@ -100,8 +100,8 @@ func (s *Trail) RecordArchive(ctx context.Context, a, from openrecall.TrailArchi
 			seq, from   int64
 			hash        string
 		}{
-			{"entry", `SELECT hash FROM audit_entries WHERE sequence = ?`, a.Through, from.Through, a.ThroughHash},
-			{"cost point", `SELECT hash FROM cost_points WHERE seq = ?`, a.CostThrough, from.CostThrough, a.CostThroughHash},
+			{"entry", `SELECT hash FROM audit_entries WHERE sequence = $1`, a.Through, from.Through, a.ThroughHash},
+			{"cost point", `SELECT hash FROM cost_points WHERE seq = $1`, a.CostThrough, from.CostThrough, a.CostThroughHash},
 		} {
 			if end.seq == end.from {
 				continue
@@ -115,18 +115,18 @@ func (s *Trail) RecordArchive(ctx context.Context, a, from openrecall.TrailArchi
 				return fmt.Errorf("record archive: %s %d is not stored with the archived hash: %w", end.what, end.seq, ErrArchiveMoved)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_archives (`+archiveColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_archives (`+archiveColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			a.Through, a.ThroughHash, a.CostThrough, a.CostThroughHash, before, at, a.FileSHA256, a.KeyID, a.MAC); err != nil {
 			return translate("record archive: insert the record", err)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM audit_entries WHERE sequence <= ?`, a.Through)
+		res, err := tx.ExecContext(ctx, `DELETE FROM audit_entries WHERE sequence <= $1`, a.Through)
 		if err != nil {
 			return translate("record archive: delete entries", err)
 		}
 		if entries, err = res.RowsAffected(); err != nil {
 			return translate("record archive: delete entries", err)
 		}
-		res, err = tx.ExecContext(ctx, `DELETE FROM cost_points WHERE seq IS NOT NULL AND seq <= ?`, a.CostThrough)
+		res, err = tx.ExecContext(ctx, `DELETE FROM cost_points WHERE seq IS NOT NULL AND seq <= $1`, a.CostThrough)
 		if err != nil {
 			return translate("record archive: delete cost points", err)
 		}

@@ -117,7 +117,7 @@ func (s *conn) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openreca
 		return nil, translate(fmt.Sprintf("append audit: insert entries %d–%d", out[0].Sequence, out[len(out)-1].Sequence), err)
 	}
 	last := out[len(out)-1]
-	if _, err := tx.ExecContext(ctx, `UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1`, last.Sequence, last.Hash); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1`, last.Sequence, last.Hash); err != nil {
 		return nil, translate("append audit: move head", err)
 	}
 	return out, nil
@@ -129,10 +129,11 @@ const maxInsertVars = 4000
 
 // insertRows inserts rows of width values each, given one after the other
 // in args, in order: head is "INSERT INTO t (columns) VALUES ", to which one
-// "(?, …)" per row is added. The rows go in through statements of a
-// power-of-two number of rows (the largest that fits maxInsertVars, then
-// the binary digits of the rest), so that the few statement texts repeat
-// and the writer connection's statement cache prepares each once.
+// "($n, …)" per row is added, numbered by params. The rows go in through
+// statements of a power-of-two number of rows (the largest that fits
+// maxInsertVars, then the binary digits of the rest), so that the few
+// statement texts repeat and the writer connection's statement cache
+// prepares each once.
 func insertRows(ctx context.Context, tx *sql.Tx, head string, width int, args []any) error {
 	return insertRowsThen(ctx, tx, head, "", width, args)
 }
@@ -174,15 +175,15 @@ func insertText(head, tail string, width, rows int) string {
 	if q, ok := insertTexts.Load(key); ok {
 		return q.(string)
 	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	var p params
 	var q strings.Builder
-	q.Grow(len(head) + rows*(len(tuple)+2) + len(tail))
+	q.Grow(len(head) + rows*(width*5+4) + len(tail))
 	q.WriteString(head)
 	for i := range rows {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString(tuple)
+		q.WriteString("(" + p.list(width) + ")")
 	}
 	q.WriteString(tail)
 	insertTexts.Store(key, q.String())
@@ -227,7 +228,7 @@ type querier interface {
 // transaction).
 func auditByAnalysis(ctx context.Context, q querier, analysisID string) ([]openrecall.AuditEntry, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
-		WHERE analysis_id = ? ORDER BY sequence`, analysisID)
+		WHERE analysis_id = $1 ORDER BY sequence`, analysisID)
 	if err != nil {
 		return nil, translate("audit by analysis", err)
 	}
@@ -270,7 +271,7 @@ func (s *Trail) WalkAudit(ctx context.Context, fn func(openrecall.AuditEntry) er
 
 func (s *conn) auditPage(ctx context.Context, after int64) ([]openrecall.AuditEntry, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_entries
-		WHERE sequence > ? ORDER BY sequence LIMIT ?`, after, walkPage)
+		WHERE sequence > $1 ORDER BY sequence LIMIT $2`, after, walkPage)
 	if err != nil {
 		return nil, translate("walk audit", err)
 	}

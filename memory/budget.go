@@ -24,9 +24,9 @@ func (s *Budget) ReserveBudget(ctx context.Context, day string, limit, worst ope
 	var ok bool
 	var spent int64
 	err := s.budgetTx(ctx, "reserve budget", day, func(tx *sql.Tx) error {
-		q, args := `UPDATE budget_days SET reserved = reserved + ? WHERE day = ?`, []any{int64(worst), day}
+		q, args := `UPDATE budget_days SET reserved = reserved + $1 WHERE day = $2`, []any{int64(worst), day}
 		if limit > 0 {
-			q += ` AND spent + reserved + ? <= ?`
+			q += ` AND spent + reserved + $3 <= $4`
 			args = append(args, int64(worst), int64(limit))
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
@@ -35,7 +35,7 @@ func (s *Budget) ReserveBudget(ctx context.Context, day string, limit, worst ope
 		}
 		n, _ := res.RowsAffected()
 		ok = n == 1
-		return translate("reserve budget: spent", tx.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = ?`, day).Scan(&spent))
+		return translate("reserve budget: spent", tx.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = $1`, day).Scan(&spent))
 	})
 	return ok, openrecall.NanoUSD(spent), err
 }
@@ -47,11 +47,11 @@ func (s *Budget) SettleBudget(ctx context.Context, day string, reserved, actual 
 	var spent int64
 	err := s.budgetTx(ctx, "settle budget", day, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE budget_days SET
-			reserved = CASE WHEN reserved > ? THEN reserved - ? ELSE 0 END, spent = spent + ? WHERE day = ?`,
+			reserved = CASE WHEN reserved > $1 THEN reserved - $2 ELSE 0 END, spent = spent + $3 WHERE day = $4`,
 			int64(reserved), int64(reserved), max(int64(actual), 0), day); err != nil {
 			return translate("settle budget", err)
 		}
-		return translate("settle budget: spent", tx.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = ?`, day).Scan(&spent))
+		return translate("settle budget: spent", tx.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = $1`, day).Scan(&spent))
 	})
 	return openrecall.NanoUSD(spent), err
 }
@@ -60,7 +60,7 @@ func (s *Budget) SettleBudget(ctx context.Context, day string, reserved, actual 
 // calls).
 func (s *Budget) BudgetSpent(ctx context.Context, day string) (openrecall.NanoUSD, error) {
 	var spent int64
-	err := s.db.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = ?`, day).Scan(&spent)
+	err := s.db.QueryRowContext(ctx, `SELECT spent FROM budget_days WHERE day = $1`, day).Scan(&spent)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -74,7 +74,7 @@ func (s *conn) budgetTx(ctx context.Context, what, day string, fn func(tx *sql.T
 		return translate(what+": begin", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_days (day) VALUES (?) ON CONFLICT (day) DO NOTHING`, day); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_days (day) VALUES ($1) ON CONFLICT (day) DO NOTHING`, day); err != nil {
 		return translate(what, err)
 	}
 	if err := fn(tx); err != nil {

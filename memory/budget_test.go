@@ -61,7 +61,7 @@ func TestSharedBudgetNeverPassesTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reserved int64
-	if err := a.db.QueryRowContext(ctx, `SELECT reserved FROM budget_days WHERE day = ?`, "2026-12-04").Scan(&reserved); err != nil {
+	if err := a.db.QueryRowContext(ctx, `SELECT reserved FROM budget_days WHERE day = $1`, "2026-12-04").Scan(&reserved); err != nil {
 		t.Fatal(err)
 	}
 	if spent > limit || reserved != 0 {

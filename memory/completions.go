@@ -59,7 +59,7 @@ func (s *Trail) StrongCompletions(ctx context.Context, model string) (Completion
 // strongCompletionsSQL selects a model's completions and its dated
 // snapshots' (StrongCompletions), by a LIKE that ignores case.
 func strongCompletionsSQL(d dialect) string {
-	return `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = ? OR model` + d.like() + `? ESCAPE '\'`
+	return `SELECT model, calls, completion_tokens FROM strong_completions WHERE model = $1 OR model` + d.like() + `$2 ESCAPE '\'`
 }
 
 // likeEscape escapes the LIKE wildcards of s with a backslash.
@@ -100,7 +100,7 @@ func recordStrongCompletionsTx(ctx context.Context, tx *sql.Tx, results []openre
 	}
 	for _, m := range order {
 		c := add[m]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO strong_completions (model, calls, completion_tokens) VALUES (?, ?, ?)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO strong_completions (model, calls, completion_tokens) VALUES ($1, $2, $3)
 			ON CONFLICT (model) DO UPDATE SET calls = strong_completions.calls + excluded.calls, completion_tokens = strong_completions.completion_tokens + excluded.completion_tokens`,
 			m, c.Calls, c.CompletionTokens); err != nil {
 			return translate(fmt.Sprintf("record strong completions of %s", m), err)
@@ -113,7 +113,7 @@ func recordStrongCompletionsTx(ctx context.Context, tx *sql.Tx, results []openre
 // so that its costs were billed rather than estimated.
 func (s *Trail) BatchLive(ctx context.Context, batch string) (bool, error) {
 	var live bool
-	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM audit_entries WHERE batch = ? AND live = 1)`, batch).Scan(&live); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM audit_entries WHERE batch = $1 AND live = 1)`, batch).Scan(&live); err != nil {
 		return false, translate("batch live", err)
 	}
 	return live, nil

@@ -78,7 +78,7 @@ func (s *conn) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []open
 	for i, p := range points {
 		if !registered[p.Batch] {
 			registered[p.Batch] = true
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batches (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, p.Batch, created); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, p.Batch, created); err != nil {
 				return translate(fmt.Sprintf("append cost points: batch %q", p.Batch), err)
 			}
 		}
@@ -92,7 +92,7 @@ func (s *conn) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []open
 		first, last := points[0], points[len(points)-1]
 		return translate(fmt.Sprintf("append cost points: batch %q indexes %d–%d", first.Batch, first.Index, last.Index), err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE cost_head SET seq = ?, hash = ? WHERE id = 1`, headSeq+int64(len(points)), prev); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE cost_head SET seq = $1, hash = $2 WHERE id = 1`, headSeq+int64(len(points)), prev); err != nil {
 		return translate("append cost points: move head", err)
 	}
 	return nil
@@ -116,7 +116,7 @@ func rebasePoints(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint
 		t, ok := tails[p.Batch]
 		if !ok {
 			t = &tail{idx: -1}
-			err := tx.QueryRowContext(ctx, `SELECT idx, cumulative_cost, cumulative_baseline FROM cost_points WHERE batch = ? ORDER BY idx DESC LIMIT 1`,
+			err := tx.QueryRowContext(ctx, `SELECT idx, cumulative_cost, cumulative_baseline FROM cost_points WHERE batch = $1 ORDER BY idx DESC LIMIT 1`,
 				p.Batch).Scan(&t.idx, &t.cost, &t.base)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return nil, translate(fmt.Sprintf("append cost points: batch %q tail", p.Batch), err)
@@ -134,7 +134,7 @@ func rebasePoints(ctx context.Context, tx *sql.Tx, points []openrecall.CostPoint
 // CostPoints returns the points of one batch in index order; an unknown
 // batch gives an empty slice.
 func (s *Trail) CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+costColumns+` FROM cost_points WHERE batch = ? ORDER BY idx`, batch)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+costColumns+` FROM cost_points WHERE batch = $1 ORDER BY idx`, batch)
 	if err != nil {
 		return nil, translate("cost points", err)
 	}

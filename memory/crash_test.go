@@ -68,6 +68,10 @@ func TestServedBatchSurvivesAKillBeforeEveryStatement(t *testing.T) {
 		cmd.Env = append(os.Environ(), envCrashLocation+"="+loc, envCrashAt+"="+strconv.Itoa(at))
 		out, err := cmd.CombinedOutput()
 		persisted := strings.Contains(string(out), crashDone)
+		if persisted && err != nil {
+			// Such as TestMain's placeholder guard failing the child.
+			t.Fatalf("the child persisted the batch and then failed (%v):\n%s", err, out)
+		}
 		if !persisted {
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
@@ -150,7 +154,14 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := &killer{at: at}
-	wrapConnector = func(c driver.Connector) driver.Connector { return killConnector{inner: c, k: k} }
+	inner := wrapConnector // TestMain's placeholder guard, kept under the killer
+	wrapConnector = func(c driver.Connector) driver.Connector {
+		if inner != nil {
+			c = inner(c)
+		}
+		return killConnector{inner: c, k: k}
+	}
+	t.Cleanup(func() { wrapConnector = inner })
 	ctx := context.Background()
 	st := openWith(t, loc, Options{Instance: "worker", Lease: time.Hour})
 	if err := st.SealRows(ctx, testRowSealer()); err != nil {

@@ -10,14 +10,22 @@ import (
 // every statement that differs between the two databases calls its
 // methods where the difference is, so the SQLite text and the PostgreSQL
 // text of a statement are read side by side at the query site. Nothing
-// rewrites a statement's spelling after it is built: the one translation
-// left is placeholder syntax (rebind), done once per statement text.
+// rewrites a statement after it is built: the text a query site writes is
+// the text the database is given.
 //
-// A statement written only with what both databases share (?, standard
-// joins, ON CONFLICT … DO NOTHING/UPDATE, RETURNING, COALESCE, CASE) needs
-// no dialect call. The schema keeps SQLite's integer flags on both
-// backends, so a Go bool is passed as boolInt(b) at the call site (pgx
-// does not encode a bool into an integer column).
+// A statement written only with what both databases share (numbered
+// placeholders, standard joins, ON CONFLICT … DO NOTHING/UPDATE,
+// RETURNING, COALESCE, CASE) needs no dialect call. Its placeholders are
+// written $1, $2, …: PostgreSQL's own, and on SQLite named parameters,
+// which SQLite numbers in the order each name first appears in the text
+// (the driver binds arguments by that number). So a statement reads the
+// same on both if, and only if, its placeholders first appear in order
+// $1, $2, $3, … without a gap; a later use of an earlier $k takes the same
+// argument again. A statement whose placeholders vary in number
+// (multi-row inserts, IN lists, optional filters) numbers them with params.
+// The schema keeps SQLite's integer flags on both backends, so a Go bool
+// is passed as boolInt(b) at the call site (pgx does not encode a bool
+// into an integer column).
 //
 // The zero value is SQLite's. A dialect is a value, safe for concurrent
 // use.
@@ -187,35 +195,31 @@ func (b *numbered) p(n int) string {
 	return "$" + strconv.Itoa(m)
 }
 
-// rebind returns q with its ? placeholders in the dialect's syntax: as
-// written on SQLite; numbered $1, $2, … in order on PostgreSQL. It
-// changes nothing else (a ? inside quotes stays). Statements are written
-// with ? in the SQL both databases share; the PostgreSQL connection
-// rebinds each distinct text once (pgConn) and reuses it.
-func (d dialect) rebind(q string) string {
-	if !d.pg || !strings.Contains(q, "?") {
-		return q
-	}
+// params numbers the placeholders of a statement whose text is built piece
+// by piece (multi-row inserts, IN lists, optional filters): each one it
+// writes is the next of $1, $2, …, so they appear in the order both
+// databases number them (see dialect). Start it at the zero value, or
+// after the n placeholders the fixed text before it writes itself
+// (params{n: n}); the pieces must be written to the statement in the
+// order they are taken from it.
+type params struct {
+	n int // placeholders written so far
+}
+
+// next returns the next placeholder.
+func (p *params) next() string {
+	p.n++
+	return "$" + strconv.Itoa(p.n)
+}
+
+// list returns the next k placeholders, comma separated ("$4, $5, $6").
+func (p *params) list(k int) string {
 	var b strings.Builder
-	b.Grow(len(q) + 16)
-	n := 0
-	var quote byte
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '?':
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
+	for i := range k {
+		if i > 0 {
+			b.WriteString(", ")
 		}
-		b.WriteByte(c)
+		b.WriteString(p.next())
 	}
 	return b.String()
 }

@@ -29,20 +29,24 @@
 // # Dialect
 //
 // The statements are written once, in the SQL both databases share, with
-// ? placeholders. Where SQLite and PostgreSQL spell a thing differently,
-// the query site says so through the Store's dialect (dialect.go), chosen
-// at open: like (LIKE/ILIKE), least and greatest (MIN/LEAST, MAX/GREATEST),
-// insertOrIgnore with onConflictIgnore (INSERT OR IGNORE/ON CONFLICT DO
-// NOTHING), indexedBy (SQLite's index hints; none on PostgreSQL), jsonText
-// and jsonNotTrue (json_extract/jsonb operators), beginSnapshot (a deferred
+// numbered placeholders $1, $2, … that both take as written: PostgreSQL's
+// own, and SQLite's named parameters, which it numbers by first
+// appearance, so each statement's placeholders first appear in order
+// without a gap (a statement built piece by piece numbers them with
+// params; a test checks every statement the tests run). Where SQLite and
+// PostgreSQL spell a thing differently, the query site says so through
+// the Store's dialect (dialect.go), chosen at open: like (LIKE/ILIKE),
+// least and greatest (MIN/LEAST, MAX/GREATEST), insertOrIgnore with
+// onConflictIgnore (INSERT OR IGNORE/ON CONFLICT DO NOTHING), indexedBy
+// (SQLite's index hints; none on PostgreSQL), jsonText and jsonNotTrue
+// (json_extract/jsonb operators), beginSnapshot (a deferred
 // transaction/REPEATABLE READ READ ONLY), forUpdate (none/FOR UPDATE) and
 // noRule (the recall argument that matches no rule). The statements that
-// differ are built once per dialect (statements), so nothing is built or
-// rewritten per call; the recall queries number their parameters per
-// dialect (+?N on SQLite, $M with the arguments each takes on
-// PostgreSQL). The one translation left is placeholder syntax: the
-// PostgreSQL connection rebinds ? to $1, $2, … (dialect.rebind), once per
-// statement text. Both schemas keep SQLite's integer flags, so a Go bool
+// differ are built once per dialect (statements), so nothing is built
+// per call, and no statement is rewritten at run time: the database is
+// given the text the query site wrote. The recall queries number their
+// parameters per dialect (+?N on SQLite, $M with the arguments each takes
+// on PostgreSQL). Both schemas keep SQLite's integer flags, so a Go bool
 // is passed as boolInt at the call site.
 //
 // # Aggregates

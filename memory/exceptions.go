@@ -83,7 +83,7 @@ func (s *Decisions) Proposals(ctx context.Context, pending bool) ([]openrecall.P
 // Proposal returns the proposal id; an unknown id wraps
 // openrecall.ErrNotFound.
 func (s *Decisions) Proposal(ctx context.Context, id string) (openrecall.Proposal, error) {
-	p, err := scanProposal(s.db.QueryRowContext(ctx, `SELECT `+proposalColumns+` FROM exception_proposals WHERE id = ?`, id))
+	p, err := scanProposal(s.db.QueryRowContext(ctx, `SELECT `+proposalColumns+` FROM exception_proposals WHERE id = $1`, id))
 	if err != nil {
 		return p, translate(fmt.Sprintf("proposal %q", id), err)
 	}
@@ -93,7 +93,7 @@ func (s *Decisions) Proposal(ctx context.Context, id string) (openrecall.Proposa
 // ProposalsFor returns the proposals made for an identity, oldest first.
 func (s *Decisions) ProposalsFor(ctx context.Context, id openrecall.Identity) ([]openrecall.Proposal, error) {
 	out, err := queryAll(ctx, s.db, "proposals", scanProposal,
-		`SELECT `+proposalColumns+` FROM exception_proposals WHERE rule = ? AND service = ? ORDER BY created_at, id`, id.Rule, id.Service)
+		`SELECT `+proposalColumns+` FROM exception_proposals WHERE rule = $1 AND service = $2 ORDER BY created_at, id`, id.Rule, id.Service)
 	if len(out) == 0 {
 		out = nil
 	}
@@ -170,7 +170,7 @@ func (s *Decisions) AddException(ctx context.Context, e openrecall.Exception) (o
 	err = s.inTx(ctx, "add exception", func(tx *sql.Tx) error {
 		if e.ProposalID != "" {
 			var approved sql.NullString
-			if err := tx.QueryRowContext(ctx, `SELECT approved_as FROM exception_proposals WHERE id = ?`, e.ProposalID).Scan(&approved); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT approved_as FROM exception_proposals WHERE id = $1`, e.ProposalID).Scan(&approved); err != nil {
 				if errors.Is(err, sql.ErrNoRows) {
 					return fmt.Errorf("proposal %q: %w", e.ProposalID, openrecall.ErrNotFound)
 				}
@@ -179,7 +179,7 @@ func (s *Decisions) AddException(ctx context.Context, e openrecall.Exception) (o
 			if approved.Valid && approved.String != e.ID {
 				return fmt.Errorf("proposal %s was approved already, as exception %s: %w", e.ProposalID, approved.String, openrecall.ErrInvalid)
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE exception_proposals SET approved_as = ? WHERE id = ?`, e.ID, e.ProposalID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE exception_proposals SET approved_as = $1 WHERE id = $2`, e.ID, e.ProposalID); err != nil {
 				return translate("add exception: approve proposal", err)
 			}
 		}
@@ -194,7 +194,7 @@ func (s *Decisions) AddException(ctx context.Context, e openrecall.Exception) (o
 			return translate("add exception", err)
 		}
 		createdRow = n == 1
-		stored, err = scanException(tx.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, e.ID))
+		stored, err = scanException(tx.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = $1`, e.ID))
 		return translate("add exception: read back", err)
 	})
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Decisions) AddException(ctx context.Context, e openrecall.Exception) (o
 // Exception returns the exception id; an unknown id wraps
 // openrecall.ErrNotFound.
 func (s *Decisions) Exception(ctx context.Context, id string) (openrecall.Exception, error) {
-	e, err := scanException(s.db.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, id))
+	e, err := scanException(s.db.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = $1`, id))
 	if err != nil {
 		return e, translate(fmt.Sprintf("exception %q", id), err)
 	}
@@ -249,7 +249,7 @@ func (s *Decisions) RevokeException(ctx context.Context, id, analyst, reason str
 	var e openrecall.Exception
 	changed := false
 	err = s.inTx(ctx, "revoke exception", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE exceptions SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL`,
+		res, err := tx.ExecContext(ctx, `UPDATE exceptions SET revoked_at = $1, revoked_by = $2, revoke_reason = $3 WHERE id = $4 AND revoked_at IS NULL`,
 			n, analyst, reason, id)
 		if err != nil {
 			return translate("revoke exception", err)
@@ -259,7 +259,7 @@ func (s *Decisions) RevokeException(ctx context.Context, id, analyst, reason str
 			return translate("revoke exception", err)
 		}
 		changed = k == 1
-		e, err = scanException(tx.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = ?`, id))
+		e, err = scanException(tx.QueryRowContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions WHERE id = $1`, id))
 		return translate(fmt.Sprintf("exception %q", id), err)
 	})
 	return e, changed, err
@@ -271,7 +271,7 @@ func (s *Decisions) RevokeException(ctx context.Context, id, analyst, reason str
 func (s *Decisions) ExpiriesDue(ctx context.Context, now time.Time) (bool, error) {
 	var due bool
 	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM exceptions
-		WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= ?)`, clampedNanos(now)).Scan(&due)
+		WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= $1)`, clampedNanos(now)).Scan(&due)
 	return due, translate("expired exceptions", err)
 }
 
@@ -283,7 +283,7 @@ func (s *Decisions) TakeExpired(ctx context.Context, now time.Time, record func(
 	var out []openrecall.Exception
 	err := s.inTx(ctx, "record exception expiries", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+exceptionColumns+` FROM exceptions
-			WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= ? ORDER BY expires_at, id`, clampedNanos(now))
+			WHERE expiry_recorded = 0 AND revoked_at IS NULL AND expires_at <= $1 ORDER BY expires_at, id`, clampedNanos(now))
 		if err != nil {
 			return translate("expired exceptions", err)
 		}
@@ -303,7 +303,7 @@ func (s *Decisions) TakeExpired(ctx context.Context, now time.Time, record func(
 			return nil
 		}
 		for _, e := range out {
-			if _, err := tx.ExecContext(ctx, `UPDATE exceptions SET expiry_recorded = 1 WHERE id = ?`, e.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE exceptions SET expiry_recorded = 1 WHERE id = $1`, e.ID); err != nil {
 				return translate("record expiry of "+e.ID, err)
 			}
 		}
@@ -337,12 +337,12 @@ func (s *Decisions) RecordExpiries(ctx context.Context, now time.Time, seal Seal
 // stored already.
 func addProposalSQL(d dialect) string {
 	return d.insertOrIgnore() + ` exception_proposals (id, rule, service, dna, match,
-			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + d.onConflictIgnore()
+			decision, max_severity, expiry_ns, supporting, alert_id, batch, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)` + d.onConflictIgnore()
 }
 
 // addExceptionSQL stores an exception unless one with its id is stored
 // already (AddException then tells the same from a conflicting one).
 func addExceptionSQL(d dialect) string {
 	return d.insertOrIgnore() + ` exceptions (id, rule, service, dna, match, decision, max_severity,
-			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + d.onConflictIgnore()
+			expires_at, created_at, analyst, note, proposal_id, revoked_at, revoked_by, revoke_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)` + d.onConflictIgnore()
 }

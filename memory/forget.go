@@ -38,7 +38,7 @@ func (s *conn) forgetTx(ctx context.Context, tx *sql.Tx, id string) (openrecall.
 	if err != nil {
 		return openrecall.Incident{}, false, fmt.Errorf("forget: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE incidents SET forgotten_at = ? WHERE id = ? AND forgotten_at IS NULL`, at, id)
+	res, err := tx.ExecContext(ctx, `UPDATE incidents SET forgotten_at = $1 WHERE id = $2 AND forgotten_at IS NULL`, at, id)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("forget", err)
 	}
@@ -46,7 +46,7 @@ func (s *conn) forgetTx(ctx context.Context, tx *sql.Tx, id string) (openrecall.
 	if err != nil {
 		return openrecall.Incident{}, false, translate("forget: rows affected", err)
 	}
-	inc, err := s.resealIncidentTx(ctx, tx, `id = ?`, id, "memory-forget")
+	inc, err := s.resealIncidentTx(ctx, tx, `id = $1`, id, "memory-forget")
 	if err != nil {
 		return openrecall.Incident{}, false, translate(fmt.Sprintf("forget incident %q", id), err)
 	}

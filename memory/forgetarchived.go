@@ -25,24 +25,24 @@ type forgettable struct {
 func forgettables(d dialect) []forgettable {
 	return []forgettable{
 		{name: "inbox", pick: `SELECT id, 0 FROM inbox` + d.indexedBy("inbox_forgettable") + `
-		WHERE pruned_at IS NOT NULL AND done_at < ? ORDER BY done_at LIMIT ?`,
-			del: []string{`DELETE FROM inbox WHERE id = ?`}, intKey: true,
+		WHERE pruned_at IS NOT NULL AND done_at < $1 ORDER BY done_at LIMIT $2`,
+			del: []string{`DELETE FROM inbox WHERE id = $1`}, intKey: true,
 			add: func(f *openrecall.Forgotten, n, _, _ int) { f.Deliveries += n }},
 		{name: "waiting", pick: `SELECT analysis_id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM waiting` + d.indexedBy("waiting_since") + `
-		WHERE since < ? ORDER BY since LIMIT ?`,
-			del: []string{`DELETE FROM waiting WHERE analysis_id = ?`},
+		WHERE since < $1 ORDER BY since LIMIT $2`,
+			del: []string{`DELETE FROM waiting WHERE analysis_id = $1`},
 			add: func(f *openrecall.Forgotten, n, undecided, _ int) {
 				f.Waiting, f.Expired = f.Waiting+n, f.Expired+undecided
 			}},
 		{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups` + d.indexedBy("alert_groups_touched") + `
-		WHERE touched_at < ? ORDER BY touched_at LIMIT ?`,
-			del: []string{`DELETE FROM group_members WHERE group_id = ?`, `DELETE FROM alert_groups WHERE id = ?`},
+		WHERE touched_at < $1 ORDER BY touched_at LIMIT $2`,
+			del: []string{`DELETE FROM group_members WHERE group_id = $1`, `DELETE FROM alert_groups WHERE id = $1`},
 			add: func(f *openrecall.Forgotten, n, undecided, members int) {
 				f.Groups, f.ExpiredGroups, f.Members = f.Groups+n, f.ExpiredGroups+undecided, f.Members+members
 			}},
 		{name: "alert state", pick: `SELECT alert_id, 0 FROM alert_state` + d.indexedBy("alert_state_updated") + `
-		WHERE updated_at < ? ORDER BY updated_at LIMIT ?`,
-			del: []string{`DELETE FROM alert_state WHERE alert_id = ?`},
+		WHERE updated_at < $1 ORDER BY updated_at LIMIT $2`,
+			del: []string{`DELETE FROM alert_state WHERE alert_id = $1`},
 			add: func(f *openrecall.Forgotten, n, _, _ int) { f.AlertStates += n }},
 	}
 }

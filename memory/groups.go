@@ -79,7 +79,7 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []op
 		}
 		if n == 0 {
 			var exists int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM group_members WHERE analysis_id = ?`, r.AnalysisID).Scan(&exists)
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM group_members WHERE analysis_id = $1`, r.AnalysisID).Scan(&exists)
 			if err == nil {
 				continue // stored before
 			}
@@ -110,7 +110,7 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []op
 // openGroupSQL opens a group unless it is stored already (openArgs).
 func openGroupSQL(d dialect) string {
 	return d.insertOrIgnore() + ` alert_groups (id, batch, key_hash, key, rule, service,
-	head_severity, head, head_analysis, size, first_at, last_at, touched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)` + d.onConflictIgnore()
+	head_severity, head, head_analysis, size, first_at, last_at, touched_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10, $11, $12)` + d.onConflictIgnore()
 }
 
 // joinGroupSQL adds a member to a stored group, with the group's decision,
@@ -118,14 +118,14 @@ func openGroupSQL(d dialect) string {
 // id, role, group id).
 func joinGroupSQL(d dialect) string {
 	return d.insertOrIgnore() + ` group_members (analysis_id, group_id, alert_id, role, decision)
-			SELECT ?, id, ?, ?, decision FROM alert_groups WHERE id = ?` + d.onConflictIgnore()
+			SELECT $1, id, $2, $3, decision FROM alert_groups WHERE id = $4` + d.onConflictIgnore()
 }
 
 // growGroupSQL counts a member into its group and widens the group's time
 // span to it (arguments: the member's time twice, now, the group id).
 func growGroupSQL(d dialect) string {
-	return `UPDATE alert_groups SET size = size + 1, first_at = ` + d.least("first_at", "?") + `, last_at = ` + d.greatest("last_at", "?") + `,
-			touched_at = ` + d.greatest("touched_at", "?") + ` WHERE id = ?`
+	return `UPDATE alert_groups SET size = size + 1, first_at = ` + d.least("first_at", "$1") + `, last_at = ` + d.greatest("last_at", "$2") + `,
+			touched_at = ` + d.greatest("touched_at", "$3") + ` WHERE id = $4`
 }
 
 // openArgs returns the arguments of openGroup for head result r, opened at
@@ -231,7 +231,7 @@ func (s *conn) queryGroups(ctx context.Context, what, query string, args ...any)
 // that are the latest of their key: the groups a run of batch continues.
 func (s *Decisions) OpenGroups(ctx context.Context, batch string) ([]openrecall.Group, error) {
 	return s.queryGroups(ctx, "open groups", `SELECT `+groupColumns+` FROM alert_groups WHERE rowid IN
-		(SELECT MAX(rowid) FROM alert_groups WHERE batch = ? GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`, batch)
+		(SELECT MAX(rowid) FROM alert_groups WHERE batch = $1 GROUP BY key_hash) AND decided_at IS NULL ORDER BY rowid`, batch)
 }
 
 // Groups returns up to limit groups, newest first: only those no person has
@@ -241,12 +241,12 @@ func (s *Decisions) Groups(ctx context.Context, open bool, limit int) ([]openrec
 	if open {
 		cond = "WHERE decided_at IS NULL"
 	}
-	return s.queryGroups(ctx, "groups", `SELECT `+groupColumns+` FROM alert_groups `+cond+` ORDER BY rowid DESC LIMIT ?`, limit)
+	return s.queryGroups(ctx, "groups", `SELECT `+groupColumns+` FROM alert_groups `+cond+` ORDER BY rowid DESC LIMIT $1`, limit)
 }
 
 // Group returns the group id; an unknown id wraps openrecall.ErrNotFound.
 func (s *Decisions) Group(ctx context.Context, id string) (openrecall.Group, error) {
-	g, err := scanGroup(s.db.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = ?`, id))
+	g, err := scanGroup(s.db.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = $1`, id))
 	if err != nil {
 		return g, translate("group "+id, err)
 	}
@@ -258,7 +258,7 @@ func (s *Decisions) Group(ctx context.Context, id string) (openrecall.Group, err
 func (s *Decisions) GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error) {
 	var m openrecall.GroupMember
 	var decision sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members WHERE analysis_id = ?`,
+	err := s.db.QueryRowContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members WHERE analysis_id = $1`,
 		analysisID).Scan(&m.AnalysisID, &m.GroupID, &m.AlertID, &m.Role, &decision)
 	if err != nil {
 		return m, translate("group of "+analysisID, err)
@@ -271,7 +271,7 @@ func (s *Decisions) GroupOf(ctx context.Context, analysisID string) (openrecall.
 // they were stored.
 func (s *Decisions) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
-		WHERE group_id = ? ORDER BY role = 'member', rowid`, id)
+		WHERE group_id = $1 ORDER BY role = 'member', rowid`, id)
 	if err != nil {
 		return nil, translate("group members", err)
 	}
@@ -306,7 +306,7 @@ func (s *Decisions) DecideGroup(ctx context.Context, id string, inc openrecall.I
 	var created bool
 	err = s.inTx(ctx, "decide group "+id, func(tx *sql.Tx) error {
 		var err error
-		if g, err = scanGroup(tx.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = ?`, id)); err != nil {
+		if g, err = scanGroup(tx.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM alert_groups WHERE id = $1`, id)); err != nil {
 			return translate("group "+id, err)
 		}
 		if g.Decided {
@@ -316,11 +316,11 @@ func (s *Decisions) DecideGroup(ctx context.Context, id string, inc openrecall.I
 			return err
 		}
 		now := s.now()
-		if _, err := tx.ExecContext(ctx, `UPDATE alert_groups SET decided_at = ?, decision = ?, memory_id = ?, analyst = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE alert_groups SET decided_at = $1, decision = $2, memory_id = $3, analyst = $4 WHERE id = $5`,
 			now.UnixNano(), string(inc.Decision), stored.ID, inc.Analyst, id); err != nil {
 			return translate("decide group "+id, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE group_members SET decision = ? WHERE group_id = ?`, string(inc.Decision), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE group_members SET decision = $1 WHERE group_id = $2`, string(inc.Decision), id); err != nil {
 			return translate("decide group "+id+": members", err)
 		}
 		g.Decided, g.DecidedAt, g.Decision, g.MemoryID, g.Analyst = true, now.UTC(), inc.Decision, stored.ID, inc.Analyst

@@ -103,8 +103,17 @@ func countIncidents(t testing.TB, s *Store) int {
 }
 
 func TestMain(m *testing.M) {
+	// Every statement the tests run is checked for its placeholders
+	// (placeholders_test.go); one that breaks the rule fails the run.
+	wrapConnector = guardPlaceholders
+	var code int
 	if os.Getenv(childEnv) != "" {
-		os.Exit(retainChild())
+		code = retainChild()
+	} else {
+		code = m.Run()
 	}
-	os.Exit(m.Run())
+	if reportPlaceholders() && code == 0 {
+		code = 1
+	}
+	os.Exit(code)
 }

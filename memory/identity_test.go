@@ -41,7 +41,7 @@ func TestMigrationFromV1KeepsMemories(t *testing.T) {
 	}
 	if _, err := raw.Exec(`INSERT INTO incidents (id, dedupe_key, fp, k4, error_class, service_role, dependency_pattern,
 		signal_shape, attack_pattern, environment, decision, note, dead_ends, analyst, impact_minutes, source_alert_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, 0, ?, ?)`, old.ID, old.DedupeKey, fpKey(fp), k4Key(fp),
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '[]', $13, 0, $14, $15)`, old.ID, old.DedupeKey, fpKey(fp), k4Key(fp),
 		fp.ErrorClass, fp.ServiceRole, fp.DependencyPattern, fp.SignalShape, fp.AttackPattern, fp.Environment,
 		string(old.Decision), old.Note, old.Analyst, old.SourceAlertID, created); err != nil {
 		t.Fatal(err)

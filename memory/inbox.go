@@ -67,7 +67,7 @@ func (s *Inbox) Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int
 			if d.Duplicate {
 				// The alert is still delivered: its state is not
 				// forgotten (ForgetArchived) while it is.
-				if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = ? WHERE alert_id = ?`,
+				if _, err := tx.ExecContext(ctx, `UPDATE alert_state SET updated_at = $1 WHERE alert_id = $2`,
 					s.now().UnixNano(), d.Alert.ID); err != nil {
 					return nil, translate("enqueue: alert state", err)
 				}
@@ -133,7 +133,7 @@ func redelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery) error {
 	want := noticeState(d.Alert)
 	d.State = want
 	var status, severity, triageID, lastID string
-	err := tx.QueryRowContext(ctx, `SELECT status, severity, triage_analysis_id, last_analysis_id FROM alert_state WHERE alert_id = ?`,
+	err := tx.QueryRowContext(ctx, `SELECT status, severity, triage_analysis_id, last_analysis_id FROM alert_state WHERE alert_id = $1`,
 		d.Alert.ID).Scan(&status, &severity, &triageID, &lastID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -168,12 +168,12 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, nam
 	if err != nil {
 		return fmt.Errorf("enqueue: encode delivery: %w", err)
 	}
-	if err := tx.QueryRowContext(ctx, `INSERT INTO inbox (endpoint, request_id, received_at, alert_id, delivery) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+	if err := tx.QueryRowContext(ctx, `INSERT INTO inbox (endpoint, request_id, received_at, alert_id, delivery) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		d.Endpoint, d.RequestID, d.ReceivedAt.UTC().UnixNano(), d.Alert.ID, string(body)).Scan(&d.ID); err != nil {
 		return translate("enqueue: insert", err)
 	}
 	d.AnalysisID = name(d.ID)
-	if _, err := tx.ExecContext(ctx, `UPDATE inbox SET analysis_id = ? WHERE id = ?`, d.AnalysisID, d.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE inbox SET analysis_id = $1 WHERE id = $2`, d.AnalysisID, d.ID); err != nil {
 		return translate("enqueue: name analysis", err)
 	}
 	return nil
@@ -185,7 +185,7 @@ func moveState(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, now int6
 		triageID = d.AnalysisID
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO alert_state (alert_id, status, severity, triage_analysis_id, last_analysis_id, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (alert_id) DO UPDATE SET status = excluded.status, last_analysis_id = excluded.last_analysis_id,
 			updated_at = excluded.updated_at,
 			severity = CASE WHEN excluded.status = 'firing' THEN excluded.severity ELSE alert_state.severity END,
@@ -198,7 +198,7 @@ func moveState(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, now int6
 // inbox_pending on SQLite.
 func pendingSQL(d dialect) string {
 	return `SELECT id, analysis_id, delivery FROM inbox` + d.indexedBy("inbox_pending") + `
-		WHERE done_seq IS NULL AND id > ? ORDER BY id LIMIT ?`
+		WHERE done_seq IS NULL AND id > $1 ORDER BY id LIMIT $2`
 }
 
 // Pending returns up to limit deliveries still waiting in the inbox with an
@@ -281,11 +281,11 @@ func (s *conn) takeTx(ctx context.Context, tx *sql.Tx, ids []int64, known bool) 
 		if s.leases.isLost(id) {
 			continue
 		}
-		q, args := `UPDATE inbox SET done_seq = ?, done_at = ?, lease_until = NULL WHERE id = ? AND done_seq IS NULL`,
+		q, args := `UPDATE inbox SET done_seq = $1, done_at = $2, lease_until = NULL WHERE id = $3 AND done_seq IS NULL`,
 			[]any{seq + 1, now, id}
 		attempt, claimed := s.leases.claim(id)
 		if claimed {
-			q += ` AND lease_owner = ? AND attempt = ?`
+			q += ` AND lease_owner = $4 AND attempt = $5`
 			args = append(args, s.leases.owner, attempt)
 		}
 		var row servedRow
@@ -301,7 +301,7 @@ func (s *conn) takeTx(ctx context.Context, tx *sql.Tx, ids []int64, known bool) 
 		}
 		if known {
 			var exists int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = ?`, id).Scan(&exists); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox WHERE id = $1`, id).Scan(&exists); err != nil {
 				return nil, nil, translate(fmt.Sprintf("complete %d", id), err)
 			}
 		}
@@ -325,14 +325,14 @@ func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, res
 			return fmt.Errorf("complete %d: encode result: %w", c.row.id, err)
 		}
 		if s.seal == nil {
-			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = ? WHERE id = ?`, string(body), c.row.id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = $1 WHERE id = $2`, string(body), c.row.id); err != nil {
 				return translate(fmt.Sprintf("complete %d", c.row.id), err)
 			}
 			continue
 		}
 		content = c.row.content(content[:0], sql.NullString{String: string(body), Valid: true})
 		seal := s.seal.Row(openrecall.RowResult, content)
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = ?, seal = ? WHERE id = ?`, string(body), seal, c.row.id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = $1, seal = $2 WHERE id = $3`, string(body), seal, c.row.id); err != nil {
 			return translate(fmt.Sprintf("complete %d", c.row.id), err)
 		}
 		binds = append(binds, binding{kind: openrecall.RowResult, id: c.row.analysisID, alertID: c.row.alertID, event: "result", seal: seal,
@@ -506,7 +506,7 @@ func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 	// rebalances the tree and frees the pages for reuse.
 	now := s.now().UnixNano()
 	for _, k := range kept {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE id = ?`, k[0]); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE id = $1`, k[0]); err != nil {
 			return 0, translate("prune inbox: delete", err)
 		}
 	}
@@ -530,7 +530,7 @@ func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 			seal = s.seal.Row(openrecall.RowResult, e.b)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (`+prunedColumns+`, delivery, result, pruned_at, seal)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?)`, append(k, now, seal)...); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '', NULL, $9, $10)`, append(k, now, seal)...); err != nil {
 			return 0, translate("prune inbox: keep", err)
 		}
 	}
@@ -564,7 +564,7 @@ func (s *Inbox) PruneInboxAll(ctx context.Context, before time.Time, batch int) 
 // Served returns the delivery analysed as analysisID, with its result once
 // done; an unknown id wraps openrecall.ErrNotFound.
 func (s *Inbox) Served(ctx context.Context, analysisID string) (openrecall.Served, error) {
-	sv, err := s.scanServedChecked(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = ?`, analysisID))
+	sv, err := s.scanServedChecked(s.db.QueryRowContext(ctx, `SELECT `+servedColumns+` FROM inbox WHERE analysis_id = $1`, analysisID))
 	if err != nil {
 		return sv, translate("served "+analysisID, err)
 	}
@@ -629,7 +629,7 @@ func (s *Inbox) Writable(ctx context.Context) error {
 	if err != nil {
 		return translate("writable", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO write_probe (at, pad) VALUES (?, ?)`, s.now().UnixNano(), pad); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO write_probe (at, pad) VALUES ($1, $2)`, s.now().UnixNano(), pad); err != nil {
 		_ = tx.Rollback()
 		return translate("writable: probe write", err)
 	}
@@ -640,12 +640,12 @@ func (s *Inbox) Writable(ctx context.Context) error {
 // result is still kept (PruneInbox), through inbox_prunable on SQLite.
 func prunableSQL(d dialect) string {
 	return `SELECT ` + prunedColumns + ` FROM inbox` + d.indexedBy("inbox_prunable") + `
-		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < ? ORDER BY done_at, id LIMIT ?`
+		WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < $1 ORDER BY done_at, id LIMIT $2`
 }
 
 // servedSinceSQL selects the finished deliveries above a cursor
 // (ServedSince), through inbox_done on SQLite.
 func servedSinceSQL(d dialect) string {
 	return `SELECT ` + servedColumns + ` FROM inbox` + d.indexedBy("inbox_done") + `
-		WHERE done_seq > ? ORDER BY done_seq LIMIT ?`
+		WHERE done_seq > $1 ORDER BY done_seq LIMIT $2`
 }

@@ -74,19 +74,19 @@ const insertIncident = `INSERT INTO incidents (id, dedupe_key, fp, k4, error_cla
 	dependency_pattern, signal_shape, attack_pattern, environment, decision, note, dead_ends,
 	analyst, impact_minutes, source_alert_id, created_at, rule, service, severity, ifp, ik4,
 	expires_at, forgotten_at, entities)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)
 	ON CONFLICT (dedupe_key) DO NOTHING`
 
 // fillIdentity gives a stored memory without an identity the identity (and
 // severity) of an equivalent retain that has one: re-seeding or re-importing
 // with identities restores the vote of memories from before identity
 // existed (DESIGN §5). A memory that has an identity is never changed.
-const fillIdentity = `UPDATE incidents SET rule = ?, service = ?, severity = ?, ifp = ?, ik4 = ?
-	WHERE dedupe_key = ? AND rule = '' AND ? <> ''`
+const fillIdentity = `UPDATE incidents SET rule = $1, service = $2, severity = $3, ifp = $4, ik4 = $5
+	WHERE dedupe_key = $6 AND rule = '' AND $7 <> ''`
 
 // fillEntities gives a stored memory without entity fields (retained
 // before migration 0007) those of an equivalent retain that has them.
-const fillEntities = `UPDATE incidents SET entities = ? WHERE dedupe_key = ? AND entities = '{}'`
+const fillEntities = `UPDATE incidents SET entities = $1 WHERE dedupe_key = $2 AND entities = '{}'`
 
 // The recall query's parameters, numbered so that every tier shares them
 // (recallArgs gives them in this order). On SQLite each is written +?N
@@ -161,14 +161,17 @@ func (r *recallText) newestFirst() string {
 	return ` ORDER BY created_at DESC, id LIMIT ` + r.p(argLimit)
 }
 
-// tierSelect selects one tier's memories: key is the indexed key
+// tierSelect selects one tier's memories: key writes the indexed key
 // condition, index the index the select is pinned to (INDEXED BY on
 // SQLite), cond the tier's descriptive condition and ident the identity
 // condition. It also compares the plain columns, so it is exact even if
-// two keys collide. Forgotten memories are never recalled.
-func (r *recallText) tierSelect(index, key, cond, ident string) string {
+// two keys collide. Forgotten memories are never recalled. The conditions
+// are written in the order the text has them (Go calls the functions of
+// an expression left to right), so that PostgreSQL's parameters first
+// appear in order $1, $2, … (numbered.p).
+func (r *recallText) tierSelect(index string, key, cond, ident func() string) string {
 	return `SELECT ` + incidentColumns + ` FROM incidents` + r.d.indexedBy(index) + `
-	WHERE ` + key + ` AND ` + r.critical() + ` AND ` + cond + ` AND ` + ident + ` AND forgotten_at IS NULL`
+	WHERE ` + key() + ` AND ` + r.critical() + ` AND ` + cond() + ` AND ` + ident() + ` AND forgotten_at IS NULL`
 }
 
 // family is one family of memories: the alert's identity (strong tiers,
@@ -199,12 +202,12 @@ func (r *recallText) family(f family) []string {
 	}
 	fpKey := func() string { return f.fpArg + ` = ` + r.p(f.fpParam) }
 	k4Key := func() string { return k4Col + ` = ` + r.p(f.k4Param) }
-	exact := `SELECT * FROM (` + r.tierSelect(f.fpIndex, fpKey(), r.condExact(), ident()) + r.newestFirst() + `) AS exact`
-	dep := r.tierSelect(f.k4Prefix+"_dep", k4Key(), r.condShapeDiffers(), ident())
-	shape := r.tierSelect(f.k4Prefix+"_shape", k4Key(), r.condDependencyDiffers(), ident())
+	exact := `SELECT * FROM (` + r.tierSelect(f.fpIndex, fpKey, r.condExact, ident) + r.newestFirst() + `) AS exact`
+	dep := r.tierSelect(f.k4Prefix+"_dep", k4Key, r.condShapeDiffers, ident)
+	shape := r.tierSelect(f.k4Prefix+"_shape", k4Key, r.condDependencyDiffers, ident)
 	one := `SELECT * FROM (` + dep + `
 	UNION ALL ` + shape + r.newestFirst() + `) AS one_differs`
-	both := `SELECT * FROM (` + r.tierSelect(f.k4Prefix, k4Key(), r.condBothDiffer(), ident()) + r.newestFirst() + `) AS both_differ`
+	both := `SELECT * FROM (` + r.tierSelect(f.k4Prefix, k4Key, r.condBothDiffer, ident) + r.newestFirst() + `) AS both_differ`
 	return []string{exact, one, both}
 }
 
@@ -470,14 +473,14 @@ func (s *conn) retainTx(ctx context.Context, tx *sql.Tx, args []any, inc openrec
 	if n == 0 {
 		event = "memory-fill" // an identity or entities filled in, if anything changed
 	}
-	stored, err := s.resealIncidentTx(ctx, tx, `dedupe_key = ?`, inc.DedupeKey, event)
+	stored, err := s.resealIncidentTx(ctx, tx, `dedupe_key = $1`, inc.DedupeKey, event)
 	if err != nil {
 		return openrecall.Incident{}, false, translate("retain: read back", err)
 	}
 	return stored, n == 1, nil
 }
 
-// resealIncidentTx reads back the memory where cond (one parameter, arg)
+// resealIncidentTx reads back the memory where cond (one parameter, $1: arg)
 // holds and, with a sealer, seals it again and binds the write to the
 // chain as event when its columns changed since they were sealed.
 func (s *conn) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, arg any, event string) (openrecall.Incident, error) {
@@ -490,7 +493,7 @@ func (s *conn) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, ar
 	if now == seal {
 		return stored, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET seal = ? WHERE id = ?`, now, stored.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET seal = $1 WHERE id = $2`, now, stored.ID); err != nil {
 		return stored, err
 	}
 	return stored, s.bindTx(ctx, tx, []binding{{kind: openrecall.RowMemory, id: stored.ID, alertID: stored.SourceAlertID, event: event, seal: now,
@@ -500,7 +503,7 @@ func (s *conn) resealIncidentTx(ctx context.Context, tx *sql.Tx, cond string, ar
 // Get returns the incident with the given id, or an error wrapping
 // openrecall.ErrNotFound.
 func (s *Memories) Get(ctx context.Context, id string) (openrecall.Incident, error) {
-	inc, err := scanIncident(s.db.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
+	inc, err := scanIncident(s.db.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = $1`, id))
 	if err != nil {
 		return openrecall.Incident{}, translate(fmt.Sprintf("get incident %q", id), err)
 	}

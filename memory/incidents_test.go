@@ -241,7 +241,7 @@ func TestRecallUsesIndexes(t *testing.T) {
 // TestRecallParametersAreNotBare pins the fix for recall statements that
 // SQLite re-prepared on every run (a bare parameter in a LIMIT or in an
 // equality a row is filtered by asks for a new plan whenever the driver
-// rebinds it, and the driver clears the bindings before each run): every
+// binds it anew, and the driver clears the bindings before each run): every
 // parameter of the recall queries is written +?N.
 func TestRecallParametersAreNotBare(t *testing.T) {
 	for _, st := range sqliteStatements.recall.all() {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -209,18 +208,21 @@ func (s *Inbox) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	// not completed, which another owner took and let pass: that first
 	// analysis is in flight here too.
 	args := []any{l.instance, l.owner, now + l.ttl.Nanoseconds(), now, l.owner, l.instance, l.owner}
+	// pick goes inside the UPDATE below, after its $1–$3: its fixed text
+	// writes $4–$7 and p numbers the rest.
 	pick := `SELECT id FROM inbox WHERE done_seq IS NULL
-		AND (lease_until IS NULL OR (lease_until < ? AND lease_owner <> ?) OR (lease_instance = ? AND lease_owner <> ?))`
+		AND (lease_until IS NULL OR (lease_until < $4 AND lease_owner <> $5) OR (lease_instance = $6 AND lease_owner <> $7))`
+	p := params{n: 7}
 	if mine := l.inFlight(); len(mine) > 0 {
-		pick += ` AND id NOT IN (?` + strings.Repeat(", ?", len(mine)-1) + `)`
+		pick += ` AND id NOT IN (` + p.list(len(mine)) + `)`
 		args = append(args, mine...)
 	}
-	pick += ` ORDER BY id LIMIT ?`
+	pick += ` ORDER BY id LIMIT ` + p.next()
 	args = append(args, limit)
 	if s.pg {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
-	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
+	rows, err := tx.QueryContext(ctx, `UPDATE inbox SET lease_instance = $1, lease_owner = $2, lease_until = $3, attempt = attempt + 1
 		WHERE id IN (`+pick+`) RETURNING id, attempt, analysis_id, delivery`, args...)
 	if err != nil {
 		return nil, translate("claim", err)
@@ -308,11 +310,11 @@ func (s *conn) renewLeases(ctx context.Context) error {
 		return translate("renew leases: begin", err)
 	}
 	defer tx.Rollback()
-	q := `UPDATE inbox SET lease_until = ? WHERE lease_owner = ? AND done_seq IS NULL RETURNING id, attempt`
+	q := `UPDATE inbox SET lease_until = $1 WHERE lease_owner = $2 AND done_seq IS NULL RETURNING id, attempt`
 	if s.pg {
 		// The rows are locked in id order, as a completion's are taken
 		// one by one: fewer deadlocks to retry.
-		q = `UPDATE inbox SET lease_until = ? WHERE id IN (SELECT id FROM inbox WHERE lease_owner = ? AND done_seq IS NULL ORDER BY id FOR UPDATE) RETURNING id, attempt`
+		q = `UPDATE inbox SET lease_until = $1 WHERE id IN (SELECT id FROM inbox WHERE lease_owner = $2 AND done_seq IS NULL ORDER BY id FOR UPDATE) RETURNING id, attempt`
 	}
 	renewed, err := idAttempts(ctx, tx, "renew leases", q, now+l.ttl.Nanoseconds(), l.owner)
 	if err != nil {
@@ -334,7 +336,8 @@ func (s *conn) renewLeases(ctx context.Context) error {
 		check = append(check, id)
 	}
 	if len(check) > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT id, lease_owner, attempt FROM inbox WHERE id IN (?`+strings.Repeat(", ?", len(check)-1)+`)`, check...)
+		var p params
+		rows, err := tx.QueryContext(ctx, `SELECT id, lease_owner, attempt FROM inbox WHERE id IN (`+p.list(len(check))+`)`, check...)
 		if err != nil {
 			return translate("renew leases: owners", err)
 		}
@@ -372,7 +375,7 @@ func (s *conn) renewLeases(ctx context.Context) error {
 	l.mu.Unlock()
 	for i := 0; i < len(orphans); i += 2 {
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET lease_instance = '', lease_owner = '', lease_until = NULL
-			WHERE id = ? AND attempt = ? AND lease_owner = ? AND done_seq IS NULL`, orphans[i], orphans[i+1], l.owner); err != nil {
+			WHERE id = $1 AND attempt = $2 AND lease_owner = $3 AND done_seq IS NULL`, orphans[i], orphans[i+1], l.owner); err != nil {
 			return translate("renew leases: release", err)
 		}
 	}
@@ -506,7 +509,7 @@ func (s *conn) alertLocks(ctx context.Context, tx *sql.Tx, ds []openrecall.Deliv
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, ?)", int32(s.lockKey), k); err != nil {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(s.lockKey), k); err != nil {
 			return translate("enqueue: lock alert state", err)
 		}
 	}

@@ -93,7 +93,7 @@ func TestRenewalReleasesAnOwnedRowNoOneWorksOn(t *testing.T) {
 		if _, err := a.Enqueue(ctx, []openrecall.Delivery{firing(fmt.Sprintf("y%d", round), "high")}, 0, inboxName); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.db.ExecContext(ctx, `UPDATE inbox SET lease_instance = ?, lease_owner = ?, lease_until = ?, attempt = attempt + 1
+		if _, err := a.db.ExecContext(ctx, `UPDATE inbox SET lease_instance = $1, lease_owner = $2, lease_until = $3, attempt = attempt + 1
 			WHERE done_seq IS NULL AND lease_owner = ''`, a.leases.instance, a.Owner(), time.Now().Add(time.Hour).UnixNano()); err != nil {
 			t.Fatal(err)
 		}

@@ -203,7 +203,7 @@ func TestClaimRefusesAnotherSchemaVersion(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	enqueueN(t, s, 1)
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)`, SchemaVersion()+1); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future', 0)`, SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Claim(ctx, 10)

@@ -3,20 +3,19 @@ package memory
 import (
 	"context"
 	"database/sql/driver"
-	"sync"
 	"sync/atomic"
 )
 
 // The PostgreSQL backend runs the statements the SQLite one runs, each
 // written once with the differences between the two databases named at
-// the query site (dialect.go). pgx takes numbered placeholders ($1), so
-// pgConnector rebinds each statement's ? placeholders (dialect.rebind),
-// once per distinct text. Everything else the two backends do differently
-// (schema, locks, errors, sizes) is in postgres.go.
+// the query site (dialect.go) and numbered placeholders ($1) both take as
+// written: pgx is given each statement's text unchanged. Everything else
+// the two backends do differently (schema, locks, errors, sizes) is in
+// postgres.go.
 
-// pgConnector wraps pgx's database/sql connector: statements' placeholders
-// are rebound for PostgreSQL, and a write transaction takes the store's
-// write lock unless its context says it locks rows itself.
+// pgConnector wraps pgx's database/sql connector: a write transaction
+// takes the store's write lock unless its context says it locks rows
+// itself. Statements pass through as written.
 type pgConnector struct {
 	inner driver.Connector
 	// writeLock holds the advisory lock key every write transaction takes
@@ -25,16 +24,12 @@ type pgConnector struct {
 	// (its schema's) on the pool's first connection, which the connector
 	// made before the key was known and which serves writes afterwards.
 	writeLock *atomic.Int64
-	// rebound holds the statements rebound so far, by text: the package's
-	// statements are a few hundred texts (multi-row inserts of a few
-	// widths, filters of a few shapes), each rebound once.
-	rebound *sync.Map
 }
 
 // newPGConnector returns a connector over inner whose write transactions
 // take the advisory lock writeLock holds when they begin (nil or 0: none).
 func newPGConnector(inner driver.Connector, writeLock *atomic.Int64) pgConnector {
-	return pgConnector{inner: inner, writeLock: writeLock, rebound: new(sync.Map)}
+	return pgConnector{inner: inner, writeLock: writeLock}
 }
 
 func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -42,7 +37,7 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{Conn: conn, writeLock: c.writeLock, rebound: c.rebound}, nil
+	return &pgConn{Conn: conn, writeLock: c.writeLock}, nil
 }
 
 func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
@@ -51,7 +46,6 @@ func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
 type pgConn struct {
 	driver.Conn
 	writeLock *atomic.Int64
-	rebound   *sync.Map
 }
 
 // The interfaces database/sql looks for, which pgx's connection has.
@@ -107,7 +101,7 @@ func (c *pgConn) lockKey() int64 {
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, c.rebind(query))
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 }
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
@@ -115,11 +109,11 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.(driver.ExecerContext).ExecContext(ctx, c.rebind(query), args)
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.(driver.QueryerContext).QueryContext(ctx, c.rebind(query), args)
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 }
 
 func (c *pgConn) Ping(ctx context.Context) error { return c.Conn.(driver.Pinger).Ping(ctx) }
@@ -135,15 +129,4 @@ func (c *pgConn) IsValid() bool {
 		return v.IsValid()
 	}
 	return true
-}
-
-// rebind returns q rebound for PostgreSQL (dialect.rebind), rebinding
-// each distinct text once.
-func (c *pgConn) rebind(q string) string {
-	if v, ok := c.rebound.Load(q); ok {
-		return v.(string)
-	}
-	r := pgDialect.rebind(q)
-	c.rebound.Store(q, r)
-	return r
 }

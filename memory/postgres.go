@@ -131,11 +131,11 @@ func (s *conn) pgInit(ctx context.Context, readOnly bool, writeLock *atomic.Int6
 	s.lockKey = int64(ApplicationID)<<32 | int64(crc32.ChecksumIEEE([]byte(schema)))
 	writeLock.Store(s.lockKey)
 	if !readOnly {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", s.lockKey+1); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", s.lockKey+1); err != nil {
 			return translate("migration lock", err)
 		}
 		defer func() {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", s.lockKey+1) // a closed session drops it too
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", s.lockKey+1) // a closed session drops it too
 		}()
 	}
 	tables, err := pgTables(ctx, conn)
@@ -201,7 +201,7 @@ func (s *conn) applyPG(ctx context.Context, conn *sql.Conn, m migration) error {
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return translate("apply migration "+m.name, err)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
 		m.version, m.name, s.now().UTC().UnixNano()); err != nil {
 		return translate("record migration "+m.name, err)
 	}

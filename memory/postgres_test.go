@@ -85,7 +85,7 @@ func TestPostgresSchemaVersions(t *testing.T) {
 		t.Fatalf("read-only open of an empty schema: %v; want ErrNoDatabase", err)
 	}
 	s := openAt(t, dsn)
-	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)`, SchemaVersion()+1); err != nil {
+	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future', 0)`, SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open(context.Background(), dsn, Options{}); !errors.Is(err, ErrNewerSchema) {

@@ -86,7 +86,7 @@ func (s *Trail) SealRows(ctx context.Context, rs RowSealer) error {
 		}
 		rec = openrecall.RowSealing{At: at, EntrySeq: e[0].Sequence, Rows: n, KeyID: rs.KeyID}
 		rec.MAC = rs.Sealing(rec)
-		_, err = tx.ExecContext(ctx, `INSERT INTO row_sealing (id, adopted_at, entry_seq, rows, key_id, mac) VALUES (1, ?, ?, ?, ?, ?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO row_sealing (id, adopted_at, entry_seq, rows, key_id, mac) VALUES (1, $1, $2, $3, $4, $5)`,
 			at.UnixNano(), rec.EntrySeq, rec.Rows, rec.KeyID, rec.MAC)
 		return translate("seal rows: record", err)
 	})
@@ -134,18 +134,18 @@ func (s *conn) adoptTx(ctx context.Context, tx *sql.Tx, r *rowSealing) (int64, e
 		kind, query, update string
 		scan                func(*sql.Rows) (any, []byte, error)
 	}{
-		{openrecall.RowMemory, `SELECT ` + incidentColumns + ` FROM incidents WHERE seal = ''`, `UPDATE incidents SET seal = ? WHERE id = ?`,
+		{openrecall.RowMemory, `SELECT ` + incidentColumns + ` FROM incidents WHERE seal = ''`, `UPDATE incidents SET seal = $1 WHERE id = $2`,
 			func(rows *sql.Rows) (any, []byte, error) {
 				var c []byte
 				inc, _, err := scanIncidentSealed(rows, &c)
 				return inc.ID, c, err
 			}},
-		{openrecall.RowWaiting, `SELECT ` + waitingSealColumns + ` FROM waiting WHERE seal = ''`, `UPDATE waiting SET seal = ? WHERE analysis_id = ?`,
+		{openrecall.RowWaiting, `SELECT ` + waitingSealColumns + ` FROM waiting WHERE seal = ''`, `UPDATE waiting SET seal = $1 WHERE analysis_id = $2`,
 			func(rows *sql.Rows) (any, []byte, error) {
 				id, c, _, err := scanWaitingContent(rows)
 				return id, c, err
 			}},
-		{openrecall.RowResult, `SELECT ` + servedColumns + ` FROM inbox WHERE seal = '' AND done_seq IS NOT NULL`, `UPDATE inbox SET seal = ? WHERE id = ?`,
+		{openrecall.RowResult, `SELECT ` + servedColumns + ` FROM inbox WHERE seal = '' AND done_seq IS NOT NULL`, `UPDATE inbox SET seal = $1 WHERE id = $2`,
 			func(rows *sql.Rows) (any, []byte, error) {
 				var c []byte
 				sv, _, err := scanServedSealed(rows, &c)
@@ -303,12 +303,12 @@ func readSealedRows(ctx context.Context, conn *sql.Conn, what string, before tim
 		}
 		start := len(k.kind) + 2 // after "<kind>-", 1-based
 		q := `SELECT e.sequence, substr(e.analysis_id, ` + strconv.Itoa(start) + `), e.time_ns FROM audit_entries e
-			WHERE e.batch = '` + openrecall.SealBatch + `' AND e.step = ? AND NOT EXISTS (SELECT 1 FROM ` + k.table + ` t WHERE t.` + k.key +
+			WHERE e.batch = '` + openrecall.SealBatch + `' AND e.step = $1 AND NOT EXISTS (SELECT 1 FROM ` + k.table + ` t WHERE t.` + k.key +
 			` = substr(e.analysis_id, ` + strconv.Itoa(start) + `))`
 		args := []any{k.first}
 		if k.kind != openrecall.RowMemory && cut != 0 {
 			// Forgotten with an archive (ForgetArchived never passes its cut).
-			q += ` AND e.time_ns >= ?`
+			q += ` AND e.time_ns >= $2`
 			args = append(args, cut)
 		}
 		if err := eachRow(ctx, conn, what+": "+k.kind+" rows bound", q+` ORDER BY e.sequence`, args, func(rows *sql.Rows) error {

@@ -176,7 +176,7 @@ func TestEditedMemoryIsRefusedByRecallAndReported(t *testing.T) {
 	if ps := rowProblems(t, s); len(ps) != 0 {
 		t.Fatalf("untouched: %v", ps)
 	}
-	tamper(t, s, `UPDATE incidents SET decision = 'known_benign' WHERE id = ?`, inc.ID)
+	tamper(t, s, `UPDATE incidents SET decision = 'known_benign' WHERE id = $1`, inc.ID)
 	ms, err := s.Recall(ctx, rid, fp, 5)
 	if err != nil || len(ms) != 1 || ms[0].Incident.ID != other.ID {
 		t.Fatalf("recall believed the poisoned memory: %+v, %v", ms, err)
@@ -189,7 +189,7 @@ func TestEditedMemoryIsRefusedByRecallAndReported(t *testing.T) {
 	// Forgetting is a chained event, not a deletion; un-forgetting by
 	// putting the earlier row back is a roll back.
 	var sealBefore string
-	if err := s.db.QueryRow(`SELECT seal FROM incidents WHERE id = ?`, other.ID).Scan(&sealBefore); err != nil {
+	if err := s.db.QueryRow(`SELECT seal FROM incidents WHERE id = $1`, other.ID).Scan(&sealBefore); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Forget(ctx, other.ID); err != nil {
@@ -200,9 +200,9 @@ func TestEditedMemoryIsRefusedByRecallAndReported(t *testing.T) {
 			t.Fatalf("a forget is reported: %s", p)
 		}
 	}
-	tamper(t, s, `UPDATE incidents SET forgotten_at = NULL, seal = ? WHERE id = ?`, sealBefore, other.ID)
+	tamper(t, s, `UPDATE incidents SET forgotten_at = NULL, seal = $1 WHERE id = $2`, sealBefore, other.ID)
 	wantRowProblem(t, rowProblems(t, s), audit.KindRolledBack, openrecall.RowMemory, other.ID)
-	tamper(t, s, `DELETE FROM incidents WHERE id = ?`, other.ID)
+	tamper(t, s, `DELETE FROM incidents WHERE id = $1`, other.ID)
 	wantRowProblem(t, rowProblems(t, s), audit.KindDeleted, openrecall.RowMemory, other.ID)
 }
 

@@ -14,14 +14,15 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 func (s *Memories) SearchIncidents(ctx context.Context, f openrecall.IncidentFilter) ([]openrecall.Incident, error) {
 	q := `SELECT ` + incidentColumns + ` FROM incidents WHERE TRUE`
 	var args []any
+	var p params
 	for _, c := range []struct{ col, v string }{{"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
-			q += " AND " + c.col + s.d.like() + `? ESCAPE '\'`
+			q += " AND " + c.col + s.d.like() + p.next() + ` ESCAPE '\'`
 			args = append(args, "%"+likeEscaper.Replace(c.v)+"%")
 		}
 	}
 	if f.Decision != "" {
-		q += " AND decision = ?"
+		q += " AND decision = " + p.next()
 		args = append(args, string(f.Decision))
 	}
 	if !f.Forgotten {
@@ -29,7 +30,7 @@ func (s *Memories) SearchIncidents(ctx context.Context, f openrecall.IncidentFil
 	}
 	q += " ORDER BY created_at DESC, id"
 	if f.Limit > 0 {
-		q += " LIMIT ?"
+		q += " LIMIT " + p.next()
 		args = append(args, f.Limit)
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)

@@ -31,10 +31,10 @@ func (s *Sessions) CreateSession(ctx context.Context, ss openrecall.Session) err
 			return fmt.Errorf("create session: scope %q: %w", sc, openrecall.ErrInvalid)
 		}
 	}
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, ss.CreatedAt.UnixNano()); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1`, ss.CreatedAt.UnixNano()); err != nil {
 		return translate("create session: forget expired", err)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id_hash, analyst, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id_hash, analyst, scopes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
 		ss.IDHash, ss.Analyst, strings.Join(ss.Scopes, ","), ss.CreatedAt.UnixNano(), ss.ExpiresAt.UnixNano())
 	return translate("create session", err)
 }
@@ -46,7 +46,7 @@ func (s *Sessions) Session(ctx context.Context, idHash string, now time.Time) (o
 	ss := openrecall.Session{IDHash: idHash}
 	var scopes string
 	var created, expires int64
-	err := s.db.QueryRowContext(ctx, `SELECT analyst, scopes, created_at, expires_at FROM sessions WHERE id_hash = ? AND expires_at > ?`,
+	err := s.db.QueryRowContext(ctx, `SELECT analyst, scopes, created_at, expires_at FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
 		idHash, now.UnixNano()).Scan(&ss.Analyst, &scopes, &created, &expires)
 	if err != nil {
 		return openrecall.Session{}, translate("session", err)
@@ -60,7 +60,7 @@ func (s *Sessions) Session(ctx context.Context, idHash string, now time.Time) (o
 
 // DeleteSession ends one session (a logout); an unknown one is no error.
 func (s *Sessions) DeleteSession(ctx context.Context, idHash string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, idHash)
+	_, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = $1`, idHash)
 	return translate("delete session", err)
 }
 

@@ -43,7 +43,7 @@ func TestSessionsAreSharedKeptAndRevocable(t *testing.T) {
 	}
 	// The cookie's value itself is nowhere in the table.
 	var n int
-	if err := a.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id_hash = ? OR analyst = ?`, "alice-cookie", "alice-cookie").Scan(&n); err != nil || n != 0 {
+	if err := a.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id_hash = $1 OR analyst = $2`, "alice-cookie", "alice-cookie").Scan(&n); err != nil || n != 0 {
 		t.Errorf("a session id stored in clear: %d, %v", n, err)
 	}
 	// A restart keeps it.

@@ -124,7 +124,7 @@ func (s *Memories) Stats(ctx context.Context) (Stats, error) {
 // ties at the cut are broken by that hash, and the result is ordered by
 // count, then canonical string.
 func (s *conn) topFamilies(ctx context.Context) ([]FamilyCount, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT fp, COUNT(*) AS n FROM incidents GROUP BY fp ORDER BY n DESC, fp LIMIT ?`, topFamilies)
+	rows, err := s.db.QueryContext(ctx, `SELECT fp, COUNT(*) AS n FROM incidents GROUP BY fp ORDER BY n DESC, fp LIMIT $1`, topFamilies)
 	if err != nil {
 		return nil, translate("stats: families", err)
 	}
@@ -149,7 +149,7 @@ func (s *conn) topFamilies(ctx context.Context) ([]FamilyCount, error) {
 	for _, g := range groups {
 		f := FamilyCount{Count: g.count}
 		if err := s.db.QueryRowContext(ctx, `SELECT error_class, service_role, dependency_pattern, signal_shape,
-			attack_pattern, environment FROM incidents WHERE fp = ? LIMIT 1`, g.key).Scan(&f.Fingerprint.ErrorClass,
+			attack_pattern, environment FROM incidents WHERE fp = $1 LIMIT 1`, g.key).Scan(&f.Fingerprint.ErrorClass,
 			&f.Fingerprint.ServiceRole, &f.Fingerprint.DependencyPattern, &f.Fingerprint.SignalShape,
 			&f.Fingerprint.AttackPattern, &f.Fingerprint.Environment); err != nil {
 			return nil, translate("stats: family fingerprint", err)
@@ -203,5 +203,5 @@ func identitiesSQL(d dialect) string {
 // (topIdentities), through incidents_identity on SQLite.
 func topIdentitiesSQL(d dialect) string {
 	return `SELECT rule, service, COUNT(*) AS n FROM incidents` + d.indexedBy("incidents_identity") + `
-		WHERE rule <> '' GROUP BY rule, service ORDER BY n DESC, rule, service LIMIT ?`
+		WHERE rule <> '' GROUP BY rule, service ORDER BY n DESC, rule, service LIMIT $1`
 }

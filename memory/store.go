@@ -681,7 +681,7 @@ func (s *conn) applyMigration(ctx context.Context, m migration, latest int) (boo
 		return false, fmt.Errorf("schema version %d, this binary knows up to %d; upgrade openrecall to use this database: %w", current, latest, ErrNewerSchema)
 	}
 	var applied int
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&applied); err != nil {
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations WHERE version = $1", m.version).Scan(&applied); err != nil {
 		return false, translate("read schema version", err)
 	}
 	if applied > 0 {
@@ -690,7 +690,7 @@ func (s *conn) applyMigration(ctx context.Context, m migration, latest int) (boo
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return false, translate("apply migration "+m.name, err)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
 		m.version, m.name, s.now().UTC().UnixNano()); err != nil {
 		return false, translate("record migration "+m.name, err)
 	}

@@ -48,7 +48,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future.sql', 0)`, SchemaVersion()+1); err != nil {
+	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future.sql', 0)`, SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
 	_ = s.Close()

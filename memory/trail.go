@@ -71,7 +71,7 @@ func (s *conn) readTrail(ctx context.Context, what string, r TrailReader, entrie
 	if st.Sealing, err = readSealing(ctx, conn); err != nil {
 		return err
 	}
-	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_entries WHERE batch = ? AND step = 'adopt'`, openrecall.SealBatch).Scan(&st.Adoptions); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_entries WHERE batch = $1 AND step = 'adopt'`, openrecall.SealBatch).Scan(&st.Adoptions); err != nil {
 		return translate(what+": adoptions", err)
 	}
 	if r.State != nil {
@@ -149,7 +149,7 @@ func (s *Trail) BindAuditKey(ctx context.Context, keyID string, sign func(legacy
 	if bound != "" {
 		return bound, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE audit_keying SET key_id = ?, boundary_mac = ? WHERE id = 1`, keyID, sign(legacy, legacyCosts)); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_keying SET key_id = $1, boundary_mac = $2 WHERE id = 1`, keyID, sign(legacy, legacyCosts)); err != nil {
 		return "", translate("bind audit key", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -135,7 +135,7 @@ func createV1(t *testing.T, path string, n, costs int) {
 	}
 	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
 	exec(ms[0].sql)
-	exec(`INSERT INTO schema_migrations VALUES (1, ?, 0)`, ms[0].name)
+	exec(`INSERT INTO schema_migrations VALUES (1, $1, 0)`, ms[0].name)
 	exec(`INSERT INTO incidents (id, dedupe_key, fp, k4, error_class, service_role, dependency_pattern, signal_shape,
 		attack_pattern, environment, decision, note, analyst, impact_minutes, source_alert_id, created_at)
 		VALUES ('inc-v1', 'dk', 1, 2, 'oomkilled', 'api', '', '', '', 'prod', 'known_benign', 'kept from v1', 'ana', 0, '', 1)`)
@@ -144,14 +144,14 @@ func createV1(t *testing.T, path string, n, costs int) {
 		entries[i] = openrecall.AuditEntry{AnalysisID: "v1", Batch: "v1", StepIndex: i, Step: "intake", Reason: "old"}
 	}
 	for _, e := range audit.Seal("", 1, entries) {
-		exec(`INSERT INTO audit_entries (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+		exec(`INSERT INTO audit_entries (`+auditColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, NULL, $20, $21)`,
 			e.Sequence, e.AnalysisID, e.Batch, e.AlertID, e.StepIndex, e.Step, e.Model, string(e.Tier), e.Reason, e.Outcome,
 			e.MemoryHits, string(e.ProposedDecision), e.EscalationReason, e.Live, e.Skipped, 0, 0, 0, 0, e.PrevHash, e.Hash)
-		exec(`UPDATE audit_head SET seq = ?, hash = ?`, e.Sequence, e.Hash)
+		exec(`UPDATE audit_head SET seq = $1, hash = $2`, e.Sequence, e.Hash)
 	}
 	exec(`INSERT INTO batches (name, created_at) VALUES ('v1', 1)`)
 	for i := 0; i < costs; i++ {
-		exec(`INSERT INTO cost_points (`+costColumns+`) VALUES (?, 'v1', '', '', 0, 0, 0, 0, 0)`, i)
+		exec(`INSERT INTO cost_points (`+costColumns+`) VALUES ($1, 'v1', '', '', 0, 0, 0, 0, 0)`, i)
 	}
 }
 

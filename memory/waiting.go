@@ -149,9 +149,10 @@ func scanWaiting(r rowScanner, extra ...any) (openrecall.Waiting, error) {
 func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
 	var where []string
 	var args []any
+	var p params // the statement has no other placeholder before these
 	for _, c := range []struct{ col, v string }{{"severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
-			where = append(where, c.col+" = ?")
+			where = append(where, c.col+" = "+p.next())
 			args = append(args, c.v)
 		}
 	}
@@ -169,7 +170,7 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 	}
 	q += " ORDER BY since, analysis_id"
 	if f.Limit > 0 {
-		q += " LIMIT ?"
+		q += " LIMIT " + p.next()
 		args = append(args, f.Limit)
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
@@ -206,7 +207,7 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 // openrecall.ErrNotFound.
 func (s *Decisions) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
 	dests, sealed := waitingSealDests()
-	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+` FROM waiting WHERE analysis_id = ?`, analysisID), dests...)
+	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+` FROM waiting WHERE analysis_id = $1`, analysisID), dests...)
 	if err != nil {
 		return w, translate("waiting "+analysisID, err)
 	}
@@ -232,8 +233,8 @@ func (s *Decisions) Decide(ctx context.Context, w openrecall.Waiting) (bool, err
 	}
 	decided := false
 	err = s.inTx(ctx, "decide "+w.AnalysisID, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE waiting SET decided_at = ?, decided_by = ?, decision = ?, memory_id = ?
-			WHERE analysis_id = ? AND decided_at IS NULL`, at, w.DecidedBy, string(w.Decision), w.MemoryID, w.AnalysisID)
+		res, err := tx.ExecContext(ctx, `UPDATE waiting SET decided_at = $1, decided_by = $2, decision = $3, memory_id = $4
+			WHERE analysis_id = $5 AND decided_at IS NULL`, at, w.DecidedBy, string(w.Decision), w.MemoryID, w.AnalysisID)
 		if err != nil {
 			return translate("decide "+w.AnalysisID, err)
 		}
@@ -244,12 +245,12 @@ func (s *Decisions) Decide(ctx context.Context, w openrecall.Waiting) (bool, err
 		if decided = n == 1; !decided || s.seal == nil {
 			return nil
 		}
-		id, content, _, err := scanWaitingContent(tx.QueryRowContext(ctx, `SELECT `+waitingSealColumns+` FROM waiting WHERE analysis_id = ?`, w.AnalysisID))
+		id, content, _, err := scanWaitingContent(tx.QueryRowContext(ctx, `SELECT `+waitingSealColumns+` FROM waiting WHERE analysis_id = $1`, w.AnalysisID))
 		if err != nil {
 			return translate("decide "+w.AnalysisID+": read back", err)
 		}
 		seal := s.seal.Row(openrecall.RowWaiting, content)
-		if _, err := tx.ExecContext(ctx, `UPDATE waiting SET seal = ? WHERE analysis_id = ?`, seal, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE waiting SET seal = $1 WHERE analysis_id = $2`, seal, id); err != nil {
 			return translate("decide "+w.AnalysisID+": seal", err)
 		}
 		return s.bindTx(ctx, tx, []binding{{kind: openrecall.RowWaiting, id: id, alertID: w.AlertID, event: "waiting-decide", seal: seal,
@@ -308,7 +309,7 @@ func waitingStored(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) (ma
 	out := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM waiting WHERE analysis_id = ?`, w.AnalysisID).Scan(&one)
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM waiting WHERE analysis_id = $1`, w.AnalysisID).Scan(&one)
 		switch {
 		case err == nil:
 			out[w.AnalysisID] = true
@@ -333,15 +334,16 @@ func groupWaitsCond(d dialect) string {
 func (s *Decisions) WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
 	q := `SELECT ` + groupColumns + ` FROM alert_groups AS g WHERE ` + s.sql.groupWaits
 	var args []any
+	var p params
 	for _, c := range []struct{ col, v string }{{"head_severity", string(f.Severity)}, {"rule", f.Rule}, {"service", f.Service}} {
 		if c.v != "" {
-			q += " AND g." + c.col + " = ?"
+			q += " AND g." + c.col + " = " + p.next()
 			args = append(args, c.v)
 		}
 	}
 	q += " ORDER BY g.first_at, g.id"
 	if f.Limit > 0 {
-		q += " LIMIT ?"
+		q += " LIMIT " + p.next()
 		args = append(args, f.Limit)
 	}
 	return s.queryGroups(ctx, "waiting groups", q, args...)
@@ -352,7 +354,7 @@ func (s *Decisions) WaitingGroups(ctx context.Context, f openrecall.WaitingFilte
 // SQLite.
 func awaitingProposalSQL(d dialect) string {
 	return `SELECT ` + waitingColumns + ` FROM waiting` + d.indexedBy("waiting_open") + `
-		WHERE decided_at IS NULL AND ` + d.jsonText("result", "proposal", "id") + ` = ? ORDER BY since, analysis_id`
+		WHERE decided_at IS NULL AND ` + d.jsonText("result", "proposal", "id") + ` = $1 ORDER BY since, analysis_id`
 }
 
 // AwaitingProposal returns the analyses not decided yet whose result

@@ -32,7 +32,7 @@ func TestWaitingBodyIsEncodingJSON(t *testing.T) {
 	}
 	for _, want := range results[:2] {
 		var body string
-		if err := s.db.QueryRowContext(ctx, `SELECT result FROM waiting WHERE analysis_id = ?`, want.AnalysisID).Scan(&body); err != nil {
+		if err := s.db.QueryRowContext(ctx, `SELECT result FROM waiting WHERE analysis_id = $1`, want.AnalysisID).Scan(&body); err != nil {
 			t.Fatal(err)
 		}
 		want.Audit = nil

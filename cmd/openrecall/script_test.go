@@ -86,7 +86,7 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 		_, err := conn.Exec("DROP TRIGGER IF EXISTS " + trig)
 		ts.Check(err)
 	}
-	res, err := conn.Exec(`UPDATE audit_entries SET reason = reason || ' (edited by hand)' WHERE sequence = ?`, seq)
+	res, err := conn.Exec(`UPDATE audit_entries SET reason = reason || ' (edited by hand)' WHERE sequence = $1`, seq)
 	ts.Check(err)
 	if n, _ := res.RowsAffected(); n != 1 {
 		ts.Fatalf("tamper: no audit entry %d", seq)

@@ -79,7 +79,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	wantEntries := 0
 	for _, r := range printed {
 		var n int
-		if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE analysis_id = ?", r.AnalysisID).Scan(&n); err != nil {
+		if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE analysis_id = $1", r.AnalysisID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != len(r.Audit) || n == 0 {
@@ -89,7 +89,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	var entries, incidents int
 	// The seals of rows (batch "seals") are not route steps.
-	if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE batch <> ?", openrecall.SealBatch).Scan(&entries); err != nil {
+	if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE batch <> $1", openrecall.SealBatch).Scan(&entries); err != nil {
 		t.Fatal(err)
 	}
 	if err := sqlDB.QueryRow("SELECT count(*) FROM incidents").Scan(&incidents); err != nil {

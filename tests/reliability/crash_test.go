@@ -108,7 +108,7 @@ func TestKill9(t *testing.T) {
 			}
 			for _, r := range printed {
 				var n int
-				if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE analysis_id = ?", r.AnalysisID).Scan(&n); err != nil {
+				if err := sqlDB.QueryRow("SELECT count(*) FROM audit_entries WHERE analysis_id = $1", r.AnalysisID).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
 				if n == 0 || n != len(r.Audit) {
