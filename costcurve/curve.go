@@ -4,21 +4,53 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
 
 // Curve builds the points of one batch's cost curve, in the order alerts
-// are added. It is not safe for concurrent use.
+// are added: a run's batch (New, Continue), or each UTC day's (Daily). It
+// is not safe for concurrent use.
 type Curve struct {
 	batch    string
 	next     int
 	cost     openrecall.NanoUSD
 	baseline openrecall.NanoUSD
+	// daily, when set, names the batch of the day of now (Daily).
+	prefix string
+	now    func() time.Time
 }
 
 // New returns an empty curve for the named batch.
 func New(batch string) *Curve { return &Curve{batch: batch} }
+
+// Daily returns a curve keyed by UTC day: each point joins the batch of the
+// day it is added on, DayBatch(prefix, day) ("serve-2006-01-02"), and a new
+// day's batch starts empty. serve's points continue what its batch already
+// stored when the sink appends them (memory.Sink.Continue renumbers them
+// after the stored tail), so a restart, or another process on the same
+// database, continues one curve per day.
+func Daily(prefix string, now func() time.Time) *Curve {
+	if now == nil {
+		now = time.Now
+	}
+	return &Curve{batch: DayBatch(prefix, now()), prefix: prefix, now: now}
+}
+
+// DayBatch names the batch of the UTC day of t under prefix:
+// prefix + "2006-01-02".
+func DayBatch(prefix string, t time.Time) string {
+	return prefix + t.UTC().Format(time.DateOnly)
+}
+
+// Batch names the batch the next point joins.
+func (c *Curve) Batch() string {
+	if c.now != nil {
+		return DayBatch(c.prefix, c.now())
+	}
+	return c.batch
+}
 
 // Continue returns the curve of batch continued after points, the points
 // stored so far (oldest first): the next point follows the last one's index
@@ -47,6 +79,11 @@ func SavingsPercent(savings, analysedBaseline openrecall.NanoUSD) float64 {
 // negative cost or a cost above the baseline is recorded as given, so that
 // Validate and the conservation checks upstream can see it.
 func (c *Curve) Add(alertID string, tier openrecall.Tier, bypassed bool, cost, baseline openrecall.NanoUSD) openrecall.CostPoint {
+	if c.now != nil {
+		if b := DayBatch(c.prefix, c.now()); b != c.batch {
+			c.batch, c.next, c.cost, c.baseline = b, 0, 0, 0
+		}
+	}
 	c.cost += cost
 	c.baseline += baseline
 	p := openrecall.CostPoint{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -288,5 +289,37 @@ func TestSummarySources(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, s.Sources()); diff != "" {
 		t.Errorf("Sources (-want +got):\n%s", diff)
+	}
+}
+
+// TestDailyCurve: a daily curve's points join the batch of the UTC day they
+// are added on, each day's starting at index 0 with its own sums, and each
+// day's points pass Validate.
+func TestDailyCurve(t *testing.T) {
+	at := time.Date(2026, 11, 30, 23, 58, 0, 0, time.FixedZone("CET", 3600)) // 22:58 UTC
+	c := Daily("serve-", func() time.Time { return at })
+	if c.Batch() != "serve-2026-11-30" {
+		t.Errorf("batch %q at %s", c.Batch(), at)
+	}
+	byBatch := map[string][]openrecall.CostPoint{}
+	for i, step := range []time.Duration{0, time.Minute, 30 * time.Minute, 40 * time.Minute, time.Minute, 25 * time.Hour} {
+		at = at.Add(step)
+		p := c.Add("a", strong, false, openrecall.NanoUSD(10*(i+1)), 100)
+		if want := DayBatch("serve-", at); p.Batch != want || c.Batch() != want {
+			t.Errorf("point %d at %s joined %q (curve says %q), want %q", i, at, p.Batch, c.Batch(), want)
+		}
+		byBatch[p.Batch] = append(byBatch[p.Batch], p)
+	}
+	want := map[string]int{"serve-2026-11-30": 3, "serve-2026-12-01": 2, "serve-2026-12-02": 1}
+	for b, n := range want {
+		if len(byBatch[b]) != n {
+			t.Errorf("%s holds %d points, want %d", b, len(byBatch[b]), n)
+		}
+		if err := Validate(byBatch[b]); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+	}
+	if p := byBatch["serve-2026-12-01"][0]; p.Index != 0 || p.CumulativeCost != p.Cost || p.CumulativeBaseline != 100 {
+		t.Errorf("a new day's first point %+v: want index 0 and its own sums", p)
 	}
 }

@@ -57,8 +57,8 @@ func BenchmarkBudgetParallel(b *testing.B) {
 	bud := routing.NewBudget(0)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if bud.Reserve(100) {
-				bud.Settle(100, 90)
+			if held, ok := bud.Reserve(100); ok {
+				bud.Settle(held, 90)
 			}
 		}
 	})

@@ -23,34 +23,56 @@ type Ledger interface {
 // ledgerTimeout bounds one ledger call.
 const ledgerTimeout = 10 * time.Second
 
-// Budget is an optional cap on what one run spends on model calls. A call
-// reserves its worst case before it is made and settles its actual cost
-// after. A limit of 0 means unlimited. A nil *Budget is unlimited too. Budget
-// is safe for concurrent use.
+// Budget is an optional cap on what model calls spend: a run's (NewBudget)
+// or each UTC day's (NewDailyBudget, serve's). A call reserves its worst
+// case before it is made and settles its actual cost after, against the
+// reservation's own day: a call reserved before midnight is paid by the day
+// it began. A limit of 0 means unlimited. A nil *Budget is unlimited too.
+// Budget is safe for concurrent use.
 type Budget struct {
 	mu       sync.Mutex
 	limit    openrecall.NanoUSD
 	spent    openrecall.NanoUSD
 	reserved openrecall.NanoUSD
 	refused  bool
-	// ledger, when set, holds the reservations and the spend (day's);
-	// spent mirrors what it last said.
+	// now, when set, keys the budget by UTC day: day is the day spent,
+	// reserved and refused are of, and a reservation on a later day starts
+	// them afresh.
+	now func() time.Time
+	day string
+	// ledger, when set, holds the reservations and the spend of each day;
+	// spent mirrors what it last said of day.
 	ledger Ledger
-	day    string
 	// ledgerErr is the last error of the ledger: a call it could not
 	// reserve for is refused (no money is spent that cannot be recorded).
 	ledgerErr error
 }
 
-// NewSharedBudget returns a budget of limit nano-dollars for day whose
-// reservations and spend live in ledger, shared with every other process
-// that uses the same ledger and day. A ledger that fails refuses the call
-// (LedgerErr says why): money that cannot be recorded is not spent.
-func NewSharedBudget(limit openrecall.NanoUSD, ledger Ledger, day string) *Budget {
+// Reservation is what Reserve set aside: the amount and the day it was set
+// aside on ("" for a run's budget). Settle takes it back.
+type Reservation struct {
+	Day    string
+	Amount openrecall.NanoUSD
+}
+
+// NewDailyBudget returns a budget of limit nano-dollars per UTC day of now.
+// With a ledger, each day's reservations and spend live in it, shared with
+// every other process that uses the same ledger (serve's processes on one
+// database, and a restart the same day); a ledger that fails refuses the
+// call (LedgerErr says why): money that cannot be recorded is not spent.
+// Without one the days are this process's alone.
+func NewDailyBudget(limit openrecall.NanoUSD, ledger Ledger, now func() time.Time) *Budget {
 	b := NewBudget(limit)
-	b.ledger, b.day = ledger, day
+	if now == nil {
+		now = time.Now
+	}
+	b.ledger, b.now = ledger, now
+	b.day = dayOf(now)
 	return b
 }
+
+// dayOf returns the UTC day of now(), "2006-01-02".
+func dayOf(now func() time.Time) string { return now().UTC().Format(time.DateOnly) }
 
 // LedgerErr returns the last error of a shared budget's ledger, nil when
 // there was none.
@@ -63,8 +85,8 @@ func (b *Budget) LedgerErr() error {
 	return b.ledgerErr
 }
 
-// NewBudget returns a budget capped at limit nano-dollars; 0 (or a negative
-// limit) means unlimited.
+// NewBudget returns a budget capped at limit nano-dollars for the life of a
+// run; 0 (or a negative limit) means unlimited.
 func NewBudget(limit openrecall.NanoUSD) *Budget {
 	if limit < 0 {
 		limit = 0
@@ -72,43 +94,50 @@ func NewBudget(limit openrecall.NanoUSD) *Budget {
 	return &Budget{limit: limit}
 }
 
-// Reserve sets worst aside for a call and reports true, or reports false and
-// sets nothing aside when spent + reserved + worst would pass the limit. A
-// negative worst is refused.
-func (b *Budget) Reserve(worst openrecall.NanoUSD) bool {
+// Reserve sets worst aside for a call on today's budget and returns the
+// reservation and true, or reports false and sets nothing aside when spent
+// + reserved + worst would pass the limit. A negative worst is refused.
+func (b *Budget) Reserve(worst openrecall.NanoUSD) (Reservation, bool) {
 	if worst < 0 {
-		return false
+		return Reservation{}, false
 	}
 	if b == nil {
-		return true
+		return Reservation{Amount: worst}, true
 	}
+	day := b.today()
 	if b.ledger != nil {
-		return b.reserveShared(worst)
+		return b.reserveShared(day, worst)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.turn(day)
 	if b.limit > 0 && (worst > b.limit || b.spent+b.reserved > b.limit-worst) {
 		b.refused = true
-		return false
+		return Reservation{}, false
 	}
 	b.reserved += worst
-	return true
+	return Reservation{Day: day, Amount: worst}, true
 }
 
-// Settle releases a reservation and records what the call really cost.
-// actual should not exceed reserved; when a live provider reports more, the
-// real amount is recorded anyway, because money spent is spent.
-func (b *Budget) Settle(reserved, actual openrecall.NanoUSD) {
+// Settle releases a reservation and records what the call really cost, on
+// the reservation's day. actual should not exceed the reservation; when a
+// live provider reports more, the real amount is recorded anyway, because
+// money spent is spent. A reservation of a day that has passed changes
+// nothing of today's (with a ledger, its day's spend is still recorded).
+func (b *Budget) Settle(r Reservation, actual openrecall.NanoUSD) {
 	if b == nil {
 		return
 	}
 	if b.ledger != nil {
-		b.settleShared(reserved, actual)
+		b.settleShared(r, actual)
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.reserved -= reserved
+	if r.Day != b.day {
+		return
+	}
+	b.reserved -= r.Amount
 	if b.reserved < 0 {
 		b.reserved = 0
 	}
@@ -117,14 +146,19 @@ func (b *Budget) Settle(reserved, actual openrecall.NanoUSD) {
 	}
 }
 
-// State returns the limit and what has been spent. Exhausted is true once
-// the spend has reached the limit or a reservation has been refused.
+// State returns the limit and what has been spent (today, for a daily
+// budget). Exhausted is true once the spend has reached the limit or a
+// reservation has been refused.
 func (b *Budget) State() openrecall.BudgetState {
 	if b == nil {
 		return openrecall.BudgetState{}
 	}
+	day := b.today()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if day != b.day {
+		return openrecall.BudgetState{Limit: b.limit} // a new day, nothing reserved yet
+	}
 	return openrecall.BudgetState{
 		Limit:     b.limit,
 		Spent:     b.spent,
@@ -132,28 +166,54 @@ func (b *Budget) State() openrecall.BudgetState {
 	}
 }
 
-func (b *Budget) reserveShared(worst openrecall.NanoUSD) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
-	defer cancel()
-	ok, spent, err := b.ledger.ReserveBudget(ctx, b.day, b.limit, worst)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ledgerErr = err
-	if err != nil || !ok {
-		b.refused = true
-		return false
+// today returns the day a reservation now is of: the UTC day for a daily
+// budget, "" for a run's.
+func (b *Budget) today() string {
+	if b.now == nil {
+		return ""
 	}
-	b.spent = spent
-	return true
+	return dayOf(b.now)
 }
 
-func (b *Budget) settleShared(reserved, actual openrecall.NanoUSD) {
+// turn starts day afresh when it is later than the budget's day. b.mu is
+// held. The day only moves forward: a clock read before another
+// goroutine's turn never takes the budget back a day.
+func (b *Budget) turn(day string) {
+	if day > b.day {
+		b.day, b.spent, b.reserved, b.refused = day, 0, 0, false
+	}
+}
+
+func (b *Budget) reserveShared(day string, worst openrecall.NanoUSD) (Reservation, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
 	defer cancel()
-	spent, err := b.ledger.SettleBudget(ctx, b.day, reserved, actual)
+	ok, spent, err := b.ledger.ReserveBudget(ctx, day, b.limit, worst)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.turn(day)
+	b.ledgerErr = err
+	if err != nil || !ok {
+		if day == b.day {
+			b.refused = true
+		}
+		return Reservation{}, false
+	}
+	if day == b.day {
+		b.spent = spent
+	}
+	return Reservation{Day: day, Amount: worst}, true
+}
+
+func (b *Budget) settleShared(r Reservation, actual openrecall.NanoUSD) {
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+	defer cancel()
+	spent, err := b.ledger.SettleBudget(ctx, r.Day, r.Amount, actual)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ledgerErr = err
+	if r.Day != b.day {
+		return // a past day's call: its day's spend is in the ledger
+	}
 	if err == nil {
 		b.spent = spent
 	} else if actual > 0 {

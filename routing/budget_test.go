@@ -31,12 +31,12 @@ func TestBudget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := routing.NewBudget(tt.limit)
 			for i, o := range tt.ops {
-				got := b.Reserve(o.reserve)
+				held, got := b.Reserve(o.reserve)
 				if got != o.want {
 					t.Fatalf("op %d: Reserve(%d) = %v, want %v", i, o.reserve, got, o.want)
 				}
 				if got {
-					b.Settle(o.reserve, o.settle)
+					b.Settle(held, o.settle)
 				}
 			}
 			if diff := cmp.Diff(tt.want, b.State()); diff != "" {
@@ -48,10 +48,11 @@ func TestBudget(t *testing.T) {
 
 func TestBudgetNilIsUnlimited(t *testing.T) {
 	var b *routing.Budget
-	if !b.Reserve(1 << 50) {
+	held, ok := b.Reserve(1 << 50)
+	if !ok {
 		t.Error("nil budget refused")
 	}
-	b.Settle(1<<50, 1<<50)
+	b.Settle(held, 1<<50)
 	if b.State() != (openrecall.BudgetState{}) {
 		t.Errorf("nil budget state %+v", b.State())
 	}
@@ -72,11 +73,11 @@ func TestBudgetConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < tries; i++ {
-				if b.Reserve(each) {
+				if held, fits := b.Reserve(each); fits {
 					if s := b.State(); s.Spent > limit {
 						t.Errorf("spent %d passed the limit", s.Spent)
 					}
-					b.Settle(each, each)
+					b.Settle(held, each)
 					mu.Lock()
 					ok++
 					mu.Unlock()

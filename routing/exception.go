@@ -18,7 +18,7 @@ func (r *Router) Excepted(in Input, e openrecall.Exception) Output {
 		Reason: fmt.Sprintf("matches %s: identity, critical DNA and match fields %s equal, severity %s within ceiling %s; no model call",
 			e.Describe(), matchText(e.Match), severityText(in.Alert.Severity), e.MaxSeverity),
 	}
-	if expected, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildPrompt(in)), r.cfg.ExpectedCompletionTokens); err == nil {
+	if expected, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildPrompt(in)), r.ExpectedCompletionTokens()); err == nil {
 		step.Baseline = expected
 	}
 	step.Latency = r.cfg.Now().Sub(start)

@@ -35,7 +35,7 @@ func (r *Router) Grouped(in Input, head openrecall.GroupHead, why string) Output
 		out.Decision, out.Unanalysed = openrecall.DecisionEscalated, true
 		step.Proposed = openrecall.DecisionEscalated
 	} else {
-		expected, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildPrompt(in)), r.cfg.ExpectedCompletionTokens)
+		expected, err := r.cfg.Prices.Cost(r.strongPriced, EstimatePromptTokens(BuildPrompt(in)), r.ExpectedCompletionTokens())
 		if err == nil {
 			step.Baseline = expected
 		}

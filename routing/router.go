@@ -7,6 +7,8 @@ import (
 	"maps"
 	"math"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	openrecall "github.com/openrecall/openrecall"
@@ -46,6 +48,13 @@ type Config struct {
 	// memory has recorded, frozen by the caller at the start of a run, or
 	// DefaultExpectedCompletionTokens when it is 0.
 	ExpectedCompletionTokens int
+	// Completions, when set, gives that mean again for each UTC day of Now
+	// (serve: one router for the life of the process; ok is false while
+	// memory has recorded none, and ExpectedCompletionTokens holds): read
+	// on the day's first route and frozen for the day, so each day prices
+	// as a run begun that day does. An error keeps the last value and
+	// reads again on the next route.
+	Completions func() (tokens int, ok bool, err error)
 	// GateConfidence is the quality gate's minimum confidence (default 0.60).
 	GateConfidence float64
 	// Vet is the guard's check of a proposed decision; required.
@@ -62,6 +71,15 @@ type Router struct {
 	cfg          Config
 	cheapPriced  string
 	strongPriced string
+	// expected is the day's expected completion (Config.Completions).
+	expected atomic.Pointer[dayTokens]
+	reprice  sync.Mutex // one reading of Completions at a time
+}
+
+// dayTokens is an expected completion and the UTC day it holds for.
+type dayTokens struct {
+	day    string
+	tokens int
 }
 
 // Input is what routing needs about one alert: the results of the earlier
@@ -165,8 +183,33 @@ func pricedName(m Model) string {
 func (r *Router) StrongPricedAs() string { return r.strongPriced }
 
 // ExpectedCompletionTokens returns the strong model's expected completion
-// this router prices baselines with.
-func (r *Router) ExpectedCompletionTokens() int { return r.cfg.ExpectedCompletionTokens }
+// this router prices baselines with (today's, with Config.Completions).
+func (r *Router) ExpectedCompletionTokens() int {
+	if r.cfg.Completions == nil {
+		return r.cfg.ExpectedCompletionTokens
+	}
+	day := dayOf(r.cfg.Now)
+	if e := r.expected.Load(); e != nil && e.day == day {
+		return e.tokens
+	}
+	r.reprice.Lock()
+	defer r.reprice.Unlock()
+	last := r.expected.Load()
+	if last != nil && last.day == day {
+		return last.tokens
+	}
+	n, ok, err := r.cfg.Completions()
+	switch {
+	case err != nil && last != nil:
+		return last.tokens
+	case err != nil:
+		return r.cfg.ExpectedCompletionTokens
+	case !ok || n <= 0:
+		n = r.cfg.ExpectedCompletionTokens
+	}
+	r.expected.Store(&dayTokens{day: day, tokens: n})
+	return n
+}
 
 // route is the state of one Route call.
 type route struct {
@@ -175,6 +218,7 @@ type route struct {
 	req      Request
 	out      Output
 	prompt   int                // estimated prompt tokens of req
+	tokens   int                // the strong model's expected completion
 	expected openrecall.NanoUSD // the strong analysis at the expected completion
 }
 
@@ -189,7 +233,8 @@ type route struct {
 func (r *Router) Route(ctx context.Context, in Input) Output {
 	rt := &route{r: r, in: in, req: BuildPrompt(in)}
 	rt.prompt = EstimatePromptTokens(rt.req)
-	expected, err := r.cfg.Prices.Cost(r.strongPriced, rt.prompt, r.cfg.ExpectedCompletionTokens)
+	rt.tokens = r.ExpectedCompletionTokens()
+	expected, err := r.cfg.Prices.Cost(r.strongPriced, rt.prompt, rt.tokens)
 	if err != nil {
 		start := r.cfg.Now()
 		rt.stop(openrecall.RouteStep{
@@ -325,7 +370,7 @@ func (rt *route) chooseTier() (bool, string) {
 	}
 	if cheapWorst > rt.expected {
 		return false, fmt.Sprintf("cheap worst case %s would pass the baseline %s (strong analysis at %d expected completion tokens): strong model",
-			cheapWorst, rt.expected, r.cfg.ExpectedCompletionTokens)
+			cheapWorst, rt.expected, rt.tokens)
 	}
 	guard := ""
 	if in.Guard.Reason != "" {
@@ -353,7 +398,8 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 		rt.stop(step, start, "pricing failed: "+err.Error())
 		return
 	}
-	if !r.cfg.Budget.Reserve(worst) {
+	held, ok := r.cfg.Budget.Reserve(worst)
+	if !ok {
 		st := r.cfg.Budget.State()
 		step.Skipped, step.Outcome = true, openrecall.OutcomeBudgetExceeded
 		rt.stop(step, start, fmt.Sprintf("run budget: worst case %s of this call would pass the budget (%s spent of %s); escalated without analysis", worst, st.Spent, st.Limit))
@@ -364,7 +410,7 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 	resp, callErr := completeSafely(ctx, m, req)
 	start = rt.attemptSteps(&step, start, resp.Attempts)
 	if callErr != nil {
-		r.cfg.Budget.Settle(worst, 0)
+		r.cfg.Budget.Settle(held, 0)
 		if errors.Is(callErr, ErrUnavailable) {
 			step.Outcome = openrecall.OutcomeUnavailable
 			rt.stop(step, start, "escalated to a person: model unavailable: "+callErr.Error())
@@ -375,7 +421,7 @@ func (rt *route) analyse(ctx context.Context, tier openrecall.Tier, reason strin
 		return
 	}
 	b := r.billed(priced, req, resp, rt.prompt, maxTokens, worst)
-	r.cfg.Budget.Settle(worst, b.cost)
+	r.cfg.Budget.Settle(held, b.cost)
 	step.Model, step.Live = b.model, resp.Live
 	step.PromptTokens, step.CompletionTokens, step.Cost = b.prompt, b.completion, b.cost
 	step.UsageAnomaly = b.anomaly

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	openrecall "github.com/openrecall/openrecall"
@@ -411,6 +412,50 @@ func TestRouteBypassAnalysis(t *testing.T) {
 	prompt := routing.EstimatePromptTokens(routing.BuildPrompt(in))
 	if want := openrecall.NanoUSD(prompt*2500 + 220*10000); out.Baseline != want {
 		t.Errorf("bypass baseline %d, want %d (%d prompt tokens, 220 expected completion)", out.Baseline, want, prompt)
+	}
+}
+
+// TestRouteDailyExpectedCompletion: with Config.Completions, a router that
+// lives for days prices each day's baselines at the mean it reads on the
+// day's first route (DESIGN §7), once a day; a reading that fails keeps
+// the last value and is tried again on the next route.
+func TestRouteDailyExpectedCompletion(t *testing.T) {
+	at := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
+	reads, mean, fail := 0, 0, false
+	r := newRouter(t, routing.Config{Strong: local.NewStrong(), Cheap: local.NewCheap(), Now: func() time.Time { return at },
+		Completions: func() (int, bool, error) {
+			reads++
+			if fail {
+				return 0, false, errors.New("database is locked")
+			}
+			return mean, mean > 0, nil
+		}})
+	in := bypassInput()
+	prompt := routing.EstimatePromptTokens(routing.BuildPrompt(in))
+	baseline := func(tokens int) openrecall.NanoUSD { return openrecall.NanoUSD(prompt*2500 + tokens*10000) }
+	steps := []struct {
+		name    string
+		advance time.Duration
+		mean    int
+		fail    bool
+		tokens  int
+		reads   int
+	}{
+		{"first route, nothing recorded: the configured default", 0, 0, false, 220, 1},
+		{"same day: frozen, not read again", 10 * time.Minute, 500, false, 220, 1},
+		{"next day: the mean read again", time.Hour, 500, false, 500, 2},
+		{"a later day whose reading fails keeps the last value", 24 * time.Hour, 600, true, 500, 3},
+		{"and reads again on the next route", 0, 600, false, 600, 4},
+		{"then holds for the day", time.Minute, 700, false, 600, 4},
+	}
+	for _, st := range steps {
+		at = at.Add(st.advance)
+		mean, fail = st.mean, st.fail
+		out := r.Route(context.Background(), in)
+		if out.Baseline != baseline(st.tokens) || reads != st.reads {
+			t.Errorf("%s: baseline %d after %d readings; want %d (%d tokens) after %d",
+				st.name, out.Baseline, reads, baseline(st.tokens), st.tokens, st.reads)
+		}
 	}
 }
 

@@ -6,16 +6,17 @@
 //
 // The receivers write each accepted delivery to the inbox (memory) and
 // call Wake. Run drains the inbox through the analyze use case, the same
-// workflow `openrecall analyze` runs, one run per UTC day: each day gets
-// its own pipeline (so a daily model budget starts afresh) and continues
-// its own cost curve ("serve-2006-01-02", CostBatch). Deliveries are
+// workflow `openrecall analyze` runs, in one run over one pipeline for the
+// life of the runner: the daily model budget is keyed by UTC day inside
+// the router (routing.NewDailyBudget) and each day's points join that
+// day's cost curve ("serve-2006-01-02", CostBatch; costcurve.Daily),
+// continuing what the day already stored. Deliveries are
 // claimed under a lease a few at a time, oldest first; the sink stores
 // each batch of results and completes their deliveries in one
 // transaction, retrying storage errors until the shutdown deadline. A
 // lease is renewed every third of it while the workers hold it; a
 // delivery another process reclaimed is counted (Observer.LeasesLost).
-// The exception expiries due are recorded at the start of each run and
-// each batch.
+// The exception expiries due are recorded at the start and at each batch.
 //
 // # Retention
 //

@@ -16,43 +16,25 @@ import (
 )
 
 // drain runs the inbox through the analyze use case (the workflow's queue
-// runner, as `analyze` does) until halt is closed, one run per UTC day
-// (each day's pipeline and cost curve): the inbox is the run's source, and
-// the sink persists each batch of results and completes their deliveries
-// in one transaction (memory.Sink). Each worker finishes the delivery it
-// holds, and every finished analysis is stored before drain returns.
+// runner, as `analyze` does) until halt is closed: one run for the life of
+// the runner, whose cost curve is each UTC day's (costcurve.Daily) and
+// whose model budget is keyed by day inside the pipeline's router. The
+// inbox is the run's source, and the sink persists each batch of results
+// and completes their deliveries in one transaction (memory.Sink). Each
+// worker finishes the delivery it holds, and every finished analysis is
+// stored before drain returns.
 func (r *Runner) drain(ctx context.Context, halt <-chan struct{}) {
-	for {
-		p, day, ok := r.pipelineUntil(ctx, halt)
-		if !ok {
-			return
-		}
-		curve, ok := r.curveOf(ctx, day, halt)
-		if !ok {
-			return
-		}
-		r.recordExpiries(ctx)
-		src := &inbox{r: r, stop: halt, day: day}
-		_, err := usecase.Analyze(ctx, p, usecase.AnalyzeRequest{Queue: usecase.Queue{Source: src}, Options: workflow.QueueOptions{
-			Workers: r.cfg.Workers,
-			Curve:   curve,
-		}}, func(res openrecall.Result) error {
-			r.served(res)
-			return nil
-		})
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Error("inbox run stopped", zap.Error(err))
-			}
-			return
-		}
-		select {
-		case <-halt:
-			return
-		case <-r.failed:
-			return // halt closes next: nothing more is claimed meanwhile
-		default:
-		}
+	r.recordExpiries(ctx)
+	src := &inbox{r: r, stop: halt}
+	_, err := usecase.Analyze(ctx, r.pipeline, usecase.AnalyzeRequest{Queue: usecase.Queue{Source: src}, Options: workflow.QueueOptions{
+		Workers: r.cfg.Workers,
+		Curve:   costcurve.Daily(CostPrefix, r.now),
+	}}, func(res openrecall.Result) error {
+		r.served(res)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		r.log.Error("inbox run stopped", zap.Error(err))
 	}
 }
 
@@ -76,46 +58,13 @@ func (r *Runner) served(res openrecall.Result) {
 	}
 }
 
-// pipelineUntil returns today's pipeline and its day, waiting while it
-// cannot be built; false means halt came first.
-func (r *Runner) pipelineUntil(ctx context.Context, halt <-chan struct{}) (Pipeline, string, bool) {
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		p, day, err := r.current()
-		if err == nil {
-			return p, day, true
-		}
-		r.log.Error("no pipeline; will retry", zap.Error(err))
-		if !wait(ctx, halt, delay) {
-			return nil, "", false
-		}
-	}
-}
-
-// curveOf continues the stored cost curve of day, waiting while it cannot
-// be read; false means halt came first.
-func (r *Runner) curveOf(ctx context.Context, day string, halt <-chan struct{}) (*costcurve.Curve, bool) {
-	batch := dayBatch(day)
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		points, err := r.cfg.Store.CostPoints(ctx, batch)
-		if err == nil || errors.Is(err, openrecall.ErrNotFound) {
-			return costcurve.Continue(batch, points), true
-		}
-		r.log.Error("read cost curve; will retry", zap.String("batch", batch), zap.Error(err))
-		if !wait(ctx, halt, delay) {
-			return nil, false
-		}
-	}
-}
-
-// inbox is the source of one day's run: pending deliveries, oldest first,
-// as intake records numbered by their inbox ids. It waits for new ones
-// (woken by an enqueue, or each second) and ends at stop, at a fatal error
-// or when the UTC day changes. Only the run's reader goroutine calls
-// NextNumbered.
+// inbox is the source of the runner's run: pending deliveries, oldest
+// first, as intake records numbered by their inbox ids. It waits for new
+// ones (woken by an enqueue, or each second) and ends at stop or at a
+// fatal error. Only the run's reader goroutine calls NextNumbered.
 type inbox struct {
 	r     *Runner
 	stop  <-chan struct{}
-	day   string
 	items []openrecall.Delivery
 	// fresh: the record returned last began a batch read from the inbox.
 	fresh bool
@@ -128,7 +77,7 @@ func (in *inbox) Next(ctx context.Context) (intake.Record, error) {
 }
 
 // NextNumbered returns the next pending delivery as a record and its inbox
-// id, or io.EOF at stop, when ctx is done or on a new UTC day.
+// id, or io.EOF at stop or when ctx is done.
 func (in *inbox) NextNumbered(ctx context.Context) (intake.Record, int, error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -137,9 +86,6 @@ func (in *inbox) NextNumbered(ctx context.Context) (intake.Record, int, error) {
 		case <-in.stop:
 			return intake.Record{}, 0, io.EOF
 		default:
-		}
-		if in.r.now().UTC().Format(time.DateOnly) != in.day {
-			return intake.Record{}, 0, io.EOF
 		}
 		if len(in.items) == 0 && !in.claim(ctx) {
 			return intake.Record{}, 0, io.EOF

@@ -81,7 +81,7 @@ func (idle) AnalyzeQueue(ctx context.Context, src workflow.Source, _ workflow.Qu
 func (idle) AnalysisID(seq int) string { return fmt.Sprintf("serve-%06d", seq) }
 func (idle) Mode() openrecall.Mode     { return openrecall.Mode{Memory: "fake", Model: "fake"} }
 
-func newIdle(string, workflow.Sink) (runner.Pipeline, error) { return idle{}, nil }
+func newIdle(workflow.Sink) (runner.Pipeline, error) { return idle{}, nil }
 
 // nopSink stores nothing (idle emits nothing).
 type nopSink struct{}

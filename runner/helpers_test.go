@@ -36,8 +36,10 @@ type env struct {
 
 type options struct {
 	now     func() time.Time
-	days    *[]string // records the days pipelines were built for
 	webhook string
+	built   *int               // counts the pipelines built
+	perDay  openrecall.NanoUSD // a daily model budget in the store, when positive
+
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -62,12 +64,17 @@ func newEnv(t *testing.T, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
-		if o.days != nil {
-			*o.days = append(*o.days, day)
+	newPipeline := func(sink workflow.Sink) (runner.Pipeline, error) {
+		if o.built != nil {
+			*o.built++
+		}
+		var budget *routing.Budget
+		if o.perDay > 0 {
+			budget = routing.NewDailyBudget(o.perDay, st, o.now)
 		}
 		r, err := routing.New(routing.Config{
 			Cheap: local.NewCheap(), Strong: local.NewStrong(), Prices: routing.DefaultPrices(), GateConfidence: 0.6, Vet: triage.Vet,
+			Budget: budget, Now: o.now,
 		})
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
@@ -74,12 +75,11 @@ type Config struct {
 	// Sink persists each result's audit entries and cost point, and
 	// completes its delivery, in one transaction per batch (memory.Sink).
 	Sink workflow.Sink
-	// NewPipeline builds the pipeline for a UTC day ("2006-01-02") over
-	// sink (workflow.Config.Sink: the runner's Sink, retrying storage
-	// errors); the runner asks for a new one when the day changes, so a
-	// daily model budget starts afresh. Every pipeline must name analyses
-	// alike.
-	NewPipeline func(day string, sink workflow.Sink) (Pipeline, error)
+	// NewPipeline builds the pipeline over sink (workflow.Config.Sink: the
+	// runner's Sink, retrying storage errors), once, in New: one pipeline
+	// for the life of the runner, whose daily model budget is keyed by UTC
+	// day inside it (routing.NewDailyBudget).
+	NewPipeline func(sink workflow.Sink) (Pipeline, error)
 	UseCases    UseCases
 	// Workers analyse deliveries concurrently (default 2).
 	Workers int
@@ -126,9 +126,7 @@ type Runner struct {
 	obs  Observer
 	wake chan struct{}
 
-	pmu      sync.Mutex // guards pipeline and day
 	pipeline Pipeline
-	day      string
 
 	notifier *notifier
 
@@ -137,7 +135,7 @@ type Runner struct {
 	fatal    error
 }
 
-// New checks cfg, fills defaults, builds today's pipeline and returns a
+// New checks cfg, fills defaults, builds the pipeline and returns a
 // Runner.
 func New(cfg Config) (*Runner, error) {
 	if err := check(cfg); err != nil {
@@ -162,9 +160,11 @@ func New(cfg Config) (*Runner, error) {
 	}
 	// Built now, so a pipeline that cannot be is an error at start, and
 	// receivers can name deliveries before Run.
-	if _, _, err := r.current(); err != nil {
-		return nil, err
+	p, err := cfg.NewPipeline(retrySink{sink: cfg.Sink, log: r.log})
+	if err != nil {
+		return nil, fmt.Errorf("runner: pipeline: %w", err)
 	}
+	r.pipeline = p
 	if cfg.WebhookURL != "" {
 		r.notifier = newNotifier(cfg.WebhookURL, r.log)
 	}
@@ -273,50 +273,19 @@ func (r *Runner) Wake() {
 }
 
 // AnalysisID names the analysis of inbox delivery id, as the pipeline
-// does (every day's names analyses alike).
-func (r *Runner) AnalysisID(id int64) string {
-	r.pmu.Lock()
-	defer r.pmu.Unlock()
-	return r.pipeline.AnalysisID(int(id))
-}
+// does.
+func (r *Runner) AnalysisID(id int64) string { return r.pipeline.AnalysisID(int(id)) }
 
-// Mode returns the mode of today's pipeline, building it on a new UTC
-// day, or why it cannot be built.
-func (r *Runner) Mode() (openrecall.Mode, error) {
-	p, _, err := r.current()
-	if err != nil {
-		return openrecall.Mode{}, err
-	}
-	return p.Mode(), nil
-}
+// Mode returns the mode of the pipeline.
+func (r *Runner) Mode() (openrecall.Mode, error) { return r.pipeline.Mode(), nil }
 
-// CostBatch names the cost curve batch of today's run
-// ("serve-2006-01-02"), which the cost readers prefer.
-func (r *Runner) CostBatch() string { return batchOf(r.now()) }
+// CostBatch names the cost curve batch of today ("serve-2006-01-02"),
+// which the cost readers prefer.
+func (r *Runner) CostBatch() string { return costcurve.DayBatch(CostPrefix, r.now()) }
 
-// current returns today's pipeline and its UTC day ("2006-01-02"),
-// building it on a new day.
-func (r *Runner) current() (Pipeline, string, error) {
-	day := r.now().UTC().Format(time.DateOnly)
-	r.pmu.Lock()
-	defer r.pmu.Unlock()
-	if r.pipeline == nil || r.day != day {
-		p, err := r.cfg.NewPipeline(day, retrySink{sink: r.cfg.Sink, log: r.log})
-		if err != nil {
-			return nil, day, fmt.Errorf("runner: pipeline for %s: %w", day, err)
-		}
-		r.pipeline, r.day = p, day
-	}
-	return r.pipeline, day, nil
-}
-
-// batchOf names the cost curve batch of the day of t: one curve per UTC day
-// ("serve-2006-01-02"), continued from its last stored point after a
-// restart.
-func batchOf(t time.Time) string { return dayBatch(t.UTC().Format(time.DateOnly)) }
-
-// dayBatch names the cost curve batch of a UTC day ("2006-01-02").
-func dayBatch(day string) string { return "serve-" + day }
+// CostPrefix begins the name of each UTC day's cost curve batch:
+// "serve-2006-01-02" (costcurve.Daily).
+const CostPrefix = "serve-"
 
 type nopObserver struct{}
 

@@ -114,7 +114,7 @@ func newEnv(t *testing.T, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
+	newPipeline := func(sink workflow.Sink) (runner.Pipeline, error) {
 		var cheap, strong routing.Model = local.NewCheap(), local.NewStrong()
 		if o.models != nil {
 			cheap, strong = o.models(cheap, strong)

@@ -57,7 +57,7 @@ type Daemon interface {
 	Wake()
 	// AnalysisID names the analysis of inbox delivery id.
 	AnalysisID(id int64) string
-	// Mode is the mode of today's pipeline, or why it cannot be built.
+	// Mode is the mode of the pipeline, or why it cannot be built.
 	Mode() (openrecall.Mode, error)
 	// CostBatch names the cost curve batch of today's run, which the cost
 	// endpoint and page prefer.

@@ -346,22 +346,29 @@ func (a *app) router(cfg config.Config, budget *routing.Budget) (*routing.Router
 // newRouter builds a router over two tiers with the configuration's prices,
 // token limits and gate.
 func newRouter(cfg config.Config, cheap, strong routing.Model, budget *routing.Budget, now func() time.Time, mode openrecall.Mode) (*routing.Router, openrecall.Mode, error) {
-	r, err := routing.New(routing.Config{
+	r, err := routing.New(routerConfig(cfg, cheap, strong, budget, now, nil))
+	if err != nil {
+		return nil, mode, err
+	}
+	return r, mode, nil
+}
+
+// routerConfig is the routing configuration of cfg over two tiers.
+func routerConfig(cfg config.Config, cheap, strong routing.Model, budget *routing.Budget, now func() time.Time,
+	completions func() (int, bool, error)) routing.Config {
+	return routing.Config{
 		Cheap:                    cheap,
 		Strong:                   strong,
 		Prices:                   cfg.PriceTable(),
 		CheapMaxTokens:           cfg.Models.CheapMaxTokens,
 		StrongMaxTokens:          cfg.Models.StrongMaxTokens,
 		ExpectedCompletionTokens: cfg.Models.StrongExpectedCompletionTokens,
+		Completions:              completions,
 		GateConfidence:           cfg.Triage.GateConfidence,
 		Vet:                      triage.Vet,
 		Budget:                   budget,
 		Now:                      now,
-	})
-	if err != nil {
-		return nil, mode, err
 	}
-	return r, mode, nil
 }
 
 // pricedRouter builds the model cascade for a run over st. The strong
@@ -384,6 +391,40 @@ func (a *app) pricedRouter(ctx context.Context, cfg config.Config, st *memory.St
 		r, _, err = a.router(cfg, budget)
 	}
 	return r, mode, err
+}
+
+// dailyRouter builds serve's model cascade over st: one router for the life
+// of the process whose strong model is priced, each UTC day, at the mean
+// of the strong completions this memory has recorded by then
+// (routing.Config.Completions); the configured default holds until there
+// is one.
+func (a *app) dailyRouter(ctx context.Context, cfg config.Config, st *memory.Store, budget *routing.Budget) (*routing.Router, openrecall.Mode, error) {
+	cheap, strong, mode, err := a.models(cfg)
+	mode.Memory = st.Backend() // the mode names the memory the run really has
+	if err != nil {
+		return nil, mode, err
+	}
+	if a.cheapCircuit != nil && a.strongCircuit != nil {
+		cheap, strong = a.cheapCircuit.Wrap(cheap), a.strongCircuit.Wrap(strong)
+	}
+	var priced string
+	completions := func() (int, bool, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		seen, err := st.StrongCompletions(rctx, priced)
+		if err != nil {
+			a.log.Warn("read the strong completions; the strong model keeps its last price", zap.Error(err))
+			return 0, false, err
+		}
+		n, ok := seen.Mean()
+		return n, ok, nil
+	}
+	r, err := routing.New(routerConfig(cfg, cheap, strong, budget, a.now, completions))
+	if err != nil {
+		return nil, mode, err
+	}
+	priced = r.StrongPricedAs()
+	return r, mode, nil
 }
 
 // newWorkflow wires the whole pipeline over an open store.

@@ -211,16 +211,18 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	modelHealth := func() []server.ModelHealth {
 		return []server.ModelHealth{healthOf(a.cheapCircuit.State()), healthOf(a.strongCircuit.State())}
 	}
-	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
+	newPipeline := func(sink workflow.Sink) (runner.Pipeline, error) {
 		var budget *routing.Budget
 		if b := openrecall.DollarsToNano(sc.BudgetUSDPerDay); b > 0 {
-			// The day's budget lives in the database: every serve
-			// process sharing it, and a restart today, spend from it.
-			budget = routing.NewSharedBudget(b, st, day)
+			// Each UTC day's budget lives in the database: every serve
+			// process sharing it, and a restart the same day, spend
+			// from it.
+			budget = routing.NewDailyBudget(b, st, a.now)
 		}
-		// Each day's pipeline prices the strong model at the mean of the
-		// strong completions recorded so far, as an analyze run does.
-		r, mode, err := a.pricedRouter(ctx, cfg, st, budget)
+		// The strong model is priced at the mean of the strong
+		// completions recorded so far, read again each day, as an
+		// analyze run begun that day reads it.
+		r, mode, err := a.dailyRouter(ctx, cfg, st, budget)
 		if err != nil {
 			return nil, err
 		}

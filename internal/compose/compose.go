@@ -76,8 +76,8 @@ func Batch(name string) Option { return func(o *options) { o.batch = name } }
 // Shadow makes the guard propose and audit but never bypass (serve --shadow).
 func Shadow(on bool) Option { return func(o *options) { o.shadow = on } }
 
-// GroupScope continues the alert groups stored under the batch (serve: every
-// day's pipeline and every process continue the same groups).
+// GroupScope continues the alert groups stored under the batch (serve: a
+// restart and every process continue the same groups).
 func GroupScope() Option { return func(o *options) { o.groupScope = true } }
 
 // NoGrouping turns alert grouping off whatever the configuration says

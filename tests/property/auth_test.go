@@ -165,7 +165,7 @@ func authServer(desk *keyedDesk, now func() time.Time, throttle *cockpit.Throttl
 	// Wired as serve wires it, grouping off as these properties run it.
 	root := desk.root(compose.Batch("serve"), compose.GroupScope(), compose.NoGrouping(true))
 	app := root.UseCases
-	newPipeline := func(day string, sink workflow.Sink) (runner.Pipeline, error) {
+	newPipeline := func(sink workflow.Sink) (runner.Pipeline, error) {
 		r, err := routing.New(routing.Config{Cheap: local.NewCheap(), Strong: local.NewStrong(), Vet: triage.Vet, Now: now})
 		if err != nil {
 			return nil, err

@@ -2,6 +2,8 @@ package property
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/openrecall/openrecall/internal/storetest"
+	"github.com/openrecall/openrecall/memory"
 )
 
 // The storage properties run on the backend under test: SQLite by default,
@@ -25,6 +28,31 @@ var storesTaken atomic.Int64
 func storeLocation(dir string) (location string, drop func(), err error) {
 	storesTaken.Add(1)
 	return storetest.Fresh(dir)
+}
+
+// scratchStore opens an empty store on the backend under test
+// (storeLocation) in a new temporary directory named for name; done closes
+// it and releases what it took. Errors are the property's setup errors.
+func scratchStore(name string, opts memory.Options) (st *memory.Store, done func(), err error) {
+	dir, err := os.MkdirTemp("", "openrecall-pbt-"+name+"-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("setup: %v", err)
+	}
+	path, drop, err := storeLocation(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("setup: %v", err)
+	}
+	if st, err = memory.Open(context.Background(), path, opts); err != nil {
+		drop()
+		_ = os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("setup: %v", err)
+	}
+	return st, func() {
+		_ = st.Close()
+		drop()
+		_ = os.RemoveAll(dir)
+	}, nil
 }
 
 // storageListPath is the list of the properties that open a store on the

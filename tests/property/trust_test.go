@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/openrecall/openrecall"
@@ -50,21 +49,11 @@ func trustProperties() []pbt.Property {
 // model: refused iff the backlog is at or over the limit.
 func checkInboxPressure(p gen.InboxPressure) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "openrecall-pbt-pressure-")
+	st, done, err := scratchStore("pressure", memory.Options{Now: fixedNow})
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	path, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
-	st, err := memory.Open(ctx, path, memory.Options{Now: fixedNow})
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer func() { _ = st.Close() }()
+	defer done()
 	name := func(id int64) string { return fmt.Sprintf("serve-%06d", id) }
 	var pending []int64 // oldest first
 	alert := 0

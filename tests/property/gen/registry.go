@@ -335,6 +335,7 @@ func All() []Named {
 			return validGenericObject(o.Named())
 		})},
 		{"GenericNoticeGen", GenericNoticeGen(), validAs(func(n GenericNotice) error { return validGenericObject(n.Object) })},
+		{"BudgetPlanGen", BudgetPlanGen(), validAs(ValidBudgetPlan)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {
