@@ -46,10 +46,6 @@ func (s *fakeStore) LeasesLost() int64 {
 
 func (s *fakeStore) InboxDepth(context.Context) (int, error) { return 0, nil }
 
-func (s *fakeStore) CostPoints(context.Context, string) ([]openrecall.CostPoint, error) {
-	return nil, openrecall.ErrNotFound
-}
-
 // counts reads the claims and renewals so far.
 func (s *fakeStore) counts() (claims, renewals int) {
 	s.mu.Lock()

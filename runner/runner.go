@@ -27,7 +27,6 @@ type Store interface {
 	RenewLeases(ctx context.Context) error
 	LeasesLost() int64
 	InboxDepth(ctx context.Context) (int, error)
-	CostPoints(ctx context.Context, batch string) ([]openrecall.CostPoint, error)
 }
 
 // Pipeline runs a queue of intake records through the workflow the analyze
