@@ -9,11 +9,14 @@
 // a seed; ReadDir reads one someone else wrote.
 //
 // Replay runs a corpus in order through a pipeline (an Analyzer such as
-// workflow.Workflow) with a simulated analyst: after each alert that was not
-// bypassed, the analyst retains the ground-truth decision into memory, with a
-// note per family, dead ends and the alert's own id, exactly as a person
-// would with `openrecall retain`, and approves the exceptions memory
-// proposes for alerts whose truth is benign (an Approver). The Report
+// workflow.Session, which stores each result as a run does) with a
+// simulated analyst: after each alert that was not bypassed, the analyst
+// retains the ground-truth decision into memory, with a note per family,
+// dead ends and the alert's own id, exactly as a person would with
+// `openrecall retain`; decides each alert group once, through the use case
+// of `openrecall retain --group` (a GroupDecider); and approves the
+// exceptions memory proposes for alerts whose truth is benign (an
+// Approver). The Report
 // counts false closures — bypassed, closed by an exception or through a
 // group — (the safety figure), the model calls exceptions saved, bypass recall, decision accuracy, escalations, cost against
 // the always-strong baseline and model calls per tier, overall, per kind and

@@ -29,12 +29,8 @@ func TestReplayExceptionsAndDetectionStorms(t *testing.T) {
 	ctx := context.Background()
 	c := mustGenerate(t, 20260101, 1200)
 	p := newPipelineOpts(t, pipelineOptions{grouping: true, exceptions: true})
-	session, err := p.wf.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := p.config()
-	cfg.Analyzer, cfg.Exceptions = session, p.desk
+	cfg.Exceptions = p.desk
 	rep, err := Replay(ctx, c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -104,13 +100,7 @@ func TestReplayExceptionsAndDetectionStorms(t *testing.T) {
 func TestReplayWithoutApprover(t *testing.T) {
 	ctx := context.Background()
 	p := newPipelineOpts(t, pipelineOptions{exceptions: true})
-	session, err := p.wf.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := p.config()
-	cfg.Analyzer = session
-	rep, err := Replay(ctx, mustGenerate(t, 20260101, 600), cfg)
+	rep, err := Replay(ctx, mustGenerate(t, 20260101, 600), p.config())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,11 @@ func (o obedientRouter) Route(ctx context.Context, in routing.Input) routing.Out
 
 type pipeline struct {
 	wf *workflow.Workflow
-	// uc is the use cases the simulated analyst retains through.
+	// session is the workflow's session the replay analyses with: it
+	// stores each result through the sink, as eval's does.
+	session *workflow.Session
+	// uc is the use cases the simulated analyst retains and decides
+	// groups through.
 	uc *usecase.App
 	st *memory.Store
 	ex *fingerprint.Extractor
@@ -84,9 +88,11 @@ func newPipelineWith(t testing.TB, unsafe, grouping bool) pipeline {
 	return newPipelineOpts(t, pipelineOptions{unsafe: unsafe, grouping: grouping})
 }
 
-// newPipelineOpts wires the real pipeline as o says; with exceptions the
-// workflow matches the memory's exceptions and desk approves proposals
-// through the exception use cases, audited with a test key.
+// newPipelineOpts wires the real pipeline as o says, as eval wires it: the
+// session stores each result through the sink (audited with a test key)
+// and, with grouping, continues the groups stored under its batch; with
+// exceptions the workflow matches the memory's exceptions and desk approves
+// proposals through the exception use cases.
 func newPipelineOpts(t testing.TB, o pipelineOptions) pipeline {
 	t.Helper()
 	unsafe, grouping := o.unsafe, o.grouping
@@ -127,7 +133,7 @@ func newPipelineOpts(t testing.TB, o pipelineOptions) pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []compose.Option{compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(audit.NewSealer(k))), compose.Batch("eval-test")}
+	opts := []compose.Option{compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(audit.NewSealer(k))), compose.Batch("eval-test"), compose.GroupScope()}
 	if unsafe {
 		opts = append(opts, compose.Wire(func(wc *workflow.Config) {
 			wc.Guard = unsafeGuard
@@ -140,36 +146,39 @@ func newPipelineOpts(t testing.TB, o pipelineOptions) pipeline {
 	root := compose.Open(cfg, st, fixedNow(), nil, opts...)
 	var desk Approver
 	if o.exceptions {
-		sink, err := root.Sink(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		desk = testDesk{sink: sink, uc: root.UseCases}
+		desk = testDesk{uc: root.UseCases}
 	}
-	wf, err := root.Pipeline(rt, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, nil)
+	sink, err := root.Sink(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline{wf: wf, uc: root.UseCases, st: st, ex: ex, desk: desk}
+	wf, err := root.Pipeline(rt, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := wf.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline{wf: wf, session: session, uc: root.UseCases, st: st, ex: ex, desk: desk}
 }
 
-// testDesk approves proposals as cmd/openrecall's eval does: the proposal
-// stored as a run stores it, then usecase.App.ApproveProposal.
+// testDesk approves proposals as cmd/openrecall's eval does, through
+// usecase.App.ApproveProposal: the session stored the proposal with its
+// result.
 type testDesk struct {
-	sink memory.Sink
-	uc   *usecase.App
+	uc *usecase.App
 }
 
 func (d testDesk) Approve(ctx context.Context, res openrecall.Result, analyst string) (openrecall.Exception, error) {
-	if _, err := d.sink.PersistBatch(ctx, []openrecall.Result{{Batch: res.Batch, Alert: res.Alert, Proposal: res.Proposal}}, nil); err != nil {
-		return openrecall.Exception{}, err
-	}
 	ch, err := d.uc.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: res.Proposal.ID, Analyst: analyst})
 	return ch.Exception, err
 }
 
+// config is the replay's configuration of p: its session, and its use
+// cases for the analyst's retains and group decisions (no desk).
 func (p pipeline) config() Config {
-	return Config{Analyzer: p.wf, Memory: p.uc, Identifier: p.ex, Mode: p.wf.Mode(), Now: fixedNow()}
+	return Config{Analyzer: p.session, Memory: p.uc, Groups: p.uc, Identifier: p.ex, Mode: p.wf.Mode(), Now: fixedNow()}
 }
 
 // readAlerts parses a corpus's alerts with the real intake.

@@ -9,11 +9,12 @@ import (
 )
 
 // Pipeline is a fresh pipeline for one replay: an analyzer, the empty memory
-// it recalls from and the simulated analyst retains into, and Close, which
-// releases both.
+// it recalls from and stores its results in, which the simulated analyst
+// retains into and decides groups in, and Close, which releases both.
 type Pipeline struct {
 	Analyzer   Analyzer
 	Memory     Retainer
+	Groups     GroupDecider
 	Identifier Identifier
 	// Exceptions is where the simulated analyst approves proposals; nil
 	// approves none.
@@ -72,6 +73,6 @@ func runMode(ctx context.Context, c Corpus, spec ModeSpec, cfg Config) (rep Repo
 			err = errors.Join(err, p.Close())
 		}
 	}()
-	cfg.Analyzer, cfg.Memory, cfg.Identifier, cfg.Exceptions, cfg.Mode = p.Analyzer, p.Memory, p.Identifier, p.Exceptions, spec.Mode
+	cfg.Analyzer, cfg.Memory, cfg.Groups, cfg.Identifier, cfg.Exceptions, cfg.Mode = p.Analyzer, p.Memory, p.Groups, p.Identifier, p.Exceptions, spec.Mode
 	return Replay(ctx, c, cfg)
 }

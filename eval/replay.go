@@ -14,17 +14,27 @@ import (
 	"github.com/openrecall/openrecall/usecase"
 )
 
-// Analyzer runs one intake record through the pipeline. workflow.Workflow
-// satisfies it.
+// Analyzer runs one intake record through the pipeline, after the records
+// before it, and stores its result as a run does. workflow.Session
+// satisfies it. An error (the result could not be stored) ends the replay.
 type Analyzer interface {
-	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) openrecall.Result
+	AnalyzeRecord(ctx context.Context, rec intake.Record, seq int) (openrecall.Result, error)
 }
 
-// GroupCloser is an Analyzer that keeps alert groups between records
-// (workflow.Session): the analyst's decision of a group closes it, and
-// later firings of its alert start a new one (DESIGN §6a).
-type GroupCloser interface {
-	CloseGroup(id string)
+// GroupDecider records a person's decision of an alert group as 'openrecall
+// retain --group' does (DESIGN §6a): the use case, not a copy of it — one
+// memory keyed by the head, the decision on every firing, one audit entry
+// per firing, the group closed in storage. *usecase.App satisfies it.
+type GroupDecider interface {
+	DecideGroup(ctx context.Context, id string, d usecase.Decision) (usecase.DecidedGroup, error)
+}
+
+// GroupSyncer is an Analyzer that keeps alert groups between records
+// (workflow.Session) and takes their closure from storage: once the
+// analyst has decided the groups ids, later firings of their alerts start
+// new groups.
+type GroupSyncer interface {
+	SyncGroups(ctx context.Context, ids ...string) error
 }
 
 // DefaultAnalystLag is how long, in the alerts' own time, the simulated
@@ -68,6 +78,9 @@ type Config struct {
 	// replay measures how memory learns from the corpus.
 	Analyzer Analyzer
 	Memory   Retainer
+	// Groups decides the alert groups the Analyzer forms, over the storage
+	// the Analyzer stores them in; required when it forms any.
+	Groups GroupDecider
 	// Identifier is required: the analyst's decisions are retained with the
 	// alert's identity and severity, as 'retain' does.
 	Identifier Identifier
@@ -89,13 +102,14 @@ type Config struct {
 	Now func() time.Time
 }
 
-// pendingGroup is a group head the analyst has yet to decide.
+// pendingGroup is a group the analyst has yet to decide, as its head's
+// truth says (made real by any real firing it took meanwhile).
 type pendingGroup struct {
-	id     string
-	at     time.Time
-	req    usecase.RetainRequest
-	family string
-	benign bool
+	id       string
+	at       time.Time
+	decision usecase.Decision
+	family   string
+	benign   bool
 }
 
 // DecisionsToVouch returns the fewest unanimous strong matches n whose
@@ -116,16 +130,19 @@ func DecisionsToVouch(bypassConfidence float64) int {
 
 // Replay runs the corpus in order through cfg.Analyzer, one alert at a time,
 // and after each triaged alert that was not bypassed retains its ground-truth
-// decision into cfg.Memory, as an analyst would. A group's head is decided
-// once, AnalystLag after it arrived (its members took its outcome in the
-// meantime and are never retained: a storm is one vote), real when any
-// firing the group took by then was, which closes the group when the
-// Analyzer is a GroupCloser. A proposed exception is approved (with
+// decision into cfg.Memory, as an analyst would. A group is decided once,
+// through cfg.Groups (usecase.App.DecideGroup), AnalystLag after its head
+// arrived (its members took its outcome in the meantime and are never
+// retained on their own: a storm is one vote), real when any firing the
+// group took by then was; the decision closes the group in storage, and an
+// Analyzer that is a GroupSyncer takes that closure from it before the next
+// alert. A proposed exception is approved (with
 // cfg.Exceptions) when the alert's truth is benign and declined when it is
 // real or a security case; alerts an exception closed are never retained,
 // as bypassed ones are not. It returns the report, or an
 // error when truth and alerts do not line up (wrapping ErrMismatch), when a
-// retain fails, or when ctx is done.
+// result cannot be stored, a retain or a group decision fails, or when ctx
+// is done.
 func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 	if cfg.Analyzer == nil || cfg.Memory == nil || cfg.Identifier == nil {
 		return Report{}, errors.New("eval: an analyzer, a memory and an identifier are required")
@@ -146,24 +163,33 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 	if lag <= 0 {
 		lag = DefaultAnalystLag
 	}
-	closer, _ := cfg.Analyzer.(GroupCloser)
+	syncer, _ := cfg.Analyzer.(GroupSyncer)
 	reloader, _ := cfg.Analyzer.(ExceptionReloader)
 	approved := map[string]bool{}
 	var pending []pendingGroup
-	// decide retains the analyst's decision of the pending groups whose
-	// lag has passed at now (all of them when now is zero) and closes them.
+	// decide records the analyst's decision of the pending groups whose
+	// lag has passed at now (all of them when now is zero) through the
+	// group use case, which closes them in storage; the analyzer then
+	// takes their closure from storage, as serve does when a person
+	// decides a group between batches.
 	decide := func(now time.Time) error {
+		var ids []string
 		for len(pending) > 0 && (now.IsZero() || !now.Before(pending[0].at.Add(lag))) {
 			p := pending[0]
 			pending = pending[1:]
-			if _, err := cfg.Memory.Retain(ctx, p.req); err != nil {
-				return fmt.Errorf("eval: retain the analyst decision of group %s: %w", p.id, err)
+			if _, err := cfg.Groups.DecideGroup(ctx, p.id, p.decision); err != nil {
+				return fmt.Errorf("eval: the analyst's decision of group %s: %w", p.id, err)
 			}
 			acc.r.Retained++
 			if p.benign {
 				decided[p.family]++
 			}
-			closer.CloseGroup(p.id)
+			ids = append(ids, p.id)
+		}
+		if len(ids) > 0 && syncer != nil {
+			if err := syncer.SyncGroups(ctx, ids...); err != nil {
+				return fmt.Errorf("eval: take the closure of the decided groups: %w", err)
+			}
 		}
 		return nil
 	}
@@ -211,8 +237,11 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 		}
 		eligible := t.Kind == KindBenignRepeat && learnAfter > 0 && decided[t.Family] >= learnAfter
 		began := now()
-		res := cfg.Analyzer.AnalyzeRecord(ctx, rec, seq)
+		res, err := cfg.Analyzer.AnalyzeRecord(ctx, rec, seq)
 		analysing += now().Sub(began)
+		if err != nil {
+			return Report{}, fmt.Errorf("eval: %s: %w", a.Position, err)
+		}
 		if res.Outcome != openrecall.ResultTriaged {
 			acc.untriaged(res)
 			continue
@@ -225,7 +254,7 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 			// The analyst decides the group once, having seen its
 			// firings: one of them real makes the storm real.
 			for i := range pending {
-				if d := &pending[i].req.Decision; pending[i].id == res.Group.ID && t.Decision == openrecall.DecisionReal && d.Decision != openrecall.DecisionReal {
+				if d := &pending[i].decision; pending[i].id == res.Group.ID && t.Decision == openrecall.DecisionReal && d.Decision != openrecall.DecisionReal {
 					d.Decision = openrecall.DecisionReal
 					d.Note = "storm of " + t.Family + ": one of its firings was a real incident (" + a.ID + ")"
 					pending[i].benign = false
@@ -240,21 +269,24 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 		if note == "" {
 			note = "family " + t.Family + ": " + string(t.Decision)
 		}
-		// As 'openrecall retain' decides about an alert: the use case
-		// makes the memory (fingerprint, identity, severity and the entity
-		// fields an exception proposal compares; DESIGN §6b).
-		req := usecase.RetainRequest{
-			Decision: usecase.Decision{Decision: t.Decision, Note: note, DeadEnds: t.DeadEnds, Analyst: Analyst},
-			Subject:  usecase.Subject{Alerts: []openrecall.Alert{a}},
-		}
-		if res.Group != nil && closer != nil {
+		d := usecase.Decision{Decision: t.Decision, Note: note, DeadEnds: t.DeadEnds, Analyst: Analyst}
+		if res.Group != nil {
+			// The head of a group: the analyst decides the group later,
+			// as 'openrecall retain --group' does.
+			if cfg.Groups == nil {
+				return Report{}, fmt.Errorf("eval: %s opened alert group %s, but no group decider is configured", a.Position, res.Group.ID)
+			}
 			at := a.Timestamp
 			if at.IsZero() {
 				at = time.Time{}.Add(1) // no time of its own: decided at the next alert
 			}
-			pending = append(pending, pendingGroup{id: res.Group.ID, at: at, req: req, family: t.Family, benign: t.Kind == KindBenignRepeat})
+			pending = append(pending, pendingGroup{id: res.Group.ID, at: at, decision: d, family: t.Family, benign: t.Kind == KindBenignRepeat})
 			continue
 		}
+		// As 'openrecall retain' decides about an alert: the use case
+		// makes the memory (fingerprint, identity, severity and the entity
+		// fields an exception proposal compares; DESIGN §6b).
+		req := usecase.RetainRequest{Decision: d, Subject: usecase.Subject{Alerts: []openrecall.Alert{a}}}
 		if _, err := cfg.Memory.Retain(ctx, req); err != nil {
 			return Report{}, fmt.Errorf("eval: retain the analyst decision on %s: %w", a.Position, err)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -248,7 +250,7 @@ func TestRunModes(t *testing.T) {
 	specs := []ModeSpec{
 		{Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Open: func(ctx context.Context) (Pipeline, error) {
 			p := newPipeline(t, false)
-			return Pipeline{Analyzer: p.wf, Memory: p.uc, Identifier: p.ex, Close: func() error { closed++; return nil }}, nil
+			return Pipeline{Analyzer: p.session, Memory: p.uc, Groups: p.uc, Identifier: p.ex, Close: func() error { closed++; return nil }}, nil
 		}},
 		{Mode: openrecall.Mode{Memory: "shared", Model: "deterministic"}, Unavailable: "no shared backend"},
 		{Mode: openrecall.Mode{Memory: "sqlite", Model: "live"}},
@@ -322,7 +324,9 @@ func BenchmarkReplay(b *testing.B) {
 		b.StopTimer()
 		p := newPipeline(b, false)
 		b.StartTimer()
-		if _, err := Replay(context.Background(), c, Config{Analyzer: p.wf, Memory: p.uc, Identifier: p.ex}); err != nil {
+		cfg := p.config()
+		cfg.Now = nil
+		if _, err := Replay(context.Background(), c, cfg); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -349,13 +353,7 @@ func TestReplayStormsDecidedOnce(t *testing.T) {
 	}
 	ctx := context.Background()
 	g := newPipelineWith(t, false, true)
-	session, err := g.wf.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := g.config()
-	cfg.Analyzer = session
-	rep, err := Replay(ctx, c, cfg)
+	rep, err := Replay(ctx, c, g.config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,4 +408,85 @@ func TestMissedRealAreReviewedModelVerdicts(t *testing.T) {
 		t.Errorf("%d of %d alerts whose truth is real were decided benign, want at most 3%%: %+v", rep.Overall.Missed, real, rep.MissedReal)
 	}
 	t.Logf("missed real: %d of %d real alerts", rep.Overall.Missed, real)
+}
+
+// TestReplayDecidesGroupsThroughTheUseCase: the simulated analyst decides
+// each alert group through usecase.App.DecideGroup, as 'openrecall retain
+// --group' does, over the groups the session stored: every group whose
+// head memory did not bypass is closed in the store by the analyst, with
+// its one memory (keyed by its head) and its decision on every firing,
+// and the trail holds one group-decision entry per firing of it, naming
+// that memory. A group a bypassed head leads waits for no one and stays
+// open.
+func TestReplayDecidesGroupsThroughTheUseCase(t *testing.T) {
+	ctx := context.Background()
+	p := newPipelineWith(t, false, true)
+	rep, err := Replay(ctx, mustGenerate(t, 1, 600), p.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := p.st.Groups(ctx, false, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string][]openrecall.AuditEntry{} // group-decision entries per analysis
+	n := 0
+	if err := p.st.ReadTrail(ctx, memory.TrailReader{Entry: func(e openrecall.AuditEntry) error {
+		if e.Step == usecase.StepGroupDecision {
+			entries[e.AnalysisID] = append(entries[e.AnalysisID], e)
+			n++
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	decided, storms, firings := 0, 0, 0
+	for _, g := range groups {
+		if g.Head.Bypassed {
+			if g.Decided {
+				t.Errorf("group %s of a bypassed head was decided %s by %q: no one decides it", g.ID, g.Decision, g.Analyst)
+			}
+			continue
+		}
+		if !g.Decided || g.Analyst != Analyst || g.MemoryID == "" || !g.Decision.Retainable() {
+			t.Errorf("group %s: decided %v by %q as %q, memory %q; want the analyst's decision, closed in the store", g.ID, g.Decided, g.Analyst, g.Decision, g.MemoryID)
+			continue
+		}
+		decided++
+		if g.Size > 1 {
+			storms++
+		}
+		members, err := p.st.GroupMembers(ctx, g.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(members) != g.Size {
+			t.Errorf("group %s: %d members stored, size %d", g.ID, len(members), g.Size)
+		}
+		for _, m := range members {
+			firings++
+			if m.Decision != g.Decision {
+				t.Errorf("group %s: firing %s carries %q, want the group's %q", g.ID, m.AnalysisID, m.Decision, g.Decision)
+			}
+			es := entries[m.AnalysisID]
+			if len(es) != 1 || es[0].ProposedDecision != g.Decision || !strings.Contains(es[0].Reason, "memory "+g.MemoryID) {
+				t.Errorf("group %s: firing %s has group-decision entries %+v; want one naming memory %s", g.ID, m.AnalysisID, es, g.MemoryID)
+			}
+		}
+	}
+	if decided == 0 || storms == 0 || rep.Grouped.Alerts == 0 {
+		t.Fatalf("%d groups decided, %d of them storms, %d firings grouped: the corpus must hold storms the analyst decides", decided, storms, rep.Grouped.Alerts)
+	}
+	if n != firings {
+		t.Errorf("the trail holds %d group-decision entries, the decided groups %d firings: one entry per firing", n, firings)
+	}
+	// One memory per retain and per group: a storm is one vote.
+	st, err := p.st.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Incidents != rep.Retained {
+		t.Errorf("memory holds %d incidents for %d analyst decisions", st.Incidents, rep.Retained)
+	}
+	t.Logf("%d groups decided (%d storms, %d firings), %d analyst decisions", decided, storms, firings, rep.Retained)
 }

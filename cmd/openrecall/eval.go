@@ -50,8 +50,9 @@ func newEvalCmdWith(a *app, opts *evalOptions) *cobra.Command {
 		Short: "Replay a labelled corpus and report safety, bypass recall, accuracy and savings",
 		Long: `Replay a labelled corpus through the pipeline on a fresh, temporary memory, with a simulated
 analyst who retains the ground-truth decision after every alert that was not bypassed (as a
-person would with 'openrecall retain'), and who approves the exceptions memory proposes for
-alerts whose truth is benign (as 'openrecall exception approve' does). Report false closures
+person would with 'openrecall retain'), decides each alert group once (as 'openrecall retain
+--group' does), and approves the exceptions memory proposes for alerts whose truth is benign
+(as 'openrecall exception approve' does). Report false closures
 (alerts bypassed, closed by an exception or through a group whose truth is real or an attack: the
 safety figure), the model calls exceptions saved, bypass recall (share of benign repeats bypassed once their
 family had its first analyst decisions), decision accuracy, escalation rate, cost against the
@@ -247,11 +248,11 @@ func noRelease(f func(config.Config, *routing.Budget) (*routing.Router, openreca
 
 // evalPipeline wires the embedded pipeline over a fresh memory that where
 // makes (a SQLite file in a temporary directory, or a scratch PostgreSQL
-// schema), removed on Close. Nothing is persisted besides the
-// analyst's retains and the exceptions the analyst approves (with their
-// proposals and audit entries, sealed with a key made for the temporary
-// trail): the eval's own audit trail and cost curve would only fill the
-// temporary file.
+// schema), removed on Close. The replay stores each result as a run does
+// (audit entries, cost point, alert group, proposal, what waits for a
+// person) and the simulated analyst decides through the use cases: its
+// retains, its group decisions and the exceptions it approves, audited in
+// the temporary trail, sealed with a key made for it.
 func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOptions, mk routerMaker,
 	where func(context.Context) (string, func() error, error)) (eval.Pipeline, error) {
 	ex, err := a.extractor(cfg, opts.rules)
@@ -280,26 +281,30 @@ func (a *app) evalPipeline(ctx context.Context, cfg config.Config, opts *evalOpt
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
+	// GroupScope: the session continues the groups the sink stores under
+	// the run's batch and takes their closure from the store, as serve
+	// does, once the analyst decides them through the use case.
 	root := compose.Open(cfg, st, a.now, a.log, compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)),
-		compose.Batch("eval-"+a.batchName()), compose.NoGrouping(opts.noGrouping), compose.Wire(opts.wire))
+		compose.Batch("eval-"+a.batchName()), compose.GroupScope(), compose.NoGrouping(opts.noGrouping), compose.Wire(opts.wire))
 	sink, err := root.Sink(ctx)
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	desk := evalDesk{sink: sink, uc: root.UseCases}
-	wf, err := root.Pipeline(r, mode, nil)
+	wf, err := root.Pipeline(r, mode, sink)
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
 	// The replay runs one alert at a time, keeping the run's alert groups
-	// between alerts (the simulated analyst decides each group once).
+	// between alerts (the simulated analyst decides each group once) and
+	// storing each result through the sink.
 	session, err := wf.NewSession(ctx)
 	if err != nil {
 		return eval.Pipeline{}, errors.Join(err, closeAll())
 	}
-	// The simulated analyst retains through the use cases, as
-	// 'openrecall retain' does.
-	return eval.Pipeline{Analyzer: session, Memory: root.UseCases, Identifier: ex, Exceptions: desk, Close: closeAll}, nil
+	// The simulated analyst retains and decides groups through the use
+	// cases, as 'openrecall retain' and 'retain --group' do.
+	return eval.Pipeline{Analyzer: session, Memory: root.UseCases, Groups: root.UseCases, Identifier: ex,
+		Exceptions: evalDesk{uc: root.UseCases}, Close: closeAll}, nil
 }
 
 // evalSealer seals the trail of the temporary memory st for the simulated
@@ -321,22 +326,17 @@ func (a *app) evalSealer(ctx context.Context, st *memory.Store) (audit.Sealer, e
 	return audit.NewSealer(k), nil
 }
 
-// evalDesk approves proposals as 'openrecall exception approve' does: the
-// proposal is stored as analyze stores a result's, then approved through
-// usecase.App.ApproveProposal.
+// evalDesk approves proposals as 'openrecall exception approve' does,
+// through usecase.App.ApproveProposal: the session stored the proposal
+// with its result, as a run does.
 type evalDesk struct {
-	sink memory.Sink
-	uc   *usecase.App
+	uc *usecase.App
 }
 
-// Approve stores the proposal res carries and approves it as analyst.
+// Approve approves the proposal res carries as analyst.
 func (d evalDesk) Approve(ctx context.Context, res openrecall.Result, analyst string) (openrecall.Exception, error) {
 	if res.Proposal == nil {
 		return openrecall.Exception{}, fmt.Errorf("analysis %s carries no proposal: %w", res.AnalysisID, openrecall.ErrInvalid)
-	}
-	proposal := openrecall.Result{AnalysisID: res.AnalysisID, Batch: res.Batch, Alert: res.Alert, Proposal: res.Proposal}
-	if _, err := d.sink.PersistBatch(ctx, []openrecall.Result{proposal}, nil); err != nil {
-		return openrecall.Exception{}, fmt.Errorf("store proposal %s: %w", res.Proposal.ID, err)
 	}
 	ch, err := d.uc.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: res.Proposal.ID, Analyst: analyst,
 		Note: "approved by the simulated analyst of openrecall eval"})

@@ -12,8 +12,10 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/eval"
 	"github.com/openrecall/openrecall/internal/pgtest"
+	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
+	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
 )
 
@@ -233,5 +235,85 @@ func TestEvalModesOnPostgres(t *testing.T) {
 	}
 	if left := scratch() - before; left != 0 {
 		t.Errorf("eval left %d scratch schemas", left)
+	}
+}
+
+// TestEvalDecidesGroupsThroughTheUseCase: eval's pipeline stores each
+// result through the sink and its simulated analyst decides each group
+// through usecase.App.DecideGroup over the stored groups: in the scratch
+// memory (kept here), every group a bypassed head does not lead is
+// closed by the analyst, and the trail holds one group-decision entry per
+// firing of it — none for a firing that joined after the decision, as one
+// would if the session did not take the closure from the store.
+func TestEvalDecidesGroupsThroughTheUseCase(t *testing.T) {
+	ctx := context.Background()
+	a := &app{streams: streams{in: strings.NewReader(""), out: &bytes.Buffer{}, errOut: &bytes.Buffer{}}, now: fixedClock(),
+		newBatch: func() string { return "run-eval-test" }}
+	cfg, err := a.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Models = defaultModels(cfg.Models)
+	path := filepath.Join(t.TempDir(), "memory.db")
+	keep := func(context.Context) (string, func() error, error) { return path, func() error { return nil }, nil }
+	c, err := eval.Generate(1, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := eval.ModeSpec{Mode: openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, Open: func(ctx context.Context) (eval.Pipeline, error) {
+		return a.evalPipeline(ctx, cfg, &evalOptions{}, noRelease(a.router), keep)
+	}}
+	rows, err := eval.RunModes(ctx, c, []eval.ModeSpec{spec}, eval.Config{LearnAfter: eval.DecisionsToVouch(cfg.Triage.BypassConfidence), Now: a.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].Report == nil || rows[0].Report.Grouped.Alerts == 0 {
+		t.Fatalf("rows %+v: want a report with grouped firings", rows)
+	}
+	st, err := memory.Open(ctx, path, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }() // read only
+	perFiring := map[string]int{}
+	if err := st.ReadTrail(ctx, memory.TrailReader{Entry: func(e openrecall.AuditEntry) error {
+		if e.Step == usecase.StepGroupDecision {
+			perFiring[e.AnalysisID]++
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	groups, err := st.Groups(ctx, false, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided, firings := 0, 0
+	for _, g := range groups {
+		if g.Head.Bypassed {
+			continue
+		}
+		if !g.Decided || g.Analyst != eval.Analyst {
+			t.Errorf("group %s: decided %v by %q; want closed in the store by the simulated analyst", g.ID, g.Decided, g.Analyst)
+			continue
+		}
+		decided++
+		members, err := st.GroupMembers(ctx, g.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range members {
+			firings++
+			if perFiring[m.AnalysisID] != 1 {
+				t.Errorf("group %s: firing %s has %d group-decision entries, want 1", g.ID, m.AnalysisID, perFiring[m.AnalysisID])
+			}
+		}
+	}
+	total := 0
+	for _, n := range perFiring {
+		total += n
+	}
+	if decided == 0 || total != firings {
+		t.Errorf("%d groups decided; %d group-decision entries for their %d firings", decided, total, firings)
 	}
 }
