@@ -50,6 +50,9 @@ var layers = map[string]layer{
 	// leases, the webhook. The server consumes it through its own
 	// interface, and neither imports the other.
 	"runner": {module: []string{"", "costcurve", "intake", "usecase", "workflow"}, external: []string{"go.uber.org/zap"}},
+	// The outbound path (DESIGN §12b): the route tree that chooses who
+	// hears of a result.
+	"notify": {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
 	// The cockpit: the web UI, an adapter over the application layer.
 	"server/cockpit": {module: []string{"", "costcurve", "server/httperr", "usecase"}},
 	// The one mapping of the domain's errors to HTTP statuses, for the API

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openrecall/openrecall/internal/storetest"
+	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/tests/property/pbt"
 )
 
@@ -19,6 +20,7 @@ func registry() []pbt.Property {
 	props = append(props, recallCacheProperty()...)
 	props = append(props, pipelineProperties()...)
 	props = append(props, budgetProperties()...)
+	props = append(props, notifyProperties()...)
 	props = append(props, identityProperties()...)
 	props = append(props, dbFileProperties()...)
 	props = append(props, intakeProperties()...)
@@ -78,6 +80,9 @@ func TestProperties(t *testing.T) {
 	ran, took := map[string]bool{}, map[string]bool{}
 	for _, p := range props {
 		t.Run(p.ID, func(t *testing.T) {
+			if programs, install := p.Needs(); len(programs) > 0 {
+				testenv.Tools(t, install, programs...)
+			}
 			before := storesTaken.Load()
 			pbt.Check(t, s, p)
 			if t.Failed() {

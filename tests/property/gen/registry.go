@@ -336,6 +336,7 @@ func All() []Named {
 		})},
 		{"GenericNoticeGen", GenericNoticeGen(), validAs(func(n GenericNotice) error { return validGenericObject(n.Object) })},
 		{"BudgetPlanGen", BudgetPlanGen(), validAs(ValidBudgetPlan)},
+		{"RouteCaseGen", RouteCaseGen(), validAs(ValidRouteCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
 				if s.Cost < 0 || s.Extra < 0 {

@@ -34,6 +34,8 @@ type Property struct {
 	pinned   []pinned
 	cover    []coverage
 	divisor  int
+	needs    []string
+	install  string
 }
 
 type pinned struct {
@@ -106,6 +108,16 @@ func Classify[V any](f func(V) []string) Option {
 func Cover(label string, percent float64) Option {
 	return func(p *Property) { p.cover = append(p.cover, coverage{label: label, percent: percent}) }
 }
+
+// Needs names the programs a property runs (a real Alertmanager's amtool):
+// without them it is skipped, loudly, and under CI=true it fails (install
+// says how to get them; see Property.Needs).
+func Needs(install string, programs ...string) Option {
+	return func(p *Property) { p.needs, p.install = programs, install }
+}
+
+// Needs returns the programs the property runs and how to install them.
+func (p Property) Needs() (programs []string, install string) { return p.needs, p.install }
 
 // Expensive divides the profile's number of cases by divisor (at least 10
 // cases remain) for a property whose every case is costly, such as one that
