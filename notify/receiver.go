@@ -100,6 +100,7 @@ type SendError struct {
 	Err  error
 }
 
+// Error says what the receiver answered and whether it is retried.
 func (e *SendError) Error() string {
 	var b strings.Builder
 	if e.Status != 0 {
@@ -120,6 +121,7 @@ func (e *SendError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying failure.
 func (e *SendError) Unwrap() error { return e.Err }
 
 // Secret is a credential of a receiver's configuration (a routing key, a
