@@ -36,7 +36,7 @@ var layers = map[string]layer{
 	"costcurve":           {module: []string{""}},
 	"audit":               {module: []string{""}},
 	"intake":              {module: []string{"", "fingerprint/product", "intake/sender", "internal/jsonfast"}},
-	"intake/sender":       {module: []string{""}},
+	"intake/sender":       {module: []string{""}, external: []string{"github.com/expr-lang/expr", "go.yaml.in/yaml/v3"}},
 	"memory":              {module: []string{"", "internal/jsonfast"}, external: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "go.uber.org/zap"}},
 	"model/local":         {module: []string{"", "internal/jsonfast", "routing"}},
 	"model/openai":        {module: []string{"", "routing"}, external: []string{"github.com/openai/openai-go/v3"}},

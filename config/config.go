@@ -129,10 +129,54 @@ type Exceptions struct {
 	MaxExpiry time.Duration `yaml:"max_expiry"`
 }
 
+// Senders configures the senders teams add (DESIGN §3, "Senders as
+// data").
+type Senders struct {
+	// Dir is a directory of mapping files (*.yaml, *.yml), each adding a
+	// sender or overriding a built-in one; read and validated at the start
+	// of every command that reads alerts. Empty means the built-in senders
+	// alone. A leading "~/" is the user's home directory.
+	Dir string `yaml:"dir"`
+}
+
+// Path returns Dir with a leading "~/" made the user's home directory.
+func (s Senders) Path() string {
+	if strings.HasPrefix(s.Dir, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, s.Dir[2:])
+		}
+	}
+	return s.Dir
+}
+
+// Validate checks that Dir, when set, is a directory that exists: a
+// mistyped directory is an error at start, never a sender silently
+// missing.
+func (s Senders) Validate() error { return s.ValidateAs("senders.dir") }
+
+// ValidateAs is Validate naming the directory as key ("senders.dir", or a
+// flag that overrides it: "--senders").
+func (s Senders) ValidateAs(key string) error {
+	if s.Dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(s.Path())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s %q: no such directory: %w", key, s.Dir, openrecall.ErrInvalid)
+	case err != nil:
+		return fmt.Errorf("%s %q: %w", key, s.Dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s %q is not a directory (name the directory of the mapping files): %w", key, s.Dir, openrecall.ErrInvalid)
+	}
+	return nil
+}
+
 // Config is the whole configuration.
 type Config struct {
 	DB         string           `yaml:"db"`
 	Rules      string           `yaml:"rules"`
+	Senders    Senders          `yaml:"senders"`
 	Triage     Triage           `yaml:"triage"`
 	Grouping   Grouping         `yaml:"grouping"`
 	Exceptions Exceptions       `yaml:"exceptions"`
@@ -269,6 +313,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Server.Validate(); err != nil {
+		return err
+	}
+	if err := c.Senders.Validate(); err != nil {
 		return err
 	}
 	for model, p := range c.Prices {

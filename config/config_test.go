@@ -172,3 +172,44 @@ func TestUnknownKeyNamedByItsYAMLPath(t *testing.T) {
 		}
 	}
 }
+
+// TestSendersDir: senders.dir names a directory of mapping files; empty
+// (the default) means the built-in senders alone; one that does not exist,
+// or a file, is an error at load that names it; a typo under senders is
+// named by its path; "~/" is the user's home.
+func TestSendersDir(t *testing.T) {
+	d, err := config.Default()
+	if err != nil || d.Senders.Dir != "" {
+		t.Fatalf("default senders.dir %q, %v; want empty", d.Senders.Dir, err)
+	}
+	dir := t.TempDir()
+	c, err := config.Load(writeConfig(t, "senders:\n  dir: "+dir+"\n"))
+	if err != nil || c.Senders.Dir != dir || c.Senders.Path() != dir {
+		t.Fatalf("senders.dir %q (path %q), %v; want %q", c.Senders.Dir, c.Senders.Path(), err, dir)
+	}
+	file := filepath.Join(dir, "acme.yaml")
+	if err := os.WriteFile(file, []byte("name: acme\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no-such-dir")
+	for _, tt := range []struct{ yaml, want string }{
+		{"senders:\n  dir: " + missing + "\n", `senders.dir "` + missing + `": no such directory`},
+		{"senders:\n  dir: " + file + "\n", `senders.dir "` + file + `" is not a directory`},
+		{"senders:\n  directory: " + dir + "\n", "line 2: unknown key senders.directory"},
+	} {
+		_, err := config.Load(writeConfig(t, tt.yaml))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want it to say %q", tt.yaml, err, tt.want)
+		}
+	}
+	if _, err := config.Load(writeConfig(t, "senders:\n  dir: "+missing+"\n")); !errors.Is(err, openrecall.ErrInvalid) {
+		t.Errorf("a missing senders.dir: %v, want ErrInvalid", err)
+	}
+	t.Setenv("HOME", dir)
+	if got := (config.Senders{Dir: "~/senders"}).Path(); got != filepath.Join(dir, "senders") {
+		t.Errorf("~/senders is %q, want it under the home directory", got)
+	}
+	if err := (config.Senders{Dir: missing}).ValidateAs("--senders"); err == nil || !strings.HasPrefix(err.Error(), `--senders "`) {
+		t.Errorf("ValidateAs(--senders): %v, want the flag named", err)
+	}
+}

@@ -29,16 +29,43 @@ func Formats() []Format {
 	return []Format{FormatAuto, FormatJSONL, FormatJSON, FormatAlertmanager, FormatPrometheus, FormatPagerDuty, FormatText}
 }
 
-// SenderFormats returns the names of the sender adapters, which --format
-// also takes: the payload is then read as that sender's.
-func SenderFormats() []string {
+// SenderFormats returns the names of the built-in sender adapters, which
+// --format also takes: the payload is then read as that sender's.
+func SenderFormats() []string { return SenderFormatsIn(sender.Set{}) }
+
+// SenderFormatsIn returns the names of the senders of a set that --format
+// takes: every sender but those intake's own reader reads (the zero Set:
+// the built-ins).
+func SenderFormatsIn(senders sender.Set) []string {
 	var out []string
-	for _, s := range sender.All() {
+	for _, s := range senders.Senders() {
 		if !s.Builtin {
 			out = append(out, s.Name)
 		}
 	}
 	return out
+}
+
+// SenderFormat returns the format that reads the payloads of the sender of
+// a name (case-insensitive) in senders, and whether there is one: the
+// sender's own name for an adapter or a mapping (an override of a built-in
+// included), the shape of intake's own reader for a built-in it reads,
+// FormatAuto for the product's own alert object.
+func SenderFormat(senders sender.Set, name string) (Format, bool) {
+	sd, ok := senders.Lookup(name)
+	switch {
+	case !ok:
+		return "", false
+	case !sd.Builtin:
+		return Format(sd.Name), true
+	case sd.Name == "alertmanager", sd.Name == "grafana":
+		return FormatAlertmanager, true
+	case sd.Name == "prometheus":
+		return FormatPrometheus, true
+	case sd.Name == "pagerduty":
+		return FormatPagerDuty, true
+	}
+	return FormatAuto, true
 }
 
 // Default limits.
@@ -56,8 +83,13 @@ const (
 
 // ParseFormat returns s as a Format; "" means FormatAuto. Case and
 // surrounding space are ignored. An unknown name is an error wrapping
-// openrecall.ErrInvalid.
-func ParseFormat(s string) (Format, error) {
+// openrecall.ErrInvalid. It knows the built-in senders; ParseFormatIn
+// knows a set's.
+func ParseFormat(s string) (Format, error) { return ParseFormatIn(s, sender.Set{}) }
+
+// ParseFormatIn is ParseFormat for the senders of a set: it also takes
+// the name of a sender the set adds or overrides.
+func ParseFormatIn(s string, senders sender.Set) (Format, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
 		return FormatAuto, nil
@@ -68,14 +100,14 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	if sd, ok := sender.Lookup(s); ok && !sd.Builtin {
+	if sd, ok := senders.Lookup(s); ok && !sd.Builtin {
 		return Format(sd.Name), nil
 	}
 	names := make([]string, len(formats))
 	for i, f := range formats {
 		names[i] = string(f)
 	}
-	return "", fmt.Errorf("format %q is not one of %s or a sender (%s): %w", s, strings.Join(names, ", "), strings.Join(SenderFormats(), ", "), openrecall.ErrInvalid)
+	return "", fmt.Errorf("format %q is not one of %s or a sender (%s): %w", s, strings.Join(names, ", "), strings.Join(SenderFormatsIn(senders), ", "), openrecall.ErrInvalid)
 }
 
 // Options configures a Reader. The zero value detects the format and uses
@@ -95,6 +127,13 @@ type Options struct {
 	MaxDocumentBytes int
 	// Source names the input in positions (a file name or "-"); may be empty.
 	Source string
+	// Senders are the senders that read payloads, in detection order, and
+	// that Format may name; the zero Set is the built-in senders.
+	Senders sender.Set
+	// Explain keeps, in each alert's Record, the severity as the payload
+	// gave it (Record.SentSeverity), for explanations (openrecall senders
+	// test).
+	Explain bool
 }
 
 // RecordError is a rejected record: where it was and why.
@@ -117,6 +156,9 @@ type Record struct {
 	// Received, when not zero, is when the record arrived (the server's
 	// inbox): an alert without its own time is grouped on it (DESIGN §6a).
 	Received time.Time
+	// SentSeverity is the alert's severity as the payload gave it, before
+	// it was normalized (Alert.Severity); set only with Options.Explain.
+	SentSeverity string
 }
 
 // Position returns where the record was in its input, rejected or not.

@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/intake/sender"
 )
 
 // mode is what the Reader is reading now.
@@ -108,15 +107,18 @@ func NewReader(r io.Reader, opts Options) *Reader {
 			rec:       recording{max: opts.MaxRecordBytes},
 		},
 		settings: settings{opts: opts, maxRec: opts.MaxRecordBytes},
-		p:        parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source, senders: sender.All()},
+		p: parser{container: FormatJSONL, maxRecord: opts.MaxRecordBytes, source: opts.Source,
+			senders: opts.Senders.Senders(), explain: opts.Explain},
+	}
+	// A sender the set reads by its own Map (an adapter, a mapping, a
+	// mapping that overrides a built-in) before intake's own shapes.
+	if s, ok := opts.Senders.Lookup(string(opts.Format)); ok && !s.Builtin {
+		rd.p.shape, rd.p.forced = Format(s.Name), &s
+		return rd
 	}
 	switch opts.Format {
 	case FormatAlertmanager, FormatPrometheus, FormatPagerDuty:
 		rd.p.shape = opts.Format
-	default:
-		if s, ok := sender.Lookup(string(opts.Format)); ok && !s.Builtin {
-			rd.p.shape = Format(s.Name)
-		}
 	}
 	return rd
 }
@@ -137,7 +139,7 @@ func ParseBytesGeneral(body []byte, opts Options) ([]Record, error) {
 
 func parseBytes(body []byte, opts Options, general bool) ([]Record, error) {
 	if opts.Format != "" {
-		if _, err := ParseFormat(string(opts.Format)); err != nil {
+		if _, err := ParseFormatIn(string(opts.Format), opts.Senders); err != nil {
 			return nil, err
 		}
 	}
@@ -168,6 +170,9 @@ func (r *Reader) Next() (Record, error) {
 			rec := r.queue[r.next]
 			r.queue[r.next] = Record{}
 			r.next++
+			if r.p.explain && rec.Err == nil && rec.SentSeverity == "" {
+				rec.SentSeverity = sentLabel(rec.Alert)
+			}
 			return rec, nil
 		}
 		r.queue, r.next = r.queue[:0], 0

@@ -79,7 +79,7 @@ func (r *Reader) walkObject() error {
 		}
 		o.empty = false
 		o.state = objAfter
-		if key == "alerts" && c == '[' && !o.webhook && (r.p.shape == "" || r.p.shape == FormatAlertmanager) {
+		if key == "alerts" && c == '[' && !o.webhook && r.p.forced == nil && (r.p.shape == "" || r.p.shape == FormatAlertmanager) {
 			r.skipPeeked()
 			r.beginWebhook()
 			return nil

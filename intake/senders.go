@@ -137,6 +137,7 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 		}
 		a.Position = epos
 		out = append(out, Record{Alert: a})
+		p.sent(&out[len(out)-1], e.Severity)
 	}
 	return out
 }
@@ -156,8 +157,23 @@ func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {
 		}
 	}
 	a.Position = pos
-	return append(out, Record{Alert: a})
+	out = append(out, Record{Alert: a})
+	p.sent(&out[len(out)-1], o.lenient("severity"))
+	return out
 }
+
+// sent keeps the severity a record's payload gave, when the parser
+// explains (Options.Explain); when it gave none, Reader.Next keeps the
+// label intake normalized (sentLabel).
+func (p *parser) sent(rec *Record, raw string) {
+	if p.explain {
+		rec.SentSeverity = strings.TrimSpace(raw)
+	}
+}
+
+// sentLabel is the severity label finish normalizes when the payload gave
+// no severity of its own.
+func sentLabel(a openrecall.Alert) string { return first(a.Labels, "severity", "priority", "level") }
 
 // maxFields caps the strings of an alert's Fields, and maxFieldBytes each.
 const (
@@ -279,17 +295,13 @@ func unreadEvidence(v sender.Value, title, text string) string {
 	return sender.Evidence(pairs...)
 }
 
-// forcedSender returns the adapter the parser's forced shape names.
+// forcedSender returns the sender the format names, whose Map reads every
+// object.
 func (p *parser) forcedSender() (sender.Sender, bool) {
-	if p.shape == "" {
+	if p.forced == nil {
 		return sender.Sender{}, false
 	}
-	for _, s := range p.senders {
-		if !s.Builtin && s.Name == string(p.shape) {
-			return s, true
-		}
-	}
-	return sender.Sender{}, false
+	return *p.forced, true
 }
 
 // eventAlert turns a sender's event into a normalized alert.

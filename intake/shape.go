@@ -27,6 +27,11 @@ type parser struct {
 	source    string
 	// senders are the sender adapters, in detection order.
 	senders []sender.Sender
+	// forced is the sender whose Map reads every object, when the format
+	// names one (shape is then its name).
+	forced *sender.Sender
+	// explain keeps each alert's severity as sent (Options.Explain).
+	explain bool
 }
 
 // reject appends a rejected record.
@@ -124,8 +129,10 @@ func shapeMismatch(shape Format, got string) string {
 		return got + " is not an Alertmanager webhook (it needs an alerts array)"
 	case FormatPagerDuty:
 		return got + " is not a PagerDuty Events v2 event (it needs event_action and payload)"
-	default:
+	case FormatPrometheus:
 		return got + " is not a Prometheus alert (it needs a labels object)"
+	default:
+		return got + " is not a " + string(shape) + " payload (a JSON object)"
 	}
 }
 
@@ -159,9 +166,16 @@ func (p *parser) object(out []Record, o object, raw []byte, pos openrecall.Posit
 		a   openrecall.Alert
 		err error
 	)
+	sent := ""
 	switch shape {
 	case FormatPagerDuty:
 		a, err = pagerDutyAlert(o)
+		if p.explain {
+			var payload object
+			if json.Unmarshal(o["payload"], &payload) == nil {
+				sent = payload.lenient("severity")
+			}
+		}
 	case FormatPrometheus:
 		a, err = prometheusAlert(o)
 	default:
@@ -171,7 +185,9 @@ func (p *parser) object(out []Record, o object, raw []byte, pos openrecall.Posit
 		return reject(out, pos, "%v", err)
 	}
 	a.Position = pos
-	return append(out, Record{Alert: a})
+	out = append(out, Record{Alert: a})
+	p.sent(&out[len(out)-1], sent)
+	return out
 }
 
 // webhook expands an Alertmanager or Grafana webhook into one record per

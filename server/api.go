@@ -11,6 +11,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/server/httperr"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -34,8 +35,9 @@ type retainRequest struct {
 
 // subject resolves what a retain or recall names: exactly one of an
 // analysis id of this server, an alert (any intake object) or a canonical
-// fingerprint. A bad reference is an error wrapping openrecall.ErrInvalid.
-func subject(analysisID string, alert json.RawMessage, fingerprint string) (usecase.Subject, error) {
+// fingerprint; an alert is read by senders, as the intake endpoints read
+// it. A bad reference is an error wrapping openrecall.ErrInvalid.
+func subject(analysisID string, alert json.RawMessage, fingerprint string, senders sender.Set) (usecase.Subject, error) {
 	given := 0
 	for _, set := range []bool{analysisID != "", len(alert) > 0 && string(alert) != "null", fingerprint != ""} {
 		if set {
@@ -52,7 +54,7 @@ func subject(analysisID string, alert json.RawMessage, fingerprint string) (usec
 	case analysisID != "":
 		return usecase.Subject{AnalysisID: analysisID}, nil
 	}
-	recs, err := intake.ParseBytes(alert, intake.Options{Source: "alert"})
+	recs, err := intake.ParseBytes(alert, intake.Options{Source: "alert", Senders: senders})
 	if err != nil {
 		return usecase.Subject{}, err
 	}
@@ -103,7 +105,7 @@ func (s *Server) retain(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	about, err := subject(req.AnalysisID, req.Alert, req.Fingerprint)
+	about, err := subject(req.AnalysisID, req.Alert, req.Fingerprint, s.cfg.Senders)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return
@@ -133,7 +135,7 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusBadRequest, "limit: "+err.Error())
 		return
 	}
-	about, err := subject(q.Get("analysis_id"), nil, q.Get("fingerprint"))
+	about, err := subject(q.Get("analysis_id"), nil, q.Get("fingerprint"), s.cfg.Senders)
 	if err != nil {
 		s.answerErr(w, r, err)
 		return

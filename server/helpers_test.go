@@ -20,6 +20,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
+	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/internal/storetest"
 	"github.com/openrecall/openrecall/internal/testenv"
@@ -84,6 +85,8 @@ type options struct {
 	daemon func(d server.Daemon, addr string) server.Daemon
 	// shutdown is server.shutdown_timeout (default: the test's time left).
 	shutdown time.Duration
+	// senders is server.Config.Senders (the zero Set: the built-ins).
+	senders sender.Set
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -160,7 +163,7 @@ func newEnv(t *testing.T, o options) *env {
 	}
 	srv, err := server.New(server.Config{
 		Store: st, Daemon: daemon, UseCases: app,
-		Tokens: o.tokens, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit,
+		Tokens: o.tokens, Senders: o.senders, MaxBodyBytes: o.maxBody, InboxLimit: o.inboxLimit,
 		Observer: prom, ShutdownTimeout: o.shutdown, Now: o.now, Logger: o.log,
 		Retention:     o.retention,
 		ModelHealth:   o.modelHealth,

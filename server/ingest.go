@@ -13,7 +13,6 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
-	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/server/cockpit"
 )
 
@@ -111,7 +110,7 @@ var errBodyTooLarge = errors.New("request body too large")
 func (s *Server) readRecords(body io.Reader, format intake.Format, endpoint string) ([]intake.Record, error) {
 	// Intake streams webhooks and arrays item by item; one record may be as
 	// long as the body limit allows (the body itself is bounded before).
-	rd := intake.NewReader(body, intake.Options{Format: format, Source: endpoint, MaxRecordBytes: int(s.cfg.MaxBodyBytes)})
+	rd := intake.NewReader(body, intake.Options{Format: format, Source: endpoint, MaxRecordBytes: int(s.cfg.MaxBodyBytes), Senders: s.cfg.Senders})
 	var out []intake.Record
 	for {
 		rec, err := rd.Next()
@@ -213,40 +212,23 @@ func (s *Server) observeSenders(ds []openrecall.Delivery) {
 // named sender's payload (DESIGN §3), and answered as the generic receiver
 // answers (202 with the analysis ids, 400 when the body holds no alert, 503
 // with Retry-After when the inbox is full: what senders retry on). The
-// built-in senders keep their own readers; an unknown name is 404 with the
-// list of senders.
+// senders are the server's (Config.Senders: the built-ins and the teams'
+// mappings); the built-in senders keep their own readers unless a mapping
+// overrides them; an unknown name is 404 with the list of senders.
 func (s *Server) senderIngest(w http.ResponseWriter, r *http.Request) {
 	name := strings.ToLower(r.PathValue("sender"))
-	format, ok := senderFormat(name)
+	sd, _ := s.cfg.Senders.Lookup(name)
+	format, ok := intake.SenderFormat(s.cfg.Senders, name)
 	switch {
 	case !ok:
 		writeError(w, r, http.StatusNotFound, fmt.Sprintf("no sender %q: POST to /api/v1/alerts to detect the sender, or name one of %s",
-			name, strings.Join(sender.Names(), ", ")))
-	case format == intake.FormatPagerDuty:
+			name, strings.Join(s.cfg.Senders.Names(), ", ")))
+	case sd.Builtin && format == intake.FormatPagerDuty:
 		// PagerDuty's own answers, and its routing_key as the token.
 		s.pagerDuty(w, r)
 	case s.authorize(w, r, ScopeIngest):
 		s.ingest(format, name)(w, r)
 	}
-}
-
-// senderFormat returns the intake format that reads the named sender's
-// payloads.
-func senderFormat(name string) (intake.Format, bool) {
-	sd, ok := sender.Lookup(name)
-	switch {
-	case !ok:
-		return "", false
-	case !sd.Builtin:
-		return intake.Format(sd.Name), true
-	case sd.Name == "alertmanager", sd.Name == "grafana":
-		return intake.FormatAlertmanager, true
-	case sd.Name == "prometheus":
-		return intake.FormatPrometheus, true
-	case sd.Name == "pagerduty":
-		return intake.FormatPagerDuty, true
-	}
-	return intake.FormatAuto, true
 }
 
 // ingest is the Alertmanager and generic receiver: 202 with the analysis

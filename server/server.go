@@ -15,6 +15,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/server/cockpit"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -109,6 +110,11 @@ type Config struct {
 	UseCases UseCases
 
 	Tokens []Token
+	// Senders read the bodies of the intake endpoints: POST
+	// /api/v1/alerts/{name} serves each of them, POST /api/v1/alerts
+	// detects them. The zero Set is the built-in senders; serve merges the
+	// mapping files of senders.dir over them.
+	Senders sender.Set
 	// MaxBodyBytes bounds a request body (default 32 MiB).
 	MaxBodyBytes int64
 	// InboxLimit is the backlog of pending deliveries past which receivers

@@ -30,6 +30,9 @@ type analyzeOptions struct {
 	workers   int
 	budgetUSD float64
 	rules     string
+	// senders is a directory of sender mapping files (--senders), laid
+	// over the config's senders.dir.
+	senders string
 	// cpuProfile, when set, names a file for a CPU profile of the run (a
 	// hidden flag for make bench-analyze).
 	cpuProfile string
@@ -85,10 +88,11 @@ summary goes to stderr.`,
 	}
 	f := cmd.Flags()
 	addOutputFlag(cmd, &opts.output)
-	f.StringVar(&opts.format, "format", "auto", "input format: auto, jsonl, json, alertmanager, prometheus, pagerduty, text")
+	f.StringVar(&opts.format, "format", "auto", "input format: auto, jsonl, json, alertmanager, prometheus, pagerduty, text, or a sender's name (openrecall senders list)")
 	f.IntVar(&opts.workers, "workers", 1, "alerts analysed concurrently (results stay in input order)")
 	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "cap on model spend for this run in dollars (0: the config's budget_usd)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	f.StringVar(&opts.senders, "senders", "", sendersFlagUsage)
 	f.BoolVar(&opts.noGrouping, "no-grouping", false, "triage every firing alone: no alert groups (the config's grouping.enabled)")
 	a.modelFlags.bind(f)
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
@@ -152,13 +156,17 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 			}
 		}()
 	}
-	format, err := intake.ParseFormat(opts.format)
-	if err != nil {
-		return usageErr("--format: %v", err)
-	}
 	cfg, err := a.config()
 	if err != nil {
 		return err
+	}
+	senders, err := a.senders(cfg, opts.senders)
+	if err != nil {
+		return err
+	}
+	format, err := intake.ParseFormatIn(opts.format, senders)
+	if err != nil {
+		return usageErr("--format: %v", err)
 	}
 	if opts.budgetSet {
 		cfg.BudgetUSD = opts.budgetUSD
@@ -211,8 +219,11 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 		rejects.report(r)
 		return w.write(r)
 	}
+	// The queue is read here, with the run's senders, into records.
+	records := workflow.Records(intake.NewReader(&countingReader{r: in, n: &prog.read},
+		intake.Options{Format: format, Source: source, Senders: senders}))
 	sum, runErr := usecase.Analyze(ctx, wf, usecase.AnalyzeRequest{
-		Queue:   usecase.Queue{Input: &countingReader{r: in, n: &prog.read}, Format: format, Name: source},
+		Queue:   usecase.Queue{Source: records},
 		Options: workflow.QueueOptions{Workers: opts.workers, Progress: prog.update, BatchDone: w.flush},
 	}, emit)
 	rejects.finish()

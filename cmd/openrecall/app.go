@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/openrecall/openrecall/audit"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
+	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
@@ -194,6 +196,75 @@ func (a *app) config() (config.Config, error) {
 		return config.Config{}, err
 	}
 	return cfg, nil
+}
+
+// senders returns the senders a command reads alerts with (DESIGN §3,
+// "Senders as data"): the built-in ones, with the mapping files of dir
+// (--senders), else of the configuration's senders.dir, merged over them.
+// No directory: the built-ins alone. A directory that does not exist and a
+// bad mapping file are errors at start that name them (exit 1, as any bad
+// configuration).
+func (a *app) senders(cfg config.Config, dir string) (sender.Set, error) {
+	set, _, err := a.loadSenders(cfg, dir)
+	return set, err
+}
+
+// loadSenders is senders, with the file each added sender came from, by
+// name.
+func (a *app) loadSenders(cfg config.Config, dir string) (sender.Set, map[string]string, error) {
+	sc, key := cfg.Senders, "senders.dir"
+	if dir != "" {
+		sc, key = config.Senders{Dir: dir}, "--senders"
+	}
+	if sc.Dir == "" {
+		return sender.Set{}, nil, nil
+	}
+	if err := sc.ValidateAs(key); err != nil {
+		return sender.Set{}, nil, err
+	}
+	extra, err := sender.LoadMappings(sc.Path())
+	if err != nil {
+		return sender.Set{}, nil, fmt.Errorf("%s %s: %w", key, sc.Dir, err)
+	}
+	set, err := sender.Merge(sender.All(), extra)
+	if err != nil {
+		return sender.Set{}, nil, fmt.Errorf("%s %s: %w", key, sc.Dir, err)
+	}
+	if a.log != nil {
+		a.log.Debug("senders loaded", zap.String("dir", sc.Dir), zap.Int("mappings", len(extra)))
+	}
+	return set, mappingFiles(sc.Dir, extra), nil
+}
+
+// mappingFiles names the file each sender of extra came from: LoadMappings
+// reads one sender from each mapping file of dir, in name order. When the
+// files do not pair with the senders, each is named by dir alone.
+func mappingFiles(dir string, extra []sender.Sender) map[string]string {
+	out := make(map[string]string, len(extra))
+	var files []string
+	if entries, err := os.ReadDir(expandHome(dir)); err == nil {
+		for _, e := range entries {
+			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for i, s := range extra {
+		out[s.Name] = dir
+		if len(files) == len(extra) {
+			out[s.Name] = files[i]
+		}
+	}
+	return out
+}
+
+// configSenders loads the configuration and returns its senders.
+func (a *app) configSenders() (sender.Set, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return sender.Set{}, err
+	}
+	return a.senders(cfg, "")
 }
 
 // resolveDB picks the database path: --db, then OPENRECALL_DB, then the

@@ -162,6 +162,8 @@ func resultCommands(t *testing.T) (db string, cmds [][]string) {
 	return db, [][]string{
 		{"analyze", "../../examples/queue.jsonl"},
 		{"fingerprint", "../../examples/queue.jsonl"},
+		{"senders", "list"},
+		{"senders", "test", "../../intake/testdata/senders/datadog/cpu-high-web-1.json"},
 		{"retain", "--fingerprint", fp, "--decision", "real"},
 		{"recall", "--fingerprint", fp},
 		{"memory", "stats"},

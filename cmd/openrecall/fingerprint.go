@@ -17,6 +17,7 @@ type fingerprintOptions struct {
 	input   string
 	format  string
 	rules   string
+	senders string
 	explain bool
 	output  string
 }
@@ -48,6 +49,7 @@ No database is opened.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "auto", "input format (see analyze --format)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML)")
+	f.StringVar(&opts.senders, "senders", "", sendersFlagUsage)
 	f.BoolVar(&opts.explain, "explain", false, "show the label or rule behind each identity part and field")
 	addOutputFlag(cmd, &opts.output)
 	return cmd
@@ -71,13 +73,17 @@ type fingerprintLine struct {
 }
 
 func fingerprintRun(a *app, opts *fingerprintOptions) error {
-	format, err := intake.ParseFormat(opts.format)
-	if err != nil {
-		return usageErr("--format: %v", err)
-	}
 	cfg, err := a.config()
 	if err != nil {
 		return err
+	}
+	senders, err := a.senders(cfg, opts.senders)
+	if err != nil {
+		return err
+	}
+	format, err := intake.ParseFormatIn(opts.format, senders)
+	if err != nil {
+		return usageErr("--format: %v", err)
 	}
 	ex, err := a.extractor(cfg, opts.rules)
 	if err != nil {
@@ -88,7 +94,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 		return err
 	}
 	defer a.closeLogged("input", in)
-	r := intake.NewReader(in, intake.Options{Format: format, Source: source})
+	r := intake.NewReader(in, intake.Options{Format: format, Source: source, Senders: senders})
 	rejected, records := 0, 0
 	doc := &jsonArray{w: a.out} // -o json: one array of every line
 	for {

@@ -183,7 +183,7 @@ func newConfigCmd(a *app) *cobra.Command {
 		},
 	}, &cobra.Command{
 		Use:     "check",
-		Short:   "Load --config over the defaults and report the first problem, if any",
+		Short:   "Load --config over the defaults (and the mapping files of senders.dir) and report the first problem, if any",
 		Example: `  openrecall --config openrecall.yaml config check`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -210,6 +210,12 @@ func configCheckRun(a *app) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.out, "configuration ok; memory database %s\n", db)
+	// The mapping files of senders.dir are part of the configuration: a
+	// bad one is reported here as at any start.
+	senders, err := a.senders(cfg, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "configuration ok; memory database %s; %d senders\n", db, len(senders.Names()))
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/usecase"
 )
 
@@ -230,7 +231,11 @@ func (a *app) retainSubject(opts *retainOptions) (usecase.Subject, int, error) {
 		}
 		return s, 0, nil
 	}
-	alerts, rejected, err := a.readAlerts(opts.input)
+	senders, err := a.configSenders()
+	if err != nil {
+		return usecase.Subject{}, 0, err
+	}
+	alerts, rejected, err := a.readAlerts(opts.input, senders)
 	if err != nil {
 		return usecase.Subject{}, rejected, err
 	}
@@ -284,14 +289,14 @@ func (a *app) printRetained(output string, results []usecase.Retained) error {
 
 // readAlerts reads every alert of FILE or standard input. Rejected records
 // are reported on standard error with their position and counted; no alert
-// at all is a usage error.
-func (a *app) readAlerts(name string) ([]openrecall.Alert, int, error) {
+// at all is a usage error. senders read the payloads.
+func (a *app) readAlerts(name string, senders sender.Set) ([]openrecall.Alert, int, error) {
 	in, source, err := a.openInput(name)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer a.closeLogged("input", in)
-	r := intake.NewReader(in, intake.Options{Source: source})
+	r := intake.NewReader(in, intake.Options{Source: source, Senders: senders})
 	var alerts []openrecall.Alert
 	bad := 0
 	for {
@@ -318,14 +323,15 @@ func (a *app) readAlerts(name string) ([]openrecall.Alert, int, error) {
 	return alerts, bad, nil
 }
 
-// firstAlert reads the first alert of FILE or standard input.
-func (a *app) firstAlert(name string) (openrecall.Alert, error) {
+// firstAlert reads the first alert of FILE or standard input with
+// senders.
+func (a *app) firstAlert(name string, senders sender.Set) (openrecall.Alert, error) {
 	in, source, err := a.openInput(name)
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
 	defer a.closeLogged("input", in)
-	rec, err := intake.NewReader(in, intake.Options{Source: source}).Next()
+	rec, err := intake.NewReader(in, intake.Options{Source: source, Senders: senders}).Next()
 	switch {
 	case errors.Is(err, io.EOF):
 		return openrecall.Alert{}, usageErr("no alert in %s: give an alert or --fingerprint", source)
@@ -401,7 +407,11 @@ func recallRun(ctx context.Context, a *app, opts *recallOptions) error {
 		}
 		about = usecase.Subject{Fingerprint: &fp, Identity: openrecall.Identity{Rule: strings.TrimSpace(opts.rule), Service: strings.ToLower(strings.TrimSpace(opts.service))}}
 	} else {
-		alert, err := a.firstAlert(opts.input)
+		senders, err := a.senders(cfg, "")
+		if err != nil {
+			return err
+		}
+		alert, err := a.firstAlert(opts.input, senders)
 		if err != nil {
 			return err
 		}

@@ -55,6 +55,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newRecallCmd(a),
 		newQueueCmd(a),
 		newFingerprintCmd(a),
+		newSendersCmd(a),
 		newMemoryCmd(a),
 		newCostCmd(a),
 		newAuditCmd(a),

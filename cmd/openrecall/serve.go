@@ -23,6 +23,7 @@ type serveOptions struct {
 	listen      string
 	debugListen string
 	rules       string
+	senders     string
 	shadow      bool
 	workers     int
 }
@@ -33,9 +34,11 @@ func newServeCmd(a *app) *cobra.Command {
 		Use:   "serve",
 		Short: "Receive alerts over HTTP (Alertmanager, PagerDuty Events v2, any intake format) and triage them",
 		Long: `Serve the pipeline over HTTP. Alertmanager posts to /api/v1/alerts/alertmanager, PagerDuty
-senders to /v2/enqueue, anything else to /api/v1/alerts. Accepted alerts are written to a durable
-inbox before the 202 answer and analysed by workers through the same workflow as analyze; a
-redelivered notification is not triaged twice. Results, retain, recall, cost and audit verification
+senders to /v2/enqueue, any sender to /api/v1/alerts/NAME (the senders of the mapping files in
+senders.dir or --senders DIR included: 'openrecall senders list'), anything else to
+/api/v1/alerts. Accepted alerts are written to a durable inbox before the 202 answer and
+analysed by workers through the same workflow as analyze; a redelivered notification is not
+triaged twice. Results, retain, recall, cost and audit verification
 are served under /api/v1; /healthz, /readyz and /metrics for operators. Logs (with one access
 line per request) go to stderr as JSON at info level unless --log-format/--log-level say otherwise.
 
@@ -72,6 +75,7 @@ in the inbox for the next start.`,
 	f.StringVar(&opts.listen, "listen", "", "address to listen on (default: the config's server.listen, 127.0.0.1:9555)")
 	f.StringVar(&opts.debugListen, "debug-listen", "", "serve Go's runtime profiles (/debug/pprof/: heap, CPU, goroutines) on this loopback address, apart from the API (default: none)")
 	f.StringVar(&opts.rules, "rules", "", "extra fingerprint rules file (YAML) laid over the embedded rules")
+	f.StringVar(&opts.senders, "senders", "", sendersFlagUsage)
 	f.BoolVar(&opts.shadow, "shadow", false, "propose and audit, but never bypass the model (measure agreement before trusting memory)")
 	f.IntVar(&opts.workers, "workers", 0, "deliveries analysed concurrently (default: the config's server.workers)")
 	a.modelFlags.bind(f)
@@ -130,6 +134,12 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	}
 	if opts.workers > 0 {
 		sc.Workers = opts.workers
+	}
+	// The senders first: a bad mapping file stops the start before
+	// anything listens.
+	senders, err := a.senders(cfg, opts.senders)
+	if err != nil {
+		return err
 	}
 	resolved, err := sc.ResolvedTokens(nil)
 	if err != nil {
@@ -264,6 +274,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		Daemon:          run,
 		UseCases:        root.UseCases,
 		Tokens:          tokens,
+		Senders:         senders,
 		MaxBodyBytes:    sc.MaxBodyBytes,
 		InboxLimit:      sc.InboxLimit,
 		RequestTimeout:  sc.RequestTimeout,

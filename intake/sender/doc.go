@@ -24,5 +24,11 @@
 // The fixtures of every sender, with their origin and licence, are under
 // intake/testdata/senders/<sender>/.
 //
-// The package imports only the root package and the standard library.
+// A sender may also be a mapping, data rather than code (mapping.go): a
+// YAML file of candidate fields and small expressions, compiled into a
+// Sender; the built-in ones are embedded (mappings/*.yaml), a team's are
+// read by LoadMappings.
+//
+// The package imports only the root package, the standard library, and for
+// mappings go.yaml.in/yaml/v3 and github.com/expr-lang/expr.
 package sender

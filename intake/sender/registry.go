@@ -1,7 +1,5 @@
 package sender
 
-import "strings"
-
 // All returns every sender, in detection order, in a new slice: the
 // built-in senders intake's own reader reads first, then one adapter per
 // sender. Detection tries the adapters in this order and the first whose
@@ -17,7 +15,7 @@ func All() []Sender {
 		pagerDutyWebhook(), opsgenie(), datadog(), newRelic(), cloudWatch(),
 		azureMonitor(), googleCloudMonitoring(), sentry(), zabbix(), dynatrace(),
 		splunk(), signalFx(), kibana(), graylog(), coralogix(), netdata(),
-		uptimeKuma(), checkly(), site24x7(),
+		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
 		falcosidekick(), wazuh(), elasticSecurity(), splunkES(), suricata(), guardDuty(),
 		securityHub(), sentinel(), defender(), crowdStrike(), sentinelOne(), datadogSignal(), secOps(),
@@ -25,23 +23,10 @@ func All() []Sender {
 	}
 }
 
-// Lookup returns the sender of a name (case-insensitive), and whether
-// there is one.
-func Lookup(name string) (Sender, bool) {
-	for _, s := range All() {
-		if strings.EqualFold(s.Name, name) {
-			return s, true
-		}
-	}
-	return Sender{}, false
-}
+// Lookup returns the built-in sender of a name (case-insensitive), and
+// whether there is one. A process that loads mappings looks senders up in
+// its Set.
+func Lookup(name string) (Sender, bool) { return Set{}.Lookup(name) }
 
-// Names returns every sender's name, in All's order.
-func Names() []string {
-	all := All()
-	out := make([]string, len(all))
-	for i, s := range all {
-		out[i] = s.Name
-	}
-	return out
-}
+// Names returns every built-in sender's name, in All's order.
+func Names() []string { return Set{}.Names() }

@@ -92,6 +92,11 @@ type Event struct {
 	Labels map[string]string
 	// Entities name what acted (process, user, image, command, account).
 	Entities map[string]string
+	// Links are the sender's links for the alert, by kind: "source" (the
+	// sender's own page for it), "runbook", "dashboard", "silence"; http
+	// and https URLs only. A mapping's links part sets them; intake does
+	// not read them yet.
+	Links map[string]string
 	// Origin names the payload field each part came from, by part: title,
 	// severity, service, environment, rule, id (and, for the generic
 	// reading, status).

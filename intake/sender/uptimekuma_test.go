@@ -5,7 +5,7 @@ import "testing"
 // Pending is firing, maintenance a notice, up resolved; the product's own
 // alert object and a Kibana body are not Uptime Kuma's.
 func TestUptimeKumaStatus(t *testing.T) {
-	s := uptimeKuma()
+	s := mapped("uptime-kuma")
 	for status, want := range map[string]string{"0": "firing", "1": "resolved", "2": "firing", "3": "notice"} {
 		v, err := Parse([]byte(`{"heartbeat": {"monitorID": 1, "status": ` + status + `, "time": "2024-01-02 03:04:05.000", "msg": "m"}, "monitor": {"id": 1, "name": "Site"}, "msg": "[Site] m"}`))
 		if err != nil {

@@ -1,0 +1,225 @@
+package sender
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// A mapping is a sender written as data (DESIGN §3, "Senders as data"): a
+// YAML file that says how the sender's payload is recognised, where its
+// alerts are, and for each part of an event an ordered list of candidate
+// fields, with small expressions (expr-lang/expr, compiled once when the
+// file loads; mapping_expr.go lists their functions) where a path is not
+// enough. Every mapping reads its payload through Value, the one lenient
+// reader, and compiles to an ordinary Sender. The built-in ones are
+// mappings/*.yaml; a team's are loaded by LoadMappings.
+//
+// The format, every key but name, recognise and parts optional:
+//
+//	name: acme                 # POST /api/v1/alerts/acme, --format acme
+//	display: Acme Monitor      # as its users write it (default: name)
+//	security: false            # every alert is an attack (DESIGN §4)
+//	episode: true              # its ids name one firing episode
+//	placeholders: blank        # an unrendered template placeholder ("{{x}}",
+//	                           # "$SERVICE", "null") reads as blank; keep: as sent
+//	severity: {P1: critical, P2: high, OK: info}   # the sender's value table,
+//	                           # values folded (case, blanks, - and _ ignored);
+//	                           # an unlisted value is unknown; no table:
+//	                           # intake's NormalizeSeverity reads the value
+//	levels: [P1, P2, OK]       # the documented scale (default: the table's keys)
+//	doc: {point: …, auth: …, title: …, severity: …, service: …, rule: …, id: …, source: …}
+//	recognise:                 # every condition holds (see below)
+//	  - equals: {source: acme}
+//	  - is: {alerts: array}
+//	items: alerts              # alerts are the elements of this array (an
+//	                           # object: the one alert); default: the payload
+//	tags: tags                 # where tags are: the first of the paths holding
+//	                           # an array or text "a,b"; elements "key:value";
+//	                           # {from: monitor.tags, key: name, value: value}
+//	                           # for objects; as: the origin they name
+//	let:                       # named values, computed once per alert in order
+//	  check: [check.name, check_name]        # a candidate list: text
+//	  beat: {expr: 'kind("heartbeat") == "object"'}   # an expression: any type
+//	parts:
+//	  title: [title, {expr: 'check + " failed"', as: check.name}]
+//	  text:
+//	    join: [message]        # texts joined by blank lines (JoinText) …
+//	    evidence:              # … then "key: value" lines (Evidence)
+//	      check: $check
+//	  severity: priority       # its value goes through the table
+//	  service: [{tag: service}, /service]
+//	  environment: {tag: [env, environment]}
+//	  host: {expr: 'urlHost(str("target"))'}
+//	  rule: $check
+//	  id: {of: [/account, id], prefix: acme-, sep: ":"}
+//	  timestamp: [started, started_ms]
+//	  status:                  # the first that holds, in order; else firing
+//	    resolved: {one_of: {state: [ok, resolved]}}
+//	    acknowledged: 'str("state") == "acked"'
+//	    from: state            # or: the status a state word means (Status)
+//	  labels:
+//	    team: /team
+//	    "*": details           # one label per member of an object
+//	    "tag_*": $tags         # one label per tag ("true" when it has no value)
+//	  entities: {user: actor.user}
+//	  links:                   # source, runbook, dashboard, silence; http(s) only
+//	    source: url
+//	    runbook: [runbook, /runbook]
+//
+// A candidate list is one candidate or a list of them; the first that
+// applies (when) and gives a non-blank value wins, trimmed, and names the
+// part's origin (as, or the path it read). A candidate is:
+//
+//	a.b.c            a path, read as Value.Path reads it (a dotted key or
+//	                 nested objects); "/a.b" from the payload's top when the
+//	                 alert is an item; "" the alert itself
+//	$name            a let (its origin is its candidate's)
+//	{path: p}        the same, with options
+//	{expr: '…'}      an expression giving text; in title, severity, service,
+//	                 environment, rule and id it needs as: the field it reads
+//	{value: text}    a constant
+//	{of: [p, q], prefix: x-, sep: /}
+//	                 every part (each a candidate list) present and rendered,
+//	                 joined; else nothing (SetID's rule; the origin is the
+//	                 parts' joined by "+")
+//	{join: [p, q], evidence: {key: p}}   a text (JoinText, Evidence)
+//	{tag: key} or {tag: [k1, k2]}        the value of the first such tag
+//
+// with options when: 'condition', as: origin, and map: {value: text} (a
+// table the value is looked up in; unlisted is blank).
+//
+// A condition (recognise, status) is an expression that is true or false
+// (a scalar), or one of:
+//
+//	has: path | [paths]        each holds a value (not null, not absent)
+//	is: {path: kind, …}        null, object, array, string, number or bool
+//	equals: {field: value, …}  a path or $let, compared folded (FoldLevel)
+//	one_of: {field: [values]}  likewise, any of the values
+//	any: [conditions]          all: [conditions]          not: condition
+//
+// Loading checks everything: an unknown key, a bad path, an unknown name in
+// an expression, a condition that is not true or false, a candidate that is
+// not text, a let read before it is declared; each error names the file,
+// the line and the field ("acme.yaml:14: parts.title[1].expr: unknown name
+// hb (column 1)"). At run time an expression that fails (an index out of
+// range) gives blank or false: a payload is never rejected for it.
+
+// builtinFS holds the built-in senders that are mappings.
+//
+//go:embed mappings/*.yaml
+var builtinFS embed.FS
+
+// LoadMappings reads every mapping file (*.yaml, *.yml) in dir, in name
+// order, validates each and returns the senders they define, in file
+// order. An error names the file, the line and the field (DESIGN §3,
+// "Senders as data"); nothing is returned then.
+func LoadMappings(dir string) ([]Sender, error) {
+	return loadMappings(os.DirFS(dir), ".", dir)
+}
+
+// loadMappings reads the mapping files of dir in fsys; errors name the
+// files under shown.
+func loadMappings(fsys fs.FS, dir, shown string) ([]Sender, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("sender mappings: %w", err)
+	}
+	var (
+		out   []Sender
+		errs  []error
+		names = map[string]string{}
+	)
+	for _, e := range entries {
+		ext := path.Ext(e.Name())
+		if e.IsDir() || ext != ".yaml" && ext != ".yml" {
+			continue
+		}
+		file := filepath.Join(shown, e.Name())
+		body, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", file, err))
+			continue
+		}
+		m, err := parseMapping(file, body)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if other, dup := names[m.name]; dup {
+			errs = append(errs, fmt.Errorf("%s:%d: name: %q is already the name of %s", file, m.nameLine, m.name, other))
+			continue
+		}
+		names[m.name] = file
+		out = append(out, m.sender())
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// builtinMappings loads the embedded mappings once: they are part of the
+// binary, immutable once loaded, and TestBuiltinMappings holds them valid.
+var builtinMappings = sync.OnceValues(func() (map[string]Sender, error) {
+	senders, err := loadMappings(builtinFS, "mappings", "mappings")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Sender, len(senders))
+	for _, s := range senders {
+		out[s.Name] = s
+	}
+	return out, nil
+})
+
+// mapped returns the built-in sender the embedded mapping of that name
+// defines. A built-in mapping that does not load is a defect of the build
+// (TestBuiltinMappings fails on it), not of any input: it panics.
+func mapped(name string) Sender {
+	all, err := builtinMappings()
+	if err != nil {
+		panic("sender: built-in mappings: " + err.Error())
+	}
+	s, ok := all[name]
+	if !ok {
+		panic("sender: no built-in mapping " + name)
+	}
+	return s
+}
+
+// sender builds the Sender a mapping defines: its Match and Map read
+// payloads as the mapping says. The mapping is immutable, so the functions
+// are safe for concurrent use.
+func (m *mapping) sender() Sender {
+	s := Sender{
+		Name:     m.name,
+		Display:  m.display,
+		Security: m.security,
+		Episode:  m.episode,
+		Match:    m.match,
+		Map:      m.read,
+		Levels:   append([]string(nil), m.levels...),
+		Doc:      m.doc,
+	}
+	if m.scale != nil {
+		s.Severity = m.scale.Map
+	}
+	return s
+}
+
+// isLink reports whether s is an http or https URL with a host: the only
+// links a mapping keeps (openrecall never follows one).
+func isLink(s string) bool {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return false
+	}
+	return urlHost(s) != "" && !strings.ContainsAny(rest, " \t\r\n")
+}

@@ -1,0 +1,325 @@
+package sender
+
+import (
+	"errors"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+	"go.yaml.in/yaml/v3"
+)
+
+// The expressions of a mapping are expr-lang/expr programs, compiled once
+// when the mapping loads against a typed environment: the lets (by name),
+// tags (the alert's tags as text, when the mapping declares them) and the
+// functions below. A name the environment lacks, a function called with
+// the wrong arguments, or a result of the wrong type (a condition that is
+// not true or false, a candidate that is not text) is an error of the
+// file, with its line. Running one has no side effect and reads only the
+// payload, through Value.
+//
+// Functions that read the payload take a path, read as a path candidate
+// is (from the alert; "/a.b" from the payload's top; "" the alert itself):
+//
+//	str(path)        the scalar at path as text ("" for objects, arrays, null);
+//	                 a template placeholder reads as "" unless placeholders: keep
+//	text(path)       str, but an object or array as its compact JSON
+//	has(path)        the path holds a value (not null, not absent)
+//	kind(path)       "null", "object", "array", "string", "number" or "bool"
+//	members(path)    an object's keys, sorted
+//	list(path)       an array's scalars, or text "a, b" or "[a, b]" split at commas
+//	firstOf(p, ...)  the first of the paths whose str is not blank, trimmed
+//
+// Helpers, each the Go function the adapters use, so a mapping reads as
+// the code did:
+//
+//	evidence(k, v, ...)  "k: v" lines, blank values skipped, capped (Evidence)
+//	joinText(t, ...)     the non-blank texts joined by blank lines (JoinText)
+//	rendered(s)          s trimmed, "" when an unrendered placeholder (Rendered)
+//	fold(s)              s lowercased without blanks, - and _ (FoldLevel)
+//	scale(s)             the severity the mapping's table gives s, "" if unlisted
+//	status(s)            the status a state word means (Status)
+//	urlHost(s)           the host name of a URL, "" if none
+//	coalesce(s, ...)     the first non-blank of the texts, trimmed
+//
+// and expr's own (lower, upper, trim, split, join, replace, hasPrefix,
+// contains, in, matches, len, map, filter, ?:, ??, …).
+
+// scopeVar is the environment's name of the alert being read: the
+// functions that read the payload are given it as their first argument by
+// scopeArg, never written by a mapping.
+const scopeVar = "_scope"
+
+// readerFuncs are the functions that read the payload: they take the scope.
+var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
+	"list": true, "firstOf": true, "scale": true}
+
+// helperFuncs are the other functions.
+var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
+	"status": true, "urlHost": true, "coalesce": true}
+
+// reserved reports whether a let may not take name: a function's, tags,
+// or one of expr's builtins and words.
+func reserved(name string) bool {
+	if readerFuncs[name] || helperFuncs[name] || name == "tags" {
+		return true
+	}
+	if _, ok := builtin.Index[name]; ok {
+		return true
+	}
+	switch name {
+	case "true", "false", "nil", "not", "and", "or", "in", "matches", "contains", "startsWith", "endsWith", "let", "if", "else":
+		return true
+	}
+	return false
+}
+
+// scopeArg passes the scope to the functions that read the payload.
+type scopeArg struct{}
+
+func (scopeArg) Visit(node *ast.Node) {
+	call, ok := (*node).(*ast.CallNode)
+	if !ok {
+		return
+	}
+	id, ok := call.Callee.(*ast.IdentifierNode)
+	if !ok || !readerFuncs[id.Value] {
+		return
+	}
+	ast.Patch(node, &ast.CallNode{
+		Callee:    call.Callee,
+		Arguments: append([]ast.Node{&ast.IdentifierNode{Value: scopeVar}}, call.Arguments...),
+	})
+}
+
+// functions are the expression functions, as expr options.
+func functions() []expr.Option {
+	sc := func(p []any) *scope { return p[0].(*scope) }
+	strs := func(p []any) []string {
+		out := make([]string, len(p))
+		for i, x := range p {
+			out[i], _ = x.(string)
+		}
+		return out
+	}
+	return []expr.Option{
+		expr.Function("str", func(p ...any) (any, error) { return sc(p).str(p[1].(string)), nil },
+			new(func(*scope, string) string)),
+		expr.Function("text", func(p ...any) (any, error) { return sc(p).text(p[1].(string)), nil },
+			new(func(*scope, string) string)),
+		expr.Function("has", func(p ...any) (any, error) { return !sc(p).atText(p[1].(string)).IsNull(), nil },
+			new(func(*scope, string) bool)),
+		expr.Function("kind", func(p ...any) (any, error) { return kindOf(sc(p).atText(p[1].(string))), nil },
+			new(func(*scope, string) string)),
+		expr.Function("members", func(p ...any) (any, error) {
+			k := sc(p).atText(p[1].(string)).Keys()
+			if k == nil {
+				k = []string{}
+			}
+			return k, nil
+		}, new(func(*scope, string) []string)),
+		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
+			new(func(*scope, string) []string)),
+		expr.Function("firstOf", func(p ...any) (any, error) {
+			s := sc(p)
+			for _, path := range strs(p[1:]) {
+				if v := strings.TrimSpace(s.str(path)); v != "" {
+					return v, nil
+				}
+			}
+			return "", nil
+		}, new(func(*scope, ...string) string)),
+		expr.Function("scale", func(p ...any) (any, error) {
+			s := sc(p)
+			if s.m.scale == nil {
+				return "", nil
+			}
+			if v, ok := s.m.scale[FoldLevel(p[1].(string))]; ok {
+				return string(v), nil
+			}
+			return "", nil
+		}, new(func(*scope, string) string)),
+		expr.Function("evidence", func(p ...any) (any, error) {
+			s := strs(p)
+			pairs := make([][2]string, 0, len(s)/2)
+			for i := 0; i+1 < len(s); i += 2 {
+				pairs = append(pairs, [2]string{s[i], s[i+1]})
+			}
+			return Evidence(pairs...), nil
+		}, new(func(...string) string)),
+		expr.Function("joinText", func(p ...any) (any, error) { return JoinText(strs(p)...), nil },
+			new(func(...string) string)),
+		expr.Function("rendered", func(p ...any) (any, error) { return Rendered(p[0].(string)), nil },
+			new(func(string) string)),
+		expr.Function("fold", func(p ...any) (any, error) { return FoldLevel(p[0].(string)), nil },
+			new(func(string) string)),
+		expr.Function("status", func(p ...any) (any, error) { return Status(p[0].(string)), nil },
+			new(func(string) string)),
+		expr.Function("urlHost", func(p ...any) (any, error) { return urlHost(p[0].(string)), nil },
+			new(func(string) string)),
+		expr.Function("coalesce", func(p ...any) (any, error) {
+			for _, s := range strs(p) {
+				if s = strings.TrimSpace(s); s != "" {
+					return s, nil
+				}
+			}
+			return "", nil
+		}, new(func(...string) string)),
+	}
+}
+
+// urlHost returns the host name of a URL, "" when it has none.
+func urlHost(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// kindOf names the kind of a value.
+func kindOf(v Value) string {
+	switch v.v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	}
+	return "number"
+}
+
+// listOf reads a list leniently: an array's scalars (Strings), or text
+// split at commas, its brackets and each element's quotes dropped ("a, b",
+// `["a", "b"]` as a template renders an array); unrendered text is none.
+func listOf(v Value) []string {
+	if v.IsArray() {
+		return v.Strings()
+	}
+	s := Rendered(v.String())
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(strings.Trim(s, "[]"), ",") {
+		if p = strings.Trim(strings.TrimSpace(p), `"'`); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// compile compiles an expression of the mapping at the current
+// environment; want is the kind it must give (reflect.Invalid: any). An
+// error names the line of the expression in the file.
+func (l *loader) compile(n *yaml.Node, field string, want reflect.Kind) *vm.Program {
+	src, ok := l.scalar(n, field)
+	if !ok {
+		return nil
+	}
+	if strings.TrimSpace(src) == "" {
+		l.fail(n, field, "an empty expression")
+		return nil
+	}
+	// now() would make a reading depend on when it ran: readings are
+	// deterministic (P48).
+	opts := []expr.Option{expr.Env(l.env), expr.Patch(scopeArg{}), expr.DisableBuiltin("now")}
+	opts = append(opts, functions()...)
+	switch want {
+	case reflect.Bool:
+		opts = append(opts, expr.AsBool())
+	case reflect.String:
+		opts = append(opts, expr.AsKind(reflect.String))
+	}
+	prog, err := expr.Compile(src, opts...)
+	if err != nil {
+		line, msg := n.Line, err.Error()
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			msg = strings.TrimSpace(fe.Message)
+			if fe.Line > 0 {
+				line += fe.Line - 1
+				if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+					line++
+				}
+			}
+			if fe.Column >= 0 && fe.Line > 0 {
+				msg += " (column " + strconv.Itoa(fe.Column+1) + ")"
+			}
+		}
+		switch {
+		case strings.HasPrefix(msg, "expected bool"):
+			msg += ": a condition is true or false"
+		case strings.HasPrefix(msg, "expected string"):
+			msg += ": a candidate gives text"
+		case strings.Contains(msg, scopeVar):
+			msg = strings.ReplaceAll(msg, scopeVar+", ", "")
+		}
+		l.errs = append(l.errs, &loadError{file: l.m.file, line: line, field: field, msg: msg})
+		return nil
+	}
+	// A path written as a constant is checked now.
+	root := prog.Node()
+	ast.Walk(&root, pathCheck{l: l, n: n, field: field})
+	names(prog, l.read)
+	return prog
+}
+
+// pathCheck checks the constant paths the reader functions are given.
+type pathCheck struct {
+	l     *loader
+	n     *yaml.Node
+	field string
+}
+
+func (c pathCheck) Visit(node *ast.Node) {
+	call, ok := (*node).(*ast.CallNode)
+	if !ok {
+		return
+	}
+	id, ok := call.Callee.(*ast.IdentifierNode)
+	if ok && id.Value == "evidence" && len(call.Arguments)%2 == 1 {
+		c.l.fail(c.n, c.field, "evidence takes pairs: key, value, key, value, …")
+	}
+	if !ok || !readerFuncs[id.Value] || id.Value == "scale" {
+		return
+	}
+	for _, a := range call.Arguments {
+		if s, ok := a.(*ast.StringNode); ok {
+			p, err := parsePath(s.Value)
+			if err != nil {
+				c.l.fail(c.n, c.field, "%s: %v", id.Value, err)
+				continue
+			}
+			c.l.m.paths[s.Value] = p
+		}
+	}
+}
+
+// names adds to need the names of the environment a program reads.
+func names(p *vm.Program, need map[string]bool) {
+	if p == nil {
+		return
+	}
+	root := p.Node()
+	ast.Walk(&root, nameCollector(need))
+}
+
+type nameCollector map[string]bool
+
+func (c nameCollector) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok {
+		c[id.Value] = true
+	}
+}

@@ -1,0 +1,770 @@
+package sender
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr/vm"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/openrecall/openrecall"
+)
+
+// mapping is a compiled mapping file: every path checked, every expression
+// compiled, nothing left to parse while reading an alert. It is immutable
+// once parseMapping returns.
+type mapping struct {
+	file     string
+	name     string
+	nameLine int
+	display  string
+	security bool
+	episode  bool
+	// keep says values read by a path are kept as sent, template
+	// placeholders too (placeholders: keep); by default a placeholder the
+	// sender left unrendered reads as blank (Rendered).
+	keep   bool
+	levels []string
+	scale  Scale
+	doc    Doc
+
+	recognise []cond
+	items     *fieldPath
+	tags      *tagSpec
+	lets      []let
+
+	title, text, severity, service, environment, host, rule, id, timestamp []source
+	status                                                                 []statusRule
+	labels, entities                                                       []labelRule
+	links                                                                  []labelRule
+
+	// matchLets are the lets (indexes, in order) recognise reads, and
+	// matchTags whether it reads the tags: Match computes only those.
+	matchLets []int
+	matchTags bool
+	// envTags says some expression reads tags; envSize is the size of the
+	// expressions' environment.
+	envTags bool
+	envSize int
+	// paths are the constant paths the expressions read, parsed once.
+	paths map[string]fieldPath
+
+	// scopes keeps scopes (with their expression machine and
+	// environment) for reuse; it is safe for concurrent use.
+	scopes sync.Pool
+}
+
+// fieldPath is a dotted path as Value.Path reads it, from the item (an
+// alert of items, or the payload) or, written with a leading "/", from the
+// payload's top. The empty path is the item itself.
+type fieldPath struct {
+	root  bool
+	path  string
+	parts []string // path split at its dots, for Value.path
+}
+
+// sourceKind says where a candidate reads its value.
+type sourceKind int
+
+const (
+	srcPath  sourceKind = iota // a path
+	srcLet                     // $name: a let
+	srcExpr                    // expr: an expression
+	srcValue                   // value: a constant
+	srcOf                      // of: parts that must all be present, joined
+	srcJoin                    // join: texts joined by blank lines, then evidence
+	srcTag                     // tag: the value of the first tag of these keys
+)
+
+// source is one candidate for a part: where its value is read, when it
+// applies, and the origin it names.
+type source struct {
+	kind   sourceKind
+	path   fieldPath
+	let    int
+	prog   *vm.Program
+	value  string
+	parts  [][]source // of, join
+	prefix string     // of
+	sep    string     // of
+	lines  []evidence // join
+	keys   []string   // tag
+	table  map[string]string
+	when   *vm.Program
+	as     string
+	hasAs  bool
+}
+
+// evidence is one "key: value" line of a text.
+type evidence struct {
+	key  string
+	from []source
+}
+
+// let is a named value computed once per alert: a candidate list (a
+// string, with the origin of the candidate that gave it) or an expression
+// of any type.
+type let struct {
+	name  string
+	list  []source
+	prog  *vm.Program
+	typ   reflect.Type
+	as    string
+	hasAs bool
+	// inEnv says some expression reads the let: only those are put in
+	// the expressions' environment.
+	inEnv bool
+}
+
+// tagSpec says where an alert's tags are: the first of the paths that holds
+// a list (an array, or text "a,b" or "[a, b]"); an element is "key:value"
+// text, or an object whose members key and value hold them.
+type tagSpec struct {
+	from       []fieldPath
+	key, value string
+	as         string
+}
+
+// statusRule sets a status when any of its conditions holds, or (from) the
+// status a state word says (Status).
+type statusRule struct {
+	status string
+	any    []cond
+	from   []source
+}
+
+// labelRule sets a label (an entity, a link) from a candidate list, or one
+// per member of an object or per tag (key holds "*").
+type labelRule struct {
+	key  string
+	from []source
+	each *fieldPath // a key with "*": the object whose members are copied
+	tags bool       // a key with "*" from $tags
+}
+
+// condKind says what a condition tests.
+type condKind int
+
+const (
+	condExpr condKind = iota
+	condHas
+	condIs
+	condEquals
+	condOneOf
+	condAny
+	condAll
+	condNot
+)
+
+// cond is a condition of recognise or status.
+type cond struct {
+	kind   condKind
+	prog   *vm.Program
+	paths  []fieldPath
+	kinds  []string   // is: the kind at each of paths
+	fields [][]source // equals, one_of: the field compared
+	values [][]string // equals, one_of: its values, folded
+	sub    []cond
+}
+
+// loadError is a mapping file's error at a line, naming the field.
+type loadError struct {
+	file  string
+	line  int
+	field string
+	msg   string
+}
+
+func (e *loadError) Error() string {
+	if e.field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.file, e.line, e.field, e.msg)
+}
+
+// loader reads one mapping file, collecting its errors.
+type loader struct {
+	m    *mapping
+	errs []error
+	// env is the expression environment at the point being read: the
+	// lets declared so far, the tags.
+	env map[string]any
+	// letIndex finds a let by name.
+	letIndex map[string]int
+	// read are the names of the environment some expression reads.
+	read map[string]bool
+}
+
+func (l *loader) fail(n *yaml.Node, field, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	l.errs = append(l.errs, &loadError{file: l.m.file, line: line, field: field, msg: fmt.Sprintf(format, args...)})
+}
+
+var (
+	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	letRe  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+)
+
+// topKeys are the keys of a mapping file, in the order they are read.
+var topKeys = []string{"name", "display", "security", "episode", "placeholders", "levels", "severity", "doc",
+	"recognise", "items", "tags", "let", "parts"}
+
+// partKeys are the keys of parts.
+var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
+	"status", "labels", "entities", "links"}
+
+// originParts are the parts whose origin an event names: a candidate of
+// one that is no path must say (as) what it reads.
+var originParts = map[string]bool{"title": true, "severity": true, "service": true, "environment": true, "rule": true, "id": true}
+
+// linkKinds are the links a mapping may name.
+var linkKinds = []string{"source", "runbook", "dashboard", "silence"}
+
+// parseMapping reads and validates one mapping file.
+func parseMapping(file string, body []byte) (*mapping, error) {
+	l := &loader{m: &mapping{file: file, paths: map[string]fieldPath{}}, env: map[string]any{scopeVar: (*scope)(nil)}, letIndex: map[string]int{}, read: map[string]bool{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, &loadError{file: file, line: 1, msg: "empty: a mapping needs at least name, recognise and parts"}
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return nil, &loadError{file: file, line: top.Line, msg: "a mapping file is a YAML mapping (name: …, recognise: …, parts: …)"}
+	}
+	fields := l.members(top, "", topKeys)
+	l.readHead(top, fields)
+	// The tags and the lets come before recognise in the environment:
+	// recognise may read them when the payload is the alert.
+	if n := fields["tags"]; n != nil {
+		l.m.tags = l.readTags(n, "tags")
+		l.env["tags"] = []string(nil)
+	}
+	if n := fields["let"]; n != nil {
+		l.readLets(n)
+	}
+	if n := fields["items"]; n != nil {
+		if p, ok := l.path(n, "items"); ok {
+			l.m.items = &p
+		}
+	}
+	if n := fields["recognise"]; n != nil {
+		env := l.env
+		if l.m.items != nil {
+			// Recognise reads the payload: the lets and tags are an
+			// item's.
+			env = map[string]any{scopeVar: (*scope)(nil)}
+		}
+		saved := l.env
+		l.env = env
+		l.m.recognise = l.conds(n, "recognise")
+		l.env = saved
+		if len(l.m.recognise) == 0 && len(l.errs) == 0 {
+			l.fail(n, "recognise", "at least one condition: without one every payload would be this sender's")
+		}
+		l.matchNeeds()
+	} else {
+		l.fail(top, "recognise", "missing: say what the sender's payload must hold")
+	}
+	if n := fields["parts"]; n != nil {
+		l.readParts(n)
+	} else {
+		l.fail(top, "parts", "missing: say where the title, rule and id come from")
+	}
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	l.m.envSize = 1
+	for i := range l.m.lets {
+		if lt := &l.m.lets[i]; l.read[lt.name] {
+			lt.inEnv = true
+			l.m.envSize++
+		}
+	}
+	if l.m.envTags = l.read["tags"]; l.m.envTags {
+		l.m.envSize++
+	}
+	return l.m, nil
+}
+
+// members returns a mapping node's members by key, failing on a key not
+// among known and on a key written twice.
+func (l *loader) members(n *yaml.Node, field string, known []string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n.Kind != yaml.MappingNode {
+		l.fail(n, field, "want a mapping of %s", strings.Join(known, ", "))
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := fieldKey(field, k.Value)
+		if !slices.Contains(known, k.Value) {
+			l.fail(k, name, "unknown key (known: %s)", strings.Join(known, ", "))
+			continue
+		}
+		if _, dup := out[k.Value]; dup {
+			l.fail(k, name, "written twice")
+			continue
+		}
+		out[k.Value] = v
+	}
+	return out
+}
+
+// fieldKey names a field inside another.
+func fieldKey(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+// fieldElem names an element of a list field.
+func fieldElem(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+// scalar returns a node's text when it is a scalar.
+func (l *loader) scalar(n *yaml.Node, field string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		l.fail(n, field, "want a single value")
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (l *loader) boolean(n *yaml.Node, field string) bool {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
+		l.fail(n, field, "want true or false")
+	}
+	return b
+}
+
+// readHead reads what the mapping says about the sender as a whole.
+func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
+	m := l.m
+	if n := f["name"]; n != nil {
+		m.name, _ = l.scalar(n, "name")
+		m.nameLine = n.Line
+		if m.name != "" && !nameRe.MatchString(m.name) {
+			l.fail(n, "name", "%q: want a lowercase URL path segment (letters, digits, ., - and _)", m.name)
+		}
+	} else {
+		l.fail(top, "name", "missing: the sender's name (POST /api/v1/alerts/{name}, --format name)")
+	}
+	m.display = m.name
+	if n := f["display"]; n != nil {
+		m.display, _ = l.scalar(n, "display")
+	}
+	if n := f["security"]; n != nil {
+		m.security = l.boolean(n, "security")
+	}
+	if n := f["episode"]; n != nil {
+		m.episode = l.boolean(n, "episode")
+	}
+	if n := f["placeholders"]; n != nil {
+		switch s, _ := l.scalar(n, "placeholders"); s {
+		case "keep":
+			m.keep = true
+		case "blank":
+		default:
+			l.fail(n, "placeholders", "%q: want blank (an unrendered template placeholder reads as blank) or keep", s)
+		}
+	}
+	if n := f["severity"]; n != nil {
+		m.scale = Scale{}
+		if n.Kind != yaml.MappingNode {
+			l.fail(n, "severity", "want a table of the sender's values: VALUE: critical|high|medium|low|info")
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			field := fieldKey("severity", k.Value)
+			sev, ok := l.scalar(v, field)
+			if !ok {
+				continue
+			}
+			if s := openrecall.Severity(sev); !s.Valid() || s == openrecall.SeverityUnknown {
+				l.fail(v, field, "%q: want critical, high, medium, low or info", sev)
+				continue
+			}
+			if FoldLevel(k.Value) == "" {
+				l.fail(k, field, "a blank value")
+				continue
+			}
+			m.scale[FoldLevel(k.Value)] = openrecall.Severity(sev)
+			if f["levels"] == nil {
+				m.levels = append(m.levels, k.Value)
+			}
+		}
+	}
+	if n := f["levels"]; n != nil {
+		if n.Kind != yaml.SequenceNode {
+			l.fail(n, "levels", "want a list of the sender's documented severity values")
+		}
+		for i, e := range n.Content {
+			field := fieldElem("levels", i)
+			s, ok := l.scalar(e, field)
+			if !ok {
+				continue
+			}
+			if m.scale != nil && m.scale.Map(s) == openrecall.SeverityUnknown {
+				l.fail(e, field, "%q is not in the severity table: every documented level maps to a severity", s)
+			}
+			m.levels = append(m.levels, s)
+		}
+	}
+	if n := f["doc"]; n != nil {
+		d := l.members(n, "doc", []string{"point", "auth", "title", "severity", "service", "rule", "id", "source"})
+		for k, v := range d {
+			s, _ := l.scalar(v, fieldKey("doc", k))
+			switch k {
+			case "point":
+				m.doc.Point = s
+			case "auth":
+				m.doc.Auth = s
+			case "title":
+				m.doc.Title = s
+			case "severity":
+				m.doc.Severity = s
+			case "service":
+				m.doc.Service = s
+			case "rule":
+				m.doc.Rule = s
+			case "id":
+				m.doc.ID = s
+			case "source":
+				m.doc.Source = s
+			}
+		}
+	}
+}
+
+// path reads a path: dotted keys, each non-empty; a leading "/" reads
+// from the payload's top.
+func (l *loader) path(n *yaml.Node, field string) (fieldPath, bool) {
+	s, ok := l.scalar(n, field)
+	if !ok {
+		return fieldPath{}, false
+	}
+	p, err := parsePath(s)
+	if err != nil {
+		l.fail(n, field, "%v", err)
+		return fieldPath{}, false
+	}
+	return p, true
+}
+
+// parsePath reads a path as written in a mapping.
+func parsePath(s string) (fieldPath, error) {
+	var p fieldPath
+	if rest, ok := strings.CutPrefix(s, "/"); ok {
+		p.root, s = true, rest
+	}
+	if s == "" {
+		return p, nil
+	}
+	if strings.TrimSpace(s) != s {
+		return p, fmt.Errorf("bad path %q: blanks around it", s)
+	}
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return p, fmt.Errorf("bad path %q: an empty key (two dots, or a dot at an end)", s)
+		}
+	}
+	p.path, p.parts = s, strings.Split(s, ".")
+	return p, nil
+}
+
+// readTags reads where the tags are.
+func (l *loader) readTags(n *yaml.Node, field string) *tagSpec {
+	t := &tagSpec{}
+	switch n.Kind {
+	case yaml.ScalarNode, yaml.SequenceNode:
+		t.from = l.paths(n, field)
+	case yaml.MappingNode:
+		f := l.members(n, field, []string{"from", "key", "value", "as"})
+		if f["from"] == nil {
+			l.fail(n, fieldKey(field, "from"), "missing: the path (or paths) of the tags")
+		} else {
+			t.from = l.paths(f["from"], fieldKey(field, "from"))
+		}
+		if f["key"] != nil {
+			t.key, _ = l.scalar(f["key"], fieldKey(field, "key"))
+			if f["value"] == nil {
+				l.fail(n, fieldKey(field, "value"), "missing: the member of each tag object that holds its value")
+			}
+		}
+		if f["value"] != nil {
+			t.value, _ = l.scalar(f["value"], fieldKey(field, "value"))
+			if f["key"] == nil {
+				l.fail(n, fieldKey(field, "key"), "missing: the member of each tag object that holds its key")
+			}
+		}
+		if f["as"] != nil {
+			t.as, _ = l.scalar(f["as"], fieldKey(field, "as"))
+		}
+	default:
+		l.fail(n, field, "want a path, a list of paths, or {from, key, value, as}")
+	}
+	return t
+}
+
+// paths reads one path or a list of them.
+func (l *loader) paths(n *yaml.Node, field string) []fieldPath {
+	if n.Kind == yaml.SequenceNode {
+		var out []fieldPath
+		for i, e := range n.Content {
+			if p, ok := l.path(e, fieldElem(field, i)); ok {
+				out = append(out, p)
+			}
+		}
+		if len(out) == 0 && len(n.Content) == 0 {
+			l.fail(n, field, "an empty list")
+		}
+		return out
+	}
+	if p, ok := l.path(n, field); ok {
+		return []fieldPath{p}
+	}
+	return nil
+}
+
+// readLets reads the lets, in order: each may read those before it.
+func (l *loader) readLets(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		l.fail(n, "let", "want a mapping of names to candidate lists or expressions")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := fieldKey("let", k.Value)
+		switch {
+		case !letRe.MatchString(k.Value):
+			l.fail(k, field, "a let's name is a letter then letters, digits and _")
+			continue
+		case reserved(k.Value):
+			l.fail(k, field, "%q is the name of a function or variable of the expressions", k.Value)
+			continue
+		}
+		if _, dup := l.letIndex[k.Value]; dup {
+			l.fail(k, field, "written twice")
+			continue
+		}
+		lt := let{name: k.Value, typ: reflect.TypeFor[string]()}
+		if f, single := l.singleExpr(v); single {
+			// {expr: …, as: …}: a value of any type.
+			lt.prog = l.compile(f["expr"], fieldKey(field, "expr"), reflect.Invalid)
+			if lt.prog != nil {
+				lt.typ = lt.prog.Node().Type()
+			}
+			if a := f["as"]; a != nil {
+				lt.as, _ = l.scalar(a, fieldKey(field, "as"))
+				lt.hasAs = true
+			}
+		} else {
+			lt.list = l.sources(v, field, false)
+		}
+		l.letIndex[lt.name] = len(l.m.lets)
+		l.m.lets = append(l.m.lets, lt)
+		l.env[lt.name] = zeroOf(lt.typ)
+	}
+}
+
+// singleExpr reports whether n is {expr: …} with at most as beside it, and
+// returns its members.
+func (l *loader) singleExpr(n *yaml.Node) (map[string]*yaml.Node, bool) {
+	if n.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	f := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch k := n.Content[i].Value; k {
+		case "expr", "as":
+			f[k] = n.Content[i+1]
+		default:
+			return nil, false
+		}
+	}
+	return f, f["expr"] != nil
+}
+
+// zeroOf is a value of type t for the expression environment: what the
+// compiler checks a name against.
+func zeroOf(t reflect.Type) any {
+	if t == nil || t.Kind() == reflect.Interface {
+		return nil
+	}
+	return reflect.Zero(t).Interface()
+}
+
+// readParts reads parts.
+func (l *loader) readParts(n *yaml.Node) {
+	f := l.members(n, "parts", partKeys)
+	m := l.m
+	list := func(key string) []source {
+		if v := f[key]; v != nil {
+			return l.sources(v, fieldKey("parts", key), originParts[key])
+		}
+		return nil
+	}
+	m.title, m.text, m.severity, m.service = list("title"), list("text"), list("severity"), list("service")
+	m.environment, m.host, m.rule, m.id, m.timestamp = list("environment"), list("host"), list("rule"), list("id"), list("timestamp")
+	if f["title"] == nil && f["text"] == nil {
+		l.fail(n, "parts.title", "missing: an alert needs a title (or a text)")
+	}
+	if v := f["status"]; v != nil {
+		m.status = l.readStatus(v)
+	}
+	m.labels = l.readLabels(f["labels"], "parts.labels", true)
+	m.entities = l.readLabels(f["entities"], "parts.entities", true)
+	m.links = l.readLabels(f["links"], "parts.links", false)
+	for _, r := range m.links {
+		if !slices.Contains(linkKinds, r.key) {
+			l.fail(f["links"], fieldKey("parts.links", r.key), "unknown link (known: %s)", strings.Join(linkKinds, ", "))
+		}
+	}
+}
+
+// statuses are the statuses a mapping may set.
+var statuses = []string{openrecall.StatusFiring, openrecall.StatusAcknowledged, openrecall.StatusResolved, openrecall.StatusNotice}
+
+// readStatus reads parts.status: rules in order, the first that holds
+// decides; none is firing.
+func (l *loader) readStatus(n *yaml.Node) []statusRule {
+	const field = "parts.status"
+	if n.Kind != yaml.MappingNode {
+		l.fail(n, field, "want {resolved: [conditions], acknowledged: […], notice: […], from: STATE-FIELD}")
+		return nil
+	}
+	var out []statusRule
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		f := fieldKey(field, k.Value)
+		if seen[k.Value] {
+			l.fail(k, f, "written twice")
+			continue
+		}
+		seen[k.Value] = true
+		switch {
+		case k.Value == "from":
+			out = append(out, statusRule{from: l.sources(v, f, false)})
+		case slices.Contains(statuses, k.Value):
+			out = append(out, statusRule{status: k.Value, any: l.conds(v, f)})
+		default:
+			l.fail(k, f, "unknown key (known: %s, from)", strings.Join(statuses, ", "))
+		}
+	}
+	return out
+}
+
+// readLabels reads labels, entities or links: keys to candidate lists, a
+// key with "*" to an object's path or $tags (expand).
+func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		l.fail(n, field, "want a mapping of keys to candidate lists")
+		return nil
+	}
+	var out []labelRule
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		f := fieldKey(field, k.Value)
+		if strings.TrimSpace(k.Value) == "" {
+			l.fail(k, f, "a blank key")
+			continue
+		}
+		r := labelRule{key: k.Value}
+		if strings.Contains(k.Value, "*") {
+			if !expand || strings.Count(k.Value, "*") > 1 {
+				l.fail(k, f, "a key with * (one per member) is for labels and entities, once a key")
+				continue
+			}
+			s, ok := l.scalar(v, f)
+			if !ok {
+				continue
+			}
+			if s == "$tags" {
+				if l.m.tags == nil {
+					l.fail(v, f, "the mapping declares no tags (tags: …)")
+					continue
+				}
+				r.tags = true
+			} else {
+				p, err := parsePath(s)
+				if err != nil {
+					l.fail(v, f, "%v", err)
+					continue
+				}
+				r.each = &p
+			}
+			out = append(out, r)
+			continue
+		}
+		r.from = l.sources(v, f, false)
+		out = append(out, r)
+	}
+	return out
+}
+
+// matchNeeds finds the lets and tags recognise reads (and the lets those
+// read, and so on): Match computes only those.
+func (l *loader) matchNeeds() {
+	if l.m.items != nil {
+		return
+	}
+	need := map[string]bool{}
+	var visitConds func([]cond)
+	var visitSources func([]source)
+	visitSources = func(ss []source) {
+		for _, s := range ss {
+			names(s.prog, need)
+			names(s.when, need)
+			if s.kind == srcLet {
+				need[l.m.lets[s.let].name] = true
+			}
+			if s.kind == srcTag {
+				need["tags"] = true
+			}
+			for _, p := range s.parts {
+				visitSources(p)
+			}
+		}
+	}
+	visitConds = func(cs []cond) {
+		for _, c := range cs {
+			names(c.prog, need)
+			for _, f := range c.fields {
+				visitSources(f)
+			}
+			visitConds(c.sub)
+		}
+	}
+	visitConds(l.m.recognise)
+	for i := len(l.m.lets) - 1; i >= 0; i-- {
+		lt := l.m.lets[i]
+		if !need[lt.name] {
+			continue
+		}
+		names(lt.prog, need)
+		visitSources(lt.list)
+	}
+	for i, lt := range l.m.lets {
+		if need[lt.name] {
+			l.m.matchLets = append(l.m.matchLets, i)
+		}
+	}
+	l.m.matchTags = need["tags"]
+}

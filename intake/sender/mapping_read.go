@@ -1,0 +1,504 @@
+package sender
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/openrecall/openrecall"
+)
+
+// scope is one alert being read by a mapping: the payload, the alert (the
+// payload, or an element of its items), its tags and its lets as far as
+// they are computed. It belongs to one reading.
+type scope struct {
+	m          *mapping
+	root, item Value
+	// env is the expressions' environment, filled at the first
+	// expression (envReady); env and machine are kept with the scope for
+	// its next use.
+	env      map[string]any
+	envReady bool
+	machine  vm.VM
+	lets     []letValue
+	tags     []tag
+	tagText  []string
+	tagFrom  string
+}
+
+// letValue is a let's value in one scope, once computed.
+type letValue struct {
+	v      any
+	origin string
+	done   bool
+}
+
+// tag is one of an alert's tags: its key lowercased, its value as the
+// mapping reads values, and its text.
+type tag struct{ key, value, text string }
+
+// newScope returns a scope of the mapping for an alert, reused when one
+// is free; release it when done.
+func (m *mapping) newScope(root, item Value) *scope {
+	s, ok := m.scopes.Get().(*scope)
+	if !ok {
+		s = &scope{m: m, lets: make([]letValue, len(m.lets))}
+	}
+	s.root, s.item = root, item
+	return s
+}
+
+// release makes the scope free for another alert: nothing read from it
+// (strings, fresh maps) refers to it.
+func (s *scope) release() {
+	clear(s.lets)
+	clear(s.env)
+	s.envReady = false
+	s.root, s.item = Value{}, Value{}
+	s.tags, s.tagText, s.tagFrom = nil, nil, ""
+	s.m.scopes.Put(s)
+}
+
+// match reports whether v is the mapping's payload: every condition of
+// recognise holds (only the lets and tags those read are computed).
+func (m *mapping) match(v Value) bool {
+	s := m.newScope(v, v)
+	defer s.release()
+	if m.matchTags {
+		s.readTags()
+	}
+	for _, i := range m.matchLets {
+		s.let(i)
+	}
+	for i := range m.recognise {
+		if !s.holds(&m.recognise[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// read reads a payload into its events: one per item (the payload itself
+// when the mapping names no items). A payload whose items path holds no
+// array and no object carries no alert.
+func (m *mapping) read(v Value) ([]Event, error) {
+	items := []Value{v}
+	if m.items != nil {
+		s := m.newScope(v, v)
+		x := s.at(*m.items)
+		s.release()
+		switch {
+		case x.IsArray():
+			items = x.Elements()
+		case x.IsObject():
+			items = []Value{x}
+		default:
+			return nil, nil
+		}
+	}
+	events := make([]Event, 0, len(items))
+	for _, it := range items {
+		s := m.newScope(v, it)
+		events = append(events, s.event())
+		s.release()
+	}
+	return events, nil
+}
+
+// event reads the scope's alert.
+func (s *scope) event() Event {
+	m := s.m
+	if m.tags != nil {
+		s.readTags()
+	}
+	for i := range m.lets {
+		s.let(i)
+	}
+	var e Event
+	for _, p := range []struct {
+		part string
+		from []source
+	}{
+		{PartTitle, m.title}, {PartSeverity, m.severity}, {PartService, m.service},
+		{PartEnvironment, m.environment}, {PartRule, m.rule}, {PartID, m.id},
+	} {
+		if v, origin := s.first(p.from); v != "" {
+			e.Set(p.part, v, origin)
+		}
+	}
+	e.Text, _ = s.first(m.text)
+	e.Host, _ = s.first(m.host)
+	for i := range m.timestamp {
+		src := &m.timestamp[i]
+		if src.when != nil && !s.truth(src.when) {
+			continue
+		}
+		if e.Timestamp = s.timeOf(src); !e.Timestamp.IsZero() {
+			break
+		}
+	}
+	e.Status = openrecall.StatusFiring
+	for _, r := range m.status {
+		if r.from != nil {
+			v, _ := s.first(r.from)
+			e.Status = Status(v)
+			break
+		}
+		if s.holdsAny(r.any) {
+			e.Status = r.status
+			break
+		}
+	}
+	s.labels(m.labels, e.Label)
+	s.labels(m.entities, e.Entity)
+	for _, r := range m.links {
+		if v := s.firstLink(r.from); v != "" {
+			if e.Links == nil {
+				e.Links = map[string]string{}
+			}
+			e.Links[r.key] = v
+		}
+	}
+	return e
+}
+
+// labels applies label rules (of labels or entities) through set.
+func (s *scope) labels(rules []labelRule, set func(key, value string)) {
+	for _, r := range rules {
+		switch {
+		case r.tags:
+			for _, t := range s.tags {
+				if t.key == "" {
+					continue
+				}
+				v := t.value
+				if v == "" {
+					v = "true"
+				}
+				set(strings.Replace(r.key, "*", t.key, 1), v)
+			}
+		case r.each != nil:
+			labels := s.at(*r.each).Labels()
+			keys := make([]string, 0, len(labels))
+			for k := range labels {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				set(strings.Replace(r.key, "*", k, 1), labels[k])
+			}
+		default:
+			v, _ := s.first(r.from)
+			set(r.key, v)
+		}
+	}
+}
+
+// at reads a path of the mapping.
+func (s *scope) at(p fieldPath) Value {
+	base := s.item
+	if p.root {
+		base = s.root
+	}
+	if p.path == "" {
+		return base
+	}
+	return base.path(p.parts)
+}
+
+// atText reads a path given to an expression function: one the mapping
+// wrote as a constant is parsed already.
+func (s *scope) atText(path string) Value {
+	p, ok := s.m.paths[path]
+	if !ok {
+		var err error
+		if p, err = parsePath(path); err != nil {
+			return Value{}
+		}
+	}
+	return s.at(p)
+}
+
+// read returns a scalar as text, as the mapping reads values: an
+// unrendered placeholder is blank unless the mapping keeps them.
+func (s *scope) read(v Value) string {
+	if s.m.keep {
+		return v.String()
+	}
+	return Rendered(v.String())
+}
+
+// str is the expressions' str(path).
+func (s *scope) str(path string) string { return s.read(s.atText(path)) }
+
+// text is the expressions' text(path).
+func (s *scope) text(path string) string {
+	v := s.atText(path)
+	if v.IsObject() || v.IsArray() {
+		return v.Compact()
+	}
+	return s.read(v)
+}
+
+// first returns the first candidate that applies and gives a non-blank
+// value, trimmed, and the origin it names; "" and "" when none does.
+func (s *scope) first(list []source) (string, string) {
+	for i := range list {
+		if v, origin := s.candidate(&list[i]); v != "" {
+			return v, origin
+		}
+	}
+	return "", ""
+}
+
+// firstLink returns the first candidate that gives a link (isLink).
+func (s *scope) firstLink(list []source) string {
+	for i := range list {
+		if v, _ := s.candidate(&list[i]); v != "" && isLink(v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// candidate reads one candidate: its value trimmed ("" when it does not
+// apply) and its origin.
+func (s *scope) candidate(src *source) (string, string) {
+	if src.when != nil && !s.truth(src.when) {
+		return "", ""
+	}
+	v, origin := s.value(src)
+	if src.table != nil {
+		v = src.table[strings.TrimSpace(v)]
+	}
+	if src.hasAs {
+		origin = src.as
+	}
+	return strings.TrimSpace(v), origin
+}
+
+// value reads a candidate's value and origin.
+func (s *scope) value(src *source) (string, string) {
+	switch src.kind {
+	case srcPath:
+		return s.read(s.at(src.path)), src.path.path
+	case srcLet:
+		v, _ := s.lets[src.let].v.(string)
+		return v, s.lets[src.let].origin
+	case srcExpr:
+		v, _ := s.run(src.prog).(string)
+		return v, ""
+	case srcValue:
+		return src.value, ""
+	case srcOf:
+		// Every part present (and rendered), or none: SetID's rule.
+		parts := make([]string, len(src.parts))
+		origins := make([]string, len(src.parts))
+		for i, p := range src.parts {
+			v, o := s.first(p)
+			if parts[i] = Rendered(v); parts[i] == "" {
+				return "", ""
+			}
+			origins[i] = o
+		}
+		return src.prefix + strings.Join(parts, src.sep), strings.Join(origins, "+")
+	case srcJoin:
+		texts := make([]string, 0, len(src.parts)+1)
+		for _, p := range src.parts {
+			v, _ := s.first(p)
+			texts = append(texts, v)
+		}
+		if len(src.lines) > 0 {
+			pairs := make([][2]string, len(src.lines))
+			for i, l := range src.lines {
+				v, _ := s.first(l.from)
+				pairs[i] = [2]string{l.key, v}
+			}
+			texts = append(texts, Evidence(pairs...))
+		}
+		return JoinText(texts...), ""
+	case srcTag:
+		for _, t := range s.tags {
+			if t.value != "" && slices.Contains(src.keys, t.key) {
+				return t.value, s.tagFrom
+			}
+		}
+	}
+	return "", ""
+}
+
+// timeOf reads a timestamp candidate: a path as Value.Time reads it, any
+// other candidate's text as ParseTime does; the zero time when none.
+func (s *scope) timeOf(src *source) time.Time {
+	if src.kind == srcPath {
+		return s.at(src.path).Time()
+	}
+	v, _ := s.value(src)
+	t, _ := ParseTime(v)
+	return t
+}
+
+// let computes let i (once).
+func (s *scope) let(i int) {
+	lv := &s.lets[i]
+	if lv.done {
+		return
+	}
+	lv.done = true
+	lt := &s.m.lets[i]
+	if lt.prog != nil {
+		v := s.run(lt.prog)
+		if v == nil {
+			v = zeroOf(lt.typ)
+		}
+		lv.v, lv.origin = v, lt.as
+	} else {
+		v, origin := s.first(lt.list)
+		lv.v, lv.origin = v, origin
+	}
+	if s.envReady && lt.inEnv {
+		s.env[lt.name] = lv.v
+	}
+}
+
+// readTags reads the alert's tags: from the first of the tag paths that
+// holds an array, or text.
+func (s *scope) readTags() {
+	t := s.m.tags
+	s.tags, s.tagText = nil, []string{}
+	for _, p := range t.from {
+		v := s.at(p)
+		var found bool
+		switch {
+		case v.IsArray() && t.key != "":
+			found = true
+			for _, el := range v.Elements() {
+				name := strings.TrimSpace(el.Path(t.key).String())
+				val := strings.TrimSpace(s.read(el.Path(t.value)))
+				text := name
+				if val != "" {
+					text += ":" + val
+				}
+				s.tags = append(s.tags, tag{key: strings.ToLower(name), value: val, text: text})
+			}
+		case v.IsArray() || Rendered(v.String()) != "" && t.key == "":
+			found = true
+			for _, x := range listOf(v) {
+				k, val, _ := strings.Cut(x, ":")
+				s.tags = append(s.tags, tag{key: strings.ToLower(strings.TrimSpace(k)), value: strings.TrimSpace(s.readText(val)), text: x})
+			}
+		}
+		if found {
+			s.tagFrom = p.path
+			if t.as != "" {
+				s.tagFrom = t.as
+			}
+			break
+		}
+	}
+	for _, tg := range s.tags {
+		s.tagText = append(s.tagText, tg.text)
+	}
+	if s.envReady && s.m.envTags {
+		s.env["tags"] = s.tagText
+	}
+}
+
+// readText reads text found inside a value (a tag's value) as the mapping
+// reads values.
+func (s *scope) readText(v string) string {
+	if s.m.keep {
+		return v
+	}
+	return Rendered(v)
+}
+
+// holds reports whether a condition holds.
+func (s *scope) holds(c *cond) bool {
+	switch c.kind {
+	case condExpr:
+		return s.truth(c.prog)
+	case condHas:
+		for _, p := range c.paths {
+			if s.at(p).IsNull() {
+				return false
+			}
+		}
+		return true
+	case condIs:
+		for i, p := range c.paths {
+			if kindOf(s.at(p)) != c.kinds[i] {
+				return false
+			}
+		}
+		return true
+	case condEquals, condOneOf:
+		for i, f := range c.fields {
+			v, _ := s.first(f)
+			if !slices.Contains(c.values[i], FoldLevel(v)) {
+				return false
+			}
+		}
+		return true
+	case condAny:
+		return s.holdsAny(c.sub)
+	case condAll:
+		for i := range c.sub {
+			if !s.holds(&c.sub[i]) {
+				return false
+			}
+		}
+		return true
+	case condNot:
+		return !s.holds(&c.sub[0])
+	}
+	return false
+}
+
+func (s *scope) holdsAny(cs []cond) bool {
+	for i := range cs {
+		if s.holds(&cs[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// truth runs a condition's program: an error or another result is false.
+func (s *scope) truth(p *vm.Program) bool {
+	b, _ := s.run(p).(bool)
+	return b
+}
+
+// run runs a program on the scope; an error at run time (an index out of
+// range, a nil where a value was wanted) gives nil, read as blank or false:
+// a payload is never rejected for what an expression made of it.
+func (s *scope) run(p *vm.Program) any {
+	if !s.envReady {
+		// Only the names some expression reads.
+		if s.env == nil {
+			s.env = make(map[string]any, s.m.envSize)
+		}
+		s.envReady = true
+		s.env[scopeVar] = s
+		if s.m.envTags {
+			s.env["tags"] = s.tagText
+		}
+		for i := range s.m.lets {
+			if lt := &s.m.lets[i]; lt.inEnv {
+				if s.lets[i].done {
+					s.env[lt.name] = s.lets[i].v
+				} else {
+					s.env[lt.name] = zeroOf(lt.typ)
+				}
+			}
+		}
+	}
+	out, err := s.machine.Run(p, s.env)
+	if err != nil {
+		return nil
+	}
+	return out
+}

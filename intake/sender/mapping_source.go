@@ -1,0 +1,325 @@
+package sender
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/expr-lang/expr/vm"
+	"go.yaml.in/yaml/v3"
+)
+
+// This file reads the candidates and the conditions of a mapping file.
+
+// sourceKeys are the keys of a candidate written as a mapping.
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "prefix", "sep", "map", "when", "as"}
+
+// sources reads a candidate list: one candidate, or a list of them. origin
+// says the part names its origin: a candidate must name one.
+func (l *loader) sources(n *yaml.Node, field string, origin bool) []source {
+	if n.Kind == yaml.SequenceNode {
+		if len(n.Content) == 0 {
+			l.fail(n, field, "an empty list")
+		}
+		var out []source
+		for i, e := range n.Content {
+			if s, ok := l.source(e, fieldElem(field, i), origin); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if s, ok := l.source(n, field, origin); ok {
+		return []source{s}
+	}
+	return nil
+}
+
+// source reads one candidate.
+func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return l.scalarSource(n, field, origin)
+	case yaml.MappingNode:
+	default:
+		l.fail(n, field, "want a path, $let, or {path|expr|value|of|join|tag: …}")
+		return source{}, false
+	}
+	f := l.members(n, field, sourceKeys)
+	var s source
+	kinds := 0
+	for _, k := range []string{"path", "expr", "value", "of", "join", "tag"} {
+		if f[k] != nil {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		l.fail(n, field, "want exactly one of path, expr, value, of, join, tag")
+		return source{}, false
+	}
+	if a := f["as"]; a != nil {
+		s.as, _ = l.scalar(a, fieldKey(field, "as"))
+		s.hasAs = true
+	}
+	switch {
+	case f["path"] != nil:
+		sc, ok := l.scalarSource(f["path"], fieldKey(field, "path"), false)
+		if !ok {
+			return source{}, false
+		}
+		sc.as, sc.hasAs = s.as, s.hasAs
+		s = sc
+	case f["expr"] != nil:
+		s.kind = srcExpr
+		s.prog = l.compile(f["expr"], fieldKey(field, "expr"), reflect.String)
+		if origin && !s.hasAs {
+			l.fail(n, fieldKey(field, "as"), "missing: an expression says which field it reads (as: path), for the alert's origin")
+		}
+	case f["value"] != nil:
+		s.kind = srcValue
+		s.value, _ = l.scalar(f["value"], fieldKey(field, "value"))
+		if origin && !s.hasAs {
+			l.fail(n, fieldKey(field, "as"), "missing: a constant says what it stands for (as: …), for the alert's origin")
+		}
+	case f["of"] != nil:
+		s.kind = srcOf
+		on := f["of"]
+		if on.Kind != yaml.SequenceNode || len(on.Content) == 0 {
+			l.fail(on, fieldKey(field, "of"), "want a list of the parts, each a candidate list")
+			return source{}, false
+		}
+		for i, e := range on.Content {
+			s.parts = append(s.parts, l.sources(e, fieldElem(fieldKey(field, "of"), i), false))
+		}
+		if p := f["prefix"]; p != nil {
+			s.prefix, _ = l.scalar(p, fieldKey(field, "prefix"))
+		}
+		if p := f["sep"]; p != nil {
+			s.sep, _ = l.scalar(p, fieldKey(field, "sep"))
+		}
+	case f["join"] != nil:
+		s.kind = srcJoin
+		jn := f["join"]
+		if jn.Kind != yaml.SequenceNode {
+			l.fail(jn, fieldKey(field, "join"), "want a list of texts, each a candidate list")
+			return source{}, false
+		}
+		for i, e := range jn.Content {
+			s.parts = append(s.parts, l.sources(e, fieldElem(fieldKey(field, "join"), i), false))
+		}
+	case f["tag"] != nil:
+		s.kind = srcTag
+		if l.m.tags == nil {
+			l.fail(f["tag"], fieldKey(field, "tag"), "the mapping declares no tags (tags: …)")
+		}
+		tn := f["tag"]
+		if tn.Kind == yaml.SequenceNode {
+			for i, e := range tn.Content {
+				if k, ok := l.scalar(e, fieldElem(fieldKey(field, "tag"), i)); ok {
+					s.keys = append(s.keys, strings.ToLower(k))
+				}
+			}
+		} else if k, ok := l.scalar(tn, fieldKey(field, "tag")); ok {
+			s.keys = []string{strings.ToLower(k)}
+		}
+	}
+	if e := f["evidence"]; e != nil {
+		if s.kind != srcJoin {
+			l.fail(e, fieldKey(field, "evidence"), "evidence goes with join")
+		} else {
+			s.lines = l.evidence(e, fieldKey(field, "evidence"))
+		}
+	}
+	if (f["prefix"] != nil || f["sep"] != nil) && s.kind != srcOf {
+		l.fail(n, field, "prefix and sep go with of")
+	}
+	if t := f["map"]; t != nil {
+		s.table = map[string]string{}
+		if t.Kind != yaml.MappingNode {
+			l.fail(t, fieldKey(field, "map"), "want a table VALUE: TEXT")
+		}
+		for i := 0; i+1 < len(t.Content); i += 2 {
+			if v, ok := l.scalar(t.Content[i+1], fieldKey(fieldKey(field, "map"), t.Content[i].Value)); ok {
+				s.table[t.Content[i].Value] = v
+			}
+		}
+	}
+	if w := f["when"]; w != nil {
+		s.when = l.condExpr(w, fieldKey(field, "when"))
+	}
+	return s, true
+}
+
+// scalarSource reads a candidate written as a scalar: $name (a let) or a
+// path.
+func (l *loader) scalarSource(n *yaml.Node, field string, origin bool) (source, bool) {
+	s, ok := l.scalar(n, field)
+	if !ok {
+		return source{}, false
+	}
+	if name, isLet := strings.CutPrefix(s, "$"); isLet {
+		i, found := l.letIndex[name]
+		switch {
+		case name == "tags" && l.m.tags != nil:
+			l.fail(n, field, "$tags is a list: take one tag's value with {tag: KEY}, all of them with {expr: 'join(tags, \",\")'}")
+			return source{}, false
+		case !found:
+			l.fail(n, field, "unknown let %q (lets are declared under let:, before they are read)", name)
+			return source{}, false
+		}
+		lt := l.m.lets[i]
+		if lt.typ != nil && lt.typ.Kind() != reflect.String && lt.typ.Kind() != reflect.Interface {
+			l.fail(n, field, "let %q is a %s, not text", name, lt.typ)
+			return source{}, false
+		}
+		if origin && lt.prog != nil && !lt.hasAs {
+			l.fail(n, field, "let %q is an expression without as: say which field it reads, for the alert's origin", name)
+		}
+		return source{kind: srcLet, let: i}, true
+	}
+	p, err := parsePath(s)
+	if err != nil {
+		l.fail(n, field, "%v", err)
+		return source{}, false
+	}
+	return source{kind: srcPath, path: p}, true
+}
+
+// evidence reads the "key: value" lines of a text, in order.
+func (l *loader) evidence(n *yaml.Node, field string) []evidence {
+	if n.Kind != yaml.MappingNode {
+		l.fail(n, field, "want a mapping of line keys to candidate lists, in order")
+		return nil
+	}
+	var out []evidence
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		out = append(out, evidence{key: k.Value, from: l.sources(v, fieldKey(field, k.Value), false)})
+	}
+	return out
+}
+
+// condKeys are the keys of a condition written as a mapping.
+var condKeys = []string{"has", "is", "equals", "one_of", "expr", "any", "all", "not"}
+
+// conds reads a list of conditions (or one).
+func (l *loader) conds(n *yaml.Node, field string) []cond {
+	if n.Kind == yaml.SequenceNode {
+		var out []cond
+		for i, e := range n.Content {
+			if c, ok := l.cond(e, fieldElem(field, i)); ok {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if c, ok := l.cond(n, field); ok {
+		return []cond{c}
+	}
+	return nil
+}
+
+// kinds are the kinds is: tests.
+var kinds = []string{"null", "object", "array", "string", "number", "bool"}
+
+// cond reads one condition: an expression (a scalar), or one of has, is,
+// equals, one_of, expr, any, all, not.
+func (l *loader) cond(n *yaml.Node, field string) (cond, bool) {
+	if n.Kind == yaml.ScalarNode {
+		p := l.condExpr(n, field)
+		return cond{kind: condExpr, prog: p}, p != nil
+	}
+	f := l.members(n, field, condKeys)
+	if len(f) != 1 {
+		if len(f) > 1 {
+			l.fail(n, field, "one test a condition: put several in all: […]")
+		}
+		return cond{}, false
+	}
+	for k, v := range f {
+		field := fieldKey(field, k)
+		switch k {
+		case "expr":
+			p := l.condExpr(v, field)
+			return cond{kind: condExpr, prog: p}, p != nil
+		case "has":
+			ps := l.paths(v, field)
+			return cond{kind: condHas, paths: ps}, len(ps) > 0
+		case "is":
+			c := cond{kind: condIs}
+			if v.Kind != yaml.MappingNode {
+				l.fail(v, field, "want {path: %s}", strings.Join(kinds, "|"))
+				return c, false
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				p, ok := l.path(v.Content[i], field)
+				kind, ok2 := "null", true // is: {path: null}, unquoted, is YAML's null
+				if kn := v.Content[i+1]; kn.Tag != "!!null" {
+					kind, ok2 = l.scalar(kn, fieldKey(field, v.Content[i].Value))
+				}
+				if ok2 && !slices.Contains(kinds, kind) {
+					l.fail(v.Content[i+1], fieldKey(field, v.Content[i].Value), "%q: want one of %s", kind, strings.Join(kinds, ", "))
+					ok2 = false
+				}
+				if ok && ok2 {
+					c.paths, c.kinds = append(c.paths, p), append(c.kinds, kind)
+				}
+			}
+			return c, len(c.paths) > 0
+		case "equals", "one_of":
+			c := cond{kind: condEquals}
+			if k == "one_of" {
+				c.kind = condOneOf
+			}
+			if v.Kind != yaml.MappingNode {
+				l.fail(v, field, "want {path: value} (one_of: {path: [values]})")
+				return c, false
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				src, ok := l.scalarSource(v.Content[i], field, false)
+				vf := fieldKey(field, v.Content[i].Value)
+				var vals []string
+				vn := v.Content[i+1]
+				if c.kind == condOneOf {
+					if vn.Kind != yaml.SequenceNode {
+						l.fail(vn, vf, "want a list of values")
+						ok = false
+					}
+					for j, e := range vn.Content {
+						if s, ok2 := l.scalar(e, fieldElem(vf, j)); ok2 {
+							vals = append(vals, FoldLevel(s))
+						}
+					}
+				} else if s, ok2 := l.scalar(vn, vf); ok2 {
+					vals = []string{FoldLevel(s)}
+				} else {
+					ok = false
+				}
+				if ok {
+					c.fields, c.values = append(c.fields, []source{src}), append(c.values, vals)
+				}
+			}
+			return c, len(c.fields) > 0
+		case "any", "all":
+			c := cond{kind: condAny}
+			if k == "all" {
+				c.kind = condAll
+			}
+			if v.Kind != yaml.SequenceNode {
+				l.fail(v, field, "want a list of conditions")
+				return c, false
+			}
+			c.sub = l.conds(v, field)
+			return c, len(c.sub) > 0
+		case "not":
+			sub, ok := l.cond(v, field)
+			return cond{kind: condNot, sub: []cond{sub}}, ok
+		}
+	}
+	return cond{}, false
+}
+
+// condExpr compiles a condition's expression: it must be true or false.
+func (l *loader) condExpr(n *yaml.Node, field string) *vm.Program {
+	return l.compile(n, field, reflect.Bool)
+}

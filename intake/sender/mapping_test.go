@@ -1,0 +1,551 @@
+package sender
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/openrecall/openrecall"
+)
+
+// TestBuiltinMappings loads every embedded mapping: each is valid, named
+// as its file, and in All.
+func TestBuiltinMappings(t *testing.T) {
+	senders, err := loadMappings(builtinFS, "mappings", "mappings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := fs.Glob(builtinFS, "mappings/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(senders) != len(files) || len(senders) == 0 {
+		t.Fatalf("%d senders from %d files", len(senders), len(files))
+	}
+	names := Names()
+	for i, s := range senders {
+		if want := strings.TrimSuffix(filepath.Base(files[i]), ".yaml"); s.Name != want {
+			t.Errorf("%s defines %q: name a mapping file after its sender", files[i], s.Name)
+		}
+		if !slices.Contains(names, s.Name) {
+			t.Errorf("%s is not in All", s.Name)
+		}
+		if s.Match == nil || s.Map == nil || s.Builtin {
+			t.Errorf("%s: a mapping is an adapter with Match and Map", s.Name)
+		}
+	}
+}
+
+// writeMapping writes a mapping file into a new directory and returns the
+// directory.
+func writeMapping(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestLoadMappingsErrors: every error names the file, the line and the
+// field, and a directory with an error loads nothing.
+func TestLoadMappingsErrors(t *testing.T) {
+	const head = "name: acme\nrecognise: [has: a]\n"
+	tests := []struct {
+		name, body string
+		want       string // after "DIR/bad.yaml:"
+	}{
+		{"unknown key", "name: acme\nrecognize: [has: a]\nparts: {title: a}\n",
+			`2: recognize: unknown key (known: name, display, security, episode, placeholders, levels, severity, doc, recognise, items, tags, let, parts)`},
+		{"unknown part", head + "parts:\n  title: a\n  titel: b\n",
+			`5: parts.titel: unknown key`},
+		{"unknown candidate key", head + "parts:\n  title: {path: a, fallback: b}\n",
+			`4: parts.title.fallback: unknown key`},
+		{"unknown name in an expression", head + "parts:\n  title: [msg, {expr: 'hb.msg', as: msg}]\n",
+			`4: parts.title[1].expr: unknown name hb (column 1)`},
+		{"line inside a block expression", head + "parts:\n  title:\n    expr: |\n      str(\"a\") +\n        nope\n    as: a\n",
+			`7: parts.title.expr: unknown name nope (column 3)`},
+		{"wrong arguments", head + "parts:\n  title: {expr: 'str(1)', as: a}\n",
+			`4: parts.title.expr: cannot use int as argument (type string) to call str (column 5)`},
+		{"missing name", "recognise: [has: a]\nparts: {title: a}\n",
+			`1: name: missing: the sender's name`},
+		{"bad name", "name: Acme Monitor\nrecognise: [has: a]\nparts: {title: a}\n",
+			`1: name: "Acme Monitor": want a lowercase URL path segment`},
+		{"bad path", "name: acme\nrecognise: [has: alert..id]\nparts: {title: a}\n",
+			`2: recognise[0].has: bad path "alert..id": an empty key (two dots, or a dot at an end)`},
+		{"bad path in an expression", head + "parts:\n  title: {expr: 'str(\"a.\")', as: a}\n",
+			`4: parts.title.expr: str: bad path "a.": an empty key`},
+		{"a condition that is not a bool", "name: acme\nrecognise: ['str(\"kind\")']\nparts: {title: a}\n",
+			`2: recognise[0]: expected bool, but got string: a condition is true or false`},
+		{"a status condition that is not a bool", head + "parts:\n  title: a\n  status: {resolved: 'lower(str(\"state\"))'}\n",
+			`5: parts.status.resolved: expected bool, but got string: a condition is true or false`},
+		{"a candidate that is not text", head + "parts:\n  title: {expr: 'has(\"a\")', as: a}\n",
+			`4: parts.title.expr: expected string, but got bool: a candidate gives text`},
+		{"a let that is not text", "name: acme\nlet: {ok: {expr: 'has(\"a\")'}}\nrecognise: [ok]\nparts: {title: $ok}\n",
+			`4: parts.title: let "ok" is a bool, not text`},
+		{"unknown let", head + "parts: {title: $check}\n",
+			`3: parts.title: unknown let "check"`},
+		{"an expression without as", head + "parts:\n  rule: {expr: 'str(\"a\") + str(\"b\")'}\n  title: a\n",
+			`4: parts.rule.as: missing: an expression says which field it reads`},
+		{"no recognise", "name: acme\nparts: {title: a}\n",
+			`1: recognise: missing`},
+		{"two tests in one condition", "name: acme\nrecognise: [{has: a, is: {a: object}}]\nparts: {title: a}\n",
+			`2: recognise[0]: one test a condition`},
+		{"unknown kind", "name: acme\nrecognise: [is: {a: text}]\nparts: {title: a}\n",
+			`2: recognise[0].is.a: "text": want one of null, object, array, string, number, bool`},
+		{"bad severity", "name: acme\nseverity: {P1: urgent}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: severity.P1: "urgent": want critical, high, medium, low or info`},
+		{"level not in the table", "name: acme\nseverity: {P1: high}\nlevels: [P1, P2]\nrecognise: [has: a]\nparts: {title: a}\n",
+			`3: levels[1]: "P2" is not in the severity table`},
+		{"unknown link", head + "parts:\n  title: a\n  links: {home: url}\n",
+			`5: parts.links.home: unknown link (known: source, runbook, dashboard, silence)`},
+		{"tag without tags", head + "parts:\n  title: a\n  service: {tag: service}\n",
+			`5: parts.service.tag: the mapping declares no tags`},
+		{"let shadowing a function", "name: acme\nlet: {str: a}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: let.str: "str" is the name of a function or variable of the expressions`},
+		{"evidence in odd numbers", head + "parts:\n  title: a\n  text: {expr: 'evidence(\"check\", str(\"a\"), \"host\")'}\n",
+			`5: parts.text.expr: evidence takes pairs: key, value, key, value, …`},
+		{"now is no function of a mapping", head + "parts:\n  title: a\n  text: {expr: 'string(now())'}\n",
+			`5: parts.text.expr: unknown name now`},
+		{"recognise reading an item's let", "name: acme\nitems: alerts\nlet: {check: name}\nrecognise: ['check != \"\"']\nparts: {title: $check}\n",
+			`4: recognise[0]: unknown name check (column 1)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeMapping(t, map[string]string{"bad.yaml": tt.body, "good.yaml": "name: good\nrecognise: [has: a]\nparts: {title: a}\n"})
+			got, err := LoadMappings(dir)
+			if err == nil {
+				t.Fatalf("loaded %d senders, want an error", len(got))
+			}
+			if got != nil {
+				t.Errorf("an error and %d senders: want none", len(got))
+			}
+			want := filepath.Join(dir, "bad.yaml") + ":" + tt.want
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error:\n%v\nwant it to contain:\n%s", err, want)
+			}
+		})
+	}
+	t.Run("a name twice", func(t *testing.T) {
+		const body = "name: acme\nrecognise: [has: a]\nparts: {title: a}\n"
+		dir := writeMapping(t, map[string]string{"a.yaml": body, "b.yml": body})
+		_, err := LoadMappings(dir)
+		if want := filepath.Join(dir, "b.yml") + `:1: name: "acme" is already the name of ` + filepath.Join(dir, "a.yaml"); err == nil || err.Error() != want {
+			t.Errorf("error %v, want %s", err, want)
+		}
+	})
+	t.Run("no directory", func(t *testing.T) {
+		if _, err := LoadMappings(filepath.Join(t.TempDir(), "none")); err == nil {
+			t.Error("no error")
+		}
+	})
+}
+
+// acmeMapping is a team's mapping of a sender with items, exercising every
+// part of the format; acmePayload is one of its payloads.
+const acmeMapping = `# Acme Monitor: a webhook with an array of alerts.
+name: acme
+display: Acme Monitor
+episode: true
+severity: {P1: critical, P2: high, P3: medium}
+doc: {point: Webhooks > Add, title: title, rule: check.name, id: account + id}
+recognise:
+  - equals: {source: acme}
+  - is: {alerts: array}
+items: alerts
+tags: tags
+let:
+  check: [check.name, check_name]
+parts:
+  title: [title, {expr: 'check + " failed"', as: check.name}]
+  severity: priority
+  rule: $check
+  service: [{tag: service}, /service]
+  environment: /env
+  id: {of: [/account, id], prefix: acme-, sep: ":"}
+  host: {expr: 'urlHost(str("target"))'}
+  timestamp: started
+  status:
+    resolved: [{one_of: {state: [ok, resolved]}}]
+    acknowledged: 'str("state") == "acked"'
+  labels:
+    "*": details
+    "tag_*": $tags
+    team: /team
+    shard: {expr: 'split(str("id"), "")[9]'}   # out of range: blank, never an error
+  entities:
+    user: actor.user
+  links:
+    source: url
+    runbook: [runbook, /runbook]
+    silence: silence
+  text:
+    join: [message]
+    evidence:
+      check: $check
+      target: target
+`
+
+const acmePayload = `{"source": "acme", "account": "42", "service": "billing", "env": "prod", "team": "payments",
+ "runbook": "https://wiki.example.com/rb",
+ "alerts": [
+  {"id": "a1", "title": "Disk full", "priority": "P1", "check": {"name": "disk"}, "tags": ["service:api", "region:eu", "critical"],
+   "target": "https://api.example.com:8443/x", "started": "2024-05-01T10:00:00+0000", "state": "firing",
+   "details": {"disk": "/dev/sda", "pct": 97, "none": null}, "actor": {"user": "root"},
+   "url": "https://acme.example.com/a/a1", "silence": "ftp://acme.example.com/s", "message": "disk at 97%"},
+  {"id": "a2", "check_name": "cpu", "priority": "P9", "state": "OK", "started": 1714557600},
+  {"id": "a3", "check_name": "mem", "state": "acked"}
+ ]}`
+
+// TestLoadMappingsEndToEnd reads a team's mapping from a directory and a
+// payload through it: recognised by Read, one event per item, every part.
+func TestLoadMappingsEndToEnd(t *testing.T) {
+	dir := writeMapping(t, map[string]string{"acme.yaml": acmeMapping, "README.md": "not a mapping"})
+	senders, err := LoadMappings(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(senders) != 1 {
+		t.Fatalf("%d senders, want 1", len(senders))
+	}
+	s := senders[0]
+	if s.Name != "acme" || s.Display != "Acme Monitor" || !s.Episode || s.Security || s.Doc.Point != "Webhooks > Add" {
+		t.Errorf("sender %+v", s)
+	}
+	if diff := cmp.Diff([]string{"P1", "P2", "P3"}, s.Levels); diff != "" {
+		t.Errorf("levels (-want +got):\n%s", diff)
+	}
+	if got := s.Severity(" p-1 "); got != openrecall.SeverityCritical {
+		t.Errorf("severity of p-1: %s", got)
+	}
+	if got := s.Severity("P9"); got != openrecall.SeverityUnknown {
+		t.Errorf("severity of P9: %s, want unknown (unlisted)", got)
+	}
+	v, err := Parse([]byte(acmePayload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, events, err := Read(append(All(), s), v)
+	if err != nil || got.Name != "acme" {
+		t.Fatalf("read by %q: %v", got.Name, err)
+	}
+	for i := range events {
+		events[i].PayloadID = ""
+	}
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	want := []Event{{
+		ID: "acme-42:a1", Title: "Disk full", Text: "disk at 97%\n\ncheck: disk\ntarget: https://api.example.com:8443/x",
+		Severity: "P1", Service: "api", Environment: "prod", Host: "api.example.com", Rule: "disk",
+		Status: openrecall.StatusFiring, Timestamp: at,
+		Labels:   map[string]string{"disk": "/dev/sda", "pct": "97", "tag_service": "api", "tag_region": "eu", "tag_critical": "true", "team": "payments"},
+		Entities: map[string]string{"user": "root"},
+		Links:    map[string]string{"source": "https://acme.example.com/a/a1", "runbook": "https://wiki.example.com/rb"},
+		Origin: map[string]string{"title": "title", "severity": "priority", "service": "tags", "environment": "env",
+			"rule": "check.name", "id": "account+id"},
+	}, {
+		ID: "acme-42:a2", Title: "cpu failed", Text: "check: cpu", Severity: "P9", Service: "billing", Environment: "prod",
+		Rule: "cpu", Status: openrecall.StatusResolved, Timestamp: at,
+		Labels: map[string]string{"team": "payments"},
+		Links:  map[string]string{"runbook": "https://wiki.example.com/rb"},
+		Origin: map[string]string{"title": "check.name", "severity": "priority", "service": "service", "environment": "env",
+			"rule": "check_name", "id": "account+id"},
+	}, {
+		ID: "acme-42:a3", Title: "mem failed", Text: "check: mem", Service: "billing", Environment: "prod",
+		Rule: "mem", Status: openrecall.StatusAcknowledged,
+		Labels: map[string]string{"team": "payments"},
+		Links:  map[string]string{"runbook": "https://wiki.example.com/rb"},
+		Origin: map[string]string{"title": "check.name", "service": "service", "environment": "env",
+			"rule": "check_name", "id": "account+id"},
+	}}
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	for _, body := range []string{`{"source": "acme"}`, `{"source": "other", "alerts": []}`, `{"alerts": [{"id": "x"}]}`} {
+		if v, _ := Parse([]byte(body)); s.Match(v) {
+			t.Errorf("%s recognised as acme's", body)
+		}
+	}
+	// Items that are no array and no object: no alert.
+	if v, _ := Parse([]byte(`{"source": "acme", "alerts": "none"}`)); true {
+		if events, err := s.Map(v); len(events) != 0 || err != nil {
+			t.Errorf("alerts: \"none\" read as %d events, %v", len(events), err)
+		}
+	}
+}
+
+// TestMappingConcurrent reads with one mapping from many goroutines (run
+// with -race): a mapping's Match and Map are safe for concurrent use.
+func TestMappingConcurrent(t *testing.T) {
+	s := mapped("checkly")
+	bodies := fixtureBodies(t, "checkly")
+	want := make([][]Event, len(bodies))
+	for i, b := range bodies {
+		v, _ := Parse(b)
+		want[i], _ = s.Map(v)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < 20; r++ {
+				for i, b := range bodies {
+					v, _ := Parse(b)
+					if !s.Match(v) {
+						t.Errorf("fixture %d not matched", i)
+					}
+					got, _ := s.Map(v)
+					if !cmp.Equal(want[i], got) {
+						t.Errorf("fixture %d read otherwise", i)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fixtureBodies returns the payloads of a sender's fixtures.
+func fixtureBodies(t testing.TB, name string) [][]byte {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "senders", name, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, f := range files {
+		if base := filepath.Base(f); base == "golden.json" || base == "identity.json" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no fixtures of %s", name)
+	}
+	return out
+}
+
+// TestMappingLayoutIndependent is P48 for mappings: a mapping reads a
+// payload the same whatever the order of its object members and the layout
+// of its text — every fixture of every built-in mapping, and a team's
+// mapping with items, written with members as written, reversed, sorted and
+// shuffled, compact, indented with spaces, tabs or CRLF, or spaced.
+func TestMappingLayoutIndependent(t *testing.T) {
+	type payload struct {
+		s    Sender
+		name string
+		body []byte
+	}
+	var payloads []payload
+	builtins, err := builtinMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range builtins {
+		for i, b := range fixtureBodies(t, name) {
+			payloads = append(payloads, payload{s, fmt.Sprintf("%s/%d", name, i), b})
+		}
+	}
+	team, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": acmeMapping}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads = append(payloads, payload{team[0], "acme", []byte(acmePayload)})
+	rng := rand.New(rand.NewSource(48))
+	for _, p := range payloads {
+		tree, err := parseOrdered(p.body)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		v, _ := Parse(p.body)
+		want, wantErr := p.s.Map(v)
+		if !p.s.Match(v) {
+			t.Errorf("%s: not recognised", p.name)
+		}
+		for order := range 4 {
+			for layout := range 5 {
+				for range 3 {
+					var b bytes.Buffer
+					tree.write(&b, order, rng, layout, 0)
+					v2, err := Parse(b.Bytes())
+					if err != nil {
+						t.Fatalf("%s rewritten: %v\n%s", p.name, err, b.String())
+					}
+					if !p.s.Match(v2) {
+						t.Errorf("%s (order %d, layout %d): not recognised", p.name, order, layout)
+					}
+					got, gotErr := p.s.Map(v2)
+					if diff := cmp.Diff(want, got); diff != "" || (gotErr == nil) != (wantErr == nil) {
+						t.Errorf("%s (order %d, layout %d) reads otherwise (-as written +rewritten):\n%s", p.name, order, layout, diff)
+					}
+				}
+			}
+		}
+	}
+}
+
+// jsonNode is a JSON value that keeps its members' order and its scalars as
+// written.
+type jsonNode struct {
+	raw  string // a scalar, as JSON
+	keys []string
+	vals []*jsonNode
+	obj  bool
+	arr  bool
+}
+
+// parseOrdered parses one JSON value keeping member order.
+func parseOrdered(b []byte) (*jsonNode, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return parseNode(d)
+}
+
+func parseNode(d *json.Decoder) (*jsonNode, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch x := tok.(type) {
+	case json.Delim:
+		n := &jsonNode{obj: x == '{', arr: x == '['}
+		for d.More() {
+			if n.obj {
+				k, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				n.keys = append(n.keys, k.(string))
+			}
+			v, err := parseNode(d)
+			if err != nil {
+				return nil, err
+			}
+			n.vals = append(n.vals, v)
+		}
+		_, err := d.Token()
+		return n, err
+	case json.Number:
+		return &jsonNode{raw: x.String()}, nil
+	default:
+		raw, err := json.Marshal(x)
+		return &jsonNode{raw: string(raw)}, err
+	}
+}
+
+// write writes the node: members as written (order 0), reversed (1),
+// sorted (2) or shuffled (3); compact (layout 0), indented with two spaces
+// (1), tabs (2), CRLF and spaces (3), or spaced on one line (4).
+func (n *jsonNode) write(b *bytes.Buffer, order int, rng *rand.Rand, layout, depth int) {
+	if !n.obj && !n.arr {
+		b.WriteString(n.raw)
+		return
+	}
+	idx := make([]int, len(n.vals))
+	for i := range idx {
+		idx[i] = i
+	}
+	if n.obj {
+		switch order {
+		case 1:
+			slices.Reverse(idx)
+		case 2:
+			slices.SortFunc(idx, func(a, c int) int { return strings.Compare(n.keys[a], n.keys[c]) })
+		case 3:
+			rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		}
+	}
+	open, end := byte('['), byte(']')
+	if n.obj {
+		open, end = '{', '}'
+	}
+	nl := func(d int) {
+		switch layout {
+		case 1:
+			b.WriteString("\n" + strings.Repeat("  ", d))
+		case 2:
+			b.WriteString("\n" + strings.Repeat("\t", d))
+		case 3:
+			b.WriteString("\r\n" + strings.Repeat(" ", d))
+		case 4:
+			b.WriteString(" ")
+		}
+	}
+	b.WriteByte(open)
+	for i, j := range idx {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		nl(depth + 1)
+		if n.obj {
+			k, _ := json.Marshal(n.keys[j])
+			b.Write(k)
+			if layout == 0 {
+				b.WriteByte(':')
+			} else {
+				b.WriteString(" : ")
+			}
+		}
+		n.vals[j].write(b, order, rng, layout, depth+1)
+	}
+	if len(idx) > 0 {
+		nl(depth)
+	}
+	b.WriteByte(end)
+}
+
+// BenchmarkMappingRead measures a built-in mapping's reading of one
+// payload: Match then Map, as intake calls them.
+func BenchmarkMappingRead(b *testing.B) {
+	for _, name := range []string{"uptime-kuma", "checkly", "site24x7"} {
+		s := mapped(name)
+		bodies := fixtureBodies(b, name)
+		values := make([]Value, len(bodies))
+		for i, body := range bodies {
+			values[i], _ = Parse(body)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				v := values[i%len(values)]
+				if !s.Match(v) {
+					b.Fatal("not matched")
+				}
+				if _, err := s.Map(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	// The cost a mapping adds to every payload it does not recognise:
+	// Detect tries each sender's Match in turn.
+	b.Run("match-miss", func(b *testing.B) {
+		v, _ := Parse([]byte(`{"title": "disk full", "severity": "high", "labels": {"host": "db1"}}`))
+		ss := []Sender{mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7")}
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, s := range ss {
+				if s.Match(v) {
+					b.Fatal("matched")
+				}
+			}
+		}
+	})
+}
