@@ -19,14 +19,18 @@
 // shape: an Alertmanager or Grafana webhook (an alerts array: one record
 // per item), a PagerDuty Events v2 event (event_action and payload), a
 // Prometheus postable alert (labels and startsAt, endsAt or generatorURL,
-// no title or text), a sender adapter's payload, the product's own alert
+// no title or text), Grafana's legacy alerting notification (ruleName or
+// ruleId, state; read as Grafana's, by grafanaLegacyEvent), a sender
+// adapter's payload, the product's own alert
 // object (every member one of its keys, or a title of its own beside
 // objects, arrays and rule keys: see ownLike), or else the generic reading
 // of any JSON (sender.Generic: the check's name as title, severity and
 // status from keys at any depth, a recovery a notice, nothing readable
 // dropped). A bare JSON string is a free-text alert.
 // Options.Format forces the container (jsonl, json, text) or the shape
-// (alertmanager, prometheus, pagerduty: other shapes are rejected).
+// (alertmanager, prometheus, pagerduty: other shapes are rejected;
+// alertmanager, Grafana's endpoint too, also reads Grafana's legacy
+// notification).
 //
 // # Positions
 //

@@ -18,9 +18,9 @@ func alertmanager() Sender {
 func grafana() Sender {
 	return Sender{Name: "grafana", Display: "Grafana alerting", Builtin: true, Episode: true,
 		Doc: Doc{
-			Point: "contact point of type Webhook, URL http://HOST:9555/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
-			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, …, job",
-			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt (the fingerprint as sent is kept, never the id)", Source: "Grafana's documented webhook payload (version 1)",
+			Point: "contact point of type Webhook (legacy alerting: notification channel of type webhook), URL http://HOST:9555/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
+			Title: "annotations.summary, else labels.alertname (legacy: ruleName)", Severity: "labels.severity (legacy: tags.severity)", Service: "labels service, app, …, job (legacy: tags)",
+			Rule: "labels.alertname (legacy: ruleName)", ID: "openrecall's hash of the labels + startsAt (the fingerprint as sent is kept, never the id; legacy: the payload's hash)", Source: "Grafana's documented webhook payload (version 1); Zulip's captured legacy alerting notifications",
 		}}
 }
 

@@ -42,14 +42,21 @@ const graylogBacklog = 5
 //
 // Text: the definition's description, the event's fields and the first
 // backlog messages (source, message), capped.
+//
+// Graylog before 3.1 posted another shape, the HTTP alarm callback of a
+// stream's alert condition: that legacy notification is Graylog's too,
+// at the same endpoint (DESIGN §3), read by graylogLegacyEvent.
 func graylog() Sender {
 	return Sender{
 		Name: "graylog", Display: "Graylog", Security: false, Episode: true,
 		Match: func(v Value) bool {
 			return v.Has("event_definition_id") && v.Get("event").IsObject() &&
-				(v.Has("event_definition_title") || v.Has("event_definition_type"))
+				(v.Has("event_definition_title") || v.Has("event_definition_type")) || graylogLegacy(v)
 		},
 		Map: func(v Value) ([]Event, error) {
+			if !v.Get("event").IsObject() && v.Get("check_result").IsObject() {
+				return []Event{graylogLegacyEvent(v)}, nil
+			}
 			ev := v.Get("event")
 			var e Event
 			if !e.Set(PartTitle, Rendered(ev.Get("message").String()), "event.message") {
@@ -131,11 +138,89 @@ func graylog() Sender {
 		Severity: graylogScale.Map,
 		Levels:   []string{"1", "2", "3", "4"},
 		Doc: Doc{
-			Point: "Alerts → Notifications → Create, type HTTP Notification, URL http://HOST:9555/api/v1/alerts/graylog, attached to the event definitions",
+			Point: "Alerts → Notifications → Create, type HTTP Notification, URL http://HOST:9555/api/v1/alerts/graylog, attached to the event definitions (before 3.1: the stream's HTTP Alarm Callback, same URL)",
 			Auth:  "the notification's API key/secret header (Authorization: Bearer TOKEN), else ?token= in the URL",
-			Title: "event.message, else event_definition_title", Severity: "event.priority (1 low, 2 normal, 3 high, 4 critical)",
-			Service: "event.fields / group_by_fields service", Rule: "event_definition_title, else event_definition_id",
-			ID: "graylog- + event.id", Source: "Keep's Graylog provider mock (keephq/keep), Graylog's HTTP notification format",
+			Title: "event.message, else event_definition_title (legacy: check_result.triggered_condition.title, else result_description)", Severity: "event.priority (1 low, 2 normal, 3 high, 4 critical; legacy: none)",
+			Service: "event.fields / group_by_fields service (legacy: stream.title)", Rule: "event_definition_title, else event_definition_id (legacy: the condition's title, else its id)",
+			ID: "graylog- + event.id (legacy: the condition's id and triggered_at)", Source: "Keep's Graylog provider mock (keephq/keep), Graylog's HTTP notification format; the legacy HTTP alarm callback's sample in Graylog's 2.x documentation",
 		},
 	}
+}
+
+// graylogLegacy reports whether v is the notification of Graylog's legacy
+// HTTP alarm callback (Graylog 1.x to 3.0): {check_result{result_description,
+// triggered_condition, triggered_at, triggered, matching_messages[]},
+// stream{id, title, description, …}}.
+func graylogLegacy(v Value) bool {
+	cr := v.Get("check_result")
+	return cr.IsObject() && v.Get("stream").IsObject() && !v.Has("event_definition_id") &&
+		(cr.Get("triggered_condition").IsObject() || cr.Get("result_description").IsString())
+}
+
+// graylogLegacyEvent reads a legacy alarm callback notification. The check
+// is the stream's alert condition: Rule is its title as sent (conditions
+// have titles since Graylog 2.2), else its id; Title the condition's
+// title, else the check result's description ("Stream had 2 messages in
+// the last 1 minutes …"); Service the stream's title (a legacy condition
+// belongs to one stream: two streams' conditions of one title are two
+// checks). ID: "graylog-" + the condition's id + "/" + triggered_at, one
+// per firing (an episode; a redelivery keeps it). Severity: none (legacy
+// conditions have no priority). Status: firing, or resolved when
+// check_result.triggered is false (Graylog notifies only when a condition
+// triggers; it resolves its alerts without notifying). Host: the first
+// matching message's source. Text: the result description, the
+// condition's type and parameters, the stream and the first matching
+// messages.
+func graylogLegacyEvent(v Value) Event {
+	cr := v.Get("check_result")
+	cond := cr.Get("triggered_condition")
+	stream := v.Get("stream")
+	var e Event
+	if !e.Set(PartTitle, Rendered(cond.Get("title").String()), "check_result.triggered_condition.title") {
+		e.Set(PartTitle, cr.Get("result_description").String(), "check_result.result_description")
+	}
+	if !e.Set(PartRule, Rendered(cond.Get("title").String()), "check_result.triggered_condition.title") {
+		e.Set(PartRule, cond.Get("id").String(), "check_result.triggered_condition.id")
+	}
+	e.Set(PartService, Rendered(stream.Get("title").String()), "stream.title")
+	e.SetID("check_result.triggered_condition.id+check_result.triggered_at", "graylog-", "/",
+		cond.Get("id").String(), cr.Get("triggered_at").String())
+	e.Status = openrecall.StatusFiring
+	if triggered, ok := cr.Get("triggered").Bool(); ok && !triggered {
+		e.Status = openrecall.StatusResolved
+	}
+	e.Timestamp = cr.Get("triggered_at").Time()
+	messages := cr.Get("matching_messages").Elements()
+	if len(messages) > 0 {
+		e.Host = messages[0].Get("source").String()
+	}
+	condType := cond.Get("type_string").String()
+	if condType == "" {
+		condType = cond.Get("type").String()
+	}
+	e.Label("stream", stream.Get("title").String())
+	e.Label("stream_id", stream.Get("id").String())
+	e.Label("condition_id", cond.Get("id").String())
+	e.Label("condition_type", condType)
+	for k, val := range cond.Get("parameters").Labels() {
+		e.Label("parameter."+k, val)
+	}
+	pairs := [][2]string{
+		{"condition type", condType},
+		{"parameters", cond.Get("description").String()},
+		{"stream", stream.Get("title").String()},
+		{"stream description", stream.Get("description").String()},
+	}
+	if e.Origin[PartTitle] != "check_result.result_description" {
+		pairs = append([][2]string{{"result", cr.Get("result_description").String()}}, pairs...)
+	}
+	for i, m := range messages {
+		if i == graylogBacklog {
+			pairs = append(pairs, [2]string{"matching messages", "… " + strconv.Itoa(len(messages)-i) + " more messages"})
+			break
+		}
+		pairs = append(pairs, [2]string{"message " + m.Get("source").String(), strings.TrimSpace(m.Get("message").String())})
+	}
+	e.Text = Evidence(pairs...)
+	return e
 }
