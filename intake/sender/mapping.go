@@ -29,21 +29,44 @@ import (
 //	episode: true              # its ids name one firing episode
 //	placeholders: blank        # an unrendered template placeholder ("{{x}}",
 //	                           # "$SERVICE", "null") reads as blank; keep: as sent
-//	severity: {P1: critical, P2: high, OK: info}   # the sender's value table,
-//	                           # values folded (case, blanks, - and _ ignored);
-//	                           # an unlisted value is unknown; no table:
-//	                           # intake's NormalizeSeverity reads the value
+//	blank: ["-", {matches: '(?i)^\*insert.*\*$'}]
+//	                           # values (trimmed) a path reads as blank: as
+//	                           # written, or matching a regular expression
+//	severity: {P1: critical, P2: high, OK: info, "5..": info}
+//	                           # the sender's value table, values folded (case,
+//	                           # blanks, - and _ ignored); a key N..M, N.. or
+//	                           # ..M is a range of whole numbers (a decimal is
+//	                           # read by its whole part), tried when no value
+//	                           # matches; an unlisted value is unknown; no
+//	                           # table: intake's NormalizeSeverity reads it
 //	levels: [P1, P2, OK]       # the documented scale (default: the table's keys)
 //	doc: {point: …, auth: …, title: …, severity: …, service: …, rule: …, id: …, source: …}
 //	recognise:                 # every condition holds (see below)
 //	  - equals: {source: acme}
 //	  - is: {alerts: array}
+//	open:                      # an envelope: the payload it carries, read by
+//	  path: wrapped            # the sender that recognises it (Sender.Open),
+//	  when: [{not: {has: rule}}]   # when these hold of the payload
+//	reject:                    # recognised, but no alert: reading fails with
+//	  when: 'str("type") != "alert"'   # the reason (a list of these, or one)
+//	  reason: '"a " + quote(str("type")) + " record is no alert"'
 //	items: alerts              # alerts are the elements of this array (an
-//	                           # object: the one alert); default: the payload
+//	                           # object: the one alert); default: the payload;
+//	                           # or {from: alerts, only: [conditions],
+//	                           # self: true, origin: true}: only the elements
+//	                           # for which the conditions hold (read of the
+//	                           # element, as recognise reads the payload);
+//	                           # self: the payload is the one alert when they
+//	                           # hold of it; origin: an element's origins start
+//	                           # "alerts[]." (the object's "alerts.")
 //	tags: tags                 # where tags are: the first of the paths holding
 //	                           # an array or text "a,b"; elements "key:value";
 //	                           # {from: monitor.tags, key: name, value: value}
 //	                           # for objects; as: the origin they name
+//	pairs: {from: fields, key: key, value: value}
+//	                           # the alert's key/value pairs: an array of
+//	                           # objects (keys trimmed, the first of a key
+//	                           # wins), read by {pair: name}
 //	let:                       # named values, computed once per alert in order
 //	  check: [check.name, check_name]        # a candidate list: text
 //	  beat: {expr: 'kind("heartbeat") == "object"'}   # an expression: any type
@@ -53,6 +76,15 @@ import (
 //	    join: [message]        # texts joined by blank lines (JoinText) …
 //	    evidence:              # … then "key: value" lines (Evidence)
 //	      check: $check
+//	      "*": {from: result, except: [_*, punct], limit: 40}
+//	                           # a line per member of an object, in name
+//	                           # order (an array's scalars joined by ", ",
+//	                           # objects skipped), values as sent
+//	      "field *": {from: fields, key: key, value: value}
+//	                           # a line per element of an array of objects
+//	      "http.*": {from: http, flatten: true, limit: 24}
+//	                           # a line per scalar at any depth, by its
+//	                           # dotted path (Value.Scalars)
 //	  severity: priority       # its value goes through the table
 //	  service: [{tag: service}, /service]
 //	  environment: {tag: [env, environment]}
@@ -68,6 +100,15 @@ import (
 //	    team: /team
 //	    "*": details           # one label per member of an object
 //	    "tag_*": $tags         # one label per tag ("true" when it has no value)
+//	    "m.*": {from: meta, keys: 'cve|tactic', except: [x_*], join: ",", blank: skip}
+//	                           # only the members (tags) whose name matches
+//	                           # keys and is not in except (a trailing * a
+//	                           # prefix); join: an array's scalars joined,
+//	                           # not its JSON, a scalar read as paths read
+//	                           # it, an object skipped; blank: skip a tag
+//	                           # without value
+//	    "*": {expr: 'split(str("meta"), ",")'}
+//	                           # a label per "key:value" text of a list
 //	  entities: {user: actor.user}
 //	  links:                   # source, runbook, dashboard, silence; http(s) only
 //	    source: url
@@ -79,7 +120,8 @@ import (
 //
 //	a.b.c            a path, read as Value.Path reads it (a dotted key or
 //	                 nested objects); "/a.b" from the payload's top when the
-//	                 alert is an item; "" the alert itself
+//	                 alert is an item; "" the alert itself; "a[0].b" reads
+//	                 element 0 of the array a (quote it in YAML's flow style)
 //	$name            a let (its origin is its candidate's)
 //	{path: p}        the same, with options
 //	{expr: '…'}      an expression giving text; in title, severity, service,
@@ -91,9 +133,23 @@ import (
 //	                 parts' joined by "+")
 //	{join: [p, q], evidence: {key: p}}   a text (JoinText, Evidence)
 //	{tag: key} or {tag: [k1, k2]}        the value of the first such tag
+//	{pair: key} or {pair: [k1, k2]}      the value of the first such pair
+//	                 that is not blank; a key the pairs lack is read from
+//	                 the alert's own member of that name; its origin is
+//	                 the member's name when the alert has one, else the
+//	                 pairs' path and the key ("fields.name")
 //
-// with options when: 'condition', as: origin, and map: {value: text} (a
-// table the value is looked up in; unlisted is blank).
+// with options when: 'condition', as: origin, map: {value: text} (a
+// table the value is looked up in; unlisted is blank), then: 'expression'
+// (the value, when not blank, goes through an expression giving text that
+// reads it as value: 'truncate(firstLine(value), 160)'; the origin stays
+// the candidate's), and each: path (the candidate is read once per element
+// of that array, the element as the alert: its paths and expressions read
+// the element and no let or tag, and key is the element's index as text;
+// over an object, once per member in name order, key its name, and a
+// candidate reading the member itself ("") names its origin path.key; the
+// first element giving a non-blank value wins, or the last with pick:
+// last).
 //
 // A condition (recognise, status) is an expression that is true or false
 // (a scalar), or one of:
@@ -209,7 +265,10 @@ func (m *mapping) sender() Sender {
 		Doc:      m.doc,
 	}
 	if m.scale != nil {
-		s.Severity = m.scale.Map
+		s.Severity = m.severityOf
+	}
+	if m.open != nil {
+		s.Open = m.openEnvelope
 	}
 	return s
 }

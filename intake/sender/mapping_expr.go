@@ -2,8 +2,10 @@ package sender
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -13,6 +15,8 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/openrecall/openrecall"
 )
 
 // The expressions of a mapping are expr-lang/expr programs, compiled once
@@ -29,12 +33,19 @@ import (
 //
 //	str(path)        the scalar at path as text ("" for objects, arrays, null);
 //	                 a template placeholder reads as "" unless placeholders: keep
+//	raw(path)        the scalar at path exactly as sent: no placeholder or
+//	                 blank value read as blank (to recognise a payload by
+//	                 what was sent, whatever it holds)
 //	text(path)       str, but an object or array as its compact JSON
 //	has(path)        the path holds a value (not null, not absent)
+//	isNumber(path)   the path holds a number, or text that reads as one
 //	kind(path)       "null", "object", "array", "string", "number" or "bool"
 //	members(path)    an object's keys, sorted
 //	list(path)       an array's scalars, or text "a, b" or "[a, b]" split at commas
 //	firstOf(p, ...)  the first of the paths whose str is not blank, trimmed
+//	pluck(path)      the scalars at path, where "[]" stands for every element
+//	                 of an array ("indicators[].tactics[].name"), in order;
+//	                 blanks skipped
 //
 // Helpers, each the Go function the adapters use, so a mapping reads as
 // the code did:
@@ -47,6 +58,18 @@ import (
 //	status(s)            the status a state word means (Status)
 //	urlHost(s)           the host name of a URL, "" if none
 //	coalesce(s, ...)     the first non-blank of the texts, trimmed
+//	firstLine(s)         the first non-blank line of s, trimmed
+//	quote(s)             s in double quotes, escaped as Go writes it
+//	truncate(s, n)       s cut to at most n bytes (never inside a character),
+//	                     "…" appended when it was cut
+//
+// and two of regular expressions (Go's RE2 syntax), whose pattern is a
+// constant string compiled when the mapping loads (a bad pattern, or one
+// that is not a constant, is an error of the file):
+//
+//	reFind(s, pattern)       the first match in s, or its first group when
+//	                         the pattern has one; "" when none
+//	reReplace(s, pattern, r) s with every match replaced by r ($1 its groups)
 //
 // and expr's own (lower, upper, trim, split, join, replace, hasPrefix,
 // contains, in, matches, len, map, filter, ?:, ??, …).
@@ -58,16 +81,20 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true}
+
+// regexFuncs are the functions whose second argument is a regular
+// expression: a constant, compiled when the mapping loads.
+var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
-	"status": true, "urlHost": true, "coalesce": true}
+	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
 func reserved(name string) bool {
-	if readerFuncs[name] || helperFuncs[name] || name == "tags" {
+	if readerFuncs[name] || helperFuncs[name] || name == "tags" || name == thenVar {
 		return true
 	}
 	if _, ok := builtin.Index[name]; ok {
@@ -111,10 +138,16 @@ func functions() []expr.Option {
 	return []expr.Option{
 		expr.Function("str", func(p ...any) (any, error) { return sc(p).str(p[1].(string)), nil },
 			new(func(*scope, string) string)),
+		expr.Function("raw", func(p ...any) (any, error) { return sc(p).atText(p[1].(string)).String(), nil },
+			new(func(*scope, string) string)),
 		expr.Function("text", func(p ...any) (any, error) { return sc(p).text(p[1].(string)), nil },
 			new(func(*scope, string) string)),
 		expr.Function("has", func(p ...any) (any, error) { return !sc(p).atText(p[1].(string)).IsNull(), nil },
 			new(func(*scope, string) bool)),
+		expr.Function("isNumber", func(p ...any) (any, error) {
+			_, ok := sc(p).atText(p[1].(string)).Float()
+			return ok, nil
+		}, new(func(*scope, string) bool)),
 		expr.Function("kind", func(p ...any) (any, error) { return kindOf(sc(p).atText(p[1].(string))), nil },
 			new(func(*scope, string) string)),
 		expr.Function("members", func(p ...any) (any, error) {
@@ -125,6 +158,8 @@ func functions() []expr.Option {
 			return k, nil
 		}, new(func(*scope, string) []string)),
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
+			new(func(*scope, string) []string)),
+		expr.Function("pluck", func(p ...any) (any, error) { return sc(p).pluck(p[1].(string)), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("firstOf", func(p ...any) (any, error) {
 			s := sc(p)
@@ -137,14 +172,38 @@ func functions() []expr.Option {
 		}, new(func(*scope, ...string) string)),
 		expr.Function("scale", func(p ...any) (any, error) {
 			s := sc(p)
-			if s.m.scale == nil {
-				return "", nil
-			}
-			if v, ok := s.m.scale[FoldLevel(p[1].(string))]; ok {
+			if v := s.m.severityOf(p[1].(string)); v != openrecall.SeverityUnknown {
 				return string(v), nil
 			}
 			return "", nil
 		}, new(func(*scope, string) string)),
+		expr.Function("reFind", func(p ...any) (any, error) {
+			re := sc(p).m.regexps[p[2].(string)]
+			if re == nil {
+				return "", nil
+			}
+			m := re.FindStringSubmatch(p[1].(string))
+			switch {
+			case m == nil:
+				return "", nil
+			case len(m) > 1:
+				return m[1], nil
+			}
+			return m[0], nil
+		}, new(func(*scope, string, string) string)),
+		expr.Function("reReplace", func(p ...any) (any, error) {
+			re := sc(p).m.regexps[p[2].(string)]
+			if re == nil {
+				return p[1].(string), nil
+			}
+			return re.ReplaceAllString(p[1].(string), p[3].(string)), nil
+		}, new(func(*scope, string, string, string) string)),
+		expr.Function("quote", func(p ...any) (any, error) { return strconv.Quote(p[0].(string)), nil },
+			new(func(string) string)),
+		expr.Function("firstLine", func(p ...any) (any, error) { return firstLineOf(p[0].(string)), nil },
+			new(func(string) string)),
+		expr.Function("truncate", func(p ...any) (any, error) { return truncate(p[0].(string), p[1].(int)), nil },
+			new(func(string, int) string)),
 		expr.Function("evidence", func(p ...any) (any, error) {
 			s := strs(p)
 			pairs := make([][2]string, 0, len(s)/2)
@@ -172,6 +231,15 @@ func functions() []expr.Option {
 			return "", nil
 		}, new(func(...string) string)),
 	}
+}
+
+// truncate cuts s to at most n bytes, never inside a character, and
+// appends "…" when it cut.
+func truncate(s string, n int) string {
+	if n < 0 || len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // urlHost returns the host name of a URL, "" when it has none.
@@ -292,6 +360,27 @@ func (c pathCheck) Visit(node *ast.Node) {
 	if ok && id.Value == "evidence" && len(call.Arguments)%2 == 1 {
 		c.l.fail(c.n, c.field, "evidence takes pairs: key, value, key, value, …")
 	}
+	if ok && regexFuncs[id.Value] {
+		// The scope passed first (scopeArg), the pattern is the
+		// third argument.
+		if len(call.Arguments) >= 3 {
+			c.regex(id.Value, call.Arguments[2])
+		}
+		return
+	}
+	if ok && id.Value == "pluck" {
+		if len(call.Arguments) >= 2 {
+			if s, isStr := call.Arguments[1].(*ast.StringNode); isStr {
+				steps, err := parsePluck(s.Value)
+				if err != nil {
+					c.l.fail(c.n, c.field, "pluck: %v", err)
+					return
+				}
+				c.l.m.plucks[s.Value] = steps
+			}
+		}
+		return
+	}
 	if !ok || !readerFuncs[id.Value] || id.Value == "scale" {
 		return
 	}
@@ -305,6 +394,44 @@ func (c pathCheck) Visit(node *ast.Node) {
 			c.l.m.paths[s.Value] = p
 		}
 	}
+}
+
+// regex compiles the pattern a regular expression function is given: a
+// constant, compiled once for the mapping.
+func (c pathCheck) regex(fn string, n ast.Node) {
+	s, ok := n.(*ast.StringNode)
+	if !ok {
+		c.l.fail(c.n, c.field, "%s: the pattern is a constant string (compiled when the mapping loads)", fn)
+		return
+	}
+	re, err := regexp.Compile(s.Value)
+	if err != nil {
+		c.l.fail(c.n, c.field, "%s: %v", fn, err)
+		return
+	}
+	c.l.m.regexps[s.Value] = re
+}
+
+// parsePluck reads a path of pluck: paths joined by "[]" (every element).
+func parsePluck(s string) ([]fieldPath, error) {
+	var out []fieldPath
+	for i, seg := range strings.Split(s, "[]") {
+		if i > 0 {
+			if seg != "" && !strings.HasPrefix(seg, ".") {
+				return nil, fmt.Errorf("bad path %q: a key after [] follows a dot (a[].b)", s)
+			}
+			seg = strings.TrimPrefix(seg, ".")
+			if strings.HasPrefix(seg, "/") {
+				return nil, fmt.Errorf("bad path %q: / only at its start", s)
+			}
+		}
+		p, err := parsePath(seg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // names adds to need the names of the environment a program reads.

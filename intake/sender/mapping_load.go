@@ -3,6 +3,7 @@ package sender
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -32,12 +33,35 @@ type mapping struct {
 	keep   bool
 	levels []string
 	scale  Scale
+	// ranges are the severity table's ranges of whole numbers ("4..":
+	// 4 and above), tried when the table lacks a value.
+	ranges []sevRange
 	doc    Doc
+	// reject are the payloads recognised that carry no alert, and why.
+	reject []rejectRule
+	// open is the envelope's content, opened when openWhen holds.
+	open     *fieldPath
+	openWhen []cond
+	// blanks are the values (trimmed, as written) a path reads as blank:
+	// the sender's word for "none" ("-", "N/A").
+	blanks []string
+	// blankRes are the patterns of values that read as blank.
+	blankRes []*regexp.Regexp
+	// pairs are where the alert's key/value pairs are (pairs: …).
+	pairs *pairSpec
 
 	recognise []cond
 	items     *fieldPath
-	tags      *tagSpec
-	lets      []let
+	// only are the conditions an element of items holds to be an alert
+	// (read with the element as the alert); self says a payload that
+	// holds them is itself the one alert; origin says the origins of an
+	// item's parts start with the items path ("data[]." for an element,
+	// "data." for the object).
+	only       []cond
+	self       bool
+	itemOrigin bool
+	tags       *tagSpec
+	lets       []let
 
 	title, text, severity, service, environment, host, rule, id, timestamp []source
 	status                                                                 []statusRule
@@ -54,10 +78,83 @@ type mapping struct {
 	envSize int
 	// paths are the constant paths the expressions read, parsed once.
 	paths map[string]fieldPath
+	// regexps are the patterns of the regular expression functions,
+	// compiled once.
+	regexps map[string]*regexp.Regexp
+	// plucks are the paths of pluck, parsed once.
+	plucks map[string][]fieldPath
 
 	// scopes keeps scopes (with their expression machine and
 	// environment) for reuse; it is safe for concurrent use.
 	scopes sync.Pool
+}
+
+// pairSpec says where an alert's key/value pairs are: the elements of an
+// array of objects, key and value their members of those names.
+type pairSpec struct {
+	from       fieldPath
+	key, value string
+}
+
+// sevRange is a severity table's range of whole numbers, its ends
+// included; an open end is the widest int.
+type sevRange struct {
+	lo, hi int
+	sev    openrecall.Severity
+}
+
+// rejectRule refuses a recognised payload that carries no alert: when its
+// condition holds, reading it fails with the text reason gives.
+type rejectRule struct {
+	when   []cond
+	reason *vm.Program
+}
+
+// severityOf returns the severity the mapping's table gives a value:
+// the value folded, else a range holding it as a whole number; unknown
+// when neither does.
+func (m *mapping) severityOf(raw string) openrecall.Severity {
+	if v, ok := m.scale[FoldLevel(raw)]; ok {
+		return v
+	}
+	if len(m.ranges) > 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil {
+			// A decimal is read by its whole part ("10.0" is 10).
+			f, ok := Of(strings.TrimSpace(raw)).Float()
+			if !ok || f != f || f >= math.MaxInt64 || f <= math.MinInt64 {
+				return openrecall.SeverityUnknown
+			}
+			n = int(f)
+		}
+		for _, r := range m.ranges {
+			if n >= r.lo && n <= r.hi {
+				return r.sev
+			}
+		}
+	}
+	return openrecall.SeverityUnknown
+}
+
+// parseRange reads a range of whole numbers: "N..M", "N.." or "..M".
+func parseRange(s string) (lo, hi int, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSpace(s), "..")
+	if !found || a == "" && b == "" {
+		return 0, 0, false
+	}
+	lo, hi = math.MinInt, math.MaxInt
+	var err error
+	if a != "" {
+		if lo, err = strconv.Atoi(a); err != nil {
+			return 0, 0, false
+		}
+	}
+	if b != "" {
+		if hi, err = strconv.Atoi(b); err != nil {
+			return 0, 0, false
+		}
+	}
+	return lo, hi, lo <= hi
 }
 
 // fieldPath is a dotted path as Value.Path reads it, from the item (an
@@ -67,6 +164,16 @@ type fieldPath struct {
 	root  bool
 	path  string
 	parts []string // path split at its dots, for Value.path
+	// steps is the path split at its indexes ("a.b[0].c": a.b, then
+	// element 0, then c); nil when it has none and parts is read whole.
+	steps []pathStep
+}
+
+// pathStep is a run of dotted keys then, when index >= 0, an element of
+// the array they lead to.
+type pathStep struct {
+	parts []string
+	index int
 }
 
 // sourceKind says where a candidate reads its value.
@@ -80,6 +187,7 @@ const (
 	srcOf                      // of: parts that must all be present, joined
 	srcJoin                    // join: texts joined by blank lines, then evidence
 	srcTag                     // tag: the value of the first tag of these keys
+	srcPair                    // pair: the value of the first pair of these keys
 )
 
 // source is one candidate for a part: where its value is read, when it
@@ -96,15 +204,34 @@ type source struct {
 	lines  []evidence // join
 	keys   []string   // tag
 	table  map[string]string
-	when   *vm.Program
-	as     string
-	hasAs  bool
+	then   *vm.Program // an expression of the value (thenVar)
+	// each is an array: the candidate is read with each element as the
+	// alert, and the first element's non-blank value wins (last: the
+	// last's).
+	each  *fieldPath
+	last  bool
+	when  *vm.Program
+	as    string
+	hasAs bool
 }
 
-// evidence is one "key: value" line of a text.
+// evidence is one "key: value" line of a text, or (each) one line per
+// member of an object.
 type evidence struct {
 	key  string
 	from []source
+	// each is the object whose members are lines (a key with "*"):
+	// members named in except (a trailing * a prefix) are left out, and
+	// at most limit lines are written (0: no limit). With key and value,
+	// each is an array of objects: a line per element, its key and value
+	// the element's members of those names.
+	each           *fieldPath
+	except         []string
+	limit          int
+	kvKey, kvValue string
+	// flatten says each line is a scalar at any depth of the object, by
+	// its dotted path (array elements by index: "answers.0.rdata").
+	flatten bool
 }
 
 // let is a named value computed once per alert: a candidate list (a
@@ -146,6 +273,18 @@ type labelRule struct {
 	from []source
 	each *fieldPath // a key with "*": the object whose members are copied
 	tags bool       // a key with "*" from $tags
+	// keys and except choose the members (tags) a key with "*" copies:
+	// those whose name matches keys and is not in except (a trailing *
+	// a prefix); blank says a tag without a value is skipped, not "true".
+	keys   *regexp.Regexp
+	except []string
+	blank  bool
+	// join, when set, says a member that is an array is its scalars
+	// joined by it (objects skipped), not its JSON.
+	join    string
+	hasJoin bool
+	// list is an expression giving "key:value" texts: a label each.
+	list *vm.Program
 }
 
 // condKind says what a condition tests.
@@ -199,6 +338,10 @@ type loader struct {
 	letIndex map[string]int
 	// read are the names of the environment some expression reads.
 	read map[string]bool
+	// inEach says the candidate being read is inside each: it reads an
+	// element, not the alert, so no let and no tag.
+	inEach   bool
+	eachNode *yaml.Node
 }
 
 func (l *loader) fail(n *yaml.Node, field, format string, args ...any) {
@@ -215,8 +358,8 @@ var (
 )
 
 // topKeys are the keys of a mapping file, in the order they are read.
-var topKeys = []string{"name", "display", "security", "episode", "placeholders", "levels", "severity", "doc",
-	"recognise", "items", "tags", "let", "parts"}
+var topKeys = []string{"name", "display", "security", "episode", "placeholders", "blank", "levels", "severity", "doc",
+	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts"}
 
 // partKeys are the keys of parts.
 var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
@@ -231,7 +374,7 @@ var linkKinds = []string{"source", "runbook", "dashboard", "silence"}
 
 // parseMapping reads and validates one mapping file.
 func parseMapping(file string, body []byte) (*mapping, error) {
-	l := &loader{m: &mapping{file: file, paths: map[string]fieldPath{}}, env: map[string]any{scopeVar: (*scope)(nil)}, letIndex: map[string]int{}, read: map[string]bool{}}
+	l := &loader{m: &mapping{file: file, paths: map[string]fieldPath{}, regexps: map[string]*regexp.Regexp{}, plucks: map[string][]fieldPath{}}, env: map[string]any{scopeVar: (*scope)(nil)}, letIndex: map[string]int{}, read: map[string]bool{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(body, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -251,13 +394,14 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 		l.m.tags = l.readTags(n, "tags")
 		l.env["tags"] = []string(nil)
 	}
+	if n := fields["pairs"]; n != nil {
+		l.readPairs(n)
+	}
 	if n := fields["let"]; n != nil {
 		l.readLets(n)
 	}
 	if n := fields["items"]; n != nil {
-		if p, ok := l.path(n, "items"); ok {
-			l.m.items = &p
-		}
+		l.readItems(n)
 	}
 	if n := fields["recognise"]; n != nil {
 		env := l.env
@@ -276,6 +420,12 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 		l.matchNeeds()
 	} else {
 		l.fail(top, "recognise", "missing: say what the sender's payload must hold")
+	}
+	if n := fields["reject"]; n != nil {
+		l.readReject(n)
+	}
+	if n := fields["open"]; n != nil {
+		l.readOpen(n)
 	}
 	if n := fields["parts"]; n != nil {
 		l.readParts(n)
@@ -381,6 +531,38 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 			l.fail(n, "placeholders", "%q: want blank (an unrendered template placeholder reads as blank) or keep", s)
 		}
 	}
+	if n := f["blank"]; n != nil {
+		if n.Kind != yaml.SequenceNode {
+			l.fail(n, "blank", "want a list of the values that mean none (\"-\", \"N/A\")")
+		}
+		for i, e := range n.Content {
+			field := fieldElem("blank", i)
+			if e.Kind == yaml.MappingNode {
+				// {matches: pattern}
+				mf := l.members(e, field, []string{"matches"})
+				if mf["matches"] == nil {
+					l.fail(e, field, "want a value, or {matches: a regular expression}")
+					continue
+				}
+				if pat, ok := l.scalar(mf["matches"], fieldKey(field, "matches")); ok {
+					re, err := regexp.Compile(pat)
+					if err != nil {
+						l.fail(mf["matches"], fieldKey(field, "matches"), "%v", err)
+						continue
+					}
+					m.blankRes = append(m.blankRes, re)
+				}
+				continue
+			}
+			if s, ok := l.scalar(e, field); ok {
+				if strings.TrimSpace(s) == "" {
+					l.fail(e, field, "a blank value is blank already")
+					continue
+				}
+				m.blanks = append(m.blanks, strings.TrimSpace(s))
+			}
+		}
+	}
 	if n := f["severity"]; n != nil {
 		m.scale = Scale{}
 		if n.Kind != yaml.MappingNode {
@@ -401,6 +583,15 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 				l.fail(k, field, "a blank value")
 				continue
 			}
+			if strings.Contains(k.Value, "..") {
+				lo, hi, ok := parseRange(k.Value)
+				if !ok {
+					l.fail(k, field, "%q: a range is N..M, N.. or ..M of whole numbers, N <= M", k.Value)
+					continue
+				}
+				m.ranges = append(m.ranges, sevRange{lo: lo, hi: hi, sev: openrecall.Severity(sev)})
+				continue
+			}
 			m.scale[FoldLevel(k.Value)] = openrecall.Severity(sev)
 			if f["levels"] == nil {
 				m.levels = append(m.levels, k.Value)
@@ -417,7 +608,7 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 			if !ok {
 				continue
 			}
-			if m.scale != nil && m.scale.Map(s) == openrecall.SeverityUnknown {
+			if m.scale != nil && m.severityOf(s) == openrecall.SeverityUnknown {
 				l.fail(e, field, "%q is not in the severity table: every documented level maps to a severity", s)
 			}
 			m.levels = append(m.levels, s)
@@ -449,6 +640,108 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 	}
 }
 
+// readPairs reads pairs: {from: path, key: member, value: member}.
+func (l *loader) readPairs(n *yaml.Node) {
+	f := l.members(n, "pairs", []string{"from", "key", "value"})
+	if f["from"] == nil || f["key"] == nil || f["value"] == nil {
+		l.fail(n, "pairs", "want {from: the array of pairs, key: the member holding a key, value: the member holding its value}")
+		return
+	}
+	p, ok := l.path(f["from"], "pairs.from")
+	if !ok {
+		return
+	}
+	ps := &pairSpec{from: p}
+	ps.key, _ = l.scalar(f["key"], "pairs.key")
+	ps.value, _ = l.scalar(f["value"], "pairs.value")
+	l.m.pairs = ps
+}
+
+// readOpen reads open: {path: the envelope's content, when: conditions on
+// the payload}.
+func (l *loader) readOpen(n *yaml.Node) {
+	f := l.members(n, "open", []string{"path", "when"})
+	if f["path"] == nil || f["when"] == nil {
+		l.fail(n, "open", "want {path: the payload the envelope carries, when: conditions that make it an envelope}")
+		return
+	}
+	p, ok := l.path(f["path"], "open.path")
+	if !ok {
+		return
+	}
+	saved := l.env
+	l.env = map[string]any{scopeVar: (*scope)(nil)}
+	l.m.openWhen = l.conds(f["when"], "open.when")
+	l.env = saved
+	l.m.open = &p
+}
+
+// readReject reads reject: a rule {when: conditions, reason: expression},
+// or a list of them, read against the payload as recognise is.
+func (l *loader) readReject(n *yaml.Node) {
+	list := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		list = n.Content
+	}
+	saved := l.env
+	l.env = map[string]any{scopeVar: (*scope)(nil)}
+	defer func() { l.env = saved }()
+	for i, e := range list {
+		field := "reject"
+		if n.Kind == yaml.SequenceNode {
+			field = fieldElem(field, i)
+		}
+		f := l.members(e, field, []string{"when", "reason"})
+		if f["when"] == nil || f["reason"] == nil {
+			l.fail(e, field, "want {when: conditions, reason: an expression giving the reason}")
+			continue
+		}
+		r := rejectRule{when: l.conds(f["when"], fieldKey(field, "when"))}
+		r.reason = l.compile(f["reason"], fieldKey(field, "reason"), reflect.String)
+		l.m.reject = append(l.m.reject, r)
+	}
+}
+
+// readItems reads items: a path, or {from: path, only: [conditions],
+// self: bool, origin: prefix}.
+func (l *loader) readItems(n *yaml.Node) {
+	from := n
+	var f map[string]*yaml.Node
+	if n.Kind == yaml.MappingNode {
+		f = l.members(n, "items", []string{"from", "only", "self", "origin"})
+		if from = f["from"]; from == nil {
+			l.fail(n, "items.from", "missing: the path of the array of alerts")
+			return
+		}
+	}
+	field := "items"
+	if f != nil {
+		field = "items.from"
+	}
+	p, ok := l.path(from, field)
+	if !ok {
+		return
+	}
+	l.m.items = &p
+	if c := f["only"]; c != nil {
+		// An element's conditions read the element, as recognise reads
+		// the payload: no let, no tag.
+		saved := l.env
+		l.env = map[string]any{scopeVar: (*scope)(nil)}
+		l.m.only = l.conds(c, "items.only")
+		l.env = saved
+	}
+	if b := f["self"]; b != nil {
+		l.m.self = l.boolean(b, "items.self")
+		if l.m.self && f["only"] == nil {
+			l.fail(b, "items.self", "self needs only: the conditions that make the payload itself an alert")
+		}
+	}
+	if o := f["origin"]; o != nil {
+		l.m.itemOrigin = l.boolean(o, "items.origin")
+	}
+}
+
 // path reads a path: dotted keys, each non-empty; a leading "/" reads
 // from the payload's top.
 func (l *loader) path(n *yaml.Node, field string) (fieldPath, bool) {
@@ -476,12 +769,45 @@ func parsePath(s string) (fieldPath, error) {
 	if strings.TrimSpace(s) != s {
 		return p, fmt.Errorf("bad path %q: blanks around it", s)
 	}
-	for _, part := range strings.Split(s, ".") {
-		if part == "" {
-			return p, fmt.Errorf("bad path %q: an empty key (two dots, or a dot at an end)", s)
+	p.path = s
+	rest := s
+	for rest != "" {
+		var st pathStep
+		keys, after, indexed := strings.Cut(rest, "[")
+		st.index = -1
+		if keys != "" {
+			st.parts = strings.Split(keys, ".")
+			for _, part := range st.parts {
+				if part == "" {
+					return p, fmt.Errorf("bad path %q: an empty key (two dots, or a dot at an end)", s)
+				}
+			}
 		}
+		rest = ""
+		if indexed {
+			n, tail, ok := strings.Cut(after, "]")
+			i, err := strconv.Atoi(n)
+			if !ok || err != nil || i < 0 || n != strconv.Itoa(i) {
+				return p, fmt.Errorf("bad path %q: an index is [N], N a number from 0", s)
+			}
+			st.index = i
+			switch {
+			case tail == "":
+			case strings.HasPrefix(tail, "."):
+				if rest = tail[1:]; rest == "" {
+					return p, fmt.Errorf("bad path %q: an empty key (two dots, or a dot at an end)", s)
+				}
+			case strings.HasPrefix(tail, "["):
+				rest = tail
+			default:
+				return p, fmt.Errorf("bad path %q: a key after an index follows a dot (a[0].b)", s)
+			}
+		}
+		p.steps = append(p.steps, st)
 	}
-	p.path, p.parts = s, strings.Split(s, ".")
+	if len(p.steps) == 1 && p.steps[0].index < 0 {
+		p.parts, p.steps = p.steps[0].parts, nil
+	}
 	return p, nil
 }
 
@@ -692,20 +1018,68 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 				l.fail(k, f, "a key with * (one per member) is for labels and entities, once a key")
 				continue
 			}
-			s, ok := l.scalar(v, f)
+			from := v
+			if v.Kind == yaml.MappingNode {
+				o := l.members(v, f, []string{"from", "expr", "keys", "except", "blank", "join"})
+				if n := o["join"]; n != nil {
+					r.join, _ = l.scalar(n, fieldKey(f, "join"))
+					r.hasJoin = true
+				}
+				if n := o["expr"]; n != nil {
+					if o["from"] != nil {
+						l.fail(v, f, "from or expr, not both")
+						continue
+					}
+					r.list = l.compile(n, fieldKey(f, "expr"), reflect.Invalid)
+					if r.list != nil {
+						if t := r.list.Node().Type(); t != nil && t.Kind() != reflect.Slice && t.Kind() != reflect.Interface {
+							l.fail(n, fieldKey(f, "expr"), "want a list of \"key:value\" texts, not a %s", t)
+							continue
+						}
+					}
+					out = append(out, r)
+					continue
+				}
+				if from = o["from"]; from == nil {
+					l.fail(v, fieldKey(f, "from"), "missing: $tags, or the path of an object")
+					continue
+				}
+				if n := o["keys"]; n != nil {
+					if pat, ok := l.scalar(n, fieldKey(f, "keys")); ok {
+						re, err := regexp.Compile(pat)
+						if err != nil {
+							l.fail(n, fieldKey(f, "keys"), "%v", err)
+						}
+						r.keys = re
+					}
+				}
+				if n := o["except"]; n != nil {
+					r.except = l.names(n, fieldKey(f, "except"))
+				}
+				if n := o["blank"]; n != nil {
+					switch b, _ := l.scalar(n, fieldKey(f, "blank")); b {
+					case "skip":
+						r.blank = true
+					case "true":
+					default:
+						l.fail(n, fieldKey(f, "blank"), "%q: want skip (a tag without a value is no label) or true", b)
+					}
+				}
+			}
+			s, ok := l.scalar(from, f)
 			if !ok {
 				continue
 			}
 			if s == "$tags" {
 				if l.m.tags == nil {
-					l.fail(v, f, "the mapping declares no tags (tags: …)")
+					l.fail(from, f, "the mapping declares no tags (tags: …)")
 					continue
 				}
 				r.tags = true
 			} else {
 				p, err := parsePath(s)
 				if err != nil {
-					l.fail(v, f, "%v", err)
+					l.fail(from, f, "%v", err)
 					continue
 				}
 				r.each = &p
@@ -715,6 +1089,25 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 		}
 		r.from = l.sources(v, f, false)
 		out = append(out, r)
+	}
+	return out
+}
+
+// names reads a list of member names, a trailing * a prefix.
+func (l *loader) names(n *yaml.Node, field string) []string {
+	if n.Kind != yaml.SequenceNode {
+		l.fail(n, field, "want a list of member names (name* for a prefix)")
+		return nil
+	}
+	var out []string
+	for j, x := range n.Content {
+		if s, ok := l.scalar(x, fieldElem(field, j)); ok {
+			if strings.Contains(strings.TrimSuffix(s, "*"), "*") {
+				l.fail(x, fieldElem(field, j), "%q: a * only at the end (a prefix)", s)
+				continue
+			}
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -732,6 +1125,7 @@ func (l *loader) matchNeeds() {
 		for _, s := range ss {
 			names(s.prog, need)
 			names(s.when, need)
+			names(s.then, need)
 			if s.kind == srcLet {
 				need[l.m.lets[s.let].name] = true
 			}

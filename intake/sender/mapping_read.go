@@ -1,7 +1,9 @@
 package sender
 
 import (
+	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +28,9 @@ type scope struct {
 	tags     []tag
 	tagText  []string
 	tagFrom  string
+	// pairs are the alert's pairs by key, read at the first pair.
+	pairs     map[string]Value
+	pairsRead bool
 }
 
 // letValue is a let's value in one scope, once computed.
@@ -58,6 +63,8 @@ func (s *scope) release() {
 	s.envReady = false
 	s.root, s.item = Value{}, Value{}
 	s.tags, s.tagText, s.tagFrom = nil, nil, ""
+	clear(s.pairs)
+	s.pairsRead = false
 	s.m.scopes.Put(s)
 }
 
@@ -80,29 +87,81 @@ func (m *mapping) match(v Value) bool {
 	return true
 }
 
+// openEnvelope is the Sender's Open: the payload at open's path, when
+// open's conditions hold.
+func (m *mapping) openEnvelope(v Value) (Value, bool) {
+	s := m.newScope(v, v)
+	defer s.release()
+	if !s.holdsAll(m.openWhen) {
+		return Value{}, false
+	}
+	return s.at(*m.open), true
+}
+
 // read reads a payload into its events: one per item (the payload itself
 // when the mapping names no items). A payload whose items path holds no
 // array and no object carries no alert.
 func (m *mapping) read(v Value) ([]Event, error) {
+	if len(m.reject) > 0 {
+		s := m.newScope(v, v)
+		for _, r := range m.reject {
+			if s.holdsAll(r.when) {
+				reason, _ := s.run(r.reason).(string)
+				s.release()
+				if reason == "" {
+					reason = "the payload carries no alert"
+				}
+				return nil, errors.New(reason)
+			}
+		}
+		s.release()
+	}
 	items := []Value{v}
+	prefix := ""
 	if m.items != nil {
 		s := m.newScope(v, v)
+		self := m.self && s.holdsAll(m.only)
 		x := s.at(*m.items)
 		s.release()
 		switch {
+		case self:
 		case x.IsArray():
 			items = x.Elements()
+			if m.itemOrigin {
+				prefix = m.items.path + "[]."
+			}
 		case x.IsObject():
 			items = []Value{x}
+			if m.itemOrigin {
+				prefix = m.items.path + "."
+			}
 		default:
 			return nil, nil
+		}
+		if !self && m.only != nil {
+			kept := items[:0:0]
+			for _, it := range items {
+				s := m.newScope(v, it)
+				if s.holdsAll(m.only) {
+					kept = append(kept, it)
+				}
+				s.release()
+			}
+			items = kept
 		}
 	}
 	events := make([]Event, 0, len(items))
 	for _, it := range items {
 		s := m.newScope(v, it)
-		events = append(events, s.event())
+		e := s.event()
 		s.release()
+		if prefix != "" {
+			for k, o := range e.Origin {
+				// Each field of a joined origin (a+b).
+				e.Origin[k] = prefix + strings.ReplaceAll(o, "+", "+"+prefix)
+			}
+		}
+		events = append(events, e)
 	}
 	return events, nil
 }
@@ -170,20 +229,50 @@ func (s *scope) labels(rules []labelRule, set func(key, value string)) {
 		switch {
 		case r.tags:
 			for _, t := range s.tags {
-				if t.key == "" {
+				if t.key == "" || !r.chosen(t.key) {
 					continue
 				}
 				v := t.value
-				if v == "" {
+				if v == "" && !r.blank {
 					v = "true"
 				}
 				set(strings.Replace(r.key, "*", t.key, 1), v)
+			}
+		case r.list != nil:
+			items, _ := s.run(r.list).([]any)
+			if items == nil {
+				if ss, ok := s.run(r.list).([]string); ok {
+					for _, x := range ss {
+						items = append(items, x)
+					}
+				}
+			}
+			for _, x := range items {
+				t, _ := x.(string)
+				k, v, ok := strings.Cut(strings.TrimSpace(t), ":")
+				if k = strings.TrimSpace(k); ok && k != "" && r.chosen(k) {
+					set(strings.Replace(r.key, "*", k, 1), v)
+				}
+			}
+		case r.each != nil && r.hasJoin:
+			obj := s.at(*r.each)
+			for _, k := range obj.Keys() {
+				if !r.chosen(k) {
+					continue
+				}
+				if x := obj.Get(k); x.IsArray() {
+					set(strings.Replace(r.key, "*", k, 1), strings.Join(x.Strings(), r.join))
+				} else {
+					set(strings.Replace(r.key, "*", k, 1), s.read(x))
+				}
 			}
 		case r.each != nil:
 			labels := s.at(*r.each).Labels()
 			keys := make([]string, 0, len(labels))
 			for k := range labels {
-				keys = append(keys, k)
+				if r.chosen(k) {
+					keys = append(keys, k)
+				}
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
@@ -196,16 +285,67 @@ func (s *scope) labels(rules []labelRule, set func(key, value string)) {
 	}
 }
 
+// chosen reports whether a key with "*" copies the member (tag) named k.
+func (r *labelRule) chosen(k string) bool {
+	return (r.keys == nil || r.keys.MatchString(k)) && !excluded(k, r.except)
+}
+
+// pluck is the expressions' pluck(path): the non-blank scalars at path,
+// "[]" every element of an array.
+func (s *scope) pluck(path string) []string {
+	steps, ok := s.m.plucks[path]
+	if !ok {
+		var err error
+		if steps, err = parsePluck(path); err != nil {
+			return []string{}
+		}
+	}
+	vals := []Value{s.at(steps[0])}
+	for _, st := range steps[1:] {
+		var next []Value
+		for _, v := range vals {
+			for _, el := range v.Elements() {
+				next = append(next, readPath(el, st))
+			}
+		}
+		vals = next
+	}
+	out := []string{}
+	for _, v := range vals {
+		if x := s.read(v); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // at reads a path of the mapping.
 func (s *scope) at(p fieldPath) Value {
 	base := s.item
 	if p.root {
 		base = s.root
 	}
+	return readPath(base, p)
+}
+
+// readPath reads a path from base.
+func readPath(base Value, p fieldPath) Value {
 	if p.path == "" {
 		return base
 	}
-	return base.path(p.parts)
+	if p.steps == nil {
+		return base.path(p.parts)
+	}
+	v := base
+	for _, st := range p.steps {
+		if len(st.parts) > 0 {
+			v = v.path(st.parts)
+		}
+		if st.index >= 0 {
+			v = v.At(st.index)
+		}
+	}
+	return v
 }
 
 // atText reads a path given to an expression function: one the mapping
@@ -224,10 +364,49 @@ func (s *scope) atText(path string) Value {
 // read returns a scalar as text, as the mapping reads values: an
 // unrendered placeholder is blank unless the mapping keeps them.
 func (s *scope) read(v Value) string {
-	if s.m.keep {
-		return v.String()
+	out := v.String()
+	if !s.m.keep {
+		out = Rendered(out)
 	}
-	return Rendered(v.String())
+	if len(s.m.blanks) > 0 && slices.Contains(s.m.blanks, strings.TrimSpace(out)) {
+		return ""
+	}
+	for _, re := range s.m.blankRes {
+		if re.MatchString(strings.TrimSpace(out)) {
+			return ""
+		}
+	}
+	return out
+}
+
+// pair reads the pair of key: the value of the first element of the pairs
+// with that key, else the alert's own member of that name; its origin is
+// the member's name when the alert has it, else the pairs' path and key.
+func (s *scope) pair(key string) (Value, string) {
+	ps := s.m.pairs
+	origin := ps.from.path + "." + key
+	if s.item.Has(key) {
+		origin = key
+	}
+	if !s.pairsRead {
+		s.pairsRead = true
+		if s.pairs == nil {
+			s.pairs = map[string]Value{}
+		}
+		for _, el := range s.at(ps.from).Elements() {
+			k := strings.TrimSpace(el.Get(ps.key).String())
+			if _, dup := s.pairs[k]; !dup {
+				s.pairs[k] = el.Get(ps.value)
+			}
+		}
+	}
+	if x, ok := s.pairs[key]; ok {
+		return x, origin
+	}
+	if key == ps.from.path {
+		return Value{}, origin
+	}
+	return s.item.Get(key), origin
 }
 
 // str is the expressions' str(path).
@@ -266,6 +445,9 @@ func (s *scope) firstLink(list []source) string {
 // candidate reads one candidate: its value trimmed ("" when it does not
 // apply) and its origin.
 func (s *scope) candidate(src *source) (string, string) {
+	if src.each != nil {
+		return s.eachCandidate(src)
+	}
 	if src.when != nil && !s.truth(src.when) {
 		return "", ""
 	}
@@ -273,10 +455,53 @@ func (s *scope) candidate(src *source) (string, string) {
 	if src.table != nil {
 		v = src.table[strings.TrimSpace(v)]
 	}
+	if src.then != nil && strings.TrimSpace(v) != "" {
+		v = s.runThen(src.then, v)
+	}
 	if src.hasAs {
 		origin = src.as
 	}
 	return strings.TrimSpace(v), origin
+}
+
+// eachCandidate reads a candidate with each element of its array as the
+// alert: the first (or last) non-blank value, and its origin.
+func (s *scope) eachCandidate(src *source) (string, string) {
+	inner := *src
+	inner.each = nil
+	var v, origin string
+	x := s.at(*src.each)
+	keys := x.Keys()
+	n := len(keys)
+	if keys == nil {
+		n = x.Len()
+	}
+	for i := 0; i < n; i++ {
+		var el Value
+		var key string
+		if keys != nil {
+			key, el = keys[i], x.Get(keys[i])
+		} else {
+			key, el = strconv.Itoa(i), x.At(i)
+		}
+		sub := s.m.newScope(s.root, el)
+		sub.run(nil) // the environment ready for key
+		sub.env[eachKey] = key
+		y, o := sub.candidate(&inner)
+		delete(sub.env, eachKey)
+		sub.release()
+		if y != "" {
+			if keys != nil && inner.kind == srcPath && inner.path.path == "" && !inner.hasAs {
+				// A member's own value names the member.
+				o = src.each.path + "." + key
+			}
+			v, origin = y, o
+			if !src.last {
+				break
+			}
+		}
+	}
+	return v, origin
 }
 
 // value reads a candidate's value and origin.
@@ -311,14 +536,25 @@ func (s *scope) value(src *source) (string, string) {
 			texts = append(texts, v)
 		}
 		if len(src.lines) > 0 {
-			pairs := make([][2]string, len(src.lines))
-			for i, l := range src.lines {
+			pairs := make([][2]string, 0, len(src.lines))
+			for _, l := range src.lines {
+				if l.each != nil {
+					pairs = s.eachLine(l, pairs)
+					continue
+				}
 				v, _ := s.first(l.from)
-				pairs[i] = [2]string{l.key, v}
+				pairs = append(pairs, [2]string{l.key, v})
 			}
 			texts = append(texts, Evidence(pairs...))
 		}
 		return JoinText(texts...), ""
+	case srcPair:
+		for _, k := range src.keys {
+			x, origin := s.pair(k)
+			if v := s.read(x); v != "" {
+				return v, origin
+			}
+		}
 	case srcTag:
 		for _, t := range s.tags {
 			if t.value != "" && slices.Contains(src.keys, t.key) {
@@ -329,9 +565,93 @@ func (s *scope) value(src *source) (string, string) {
 	return "", ""
 }
 
+// eachLine appends an evidence line per member of l's object, in name
+// order: scalars as sent, an array's scalars joined by ", "; objects,
+// blanks and the members l leaves out are skipped, and at most l.limit
+// lines are added.
+func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
+	obj := s.at(*l.each)
+	n := 0
+	if l.flatten {
+		walk := 0
+		if len(l.except) == 0 {
+			walk = l.limit
+		}
+		for _, p := range obj.Scalars(walk) {
+			if l.limit > 0 && n >= l.limit {
+				break
+			}
+			if !excluded(p[0], l.except) {
+				pairs = append(pairs, [2]string{strings.Replace(l.key, "*", p[0], 1), p[1]})
+				n++
+			}
+		}
+		return pairs
+	}
+	if l.kvKey != "" {
+		for _, el := range obj.Elements() {
+			if l.limit > 0 && n >= l.limit {
+				break
+			}
+			k := el.Get(l.kvKey).String()
+			if excluded(k, l.except) {
+				continue
+			}
+			if v := el.Get(l.kvValue).String(); strings.TrimSpace(v) != "" {
+				pairs = append(pairs, [2]string{strings.Replace(l.key, "*", k, 1), v})
+				n++
+			}
+		}
+		return pairs
+	}
+	for _, k := range obj.Keys() {
+		if l.limit > 0 && n >= l.limit {
+			break
+		}
+		if excluded(k, l.except) {
+			continue
+		}
+		x := obj.Get(k)
+		v := x.String()
+		if x.IsArray() {
+			v = strings.Join(x.Strings(), ", ")
+		}
+		if strings.TrimSpace(v) != "" {
+			pairs = append(pairs, [2]string{strings.Replace(l.key, "*", k, 1), v})
+			n++
+		}
+	}
+	return pairs
+}
+
+// excluded reports whether a member name is among names: a name ending
+// in * is a prefix.
+func excluded(k string, names []string) bool {
+	for _, x := range names {
+		if p, ok := strings.CutSuffix(x, "*"); ok && strings.HasPrefix(k, p) || x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// runThen runs a then expression on a candidate's value.
+func (s *scope) runThen(p *vm.Program, v string) string {
+	s.run(nil) // the environment ready
+	s.env[thenVar] = v
+	out, _ := s.run(p).(string)
+	delete(s.env, thenVar)
+	return out
+}
+
 // timeOf reads a timestamp candidate: a path as Value.Time reads it, any
 // other candidate's text as ParseTime does; the zero time when none.
 func (s *scope) timeOf(src *source) time.Time {
+	if src.each != nil {
+		v, _ := s.candidate(src)
+		t, _ := ParseTime(v)
+		return t
+	}
 	if src.kind == srcPath {
 		return s.at(src.path).Time()
 	}
@@ -457,6 +777,16 @@ func (s *scope) holds(c *cond) bool {
 	return false
 }
 
+// holdsAll reports whether every condition holds.
+func (s *scope) holdsAll(cs []cond) bool {
+	for i := range cs {
+		if !s.holds(&cs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *scope) holdsAny(cs []cond) bool {
 	for i := range cs {
 		if s.holds(&cs[i]) {
@@ -495,6 +825,9 @@ func (s *scope) run(p *vm.Program) any {
 				}
 			}
 		}
+	}
+	if p == nil {
+		return nil
 	}
 	out, err := s.machine.Run(p, s.env)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // This file reads the candidates and the conditions of a mapping file.
 
 // sourceKeys are the keys of a candidate written as a mapping.
-var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "prefix", "sep", "map", "when", "as"}
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "prefix", "sep", "map", "then", "each", "pick", "when", "as"}
 
 // sources reads a candidate list: one candidate, or a list of them. origin
 // says the part names its origin: a candidate must name one.
@@ -45,16 +45,46 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		l.fail(n, field, "want a path, $let, or {path|expr|value|of|join|tag: …}")
 		return source{}, false
 	}
+	if e := memberNode(n, "each"); e != nil && n != l.eachNode {
+		if l.inEach {
+			l.fail(e, fieldKey(field, "each"), "each inside each")
+			return source{}, false
+		}
+		// The candidate reads each element of an array: its paths and
+		// expressions read the element, as an item's conditions do.
+		p, ok := l.path(e, fieldKey(field, "each"))
+		savedEnv := l.env
+		l.env, l.inEach, l.eachNode = map[string]any{scopeVar: (*scope)(nil), eachKey: ""}, true, n
+		s, ok2 := l.source(n, field, origin)
+		l.env, l.inEach, l.eachNode = savedEnv, false, nil
+		if !ok || !ok2 {
+			return source{}, false
+		}
+		s.each = &p
+		if k := memberNode(n, "pick"); k != nil {
+			switch v, _ := l.scalar(k, fieldKey(field, "pick")); v {
+			case "last":
+				s.last = true
+			case "first":
+			default:
+				l.fail(k, fieldKey(field, "pick"), "%q: want first or last (the element whose value wins)", v)
+			}
+		}
+		return s, true
+	}
 	f := l.members(n, field, sourceKeys)
+	if f["pick"] != nil && f["each"] == nil {
+		l.fail(f["pick"], fieldKey(field, "pick"), "pick goes with each")
+	}
 	var s source
 	kinds := 0
-	for _, k := range []string{"path", "expr", "value", "of", "join", "tag"} {
+	for _, k := range []string{"path", "expr", "value", "of", "join", "tag", "pair"} {
 		if f[k] != nil {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		l.fail(n, field, "want exactly one of path, expr, value, of, join, tag")
+		l.fail(n, field, "want exactly one of path, expr, value, of, join, tag, pair")
 		return source{}, false
 	}
 	if a := f["as"]; a != nil {
@@ -107,8 +137,29 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		for i, e := range jn.Content {
 			s.parts = append(s.parts, l.sources(e, fieldElem(fieldKey(field, "join"), i), false))
 		}
+	case f["pair"] != nil:
+		s.kind = srcPair
+		if l.m.pairs == nil {
+			l.fail(f["pair"], fieldKey(field, "pair"), "the mapping declares no pairs (pairs: …)")
+		}
+		if l.inEach {
+			l.fail(f["pair"], fieldKey(field, "pair"), "inside each a candidate reads the element: pairs are the alert's")
+		}
+		pn := f["pair"]
+		if pn.Kind == yaml.SequenceNode {
+			for i, e := range pn.Content {
+				if k, ok := l.scalar(e, fieldElem(fieldKey(field, "pair"), i)); ok {
+					s.keys = append(s.keys, k)
+				}
+			}
+		} else if k, ok := l.scalar(pn, fieldKey(field, "pair")); ok {
+			s.keys = []string{k}
+		}
 	case f["tag"] != nil:
 		s.kind = srcTag
+		if l.inEach {
+			l.fail(f["tag"], fieldKey(field, "tag"), "inside each a candidate reads the element: tags are the alert's")
+		}
 		if l.m.tags == nil {
 			l.fail(f["tag"], fieldKey(field, "tag"), "the mapping declares no tags (tags: …)")
 		}
@@ -144,10 +195,34 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 			}
 		}
 	}
+	if t := f["then"]; t != nil {
+		// The value, as text, is the name value of the expression.
+		l.env[thenVar] = ""
+		s.then = l.compile(t, fieldKey(field, "then"), reflect.String)
+		delete(l.env, thenVar)
+	}
 	if w := f["when"]; w != nil {
 		s.when = l.condExpr(w, fieldKey(field, "when"))
 	}
 	return s, true
+}
+
+// eachKey is the name, inside each, of the element's member name (an
+// object's) or index (an array's), as text.
+const eachKey = "key"
+
+// thenVar is the name of a candidate's value in its then expression.
+const thenVar = "value"
+
+// memberNode returns the value of a mapping node's member, nil when it has
+// none.
+func memberNode(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // scalarSource reads a candidate written as a scalar: $name (a let) or a
@@ -158,6 +233,10 @@ func (l *loader) scalarSource(n *yaml.Node, field string, origin bool) (source, 
 		return source{}, false
 	}
 	if name, isLet := strings.CutPrefix(s, "$"); isLet {
+		if l.inEach {
+			l.fail(n, field, "inside each a candidate reads the element: lets are the alert's")
+			return source{}, false
+		}
 		i, found := l.letIndex[name]
 		switch {
 		case name == "tags" && l.m.tags != nil:
@@ -194,9 +273,61 @@ func (l *loader) evidence(n *yaml.Node, field string) []evidence {
 	var out []evidence
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		out = append(out, evidence{key: k.Value, from: l.sources(v, fieldKey(field, k.Value), false)})
+		f := fieldKey(field, k.Value)
+		if strings.Contains(k.Value, "*") {
+			if e, ok := l.evidenceEach(k, v, f); ok {
+				out = append(out, e)
+			}
+			continue
+		}
+		out = append(out, evidence{key: k.Value, from: l.sources(v, f, false)})
 	}
 	return out
+}
+
+// evidenceEach reads an evidence key with "*": one line per member of an
+// object, the path alone or {from: path, except: [names], limit: n}; or,
+// with {key: k, value: v}, one per element of an array of objects.
+func (l *loader) evidenceEach(k, v *yaml.Node, field string) (evidence, bool) {
+	e := evidence{key: k.Value}
+	if strings.Count(k.Value, "*") > 1 {
+		l.fail(k, field, "one * a key (it stands for the member's name)")
+		return e, false
+	}
+	from := v
+	if v.Kind == yaml.MappingNode {
+		f := l.members(v, field, []string{"from", "except", "limit", "key", "value", "flatten"})
+		if n := f["flatten"]; n != nil {
+			e.flatten = l.boolean(n, fieldKey(field, "flatten"))
+		}
+		if from = f["from"]; from == nil {
+			l.fail(v, fieldKey(field, "from"), "missing: the path of the object whose members are lines")
+			return e, false
+		}
+		if n := f["except"]; n != nil {
+			e.except = l.names(n, fieldKey(field, "except"))
+		}
+		if n := f["limit"]; n != nil {
+			if n.Kind != yaml.ScalarNode || n.Decode(&e.limit) != nil || e.limit < 1 {
+				l.fail(n, fieldKey(field, "limit"), "want a number of lines, at least 1")
+			}
+		}
+		if (f["key"] == nil) != (f["value"] == nil) {
+			l.fail(v, field, "key and value go together: the members of each element that hold a line's key and value")
+		}
+		if n := f["key"]; n != nil {
+			e.kvKey, _ = l.scalar(n, fieldKey(field, "key"))
+		}
+		if n := f["value"]; n != nil {
+			e.kvValue, _ = l.scalar(n, fieldKey(field, "value"))
+		}
+	}
+	p, ok := l.path(from, field)
+	if !ok {
+		return e, false
+	}
+	e.each = &p
+	return e, true
 }
 
 // condKeys are the keys of a condition written as a mapping.

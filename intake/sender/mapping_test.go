@@ -69,7 +69,7 @@ func TestLoadMappingsErrors(t *testing.T) {
 		want       string // after "DIR/bad.yaml:"
 	}{
 		{"unknown key", "name: acme\nrecognize: [has: a]\nparts: {title: a}\n",
-			`2: recognize: unknown key (known: name, display, security, episode, placeholders, levels, severity, doc, recognise, items, tags, let, parts)`},
+			`2: recognize: unknown key (known: name, display, security, episode, placeholders, blank, levels, severity, doc, recognise, open, reject, items, tags, pairs, let, parts)`},
 		{"unknown part", head + "parts:\n  title: a\n  titel: b\n",
 			`5: parts.titel: unknown key`},
 		{"unknown candidate key", head + "parts:\n  title: {path: a, fallback: b}\n",
@@ -122,6 +122,60 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`5: parts.text.expr: unknown name now`},
 		{"recognise reading an item's let", "name: acme\nitems: alerts\nlet: {check: name}\nrecognise: ['check != \"\"']\nparts: {title: $check}\n",
 			`4: recognise[0]: unknown name check (column 1)`},
+		{"a bad regular expression", head + "parts:\n  title: {expr: 'reFind(str(\"a\"), \"(x\")', as: a}\n",
+			`4: parts.title.expr: reFind: error parsing regexp: missing closing ): ` + "`(x`"},
+		{"a pattern that is no constant", head + "parts:\n  title: {expr: 'reReplace(str(\"a\"), str(\"b\"), \"\")', as: a}\n",
+			`4: parts.title.expr: reReplace: the pattern is a constant string (compiled when the mapping loads)`},
+		{"a bad index", "name: acme\nrecognise: [has: \"a[x].b\"]\nparts: {title: a}\n",
+			`2: recognise[0].has: bad path "a[x].b": an index is [N], N a number from 0`},
+		{"a key after an index without a dot", "name: acme\nrecognise: [has: \"a[0]b\"]\nparts: {title: a}\n",
+			`2: recognise[0].has: bad path "a[0]b": a key after an index follows a dot (a[0].b)`},
+		{"a bad pluck path", head + "parts:\n  title: a\n  text: {expr: 'join(pluck(\"a[]b\"), \",\")'}\n",
+			`5: parts.text.expr: pluck: bad path "a[]b": a key after [] follows a dot (a[].b)`},
+		{"then reading a let it cannot", head + "parts:\n  title: {path: a, then: 'nope + value'}\n",
+			`4: parts.title.then: unknown name nope (column 1)`},
+		{"then giving no text", head + "parts:\n  title: {path: a, then: 'value == \"x\"'}\n",
+			`4: parts.title.then: expected string, but got bool: a candidate gives text`},
+		{"a let inside each", "name: acme\nlet: {x: a}\nrecognise: [has: a]\nparts:\n  title: {each: list, path: $x}\n",
+			`5: parts.title.path: inside each a candidate reads the element: lets are the alert's`},
+		{"pick without each", head + "parts:\n  title: {path: a, pick: last}\n",
+			`4: parts.title.pick: pick goes with each`},
+		{"a bad pick", head + "parts:\n  title: {each: list, path: a, pick: middle}\n",
+			`4: parts.title.pick: "middle": want first or last`},
+		{"each inside each", head + "parts:\n  title: {each: list, of: [{each: inner, path: a}]}\n",
+			`4: parts.title.of[0].each: each inside each`},
+		{"a bad severity range", "name: acme\nseverity: {\"9..1\": high}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: severity.9..1: "9..1": a range is N..M, N.. or ..M of whole numbers, N <= M`},
+		{"a blank blank", "name: acme\nblank: [\" \"]\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: blank[0]: a blank value is blank already`},
+		{"self without only", "name: acme\nitems: {from: alerts, self: true}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: items.self: self needs only`},
+		{"items without from", "name: acme\nitems: {only: [has: a]}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: items.from: missing: the path of the array of alerts`},
+		{"only reading a let", "name: acme\nlet: {x: a}\nitems: {from: alerts, only: ['x != \"\"']}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`3: items.only[0]: unknown name x (column 1)`},
+		{"open without when", head + "open: {path: inner}\nparts: {title: a}\n",
+			`3: open: want {path: the payload the envelope carries, when: conditions that make it an envelope}`},
+		{"reject without reason", head + "reject: {when: 'true'}\nparts: {title: a}\n",
+			`3: reject: want {when: conditions, reason: an expression giving the reason}`},
+		{"a bad label key pattern", head + "parts:\n  title: a\n  labels: {\"*\": {from: details, keys: \"(\"}}\n",
+			`5: parts.labels.*.keys: error parsing regexp`},
+		{"a bad label blank", "name: acme\ntags: tags\nrecognise: [has: a]\nparts:\n  title: a\n  labels: {\"*\": {from: $tags, blank: drop}}\n",
+			`6: parts.labels.*.blank: "drop": want skip`},
+		{"evidence key without value", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"f *\": {from: fields, key: k}}}\n",
+			`5: parts.text.evidence.f *: key and value go together`},
+		{"an evidence limit of zero", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, limit: 0}}}\n",
+			`5: parts.text.evidence.*.limit: want a number of lines, at least 1`},
+		{"pair without pairs", head + "parts:\n  title: {pair: name}\n",
+			`4: parts.title.pair: the mapping declares no pairs (pairs: …)`},
+		{"pairs without value", "name: acme\npairs: {from: fields, key: k}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: pairs: want {from: the array of pairs, key: the member holding a key, value: the member holding its value}`},
+		{"a bad blank pattern", "name: acme\nblank: [{matches: \"(\"}]\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: blank[0].matches: error parsing regexp`},
+		{"labels from an expression that is no list", head + "parts:\n  title: a\n  labels: {\"*\": {expr: 'str(\"a\")'}}\n",
+			`5: parts.labels.*.expr: want a list of "key:value" texts, not a string`},
+		{"an except with a star inside", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, except: [\"a*b\"]}}}\n",
+			`5: parts.text.evidence.*.except[0]: "a*b": a * only at the end (a prefix)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -511,10 +565,19 @@ func (n *jsonNode) write(b *bytes.Buffer, order int, rng *rand.Rand, layout, dep
 	b.WriteByte(end)
 }
 
-// BenchmarkMappingRead measures a built-in mapping's reading of one
+// BenchmarkMappingRead measures each built-in mapping's reading of one
 // payload: Match then Map, as intake calls them.
 func BenchmarkMappingRead(b *testing.B) {
-	for _, name := range []string{"uptime-kuma", "checkly", "site24x7"} {
+	builtins, err := builtinMappings()
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, 0, len(builtins))
+	for name := range builtins {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		s := mapped(name)
 		bodies := fixtureBodies(b, name)
 		values := make([]Value, len(bodies))
@@ -538,7 +601,10 @@ func BenchmarkMappingRead(b *testing.B) {
 	// Detect tries each sender's Match in turn.
 	b.Run("match-miss", func(b *testing.B) {
 		v, _ := Parse([]byte(`{"title": "disk full", "severity": "high", "labels": {"host": "db1"}}`))
-		ss := []Sender{mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7")}
+		ss := make([]Sender, 0, len(names))
+		for _, name := range names {
+			ss = append(ss, mapped(name))
+		}
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, s := range ss {
@@ -548,4 +614,185 @@ func BenchmarkMappingRead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMappingFeatures reads a payload with each feature of the format the
+// converted built-in senders need: each case a small team mapping.
+func TestMappingFeatures(t *testing.T) {
+	const head = "name: acme\nplaceholders: keep\nrecognise: [has: kind]\n"
+	tests := []struct {
+		name, mapping, payload string
+		want                   []Event
+		wantErr                string
+	}{{
+		name: "then, firstLine and truncate: the value transformed, its origin kept",
+		mapping: head + "parts:\n  title: [{path: summary, then: 'truncate(firstLine(value), 5)'}]\n" +
+			"  rule: {path: check, then: 'upper(value)'}\n",
+		payload: `{"kind": "x", "summary": "\n  Disk full on db1\nmore", "check": "disk"}`,
+		want: []Event{{Title: "Disk …", Rule: "DISK", Status: "firing",
+			Origin: map[string]string{"title": "summary", "rule": "check"}}},
+	}, {
+		name: "regular expressions and quote",
+		mapping: head + "parts:\n  title: {expr: 'reReplace(str(\"path\"), `(?s)^.*[\\\\/]`, \"\") + \" \" + quote(reFind(str(\"msg\"), `code=(\\d+)`))', as: path}\n" +
+			"  rule: {expr: 'reFind(str(\"msg\"), `[a-z]+`)', as: msg}\n",
+		payload: `{"kind": "x", "path": "C:\\Windows\\cmd.exe", "msg": "failed code=42"}`,
+		want: []Event{{Title: `cmd.exe "42"`, Rule: "failed", Status: "firing",
+			Origin: map[string]string{"title": "path", "rule": "msg"}}},
+	}, {
+		name: "indexes, pluck and isNumber",
+		mapping: head + "parts:\n  title: \"detection[0].rule\"\n" +
+			"  rule: {expr: 'join(uniq(pluck(\"ind[].tactics[].name\")), \",\")', as: ind}\n" +
+			"  labels: {numeric: {expr: 'isNumber(\"level\") ? \"yes\" : \"no\"'}, text: {expr: 'isNumber(\"detection\") ? \"yes\" : \"no\"'}}\n",
+		payload: `{"kind": "x", "level": " 10.5 ", "detection": [{"rule": "r1"}, {"rule": "r2"}],
+			"ind": [{"tactics": [{"name": "a"}, {"name": "b"}]}, {"tactics": [{"name": "a"}, {"name": ""}, {"x": 1}]}, 7]}`,
+		want: []Event{{Title: "r1", Rule: "a,b", Status: "firing", Labels: map[string]string{"numeric": "yes", "text": "no"},
+			Origin: map[string]string{"title": "detection[0].rule", "rule": "ind"}}},
+	}, {
+		name: "items: the payload itself, or the elements that are alerts, origins prefixed",
+		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, self: true, origin: true, only: [{equals: {type: alert}}]}\n" +
+			"parts:\n  title: name\n  id: {of: [id], prefix: a-}\n",
+		payload: `{"kind": "page", "data": [{"type": "alert", "name": "one", "id": "1"}, {"type": "note", "name": "two"}, {"type": "alert", "name": "three", "id": "3"}]}`,
+		want: []Event{
+			{Title: "one", ID: "a-1", Status: "firing", Origin: map[string]string{"title": "data[].name", "id": "data[].id"}},
+			{Title: "three", ID: "a-3", Status: "firing", Origin: map[string]string{"title": "data[].name", "id": "data[].id"}},
+		},
+	}, {
+		name:    "items: self",
+		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, self: true, origin: true, only: [{equals: {type: alert}}]}\nparts: {title: name}\n",
+		payload: `{"kind": "one", "type": "alert", "name": "me", "data": [{"type": "alert", "name": "not me"}]}`,
+		want:    []Event{{Title: "me", Status: "firing", Origin: map[string]string{"title": "name"}}},
+	}, {
+		name:    "items: an object, origins prefixed without []",
+		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, origin: true}\nparts: {title: [{of: [a, b], sep: \" \"}]}\n",
+		payload: `{"kind": "one", "data": {"a": "x", "b": "y"}}`,
+		want:    []Event{{Title: "x y", Status: "firing", Origin: map[string]string{"title": "data.a+data.b"}}},
+	}, {
+		name: "each: the first (or last) element's value",
+		mapping: head + "parts:\n  title: {each: ev, when: 'str(\"type\") == \"user\"', path: name}\n" +
+			"  entities: {process: {each: ev, pick: last, when: 'str(\"type\") == \"proc\"', path: image}}\n",
+		payload: `{"kind": "x", "ev": [{"type": "proc", "image": "a.exe"}, {"type": "user", "name": ""}, {"type": "user", "name": "bob"}, {"type": "proc", "image": "b.exe"}, {"type": "proc", "image": " "}]}`,
+		want: []Event{{Title: "bob", Status: "firing", Entities: map[string]string{"process": "b.exe"},
+			Origin: map[string]string{"title": "name"}}},
+	}, {
+		name: "each over an object: its members in name order, key their name, origin the member",
+		mapping: head + "parts:\n  title: kind\n  environment: {each: labels, when: 'lower(key) in [\"env\", \"stage\"]', path: \"\"}\n" +
+			"  service: {each: labels, pick: last, when: 'hasPrefix(key, \"svc\")', path: \"\", as: labels}\n" +
+			"  labels: {second: {each: list, when: 'key == \"1\"', path: name}}\n",
+		payload: `{"kind": "x", "labels": {"Stage": "", "env": "prod", "stage": "qa", "svc1": "a", "svc2": "b"}, "list": [{"name": "zero"}, {"name": "one"}]}`,
+		want: []Event{{Title: "x", Environment: "prod", Service: "b", Status: "firing", Labels: map[string]string{"second": "one"},
+			Origin: map[string]string{"title": "kind", "environment": "labels.env", "service": "labels"}}},
+	}, {
+		name: "evidence over an object, an array of key/value objects, flattened",
+		mapping: head + "parts:\n  title: kind\n  text:\n    join: [raw]\n    evidence:\n" +
+			"      \"*\": {from: result, except: [_*, punct], limit: 2}\n" +
+			"      \"field *\": {from: fields, key: k, value: v}\n" +
+			"      \"http.*\": {from: http, flatten: true, limit: 3}\n",
+		payload: `{"kind": "x", "raw": "line", "result": {"_time": "1", "a": "1", "punct": "..", "b": ["x", "y"], "c": {"o": 1}, "d": "4"},
+			"fields": [{"k": "user", "v": "bob"}, {"k": "empty", "v": ""}, "x"],
+			"http": {"hostname": "h", "headers": [{"name": "A"}, {"name": "B"}], "url": "/x"}}`,
+		want: []Event{{Title: "x", Status: "firing",
+			Text:   "line\n\na: 1\nb: x, y\nfield user: bob\nhttp.headers.0.name: A\nhttp.headers.1.name: B\nhttp.hostname: h",
+			Origin: map[string]string{"title": "kind"}}},
+	}, {
+		name: "labels of chosen members: keys, except, blank, join",
+		mapping: "name: acme\nplaceholders: keep\nrecognise: [has: kind]\ntags: {from: meta, key: key, value: value}\nparts:\n  title: kind\n  labels:\n" +
+			"    \"*\": {from: $tags, keys: 'tactic|technique', except: [technique_old], blank: skip}\n" +
+			"    \"m.*\": {from: md, join: \",\"}\n",
+		payload: `{"kind": "x", "meta": [{"key": "Tactic", "value": "TA1"}, {"key": "technique", "value": ""}, {"key": "technique_old", "value": "T0"}, {"key": "severity", "value": "high"}],
+			"md": {"cve": ["a", "b"], "one": "x", "obj": {"z": 1}}}`,
+		want: []Event{{Title: "x", Status: "firing", Labels: map[string]string{"tactic": "TA1", "m.cve": "a,b", "m.one": "x"},
+			Origin: map[string]string{"title": "kind"}}},
+	}, {
+		name: "pairs: a key/value array, else the alert's own member; origins say which",
+		mapping: "name: acme\nrecognise: [has: kind]\npairs: {from: fields, key: key, value: value}\nparts:\n" +
+			"  title: {pair: [name, alert_name]}\n  rule: {pair: [check, alert_id]}\n  service: {pair: [svc, app]}\n" +
+			"  labels: {\"*\": {expr: 'split(str(\"meta\"), \",\")'}}\n",
+		payload: `{"kind": "x", "alert_id": "top", "svc": "", "meta": "Team:core, env: prod,bare",
+			"fields": [{"key": " name ", "value": "Disk"}, {"key": "name", "value": "second"}, {"key": "svc", "value": "api"}]}`,
+		want: []Event{{Title: "Disk", Rule: "top", Service: "api", Status: "firing", Labels: map[string]string{"Team": "core", "env": "prod"},
+			Origin: map[string]string{"title": "fields.name", "rule": "alert_id", "service": "svc"}}},
+	}, {
+		name:    "a blank pattern",
+		mapping: "name: acme\nblank: [{matches: '(?i)^\\*.*insert.*\\*$'}]\nrecognise: [has: kind]\nparts:\n  title: [app, kind]\n",
+		payload: `{"kind": "x", "app": "*Insert desired application name*"}`,
+		want:    []Event{{Title: "x", Status: "firing", Origin: map[string]string{"title": "kind"}}},
+	}, {
+		name:    "a blank-value list",
+		mapping: "name: acme\nblank: [\"-\", N/A]\nrecognise: [has: kind]\nparts:\n  title: [user, name]\n  labels: {host: host}\n",
+		payload: `{"kind": "x", "user": " - ", "name": "n", "host": "N/A"}`,
+		want:    []Event{{Title: "n", Status: "firing", Origin: map[string]string{"title": "name"}}},
+	}, {
+		name:    "reject: recognised, no alert, a reason",
+		mapping: head + "reject: {when: 'str(\"kind\") != \"alert\"', reason: '\"a \" + quote(str(\"kind\")) + \" record is no alert\"'}\nparts: {title: kind}\n",
+		payload: `{"kind": "flow"}`,
+		wantErr: `a "flow" record is no alert`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": tt.mapping}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := mustParse(t, tt.payload)
+			if !senders[0].Match(v) {
+				t.Fatal("not recognised")
+			}
+			got, err := senders[0].Map(v)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr || len(got) != 0 {
+					t.Fatalf("Map = %v, %v; want the error %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMappingSeverityRanges: a table's ranges of whole numbers, a decimal
+// read by its whole part, the table's own values first.
+func TestMappingSeverityRanges(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"severity: {\"..0\": info, \"1..3\": low, \"4..\": critical, \"2\": high}\nlevels: [\"0\", \"2\", \"4\"]\nrecognise: [has: a]\nparts: {title: a}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	for raw, want := range map[string]openrecall.Severity{"-5": "info", "0": "info", "1": "low", "2": "high", "3.9": "low", " 4 ": "critical",
+		"99": "critical", "x": "unknown", "": "unknown", "NaN": "unknown"} {
+		if got := s.Severity(raw); got != want {
+			t.Errorf("severity %q = %s, want %s", raw, got, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"0", "2", "4"}, s.Levels); diff != "" {
+		t.Errorf("levels (-want +got):\n%s", diff)
+	}
+}
+
+// TestMappingOpen: an envelope is opened when its conditions hold, and
+// Read reads what it carries with the sender that recognises it.
+func TestMappingOpen(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"recognise: [any: [{has: rule}, {has: wrapped.rule}]]\nopen: {path: wrapped, when: [{not: {has: rule}}, {is: {wrapped: object}}]}\n" +
+		"parts: {title: rule}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	if _, ok := s.Open(mustParse(t, `{"rule": "r", "wrapped": {"rule": "inner"}}`)); ok {
+		t.Error("opened a payload that is an alert itself")
+	}
+	inner, ok := s.Open(mustParse(t, `{"wrapped": {"rule": "inner"}}`))
+	if !ok || inner.Compact() != `{"rule":"inner"}` {
+		t.Errorf("open = %s, %v", inner.Compact(), ok)
+	}
+	_, events, err := Read([]Sender{s}, mustParse(t, `{"wrapped": {"rule": "inner"}}`))
+	if err != nil || len(events) != 1 || events[0].Title != "inner" {
+		t.Errorf("read %+v, %v", events, err)
+	}
 }

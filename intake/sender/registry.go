@@ -12,13 +12,13 @@ func All() []Sender {
 		// Envelopes.
 		sns(),
 		// Monitoring and incident senders.
-		pagerDutyWebhook(), opsgenie(), datadog(), newRelic(), cloudWatch(),
-		azureMonitor(), googleCloudMonitoring(), sentry(), zabbix(), dynatrace(),
-		splunk(), signalFx(), kibana(), graylog(), coralogix(), netdata(),
+		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
+		azureMonitor(), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
+		mapped("splunk"), signalFx(), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
-		falcosidekick(), wazuh(), elasticSecurity(), splunkES(), suricata(), guardDuty(),
-		securityHub(), sentinel(), defender(), crowdStrike(), sentinelOne(), datadogSignal(), secOps(),
+		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), guardDuty(),
+		securityHub(), sentinel(), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
 		panther(),
 	}
 }

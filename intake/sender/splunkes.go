@@ -151,6 +151,12 @@ func splunkES() Sender {
 	}
 }
 
+// splunkWebhook reports whether v has the shape of Splunk's webhook alert
+// action: sid and search_name, with results_link or a result object.
+func splunkWebhook(v Value) bool {
+	return v.IsObject() && v.Has("sid") && v.Has("search_name") && (v.Has("results_link") || v.Get("result").IsObject())
+}
+
 // splunkESWebhook reports whether v is Splunk's webhook alert action
 // carrying a notable or sent by an ES correlation search.
 func splunkESWebhook(v Value) bool {

@@ -8,11 +8,11 @@ func TestSplunkAndSplunkES(t *testing.T) {
 	plain := mustParse(t, `{"result":{"host":"a","count":"3"},"sid":"s1","results_link":"http://x","search_name":"errors","app":"search"}`)
 	notable := mustParse(t, `{"result":{"rule_name":"Excessive Failed Logins","security_domain":"access","urgency":"high","user":"alice"},"sid":"s2","results_link":"http://x","search_name":"Access - Excessive Failed Logins - Rule","app":"SplunkEnterpriseSecuritySuite"}`)
 	escu := mustParse(t, `{"result":{"dest":"h","user":"bob"},"sid":"s3","results_link":"http://x","search_name":"ESCU - Detect Mimikatz - Rule","app":"DA-ESS-ContentUpdate"}`)
-	if !splunk().Match(plain) || splunkES().Match(plain) {
+	if !mapped("splunk").Match(plain) || splunkES().Match(plain) {
 		t.Error("a plain webhook is splunk's alone")
 	}
 	for _, v := range []Value{notable, escu} {
-		if splunk().Match(v) || !splunkES().Match(v) {
+		if mapped("splunk").Match(v) || !splunkES().Match(v) {
 			t.Errorf("%s is splunk-es's alone", v.Compact())
 		}
 	}

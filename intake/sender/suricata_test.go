@@ -6,7 +6,7 @@ import (
 )
 
 func TestSuricataNonAlertRecords(t *testing.T) {
-	s := suricata()
+	s := mapped("suricata")
 	for _, body := range []string{
 		`{"timestamp":"2017-06-06T13:52:59.583853+0000","flow_id":1180931744387312,"in_iface":"eth0","event_type":"flow","src_ip":"10.0.0.1","src_port":5000,"dest_ip":"10.0.0.2","dest_port":80,"proto":"TCP","flow":{"pkts_toserver":3}}`,
 		`{"timestamp":"2017-06-06T13:52:59.583853+0000","flow_id":1180931744387312,"event_type":"dns","src_ip":"10.0.0.1","dest_ip":"10.0.0.2","proto":"UDP","dns":{"type":"query","rrname":"example.com"}}`,
@@ -29,10 +29,10 @@ func TestSuricataLenient(t *testing.T) {
 	// A gid absent and a severity of the wrong type: the alert is read, the
 	// severity is absent.
 	v, _ := Parse([]byte(`{"timestamp":"2017-06-06T13:52:59.583853+0000","event_type":"alert","flow_id":"7","alert":{"signature_id":"2001219","signature":"ET SCAN Potential SSH Scan","severity":{"x":1}}}`))
-	if !suricata().Match(v) {
+	if !mapped("suricata").Match(v) {
 		t.Fatal("not recognised")
 	}
-	events, err := suricata().Map(v)
+	events, err := mapped("suricata").Map(v)
 	if err != nil || len(events) != 1 {
 		t.Fatalf("Map = %v, %v", events, err)
 	}
@@ -41,7 +41,7 @@ func TestSuricataLenient(t *testing.T) {
 		t.Errorf("rule %q severity %q time %v", e.Rule, e.Severity, e.Timestamp)
 	}
 	for raw, want := range map[string]string{"1": "high", "2": "medium", "3": "low", "4": "info", "9": "info", "0": "unknown", "x": "unknown"} {
-		if got := string(suricataSeverity(raw)); got != want {
+		if got := string(mapped("suricata").Severity(raw)); got != want {
 			t.Errorf("severity %q = %s, want %s", raw, got, want)
 		}
 	}
@@ -54,7 +54,7 @@ func TestSuricataLenient(t *testing.T) {
 // stands) and no rule.
 func TestSuricataWithoutSignatureIDHasNoID(t *testing.T) {
 	v := mustParse(t, `{"event_type":"alert","flow_id":987,"timestamp":"2024-02-20T11:25:02.201334+0000","alert":{"gid":1,"signature":"ET DNS Query to a *.dyndns. Domain","severity":2}}`)
-	es, err := suricata().Map(v)
+	es, err := mapped("suricata").Map(v)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("read: %v, %d events", err, len(es))
 	}

@@ -8,7 +8,7 @@ import (
 func TestWazuhTimestampAndLevels(t *testing.T) {
 	// Wazuh writes its zone without a colon; a level may arrive as text.
 	v, _ := Parse([]byte(`{"timestamp":"2024-03-01T10:00:00.123+0000","rule":{"id":"5716","level":"5","description":"sshd: authentication failed.","groups":"sshd"},"agent":{"id":"001","name":"web-01"},"location":"/var/log/auth.log","id":"1.2","data":{"srcuser":["x"],"dstuser":"root"}}`))
-	s := wazuh()
+	s := mapped("wazuh")
 	if !s.Match(v) {
 		t.Fatal("not recognised")
 	}
@@ -48,7 +48,7 @@ func TestWazuhLevelsByRulesClassification(t *testing.T) {
 		"10.0": "high", "-1": "unknown", "x": "unknown", "": "unknown",
 	}
 	for raw, w := range want {
-		if got := string(wazuhSeverity(raw)); got != w {
+		if got := string(mapped("wazuh").Severity(raw)); got != w {
 			t.Errorf("level %q = %s, want %s", raw, got, w)
 		}
 	}
