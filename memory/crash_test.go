@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,9 +26,10 @@ import (
 // statement of that batch in turn (SIGKILL: no deferred call, no
 // rollback, the connection simply gone), then opens the memory again and
 // finds every delivery either untouched (pending, nothing of its analysis
-// in the trail, no cost point) or complete (its result carrying the entries
-// the trail holds, a cost point each), the whole batch alike, and the
-// audit chain intact. It runs on the backend under test: SQLite, or
+// in the trail, no cost point, no notification intent) or complete (its
+// result carrying the entries the trail holds, a cost point each, and the
+// intents its Notify hook gives it, one per receiver), the whole batch
+// alike, and the audit chain intact. It runs on the backend under test: SQLite, or
 // PostgreSQL in make test's conformance run.
 
 // The child's environment: the memory it persists into, and the number of
@@ -105,9 +107,13 @@ func checkCrashed(t *testing.T, st *Store, at int, persisted bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		intents := intentsOf(t, st, sv.AnalysisID)
+		want := []string{"pager/trigger/" + sv.Alert.ID + "/pending", "chat/trigger/" + sv.Alert.ID + "/pending"}
 		switch {
-		case !sv.Done && (sv.Result != nil || len(trail) > 0):
-			t.Fatalf("kill before statement %d: delivery %d pending with a result (%v) or %d audit entries", at, id, sv.Result != nil, len(trail))
+		case !sv.Done && (sv.Result != nil || len(trail) > 0 || len(intents) > 0):
+			t.Fatalf("kill before statement %d: delivery %d pending with a result (%v), %d audit entries or intents %v", at, id, sv.Result != nil, len(trail), intents)
+		case sv.Done && !slices.Equal(intents, want):
+			t.Fatalf("kill before statement %d: delivery %d done with intents %v, want %v", at, id, intents, want)
 		case sv.Done && (sv.Result == nil || sv.Integrity == "failed" || len(trail) == 0 || !sameEntries(sv.Result.Audit, trail)):
 			t.Fatalf("kill before statement %d: delivery %d done, its result %+v against the trail's %d entries", at, id, sv.Result, len(trail))
 		case sv.Done:
@@ -181,7 +187,7 @@ func TestCrashChild(t *testing.T) {
 			CumulativeCost: openrecall.NanoUSD(i + 1), CumulativeBaseline: openrecall.NanoUSD(5 * (i + 1))}
 	}
 	sealer := audit.NewSealer(testKey)
-	sink := Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts}
+	sink := Sink{Store: st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Notify: notifyBoth}
 	k.armed.Store(true)
 	if _, err := sink.PersistBatch(ctx, results, points); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,9 @@
 // PostgreSQL: it retains analyst decisions (incidents), recalls them for a
 // fingerprint, and keeps the audit trail and cost curve, the durable inbox
 // of serve and its leases, alert groups, exceptions, what waits for a
-// person, archives, the daily budget and cockpit sessions. It is the only
-// package that imports a database driver.
+// person, archives, the daily budget, cockpit sessions and the outbox of
+// notification intents. It is the only package that imports a database
+// driver.
 //
 // # Backends
 //
@@ -59,12 +60,13 @@
 // keying and row seals (audit.go, cost.go, trail.go, archive.go, seal.go,
 // completions.go); Decisions, alert groups, exceptions and what waits for
 // a person (groups.go, exceptions.go, waiting.go); Budget, serve's daily
-// model budget (budget.go); Sessions, the cockpit's (sessions.go). Store
-// embeds them all, so it has every method, and keeps the few that span
+// model budget (budget.go); Sessions, the cockpit's (sessions.go); Outbox,
+// the notification intents and their dispatch (outbox.go). Store embeds
+// them all, so it has every method, and keeps the few that span
 // aggregates: Export and Import (memories with their exceptions),
 // ForgetArchived, Complete, Size. The sink (sink.go) writes one batch of
 // results across them in one transaction, the completion of their inbox
-// deliveries included. Consumers declare the small
+// deliveries and their notification intents included. Consumers declare the small
 // interfaces they need (usecase, server, workflow, routing) and take a
 // Store through them; only the composition root (cmd/openrecall) names
 // *Store.
@@ -153,6 +155,31 @@
 // memories, migrated without one). Forget takes a decision back: the record
 // stays, marked forgotten, and is never recalled; Supersede forgets one
 // memory and retains its replacement in one transaction.
+//
+// # Outbox
+//
+// Each stored result's notification intents (root Intent: a receiver, a
+// kind, the episode's key; Sink.Notify gives them) are written in the
+// sink's transaction with the result, only for the results it stores: a
+// result fenced out of its delivery writes none, so no result is stored
+// without its intents, nor an intent without its result. A dispatcher
+// (serve's runner) claims them under a lease with the inbox's rules
+// (lease.go: a passed lease is any other Store's to take, a former start
+// of the same instance's at once, never the Store's that let it pass, nor
+// one whose outcome it has not reported), oldest first, each with its
+// episode's Prior, and never an intent while an earlier one of its
+// episode (receiver and key) is pending: an episode is delivered in
+// creation order, one intent at a time. An earlier dead letter blocks
+// nothing, and RetryIntent refuses to revive one once a later intent of
+// its episode was sent or is being sent. The outcome — IntentSent (with
+// the receiver's delivery state, the episode's later Prior), IntentFailed
+// (pending again, not before its next try) or IntentDead (a dead letter,
+// listed and counted until a person retries it) — is written only under
+// the claim that took it (owner and attempt), else refused with
+// openrecall.ErrLeaseLost. These writes run in the store's one write
+// transaction at a time, because the ordering rule reads rows other than
+// those it writes. PruneOutbox deletes sent intents older than the
+// retention, but keeps an open episode's Prior.
 //
 // # Audit and cost
 //

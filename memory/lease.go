@@ -43,6 +43,9 @@ type leases struct {
 	// claiming counts the Claims under way: rows they committed may not
 	// be in held yet.
 	claiming int
+	// intents: outbox id → the attempt of this Store's claim of it, from
+	// ClaimIntents until its outcome is written or refused (outbox.go).
+	intents map[int64]int64
 	// afterRenew is Options.AfterRenew.
 	afterRenew func()
 }
@@ -61,7 +64,8 @@ func newLeases(opts Options) *leases {
 		ttl = DefaultLease
 	}
 	return &leases{instance: opts.Instance, owner: opts.Instance + "/" + hex.EncodeToString(b[:]), ttl: ttl,
-		held: map[int64]claimedRow{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}, afterRenew: opts.AfterRenew}
+		held: map[int64]claimedRow{}, byAnalysis: map[string]int64{}, lost: map[int64]string{}, intents: map[int64]int64{},
+		afterRenew: opts.AfterRenew}
 }
 
 // claim returns the attempt this Store holds of inbox row id; false when
@@ -191,13 +195,8 @@ func (s *Inbox) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 		return nil, translate("claim: begin", err)
 	}
 	defer tx.Rollback()
-	var version int
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
-		return nil, translate("claim: schema version", err)
-	}
-	if want := SchemaVersion(); version != want {
-		return nil, fmt.Errorf("claim: the database's schema version is %d, this binary's is %d (another openrecall migrated it): upgrade or restart with the matching binary: %w",
-			version, want, openrecall.ErrSchemaMismatch)
+	if err := sameSchemaTx(ctx, tx, "claim"); err != nil {
+		return nil, err
 	}
 	// A lease this Store let pass (a pause longer than it) is another
 	// owner's to take, never this Store's own: its analysis is still in
@@ -262,6 +261,21 @@ func (s *Inbox) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	// RETURNING gives no order: the oldest first, as the inbox is drained.
 	slices.SortFunc(out, func(a, b openrecall.Delivery) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// sameSchemaTx refuses, in tx, a database whose schema version is not
+// this binary's (openrecall.ErrSchemaMismatch): a claim of work from it
+// would be read or written with another schema's meaning.
+func sameSchemaTx(ctx context.Context, tx *sql.Tx, what string) error {
+	var version int
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
+		return translate(what+": schema version", err)
+	}
+	if want := SchemaVersion(); version != want {
+		return fmt.Errorf("%s: the database's schema version is %d, this binary's is %d (another openrecall migrated it): upgrade or restart with the matching binary: %w",
+			what, version, want, openrecall.ErrSchemaMismatch)
+	}
+	return nil
 }
 
 // RenewLeases extends the lease of every delivery this Store holds by

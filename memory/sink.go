@@ -19,6 +19,11 @@ type Sink struct {
 	// Waits, when not nil, says which results wait for a person: they are
 	// recorded with their audit entries, in the same transaction.
 	Waits WaitsFunc
+	// Notify, when not nil, gives each result's notification intents
+	// (DESIGN §12b): they are written to the outbox with the result, in
+	// the same transaction, for the results stored (none for a result
+	// fenced out, nor for one stored before).
+	Notify NotifyFunc
 	// Continue makes cost points continue their batch's stored curve:
 	// their index and running sums follow the last point stored, which
 	// another serve process sharing the daily curve may have appended
@@ -38,15 +43,17 @@ func (s Sink) Persist(ctx context.Context, r openrecall.Result, point *openrecal
 
 // PersistBatch stores a batch of results in one transaction: all their
 // audit entries, chained in input order, then all their cost points, then
-// their alert groups and exception proposals, and the completions of their
-// strong calls (the running mean of the expected completion), each kind
-// with multi-row inserts; and, for a result of a delivery this Store
-// claimed from the inbox, the delivery's completion with the result
-// (Store.Complete's rows). Either all of it is stored or none, so a served
-// result is never stored without its delivery completed, nor the other
-// way round. points[i] belongs to results[i]. It returns each result's
-// entries as stored (none for a result whose delivery another owner holds
-// now: nothing of it is stored).
+// their alert groups and exception proposals, the completions of their
+// strong calls (the running mean of the expected completion) and their
+// notification intents (Notify), each kind with multi-row inserts; and,
+// for a result of a delivery this Store claimed from the inbox, the
+// delivery's completion with the result (Store.Complete's rows). Either
+// all of it is stored or none, so a served result is never stored without
+// its delivery completed, nor the other way round, and a result is never
+// stored without its intents, nor an intent without its result.
+// points[i] belongs to results[i]. It returns each result's entries as
+// stored (none for a result whose delivery another owner holds now:
+// nothing of it is stored).
 func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, points []*openrecall.CostPoint) ([][]openrecall.AuditEntry, error) {
 	if s.Seal == nil {
 		return nil, fmt.Errorf("persist: nil seal function: %w", openrecall.ErrInvalid)
@@ -133,6 +140,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			return err
 		}
 		if err := recordStrongCompletionsTx(ctx, tx, kept); err != nil {
+			return err
+		}
+		if err := s.Store.recordIntentsTx(ctx, tx, kept, s.Notify, s.Store.now()); err != nil {
 			return err
 		}
 		out = trails(results, f, sealed)

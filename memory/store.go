@@ -75,8 +75,8 @@ type Options struct {
 	// claimed again at once, without waiting for its lease to pass. Empty
 	// is one instance like any other.
 	Instance string
-	// Lease is how long a claim of an inbox delivery lasts unless renewed
-	// (DefaultLease when 0).
+	// Lease is how long a claim of an inbox delivery or an outbox intent
+	// lasts unless renewed (DefaultLease when 0).
 	Lease time.Duration
 	// AfterRenew, when set, runs inside RenewLeases once its transaction
 	// committed and before it judges the claims it renewed: the point
@@ -108,6 +108,8 @@ type Store struct {
 	Budget
 	// Sessions are the cockpit's sessions.
 	Sessions
+	// Outbox is the notification intents and their dispatch.
+	Outbox
 }
 
 // Memories retains analysts' decisions (incidents) and recalls them:
@@ -138,12 +140,17 @@ type Budget struct{ *conn }
 // concurrent use.
 type Sessions struct{ *conn }
 
+// Outbox is the notification intents written with their results and the
+// dispatcher's claims, outcomes, dead letters and counts of them:
+// outbox.go. It is safe for concurrent use.
+type Outbox struct{ *conn }
+
 // The aggregates' zero values are not usable: each is a field of a Store.
 
 // newStore composes the aggregates over c.
 func newStore(c *conn) *Store {
 	return &Store{conn: c, Memories: Memories{c}, Inbox: Inbox{c}, Trail: Trail{c},
-		Decisions: Decisions{c}, Budget: Budget{c}, Sessions: Sessions{c}}
+		Decisions: Decisions{c}, Budget: Budget{c}, Sessions: Sessions{c}, Outbox: Outbox{c}}
 }
 
 // conn is what the aggregates of a Store share: the connections, the
@@ -176,8 +183,9 @@ type conn struct {
 	// lockKey+1).
 	pg      bool
 	lockKey int64
-	// leases are the inbox deliveries this Store claimed (lease.go); lost
-	// counts the claims it found reclaimed by another owner.
+	// leases are the inbox deliveries and outbox intents this Store
+	// claimed (lease.go, outbox.go); lost counts the inbox claims it found
+	// reclaimed by another owner.
 	leases *leases
 	lost   atomic.Int64
 	// seal seals rows and checks them on reading once SealRows ran (nil:
