@@ -50,6 +50,7 @@ type options struct {
 	noGrouping    bool
 	ordered       bool
 	continueCurve bool
+	notify        memory.NotifyFunc
 	noExceptions  bool
 	wire          func(*workflow.Config)
 }
@@ -90,6 +91,10 @@ func OrderedRouting(on bool) Option { return func(o *options) { o.ordered = on }
 // Continue makes the sink's cost points continue the stored daily curve
 // (several serve processes share it).
 func Continue() Option { return func(o *options) { o.continueCurve = true } }
+
+// Notify gives each stored result its notification intents, written in
+// the sink's transaction with it (the outbox, DESIGN §12b).
+func Notify(f memory.NotifyFunc) Option { return func(o *options) { o.notify = f } }
 
 // NoExceptions leaves the pipeline without stored exceptions.
 func NoExceptions() Option { return func(o *options) { o.noExceptions = true } }
@@ -184,7 +189,8 @@ func (r *Root) Sink(ctx context.Context) (sink memory.Sink, err error) {
 	if err != nil {
 		return sink, err
 	}
-	return memory.Sink{Store: r.st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Continue: r.o.continueCurve}, nil
+	return memory.Sink{Store: r.st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Continue: r.o.continueCurve,
+		Notify: r.o.notify}, nil
 }
 
 // Pipeline is the workflow over the memory routing with router, in mode,

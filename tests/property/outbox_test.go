@@ -17,7 +17,7 @@ import (
 	gg "github.com/leanovate/gopter/gen"
 
 	"github.com/openrecall/openrecall"
-	"github.com/openrecall/openrecall/audit"
+	"github.com/openrecall/openrecall/internal/compose"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/notify"
 	"github.com/openrecall/openrecall/tests/property/pbt"
@@ -281,7 +281,15 @@ func runOutbox(r outboxRun) ([]string, error) {
 		}
 		defer func() { _ = st.Close() }()
 		procs[i] = st
-		sinks[i] = memory.Sink{Store: st, Seal: audit.Seal, Notify: outboxHook}
+		// The product's sink (internal/compose), with the hook the
+		// routes will give it.
+		root, err := productRoot(st, nil, clock.Now, compose.Notify(outboxHook))
+		if err != nil {
+			return nil, err
+		}
+		if sinks[i], err = root.Sink(ctx); err != nil {
+			return nil, fmt.Errorf("setup: %v", err)
+		}
 	}
 	raw, err := rawInbox(loc)
 	if err != nil {
