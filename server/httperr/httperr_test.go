@@ -29,6 +29,9 @@ var sentinels = map[string]struct {
 	"ErrFull":           {openrecall.ErrFull, http.StatusInternalServerError},
 	"ErrNoSpace":        {openrecall.ErrNoSpace, http.StatusInternalServerError},
 	"ErrSchemaMismatch": {openrecall.ErrSchemaMismatch, http.StatusInternalServerError},
+	// A dispatcher's own condition (another process took the intent): never
+	// a person's request, so a server error if it ever reached one.
+	"ErrLeaseLost": {openrecall.ErrLeaseLost, http.StatusInternalServerError},
 }
 
 func TestStatus(t *testing.T) {
