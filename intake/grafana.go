@@ -25,7 +25,7 @@ const formatGrafanaLegacy Format = "grafana-legacy"
 // that notification carries together (evalMatches, ruleUrl, dashboardId,
 // panelId), and no alerts array.
 func grafanaLegacy(o object) bool {
-	if o.has("alerts") || !(o.has("ruleName") || o.has("ruleId")) {
+	if o.has("alerts") || (!o.has("ruleName") && !o.has("ruleId")) {
 		return false
 	}
 	if s, err := o.str("state"); err != nil || s == "" {

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -209,7 +210,7 @@ func (c *guardConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
-	return c.Conn.Begin()
+	return nil, errors.New("placeholder guard: the driver's connection has no BeginTx")
 }
 
 func (c *guardConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
@@ -290,7 +291,7 @@ func (s guardStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
 		return e.ExecContext(ctx, args)
 	}
-	return s.Stmt.Exec(values(args))
+	return nil, errors.New("placeholder guard: the driver's statement has no ExecContext")
 }
 
 func (s guardStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -298,15 +299,7 @@ func (s guardStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
 		return q.QueryContext(ctx, args)
 	}
-	return s.Stmt.Query(values(args))
-}
-
-func values(args []driver.NamedValue) []driver.Value {
-	v := make([]driver.Value, len(args))
-	for i, a := range args {
-		v[i] = a.Value
-	}
-	return v
+	return nil, errors.New("placeholder guard: the driver's statement has no QueryContext")
 }
 
 // The rule the guard checks, on texts of each kind.

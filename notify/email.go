@@ -190,7 +190,7 @@ func (e *Email) deliver(ctx context.Context, msg []byte) (err error) {
 		_ = conn.Close()
 		return smtpFailure("greeting", err, secrets)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // after QUIT, or on a failure: nothing more to say
 	if err := c.Hello(e.hello); err != nil {
 		return smtpFailure("EHLO", err, secrets)
 	}

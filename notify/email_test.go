@@ -77,7 +77,7 @@ func newSMTPServer(t *testing.T, configure func(s *smtpServer)) *smtpServer {
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				s.serve(c)
 			}()
 		}
@@ -441,7 +441,7 @@ func TestEmailVerifiesTheCertificate(t *testing.T) {
 // than its context allows, and the failure is retried.
 func TestEmailTimesOut(t *testing.T) {
 	srv := newSMTPServer(t, func(s *smtpServer) { s.stall = true })
-	notify.CheckNoAnswerInTime(t, newEmail(t, mailConfig(t, srv)), trigger(), 300*time.Millisecond)
+	_ = notify.CheckNoAnswerInTime(t, newEmail(t, mailConfig(t, srv)), trigger(), 300*time.Millisecond)
 	// Nothing listens: the connection is refused, and retried.
 	cfg := mailConfig(t, srv)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

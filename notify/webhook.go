@@ -274,7 +274,7 @@ func NewWebhookBody(receiver string, n Notification) WebhookBody {
 func webhookMemories(r openrecall.Result) []WebhookMemory {
 	out := []WebhookMemory{}
 	for _, v := range votesOf(r) {
-		out = append(out, WebhookMemory{ID: v.ID, Decision: v.Decision, Score: v.Score, Analyst: v.Analyst, Note: v.Note})
+		out = append(out, WebhookMemory(v))
 	}
 	return out
 }

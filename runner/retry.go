@@ -49,18 +49,6 @@ func (rs retrySink) PersistBatch(ctx context.Context, results []openrecall.Resul
 	return out, err
 }
 
-// wait waits for d; false means halt or ctx came first.
-func wait(ctx context.Context, halt <-chan struct{}, d time.Duration) bool {
-	select {
-	case <-halt:
-		return false
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
-}
-
 // retry runs op until it succeeds or ctx is done, logging each failure.
 func retry(ctx context.Context, log *zap.Logger, what, first string, n int, op func() error) error {
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {

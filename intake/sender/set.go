@@ -79,14 +79,18 @@ func Merge(builtins, extra []Sender) (Set, error) {
 	return s, nil
 }
 
+// nameRune reports whether r may be in a sender's name: letters, digits,
+// '-', '_' and '.'.
+func nameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+}
+
 // checkExtra checks a sender a team added.
 func checkExtra(e Sender) error {
 	switch {
 	case e.Name == "":
 		return fmt.Errorf("a sender has no name: %w", openrecall.ErrInvalid)
-	case strings.IndexFunc(e.Name, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
-	}) >= 0 || e.Name[0] == '.':
+	case strings.IndexFunc(e.Name, func(r rune) bool { return !nameRune(r) }) >= 0 || e.Name[0] == '.':
 		return fmt.Errorf("sender %q: a name is letters, digits, '-', '_' and '.' (it is the path segment of POST /api/v1/alerts/NAME): %w", e.Name, openrecall.ErrInvalid)
 	case e.Builtin || e.Map == nil:
 		return fmt.Errorf("sender %q: an added sender needs a Map of its own: %w", e.Name, openrecall.ErrInvalid)
