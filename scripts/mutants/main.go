@@ -164,6 +164,17 @@ func run(dir, profile, seed, only string, keep bool, jobs int) error {
 	return nil
 }
 
+// packageDir returns dir, or the nearest directory above it within root
+// that holds a Go file: the package a mutated data file is embedded in.
+func packageDir(root, dir string) string {
+	for d := dir; d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
+		if gos, _ := filepath.Glob(filepath.Join(root, d, "*.go")); len(gos) > 0 {
+			return d
+		}
+	}
+	return "."
+}
+
 // apply mutates one file of the scratch copy, runs the suite and restores
 // the file. It returns killed, survived or error, and a detail.
 func apply(scratch string, m mutant, profile, seed string) (result, detail string) {
@@ -187,8 +198,10 @@ func apply(scratch string, m mutant, profile, seed string) (result, detail strin
 		}
 	}()
 	// The package of the mutated file is what can stop building (a mutant
-	// changes one file); the suite's own build covers what imports it.
-	if out, err := goCmd(scratch, nil, "build", "./"+filepath.ToSlash(filepath.Dir(m.File))); err != nil {
+	// changes one file); the suite's own build covers what imports it. A
+	// file that is not Go (a sender's mapping, embedded) belongs to the
+	// package of the nearest directory above it that holds Go files.
+	if out, err := goCmd(scratch, nil, "build", "./"+filepath.ToSlash(packageDir(scratch, filepath.Dir(m.File)))); err != nil {
 		return "error", "does not build: " + firstLine(out)
 	}
 	if targeted {

@@ -84,3 +84,23 @@ func TestEverySpecStillApplies(t *testing.T) {
 		}
 	}
 }
+
+// A mutated data file (a sender's embedded mapping) is built as the
+// package of the nearest directory above it that holds Go files.
+func TestPackageDirOfADataFile(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"intake/sender/sender.go", "intake/sender/mappings/a.yaml"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for dir, want := range map[string]string{"intake/sender/mappings": "intake/sender", "intake/sender": "intake/sender", "nowhere/at/all": "."} {
+		if got := packageDir(root, dir); got != want {
+			t.Errorf("packageDir(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
