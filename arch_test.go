@@ -45,6 +45,8 @@ var layers = map[string]layer{
 	"config":              {module: []string{"", "routing", "triage"}, external: []string{"go.yaml.in/yaml/v3"}},
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
+	// The sender a team adds, for the tests of intake and server.
+	"internal/sendertest": {module: []string{"", "intake/sender"}},
 	"server":              {module: []string{"", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// serve's work beside the HTTP server: the inbox's drain, pruning,
 	// leases, the webhook. The server consumes it through its own

@@ -9,26 +9,8 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/intake/sender"
+	"github.com/openrecall/openrecall/internal/sendertest"
 )
-
-// acmeMonitor is a sender a team adds (a made-up monitor), written in Go as
-// its mapping file would define it: recognised by "monitor_id", its title
-// from "check", its severity from "level" on its own scale, its service
-// from "app".
-func acmeMonitor() sender.Sender {
-	scale := sender.Scale{"page": openrecall.SeverityCritical, "ticket": openrecall.SeverityMedium}
-	return sender.Sender{Name: "acme-monitor", Display: "Acme Monitor",
-		Severity: scale.Map, Levels: []string{"page", "ticket"},
-		Match: func(v sender.Value) bool { return v.Has("monitor_id") && v.Has("check") },
-		Map: func(v sender.Value) ([]sender.Event, error) {
-			var e sender.Event
-			e.Set(sender.PartTitle, v.Get("check").String(), "check")
-			e.Set(sender.PartSeverity, v.Get("level").String(), "level")
-			e.Set(sender.PartService, v.Get("app").String(), "app")
-			e.Set(sender.PartRule, v.Get("monitor_id").String(), "monitor_id")
-			return []sender.Event{e}, nil
-		}}
-}
 
 // loose is a team's mapping that matches any object: it must never take a
 // payload a built-in sender recognises.
@@ -93,7 +75,7 @@ const acmePayload = `{"monitor_id": "chk-42", "check": "Checkout latency above 2
 // when detected and when named (--format NAME), and only with that set:
 // the built-ins alone read it generically.
 func TestAddedSenderIsDetectedAndNamed(t *testing.T) {
-	set := mustMerge(t, acmeMonitor())
+	set := mustMerge(t, sendertest.AcmeMonitor())
 	format, err := intake.ParseFormatIn("ACME-Monitor", set)
 	if err != nil || format != "acme-monitor" {
 		t.Fatalf("ParseFormatIn(ACME-Monitor) = %q, %v", format, err)

@@ -9,25 +9,8 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake/sender"
+	"github.com/openrecall/openrecall/internal/sendertest"
 )
-
-// acmeMonitor is a sender a team adds (a made-up monitor), built in Go as
-// its mapping file would define it, so that the server's use of a set is
-// tested whether or not the mapping engine is there.
-func acmeMonitor() sender.Sender {
-	scale := sender.Scale{"page": openrecall.SeverityCritical, "ticket": openrecall.SeverityMedium}
-	return sender.Sender{Name: "acme-monitor", Display: "Acme Monitor",
-		Severity: scale.Map, Levels: []string{"page", "ticket"},
-		Match: func(v sender.Value) bool { return v.Has("monitor_id") && v.Has("check") },
-		Map: func(v sender.Value) ([]sender.Event, error) {
-			var e sender.Event
-			e.Set(sender.PartTitle, v.Get("check").String(), "check")
-			e.Set(sender.PartSeverity, v.Get("level").String(), "level")
-			e.Set(sender.PartService, v.Get("app").String(), "app")
-			e.Set(sender.PartRule, v.Get("monitor_id").String(), "monitor_id")
-			return []sender.Event{e}, nil
-		}}
-}
 
 const acmePayload = `{"monitor_id": "chk-42", "check": "Checkout latency above 2s", "level": "page", "app": "checkout", "fired_at": "2026-11-30T03:00:00Z"}`
 
@@ -59,7 +42,7 @@ func TestServerSenders(t *testing.T) {
 			e.Set(sender.PartService, "team-owned", "(constant)")
 			return []sender.Event{e}, nil
 		}}
-	set, err := sender.Merge(sender.All(), []sender.Sender{acmeMonitor(), override})
+	set, err := sender.Merge(sender.All(), []sender.Sender{sendertest.AcmeMonitor(), override})
 	if err != nil {
 		t.Fatal(err)
 	}
