@@ -98,22 +98,8 @@ func TestInboxQueriesUseIndexes(t *testing.T) {
 		`SELECT id FROM inbox INDEXED BY inbox_pending WHERE done_seq IS NULL AND id > 0 ORDER BY id LIMIT 8`:                "inbox_pending",
 		`SELECT id FROM inbox WHERE done_seq IS NOT NULL AND pruned_at IS NULL AND done_at < 5 ORDER BY done_at, id LIMIT 8`: "inbox_prunable",
 	} {
-		var plan strings.Builder
-		rows, err := s.db.Query("EXPLAIN QUERY PLAN " + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(detail + "; ")
-		}
-		rows.Close()
-		if !strings.Contains(plan.String(), index) {
-			t.Errorf("%s: plan %q does not use %s", q, plan.String(), index)
+		if plan := queryPlan(t, s, q); !strings.Contains(plan, index) {
+			t.Errorf("%s: plan %q does not use %s", q, plan, index)
 		}
 	}
 }
@@ -152,4 +138,27 @@ func TestEnqueueBodyLargerThanLimit(t *testing.T) {
 	if n, err := s.InboxDepth(ctx); err != nil || n != 4 {
 		t.Fatalf("depth %d, %v; want 4", n, err)
 	}
+}
+
+// queryPlan returns SQLite's plan of q on s, its details joined by "; ".
+func queryPlan(t *testing.T, s *Store, q string) string {
+	t.Helper()
+	var plan strings.Builder
+	rows, err := s.db.Query("EXPLAIN QUERY PLAN " + q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "; ")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
 }

@@ -596,22 +596,8 @@ func TestOutboxQueriesUseIndexes(t *testing.T) {
 		`SELECT id FROM outbox WHERE analysis_id = 'a' ORDER BY id DESC`:                                         "outbox_analysis",
 		`SELECT id FROM outbox WHERE state = 'sent' AND sent_at < 5 ORDER BY id LIMIT 8`:                         "outbox_",
 	} {
-		var plan strings.Builder
-		rows, err := s.db.Query("EXPLAIN QUERY PLAN " + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(detail + "; ")
-		}
-		rows.Close()
-		if !strings.Contains(plan.String(), index) {
-			t.Errorf("%s: plan %q does not use %s", q, plan.String(), index)
+		if plan := queryPlan(t, s, q); !strings.Contains(plan, index) {
+			t.Errorf("%s: plan %q does not use %s", q, plan, index)
 		}
 	}
 }
