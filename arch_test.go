@@ -46,12 +46,13 @@ var layers = map[string]layer{
 	"examples":            {module: []string{""}},
 	"internal/rulecorpus": {},
 	// The sender a team adds, for the tests of intake and server.
-	"internal/sendertest": {module: []string{"", "intake/sender"}},
-	"server":              {module: []string{"", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"internal/sendertest":    {module: []string{"", "intake/sender"}},
+	"internal/fakereceivers": {},
+	"server":                 {module: []string{"", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// serve's work beside the HTTP server: the inbox's drain, pruning,
 	// leases, the webhook. The server consumes it through its own
 	// interface, and neither imports the other.
-	"runner": {module: []string{"", "costcurve", "intake", "usecase", "workflow"}, external: []string{"go.uber.org/zap"}},
+	"runner": {module: []string{"", "costcurve", "intake", "notify", "usecase", "workflow"}, external: []string{"go.uber.org/zap"}},
 	// The outbound path (DESIGN §12b): the route tree that chooses who
 	// hears of a result.
 	"notify": {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
@@ -88,7 +89,7 @@ var layers = map[string]layer{
 }
 
 // wiring packages may import anything of the module.
-var wiring = []string{"cmd/openrecall", "internal/compose", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/benchserve", "scripts/probe", "scripts/e2e/alertmanager", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability", "tests/benchmarks/templates"}
+var wiring = []string{"cmd/openrecall", "internal/compose", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/benchserve", "scripts/probe", "scripts/e2e/alertmanager", "scripts/fakereceivers", "scripts/e2e/notify", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability", "tests/benchmarks/templates"}
 
 type pkgFiles struct {
 	dir   string

@@ -40,6 +40,21 @@ type Delivery struct {
 	// State is the alert's state after this delivery (AlertFiring,
 	// AlertAcknowledged or AlertResolved); empty for a rejected record.
 	State string `json:"state,omitempty"`
+	// Episode is the analysis id of the delivery that opened the alert's
+	// firing episode this delivery belongs to (DESIGN §12b): its repeats,
+	// severity rises, acknowledgement and recovery carry it. Empty when
+	// this delivery opens the episode (EpisodeOf is then its own
+	// analysis id) and for a rejected record.
+	Episode string `json:"episode,omitempty"`
+}
+
+// EpisodeOf names the delivery's firing episode: Episode, or its own
+// analysis id when it opened the episode.
+func (d Delivery) EpisodeOf() string {
+	if d.Episode != "" {
+		return d.Episode
+	}
+	return d.AnalysisID
 }
 
 // Served is a delivery and, once the workers have analysed it, its result.

@@ -184,6 +184,10 @@ type Config struct {
 	BudgetUSD  float64          `yaml:"budget_usd"`
 	Prices     map[string]Price `yaml:"prices"`
 	Server     Server           `yaml:"server"`
+	// Notify is the notify: section as written, read by notify.ReadSettings
+	// when serve starts (its secrets are read then, not at load), with
+	// errors that name its lines.
+	Notify yaml.Node `yaml:"notify"`
 }
 
 // Default returns the embedded defaults.

@@ -130,7 +130,7 @@ func TestExceptionClosureCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			acc := newAccumulator("test", openrecall.Mode{}, 5)
+			acc := newAccumulator("test", openrecall.Mode{}, 5, nil)
 			acc.add(tt.truth, excepted, false)
 			r := acc.report(0, 0)
 			if r.Overall.FalseBypasses != tt.wantFalse || len(r.FalseBypasses) != tt.wantFalse || r.Safe() != (tt.wantFalse == 0) {

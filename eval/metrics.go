@@ -8,6 +8,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/notify"
 )
 
 // Stats are the figures of a group of triaged alerts (all of them, one kind,
@@ -227,6 +228,11 @@ type Report struct {
 	// MissedReal lists the alerts Overall.Missed counts.
 	MissedReal []MissedReal `json:"missed_real"`
 	Rejections []Rejection  `json:"rejections,omitempty"`
+	// Pages are the pages the firings made without openrecall and with
+	// it, over the route tree PagesRoute names: "default" for
+	// notify.DefaultPagingRoute, "configured" for Config.Route.
+	Pages      notify.Pages `json:"pages"`
+	PagesRoute string       `json:"pages_route"`
 	// Elapsed is the replay's wall time; Analysing the part spent inside
 	// the pipeline (the analyst's retains excluded).
 	Elapsed   time.Duration `json:"elapsed_ns"`
@@ -294,15 +300,25 @@ type accumulator struct {
 	// intruderGroups the group of each intruder's firing ("" for none).
 	stormGroups    map[string]bool
 	intruderGroups []string
+	// pages counts the pages of every result, in input order.
+	pages *notify.PageCounter
 }
 
-func newAccumulator(corpus string, mode openrecall.Mode, learnAfter int) *accumulator {
+// newAccumulator starts a report; pages are counted over route, nil for
+// notify.DefaultPagingRoute.
+func newAccumulator(corpus string, mode openrecall.Mode, learnAfter int, route *notify.Route) *accumulator {
+	name := "configured"
+	if route == nil {
+		route, name = notify.DefaultPagingRoute(), "default"
+	}
 	return &accumulator{
-		r:           Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}, MissedReal: []MissedReal{}},
+		r: Report{Corpus: corpus, Mode: mode, LearnAfter: learnAfter, FalseBypasses: []FalseBypass{}, MissedReal: []MissedReal{},
+			PagesRoute: name},
 		byKind:      map[Kind]*Stats{},
 		byTruth:     map[openrecall.Decision]*Stats{},
 		byFamily:    map[string]*Stats{},
 		stormGroups: map[string]bool{},
+		pages:       notify.NewPageCounter(route),
 	}
 }
 
@@ -314,6 +330,7 @@ func (acc *accumulator) reject(e *intake.RecordError) {
 
 func (acc *accumulator) untriaged(res openrecall.Result) {
 	acc.r.Records++
+	acc.pages.Add(res)
 	if res.Outcome == openrecall.ResultResolved {
 		acc.r.Resolved++
 		return
@@ -324,6 +341,7 @@ func (acc *accumulator) untriaged(res openrecall.Result) {
 
 func (acc *accumulator) add(t Truth, res openrecall.Result, eligible bool) {
 	acc.r.Records++
+	acc.pages.Add(res)
 	dangerous := t.Decision == openrecall.DecisionReal || t.Kind.Security()
 	// Closed without a model: bypassed by memory, or closed benign through
 	// a group whose head was (DESIGN §6a). Each counts as a false closure
@@ -462,6 +480,7 @@ func (acc *accumulator) report(elapsed, analysing time.Duration) Report {
 			r.Storms.Apart++
 		}
 	}
+	r.Pages = acc.pages.Pages()
 	r.Targets = targets(r.Overall)
 	return r
 }

@@ -26,8 +26,8 @@ func WriteJSON(w io.Writer, out Output) error {
 }
 
 // WriteTable writes out for a person: the headline figures, a row per kind,
-// per ground-truth decision and per family, the false bypasses, the targets, a one-line summary and,
-// when present, the mode matrix.
+// per ground-truth decision and per family, the false bypasses, the pages,
+// the targets, a one-line summary and, when present, the mode matrix.
 func WriteTable(w io.Writer, out Output) error {
 	r := out.Report
 	ew := &errWriter{w: w}
@@ -105,6 +105,9 @@ func WriteTable(w io.Writer, out Output) error {
 			st.Firings, st.Groups, st.Intruders, st.Apart, st.Closed)
 	}
 
+	ew.printf("PAGES: %s: %d firing(s), one page each without openrecall or one per Alertmanager notification; with it, %d notification(s) by %s\n",
+		r.Pages, r.Pages.Firings, r.Pages.Notifications, pagesRouteName(r.PagesRoute))
+
 	ew.printf("\nTARGETS\n")
 	for _, t := range r.Targets {
 		got := pct(t.Got)
@@ -160,6 +163,7 @@ func Summary(r Report) string {
 		"accuracy=" + pct(s.Accuracy()),
 		"escalation_rate=" + pct(s.EscalationRate()),
 		fmt.Sprintf("cost=%s baseline=%s savings=%.1f%%", s.Cost, s.Baseline, s.SavingsPercent()),
+		fmt.Sprintf("pages_without=%d pages_with=%d pages_avoided=%.1f%%", r.Pages.Without, r.Pages.With, r.Pages.AvoidedPercent()),
 		fmt.Sprintf("escalated_without_analysis=%d", s.Unanalysed),
 		fmt.Sprintf("model_calls=cheap:%d,strong:%d", s.CheapCalls, s.StrongCalls),
 		"compression=" + pct(s.Compression()),
@@ -173,6 +177,15 @@ func Summary(r Report) string {
 		verdict = "UNSAFE"
 	}
 	return "summary: " + verdict + " " + strings.Join(parts, " ")
+}
+
+// pagesRouteName names the route tree a report's pages were counted
+// with (Report.PagesRoute) for people.
+func pagesRouteName(route string) string {
+	if route == "configured" {
+		return "the configuration's notify route"
+	}
+	return `the default paging route (decision=~"escalated|real")`
 }
 
 // reviewed returns how many of s's missed real alerts were not bypassed:

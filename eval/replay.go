@@ -10,6 +10,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
+	"github.com/openrecall/openrecall/notify"
 	"github.com/openrecall/openrecall/triage"
 	"github.com/openrecall/openrecall/usecase"
 )
@@ -100,6 +101,9 @@ type Config struct {
 	Exceptions Approver
 	// Now is the clock throughput is measured with; nil means time.Now.
 	Now func() time.Time
+	// Route is the route tree the report's pages are counted with (a
+	// configuration's notify route); nil means notify.DefaultPagingRoute.
+	Route *notify.Route
 }
 
 // pendingGroup is a group the analyst has yet to decide, as its head's
@@ -155,7 +159,7 @@ func Replay(ctx context.Context, c Corpus, cfg Config) (Report, error) {
 	if learnAfter <= 0 {
 		learnAfter = DecisionsToVouch(triage.DefaultBypassConfidence)
 	}
-	acc := newAccumulator(c.Name, cfg.Mode, learnAfter)
+	acc := newAccumulator(c.Name, cfg.Mode, learnAfter, cfg.Route)
 	rd := intake.NewReader(bytes.NewReader(c.Alerts), intake.Options{Source: AlertsFile})
 	// decided counts the analyst's retained decisions per benign family.
 	decided := map[string]int{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/memory"
+	"github.com/openrecall/openrecall/notify"
 	"github.com/openrecall/openrecall/usecase"
 )
 
@@ -88,6 +89,59 @@ func TestReplayLearningLoop(t *testing.T) {
 	}
 	if rep.Overall.BypassRecall() != 1 {
 		t.Errorf("bypass recall %v, want 1", rep.Overall.BypassRecall())
+	}
+}
+
+// TestReplayPages counts the replay's pages: an Alertmanager notification
+// of three firings (line 1) is one page without openrecall, and lines 2
+// and 3 one each. A route that sends every result somewhere avoids none
+// and writes one notification per firing; the default paging route is
+// named as such.
+func TestReplayPages(t *testing.T) {
+	item := func(name string) string {
+		return `{"status":"firing","labels":{"alertname":"` + name + `","service":"checkout","severity":"critical"},"startsAt":"2026-11-30T03:00:00Z"}`
+	}
+	alerts := `{"receiver":"team","status":"firing","version":"4","groupKey":"{}:{service=\"checkout\"}","alerts":[` +
+		item("CheckoutErrors") + "," + item("CheckoutLatency") + "," + item("CheckoutSaturation") + "]}\n" + oomLine(1) + "\n" + oomLine(2) + "\n"
+	var truth []Truth
+	for i := range 3 {
+		tr := truthLine(1, "", "checkout", KindNovelReal, openrecall.DecisionReal)
+		tr.Item = &i
+		truth = append(truth, tr)
+	}
+	truth = append(truth, truthLine(2, "oom-1", "batch-oom", KindBenignRepeat, openrecall.DecisionKnownBenign),
+		truthLine(3, "oom-2", "batch-oom", KindBenignRepeat, openrecall.DecisionKnownBenign))
+	c := Corpus{Name: "pages", Alerts: []byte(alerts), Truth: truth}
+	tests := []struct {
+		name      string
+		route     *notify.Route
+		wantRoute string
+		want      func(notify.Pages) notify.Pages
+	}{
+		{"every result notifies", &notify.Route{Receiver: "all"}, "configured", func(notify.Pages) notify.Pages {
+			return notify.Pages{Firings: 5, Without: 3, With: 5, Notifications: 5}
+		}},
+		// What triage decides is the pipeline's: hold the counts that do
+		// not depend on it.
+		{"default paging route", nil, "default", func(got notify.Pages) notify.Pages {
+			return notify.Pages{Firings: 5, Without: 3, With: got.Notifications, Notifications: got.Notifications}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := newPipeline(t, false).config()
+			cfg.Route = tt.route
+			rep, err := Replay(context.Background(), c, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want(rep.Pages), rep.Pages); diff != "" {
+				t.Errorf("pages (-want +got):\n%s", diff)
+			}
+			if rep.PagesRoute != tt.wantRoute {
+				t.Errorf("pages route = %q, want %q", rep.PagesRoute, tt.wantRoute)
+			}
+		})
 	}
 }
 

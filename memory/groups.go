@@ -323,6 +323,13 @@ func (s *Decisions) DecideGroup(ctx context.Context, id string, inc openrecall.I
 		if _, err := tx.ExecContext(ctx, `UPDATE group_members SET decision = $1 WHERE group_id = $2`, string(inc.Decision), id); err != nil {
 			return translate("decide group "+id+": members", err)
 		}
+		// The decision is news to every receiver that heard of a member.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (analysis_id, receiver, kind, episode, created_at, since, next_at)
+			SELECT o.analysis_id, o.receiver, 'update', o.episode, $1, $1, $1 FROM outbox AS o
+			JOIN group_members AS m ON m.analysis_id = o.analysis_id
+			WHERE m.group_id = $2 AND o.kind = 'trigger' ORDER BY o.id`, now.UnixNano(), id); err != nil {
+			return translate("decide group "+id+": notification updates", err)
+		}
 		g.Decided, g.DecidedAt, g.Decision, g.MemoryID, g.Analyst = true, now.UTC(), inc.Decision, stored.ID, inc.Analyst
 		return nil
 	})

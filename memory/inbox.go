@@ -131,15 +131,23 @@ func noticeState(a openrecall.Alert) string {
 // covers it, and sets d.State.
 func redelivery(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery) error {
 	want := noticeState(d.Alert)
-	d.State = want
-	var status, severity, triageID, lastID string
-	err := tx.QueryRowContext(ctx, `SELECT status, severity, triage_analysis_id, last_analysis_id FROM alert_state WHERE alert_id = $1`,
-		d.Alert.ID).Scan(&status, &severity, &triageID, &lastID)
+	d.State, d.Episode = want, ""
+	var status, severity, triageID, lastID, episode string
+	err := tx.QueryRowContext(ctx, `SELECT status, severity, triage_analysis_id, last_analysis_id, episode FROM alert_state WHERE alert_id = $1`,
+		d.Alert.ID).Scan(&status, &severity, &triageID, &lastID, &episode)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+		return nil // a new alert: this delivery opens its episode
 	}
 	if err != nil {
 		return translate("enqueue: read alert state", err)
+	}
+	if episode == "" {
+		episode = triageID // a state row older than the episode column
+	}
+	// A firing after a resolve opens a new episode, unless the id names
+	// the episode; anything else continues the alert's.
+	if want != openrecall.AlertFiring || status != openrecall.AlertResolved || episodic(d.Alert) {
+		d.Episode = episode
 	}
 	switch want {
 	case openrecall.AlertFiring:
@@ -184,13 +192,13 @@ func moveState(ctx context.Context, tx *sql.Tx, d *openrecall.Delivery, now int6
 	if d.State == openrecall.AlertFiring {
 		triageID = d.AnalysisID
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO alert_state (alert_id, status, severity, triage_analysis_id, last_analysis_id, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
+	_, err := tx.ExecContext(ctx, `INSERT INTO alert_state (alert_id, status, severity, triage_analysis_id, last_analysis_id, updated_at, episode)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (alert_id) DO UPDATE SET status = excluded.status, last_analysis_id = excluded.last_analysis_id,
-			updated_at = excluded.updated_at,
+			updated_at = excluded.updated_at, episode = excluded.episode,
 			severity = CASE WHEN excluded.status = 'firing' THEN excluded.severity ELSE alert_state.severity END,
 			triage_analysis_id = CASE WHEN excluded.status = 'firing' THEN excluded.triage_analysis_id ELSE alert_state.triage_analysis_id END`,
-		d.Alert.ID, d.State, string(d.Alert.Severity), triageID, d.AnalysisID, now)
+		d.Alert.ID, d.State, string(d.Alert.Severity), triageID, d.AnalysisID, now, d.EpisodeOf())
 	return translate("enqueue: alert state", err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,4 +162,66 @@ func queryPlan(t *testing.T, s *Store, q string) string {
 		t.Fatal(err)
 	}
 	return plan.String()
+}
+
+// TestEpisodes: a delivery carries the firing episode it belongs to, the
+// analysis of the delivery that opened it (DESIGN §12b): a new alert opens
+// one; its severity rise, acknowledgement and recovery continue it; a
+// firing after the recovery opens the next, unless the alert's id names
+// its episode (Alertmanager's), when it is a late redelivery of the same.
+// A claim gives each delivery's result the episode of its notifications.
+func TestEpisodes(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	status := func(d openrecall.Delivery, st string) openrecall.Delivery {
+		d.Alert.Status = st
+		return d
+	}
+	episodic := func(d openrecall.Delivery) openrecall.Delivery {
+		d.Alert.Episode = true
+		return d
+	}
+	steps := []struct {
+		d    openrecall.Delivery
+		want string // the episode, by the step that opened it
+	}{
+		{firing("a", "low"), "0"},
+		{firing("a", "critical"), "0"}, // a severity rise, triaged again
+		{status(firing("a", "low"), openrecall.StatusAcknowledged), "0"},
+		{status(firing("a", "low"), openrecall.StatusResolved), "0"},
+		{firing("a", "low"), "4"}, // fires again: the next episode
+		{status(firing("a", "low"), openrecall.StatusResolved), "4"},
+		{episodic(firing("b", "low")), "6"},
+		{status(episodic(firing("b", "low")), openrecall.StatusResolved), "6"},
+		{episodic(firing("b", "critical")), "6"}, // its id names the episode: late, not new
+		{status(firing("c", "low"), openrecall.StatusResolved), "9"},
+	}
+	ids := make([]string, len(steps))
+	for i, st := range steps {
+		out, err := s.Enqueue(ctx, []openrecall.Delivery{st.d}, 0, inboxName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = out[0].AnalysisID
+		var opener int
+		fmt.Sscan(st.want, &opener)
+		if got := out[0].EpisodeOf(); got != ids[opener] {
+			t.Errorf("step %d (%s %s): episode %q, want step %d's %q", i, st.d.Alert.ID, st.d.Alert.Status, got, opener, ids[opener])
+		}
+	}
+	claimed, err := s.Claim(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range claimed {
+		i := slices.Index(ids, d.AnalysisID)
+		var opener int
+		fmt.Sscan(steps[i].want, &opener)
+		if got := s.leases.episodeOf(d.AnalysisID); got != ids[opener] {
+			t.Errorf("claimed step %d: episode %q, want %q", i, got, ids[opener])
+		}
+	}
+	if got := s.leases.episodeOf("never-claimed"); got != "never-claimed" {
+		t.Errorf("a result of no delivery is its own episode, got %q", got)
+	}
 }

@@ -54,6 +54,9 @@ type leases struct {
 type claimedRow struct {
 	attempt    int64
 	analysisID string
+	// episode is the delivery's firing episode (Delivery.EpisodeOf), the
+	// key of its result's notifications (recordIntentsTx).
+	episode string
 }
 
 func newLeases(opts Options) *leases {
@@ -91,6 +94,18 @@ func (l *leases) claimOf(analysisID string) (id, attempt int64, claimed bool) {
 
 // isLost reports whether this Store claimed inbox row id and found it
 // reclaimed by another owner.
+// episodeOf names the firing episode of the delivery this Store claimed
+// whose analysis is analysisID; the analysis itself when it claimed none
+// (a result that came from no delivery is its own episode).
+func (l *leases) episodeOf(analysisID string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id, ok := l.byAnalysis[analysisID]; ok && l.held[id].episode != "" {
+		return l.held[id].episode
+	}
+	return analysisID
+}
+
 func (l *leases) isLost(id int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -253,7 +268,7 @@ func (s *Inbox) Claim(ctx context.Context, limit int) ([]openrecall.Delivery, er
 	}
 	l.mu.Lock()
 	for i, d := range out {
-		l.held[d.ID] = claimedRow{attempt: attempts[i], analysisID: d.AnalysisID}
+		l.held[d.ID] = claimedRow{attempt: attempts[i], analysisID: d.AnalysisID, episode: d.EpisodeOf()}
 		l.byAnalysis[d.AnalysisID] = d.ID
 		delete(l.lost, d.ID)
 	}

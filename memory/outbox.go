@@ -27,12 +27,15 @@ import (
 // and a retry by hand moves such a row back to pending, so the read and
 // the write must be atomic against every other writer.
 
-// NotifyFunc gives the intents of one result: the receivers its routes
-// reach, each once, with the kind and episode key of the notification
-// (notify's route tree and episode rule are the product's). A result it
-// gives none is notified to no one. It runs inside the batch's
-// transaction: it must be quick and must not use the Store.
-type NotifyFunc func(r openrecall.Result) []openrecall.Intent
+// NotifyFunc gives the intents of one result, stored as part of the
+// firing episode episode (openrecall.Delivery.EpisodeOf: the analysis
+// that opened the alert's episode; the result's own analysis when it came
+// from no delivery): the receivers its routes reach, each once, with the
+// kind and the key of the notification (notify's route tree and its key
+// rule are the product's). A result it gives none is notified to no one.
+// It runs inside the batch's transaction: it must be quick and must not
+// use the Store.
+type NotifyFunc func(r openrecall.Result, episode string) []openrecall.Intent
 
 // maxIntentError caps the receiver's answer kept in last_error, in bytes.
 const maxIntentError = 2048
@@ -42,12 +45,14 @@ const intentWidth = 7
 
 // recordIntentsTx writes the intents notify gives each of results (the
 // batch's stored results, in order) in tx, with multi-row inserts: one row
-// per intent, pending from now. A result's trigger or resolve for a
+// per intent, pending from now. A resolve or an update is written only for
+// an episode the receiver has a trigger of (stored before, or earlier in
+// the batch): a recovery or a decision is news only to a receiver that
+// heard of the alert (DESIGN §12b). A result's trigger or resolve for a
 // receiver it has already (stored before) is not written again; updates
-// may repeat. An invalid intent,
-// or two for one receiver and kind of one result, fails the batch
-// (openrecall.ErrInvalid): the hook is the product's code, and a result is
-// never stored with some of its intents.
+// may repeat. An invalid intent, or two for one receiver and kind of one
+// result, fails the batch (openrecall.ErrInvalid): the hook is the
+// product's code, and a result is never stored with some of its intents.
 func (s *conn) recordIntentsTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, notify NotifyFunc, now time.Time) error {
 	if notify == nil {
 		return nil
@@ -56,10 +61,15 @@ func (s *conn) recordIntentsTx(ctx context.Context, tx *sql.Tx, results []openre
 	if err != nil {
 		return fmt.Errorf("persist: intents: %w", err)
 	}
-	var args []any
+	type row struct {
+		analysisID string
+		openrecall.Intent
+	}
+	var rows []row
+	var followKeys []any
 	for _, r := range results {
 		seen := map[[2]string]bool{}
-		for _, in := range notify(r) {
+		for _, in := range notify(r, s.leases.episodeOf(r.AnalysisID)) {
 			if err := in.Validate(); err != nil {
 				return fmt.Errorf("persist: analysis %s: %w", r.AnalysisID, err)
 			}
@@ -68,8 +78,29 @@ func (s *conn) recordIntentsTx(ctx context.Context, tx *sql.Tx, results []openre
 				return fmt.Errorf("persist: analysis %s: two %s intents for %s: %w", r.AnalysisID, in.Kind, in.Receiver, openrecall.ErrInvalid)
 			}
 			seen[k] = true
-			args = append(args, r.AnalysisID, in.Receiver, in.Kind, in.Key, at, at, at)
+			rows = append(rows, row{r.AnalysisID, in})
+			if in.Kind != openrecall.IntentTrigger {
+				followKeys = append(followKeys, in.Key)
+			}
 		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	triggered, err := triggeredEpisodes(ctx, tx, followKeys)
+	if err != nil {
+		return err
+	}
+	var args []any
+	for _, w := range rows {
+		ep := [2]string{w.Receiver, w.Key}
+		switch {
+		case w.Kind == openrecall.IntentTrigger:
+			triggered[ep] = true
+		case !triggered[ep]:
+			continue // no trigger of its episode: the receiver never heard of it
+		}
+		args = append(args, w.analysisID, w.Receiver, w.Kind, w.Key, at, at, at)
 	}
 	if len(args) == 0 {
 		return nil
@@ -77,6 +108,40 @@ func (s *conn) recordIntentsTx(ctx context.Context, tx *sql.Tx, results []openre
 	err = insertRowsThen(ctx, tx, `INSERT INTO outbox (analysis_id, receiver, kind, episode, created_at, since, next_at) VALUES `,
 		` ON CONFLICT DO NOTHING`, intentWidth, args)
 	return translate("persist: intents", err)
+}
+
+// triggeredEpisodes returns the episodes (receiver, key) among keys that
+// have a trigger intent stored, in any state: one query, none when keys
+// is empty.
+func triggeredEpisodes(ctx context.Context, tx *sql.Tx, keys []any) (map[[2]string]bool, error) {
+	out := map[[2]string]bool{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	var p params
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT receiver, episode FROM outbox WHERE kind = 'trigger' AND episode IN (`+p.list(len(keys))+`)`, keys...)
+	if err != nil {
+		return nil, translate("persist: intents: triggers", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var receiver, key string
+		if err := rows.Scan(&receiver, &key); err != nil {
+			return nil, translate("persist: intents: triggers", err)
+		}
+		out[[2]string{receiver, key}] = true
+	}
+	return out, translate("persist: intents: triggers", rows.Err())
+}
+
+// recordUpdatesTx writes, in tx, an update intent about analysisID (a
+// person decided it) for every receiver that has a trigger of it: the
+// decision is news to whoever heard of the alert, and to no one else.
+func recordUpdatesTx(ctx context.Context, tx *sql.Tx, analysisID string, at int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox (analysis_id, receiver, kind, episode, created_at, since, next_at)
+		SELECT analysis_id, receiver, 'update', episode, $1, $1, $1 FROM outbox WHERE analysis_id = $2 AND kind = 'trigger' ORDER BY id`,
+		at, analysisID)
+	return translate("decide "+analysisID+": notification updates", err)
 }
 
 // intentColumns are the columns scanIntent reads.

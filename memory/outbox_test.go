@@ -17,7 +17,7 @@ import (
 // notifyBoth is a Sink.Notify that sends every result to two receivers,
 // pager and chat: a resolve for a resolved alert, a trigger otherwise, the
 // alert's id the episode's key.
-func notifyBoth(r openrecall.Result) []openrecall.Intent {
+func notifyBoth(r openrecall.Result, _ string) []openrecall.Intent {
 	kind := openrecall.IntentTrigger
 	if r.Alert.Status == openrecall.StatusResolved {
 		kind = openrecall.IntentResolve
@@ -26,8 +26,8 @@ func notifyBoth(r openrecall.Result) []openrecall.Intent {
 }
 
 // notifyPager is a Sink.Notify that sends every result to pager alone.
-func notifyPager(r openrecall.Result) []openrecall.Intent {
-	return notifyBoth(r)[:1]
+func notifyPager(r openrecall.Result, ep string) []openrecall.Intent {
+	return notifyBoth(r, ep)[:1]
 }
 
 // alertResult is a stored result about alert (firing, or resolved).
@@ -90,11 +90,11 @@ func passIntentLease(t *testing.T, st *Store, id int64) {
 func TestIntentsAreWrittenWithTheirResult(t *testing.T) {
 	ctx := context.Background()
 	st := openTemp(t)
-	persistNotified(t, st, notifyBoth, alertResult("a", "x", false), alertResult("b", "y", true))
+	persistNotified(t, st, notifyBoth, alertResult("a", "x", false), alertResult("b", "x", true))
 	if diff := cmp.Diff([]string{"pager/trigger/x/pending", "chat/trigger/x/pending"}, intentsOf(t, st, "a")); diff != "" {
 		t.Errorf("a's intents (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"pager/resolve/y/pending", "chat/resolve/y/pending"}, intentsOf(t, st, "b")); diff != "" {
+	if diff := cmp.Diff([]string{"pager/resolve/x/pending", "chat/resolve/x/pending"}, intentsOf(t, st, "b")); diff != "" {
 		t.Errorf("b's intents (-want +got):\n%s", diff)
 	}
 
@@ -113,21 +113,23 @@ func TestIntentsAreWrittenWithTheirResult(t *testing.T) {
 	}
 
 	for name, hook := range map[string]NotifyFunc{
-		"no receiver": func(openrecall.Result) []openrecall.Intent { return []openrecall.Intent{{Kind: "trigger", Key: "k"}} },
-		"unknown kind": func(openrecall.Result) []openrecall.Intent {
+		"no receiver": func(openrecall.Result, string) []openrecall.Intent {
+			return []openrecall.Intent{{Kind: "trigger", Key: "k"}}
+		},
+		"unknown kind": func(openrecall.Result, string) []openrecall.Intent {
 			return []openrecall.Intent{{Receiver: "p", Kind: "page", Key: "k"}}
 		},
-		"no key": func(openrecall.Result) []openrecall.Intent {
+		"no key": func(openrecall.Result, string) []openrecall.Intent {
 			return []openrecall.Intent{{Receiver: "p", Kind: "trigger"}}
 		},
-		"key too long": func(openrecall.Result) []openrecall.Intent {
+		"key too long": func(openrecall.Result, string) []openrecall.Intent {
 			return []openrecall.Intent{{Receiver: "p", Kind: "trigger", Key: strings.Repeat("k", 256)}}
 		},
-		"key not ASCII": func(openrecall.Result) []openrecall.Intent {
+		"key not ASCII": func(openrecall.Result, string) []openrecall.Intent {
 			return []openrecall.Intent{{Receiver: "p", Kind: "trigger", Key: "ké"}}
 		},
-		"one receiver twice": func(r openrecall.Result) []openrecall.Intent {
-			return append(notifyPager(r), notifyPager(r)...)
+		"one receiver twice": func(r openrecall.Result, _ string) []openrecall.Intent {
+			return append(notifyPager(r, ""), notifyPager(r, "")...)
 		},
 	} {
 		sink := Sink{Store: st, Seal: audit.Seal, SealCosts: testCostSeal, Notify: hook}
@@ -265,7 +267,7 @@ func TestPriorFlowsFromTriggerToResolve(t *testing.T) {
 	st := openTemp(t)
 	persistNotified(t, st, notifyPager, alertResult("t1", "x", false))
 	persistNotified(t, st, notifyPager, alertResult("r1", "x", true))
-	persistNotified(t, st, func(r openrecall.Result) []openrecall.Intent {
+	persistNotified(t, st, func(r openrecall.Result, _ string) []openrecall.Intent {
 		return []openrecall.Intent{{Receiver: "pager", Kind: openrecall.IntentUpdate, Key: "x"}}
 	}, alertResult("u1", "x", true))
 	slack := map[string]string{"channel": "C042", "ts": "1712345678.000100"}
@@ -513,7 +515,7 @@ func TestPruneOutboxKeepsWhatAClaimReads(t *testing.T) {
 	// pending.
 	persistNotified(t, st, notifyPager, alertResult("x1", "x", false), alertResult("y1", "y", false),
 		alertResult("z1", "z", false), alertResult("w1", "w", false))
-	persistNotified(t, st, func(r openrecall.Result) []openrecall.Intent {
+	persistNotified(t, st, func(r openrecall.Result, _ string) []openrecall.Intent {
 		return []openrecall.Intent{{Receiver: "pager", Kind: openrecall.IntentUpdate, Key: r.Alert.ID}}
 	}, alertResult("x2", "x", false))
 	persistNotified(t, st, notifyPager, alertResult("y2", "y", true))
@@ -542,7 +544,7 @@ func TestPruneOutboxKeepsWhatAClaimReads(t *testing.T) {
 		}
 	}
 	send(map[string]string{"ts": "1"})
-	persistNotified(t, st, func(r openrecall.Result) []openrecall.Intent {
+	persistNotified(t, st, func(r openrecall.Result, _ string) []openrecall.Intent {
 		return []openrecall.Intent{{Receiver: "pager", Kind: openrecall.IntentUpdate, Key: r.Alert.ID}}
 	}, alertResult("w2", "w", false))
 	n, err := st.PruneOutbox(ctx, st.now().Add(time.Hour), 1)
@@ -599,5 +601,45 @@ func TestOutboxQueriesUseIndexes(t *testing.T) {
 		if plan := queryPlan(t, s, q); !strings.Contains(plan, index) {
 			t.Errorf("%s: plan %q does not use %s", q, plan, index)
 		}
+	}
+}
+
+// TestRecoveriesAndDecisionsFollowTriggers: a resolve or an update is
+// written only for an episode its receiver has a trigger of — a recovery
+// or a decision is news only to whoever heard of the alert — and a
+// person's decision of an analysis writes one update per receiver of its
+// trigger, in the decision's transaction.
+func TestRecoveriesAndDecisionsFollowTriggers(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	// x was sent to pager alone; y to no one.
+	persistNotified(t, st, notifyPager, alertResult("a", "x", false))
+	persistNotified(t, st, notifyBoth, alertResult("b", "x", true), alertResult("c", "y", true))
+	if diff := cmp.Diff([]string{"pager/resolve/x/pending"}, intentsOf(t, st, "b")); diff != "" {
+		t.Errorf("the recovery of x (-want +got):\n%s", diff)
+	}
+	if got := intentsOf(t, st, "c"); len(got) != 0 {
+		t.Errorf("the recovery of y, never notified, has intents %v", got)
+	}
+
+	// A decision of a: an update to pager, and none to chat.
+	w := openrecall.Waiting{AnalysisID: "a", AlertID: "x", Batch: "b", Since: time.Unix(1, 0), Reason: "escalated", Severity: openrecall.SeverityHigh,
+		Result: &openrecall.Result{AnalysisID: "a"}}
+	if err := st.RecordWaiting(ctx, []openrecall.Waiting{w}); err != nil {
+		t.Fatal(err)
+	}
+	w.DecidedBy, w.DecidedAt, w.Decision = "ana", time.Unix(2, 0), openrecall.DecisionKnownBenign
+	if ok, err := st.Decide(ctx, w); err != nil || !ok {
+		t.Fatalf("decide: %v, %v", ok, err)
+	}
+	if diff := cmp.Diff([]string{"pager/trigger/x/pending", "pager/update/x/pending"}, intentsOf(t, st, "a")); diff != "" {
+		t.Errorf("a's intents after its decision (-want +got):\n%s", diff)
+	}
+	// Deciding it again changes nothing, and writes no second update.
+	if ok, err := st.Decide(ctx, w); err != nil || ok {
+		t.Fatalf("decide again: %v, %v", ok, err)
+	}
+	if got := intentsOf(t, st, "a"); len(got) != 2 {
+		t.Errorf("a second decision wrote an update: %v", got)
 	}
 }

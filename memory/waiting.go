@@ -242,7 +242,13 @@ func (s *Decisions) Decide(ctx context.Context, w openrecall.Waiting) (bool, err
 		if err != nil {
 			return translate("decide "+w.AnalysisID, err)
 		}
-		if decided = n == 1; !decided || s.seal == nil {
+		if decided = n == 1; !decided {
+			return nil
+		}
+		if err := recordUpdatesTx(ctx, tx, w.AnalysisID, at); err != nil {
+			return err
+		}
+		if s.seal == nil {
 			return nil
 		}
 		id, content, _, err := scanWaitingContent(tx.QueryRowContext(ctx, `SELECT `+waitingSealColumns+` FROM waiting WHERE analysis_id = $1`, w.AnalysisID))

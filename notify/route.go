@@ -109,8 +109,9 @@ type routeYAML struct {
 // ParseRoute reads the route tree at node (the configuration's route:
 // mapping). receivers names the configured receivers: a route naming
 // another is an error. Every error names the line and the route's path
-// ("line 14: route.routes[1]: matcher …"). The root must name a receiver
-// (the default) and have no matchers.
+// ("line 14: route.routes[1]: matcher …"). The root must say its
+// receiver, the default — "" sends what no child route takes to no one,
+// which Alertmanager's tree cannot say — and have no matchers.
 func ParseRoute(node *yaml.Node, receivers map[string]bool) (*Route, error) {
 	if node == nil || node.Kind == 0 {
 		return nil, errors.New("route: missing")
@@ -143,8 +144,8 @@ func parseRoute(node *yaml.Node, path string, receivers map[string]bool) (*Route
 	if r.Receiver != "" && !receivers[r.Receiver] {
 		return nil, fmt.Errorf("line %d: %s.receiver: no receiver %q is configured", lineOf(node, "receiver"), path, r.Receiver)
 	}
-	if path == "route" && r.Receiver == "" {
-		return nil, fmt.Errorf("line %d: route.receiver: the root route names the default receiver", node.Line)
+	if path == "route" && !hasKey(node, "receiver") {
+		return nil, fmt.Errorf(`line %d: route.receiver: the root route names the default receiver (receiver: "" for no one)`, node.Line)
 	}
 	for i, s := range y.Matchers {
 		m, err := ParseMatcher(s)
@@ -190,6 +191,16 @@ func lineOf(node *yaml.Node, key string) int {
 		}
 	}
 	return node.Line
+}
+
+// hasKey reports whether mapping node has key.
+func hasKey(node *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // itemLine returns the line of item i of the sequence under key.

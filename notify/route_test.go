@@ -94,7 +94,7 @@ func TestParseRouteErrorsNameTheLine(t *testing.T) {
 			`line 4: route.routes[0].matchers[0]: matcher "service=~\"(\""`},
 		"unknown key": {"route:\n  receiver: slack\n  routes:\n    - receiver: pager\n      match: {a: b}\n",
 			`line 5: route.routes[0]: unknown key "match"`},
-		"root without receiver": {"route:\n  routes: []\n", `line 2: route.receiver: the root route names the default receiver`},
+		"root without receiver": {"route:\n  routes: []\n", `line 2: route.receiver: the root route names the default receiver (receiver: "" for no one)`},
 		"root with matchers":    {"route:\n  receiver: slack\n  matchers: ['a=\"b\"']\n", `line 2: route: the root route matches every result`},
 		"deep":                  {"route:\n  receiver: slack\n  routes:\n    - routes:\n        - receiver: x\n", `line 5: route.routes[0].routes[0].receiver: no receiver "x"`},
 	}

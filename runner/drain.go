@@ -47,14 +47,16 @@ func (r *Runner) recordExpiries(ctx context.Context) {
 	}
 }
 
-// served reports a result its batch stored (with its delivery completed):
-// metrics, a debug line, and the webhook when a person must look.
+// served reports a result its batch stored (with its delivery completed
+// and its notification intents written): metrics, a debug line, and a
+// wake-up of the dispatcher, which sends the intents now rather than at
+// its next look.
 func (r *Runner) served(res openrecall.Result) {
 	r.obs.Analysed(res)
 	r.log.Debug("analysed", zap.String("analysis_id", res.AnalysisID), zap.String("alert", res.Alert.ID),
 		zap.String("outcome", res.Outcome), zap.String("decision", string(res.Decision)), zap.Bool("bypassed", res.Bypassed))
-	if r.notifier != nil && escalated(res) {
-		r.notifier.send(escalation(res))
+	if r.dispatcher != nil {
+		r.dispatcher.Wake()
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/openrecall/openrecall/internal/testenv"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/model/local"
+	"github.com/openrecall/openrecall/notify"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/runner"
 	"github.com/openrecall/openrecall/triage"
@@ -35,7 +36,9 @@ type env struct {
 }
 
 type options struct {
-	now     func() time.Time
+	now func() time.Time
+	// webhook, when set, is a webhook receiver's URL: every escalated or
+	// real result is notified to it through the outbox.
 	webhook string
 	built   *int               // counts the pipelines built
 	perDay  openrecall.NanoUSD // a daily model budget in the store, when positive
@@ -58,8 +61,28 @@ func newEnv(t *testing.T, o options) *env {
 		t.Fatal(err)
 	}
 	cfg.Grouping.Enabled = false // each alert its own analysis, as the server's tests run them
-	root := compose.Open(cfg, st, o.now, nil, compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)),
-		compose.Keys(testKeys{}), compose.Batch("serve"), compose.GroupScope(), compose.Continue())
+	opts := []compose.Option{compose.Fingerprinter(ex), compose.Sealer(compose.FixedSealer(sealer)),
+		compose.Keys(testKeys{}), compose.Batch("serve"), compose.GroupScope(), compose.Continue()}
+	var dispatch *runner.DispatchConfig
+	if o.webhook != "" {
+		secret, err := notify.ParseSecret(o.webhook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook, err := notify.NewWebhook(notify.WebhookConfig{Name: "hook", URL: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := notify.ParseMatcher(`decision=~"escalated|real"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		route := &notify.Route{Routes: []*notify.Route{{Receiver: "hook", Matchers: []notify.Matcher{m}}}}
+		opts = append(opts, compose.Notify(notify.Intents(route, []string{"hook"})))
+		dispatch = &runner.DispatchConfig{Outbox: st, Reader: st, Receivers: []notify.Receiver{hook}, BackoffBase: 10 * time.Millisecond,
+			Poll: 20 * time.Millisecond}
+	}
+	root := compose.Open(cfg, st, o.now, nil, opts...)
 	sink, err := root.Sink(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +105,7 @@ func newEnv(t *testing.T, o options) *env {
 		return root.Pipeline(r, openrecall.Mode{Memory: "sqlite", Model: "deterministic"}, sink)
 	}
 	run, err := runner.New(runner.Config{Store: st, Sink: sink, NewPipeline: newPipeline, UseCases: root.UseCases,
-		Workers: 2, WebhookURL: o.webhook, Now: o.now})
+		Workers: 2, Dispatch: dispatch, Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}

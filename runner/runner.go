@@ -82,8 +82,10 @@ type Config struct {
 	UseCases    UseCases
 	// Workers analyse deliveries concurrently (default 2).
 	Workers int
-	// WebhookURL receives a POST for each alert escalated to a person.
-	WebhookURL string
+	// Dispatch, when not nil, delivers the outbox's notification intents
+	// (DESIGN §12b) beside the analyses: the intents the Sink writes with
+	// each result (memory.Sink.Notify) and a person's decisions write.
+	Dispatch *DispatchConfig
 	// Lease is how long a claim of an inbox delivery lasts (the Store's);
 	// the runner renews the claims it holds every third of it. 0 is
 	// memory.DefaultLease's minute.
@@ -116,7 +118,7 @@ type Config struct {
 // Runner is the work of `openrecall serve` beside its HTTP receivers: it
 // drains the inbox through the analyze use case one UTC day at a time,
 // prunes and archives what the retention lets go, renews the leases of
-// the deliveries it holds and posts escalations to the webhook. Its
+// the deliveries it holds and delivers the outbox's notifications. Its
 // methods are safe for concurrent use; Run is called once.
 type Runner struct {
 	cfg  Config
@@ -127,7 +129,7 @@ type Runner struct {
 
 	pipeline Pipeline
 
-	notifier *notifier
+	dispatcher *Dispatcher
 
 	failOnce sync.Once
 	failed   chan struct{} // closed by fail, after fatal is set
@@ -164,8 +166,14 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("runner: pipeline: %w", err)
 	}
 	r.pipeline = p
-	if cfg.WebhookURL != "" {
-		r.notifier = newNotifier(cfg.WebhookURL, r.log)
+	if cfg.Dispatch != nil {
+		dc := *cfg.Dispatch
+		if dc.Logger == nil {
+			dc.Logger = r.log
+		}
+		if r.dispatcher, err = NewDispatcher(dc); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -189,9 +197,10 @@ func check(cfg Config) error {
 	return nil
 }
 
-// Run drains the inbox, prunes it and renews leases until stop is closed,
-// then lets the analyses in flight finish and their results be stored,
-// waits for the webhook posts in flight, and returns. ctx bounds all of
+// Run drains the inbox, prunes it, renews leases and delivers the
+// outbox's notifications until stop is closed, then lets the analyses in
+// flight finish and their results be stored, lets the sends in flight end
+// and their outcomes be recorded, and returns. ctx bounds all of
 // it: once ctx is done the analyses still in flight are abandoned (their
 // deliveries stay in the inbox for the next start); a caller that stops
 // gracefully cancels ctx at its shutdown deadline, not at stop. Run
@@ -217,6 +226,11 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 	drained := goDone(func() { r.drain(ctx, halt) })
 	pruned := goDone(func() { r.prune(ctx, halt) })
 	renewed := goDone(func() { r.renew(ctx, drained) })
+	dispatched := goDone(func() {
+		if r.dispatcher != nil {
+			r.dispatcher.Run(ctx, halt)
+		}
+	})
 	<-halt
 	<-pruned
 	select {
@@ -226,9 +240,7 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 		<-drained
 	}
 	<-renewed
-	if r.notifier != nil {
-		r.notifier.wait(ctx)
-	}
+	<-dispatched
 	select {
 	case <-r.failed:
 		return r.fatal

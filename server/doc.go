@@ -1,8 +1,9 @@
 // Package server is the HTTP adapter of `openrecall serve`: it turns
 // Alertmanager webhooks, PagerDuty Events v2 and any other intake format into
 // the same intake records the analyze command reads and queues them durably;
-// results, retain, recall, cost and audit verification go back out as JSON,
-// and the cockpit (server/cockpit) serves the analysts' web UI. It answers
+// results, retain, recall, cost, audit verification and the outbox's
+// notifications (listed, dead letters retried) go back out as JSON, and the
+// cockpit (server/cockpit) serves the analysts' web UI. It answers
 // HTTP and nothing else: the work beside it — draining the inbox through the
 // workflow, pruning, lease renewal, the escalation webhook — is a Daemon
 // (package runner) that Serve starts and stops after the HTTP server.
@@ -34,5 +35,7 @@
 //
 // The server reports what happens through the Observer interface;
 // Prometheus is its implementation (NewPrometheus), and the runner's
-// observer too, so /metrics serves both. Metrics observe and never steer.
+// observers' too (the inbox's, and the outbox dispatcher's: Sent, Failed,
+// Dead, LeaseLost; WatchOutbox reads the outbox's counts at each scrape),
+// so /metrics serves them all. Metrics observe and never steer.
 package server

@@ -42,6 +42,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/exceptions", s.scoped(ScopeRead, s.exceptions))
 	m.HandleFunc("POST /api/v1/exceptions", s.scoped(ScopeRetain, s.addException))
 	m.HandleFunc("POST /api/v1/exceptions/{id}/revoke", s.scoped(ScopeRetain, s.revokeException))
+	m.HandleFunc("GET /api/v1/outbox", s.scoped(ScopeRead, s.outbox))
+	m.HandleFunc("POST /api/v1/outbox/{id}/retry", s.scoped(ScopeRetain, s.retryIntent))
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.Handle("GET /metrics", s.obs.Handler())
@@ -58,6 +60,7 @@ func (s *Server) routes() {
 		"/api/v1/retain": "POST", "/api/v1/recall": "GET, HEAD", "/api/v1/groups": "GET, HEAD", "/api/v1/groups/{id}/decision": "POST", "/api/v1/results/{analysis_id}": "GET, HEAD", "/api/v1/results": "GET, HEAD",
 		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD",
 		"/api/v1/exceptions": "GET, HEAD, POST", "/api/v1/exceptions/{id}/revoke": "POST", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
+		"/api/v1/outbox": "GET, HEAD", "/api/v1/outbox/{id}/retry": "POST",
 	} {
 		m.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)

@@ -48,7 +48,9 @@ func (nopObserver) Handler() http.Handler {
 	})
 }
 
-// Prometheus is the Observer that exports Prometheus metrics.
+// Prometheus is the Observer that exports Prometheus metrics. It also
+// satisfies the runner's observers: the inbox's (runner.Observer) and the
+// outbox dispatcher's (Sent, Failed, Dead, LeaseLost).
 type Prometheus struct {
 	reg        *prometheus.Registry
 	requests   *prometheus.CounterVec
@@ -76,13 +78,15 @@ type Prometheus struct {
 	duration   prometheus.Histogram
 	logins     *prometheus.CounterVec
 	loginFails prometheus.Counter
+	// notify is the outbound path's (metrics_notify.go).
+	notify *notifyMetrics
 }
 
 // NewPrometheus returns the Prometheus observer on its own registry, with
 // the Go and process collectors and an inbox depth gauge that calls depth
 // at every scrape.
 func NewPrometheus(depth func() float64) *Prometheus {
-	p := &Prometheus{reg: prometheus.NewRegistry()}
+	p := &Prometheus{reg: prometheus.NewRegistry(), notify: newNotifyMetrics()}
 	p.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_http_requests_total",
 		Help: "HTTP requests answered, by route and status code."}, []string{"route", "code"})
 	p.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "openrecall_http_request_duration_seconds",
@@ -139,6 +143,7 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		p.calls, p.anomalies, p.cost, p.baseline, p.savings, p.pruned, p.archived, p.forgotten, p.expired, p.leaseLost, p.alertCost, p.duration, depthGauge,
 		p.logins, p.loginFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p.reg.MustRegister(p.notify.collectors()...)
 	return p
 }
 

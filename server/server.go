@@ -21,8 +21,9 @@ import (
 )
 
 // Store is the durable storage the server consumes: the inbox it writes
-// accepted deliveries to and reads results from, and the audit trail and
-// cost curve it reads. memory.Store satisfies it.
+// accepted deliveries to and reads results from, the audit trail and cost
+// curve it reads, and the outbox whose dead letters it lists and retries.
+// memory.Store satisfies it.
 type Store interface {
 	Enqueue(ctx context.Context, ds []openrecall.Delivery, limit int, name func(id int64) string) ([]openrecall.Delivery, error)
 	Served(ctx context.Context, analysisID string) (openrecall.Served, error)
@@ -40,6 +41,12 @@ type Store interface {
 	CreateSession(ctx context.Context, s openrecall.Session) error
 	Session(ctx context.Context, idHash string, now time.Time) (openrecall.Session, error)
 	DeleteSession(ctx context.Context, idHash string) error
+	// The outbox (DESIGN §12b), for GET /api/v1/outbox, POST
+	// /api/v1/outbox/{id}/retry and the cockpit's dead letters
+	// (cockpit.Outbox).
+	Intents(ctx context.Context, f openrecall.IntentFilter) ([]openrecall.OutboxIntent, error)
+	RetryIntent(ctx context.Context, id int64) error
+	OutboxCounts(ctx context.Context) (openrecall.OutboxCounts, error)
 }
 
 // Daemon is the work beside the HTTP server: it drains the inbox the
@@ -230,7 +237,7 @@ func New(cfg Config) (*Server, error) {
 // server's tokens, its mode badge from the function behind /readyz.
 func (s *Server) newCockpit() error {
 	c, err := cockpit.New(cockpit.Config{
-		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Tokens: s.cfg.Tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
+		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Outbox: s.cfg.Store, Tokens: s.cfg.Tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
 		Badge: func(ctx context.Context) cockpit.Badge {
 			rd := s.readiness(ctx)
 			text := rd.Mode.String()

@@ -18,6 +18,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/internal/jsonfast"
+	"github.com/openrecall/openrecall/notify"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/usecase"
 	"github.com/openrecall/openrecall/workflow"
@@ -174,6 +175,10 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 	if opts.noGrouping {
 		cfg.Grouping.Enabled = false
 	}
+	route, routeName, err := pagesRoute(cfg)
+	if err != nil {
+		return err
+	}
 	in, source, err := a.openInput(opts.input)
 	if err != nil {
 		return err
@@ -215,8 +220,11 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 		}
 	}
 	rejects := &rejectReporter{w: a.errOut, limit: 20}
+	// Results come in input order: a webhook's firings one after another.
+	pages := notify.NewPageCounter(route)
 	emit := func(r openrecall.Result) error {
 		rejects.report(r)
+		pages.Add(r)
 		return w.write(r)
 	}
 	// The queue is read here, with the run's senders, into records.
@@ -228,20 +236,20 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 	}, emit)
 	rejects.finish()
 	prog.clear()
-	if err := w.end(sum); err != nil && runErr == nil {
+	if err := w.end(sum, pages.Pages()); err != nil && runErr == nil {
 		runErr = err
 	}
 	if opts.cacheStats {
 		defer fmt.Fprintf(a.errOut, "cache stats: %s\n", wf.CacheStats())
 	}
 	if runErr != nil {
-		printSummary(a.errOut, sum, budget)
+		printSummary(a.errOut, sum, budget, pages.Pages(), routeName)
 		return runErr
 	}
 	if sum.Records == 0 {
 		return noAlerts(source)
 	}
-	printSummary(a.errOut, sum, budget)
+	printSummary(a.errOut, sum, budget, pages.Pages(), routeName)
 	if sum.Rejected > 0 {
 		return &exitError{code: exitPartial}
 	}
@@ -338,9 +346,10 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 	return err
 }
 
-func (rw *resultWriter) end(sum workflow.Summary) error {
+// end closes the JSON document with the run's summary and its pages.
+func (rw *resultWriter) end(sum workflow.Summary, pages notify.Pages) error {
 	if rw.format == outputJSON {
-		if _, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s}\n", mustJSON(sum)); err != nil {
+		if _, err := fmt.Fprintf(rw.w, "\n],\"summary\":%s,\"pages\":%s}\n", mustJSON(sum), mustJSON(pages)); err != nil {
 			return err
 		}
 	}
@@ -399,7 +408,10 @@ func clip(s string, n int) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
+// printSummary prints the run's summary for people: pages are those the
+// firings made without openrecall and with it, over the route named
+// route.
+func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget, pages notify.Pages, route string) {
 	live := "no live model calls"
 	if s.LiveCalls > 0 {
 		live = fmt.Sprintf("%d live model calls", s.LiveCalls)
@@ -426,6 +438,8 @@ func printSummary(w io.Writer, s workflow.Summary, budget *routing.Budget) {
 	fmt.Fprintf(w, "  cost      %s; baseline %s (the strong model on every analysed alert, at its expected completion)\n", s.Cost, s.Baseline)
 	fmt.Fprintf(w, "  savings   %s = %.1f%% of the baseline of the %d analysed alerts (bypasses, group members, exception matches and passing cheap answers only)\n",
 		s.Savings(), s.SavingsPercent(), s.Triaged-s.Unanalysed)
+	fmt.Fprintf(w, "  pages     %s; %d firings: one page each, or one per Alertmanager notification, without openrecall; with it, %d notifications by %s\n",
+		pages, pages.Firings, pages.Notifications, route)
 	if s.Unanalysed > 0 {
 		fmt.Fprintf(w, "  escalated without analysis  %d alerts (no model answered: budget spent or model unavailable); not counted as savings\n", s.Unanalysed)
 	}

@@ -115,6 +115,11 @@ func evalRun(ctx context.Context, a *app, opts *evalOptions) error {
 		LearnAfter: eval.DecisionsToVouch(cfg.Triage.BypassConfidence),
 		Now:        a.now,
 	}
+	// Pages are counted over the configured notify route, else (nil) the
+	// default paging route.
+	if rc.Route, err = notifyRoute(cfg); err != nil {
+		return err
+	}
 	specs := a.evalModes(cfg, opts)
 	if !opts.modes {
 		specs = specs[:1]

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake"
 )
@@ -77,24 +78,12 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 	if err != nil {
 		return err
 	}
-	senders, err := a.senders(cfg, opts.senders)
+	r, err := a.alertReader(cfg, opts.senders, opts.format, opts.rules, opts.input)
 	if err != nil {
 		return err
 	}
-	format, err := intake.ParseFormatIn(opts.format, senders)
-	if err != nil {
-		return usageErr("--format: %v", err)
-	}
-	ex, err := a.extractor(cfg, opts.rules)
-	if err != nil {
-		return err
-	}
-	in, source, err := a.openInput(opts.input)
-	if err != nil {
-		return err
-	}
-	defer a.closeLogged("input", in)
-	r := intake.NewReader(in, intake.Options{Format: format, Source: source, Senders: senders})
+	defer a.closeLogged("input", r.in)
+	ex, source := r.ex, r.source
 	rejected, records := 0, 0
 	doc := &jsonArray{w: a.out} // -o json: one array of every line
 	for {
@@ -184,4 +173,38 @@ func originList(origin map[string]string) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// alertInput is the alerts a command reads without triaging them, as
+// alertReader opens them.
+type alertInput struct {
+	*intake.Reader
+	ex *fingerprint.Extractor
+	// source names the input, for the error that says it held nothing.
+	source string
+	in     io.Closer
+}
+
+// alertReader opens the alerts of input as the commands that read alerts
+// without triaging them do (fingerprint, routes test): the configured
+// senders and those of sendersDir, the --format, and the extractor of the
+// --rules. The caller closes in.
+func (a *app) alertReader(cfg config.Config, sendersDir, formatFlag, rulesFlag, input string) (alertInput, error) {
+	senders, err := a.senders(cfg, sendersDir)
+	if err != nil {
+		return alertInput{}, err
+	}
+	format, err := intake.ParseFormatIn(formatFlag, senders)
+	if err != nil {
+		return alertInput{}, usageErr("--format: %v", err)
+	}
+	ex, err := a.extractor(cfg, rulesFlag)
+	if err != nil {
+		return alertInput{}, err
+	}
+	in, source, err := a.openInput(input)
+	if err != nil {
+		return alertInput{}, err
+	}
+	return alertInput{Reader: intake.NewReader(in, intake.Options{Format: format, Source: source, Senders: senders}), ex: ex, source: source, in: in}, nil
 }

@@ -52,6 +52,8 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newRetainCmd(a),
 		newGroupsCmd(a),
 		newExceptionCmd(a),
+		newOutboxCmd(a),
+		newRoutesCmd(a),
 		newRecallCmd(a),
 		newQueueCmd(a),
 		newFingerprintCmd(a),

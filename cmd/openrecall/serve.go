@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/internal/compose"
+	"github.com/openrecall/openrecall/notify"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/runner"
 	"github.com/openrecall/openrecall/server"
@@ -141,6 +143,11 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// The receivers and routes too, with their secrets.
+	ns, err := notifySettings(cfg)
+	if err != nil {
+		return err
+	}
 	resolved, err := sc.ResolvedTokens(nil)
 	if err != nil {
 		return err
@@ -206,8 +213,13 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	root := a.root(cfg, st, ex, compose.Sealer(compose.FixedSealer(sealer)), compose.Batch(serveBatch), compose.Shadow(opts.shadow),
-		compose.GroupScope(), compose.Retention(sc.Retention), compose.Continue())
+	rootOpts := []compose.Option{compose.Sealer(compose.FixedSealer(sealer)), compose.Batch(serveBatch), compose.Shadow(opts.shadow),
+		compose.GroupScope(), compose.Retention(sc.Retention), compose.Continue()}
+	if len(ns.Receivers) > 0 {
+		// Each stored result's notification intents, in its transaction.
+		rootOpts = append(rootOpts, compose.Notify(notify.Intents(ns.Route, ns.ReceiverNames())))
+	}
+	root := a.root(cfg, st, ex, rootOpts...)
 	// Several processes may share the daily cost curve: points continue
 	// what is stored (Continue).
 	sink, err := root.Sink(ctx)
@@ -248,6 +260,18 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		return float64(n)
 	})
 	prom.WatchModels(modelHealth)
+	prom.WatchOutbox(func() (openrecall.OutboxCounts, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return st.OutboxCounts(ctx)
+	})
+	var dispatch *runner.DispatchConfig
+	if len(ns.Receivers) > 0 {
+		dispatch = &runner.DispatchConfig{Outbox: st, Reader: decisionReader{st}, Receivers: ns.Receivers,
+			Concurrency: ns.Concurrency, MaxAge: ns.MaxAge, BackoffBase: ns.BackoffBase, BackoffMax: ns.BackoffMax,
+			Lease: sc.Lease, ReviewURL: reviewURL(ns.ExternalURL), Observer: prom, Now: a.now}
+		fmt.Fprintf(a.errOut, "openrecall serve: notifying %s\n", strings.Join(ns.ReceiverNames(), ", "))
+	}
 	// The runner drains the inbox beside the HTTP server; the server
 	// starts it and stops it after its own shutdown.
 	run, err := runner.New(runner.Config{
@@ -256,7 +280,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		NewPipeline: newPipeline,
 		UseCases:    root.UseCases,
 		Workers:     sc.Workers,
-		WebhookURL:  sc.WebhookURL,
+		Dispatch:    dispatch,
 		Lease:       sc.Lease,
 		Retention:   sc.Retention,
 		Pruner:      st,

@@ -38,6 +38,9 @@ type UseCases interface {
 	ListProposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error)
 	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
 	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
+	// RetryIntent puts a dead letter of the outbox back to pending,
+	// audited with the analyst (DESIGN §12b).
+	RetryIntent(ctx context.Context, st usecase.IntentStore, id int64, analyst string) (openrecall.OutboxIntent, error)
 }
 
 // Store is what the cockpit reads directly: audit entries, the cost curve
@@ -125,7 +128,10 @@ type Config struct {
 	// Throttle limits login attempts (default: DefaultPerAddress and
 	// DefaultOverall over Now).
 	Throttle *Throttle
-	Now      func() time.Time
+	// Outbox, when set, gives the dead letters page and the header's
+	// count of notifications not delivered (DESIGN §12b).
+	Outbox Outbox
+	Now    func() time.Time
 }
 
 // Prefix is where the cockpit is mounted.
@@ -272,6 +278,8 @@ func (c *Cockpit) routes() {
 	m.HandleFunc("GET "+Prefix+"exceptions", c.seeing(c.exceptionsPage))
 	m.HandleFunc("POST "+Prefix+"exceptions/{id}/revoke", c.acting(c.revokeException))
 	m.HandleFunc("POST "+Prefix+"proposals/{id}/approve", c.acting(c.approveProposal))
+	m.HandleFunc("GET "+Prefix+"outbox", c.seeing(c.outboxPage))
+	m.HandleFunc("POST "+Prefix+"outbox/{id}/retry", c.acting(c.retryIntent))
 	m.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "no such page")
 	})

@@ -84,7 +84,7 @@ func newEnv(t testing.TB) *env {
 	}
 	app := root.UseCases
 	ck, err := cockpit.New(cockpit.Config{
-		UseCases: app, Store: st, Tokens: tokens,
+		UseCases: app, Store: st, Outbox: st, Tokens: tokens,
 		Badge: func(context.Context) cockpit.Badge {
 			return cockpit.Badge{Ready: true, Text: "memory=sqlite model=deterministic"}
 		},

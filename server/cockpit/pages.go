@@ -21,8 +21,10 @@ type page struct {
 	Analyst string
 	CanAct  bool
 	Badge   Badge
-	Flash   string
-	Body    any
+	// Outbox counts the notifications not delivered, when there are any.
+	Outbox *outboxBadge
+	Flash  string
+	Body   any
 }
 
 // flashes are the messages a redirect after an action names by code, so no
@@ -38,6 +40,7 @@ var flashes = map[string]string{
 	"group":     "Decided: the group is one memory now, and its firings left the queue.",
 	"groupdone": "That group was decided already; nothing changed.",
 	"unchanged": "That exception was revoked already; nothing changed.",
+	"retried":   "The dead letter is pending again: the dispatcher tries it at once.",
 }
 
 // render executes page name with data into a buffer first, so a template
@@ -46,6 +49,7 @@ func (c *Cockpit) render(w http.ResponseWriter, r *http.Request, code int, name 
 	p := page{Title: title, Analyst: s.analyst, CanAct: s.can(ScopeRetain), Body: body, Flash: flashes[r.URL.Query().Get("done")]}
 	if s.analyst != "" {
 		p.Badge = c.cfg.Badge(r.Context())
+		p.Outbox = c.headerCounts(r)
 	}
 	var b bytes.Buffer
 	if err := c.pages[name].ExecuteTemplate(&b, "layout.html", p); err != nil {

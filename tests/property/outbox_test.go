@@ -28,7 +28,7 @@ import (
 func outboxProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P148_outbox_intents_stored_with_results_delivered_in_episode_order",
-			"Every stored result has exactly the notification intents its hook gives it (DESIGN §12b), one per receiver, written in the sink's transaction, and a result not stored (fenced out of its delivery by another serve process) has none; and for any interleaving of persists, claims, sends, failures with their next tries, dead letters, retries by hand, renewals and lease expiries of two serve processes sharing the outbox, an episode's intents (one receiver, one key) are handed out in creation order — never one while an earlier one is pending, an earlier dead letter holding nothing back — each with the state the latest delivery of its episode that returned one gave, never to a process that holds it nor while another's lease on it holds, never before its next try; each is delivered at most once, only by the process whose claim holds (the others' outcomes refused, writing nothing), never after a later intent of its episode was delivered; and draining leaves every intent sent or dead.",
+			"Every stored result has exactly the notification intents its hook gives it (DESIGN §12b), one per receiver — a resolve or an update only for an episode its receiver has a trigger of — written in the sink's transaction, and a result not stored (fenced out of its delivery by another serve process) has none; and for any interleaving of persists, claims, sends, failures with their next tries, dead letters, retries by hand, renewals and lease expiries of two serve processes sharing the outbox, an episode's intents (one receiver, one key) are handed out in creation order — never one while an earlier one is pending, an earlier dead letter holding nothing back — each with the state the latest delivery of its episode that returned one gave, never to a process that holds it nor while another's lease on it holds, never before its next try; each is delivered at most once, only by the process whose claim holds (the others' outcomes refused, writing nothing), never after a later intent of its episode was delivered; and draining leaves every intent sent or dead.",
 			"OutboxRunGen", outboxRunGen(), checkOutbox, pbt.Expensive(4),
 			pbt.Pin("a trigger in flight holds its resolve back; the resolve reads the trigger's state", outboxRun{
 				Results: []outboxResult{{Episode: 0, Kind: 0, Recv: 1, Fate: 5}, {Episode: 0, Kind: 1, Recv: 1, Fate: 5}, {Episode: 0, Kind: 2, Recv: 1, Fate: 5}},
@@ -157,7 +157,7 @@ var outboxKindNames = [3]string{openrecall.IntentTrigger, openrecall.IntentResol
 // product's route tree is: the receivers and kind its alert's labels name,
 // its alert id the episode's key. The version of a result a fenced-out
 // process persists names a receiver no stored result has ("leak").
-func outboxHook(r openrecall.Result) []openrecall.Intent {
+func outboxHook(r openrecall.Result, _ string) []openrecall.Intent {
 	kind, key := r.Alert.Labels["kind"], r.Alert.ID
 	if r.Alert.Labels["recv"] == "leak" {
 		return []openrecall.Intent{{Receiver: "leak", Kind: kind, Key: key}}
@@ -298,6 +298,7 @@ func runOutbox(r outboxRun) ([]string, error) {
 	defer func() { _ = raw.Close() }()
 
 	m := &outboxModel{byID: map[int64]*mIntent{}}
+	triggered := map[string]bool{}
 	next := 0
 	persist := func() error {
 		if next >= len(r.Results) {
@@ -340,7 +341,18 @@ func runOutbox(r outboxRun) ([]string, error) {
 			if _, err := sinks[by].PersistBatch(ctx, []openrecall.Result{res}, []*openrecall.CostPoint{nil}); err != nil {
 				return err
 			}
-			want = outboxHook(res)
+			// A resolve or update is written only for an episode its
+			// receiver has a trigger of (stored before, or earlier in
+			// the hook's answer).
+			for _, in := range outboxHook(res, "") {
+				ep := in.Receiver + "|" + in.Key
+				if in.Kind == openrecall.IntentTrigger {
+					triggered[ep] = true
+				} else if !triggered[ep] {
+					continue
+				}
+				want = append(want, in)
+			}
 		}
 		// What the outbox holds of the result is its hook's intents, in
 		// the hook's order, once each; nothing of a result not stored.
