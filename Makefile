@@ -19,7 +19,7 @@ GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # take seconds each with it on 2 cores.
 TESTLDFLAGS := -ldflags=-w
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-llm e2e-cockpit e2e-multiprocess mutants
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-llm e2e-cockpit e2e-multiprocess mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -177,6 +177,20 @@ e2e-alertmanager: build
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; \
 	fi
 	$(GO) run ./scripts/e2e/alertmanager -bin ./$(BIN)
+
+# openrecall serve's notifications end to end: fake PagerDuty, Opsgenie,
+# Slack, Teams, webhook and SMTP receivers (internal/fakereceivers) and a
+# real Alertmanager (installed as for e2e-alertmanager) hear a night of
+# alerts through serve's routes — repeats memory closes, escalations, a
+# storm, detections, recoveries, a decision, a PagerDuty outage with serve
+# killed -9 mid-delivery — and each must get exactly what the routes say,
+# the outbox empty at the end. See scripts/e2e/notify.
+e2e-notify: build
+	@if ! command -v prometheus-alertmanager >/dev/null 2>&1 || ! command -v amtool >/dev/null 2>&1; then \
+		if [ "$$(id -u)" != 0 ]; then echo "e2e-notify: needs prometheus-alertmanager and amtool: apt-get install prometheus-alertmanager (as root)"; exit 2; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; \
+	fi
+	$(GO) run ./scripts/e2e/notify -bin ./$(BIN)
 
 # The cockpit (web UI) in a real headless Chromium (Debian's chromium,
 # driven with chromedp) against the built binary's serve on loopback; see

@@ -7,8 +7,8 @@ import (
 )
 
 // The kinds of notification an intent asks for: the words of notify's
-// kinds (notify.KindTrigger, KindResolve, KindUpdate), which say what each
-// means to a receiver.
+// kinds (notify.KindTrigger, KindResolve, KindUpdate, and KindDigest for
+// IntentDigest, digest.go), which say what each means to a receiver.
 const (
 	IntentTrigger = "trigger"
 	IntentResolve = "resolve"
@@ -45,7 +45,7 @@ var ErrLeaseLost = errors.New("lease lost to another process")
 type Intent struct {
 	// Receiver is the configured receiver's name.
 	Receiver string `json:"receiver"`
-	// Kind is IntentTrigger, IntentResolve or IntentUpdate.
+	// Kind is IntentTrigger, IntentResolve, IntentUpdate or IntentDigest.
 	Kind string `json:"kind"`
 	// Key names the alert episode across its notifications to the
 	// receiver (notify.Notification.Key): the receiver's deduplication
@@ -60,8 +60,8 @@ func (i Intent) Validate() error {
 	switch {
 	case i.Receiver == "":
 		return fmt.Errorf("intent: no receiver: %w", ErrInvalid)
-	case i.Kind != IntentTrigger && i.Kind != IntentResolve && i.Kind != IntentUpdate:
-		return fmt.Errorf("intent for %s: kind %q is not trigger, resolve or update: %w", i.Receiver, i.Kind, ErrInvalid)
+	case i.Kind != IntentTrigger && i.Kind != IntentResolve && i.Kind != IntentUpdate && i.Kind != IntentDigest:
+		return fmt.Errorf("intent for %s: kind %q is not trigger, resolve, update or digest: %w", i.Receiver, i.Kind, ErrInvalid)
 	case i.Key == "" || len(i.Key) > MaxIntentKey:
 		return fmt.Errorf("intent for %s: a key of %d bytes, want 1 to %d: %w", i.Receiver, len(i.Key), MaxIntentKey, ErrInvalid)
 	}

@@ -240,6 +240,7 @@ type statements struct {
 	pending           string
 	prunable          string
 	servedSince       string
+	closedBetween     string
 	withoutIdentity   string
 	identities        string
 	topIdentities     string
@@ -261,6 +262,7 @@ func newStatements(d dialect) *statements {
 		pending:           pendingSQL(d),
 		prunable:          prunableSQL(d),
 		servedSince:       servedSinceSQL(d),
+		closedBetween:     closedBetweenSQL(d),
 		withoutIdentity:   withoutIdentitySQL(d),
 		identities:        identitiesSQL(d),
 		topIdentities:     topIdentitiesSQL(d),

@@ -136,10 +136,16 @@ func triggeredEpisodes(ctx context.Context, tx *sql.Tx, keys []any) (map[[2]stri
 
 // recordUpdatesTx writes, in tx, an update intent about analysisID (a
 // person decided it) for every receiver that has a trigger of it: the
-// decision is news to whoever heard of the alert, and to no one else.
+// decision is news to whoever heard of the alert, and to no one else. A
+// member of a group a person decided has had its updates from the group's
+// decision (DecideGroup), which then settles what waited of each member
+// here: none is written twice.
 func recordUpdatesTx(ctx context.Context, tx *sql.Tx, analysisID string, at int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO outbox (analysis_id, receiver, kind, episode, created_at, since, next_at)
-		SELECT analysis_id, receiver, 'update', episode, $1, $1, $1 FROM outbox WHERE analysis_id = $2 AND kind = 'trigger' ORDER BY id`,
+		SELECT o.analysis_id, o.receiver, 'update', o.episode, $1, $1, $1 FROM outbox AS o
+		WHERE o.analysis_id = $2 AND o.kind = 'trigger' AND NOT EXISTS (SELECT 1 FROM group_members AS m
+			JOIN alert_groups AS g ON g.id = m.group_id WHERE m.analysis_id = o.analysis_id AND g.decided_at IS NOT NULL)
+		ORDER BY o.id`,
 		at, analysisID)
 	return translate("decide "+analysisID+": notification updates", err)
 }

@@ -643,3 +643,45 @@ func TestRecoveriesAndDecisionsFollowTriggers(t *testing.T) {
 		t.Errorf("a second decision wrote an update: %v", got)
 	}
 }
+
+// TestGroupDecisionUpdatesOnce pins a regression: a person's decision of
+// a group wrote each member's updates (DecideGroup), and settling what
+// waited of the head (Decide) wrote them again — two notes, two cards, two
+// mails for one decision. Each receiver of a trigger gets one update.
+func TestGroupDecisionUpdatesOnce(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	id := openrecall.Identity{Rule: "DiskFull", Service: "db"}
+	head := alertResult("head", "x", false)
+	head.Identity, head.Fingerprint = id, openrecall.Fingerprint{ErrorClass: "disk_full", ServiceRole: "db"}
+	gid := openrecall.GroupID(head.AnalysisID)
+	head.Group = &openrecall.GroupRef{ID: gid, Role: openrecall.GroupRoleHead, HeadAnalysisID: head.AnalysisID, HeadAlertID: head.Alert.ID, At: at}
+	member := alertResult("member", "y", false)
+	member.Identity = id
+	member.Group = &openrecall.GroupRef{ID: gid, Role: openrecall.GroupRoleMember, HeadAnalysisID: head.AnalysisID, HeadAlertID: head.Alert.ID, At: at.Add(time.Minute)}
+	persistNotified(t, st, notifyBoth, head, member)
+	w := openrecall.Waiting{AnalysisID: "head", AlertID: "x", Batch: "b", Since: at, Reason: "escalated", Severity: openrecall.SeverityHigh,
+		Result: &openrecall.Result{AnalysisID: "head"}}
+	if err := st.RecordWaiting(ctx, []openrecall.Waiting{w}); err != nil {
+		t.Fatal(err)
+	}
+	inc := openrecall.Incident{Fingerprint: head.Fingerprint, Identity: id, Severity: openrecall.SeverityHigh,
+		Decision: openrecall.DecisionFalsePositive, Note: "one noisy deploy", SourceAlertID: "x", Analyst: "ana"}
+	if _, _, _, _, err := st.DecideGroup(ctx, gid, inc); err != nil {
+		t.Fatal(err)
+	}
+	// What the use case then does: settle what waited of the head.
+	w.DecidedBy, w.DecidedAt, w.Decision = "ana", at.Add(time.Hour), openrecall.DecisionFalsePositive
+	if ok, err := st.Decide(ctx, w); err != nil || !ok {
+		t.Fatalf("settle the head: %v, %v", ok, err)
+	}
+	for _, a := range []string{"head", "member"} {
+		key := map[string]string{"head": "x", "member": "y"}[a]
+		want := []string{"pager/trigger/" + key + "/pending", "chat/trigger/" + key + "/pending",
+			"pager/update/" + key + "/pending", "chat/update/" + key + "/pending"}
+		if diff := cmp.Diff(want, intentsOf(t, st, a)); diff != "" {
+			t.Errorf("%s's intents after the group's decision (-want +got):\n%s", a, diff)
+		}
+	}
+}

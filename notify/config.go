@@ -44,7 +44,18 @@ type Settings struct {
 	// Route chooses the receivers of each result; nil when there are no
 	// receivers (and so no route).
 	Route *Route
+	// Digests are the receivers that take a digest of what openrecall
+	// closed without a person (a receiver's digest: key), each with its
+	// window: every Digests[name], windows aligned to the Unix epoch.
+	// Only slack, teams, email and webhook receivers may say one.
+	Digests map[string]time.Duration
 }
+
+// Bounds of a receiver's digest: key.
+const (
+	MinDigestEvery = time.Minute
+	MaxDigestEvery = 24 * time.Hour
+)
 
 // ReadSettings reads the notify: mapping at node. A nil or empty node
 // (no notify: section) gives the defaults and no receivers. Every error
@@ -90,7 +101,7 @@ func ReadSettings(node *yaml.Node) (Settings, error) {
 	rline, rs := sec.value("receivers")
 	if rs != nil {
 		var err error
-		if s.Receivers, err = readReceivers(rs); err != nil {
+		if s.Receivers, s.Digests, err = readReceivers(rs); err != nil {
 			return Settings{}, err
 		}
 		for _, r := range s.Receivers {
@@ -148,27 +159,65 @@ func checkExternalURL(u string) error {
 	return nil
 }
 
-// readReceivers builds the receivers of the sequence seq, in order.
-func readReceivers(seq *yaml.Node) ([]Receiver, error) {
+// readReceivers builds the receivers of the sequence seq, in order, and
+// reads the digest of those that say one.
+func readReceivers(seq *yaml.Node) ([]Receiver, map[string]time.Duration, error) {
 	if seq.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("line %d: notify.receivers: want a list of receivers", seq.Line)
+		return nil, nil, fmt.Errorf("line %d: notify.receivers: want a list of receivers", seq.Line)
 	}
 	var out []Receiver
+	var digests map[string]time.Duration
 	taken := map[string]int{}
 	for i, n := range seq.Content {
-		r, err := readReceiver(n, fmt.Sprintf("notify.receivers[%d]", i), taken)
+		r, every, err := readReceiver(n, fmt.Sprintf("notify.receivers[%d]", i), taken)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		taken[r.Name()] = i
 		out = append(out, r)
+		if every > 0 {
+			if digests == nil {
+				digests = map[string]time.Duration{}
+			}
+			digests[r.Name()] = every
+		}
 	}
-	return out, nil
+	return out, digests, nil
+}
+
+// readDigest reads a receiver's digest: key (0 when absent): a duration
+// from MinDigestEvery to MaxDigestEvery, for a receiver type that takes a
+// digest.
+func readDigest(s *section, typ string) time.Duration {
+	d, ok := s.duration("digest")
+	switch {
+	case !ok || *s.err != nil || !TakesDigest(typ): // a paging type's digest is refused before it is built
+		return 0
+	case d < MinDigestEvery || d > MaxDigestEvery:
+		s.fail(lineOf(s.node, "digest"), "digest", fmt.Errorf("%s: want from %s to %s (the window of what openrecall closed without a person)", d, MinDigestEvery, "24h"))
+	}
+	return d
 }
 
 // readReceiver builds the receiver at n (path is "notify.receivers[i]"),
-// whose name must not be one of taken's (the index that has it).
-func readReceiver(n *yaml.Node, path string, taken map[string]int) (Receiver, error) {
+// whose name must not be one of taken's (the index that has it), and
+// returns its digest's window (0: none).
+func readReceiver(n *yaml.Node, path string, taken map[string]int) (Receiver, time.Duration, error) {
+	r, err := readReceiverOnly(n, path, taken)
+	if err != nil {
+		return nil, 0, err
+	}
+	s := newSection(n, fmt.Sprintf("%s (%s): ", path, r.Name()))
+	every := readDigest(s, r.Type())
+	if *s.err != nil {
+		return nil, 0, *s.err
+	}
+	return r, every, nil
+}
+
+// readReceiverOnly builds the receiver at n, as readReceiver says, its
+// digest: key aside.
+func readReceiverOnly(n *yaml.Node, path string, taken map[string]int) (Receiver, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: %s: want a mapping (name, type and the type's keys)", n.Line, path)
 	}
@@ -197,7 +246,14 @@ func readReceiver(n *yaml.Node, path string, taken map[string]int) (Receiver, er
 	case !ok:
 		return nil, fmt.Errorf("line %d: %s: type: unknown %q (want %s)", lineOf(n, "type"), where, typ, receiverTypes)
 	}
-	if err := knownKeys(n, where, append([]string{"name", "type"}, kind.keys...)...); err != nil {
+	keys := append([]string{"name", "type"}, kind.keys...)
+	if TakesDigest(typ) {
+		keys = append(keys, "digest")
+	} else if hasKey(n, "digest") {
+		return nil, fmt.Errorf("line %d: %s: digest: a %s receiver pages, and a digest never does: say it on a slack, teams, email or webhook receiver",
+			lineOf(n, "digest"), where, typ)
+	}
+	if err := knownKeys(n, where, keys...); err != nil {
 		return nil, err
 	}
 	r, err := kind.build(name, s)

@@ -59,6 +59,7 @@ notify:
       api_url: http://127.0.0.1:9/api/
       interactive: true
       timeout: 20s
+      digest: 30m
     - name: chat-hook
       type: slack
       webhook_url: env:OPENRECALL_TEST_SLACK_WEBHOOK
@@ -76,6 +77,7 @@ notify:
       url: http://127.0.0.1:9/hook?token=inline-S3CRET
       secret: file:SECRETFILE
       timeout: 5s
+      digest: 2h
     - name: mail
       type: email
       host: 127.0.0.1
@@ -173,8 +175,11 @@ func TestConfigFull(t *testing.T) {
 	}
 
 	if s.Route == nil || s.Route.Receiver != "chat" || len(s.Route.Routes) != 2 || s.Route.Routes[0].Receiver != "pager" ||
-		!s.Route.Routes[0].Continue || s.Route.Routes[1].Receiver != "mail" || s.Route.Line != 60 {
-		t.Errorf("route = %+v, want chat at line 60 with pager (continue) and mail under it", s.Route)
+		!s.Route.Routes[0].Continue || s.Route.Routes[1].Receiver != "mail" || s.Route.Line != 62 {
+		t.Errorf("route = %+v, want chat at line 62 with pager (continue) and mail under it", s.Route)
+	}
+	if diff := cmp.Diff(map[string]time.Duration{"chat": 30 * time.Minute, "hook": 2 * time.Hour}, s.Digests); diff != "" {
+		t.Errorf("digests (-want +got):\n%s", diff)
 	}
 	wantNames := []string{"pager", "ops", "chat", "chat-hook", "teams", "am", "hook", "mail", "mail.plain"}
 	if diff := cmp.Diff(wantNames, s.ReceiverNames()); diff != "" {
@@ -366,7 +371,7 @@ notify:
       type: webhook
       url: http://127.0.0.1:9/h
       routing_key: inline-S3CRET
-`, `line 6: notify.receivers[0] (hook): unknown key "routing_key" (want name, type, url, secret, timeout)`},
+`, `line 6: notify.receivers[0] (hook): unknown key "routing_key" (want name, type, url, secret, timeout, digest)`},
 		{"secret from an unset variable", `
 notify:
   receivers:
@@ -442,6 +447,56 @@ notify:
       secret: env:OPENRECALL_TEST_WEBHOOK_SECRET
       timeout: -5s
 `, "line 7: notify.receivers[0] (hook): timeout: -5s is negative"},
+		{"digest on a pager", `
+notify:
+  receivers:
+    - name: pager
+      type: pagerduty
+      routing_key: env:OPENRECALL_TEST_PD_KEY
+      digest: 30m
+`, "line 6: notify.receivers[0] (pager): digest: a pagerduty receiver pages, and a digest never does: say it on a slack, teams, email or webhook receiver"},
+		{"digest on opsgenie", `
+notify:
+  receivers:
+    - name: ops
+      type: opsgenie
+      api_key: env:OPENRECALL_TEST_OG_KEY
+      digest: 1h
+`, "line 6: notify.receivers[0] (ops): digest: a opsgenie receiver pages"},
+		{"digest on alertmanager", `
+notify:
+  receivers:
+    - name: am
+      type: alertmanager
+      urls: [http://127.0.0.1:9093]
+      digest: 1h
+`, "line 6: notify.receivers[0] (am): digest: a alertmanager receiver pages"},
+		{"digest too short", `
+notify:
+  receivers:
+    - name: hook
+      type: webhook
+      url: http://127.0.0.1:9/h
+      digest: 30s
+`, "line 6: notify.receivers[0] (hook): digest: 30s: want from 1m0s to 24h"},
+		{"digest too long", `
+notify:
+  receivers:
+    - name: hook
+      type: webhook
+      url: http://127.0.0.1:9/h
+      digest: 48h
+`, "line 6: notify.receivers[0] (hook): digest: 48h0m0s: want from 1m0s to 24h"},
+		{"digest not a duration", `
+notify:
+  receivers:
+    - name: mail
+      type: email
+      host: 127.0.0.1
+      from: openrecall@example.com
+      to: [oncall@example.com]
+      digest: hourly
+`, `line 8: notify.receivers[0] (mail): digest: "hourly" is not a duration`},
 		{"port not a number", `
 notify:
   receivers:

@@ -145,8 +145,12 @@ func (e *Email) Name() string { return e.name }
 func (e *Email) Type() string { return "email" }
 
 // Send mails n to every recipient. The delivery keeps the mail's
-// Message-ID (and, for a trigger, what a resolve's mail repeats of it).
+// Message-ID and what a later mail of the episode repeats of the
+// trigger (keptFor), carried on through the updates.
 func (e *Email) Send(ctx context.Context, n Notification) (Delivery, error) {
+	if n.Kind == KindDigest {
+		return e.sendDigest(ctx, n)
+	}
 	if err := checkKind(n); err != nil {
 		return Delivery{}, err
 	}
@@ -157,12 +161,8 @@ func (e *Email) Send(ctx context.Context, n Notification) (Delivery, error) {
 	if err := e.deliver(ctx, msg); err != nil {
 		return Delivery{}, err
 	}
-	state := map[string]string{"message_id": id}
-	if n.Kind == KindTrigger {
-		for k, v := range keptOf(n.Result) {
-			state[k] = v
-		}
-	}
+	state := keptFor(n)
+	state["message_id"] = id
 	return Delivery{State: state}, nil
 }
 

@@ -23,12 +23,16 @@ const (
 	// or chat) about an episode notified before: a note, an
 	// acknowledgement or an updated message, as the receiver's API has.
 	KindUpdate = "update"
+	// KindDigest is a receiver's digest of one window: what openrecall
+	// closed without a person (Notification.Digest, digest.go). Only a
+	// chat, mail or webhook receiver takes one.
+	KindDigest = "digest"
 )
 
 // Notification is what a receiver is asked to deliver: one notification
 // about one alert episode.
 type Notification struct {
-	// Kind is KindTrigger, KindResolve or KindUpdate.
+	// Kind is KindTrigger, KindResolve, KindUpdate or KindDigest.
 	Kind string
 	// Key names the alert episode across its notifications, the same for
 	// its trigger, its resolve and its updates: the receiver's
@@ -54,6 +58,9 @@ type Notification struct {
 	Prior map[string]string
 	// At is when the notification was made (its result was stored).
 	At time.Time
+	// Digest is what a KindDigest notification carries, with Result
+	// empty; nil for every other kind.
+	Digest *Digest
 }
 
 // Decided is a person's decision about an analysis, as an update carries

@@ -132,6 +132,9 @@ func (s *Slack) Type() string { return "slack" }
 // delivery keeps channel and ts (bot token only) and what its resolve
 // shows of the decision.
 func (s *Slack) Send(ctx context.Context, n Notification) (Delivery, error) {
+	if n.Kind == KindDigest {
+		return s.sendDigest(ctx, n)
+	}
 	if err := checkKind(n); err != nil {
 		return Delivery{}, err
 	}
@@ -142,14 +145,8 @@ func (s *Slack) Send(ctx context.Context, n Notification) (Delivery, error) {
 	if s.webhook != "" {
 		return s.postWebhook(ctx, n, text, blocks)
 	}
-	kept := keptOf(n.Result)
+	kept := keptFor(n)
 	if n.Kind != KindTrigger {
-		kept = map[string]string{}
-		for _, k := range []string{"decision", "route", "reason"} {
-			if v := n.Prior[k]; v != "" {
-				kept[k] = v
-			}
-		}
 		if ch, ts := n.Prior["channel"], n.Prior["ts"]; ch != "" && ts != "" {
 			ans, err := s.call(ctx, "chat.update", slackMessage{Channel: ch, TS: ts, Text: text, Blocks: blocks})
 			if err == nil {

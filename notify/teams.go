@@ -63,9 +63,12 @@ func (t *Teams) Name() string { return t.name }
 // Type returns "teams".
 func (t *Teams) Type() string { return "teams" }
 
-// Send posts n's card. A trigger's delivery keeps what its resolve's card
-// repeats of the decision.
+// Send posts n's card. Its delivery keeps what the episode's later cards
+// repeat of the trigger's decision (keptFor).
 func (t *Teams) Send(ctx context.Context, n Notification) (Delivery, error) {
+	if n.Kind == KindDigest {
+		return t.sendDigest(ctx, n)
+	}
 	if err := checkKind(n); err != nil {
 		return Delivery{}, err
 	}
@@ -74,10 +77,7 @@ func (t *Teams) Send(ctx context.Context, n Notification) (Delivery, error) {
 	if _, err := send(ctx, t.client, request{What: "teams", URL: t.url, SecretURL: true, Body: teamsMessageOf(viewOf(n))}); err != nil {
 		return Delivery{}, err
 	}
-	if n.Kind == KindTrigger {
-		return Delivery{State: keptOf(n.Result)}, nil
-	}
-	return Delivery{}, nil
+	return Delivery{State: keptFor(n)}, nil
 }
 
 // teamsMessage is the message a Workflows webhook takes: one attachment
@@ -125,6 +125,9 @@ type teamsRun struct {
 	Weight string `json:"weight,omitempty"`
 	Color  string `json:"color,omitempty"`
 	Italic bool   `json:"italic,omitempty"`
+	// SelectAction opens a link when the run is selected (a digest's
+	// analyses).
+	SelectAction *teamsAction `json:"selectAction,omitempty"`
 }
 
 type teamsFact struct {

@@ -426,6 +426,23 @@ func hostOf(a openrecall.Alert) string {
 // keptOf returns what a trigger's delivery keeps of r for its episode's
 // resolve, whose own result is the recovery's: the decision, the route
 // and the reason (shortened).
+// keptFor is what the delivery of n keeps for the episode's later
+// notifications: a trigger's own decision, route and reason (keptOf); a
+// later notification's, those its prior carried on, so that a resolve
+// after a decision's update still says what openrecall decided.
+func keptFor(n Notification) map[string]string {
+	if n.Kind == KindTrigger {
+		return keptOf(n.Result)
+	}
+	kept := map[string]string{}
+	for _, k := range []string{"decision", "route", "reason"} {
+		if v := n.Prior[k]; v != "" {
+			kept[k] = v
+		}
+	}
+	return kept
+}
+
 func keptOf(r openrecall.Result) map[string]string {
 	kept := map[string]string{"route": RouteOf(r)}
 	if r.Decision != "" {

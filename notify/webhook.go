@@ -99,6 +99,9 @@ func (w *Webhook) Type() string { return "webhook" }
 // classified as every HTTP receiver's are (send). The delivery keeps
 // nothing: the body carries the episode's key.
 func (w *Webhook) Send(ctx context.Context, n Notification) (Delivery, error) {
+	if n.Kind == KindDigest {
+		return w.sendDigest(ctx, n)
+	}
 	if err := checkKind(n); err != nil {
 		return Delivery{}, err
 	}
@@ -106,6 +109,11 @@ func (w *Webhook) Send(ctx context.Context, n Notification) (Delivery, error) {
 	if err != nil {
 		return Delivery{}, &SendError{Permanent: true, Err: fmt.Errorf("webhook body: %w", err)}
 	}
+	return Delivery{}, w.post(ctx, n, body)
+}
+
+// post sends body for n, with its id and, with a secret, its signature.
+func (w *Webhook) post(ctx context.Context, n Notification, body []byte) error {
 	h := http.Header{}
 	h.Set(WebhookIDHeader, n.ID)
 	if !w.secret.IsZero() {
@@ -115,9 +123,9 @@ func (w *Webhook) Send(ctx context.Context, n Notification) (Delivery, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	_, err = send(ctx, w.client, request{What: "webhook", URL: w.url, SecretURL: true, Header: h, Body: body,
+	_, err := send(ctx, w.client, request{What: "webhook", URL: w.url, SecretURL: true, Header: h, Body: body,
 		Secrets: []string{w.secret.Reveal()}})
-	return Delivery{}, err
+	return err
 }
 
 // WebhookSignature returns the hex HMAC-SHA256 keyed with secret of

@@ -385,7 +385,7 @@ func TestSchemaValidatorRefuses(t *testing.T) {
 // jsonSchema is the subset of JSON Schema (2020-12) the webhook's schema
 // uses: type, const, enum, properties, required, additionalProperties,
 // items, minLength, maxLength, minimum, maximum, pattern, format
-// (date-time, uri), $ref to #/$defs, if/then. It is strict where the schema
+// (date-time, uri), $ref to #/$defs, if/then, allOf. It is strict where the schema
 // is lenient: a member the schema does not describe is an error, so the
 // body cannot grow a member the documentation lacks.
 type jsonSchema struct{ root map[string]any }
@@ -485,6 +485,13 @@ func (s jsonSchema) check(sch map[string]any, v any, at string, strict bool) []s
 				}
 			case strict && props != nil:
 				fail("%q is not in the schema", k)
+			}
+		}
+	}
+	if all, ok := sch["allOf"].([]any); ok {
+		for _, sub := range all {
+			if m, ok := sub.(map[string]any); ok {
+				errs = append(errs, s.check(m, v, at, false)...)
 			}
 		}
 	}

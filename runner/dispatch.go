@@ -118,6 +118,15 @@ type DispatchConfig struct {
 	// Poll is how often a receiver with free slots looks for intents when
 	// idle (default 1s); Wake makes every receiver look now.
 	Poll time.Duration
+	// DigestEvery is, per receiver that takes one (notify.Settings.
+	// Digests), the window of its digest of what openrecall closed
+	// without a person (digest.go). Digests is then required.
+	DigestEvery map[string]time.Duration
+	// Digests reads the digests' windows and writes their intents.
+	Digests Digests
+	// DigestSettle is how long after a window ends its digest is written
+	// (default 1m); DigestPoll how often the job looks (default 15s).
+	DigestSettle, DigestPoll time.Duration
 }
 
 // Dispatcher delivers the outbox's intents to their receivers (DESIGN
@@ -168,6 +177,8 @@ func NewDispatcher(cfg DispatchConfig) (*Dispatcher, error) {
 	cfg.BackoffMax = orDefault(cfg.BackoffMax, max(defaultBackoffMax, cfg.BackoffBase))
 	cfg.Lease = orDefault(cfg.Lease, defaultLease)
 	cfg.Poll = orDefault(cfg.Poll, defaultPoll)
+	cfg.DigestSettle = orDefault(cfg.DigestSettle, defaultDigestSettle)
+	cfg.DigestPoll = orDefault(cfg.DigestPoll, defaultDigestPoll)
 	if cfg.BackoffMax < cfg.BackoffBase {
 		return nil, fmt.Errorf("dispatcher: back-off max %s is less than its base %s: %w", cfg.BackoffMax, cfg.BackoffBase, openrecall.ErrInvalid)
 	}
@@ -199,8 +210,8 @@ func checkDispatch(cfg DispatchConfig) error {
 		return errors.New("dispatcher: outbox and reader are required")
 	case cfg.Concurrency < 0:
 		return fmt.Errorf("dispatcher: concurrency %d must not be negative: %w", cfg.Concurrency, openrecall.ErrInvalid)
-	case cfg.MaxAge < 0, cfg.BackoffBase < 0, cfg.BackoffMax < 0, cfg.Lease < 0, cfg.Poll < 0:
-		return fmt.Errorf("dispatcher: max age, back-off, lease and poll must not be negative: %w", openrecall.ErrInvalid)
+	case cfg.MaxAge < 0, cfg.BackoffBase < 0, cfg.BackoffMax < 0, cfg.Lease < 0, cfg.Poll < 0, cfg.DigestSettle < 0, cfg.DigestPoll < 0:
+		return fmt.Errorf("dispatcher: max age, back-off, lease, poll and digest settle and poll must not be negative: %w", openrecall.ErrInvalid)
 	}
 	seen := map[string]bool{}
 	for i, r := range cfg.Receivers {
@@ -214,7 +225,7 @@ func checkDispatch(cfg DispatchConfig) error {
 		}
 		seen[r.Name()] = true
 	}
-	return nil
+	return checkDigests(cfg)
 }
 
 // orDefault returns v, or def when v is zero.
@@ -253,7 +264,9 @@ func (d *Dispatcher) Run(ctx context.Context, halt <-chan struct{}) {
 	}
 	renewing := make(chan struct{})
 	renewed := goDone(func() { d.renew(ctx, renewing) })
+	digested := goDone(func() { d.digests(ctx, halt) })
 	lanes.Wait()
+	<-digested
 	// No lane starts a send any more: the wait group only goes down.
 	sent := goDone(d.sends.Wait)
 	select {
@@ -373,9 +386,15 @@ func (d *Dispatcher) deliver(ctx context.Context, r notify.Receiver, in openreca
 	delivery, err := r.Send(sendCtx, n)
 	latency := time.Since(began)
 	cancel()
+	state := delivery.State
+	if in.Kind == openrecall.IntentDigest {
+		// A digest is an episode of its own: no later intent reads its
+		// state, and without one its row is pruned with the others.
+		state = nil
+	}
 	switch {
 	case err == nil:
-		if d.record(ctx, log, in, func(ctx context.Context) error { return d.cfg.Outbox.IntentSent(ctx, in.ID, delivery.State) }) {
+		if d.record(ctx, log, in, func(ctx context.Context) error { return d.cfg.Outbox.IntentSent(ctx, in.ID, state) }) {
 			log.Debug("notification sent", zap.Duration("latency", latency))
 			d.obs.Sent(in.Receiver, in.Kind, latency)
 		}
@@ -506,6 +525,9 @@ func (d *Dispatcher) notification(ctx context.Context, in openrecall.OutboxInten
 	if d.cfg.ReviewURL != nil {
 		n.ReviewURL = d.cfg.ReviewURL(in.AnalysisID)
 	}
+	if in.Kind == openrecall.IntentDigest {
+		return d.digestNotification(ctx, in, n)
+	}
 	var kept *openrecall.Result // the decided analysis's result, as the waiting row keeps it
 	if in.Kind == openrecall.IntentUpdate {
 		w, err := d.cfg.Reader.WaitingFor(ctx, in.AnalysisID)
@@ -519,7 +541,7 @@ func (d *Dispatcher) notification(ctx context.Context, in openrecall.OutboxInten
 		case !w.Decided:
 			return n, fmt.Errorf("analysis %s is not decided yet", in.AnalysisID)
 		}
-		n.Decision = &notify.Decided{Decision: w.Decision, Analyst: w.DecidedBy}
+		n.Decision = &notify.Decided{Decision: w.Decision, Analyst: w.DecidedBy, Note: d.noteOf(ctx, w.MemoryID)}
 		kept = w.Result
 	}
 	sv, err := d.cfg.Reader.Served(ctx, in.AnalysisID)
@@ -554,3 +576,25 @@ func (nopDispatchObserver) Sent(string, string, time.Duration) {}
 func (nopDispatchObserver) Failed(string, bool)                {}
 func (nopDispatchObserver) Dead(string)                        {}
 func (nopDispatchObserver) LeaseLost(string)                   {}
+
+// memoryReader reads a memory: memory.Store does (Memories.Get).
+type memoryReader interface {
+	Get(ctx context.Context, id string) (openrecall.Incident, error)
+}
+
+// noteOf is the note of the memory a person's decision retained, "" when
+// the Reader reads no memories or the memory has none: an update says what
+// the person wrote. A memory that cannot be read leaves the note out
+// rather than holding the update back.
+func (d *Dispatcher) noteOf(ctx context.Context, memoryID string) string {
+	mr, ok := d.cfg.Reader.(memoryReader)
+	if !ok || memoryID == "" {
+		return ""
+	}
+	inc, err := mr.Get(ctx, memoryID)
+	if err != nil {
+		d.log.Warn("read the memory of a decision for its note", zap.String("memory_id", memoryID), zap.Error(err))
+		return ""
+	}
+	return inc.Note
+}

@@ -667,8 +667,14 @@ func TestDispatchUpdateCarriesTheDecision(t *testing.T) {
 	e := newDispatchEnv(t, memory.Options{}, "hook")
 	h := newHook(t, "hook", "", nil)
 	ids := e.persist(firingAlert("esc-1"))
+	// The memory the decision retained carries the person's note.
+	inc, _, err := e.store.Retain(ctx, openrecall.Incident{Fingerprint: openrecall.Fingerprint{ErrorClass: "disk_full", ServiceRole: "db"},
+		Decision: openrecall.DecisionFalsePositive, Note: "the nightly backup fills it", SourceAlertID: "esc-1", Analyst: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	decided, err := e.store.Decide(ctx, openrecall.Waiting{AnalysisID: ids[0], AlertID: "esc-1", DecidedBy: "ana",
-		DecidedAt: e.clock.Now(), Decision: openrecall.DecisionFalsePositive})
+		DecidedAt: e.clock.Now(), Decision: openrecall.DecisionFalsePositive, MemoryID: inc.ID})
 	if err != nil || !decided {
 		t.Fatalf("decide: %v, %v", decided, err)
 	}
@@ -678,7 +684,7 @@ func TestDispatchUpdateCarriesTheDecision(t *testing.T) {
 	if len(got) != 2 || got[0].Kind != openrecall.IntentTrigger || got[1].Kind != openrecall.IntentUpdate {
 		t.Fatalf("requests %v, want the trigger then the update", h.kinds())
 	}
-	want := &notify.WebhookDecided{Decision: openrecall.DecisionFalsePositive, Analyst: "ana"}
+	want := &notify.WebhookDecided{Decision: openrecall.DecisionFalsePositive, Analyst: "ana", Note: "the nightly backup fills it"}
 	if diff := cmp.Diff(want, got[1].Decided); diff != "" {
 		t.Errorf("the update's decision (-want +got):\n%s", diff)
 	}

@@ -82,5 +82,10 @@ func (r decisionReader) WaitingFor(ctx context.Context, analysisID string) (open
 		return w, err
 	}
 	return openrecall.Waiting{AnalysisID: analysisID, AlertID: m.AlertID, Decided: true, Decision: g.Decision, DecidedBy: g.Analyst,
-		DecidedAt: g.DecidedAt}, nil
+		DecidedAt: g.DecidedAt, MemoryID: g.MemoryID}, nil
+}
+
+// Get reads a memory: the note of the one a decision retained.
+func (r decisionReader) Get(ctx context.Context, id string) (openrecall.Incident, error) {
+	return r.st.Get(ctx, id)
 }

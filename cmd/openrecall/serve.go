@@ -269,7 +269,8 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if len(ns.Receivers) > 0 {
 		dispatch = &runner.DispatchConfig{Outbox: st, Reader: decisionReader{st}, Receivers: ns.Receivers,
 			Concurrency: ns.Concurrency, MaxAge: ns.MaxAge, BackoffBase: ns.BackoffBase, BackoffMax: ns.BackoffMax,
-			Lease: sc.Lease, ReviewURL: reviewURL(ns.ExternalURL), Observer: prom, Now: a.now}
+			Lease: sc.Lease, ReviewURL: reviewURL(ns.ExternalURL), Observer: prom, Now: a.now,
+			DigestEvery: ns.Digests, Digests: st}
 		fmt.Fprintf(a.errOut, "openrecall serve: notifying %s\n", strings.Join(ns.ReceiverNames(), ", "))
 	}
 	// The runner drains the inbox beside the HTTP server; the server

@@ -23,6 +23,7 @@ func registry() []pbt.Property {
 	props = append(props, notifyProperties()...)
 	props = append(props, notifiedProperties()...)
 	props = append(props, outboxProperties()...)
+	props = append(props, digestProperties()...)
 	props = append(props, identityProperties()...)
 	props = append(props, dbFileProperties()...)
 	props = append(props, intakeProperties()...)
