@@ -18,26 +18,21 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/scripts/e2e/e2eproc"
 )
 
 func main() {
@@ -71,23 +66,9 @@ type run struct {
 	amURL          string
 	ingest, retain string
 	read           string
-	procs          []*proc
+	procs          e2eproc.Group
+	serve          *e2eproc.Proc // openrecall serve: its access log is checked
 	failures       []string
-}
-
-// proc is a started process with its output in a log file.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  bytes.Buffer
-	done chan error
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
 }
 
 func (r *run) main(keep bool) int {
@@ -138,89 +119,16 @@ func (r *run) check(ok bool, format string, a ...any) {
 	fmt.Printf("  %s %s\n", status, fmt.Sprintf(format, a...))
 }
 
-func (r *run) dumpLogs() {
-	for _, p := range r.procs {
-		out := p.output()
-		if len(out) > 4000 {
-			out = "…" + out[len(out)-4000:]
-		}
-		fmt.Fprintf(os.Stderr, "--- %s log (tail)\n%s\n", p.name, out)
-	}
-}
-
-func secret() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// start starts a process; its combined output goes to its log, and each
-// line to watch (when not nil).
-func (r *run) start(name string, env []string, watch func(string), args ...string) (*proc, error) {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan error, 1)}
-	r.procs = append(r.procs, p)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			if watch != nil {
-				watch(sc.Text())
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	return p, nil
-}
-
-// stop ends a process by its pid: SIGTERM, then SIGKILL after 15s.
-func (p *proc) stop() error {
-	if p.cmd.ProcessState != nil {
-		return nil
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		return fmt.Errorf("%s did not stop within 15s of SIGTERM; killed", p.name)
-	}
-}
+func (r *run) dumpLogs() { r.procs.Dump(os.Stderr, 4000) }
 
 func (r *run) stopAll() {
-	for i := len(r.procs) - 1; i >= 0; i-- {
-		if err := r.procs[i].stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e-alertmanager: stop %s: %v\n", r.procs[i].name, err)
-		}
+	for _, err := range r.procs.StopAll() {
+		fmt.Fprintf(os.Stderr, "e2e-alertmanager: %v\n", err)
 	}
 }
 
 func (r *run) setup() error {
-	r.ingest, r.retain, r.read = secret(), secret(), secret()
+	r.ingest, r.retain, r.read = e2eproc.Secret(), e2eproc.Secret(), e2eproc.Secret()
 	// The retain token is named: a decision over the API records its
 	// token's name as the analyst ("e2e").
 	serveCfg := filepath.Join(r.dir, "config.yaml")
@@ -228,7 +136,7 @@ func (r *run) setup() error {
 		return err
 	}
 	addr := make(chan string, 1)
-	_, err := r.start("openrecall serve", []string{
+	serve, err := r.procs.Start("openrecall serve", []string{
 		"OPENRECALL_INGEST_TOKEN=" + r.ingest, "E2E_RETAIN_TOKEN=" + r.retain, "OPENRECALL_READ_TOKEN=" + r.read,
 		// The audit key stays in the run's directory, not the user's.
 		"OPENRECALL_AUDIT_KEY_FILE=" + filepath.Join(r.dir, "audit.key"),
@@ -240,6 +148,7 @@ func (r *run) setup() error {
 	if err != nil {
 		return err
 	}
+	r.serve = serve
 	select {
 	case r.url = <-addr:
 	case <-time.After(time.Until(r.deadline)):
@@ -247,7 +156,7 @@ func (r *run) setup() error {
 	}
 	fmt.Printf("openrecall serve on %s\n", r.url)
 
-	port, err := freePort()
+	port, err := e2eproc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -274,7 +183,7 @@ receivers:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	if _, err := r.start("alertmanager", nil, nil, r.am, "--config.file="+cfgPath, "--storage.path="+filepath.Join(r.dir, "am"),
+	if _, err := r.procs.Start("alertmanager", nil, nil, r.am, "--config.file="+cfgPath, "--storage.path="+filepath.Join(r.dir, "am"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--cluster.listen-address="); err != nil {
 		return err
 	}
@@ -590,7 +499,7 @@ func (r *run) scenario() error {
 	}
 	redelivered := metricValue(metrics, `openrecall_alerts_redelivered_total{endpoint="alertmanager"}`)
 	r.check(redelivered != "" && redelivered != "0", "Alertmanager's redeliveries recognised and not triaged again (openrecall_alerts_redelivered_total %s)", redelivered)
-	serveLog := r.procs[0].output()
+	serveLog := r.serve.Output()
 	r.check(strings.Contains(serveLog, `"user_agent":"Alertmanager/`), "deliveries came from Alertmanager itself (User-Agent in the access log)")
 	fmt.Println("curl " + r.url + "/metrics (excerpt):")
 	for line := range strings.SplitSeq(metrics, "\n") {

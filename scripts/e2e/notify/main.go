@@ -27,25 +27,19 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/openrecall/openrecall/internal/fakereceivers"
+	"github.com/openrecall/openrecall/scripts/e2e/e2eproc"
 )
 
 func main() {
@@ -92,12 +86,12 @@ type run struct {
 	pdKey, ogKey, slackToken, hookSecret string
 
 	fakes *fakereceivers.Fakes
-	pd    *relay  // PagerDuty's events endpoint, in front of its fake
-	sink  *amSink // Alertmanager's webhook receiver
-	serve *proc   // the serve process running now
-	// mu guards procs: an interruption stops them from another goroutine.
-	mu    sync.Mutex
-	procs []*proc
+	pd    *relay        // PagerDuty's events endpoint, in front of its fake
+	sink  *amSink       // Alertmanager's webhook receiver
+	serve *e2eproc.Proc // the serve process running now
+	// procs are the processes started; an interruption stops them from
+	// another goroutine.
+	procs e2eproc.Group
 
 	// posted are the scenario's alerts by name, in posting order.
 	posted []*posted
@@ -107,21 +101,6 @@ type run struct {
 
 	failures []string
 	checks   int
-}
-
-// proc is a started process with its output kept.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  bytes.Buffer
-	done chan error
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
 }
 
 func (r *run) main(keep bool) int {
@@ -197,16 +176,7 @@ func (r *run) check(ok bool, format string, a ...any) bool {
 // dumpLogs prints the tail of every process's output and the fakes' last
 // requests, for the person reading a failure.
 func (r *run) dumpLogs() {
-	r.mu.Lock()
-	procs := slices.Clone(r.procs)
-	r.mu.Unlock()
-	for _, p := range procs {
-		out := p.output()
-		if len(out) > 6000 {
-			out = "…" + out[len(out)-6000:]
-		}
-		fmt.Fprintf(os.Stderr, "--- %s log (tail)\n%s\n", p.name, out)
-	}
+	r.procs.Dump(os.Stderr, 6000)
 	if r.fakes == nil {
 		return
 	}
@@ -221,113 +191,22 @@ func (r *run) dumpLogs() {
 	}
 }
 
-func secret() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// start starts a process; its combined output goes to its log, and each
-// line to watch (when not nil).
-func (r *run) start(name string, env []string, watch func(string), args ...string) (*proc, error) {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan error, 1)}
-	r.mu.Lock()
-	r.procs = append(r.procs, p)
-	r.mu.Unlock()
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			if watch != nil {
-				watch(sc.Text())
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	return p, nil
-}
-
-// exited reports whether the process has ended, without waiting.
-func (p *proc) exited() bool {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return true
-	default:
-		return false
-	}
-}
-
-// stop ends a process by its pid: SIGTERM, then SIGKILL after 15s.
-func (p *proc) stop() error {
-	if p.exited() {
-		return nil
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		return fmt.Errorf("%s did not stop within 15s of SIGTERM; killed", p.name)
-	}
-}
-
-// kill ends a process by its pid with SIGKILL (kill -9) and waits for it.
-func (p *proc) kill() {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	err := <-p.done
-	p.done <- err
-}
-
 // stopAll stops every process started, the last first.
 func (r *run) stopAll() {
-	r.mu.Lock()
-	procs := slices.Clone(r.procs)
-	r.mu.Unlock()
-	for i := len(procs) - 1; i >= 0; i-- {
-		if err := procs[i].stop(); err != nil {
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				continue // a process killed on purpose, or that already failed: its log says
-			}
-			fmt.Fprintf(os.Stderr, "e2e-notify: stop %s: %v\n", procs[i].name, err)
+	for _, err := range r.procs.StopAll() {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			continue // a process killed on purpose, or that already failed: its log says
 		}
+		fmt.Fprintf(os.Stderr, "e2e-notify: %v\n", err)
 	}
 }
 
 // setup starts the fakes, the PagerDuty relay, Alertmanager and its sink,
 // seeds the memory and starts serve.
 func (r *run) setup() error {
-	r.ingest, r.retain, r.read = secret(), secret(), secret()
-	r.pdKey, r.ogKey, r.slackToken, r.hookSecret = secret(), secret(), "xoxb-"+secret(), secret()
+	r.ingest, r.retain, r.read = e2eproc.Secret(), e2eproc.Secret(), e2eproc.Secret()
+	r.pdKey, r.ogKey, r.slackToken, r.hookSecret = e2eproc.Secret(), e2eproc.Secret(), "xoxb-"+e2eproc.Secret(), e2eproc.Secret()
 	var err error
 	r.fakes, err = fakereceivers.Start(fakereceivers.Config{PagerDutyRoutingKey: r.pdKey, OpsgenieAPIKey: r.ogKey,
 		SlackToken: r.slackToken, WebhookSecret: r.hookSecret})
@@ -358,7 +237,7 @@ func (r *run) setup() error {
 }
 
 func (r *run) startAlertmanager() error {
-	port, err := freePort()
+	port, err := e2eproc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -383,7 +262,7 @@ receivers:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	if _, err := r.start("alertmanager", nil, nil, r.am, "--config.file="+cfgPath, "--storage.path="+filepath.Join(r.dir, "am"),
+	if _, err := r.procs.Start("alertmanager", nil, nil, r.am, "--config.file="+cfgPath, "--storage.path="+filepath.Join(r.dir, "am"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--cluster.listen-address="); err != nil {
 		return err
 	}
@@ -422,7 +301,7 @@ func (r *run) writeServeConfig() error {
 // listen.
 func (r *run) startServe(name string) error {
 	addr := make(chan string, 1)
-	p, err := r.start(name, r.serveEnv, func(line string) {
+	p, err := r.procs.Start(name, r.serveEnv, func(line string) {
 		if rest, ok := strings.CutPrefix(line, "openrecall serve: listening on "); ok {
 			select {
 			case addr <- strings.Fields(rest)[0]:
@@ -436,9 +315,8 @@ func (r *run) startServe(name string) error {
 	r.serve = p
 	select {
 	case r.url = <-addr:
-	case err := <-p.done:
-		p.done <- err
-		return fmt.Errorf("%s exited before it listened: %v", name, err)
+	case <-p.Done():
+		return fmt.Errorf("%s exited before it listened: %v", name, p.Err())
 	case <-time.After(time.Until(r.deadline)):
 		return fmt.Errorf("%s did not listen before the run's deadline", name)
 	}

@@ -411,8 +411,8 @@ func (r *run) outage(start time.Time) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	held := r.pd.heldCount()
-	pid := r.serve.cmd.Process.Pid
-	r.serve.kill()
+	pid := r.serve.Pid()
+	r.serve.Kill()
 	fmt.Printf("   killed serve (pid %d) with kill -9: %d PagerDuty events delivered and their answers not yet back\n", pid, held)
 	r.pd.pass()
 	if list, err := r.cliPending(); err == nil {
