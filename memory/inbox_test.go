@@ -183,18 +183,18 @@ func TestEpisodes(t *testing.T) {
 	}
 	steps := []struct {
 		d    openrecall.Delivery
-		want string // the episode, by the step that opened it
+		want int // the episode, by the step that opened it
 	}{
-		{firing("a", "low"), "0"},
-		{firing("a", "critical"), "0"}, // a severity rise, triaged again
-		{status(firing("a", "low"), openrecall.StatusAcknowledged), "0"},
-		{status(firing("a", "low"), openrecall.StatusResolved), "0"},
-		{firing("a", "low"), "4"}, // fires again: the next episode
-		{status(firing("a", "low"), openrecall.StatusResolved), "4"},
-		{episodic(firing("b", "low")), "6"},
-		{status(episodic(firing("b", "low")), openrecall.StatusResolved), "6"},
-		{episodic(firing("b", "critical")), "6"}, // its id names the episode: late, not new
-		{status(firing("c", "low"), openrecall.StatusResolved), "9"},
+		{firing("a", "low"), 0},
+		{firing("a", "critical"), 0}, // a severity rise, triaged again
+		{status(firing("a", "low"), openrecall.StatusAcknowledged), 0},
+		{status(firing("a", "low"), openrecall.StatusResolved), 0},
+		{firing("a", "low"), 4}, // fires again: the next episode
+		{status(firing("a", "low"), openrecall.StatusResolved), 4},
+		{episodic(firing("b", "low")), 6},
+		{status(episodic(firing("b", "low")), openrecall.StatusResolved), 6},
+		{episodic(firing("b", "critical")), 6}, // its id names the episode: late, not new
+		{status(firing("c", "low"), openrecall.StatusResolved), 9},
 	}
 	ids := make([]string, len(steps))
 	for i, st := range steps {
@@ -203,8 +203,7 @@ func TestEpisodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids[i] = out[0].AnalysisID
-		var opener int
-		fmt.Sscan(st.want, &opener)
+		opener := st.want
 		if got := out[0].EpisodeOf(); got != ids[opener] {
 			t.Errorf("step %d (%s %s): episode %q, want step %d's %q", i, st.d.Alert.ID, st.d.Alert.Status, got, opener, ids[opener])
 		}
@@ -215,8 +214,7 @@ func TestEpisodes(t *testing.T) {
 	}
 	for _, d := range claimed {
 		i := slices.Index(ids, d.AnalysisID)
-		var opener int
-		fmt.Sscan(steps[i].want, &opener)
+		opener := steps[i].want
 		if got := s.leases.episodeOf(d.AnalysisID); got != ids[opener] {
 			t.Errorf("claimed step %d: episode %q, want %q", i, got, ids[opener])
 		}

@@ -320,7 +320,8 @@ func built[R Receiver](r R, err error) (Receiver, error) {
 // validReceiverName reports whether name is made of [A-Za-z0-9_.-] only.
 func validReceiverName(name string) bool {
 	for _, c := range name {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("_.-", c)) {
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (c < '0' || c > '9') && !strings.ContainsRune("_.-", c) {
 			return false
 		}
 	}

@@ -96,7 +96,7 @@ func (d *Dispatcher) digests(ctx context.Context, halt <-chan struct{}) {
 	t := time.NewTicker(d.cfg.DigestPoll)
 	defer t.Stop()
 	for {
-		g.pass(ctx)
+		_, _ = g.pass(ctx) // logged there; the window is tried again at the next pass
 		select {
 		case <-halt:
 			return

@@ -313,7 +313,7 @@ func mailOf(raw []byte) Mail {
 		m.Subject = s
 	}
 	m.MessageID, m.InReplyTo, m.References = msg.Header.Get("Message-Id"), msg.Header.Get("In-Reply-To"), msg.Header.Get("References")
-	var body io.Reader = msg.Body
+	body := io.Reader(msg.Body)
 	switch strings.ToLower(strings.TrimSpace(msg.Header.Get("Content-Transfer-Encoding"))) {
 	case "quoted-printable":
 		body = quotedprintable.NewReader(body)
