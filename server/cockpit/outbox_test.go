@@ -142,3 +142,25 @@ func TestDeadLettersPageWhenNothingWaits(t *testing.T) {
 		t.Errorf("an empty outbox: the page says otherwise, or the header counts it:\n%s", body)
 	}
 }
+
+// TestDeadDigestIsNoAnalysisLink: a dead digest names its window, not an
+// analysis: the page shows its id without a link to an analysis page that
+// does not exist.
+func TestDeadDigestIsNoAnalysisLink(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	from := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	id := openrecall.DigestID(from, from.Add(30*time.Minute))
+	if n, err := e.store.AddDigest(ctx, id, "openrecall-"+id, []string{"chat"}); err != nil || n != 1 {
+		t.Fatalf("add digest: %d, %v", n, err)
+	}
+	e.killAll(t, "slack answered 404 channel_not_found")
+	alice := e.session(t, "alice-secret")
+	_, body := get(t, alice, e.srv.URL, "/ui/outbox")
+	if !strings.Contains(body, id) {
+		t.Fatalf("the dead digest %s is not listed:\n%s", id, body)
+	}
+	if strings.Contains(body, `href="/ui/analysis/`+id) {
+		t.Errorf("the dead digest links to an analysis page:\n%s", body)
+	}
+}
