@@ -83,7 +83,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 		return err
 	}
 	defer a.closeLogged("input", r.in)
-	ex, source := r.ex, r.source
+	ex := r.ex
 	rejected, records := 0, 0
 	doc := &jsonArray{w: a.out} // -o json: one array of every line
 	for {
@@ -118,19 +118,7 @@ func fingerprintRun(a *app, opts *fingerprintOptions) error {
 			return err
 		}
 	}
-	if opts.output == outputJSON {
-		if err := doc.close(); err != nil {
-			return err
-		}
-	}
-	if records == 0 {
-		return noAlerts(source)
-	}
-	if rejected > 0 {
-		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
-		return &exitError{code: exitPartial}
-	}
-	return nil
+	return r.end(a, opts.output, doc, records, rejected)
 }
 
 func printFingerprintLine(w io.Writer, format string, l fingerprintLine) error {
@@ -207,4 +195,22 @@ func (a *app) alertReader(cfg config.Config, sendersDir, formatFlag, rulesFlag, 
 		return alertInput{}, err
 	}
 	return alertInput{Reader: intake.NewReader(in, intake.Options{Format: format, Source: source, Senders: senders}), ex: ex, source: source, in: in}, nil
+}
+
+// end finishes a read of the input: the -o json array closed, an input
+// that held no record refused, and rejected records said (exit 3).
+func (in alertInput) end(a *app, output string, doc *jsonArray, records, rejected int) error {
+	if output == outputJSON {
+		if err := doc.close(); err != nil {
+			return err
+		}
+	}
+	if records == 0 {
+		return noAlerts(in.source)
+	}
+	if rejected > 0 {
+		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
+		return &exitError{code: exitPartial}
+	}
+	return nil
 }

@@ -223,7 +223,7 @@ func routeAlerts(a *app, cfg config.Config, root *notify.Route, opts *routesTest
 		return err
 	}
 	defer a.closeLogged("input", rd.in)
-	ex, source := rd.ex, rd.source
+	ex := rd.ex
 	doc := &jsonArray{w: a.out}
 	records, rejected := 0, 0
 	for {
@@ -259,19 +259,7 @@ func routeAlerts(a *app, cfg config.Config, root *notify.Route, opts *routesTest
 			return err
 		}
 	}
-	if opts.output == outputJSON {
-		if err := doc.close(); err != nil {
-			return err
-		}
-	}
-	if records == 0 {
-		return noAlerts(source)
-	}
-	if rejected > 0 {
-		fmt.Fprintf(a.errOut, "openrecall: %d record(s) rejected\n", rejected)
-		return &exitError{code: exitPartial}
-	}
-	return nil
+	return rd.end(a, opts.output, doc, records, rejected)
 }
 
 // nonEmpty returns the fields of m that have a value.
