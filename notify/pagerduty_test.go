@@ -2,9 +2,7 @@ package notify
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/fakereceivers"
 )
 
 // pdKey is a routing key of the documented shape (32 characters).
@@ -27,53 +26,15 @@ const pdKey = "R0UTINGKEY0123456789abcdefABCDEF"
 // {status, message, dedup_key}; 400 {status, message, errors[]} otherwise.
 func pagerDutyAPI(t *testing.T) *FakeAPI {
 	return newFakeAPI(t, func(req APIRequest) (int, http.Header, string) {
-		invalid := func(errs ...string) (int, http.Header, string) {
-			b, _ := json.Marshal(map[string]any{"status": "invalid event", "message": "Event object is invalid", "errors": errs})
-			return 400, nil, string(b)
-		}
 		if req.Method != http.MethodPost || req.Path != "/v2/enqueue" {
 			return 404, nil, `{"status":"Not found"}`
 		}
-		var ev struct {
-			RoutingKey  string `json:"routing_key"`
-			EventAction string `json:"event_action"`
-			DedupKey    string `json:"dedup_key"`
-			Payload     *struct {
-				Summary, Source, Severity string
-			} `json:"payload"`
+		// The API's rules, as the end-to-end run's PagerDuty applies them.
+		key, refusal := fakereceivers.PagerDutyRefusal(req.Body, "")
+		if refusal != nil {
+			return 400, nil, string(refusal)
 		}
-		if err := json.Unmarshal(req.Body, &ev); err != nil {
-			return 400, nil, `{"status":"Unrecognized object","message":"Event object format is unrecognized","errors":["JSON parse error"]}`
-		}
-		var errs []string
-		if len(ev.RoutingKey) != 32 {
-			errs = append(errs, "Length of 'routing_key' is incorrect (should be 32 characters)")
-		}
-		if !slices.Contains([]string{"trigger", "acknowledge", "resolve"}, ev.EventAction) {
-			errs = append(errs, "'event_action' is invalid (must be one of the following: 'trigger', 'acknowledge' or 'resolve')")
-		}
-		if ev.EventAction != "trigger" && ev.DedupKey == "" {
-			errs = append(errs, "'dedup_key' is missing or blank")
-		}
-		if len(ev.DedupKey) > 255 {
-			errs = append(errs, "'dedup_key' is too long")
-		}
-		if ev.EventAction == "trigger" {
-			switch p := ev.Payload; {
-			case p == nil:
-				errs = append(errs, "'payload' is missing or blank")
-			case p.Summary == "" || p.Source == "":
-				errs = append(errs, "'payload.summary' and 'payload.source' are required")
-			case utf8.RuneCountInString(p.Summary) > 1024:
-				errs = append(errs, "'payload.summary' is too long")
-			case !slices.Contains([]string{"critical", "error", "warning", "info"}, p.Severity):
-				errs = append(errs, "'payload.severity' is invalid")
-			}
-		}
-		if len(errs) > 0 {
-			return invalid(errs...)
-		}
-		return 202, nil, `{"status":"success","message":"Event processed","dedup_key":"` + ev.DedupKey + `"}`
+		return 202, nil, `{"status":"success","message":"Event processed","dedup_key":"` + key + `"}`
 	})
 }
 

@@ -17,6 +17,64 @@ import (
 // message: Event processed, dedup_key}; 400 {status: invalid event,
 // message, errors[]} for an event it refuses.
 
+// PagerDutyRefusal reads an Events API v2 body as PagerDuty does: the
+// answer it refuses the event with (400 and its JSON body: status,
+// message, errors), or, for an event it takes, nil and the event's
+// dedup_key ("" when the event named none and PagerDuty would make one).
+// routingKey, when set, is the only key taken. Tests of a receiver that
+// speak the API with a server of their own use it, so the API's rules are
+// written once.
+func PagerDutyRefusal(body []byte, routingKey string) (dedupKey string, refusal []byte) {
+	ev, r := checkPDEvent(body, routingKey)
+	if r != nil {
+		return "", r.body
+	}
+	return ev.DedupKey, nil
+}
+
+// checkPDEvent reads an event body, or the 400 answer refusing it.
+func checkPDEvent(body []byte, routingKey string) (pdEvent, *answer) {
+	var ev pdEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		a := reply(http.StatusBadRequest, map[string]any{"status": "Unrecognized object",
+			"message": "Event object format is unrecognized", "errors": []string{"JSON parse error"}})
+		return ev, &a
+	}
+	var errs []string
+	switch {
+	case len(ev.RoutingKey) != 32:
+		errs = append(errs, "Length of 'routing_key' is incorrect (should be 32 characters)")
+	case routingKey != "" && ev.RoutingKey != routingKey:
+		errs = append(errs, "Invalid routing key")
+	}
+	if !slices.Contains([]string{"trigger", "acknowledge", "resolve"}, ev.EventAction) {
+		errs = append(errs, "'event_action' is invalid (must be one of the following: 'trigger', 'acknowledge' or 'resolve')")
+	}
+	if ev.EventAction != "trigger" && ev.DedupKey == "" {
+		errs = append(errs, "'dedup_key' is missing or blank")
+	}
+	if len(ev.DedupKey) > 255 {
+		errs = append(errs, "'dedup_key' is too long (at most 255 characters)")
+	}
+	if ev.EventAction == "trigger" {
+		switch p := ev.Payload; {
+		case p == nil:
+			errs = append(errs, "'payload' is missing or blank")
+		case p.Summary == "" || p.Source == "":
+			errs = append(errs, "'payload.summary' and 'payload.source' are required")
+		case utf8.RuneCountInString(p.Summary) > 1024:
+			errs = append(errs, "'payload.summary' is too long (at most 1024 characters)")
+		case !slices.Contains([]string{"critical", "error", "warning", "info"}, p.Severity):
+			errs = append(errs, "'payload.severity' is invalid (must be one of the following: 'critical', 'warning', 'error' or 'info')")
+		}
+	}
+	if len(errs) > 0 {
+		a := reply(http.StatusBadRequest, map[string]any{"status": "invalid event", "message": "Event object is invalid", "errors": errs})
+		return ev, &a
+	}
+	return ev, nil
+}
+
 // pdEvent is what the fake reads of an event.
 type pdEvent struct {
 	RoutingKey  string `json:"routing_key"`
@@ -48,44 +106,9 @@ func (f *Fakes) pagerDutyAPI() http.Handler {
 
 // pdEnqueue accepts an event and applies it to the incidents.
 func (f *Fakes) pdEnqueue(_ *http.Request, body []byte) answer {
-	var ev pdEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return reply(http.StatusBadRequest, map[string]any{"status": "Unrecognized object",
-			"message": "Event object format is unrecognized", "errors": []string{"JSON parse error"}})
-	}
-	refuse := func(errs ...string) answer {
-		return reply(http.StatusBadRequest, map[string]any{"status": "invalid event", "message": "Event object is invalid", "errors": errs})
-	}
-	var errs []string
-	switch {
-	case len(ev.RoutingKey) != 32:
-		errs = append(errs, "Length of 'routing_key' is incorrect (should be 32 characters)")
-	case f.cfg.PagerDutyRoutingKey != "" && ev.RoutingKey != f.cfg.PagerDutyRoutingKey:
-		errs = append(errs, "Invalid routing key")
-	}
-	if !slices.Contains([]string{"trigger", "acknowledge", "resolve"}, ev.EventAction) {
-		errs = append(errs, "'event_action' is invalid (must be one of the following: 'trigger', 'acknowledge' or 'resolve')")
-	}
-	if ev.EventAction != "trigger" && ev.DedupKey == "" {
-		errs = append(errs, "'dedup_key' is missing or blank")
-	}
-	if len(ev.DedupKey) > 255 {
-		errs = append(errs, "'dedup_key' is too long (at most 255 characters)")
-	}
-	if ev.EventAction == "trigger" {
-		switch p := ev.Payload; {
-		case p == nil:
-			errs = append(errs, "'payload' is missing or blank")
-		case p.Summary == "" || p.Source == "":
-			errs = append(errs, "'payload.summary' and 'payload.source' are required")
-		case utf8.RuneCountInString(p.Summary) > 1024:
-			errs = append(errs, "'payload.summary' is too long (at most 1024 characters)")
-		case !slices.Contains([]string{"critical", "error", "warning", "info"}, p.Severity):
-			errs = append(errs, "'payload.severity' is invalid (must be one of the following: 'critical', 'warning', 'error' or 'info')")
-		}
-	}
-	if len(errs) > 0 {
-		return refuse(errs...)
+	ev, refusal := checkPDEvent(body, f.cfg.PagerDutyRoutingKey)
+	if refusal != nil {
+		return *refusal
 	}
 	if ev.DedupKey == "" {
 		ev.DedupKey = fmt.Sprintf("%032x", f.nextID())
