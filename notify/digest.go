@@ -1,12 +1,10 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"mime"
-	"mime/quotedprintable"
 	"slices"
 	"strconv"
 	"strings"
@@ -330,27 +328,7 @@ func (e *Email) sendDigest(ctx context.Context, n Notification) (Delivery, error
 // mail returns a message of subject and body (LF line ends) for n with
 // the Message-ID id, as message writes a notification's.
 func (e *Email) mail(n Notification, id, subject, body string) []byte {
-	var b bytes.Buffer
-	header := func(name, value string) { b.WriteString(name + ": " + value + "\r\n") }
-	header("From", e.from.String())
-	to := make([]string, len(e.to))
-	for i, a := range e.to {
-		to[i] = a.String()
-	}
-	header("To", strings.Join(to, ",\r\n "))
-	header("Subject", foldHeader("Subject: ", mime.QEncoding.Encode("utf-8", headerText("[openrecall] "+clip(subject, 200)))))
-	header("Date", n.At.UTC().Format(time.RFC1123Z))
-	header("Message-ID", id)
-	header("Auto-Submitted", "auto-generated")
-	header("X-Openrecall-Kind", n.Kind)
-	header("MIME-Version", "1.0")
-	header("Content-Type", "text/plain; charset=utf-8")
-	header("Content-Transfer-Encoding", "quoted-printable")
-	b.WriteString("\r\n")
-	qp := quotedprintable.NewWriter(&b)
-	_, _ = qp.Write([]byte(strings.ReplaceAll(body, "\n", "\r\n")))
-	_ = qp.Close()
-	return b.Bytes()
+	return e.compose(n, id, foldHeader("Subject: ", mime.QEncoding.Encode("utf-8", headerText("[openrecall] "+clip(subject, 200)))), "", body)
 }
 
 // foldHeader folds a header's value at its spaces (RFC 5322 §2.2.3) so

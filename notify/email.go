@@ -270,6 +270,21 @@ var dotAtom = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+/=?^_{|}~-]+(\.[A-Za-z0-9!#
 // line ends, a UTF-8 plain-text body in quoted-printable.
 func (e *Email) message(n Notification, id string) []byte {
 	v := viewOf(n)
+	// Long headers are folded (RFC 5322 §2.2.3): between the encoded
+	// words of a subject that is not ASCII.
+	subject := mime.QEncoding.Encode("utf-8", headerText("[openrecall] "+v.Verb+" "+clip(v.Title, 160)))
+	replyTo := ""
+	if p := n.Prior["message_id"]; p != "" && n.Kind != KindTrigger && msgIDRef.MatchString(p) {
+		replyTo = p
+	}
+	return e.compose(n, id, strings.ReplaceAll(subject, "?= =?", "?=\r\n =?"), replyTo, mailText(v))
+}
+
+// compose returns a message for n with the Message-ID id: the subject as
+// written (encoded and folded), In-Reply-To and References replyTo when
+// set, and body (LF line ends) as UTF-8 plain text in quoted-printable,
+// with CRLF line ends. Recipients are folded between addresses.
+func (e *Email) compose(n Notification, id, subject, replyTo, body string) []byte {
 	var b bytes.Buffer
 	header := func(name, value string) { b.WriteString(name + ": " + value + "\r\n") }
 	header("From", e.from.String())
@@ -277,16 +292,13 @@ func (e *Email) message(n Notification, id string) []byte {
 	for i, a := range e.to {
 		to[i] = a.String()
 	}
-	// Long headers are folded (RFC 5322 §2.2.3): between recipients, and
-	// between the encoded words of a subject that is not ASCII.
 	header("To", strings.Join(to, ",\r\n "))
-	subject := mime.QEncoding.Encode("utf-8", headerText("[openrecall] "+v.Verb+" "+clip(v.Title, 160)))
-	header("Subject", strings.ReplaceAll(subject, "?= =?", "?=\r\n =?"))
+	header("Subject", subject)
 	header("Date", n.At.UTC().Format(time.RFC1123Z))
 	header("Message-ID", id)
-	if p := n.Prior["message_id"]; p != "" && n.Kind != KindTrigger && msgIDRef.MatchString(p) {
-		header("In-Reply-To", p)
-		header("References", p)
+	if replyTo != "" {
+		header("In-Reply-To", replyTo)
+		header("References", replyTo)
 	}
 	header("Auto-Submitted", "auto-generated")
 	header("X-Openrecall-Kind", n.Kind)
@@ -295,7 +307,7 @@ func (e *Email) message(n Notification, id string) []byte {
 	header("Content-Transfer-Encoding", "quoted-printable")
 	b.WriteString("\r\n")
 	qp := quotedprintable.NewWriter(&b)
-	_, _ = qp.Write([]byte(strings.ReplaceAll(mailText(v), "\n", "\r\n")))
+	_, _ = qp.Write([]byte(strings.ReplaceAll(body, "\n", "\r\n")))
 	_ = qp.Close()
 	return b.Bytes()
 }
