@@ -47,6 +47,9 @@ type Reader interface {
 	// the person's decision; an analysis that never waited wraps
 	// openrecall.ErrNotFound.
 	WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error)
+	// Get returns the memory a decision retained (Waiting.MemoryID): the
+	// person's note an update carries.
+	Get(ctx context.Context, id string) (openrecall.Incident, error)
 }
 
 // DispatchObserver receives what the dispatcher does, for metrics. It
@@ -577,21 +580,15 @@ func (nopDispatchObserver) Failed(string, bool)                {}
 func (nopDispatchObserver) Dead(string)                        {}
 func (nopDispatchObserver) LeaseLost(string)                   {}
 
-// memoryReader reads a memory: memory.Store does (Memories.Get).
-type memoryReader interface {
-	Get(ctx context.Context, id string) (openrecall.Incident, error)
-}
-
 // noteOf is the note of the memory a person's decision retained, "" when
-// the Reader reads no memories or the memory has none: an update says what
+// the decision retained none or the memory has none: an update says what
 // the person wrote. A memory that cannot be read leaves the note out
 // rather than holding the update back.
 func (d *Dispatcher) noteOf(ctx context.Context, memoryID string) string {
-	mr, ok := d.cfg.Reader.(memoryReader)
-	if !ok || memoryID == "" {
+	if memoryID == "" {
 		return ""
 	}
-	inc, err := mr.Get(ctx, memoryID)
+	inc, err := d.cfg.Reader.Get(ctx, memoryID)
 	if err != nil {
 		d.log.Warn("read the memory of a decision for its note", zap.String("memory_id", memoryID), zap.Error(err))
 		return ""
