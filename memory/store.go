@@ -404,6 +404,16 @@ func (s *conn) init(ctx context.Context, readOnly bool) error {
 	case readOnly && state.version < latest:
 		return fmt.Errorf("schema version %d, this binary's is %d, and a read-only command does not upgrade it: run 'openrecall memory migrate' first: %w", state.version, latest, ErrOlderSchema)
 	case !readOnly:
+		if !state.hasSchema {
+			// A new file's pages are 8 KiB: a stored result (alert, analysis,
+			// steps, links) is 3–7 KB of JSON, which in 4 KiB pages spills
+			// into an overflow page of its own, about half of it empty. Set
+			// before WAL, the only time SQLite accepts it; an existing file
+			// keeps its size.
+			if _, err := s.db.ExecContext(ctx, "PRAGMA page_size = 8192"); err != nil {
+				return translate("set page size", err)
+			}
+		}
 		if err := s.useWAL(ctx); err != nil {
 			return err
 		}

@@ -22,6 +22,10 @@ func fullStore(t *testing.T) (*Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	z, err := s.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil { // checkpoints the WAL into the file
 		t.Fatal(err)
 	}
@@ -29,7 +33,7 @@ func fullStore(t *testing.T) (*Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, path, Options{MaxPages: int(fi.Size() / 4096)})
+	s, err = Open(ctx, path, Options{MaxPages: int(fi.Size() / z.PageSize)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,10 @@ func TestReadyzFullDatabase(t *testing.T) {
 	if err := first.stop(); err != nil {
 		t.Fatal(err)
 	}
+	z, err := first.store.Size(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := first.store.Close(); err != nil { // checkpoints the WAL into the file
 		t.Fatal(err)
 	}
@@ -54,7 +58,7 @@ func TestReadyzFullDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "read-token-0123456789abcdef"
-	e := newEnv(t, options{noServe: true, db: path, maxPages: int(fi.Size() / 4096),
+	e := newEnv(t, options{noServe: true, db: path, maxPages: int(fi.Size() / z.PageSize),
 		tokens: []server.Token{{Name: "ops", Secret: token, Scopes: []string{server.ScopeIngest, server.ScopeRead}}}})
 	var out map[string]any
 	if resp := e.post("/api/v1/alerts", token, `{"title":"disk full on db-1","service":"db","text":"`+strings.Repeat("x", 20000)+`"}`, &out); resp.StatusCode != http.StatusServiceUnavailable {
