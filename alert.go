@@ -2,6 +2,9 @@ package openrecall
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -211,6 +214,12 @@ type Alert struct {
 	// by part ("title", "severity", "service", "rule", "id",
 	// "environment"), for explanations.
 	Origin map[string]string `json:"origin,omitempty"`
+	// Links are the sender's links for the alert, by kind (LinkKinds):
+	// its own page for the alert, the runbook, the dashboard, the silence
+	// form. Each is a URL LinkOK accepts, checked at intake; openrecall
+	// never fetches one, and like Fields they are never part of the id,
+	// the identity, Alert DNA or the content id (DESIGN §12a).
+	Links map[string]string `json:"links,omitempty"`
 	// Fields are the strings of the payload's members that no other part
 	// of the alert took — nested objects and arrays flattened by path
 	// ("rule.level", "tags.0", "logsource.product") — as the generic reading
@@ -218,4 +227,93 @@ type Alert struct {
 	// tool that sent the alert, a detection's shape; DESIGN §4), never for
 	// identity, Alert DNA or the content id.
 	Fields map[string]string `json:"fields,omitempty"`
+}
+
+// Kinds of an alert's links (Alert.Links), by what they open.
+const (
+	// LinkSource is the sender's own page for the alert: Alertmanager's
+	// generatorURL (the rule's expression in Prometheus), a Datadog event,
+	// a PagerDuty incident, a Sentry issue.
+	LinkSource = "source"
+	// LinkRunbook is what to do about it (a runbook_url annotation).
+	LinkRunbook = "runbook"
+	// LinkDashboard is a dashboard that shows it.
+	LinkDashboard = "dashboard"
+	// LinkPanel is the one panel of a dashboard that fired (Grafana).
+	LinkPanel = "panel"
+	// LinkSilence is the sender's form to silence it (Grafana).
+	LinkSilence = "silence"
+	// LinkAlertmanager is the Alertmanager that delivered it (its
+	// webhook's externalURL).
+	LinkAlertmanager = "alertmanager"
+)
+
+// LinkKinds lists the link kinds in the order a person reads them.
+// Callers must not modify it.
+var LinkKinds = []string{LinkSource, LinkRunbook, LinkDashboard, LinkPanel, LinkSilence, LinkAlertmanager}
+
+// MaxLinkBytes caps a link: a longer one is dropped, not cut.
+const MaxLinkBytes = 2 << 10
+
+// LinkOK reports whether s is a link openrecall keeps and shows: an
+// absolute http or https URL with a host and no user info, at most
+// MaxLinkBytes, with no white space or control character. Nothing else —
+// javascript:, data:, a relative or scheme-relative URL — is a link: a
+// person clicks what the review page shows, and alert text is hostile.
+func LinkOK(s string) bool {
+	if s == "" || len(s) > MaxLinkBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Opaque == "" && u.User == nil && u.Hostname() != ""
+}
+
+// CleanLinks returns the links of m, trimmed, that LinkOK accepts under
+// a non-blank kind; nil for none. m itself is returned when it keeps every
+// link as it is.
+func CleanLinks(m map[string]string) map[string]string {
+	same := true
+	for k, v := range m {
+		if strings.TrimSpace(k) != k || !LinkOK(v) {
+			same = false
+			break
+		}
+	}
+	if same {
+		if len(m) == 0 {
+			return nil
+		}
+		return m
+	}
+	// Kinds that trim to the same kind: the one written clean wins, else
+	// the first in byte order, whatever the map's order.
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out map[string]string
+	for _, raw := range keys {
+		k, v := strings.TrimSpace(raw), strings.TrimSpace(m[raw])
+		if k == "" || !LinkOK(v) {
+			continue
+		}
+		if _, taken := out[k]; taken && raw != k {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -59,7 +59,11 @@
 // array and a webhook's alerts array are streamed element by element, so
 // their size is unbounded and one broken element loses only itself; a
 // webhook's own fields that come before its alerts array (status, version,
-// receiver, orgId...) decide how its items are read. A broken object is
+// receiver, orgId...) decide how its items are read. An Alertmanager
+// webhook writes its externalURL (the link to the Alertmanager, one of each
+// alert's Links) after its alerts: their records wait for it while they
+// take at most Options.MaxRecordBytes of input, and past that go without
+// it. A broken object is
 // cut short after at most Options.MaxRecordBytes and resynchronized at a
 // later line of it that starts with '{' or '[', else at the next line that
 // does not continue a JSON document, so a broken first line of a JSON

@@ -63,7 +63,7 @@ const maxEvalMatches = 10
 // notification names no firing (it has no time nor id of one) — so the
 // alert's id is the hash of the whole payload, and it names no episode.
 // Text: the message, the evaluated series (metric: value), the state and
-// the rule's, panel's and image's URLs.
+// the rule's, panel's and image's URLs. Link: ruleUrl, the rule's panel.
 func grafanaLegacyEvent(v sender.Value) sender.Event {
 	var e sender.Event
 	title := sender.Rendered(v.Get("title").String())
@@ -85,6 +85,7 @@ func grafanaLegacyEvent(v sender.Value) sender.Event {
 	e.Label("panel_id", v.Get("panelId").String())
 	e.Label("org_id", v.Get("orgId").String())
 	e.Label("rule_url", v.Get("ruleUrl").String())
+	e.Link(openrecall.LinkSource, v.Get("ruleUrl").String())
 	e.Label("image_url", v.Get("imageUrl").String())
 	pairs := [][2]string{{"state", state}}
 	matches := v.Get("evalMatches").Elements()

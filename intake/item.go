@@ -26,6 +26,7 @@ const (
 	itemFingerprint
 	itemStartsAt
 	itemEndsAt
+	itemGeneratorURL
 )
 
 // amItem is an alerts[] item of the common shape, decoded.
@@ -33,6 +34,7 @@ type amItem struct {
 	labels, annotations map[string]string
 	status, fingerprint string
 	startsAt, endsAt    string
+	generatorURL        string
 	seen                int // item field bits of the fields present, null or not
 	has                 int // item field bits of the fields present and not null
 }
@@ -59,7 +61,10 @@ func (it *amItem) alert(groupStatus, source string) (openrecall.Alert, error) {
 	if err != nil {
 		return openrecall.Alert{}, err
 	}
-	return newWebhookAlert(it.labels, it.annotations, status, it.fingerprint, startsAt, source)
+	// The fast path gives up on Grafana's items: of webhookLinks's members,
+	// only generatorURL is an Alertmanager item's.
+	links := withAnnotationLinks(withLink(nil, openrecall.LinkSource, it.generatorURL), it.annotations)
+	return newWebhookAlert(it.labels, it.annotations, status, it.fingerprint, startsAt, source, links)
 }
 
 // fastItem decodes raw, one alerts[] item, into it when it has the common
@@ -90,6 +95,8 @@ func fastItem(raw []byte, it *amItem) (ok bool) {
 			bit = itemStartsAt
 		case "endsAt":
 			bit = itemEndsAt
+		case "generatorURL":
+			bit = itemGeneratorURL
 		case "title", "text", "silenceURL", "dashboardURL", "panelURL", "imageURL", "values", "valueString":
 			// Grafana's own item fields: the general path tells its sender.
 			return false
@@ -131,6 +138,8 @@ func fastItem(raw []byte, it *amItem) (ok bool) {
 				it.fingerprint = s
 			case itemStartsAt:
 				it.startsAt = s
+			case itemGeneratorURL:
+				it.generatorURL = s
 			default:
 				it.endsAt = s
 			}

@@ -38,7 +38,7 @@ const (
 // webhookFields are the top-level fields of a webhook that decide how its
 // alerts[] items are read; they are kept while walking the object.
 var webhookFields = map[string]bool{"version": true, "status": true, "receiver": true, "groupKey": true,
-	"groupLabels": true, "commonLabels": true, "orgId": true, "truncatedAlerts": true}
+	"groupLabels": true, "commonLabels": true, "orgId": true, "truncatedAlerts": true, "externalURL": true}
 
 // objectState is the top-level object being walked.
 type objectState struct {
@@ -52,10 +52,19 @@ type objectState struct {
 	source  string // alertmanager or grafana
 	skip    bool   // the webhook itself was rejected: items are dropped
 	items   int    // alerts[] items read
+	// hold keeps the records of an Alertmanager webhook's items from Next
+	// until the webhook ends, for the link of its externalURL, which
+	// Alertmanager writes after the alerts (withAlertmanagerLink); held
+	// counts their bytes, and past the record limit the hold ends, so
+	// memory stays bounded by it.
+	hold bool
+	held int
 }
 
 // Reader reads records from a stream. It buffers at most one record and
-// never a whole webhook or array, whatever the length of the stream. A
+// never a whole webhook or array, whatever the length of the stream (an
+// Alertmanager webhook's records wait for its externalURL, after its
+// alerts, only while they take at most Options.MaxRecordBytes of input). A
 // Reader is not safe for concurrent use.
 //
 // Its state is split by job: input is line reading (lines.go), arr the
@@ -166,7 +175,8 @@ const bom = "\xEF\xBB\xBF"
 // when reading the underlying reader fails; bad input is never an error.
 func (r *Reader) Next() (Record, error) {
 	for {
-		if r.next < len(r.queue) {
+		holding := r.holding()
+		if r.next < len(r.queue) && !holding {
 			rec := r.queue[r.next]
 			r.queue[r.next] = Record{}
 			r.next++
@@ -175,7 +185,9 @@ func (r *Reader) Next() (Record, error) {
 			}
 			return rec, nil
 		}
-		r.queue, r.next = r.queue[:0], 0
+		if !holding {
+			r.queue, r.next = r.queue[:0], 0
+		}
 		if r.err != nil {
 			return Record{}, r.err
 		}
@@ -207,6 +219,12 @@ func (r *Reader) Next() (Record, error) {
 			return Record{}, r.err
 		}
 	}
+}
+
+// holding reports whether the records queued are held back until the
+// webhook being read ends (objectState.hold).
+func (r *Reader) holding() bool {
+	return r.obj.hold && r.err == nil && (r.mode == modeItems || r.mode == modeObject)
 }
 
 // stickyReader returns its source's first error on every later Read.

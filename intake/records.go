@@ -97,10 +97,11 @@ func (r *Reader) walkObject() error {
 		if cut {
 			return r.objectFailed(fmt.Sprintf("record is more than %d bytes, over the limit of %d bytes", r.maxRec, r.maxRec))
 		}
-		// A webhook's truncatedAlerts (and the group it names) may come after
-		// its alerts; a count of 0, the common case, needs no record.
-		kept := !o.webhook && webhookFields[key] || key == "groupKey" || key == "receiver" ||
-			key == "truncatedAlerts" && string(bytes.TrimSpace(raw)) != "0"
+		// A webhook's truncatedAlerts (and the group it names), its
+		// externalURL and the members that make it a webhook may come after
+		// its alerts (objectEnd); a count of 0, the common case, needs no
+		// record.
+		kept := webhookFields[key] && (!o.webhook || key != "truncatedAlerts" || string(bytes.TrimSpace(raw)) != "0")
 		if kept && size <= r.maxRec {
 			if o.fields == nil {
 				o.fields = object{}
@@ -144,18 +145,17 @@ func (r *Reader) beginWebhook() {
 	r.rec.on = false
 	r.mode, r.arr = modeItems, arrayCursor{state: arrayOpen, line: r.line + 1}
 	pos := r.pos(o.line)
-	version := o.fields.lenient("version") // a version of another type is read as its text (DESIGN §3)
 	var err error
 	if o.status, err = o.fields.str("status"); err != nil {
 		o.skip = true
 		r.queue = reject(r.queue, pos, "%v", err)
 		return
 	}
-	if version == "1" || o.fields.has("orgId") {
-		o.source = "grafana"
-	}
-	o.batch = r.p.shape != FormatAlertmanager && version == "" && o.status == "" &&
-		!o.fields.has("receiver") && !o.fields.has("groupKey") && !o.fields.has("groupLabels") && !o.fields.has("commonLabels")
+	o.source, o.batch = webhookKind(o.fields, r.p.shape)
+	// An Alertmanager webhook's externalURL comes after its alerts, and so
+	// may the members that tell a webhook from a batch (keys sorted): the
+	// records wait for the end of the object, unless both came first.
+	o.hold = o.source == "alertmanager" && (o.batch || !o.fields.has("externalURL"))
 }
 
 // webhookItem queues the record of one alerts[] item of the current
@@ -165,6 +165,11 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 	o.items++
 	if o.skip {
 		return
+	}
+	if o.hold {
+		if o.held += len(raw); o.held > r.maxRec {
+			o.hold = false // too many to hold: the rest flow without the link
+		}
 	}
 	ipos := openrecall.Position{Source: r.opts.Source, Line: o.line, Index: i, HasIndex: true}
 	it := &r.item
@@ -196,6 +201,10 @@ func (r *Reader) webhookItem(raw []byte, i int) {
 	}
 	a.Position = ipos
 	r.queue = append(r.queue, Record{Alert: a})
+	if !o.batch && o.source == "alertmanager" && o.fields.has("externalURL") {
+		// The webhook's externalURL came before its alerts.
+		withAlertmanagerLink(r.queue[len(r.queue)-1:], o.fields.lenient("externalURL"))
+	}
 }
 
 // alertmanagerItem reports whether raw is an alerts[] item of an
@@ -223,6 +232,15 @@ func (r *Reader) objectEnd() error {
 	}
 	r.rec.on = r.rec.on && !o.webhook
 	pos := r.pos(o.line)
+	if o.hold {
+		// The records held for the webhook's externalURL (beginWebhook),
+		// when every member says it is Alertmanager's webhook, as the
+		// whole object read at once (parser.webhook) says it.
+		if source, batch := webhookKind(o.fields, r.p.shape); source == "alertmanager" && !batch {
+			withAlertmanagerLink(r.queue[r.next:], o.fields.lenient("externalURL"))
+		}
+		o.hold = false
+	}
 	if o.webhook {
 		if o.items == 0 && !o.skip {
 			r.queue = reject(r.queue, pos, "webhook has no alerts")

@@ -320,6 +320,7 @@ func eventAlert(s sender.Sender, e sender.Event, container string) (openrecall.A
 		Security:  s.Security,
 		Episode:   s.Episode && e.ID != "",
 		Entities:  cleanMap(e.Entities),
+		Links:     openrecall.CleanLinks(e.Links),
 		Origin:    e.Origin,
 	}
 	if a.Status == "" {

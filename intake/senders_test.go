@@ -40,6 +40,7 @@ type senderGolden struct {
 	Identity    string            `json:"identity"`
 	Entities    map[string]string `json:"entities,omitempty"`
 	Origin      map[string]string `json:"origin,omitempty"`
+	Links       map[string]string `json:"links,omitempty"`
 	TextPrefix  string            `json:"text_prefix,omitempty"`
 }
 
@@ -194,7 +195,7 @@ func goldenOf(a openrecall.Alert, id openrecall.Identity) senderGolden {
 	g := senderGolden{
 		Title: a.Title, Severity: string(a.Severity), Service: a.Service, Environment: a.Environment,
 		Rule: a.Rule, ID: a.ID, Status: a.Status, Sender: a.Sender, Security: a.Security, Episode: a.Episode,
-		Identity: id.String(), Entities: a.Entities, Origin: a.Origin,
+		Identity: id.String(), Entities: a.Entities, Origin: a.Origin, Links: a.Links,
 	}
 	g.TextPrefix = a.Text
 	if len(g.TextPrefix) > 200 {

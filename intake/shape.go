@@ -204,7 +204,6 @@ func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line i
 	if raw, ok := o["alerts"]; !ok || json.Unmarshal(raw, &items) != nil {
 		return reject(out, pos, "alerts must be an array")
 	}
-	version := o.lenient("version") // a version of another type is read as its text (DESIGN §3)
 	status, err := o.str("status")
 	if err != nil {
 		return reject(out, pos, "%v", err)
@@ -212,14 +211,8 @@ func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line i
 	if len(items) == 0 {
 		return reject(out, pos, "webhook has no alerts")
 	}
-	source := "alertmanager"
-	if version == "1" || o.has("orgId") {
-		source = "grafana"
-	}
-	// {"alerts": [...]} with none of a webhook's own fields is a batch of
-	// alerts of any shape.
-	batch := p.shape != FormatAlertmanager && version == "" && status == "" &&
-		!o.has("receiver") && !o.has("groupKey") && !o.has("groupLabels") && !o.has("commonLabels")
+	source, batch := webhookKind(o, p.shape)
+	n := len(out)
 	for i, item := range items {
 		ipos := openrecall.Position{Source: p.source, Line: line, Index: i, HasIndex: true}
 		if len(item) > p.maxRecord {
@@ -245,9 +238,30 @@ func (p *parser) webhook(out []Record, o object, pos openrecall.Position, line i
 		out = append(out, Record{Alert: a})
 	}
 	if !batch {
+		if source == "alertmanager" {
+			withAlertmanagerLink(out[n:], o.lenient("externalURL"))
+		}
 		out = truncated(out, o, source, pos)
 	}
 	return out
+}
+
+// webhookKind tells by a webhook's own members (all of them, or those
+// read so far) its sender, alertmanager or grafana (version "1" or an
+// orgId), and whether it is a batch: {"alerts": [...]} with none of a
+// webhook's own members is a batch of alerts of any shape, unless the
+// shape is forced to Alertmanager's. A version of another type is read as
+// its text (DESIGN §3).
+func webhookKind(o object, shape Format) (source string, batch bool) {
+	version := o.lenient("version")
+	status, _ := o.str("status")
+	source = "alertmanager"
+	if version == "1" || o.has("orgId") {
+		source = "grafana"
+	}
+	batch = shape != FormatAlertmanager && version == "" && status == "" &&
+		!o.has("receiver") && !o.has("groupKey") && !o.has("groupLabels") && !o.has("commonLabels")
+	return source, batch
 }
 
 // truncated appends the notice of a webhook whose sender says it left
@@ -322,7 +336,7 @@ func webhookAlert(raw json.RawMessage, groupStatus, source string) (openrecall.A
 	if source == "alertmanager" && grafanaItem(o) {
 		source = "grafana"
 	}
-	return newWebhookAlert(labels, annotations, status, fp, startsAt, source)
+	return newWebhookAlert(labels, annotations, status, fp, startsAt, source, webhookLinks(o, annotations))
 }
 
 // grafanaItemFields are fields of a Grafana alerts[] item that
@@ -344,8 +358,9 @@ func grafanaItem(o object) bool {
 // newWebhookAlert builds the alert of a webhook item from its read fields.
 // Its id is openrecall's own hash of the label set plus startsAt: the
 // fingerprint as sent is kept (SentFingerprint) but never taken as the
-// identity, since whoever can post an alert can send another's.
-func newWebhookAlert(labels, annotations map[string]string, status, fp string, startsAt time.Time, source string) (openrecall.Alert, error) {
+// identity, since whoever can post an alert can send another's. Its links
+// (webhookLinks) are no part of it either.
+func newWebhookAlert(labels, annotations map[string]string, status, fp string, startsAt time.Time, source string, links map[string]string) (openrecall.Alert, error) {
 	if len(labels) == 0 && annotations["summary"] == "" && annotations["description"] == "" {
 		return openrecall.Alert{}, errors.New("empty alert: no labels, summary or description")
 	}
@@ -362,6 +377,7 @@ func newWebhookAlert(labels, annotations map[string]string, status, fp string, s
 		Timestamp:       startsAt,
 		Sender:          source,
 		Episode:         true,
+		Links:           links,
 	}
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
@@ -386,7 +402,7 @@ func alertStatus(s string) (string, error) {
 // Prometheus posts to Alertmanager's /api/v2/alerts). Its labels and
 // startsAt are checked; optional fields of another type never reject it
 // (DESIGN §3): annotations that are no object are left out, an endsAt or a
-// generatorURL of another type is ignored.
+// generatorURL of another type is ignored (no link).
 func prometheusAlert(o object) (openrecall.Alert, error) {
 	labels, err := o.strMap("labels")
 	if err != nil {
@@ -412,6 +428,7 @@ func prometheusAlert(o object) (openrecall.Alert, error) {
 		Timestamp:   startsAt,
 		Sender:      "prometheus",
 		Episode:     true,
+		Links:       webhookLinks(o, annotations),
 	}
 	if err := finish(&a, "", "", ""); err != nil {
 		return openrecall.Alert{}, err
@@ -447,7 +464,7 @@ func pagerDutyAlert(o object) (openrecall.Alert, error) {
 	if action != "trigger" && key == "" {
 		return openrecall.Alert{}, fmt.Errorf("a %s event needs a dedup_key", action)
 	}
-	a := openrecall.Alert{Format: string(FormatPagerDuty), Status: openrecall.StatusFiring, Sender: "pagerduty"}
+	a := openrecall.Alert{Format: string(FormatPagerDuty), Status: openrecall.StatusFiring, Sender: "pagerduty", Links: pagerDutyLinks(o)}
 	switch action {
 	case "acknowledge":
 		a.Status = openrecall.StatusAcknowledged

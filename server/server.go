@@ -237,7 +237,7 @@ func New(cfg Config) (*Server, error) {
 // server's tokens, its mode badge from the function behind /readyz.
 func (s *Server) newCockpit() error {
 	c, err := cockpit.New(cockpit.Config{
-		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Outbox: s.cfg.Store, Tokens: s.cfg.Tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
+		UseCases: s.cfg.UseCases, Store: s.cfg.Store, Outbox: s.cfg.Store, Inbox: s.cfg.Store, Tokens: s.cfg.Tokens, RecallLimit: s.cfg.RecallLimit, Now: s.now,
 		Badge: func(ctx context.Context) cockpit.Badge {
 			rd := s.readiness(ctx)
 			text := rd.Mode.String()

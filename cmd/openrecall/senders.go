@@ -168,7 +168,7 @@ func newSendersTestCmd(a *app) *cobra.Command {
 and serve read it — as the named sender's with --sender NAME (what POST /api/v1/alerts/NAME
 does), else detecting the sender as POST /api/v1/alerts does — and show, for each alert read,
 the sender and each part: title, text, severity as sent and normalized, service, environment,
-host, rule, id, status, timestamp, labels and entities, each with the payload field or
+host, rule, id, status, timestamp, labels, entities and links, each with the payload field or
 expression it came from ("as documented" when the reading names none and the sender's
 documentation does). A payload no sender recognises is read by the generic reading, and the
 output says so. No database is opened.
@@ -333,6 +333,7 @@ func readingOf(set sender.Set, rec intake.Record) senderReading {
 		part("timestamp", ts),
 		part("labels", pairs(al.Labels)),
 		part("entities", pairs(al.Entities)),
+		part("links", pairs(al.Links)),
 	}
 	return r
 }

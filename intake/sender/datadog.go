@@ -107,6 +107,10 @@ func datadog() Sender {
 				e.Host = h
 			}
 
+			if link, _ := dd("link", "url", "LINK"); link != "" {
+				e.Link(openrecall.LinkSource, link) // $LINK: the event's page
+			}
+
 			monitor, mf := dd("alert_id", "monitor_id", "monitor.id", "alert.id", "ALERT_ID")
 			if monitor == "" {
 				link, _ := dd("link", "url", "LINK")

@@ -120,6 +120,7 @@ func dynatrace() Sender {
 			e.Label("problem_id", p.get("problemid"))
 			e.Label("impact", impact)
 			e.Label("url", problemURL)
+			e.Link(openrecall.LinkSource, problemURL)
 			e.Label("impacted_entity_names", p.get("impactedentitynames"))
 			var rootCause string
 			if rc := details.Get("rootCauseEntity"); rc.IsObject() {

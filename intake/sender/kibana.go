@@ -289,6 +289,7 @@ func kibanaMap(v Value) ([]Event, error) {
 	hits, _ := k.pick([][2]string{{"context", "hits"}, {"context", "matchingDocuments"}}, "context.hits")
 	group2, _ := k.pick([][2]string{{"context", "group"}}, "context.group")
 	link, _ := k.pick([][2]string{{"context", "alertDetailsUrl"}, {"context", "viewInAppUrl"}, {"context", "link"}, {"rule", "url"}}, "url", "ruleUrl", "context.alertDetailsUrl", "context.link")
+	e.Link(openrecall.LinkSource, link)
 	text := message
 	if reason != "" && reason != message {
 		text = JoinText(message, reason)

@@ -8,8 +8,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
+
+	"github.com/openrecall/openrecall"
 )
 
 // A mapping is a sender written as data (DESIGN §3, "Senders as data"): a
@@ -110,7 +111,9 @@ import (
 //	    "*": {expr: 'split(str("meta"), ",")'}
 //	                           # a label per "key:value" text of a list
 //	  entities: {user: actor.user}
-//	  links:                   # source, runbook, dashboard, silence; http(s) only
+//	  links:                   # source, runbook, dashboard, panel, silence,
+//	                           # alertmanager (openrecall.LinkKinds); only
+//	                           # absolute http(s) URLs of at most 2 KiB
 //	    source: url
 //	    runbook: [runbook, /runbook]
 //
@@ -273,12 +276,7 @@ func (m *mapping) sender() Sender {
 	return s
 }
 
-// isLink reports whether s is an http or https URL with a host: the only
-// links a mapping keeps (openrecall never follows one).
-func isLink(s string) bool {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
-		return false
-	}
-	return urlHost(s) != "" && !strings.ContainsAny(rest, " \t\r\n")
-}
+// isLink reports whether s is a link a mapping keeps: one
+// openrecall.LinkOK accepts (an absolute http or https URL; openrecall
+// never follows one).
+func isLink(s string) bool { return openrecall.LinkOK(s) }

@@ -369,9 +369,6 @@ var partKeys = []string{"title", "text", "severity", "service", "environment", "
 // one that is no path must say (as) what it reads.
 var originParts = map[string]bool{"title": true, "severity": true, "service": true, "environment": true, "rule": true, "id": true}
 
-// linkKinds are the links a mapping may name.
-var linkKinds = []string{"source", "runbook", "dashboard", "silence"}
-
 // parseMapping reads and validates one mapping file.
 func parseMapping(file string, body []byte) (*mapping, error) {
 	l := &loader{m: &mapping{file: file, paths: map[string]fieldPath{}, regexps: map[string]*regexp.Regexp{}, plucks: map[string][]fieldPath{}}, env: map[string]any{scopeVar: (*scope)(nil)}, letIndex: map[string]int{}, read: map[string]bool{}}
@@ -955,8 +952,8 @@ func (l *loader) readParts(n *yaml.Node) {
 	m.entities = l.readLabels(f["entities"], "parts.entities", true)
 	m.links = l.readLabels(f["links"], "parts.links", false)
 	for _, r := range m.links {
-		if !slices.Contains(linkKinds, r.key) {
-			l.fail(f["links"], fieldKey("parts.links", r.key), "unknown link (known: %s)", strings.Join(linkKinds, ", "))
+		if !slices.Contains(openrecall.LinkKinds, r.key) {
+			l.fail(f["links"], fieldKey("parts.links", r.key), "unknown link (known: %s)", strings.Join(openrecall.LinkKinds, ", "))
 		}
 	}
 }

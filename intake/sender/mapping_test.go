@@ -111,7 +111,7 @@ func TestLoadMappingsErrors(t *testing.T) {
 		{"level not in the table", "name: acme\nseverity: {P1: high}\nlevels: [P1, P2]\nrecognise: [has: a]\nparts: {title: a}\n",
 			`3: levels[1]: "P2" is not in the severity table`},
 		{"unknown link", head + "parts:\n  title: a\n  links: {home: url}\n",
-			`5: parts.links.home: unknown link (known: source, runbook, dashboard, silence)`},
+			`5: parts.links.home: unknown link (known: source, runbook, dashboard, panel, silence, alertmanager)`},
 		{"tag without tags", head + "parts:\n  title: a\n  service: {tag: service}\n",
 			`5: parts.service.tag: the mapping declares no tags`},
 		{"let shadowing a function", "name: acme\nlet: {str: a}\nrecognise: [has: a]\nparts: {title: a}\n",
@@ -647,6 +647,15 @@ func TestMappingFeatures(t *testing.T) {
 			"ind": [{"tactics": [{"name": "a"}, {"name": "b"}]}, {"tactics": [{"name": "a"}, {"name": ""}, {"x": 1}]}, 7]}`,
 		want: []Event{{Title: "r1", Rule: "a,b", Status: "firing", Labels: map[string]string{"numeric": "yes", "text": "no"},
 			Origin: map[string]string{"title": "detection[0].rule", "rule": "ind"}}},
+	}, {
+		name: "links: only absolute http(s) URLs of at most 2 KiB; a candidate that is none gives way to the next",
+		mapping: head + "parts:\n  title: name\n  links:\n    source: [bad, url]\n    runbook: runbook\n    dashboard: dashboard\n" +
+			"    panel: panel\n    silence: silence\n",
+		payload: `{"kind": "x", "name": "n", "bad": "javascript:alert(document.cookie)", "url": "https://acme.example.com/a/1",
+			"runbook": "data:text/html,<script>alert(1)</script>", "dashboard": "/d/abc", "panel": "https://acme.example.com/` +
+			strings.Repeat("p", 2048) + `", "silence": "HTTPS://acme.example.com/silence"}`,
+		want: []Event{{Title: "n", Status: "firing", Origin: map[string]string{"title": "name"},
+			Links: map[string]string{"source": "https://acme.example.com/a/1", "silence": "HTTPS://acme.example.com/silence"}}},
 	}, {
 		name: "items: the payload itself, or the elements that are alerts, origins prefixed",
 		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, self: true, origin: true, only: [{equals: {type: alert}}]}\n" +

@@ -142,6 +142,7 @@ func newRelic() Sender {
 			account, _ := first("account_name", "accountName")
 			e.Label("trigger", trigger)
 			e.Label("workflow", workflow)
+			e.Link(openrecall.LinkSource, url)
 			details, _ := first("details", "description", "annotations.description")
 			if details == e.Title {
 				details = ""

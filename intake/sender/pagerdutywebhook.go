@@ -139,6 +139,7 @@ func pagerDutyWebhookIncident(e *Event, data Value, eventType string) {
 	e.Label("teams", strings.Join(teams, ", "))
 	e.Label("incident_key", data.Get("incident_key").String())
 	e.Label("html_url", data.Get("html_url").String())
+	e.Link(openrecall.LinkSource, data.Get("html_url").String())
 	e.Text = Evidence(
 		[2]string{"event", eventType},
 		[2]string{"incident", "#" + data.Get("number").String() + " " + data.Get("status").String()},
@@ -170,6 +171,7 @@ func pagerDutyWebhookNotice(e *Event, ev, data Value, eventType string) {
 	}
 	e.Set(PartTitle, title, "event.event_type")
 	e.Label("incident_id", data.Path("incident.id").String())
+	e.Link(openrecall.LinkSource, data.Path("incident.html_url").String())
 	e.Text = Evidence(
 		[2]string{"note", data.Get("content").String()},
 		[2]string{"message", data.Get("message").String()},
@@ -312,6 +314,7 @@ func pagerDutyMessageEvents(v Value) []Event {
 		e.Label("assignees", strings.Join(assignees, ", "))
 		e.Label("incident_key", inc.Get("incident_key").String())
 		e.Label("html_url", inc.Get("html_url").String())
+		e.Link(openrecall.LinkSource, inc.Get("html_url").String())
 		e.Text = Evidence(
 			[2]string{"event", eventType},
 			[2]string{"incident", "#" + inc.Get("incident_number").String() + " " + inc.Get("status").String()},

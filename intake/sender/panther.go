@@ -113,6 +113,8 @@ func panther() Sender {
 			pairs := append([][2]string(nil), ctx.Scalars(64)...)
 			sort.SliceStable(pairs, func(i, j int) bool { return pairs[i][0] < pairs[j][0] })
 			pairs = append(pairs, [2]string{"runbook", v.Get("runbook").String()}, [2]string{"link", v.Get("link").String()})
+			e.Link(openrecall.LinkSource, v.Get("link").String())
+			e.Link(openrecall.LinkRunbook, v.Get("runbook").String()) // a runbook is often words: a link only when it is one
 			opening := ""
 			if alertTitle != "" && alertTitle != e.Title {
 				opening = alertTitle

@@ -194,6 +194,8 @@ func asffEvent(ev, f Value, prefix string) Event {
 	e.Label("resource_type", res.Get("Type").String())
 	e.Label("workflow_status", f.Path("Workflow.Status").String())
 	e.Label("record_state", f.Get("RecordState").String())
+	e.Link(openrecall.LinkSource, f.Get("SourceUrl").String())
+	e.Link(openrecall.LinkRunbook, f.Path("Remediation.Recommendation.Url").String())
 
 	e.Text = JoinText(f.Get("Description").String(), Evidence(
 		[2]string{"generator", f.Get("GeneratorId").String()},

@@ -92,10 +92,10 @@ type Event struct {
 	Labels map[string]string
 	// Entities name what acted (process, user, image, command, account).
 	Entities map[string]string
-	// Links are the sender's links for the alert, by kind: "source" (the
-	// sender's own page for it), "runbook", "dashboard", "silence"; http
-	// and https URLs only. A mapping's links part sets them; intake does
-	// not read them yet.
+	// Links are the sender's links for the alert, by kind
+	// (openrecall.LinkKinds: "source", the sender's own page for it,
+	// "runbook", "dashboard", …); only URLs openrecall.LinkOK accepts
+	// (absolute http and https). Set them with Link.
 	Links map[string]string
 	// Origin names the payload field each part came from, by part: title,
 	// severity, service, environment, rule, id (and, for the generic
@@ -167,6 +167,21 @@ func (e *Event) Label(key, value string) {
 		e.Labels = map[string]string{}
 	}
 	e.Labels[key] = value
+}
+
+// Link records the link of a kind (openrecall.LinkKinds) when url,
+// trimmed, is one openrecall.LinkOK accepts and the kind has none yet: an
+// adapter names its candidates best first. It reports whether it did.
+func (e *Event) Link(kind, url string) bool {
+	url = strings.TrimSpace(url)
+	if _, taken := e.Links[kind]; taken || !openrecall.LinkOK(url) {
+		return false
+	}
+	if e.Links == nil {
+		e.Links = map[string]string{}
+	}
+	e.Links[kind] = url
+	return true
 }
 
 // Entity records an entity field when its value is not blank.

@@ -148,6 +148,7 @@ func sentinelIncidentEvent(inc Value, prefix string) Event {
 	e.Label("products", strings.Join(add.Get("alertProductNames").Strings(), ","))
 	e.Label("incident_number", p.Get("incidentNumber").String())
 	e.Label("incident_url", p.Get("incidentUrl").String())
+	e.Link(openrecall.LinkSource, p.Get("incidentUrl").String())
 	e.Label("classification", p.Get("classification").String())
 	var labels []string
 	for _, l := range p.Get("labels").Elements() {

@@ -67,6 +67,7 @@ func sentry() Sender {
 			data := v.Get("data")
 			switch {
 			case sentryPlugin(v):
+				e.Link(openrecall.LinkSource, v.Get("url").String()) // the issue's page
 				sentryEvent(&e, v.Get("event"), "event.")
 				e.Set(PartRule, v.Get("id").String(), "id")
 				if e.Service == "" {
@@ -149,6 +150,7 @@ func sentryEvent(e *Event, ev Value, at string) {
 	e.Label("platform", ev.Get("platform").String())
 	e.Label("web_url", ev.Get("web_url").String())
 	e.Label("issue_url", ev.Get("issue_url").String())
+	e.Link(openrecall.LinkSource, ev.Get("web_url").String()) // issue_url is the API's
 	e.Label("release", ev.Get("release").String())
 	exc := ev.Path("exception.values").At(0)
 	e.Text = Evidence(
@@ -191,6 +193,7 @@ func sentryMetric(e *Event, action string, data Value) {
 	e.Label("alert_rule_id", rule.Get("id").String())
 	e.Label("incident_identifier", ma.Get("identifier").String())
 	e.Label("web_url", data.Get("web_url").String())
+	e.Link(openrecall.LinkSource, data.Get("web_url").String())
 	e.Text = JoinText(strings.ReplaceAll(data.Get("description_text").String(), `\n`, "\n"), Evidence(
 		[2]string{"aggregate", rule.Get("aggregate").String()},
 		[2]string{"query", rule.Get("query").String()},
@@ -226,6 +229,7 @@ func sentryIssue(e *Event, action string, is Value) {
 	e.Label("substatus", is.Get("substatus").String())
 	e.Label("platform", is.Get("platform").String())
 	e.Label("assigned_to", is.Path("assignedTo.name").String())
+	e.Link(openrecall.LinkSource, is.Get("web_url").String())
 	e.Text = Evidence(
 		[2]string{"action", action},
 		[2]string{"issue", is.Get("shortId").String()},

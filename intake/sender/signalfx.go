@@ -153,6 +153,8 @@ func signalFx() Sender {
 			}
 			pairs = append(pairs, signalFxInputs(v)...)
 			runbook, _ := first("runbookUrl")
+			e.Link(openrecall.LinkSource, v.Get("detectorUrl").String())
+			e.Link(openrecall.LinkRunbook, runbook)
 			tip, _ := first("tip")
 			pairs = append(pairs, [2]string{"tip", tip}, [2]string{"runbook", runbook})
 			e.Text = JoinText(description, body, Evidence(pairs...))

@@ -123,6 +123,7 @@ func splunkES() Sender {
 			if !v.Get("app").IsNull() && prefix != "" {
 				e.Label("splunk_app", v.Get("app").String())
 			}
+			e.Link(openrecall.LinkSource, v.Get("results_link").String())
 			description, _ := rf("rule_description", "savedsearch_description", "description")
 			var pairs [][2]string
 			for _, k := range []string{"src", "src_ip", "src_user", "dest", "dest_ip", "dest_port", "user", "dest_user", "action", "app", "signature", "signature_id",

@@ -129,6 +129,7 @@ func zabbix() Sender {
 			e.Label("host_ip", p.get("hostip"))
 			e.Label("host", host)
 			e.Label("url", link)
+			e.Link(openrecall.LinkSource, link)
 			e.Label("update_action", p.get("eventupdateaction", "updateaction"))
 
 			desc := p.get("triggerdescription", "description")

@@ -20,7 +20,7 @@ func encodeMode(o *Object, v *openrecall.Mode) *Object {
 // encodeAlert appends the members of an openrecall.Alert to o.
 func encodeAlert(o *Object, v *openrecall.Alert) *Object {
 	o.Str("id", v.ID).Str("format", v.Format).StrOmit("title", v.Title).StrOmit("text", v.Text).StringMapOmit("labels", v.Labels).StringMapOmit("annotations", v.Annotations).StrOmit("severity", string(v.Severity)).StrOmit("service", v.Service).StrOmit("environment", v.Environment).StrOmit("source", v.Source).StrOmit("status", v.Status).TimeOmit("timestamp", v.Timestamp)
-	return encodePosition(o.Open("position"), &v.Position).Close().StrOmit("sender", v.Sender).StrOmit("rule", v.Rule).BoolOmit("security", v.Security).BoolOmit("episode", v.Episode).StrOmit("sent_fingerprint", v.SentFingerprint).StringMapOmit("entities", v.Entities).IntOmit("dropped", int64(v.Dropped)).StringMapOmit("origin", v.Origin).StringMapOmit("fields", v.Fields)
+	return encodePosition(o.Open("position"), &v.Position).Close().StrOmit("sender", v.Sender).StrOmit("rule", v.Rule).BoolOmit("security", v.Security).BoolOmit("episode", v.Episode).StrOmit("sent_fingerprint", v.SentFingerprint).StringMapOmit("entities", v.Entities).IntOmit("dropped", int64(v.Dropped)).StringMapOmit("origin", v.Origin).StringMapOmit("links", v.Links).StringMapOmit("fields", v.Fields)
 }
 
 // encodeFingerprint appends the members of an openrecall.Fingerprint to o.

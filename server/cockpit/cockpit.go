@@ -131,7 +131,10 @@ type Config struct {
 	// Outbox, when set, gives the dead letters page and the header's
 	// count of notifications not delivered (DESIGN §12b).
 	Outbox Outbox
-	Now    func() time.Time
+	// Inbox, when set, gives the review page the time an alert's delivery
+	// was received.
+	Inbox Inbox
+	Now   func() time.Time
 }
 
 // Prefix is where the cockpit is mounted.
@@ -215,6 +218,8 @@ func (c *Cockpit) parsePages() (map[string]*template.Template, error) {
 		"asset": func(name string) string { return c.assets.url(Prefix, name) },
 		"usd":   func(n openrecall.NanoUSD) string { return n.String() },
 		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"ago":   func(t time.Time) string { return ago(c.now(), t) },
 		"score": func(f float64) string { return formatFloat(f) },
 	}
 	names, err := fs.Glob(templateFiles, "templates/*.html")

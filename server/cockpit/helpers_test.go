@@ -84,7 +84,7 @@ func newEnv(t testing.TB) *env {
 	}
 	app := root.UseCases
 	ck, err := cockpit.New(cockpit.Config{
-		UseCases: app, Store: st, Outbox: st, Tokens: tokens,
+		UseCases: app, Store: st, Outbox: st, Inbox: st, Tokens: tokens,
 		Badge: func(context.Context) cockpit.Badge {
 			return cockpit.Badge{Ready: true, Text: "memory=sqlite model=deterministic"}
 		},
@@ -106,11 +106,18 @@ func newEnv(t testing.TB) *env {
 // empty for none) and its audit entries, as the workflow's sink does.
 func (e *env) waiting(t testing.TB, n int, title string, labels map[string]string, proposed openrecall.Decision, since time.Time) string {
 	t.Helper()
-	ctx := context.Background()
 	alert := openrecall.Alert{
 		ID: "alert-" + title, Format: "openrecall", Title: title, Text: title + " (text)",
 		Labels: labels, Severity: openrecall.SeverityHigh, Service: "checkout", Status: "firing",
 	}
+	return e.waitingAlert(t, n, alert, proposed, since)
+}
+
+// waitingAlert records alert escalated as waiting does.
+func (e *env) waitingAlert(t testing.TB, n int, alert openrecall.Alert, proposed openrecall.Decision, since time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	title := alert.Title
 	res := openrecall.Result{
 		AnalysisID: fmt.Sprintf("run-test-%06d", n), Batch: "run-test", Outcome: openrecall.ResultTriaged,
 		Alert: alert, Fingerprint: e.app.Fingerprinter.Extract(alert), Identity: e.app.Fingerprinter.Identify(alert),

@@ -155,6 +155,7 @@ type reviewData struct {
 	Decisions []openrecall.Decision
 	Clauses   []clause
 	Labels    []kv
+	Sources   sources
 	DeadEnds  []int
 	CanAccept bool
 }
@@ -183,7 +184,8 @@ func (c *Cockpit) reviewPage(w http.ResponseWriter, r *http.Request, s session) 
 			{"(c) confidence reaches the bypass threshold", g.Confident}, {"(d) benign, no attack pattern", g.BenignNoAttack},
 			{"(e) severity covered by the supporting memories", g.SeverityCovered},
 		},
-		Labels: sortedPairs(res.Alert.Labels),
+		Labels:  sortedPairs(res.Alert.Labels),
+		Sources: c.sourcesOf(r, rv.Waiting, res.Alert),
 	}
 	c.render(w, r, http.StatusOK, "review", s, "Review "+rv.Waiting.AnalysisID, d)
 }

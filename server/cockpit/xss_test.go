@@ -35,15 +35,22 @@ func xssPayloads(t *testing.T) []string {
 }
 
 // TestHostileTextIsEscapedOnEveryPage puts every payload in alert titles,
-// label names and values, notes and dead ends, and checks that no page
-// carries one of them as markup.
+// label names and values, annotations, links, notes and dead ends, and
+// checks that no page carries one of them as markup.
 func TestHostileTextIsEscapedOnEveryPage(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	XSSPayloads := xssPayloads(t)
 	var ids []string
 	for i, p := range XSSPayloads {
-		ids = append(ids, e.waiting(t, i, p, map[string]string{"alertname": "Hostile" + fmt.Sprint(i), p: p}, openrecall.DecisionFalsePositive, time.Unix(int64(i), 0)))
+		// Every payload in a label, an annotation, a link's kind and a
+		// link: the review page's Sources block shows annotations and links.
+		alert := openrecall.Alert{
+			ID: "alert-" + p, Format: "openrecall", Title: p, Text: p + " (text)", Severity: openrecall.SeverityHigh, Service: "checkout", Status: "firing",
+			Labels: map[string]string{"alertname": "Hostile" + fmt.Sprint(i), p: p}, Annotations: map[string]string{p: p},
+			Links: map[string]string{openrecall.LinkSource: p, p: "https://hostile.example/" + fmt.Sprint(i)},
+		}
+		ids = append(ids, e.waitingAlert(t, i, alert, openrecall.DecisionFalsePositive, time.Unix(int64(i), 0)))
 	}
 	alice := e.session(t, "alice-secret")
 	// A memory with every payload as its note and dead ends, recalled on
