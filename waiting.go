@@ -49,17 +49,55 @@ type Waiting struct {
 	// Group is the open alert group that waits, for Reason WaitGroup only:
 	// its size, key and head.
 	Group *Group `json:"group,omitempty"`
+
+	// Attack is the alert's attack pattern (Alert DNA), empty for none:
+	// the queue puts attacks first.
+	Attack string `json:"attack,omitempty"`
+	// Labels are the alert's labels, which the queue's search reads.
+	Labels map[string]string `json:"labels,omitempty"`
+	// ResolvedAt is when the sender said the alert resolved while it
+	// waited (its recovery of the same firing); zero while it fires.
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 }
+
+// Resolved reports whether the alert resolved while it waited.
+func (w Waiting) Resolved() bool { return !w.ResolvedAt.IsZero() }
 
 // WaitingFilter selects what waits for a person. Empty fields select all.
 type WaitingFilter struct {
 	Severity Severity
-	// Rule and Service select the identity's fields, exactly.
+	// Rule and Service select the identity's fields: exactly in
+	// memory's Awaiting, as case-insensitive substrings in the queue
+	// (usecase.App.QueuePage).
 	Rule    string
 	Service string
+	// Search selects, ignoring case, the items whose title, identity,
+	// service or labels (key=value) contain it (the queue only).
+	Search string
+	// State selects firing or resolved items (QueueFiring,
+	// QueueResolved); empty selects both (the queue only).
+	State string
+	// Sort orders the queue: QueueUrgency, QueueOldest (empty) or
+	// QueueNewest (the queue only).
+	Sort string
+	// After is a cursor: the queue's items after the one it names, in
+	// Sort's order (the queue only).
+	After string
 	// Limit caps the answer (0: no cap).
 	Limit int
 }
+
+// The queue's states and sort orders (WaitingFilter.State and Sort).
+const (
+	QueueFiring   = "firing"
+	QueueResolved = "resolved"
+	// QueueUrgency puts attacks first, then what still fires before what
+	// resolved, then severity (unknown as critical), then age, oldest
+	// first.
+	QueueUrgency = "urgency"
+	QueueOldest  = "oldest"
+	QueueNewest  = "newest"
+)
 
 // IncidentFilter selects memories to list (the cockpit's memory search).
 // Empty fields select all.

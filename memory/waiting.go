@@ -123,6 +123,12 @@ func (s *Decisions) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) 
 	})
 }
 
+// resolvedAtSQL is the time a waiting row's firing resolved, NULL while it
+// fires: its alert's state is resolved and still names this analysis as
+// the triage of its firing (a new firing names another).
+const resolvedAtSQL = `(SELECT st.updated_at FROM alert_state AS st WHERE st.alert_id = waiting.alert_id
+	AND st.triage_analysis_id = waiting.analysis_id AND st.status = '` + openrecall.StatusResolved + `')`
+
 const waitingColumns = `analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed,
 	decided_at, COALESCE(decided_by, ''), COALESCE(decision, ''), COALESCE(memory_id, '')`
 
@@ -162,6 +168,11 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 	if s.seal != nil {
 		cols += `, ` + waitingSealColumns
 	}
+	// What the queue orders and searches by: the attack pattern and the
+	// labels of the stored result, and the time the same firing resolved
+	// (its alert's state still names this analysis as its triage).
+	cols += `, COALESCE(` + s.d.jsonText("waiting.result", "fingerprint", "attack_pattern") + `, ''),
+		COALESCE(` + s.d.jsonText("waiting.result", "alert", "labels") + `, ''), ` + resolvedAtSQL
 	q := `SELECT ` + cols + ` FROM waiting` + s.d.indexedBy("waiting_open") + ` WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
 			WHERE m.analysis_id = waiting.analysis_id AND ` + s.sql.groupWaits + `)`
@@ -185,9 +196,21 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 		if s.seal != nil {
 			dests, sealed = waitingSealDests()
 		}
-		w, err := scanWaiting(rows, dests...)
+		var labels string
+		var resolved sql.NullInt64
+		var attack string
+		w, err := scanWaiting(rows, append(dests, &attack, &labels, &resolved)...)
 		if err != nil {
 			return nil, translate("awaiting: scan", err)
+		}
+		w.Attack = attack
+		if labels != "" && labels != "{}" {
+			if err := json.Unmarshal([]byte(labels), &w.Labels); err != nil {
+				return nil, fmt.Errorf("awaiting %s: labels: %w", w.AnalysisID, err)
+			}
+		}
+		if resolved.Valid {
+			w.ResolvedAt = fromNanos(resolved.Int64)
 		}
 		// The queue shows a waiting row only as it was sealed: an edited
 		// one is left out, logged and counted (audit verify names it).
@@ -207,7 +230,9 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 // openrecall.ErrNotFound.
 func (s *Decisions) WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error) {
 	dests, sealed := waitingSealDests()
-	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+` FROM waiting WHERE analysis_id = $1`, analysisID), dests...)
+	var resolved sql.NullInt64
+	w, err := scanWaiting(s.db.QueryRowContext(ctx, `SELECT `+waitingColumns+`, `+waitingSealColumns+`, `+resolvedAtSQL+`
+		FROM waiting WHERE analysis_id = $1`, analysisID), append(dests, &resolved)...)
 	if err != nil {
 		return w, translate("waiting "+analysisID, err)
 	}
@@ -219,6 +244,10 @@ func (s *Decisions) WaitingFor(ctx context.Context, analysisID string) (openreca
 	w.Result = &openrecall.Result{}
 	if err := json.Unmarshal([]byte(body), w.Result); err != nil {
 		return w, fmt.Errorf("waiting %s: result: %w", analysisID, err)
+	}
+	w.Attack, w.Labels = w.Result.Fingerprint.AttackPattern, w.Result.Alert.Labels
+	if resolved.Valid {
+		w.ResolvedAt = fromNanos(resolved.Int64)
 	}
 	return w, nil
 }

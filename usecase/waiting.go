@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -92,44 +91,18 @@ func escalatedWhy(r openrecall.Result) string {
 	return "escalated to a person"
 }
 
-// Queue returns what waits for a person, oldest first, as f selects: what
-// `openrecall queue` prints and the cockpit's queue shows. It holds the
-// analyses that wait and the open alert groups that wait (GroupWaits), each
-// group as one item with its size (Reason WaitGroup), its firings that wait
-// folded into it; f.Limit caps the whole list.
+// Queue returns what waits for a person, as f selects (QueuePage, from
+// its first page): what `openrecall queue` prints and the cockpit's queue
+// shows. It holds the analyses that wait and the open alert groups that
+// wait (GroupWaits), each group as one item with its size (Reason
+// WaitGroup), its firings that wait folded into it; f.Limit caps the
+// whole list.
 func (a *App) Queue(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
-	if a.Waiting == nil {
-		return nil, errors.New("usecase: no record of what waits for a person")
-	}
-	ws, err := a.Waiting.Awaiting(ctx, f)
-	if err != nil || a.Groups == nil {
-		return ws, err
-	}
-	gs, err := a.Groups.WaitingGroups(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	if len(gs) == 0 {
-		return ws, nil
-	}
-	for _, g := range gs {
-		w, err := a.groupWaiting(ctx, g)
-		if err != nil {
-			return nil, err
-		}
-		ws = append(ws, w)
-	}
-	slices.SortStableFunc(ws, func(x, y openrecall.Waiting) int {
-		if c := x.Since.Compare(y.Since); c != 0 {
-			return c
-		}
-		return strings.Compare(x.AnalysisID, y.AnalysisID)
-	})
-	if f.Limit > 0 && len(ws) > f.Limit {
-		ws = ws[:f.Limit]
-	}
-	return ws, nil
+	p, err := a.QueuePage(ctx, f)
+	return p.Items, err
 }
+
+var errNoWaiting = errors.New("usecase: no record of what waits for a person")
 
 // groupWaiting is open group g as one item of the queue: its head's alert
 // at a glance (the head's own row when it waited), its size and key.
@@ -142,7 +115,9 @@ func (a *App) groupWaiting(ctx context.Context, g openrecall.Group) (openrecall.
 	head, err := a.Waiting.WaitingFor(ctx, g.Head.AnalysisID)
 	switch {
 	case err == nil:
-		w.Title, w.Proposed = head.Title, head.Proposed
+		// A group is as urgent as its head's alert; it resolves firing by
+		// firing, so it is never marked resolved as a whole.
+		w.Title, w.Proposed, w.Attack, w.Labels = head.Title, head.Proposed, head.Attack, head.Labels
 	case !errors.Is(err, openrecall.ErrNotFound):
 		return w, err
 	}

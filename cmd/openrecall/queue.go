@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +16,9 @@ type queueOptions struct {
 	severity string
 	rule     string
 	service  string
+	search   string
+	state    string
+	sort     string
 	limit    int
 	output   string
 }
@@ -24,7 +28,8 @@ func newQueueCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
 		Short: "List what waits for a person: escalated alerts, open alert groups and decisions proposed for approval",
-		Long: `List what waits for a person, oldest first: alerts the pipeline escalated, alerts memory
+		Long: `List what waits for a person (oldest first, or --sort urgency as the cockpit shows it: attacks,
+then what still fires, then the most severe, then the oldest): alerts the pipeline escalated, alerts memory
 proposed a decision for that the guard would not take alone, and open alert groups (storms) whose
 firings wait, each group once with its size (ITEM is the group's id). A retain about the analysis
 (retain --analysis-id, POST /api/v1/retain, the cockpit's review page) settles it; a group decision
@@ -33,6 +38,7 @@ firing of the group; approving a proposed exception settles the analysis that ca
 database is opened read-only.`,
 		Example: `  openrecall queue
   openrecall queue --severity critical --service checkout
+  openrecall queue --sort urgency --search pod=checkout --state firing
   openrecall queue -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,8 +47,11 @@ database is opened read-only.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.severity, "severity", "", "only this severity (critical, high, medium, low, info)")
-	f.StringVar(&opts.rule, "rule", "", "only this identity rule (alertname, class or title template), exactly")
-	f.StringVar(&opts.service, "service", "", "only this identity service, exactly")
+	f.StringVar(&opts.rule, "rule", "", "only identity rules (alertname, class or title template) containing this, ignoring case")
+	f.StringVar(&opts.service, "service", "", "only identity services containing this, ignoring case")
+	f.StringVar(&opts.search, "search", "", "only items whose title, identity, service or a label (key=value) contains this, ignoring case")
+	f.StringVar(&opts.state, "state", "", "only firing or resolved items (resolved: the sender's recovery arrived while it waited)")
+	f.StringVar(&opts.sort, "sort", "oldest", "order: oldest, newest or urgency")
 	f.IntVar(&opts.limit, "limit", 0, "at most this many (default: all)")
 	addOutputFlag(cmd, &opts.output)
 	return cmd
@@ -56,13 +65,20 @@ func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
 	if opts.limit < 0 {
 		return usageErr("--limit %d: want 0 (all) or more", opts.limit)
 	}
+	if !slices.Contains([]string{openrecall.QueueOldest, openrecall.QueueNewest, openrecall.QueueUrgency}, opts.sort) {
+		return usageErr("--sort %q: want oldest, newest or urgency", opts.sort)
+	}
+	if !slices.Contains([]string{"", openrecall.QueueFiring, openrecall.QueueResolved}, opts.state) {
+		return usageErr("--state %q: want firing or resolved", opts.state)
+	}
 	cfg, st, err := a.configStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer a.closeLogged("memory", st)
 	ws, err := a.useCases(cfg, st, nil).Queue(ctx, openrecall.WaitingFilter{
-		Severity: openrecall.Severity(opts.severity), Rule: opts.rule, Service: opts.service, Limit: opts.limit,
+		Severity: openrecall.Severity(opts.severity), Rule: opts.rule, Service: opts.service, Search: opts.search,
+		State: opts.state, Sort: opts.sort, Limit: opts.limit,
 	})
 	if err != nil {
 		return err
@@ -75,7 +91,7 @@ func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SINCE\tITEM\tSIZE\tSEVERITY\tREASON\tPROPOSED\tIDENTITY\tTITLE")
+	fmt.Fprintln(tw, "SINCE\tITEM\tSIZE\tSEVERITY\tSTATE\tREASON\tPROPOSED\tIDENTITY\tTITLE")
 	for _, w := range ws {
 		proposed := string(w.Proposed)
 		if proposed == "" {
@@ -85,8 +101,12 @@ func queueRun(ctx context.Context, a *app, opts *queueOptions) error {
 		if w.Group != nil {
 			item, size = w.Group.ID, w.Group.Size
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", w.Since.Format(time.RFC3339), item, size, w.Severity,
-			w.Reason, proposed, w.Identity, w.Title)
+		state := openrecall.QueueFiring
+		if w.Resolved() {
+			state = openrecall.QueueResolved
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Since.Format(time.RFC3339), item, size, w.Severity,
+			state, w.Reason, proposed, w.Identity, w.Title)
 	}
 	return tw.Flush()
 }

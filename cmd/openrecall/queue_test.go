@@ -55,6 +55,29 @@ func TestQueueListsWhatWaitsUntilARetainSettlesIt(t *testing.T) {
 			t.Errorf("--severity critical listed %s", w.Severity)
 		}
 	}
+	// --sort urgency: the cockpit's order (attacks, what fires, the most
+	// severe, the oldest); --search reads titles and labels ignoring case.
+	urgent := queue("--sort", "urgency")
+	if len(urgent) != len(all) {
+		t.Fatalf("--sort urgency lists %d, want %d", len(urgent), len(all))
+	}
+	rank := map[openrecall.Severity]int{openrecall.SeverityUnknown: 0, openrecall.SeverityCritical: 0, openrecall.SeverityHigh: 1,
+		openrecall.SeverityMedium: 2, openrecall.SeverityLow: 3, openrecall.SeverityInfo: 4}
+	for i := 1; i < len(urgent); i++ {
+		x, y := urgent[i-1], urgent[i]
+		if x.Attack == "" && y.Attack != "" || (x.Attack == "") == (y.Attack == "") && rank[x.Severity] > rank[y.Severity] {
+			t.Errorf("--sort urgency: %s (%s, attack %q) before %s (%s, attack %q)", x.AnalysisID, x.Severity, x.Attack, y.AnalysisID, y.Severity, y.Attack)
+		}
+	}
+	word := strings.ToUpper(strings.Fields(all[0].Title)[0])
+	if found := queue("--search", word); len(found) == 0 || !strings.Contains(strings.ToUpper(found[0].Title+found[0].Identity.String()), word) {
+		t.Errorf("--search %s found %+v", word, found)
+	}
+	for _, bad := range [][]string{{"--sort", "sideways"}, {"--state", "gone"}, {"--severity", "bogus"}} {
+		if r := runCLI(t, "", append([]string{"--db", db, "queue"}, bad...)...); r.code == exitOK || !strings.Contains(r.stderr, bad[1]) {
+			t.Errorf("queue %v: exit %d %q, want an error naming it", bad, r.code, r.stderr)
+		}
+	}
 	target := all[0]
 	retain := []string{"--db", db, "retain", "--analysis-id", target.AnalysisID, "--decision", "real", "--note", "paged the owner",
 		"--dead-end", "restarted the pods", "--dead-end", "scaled up", "--analyst", "carol"}
@@ -112,7 +135,7 @@ func TestQueueListsAnOpenGroupOnce(t *testing.T) {
 	}
 	gid := ws[0].Group.ID
 	table := runCLI(t, "", "--db", db, "queue")
-	if !strings.Contains(table.stdout, gid) || !regexp.MustCompile(gid+`\s+3\s+high\s+group`).MatchString(table.stdout) {
+	if !strings.Contains(table.stdout, gid) || !regexp.MustCompile(gid+`\s+3\s+high\s+firing\s+group`).MatchString(table.stdout) {
 		t.Errorf("queue table lacks the group of 3:\n%s", table.stdout)
 	}
 	if r := runCLI(t, "", "--db", db, "retain", "--group", gid, "--decision", "known_benign", "--note", "deploy storm", "--analyst", "carol"); r.code != exitOK {

@@ -23,7 +23,7 @@ import (
 // UseCases is the application layer the cockpit presents. usecase.App
 // satisfies it.
 type UseCases interface {
-	Queue(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error)
+	QueuePage(ctx context.Context, f openrecall.WaitingFilter) (usecase.QueuePage, error)
 	ReviewOf(ctx context.Context, analysisID string, limit int) (usecase.Review, error)
 	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
@@ -270,6 +270,7 @@ func (c *Cockpit) routes() {
 	m.HandleFunc("POST "+Prefix+"logout", c.logout)
 	m.HandleFunc("GET "+Prefix+"{$}", c.seeing(c.queuePage))
 	m.HandleFunc("GET "+Prefix+"queue", c.seeing(c.queuePage))
+	m.HandleFunc("GET "+Prefix+"queue/live", c.seeing(c.queueLive))
 	m.HandleFunc("POST "+Prefix+"queue/approve", c.acting(c.bulkApprove))
 	m.HandleFunc("GET "+Prefix+"review/{id}", c.seeing(c.reviewPage))
 	m.HandleFunc("POST "+Prefix+"review/{id}", c.acting(c.decide))

@@ -63,6 +63,22 @@ func (c *Cockpit) render(w http.ResponseWriter, r *http.Request, code int, name 
 	_, _ = w.Write(b.Bytes())
 }
 
+// renderPart executes the template part of page name alone, with the
+// page's data around body as render gives it: a piece of a page the
+// cockpit's script puts in place.
+func (c *Cockpit) renderPart(w http.ResponseWriter, r *http.Request, name, part string, s session, body any) {
+	p := page{Analyst: s.analyst, CanAct: s.can(ScopeRetain), Body: body}
+	var b bytes.Buffer
+	if err := c.pages[name].ExecuteTemplate(&b, part, p); err != nil {
+		c.cfg.ErrorLog(r, err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
 type failData struct {
 	Code    int
 	Message string
@@ -88,48 +104,93 @@ func (c *Cockpit) failErr(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 type queueData struct {
-	Items []openrecall.Waiting
+	usecase.QueuePage
 	// Proposals counts the proposed exceptions that wait for a person's
 	// approval (the exceptions page lists them).
 	Proposals int
-	// More is true when more than QueuePageLimit wait: Items are the
-	// oldest of them.
-	More     bool
-	Limit    int
-	Severity string
-	Rule     string
-	Service  string
-	// Severities, Rules and Services are the filter choices.
-	Severities []string
+	// The filter as asked (Query for links that keep it).
+	Q, Severity, State, Rule, Service, Sort, After string
+	Query                                          string
+	// Filtered says a filter narrows the list: an empty answer says so.
+	Filtered bool
+	// Severities, States and Sorts are the filters' choices.
+	Severities, States []string
+	Sorts              []kv
+	// BySeverity counts the selected items by severity (Key), most
+	// severe first, for the severities that have any.
+	BySeverity []kv
 }
 
-// QueuePageLimit caps the rows of the queue page: the oldest are shown,
-// and the page says there are more.
-const QueuePageLimit = 1000
+// QueuePageSize is the number of rows of one page of the queue; the next
+// page follows a cursor, with no cap on how many there are.
+const QueuePageSize = 100
 
-// queuePage lists what waits for a person, oldest first.
-func (c *Cockpit) queuePage(w http.ResponseWriter, r *http.Request, s session) {
+// queueData reads the queue as the request asks: its filter, order and
+// cursor (urgency first unless it asks otherwise).
+func (c *Cockpit) queueData(r *http.Request) (queueData, error) {
 	q := r.URL.Query()
-	d := queueData{Severity: q.Get("severity"), Rule: q.Get("rule"), Service: q.Get("service"), Limit: QueuePageLimit}
-	for _, sv := range []openrecall.Severity{openrecall.SeverityCritical, openrecall.SeverityHigh, openrecall.SeverityMedium, openrecall.SeverityLow, openrecall.SeverityInfo} {
+	d := queueData{Q: strings.TrimSpace(q.Get("q")), Severity: q.Get("severity"), State: q.Get("state"), Rule: strings.TrimSpace(q.Get("rule")),
+		Service: strings.TrimSpace(q.Get("service")), Sort: q.Get("sort"), After: q.Get("after"),
+		States: []string{openrecall.QueueFiring, openrecall.QueueResolved},
+		Sorts: []kv{{openrecall.QueueUrgency, "most urgent first"}, {openrecall.QueueNewest, "newest first"},
+			{openrecall.QueueOldest, "oldest first"}},
+	}
+	if d.Sort == "" {
+		d.Sort = openrecall.QueueUrgency
+	}
+	for _, sv := range openrecall.Severities {
 		d.Severities = append(d.Severities, string(sv))
 	}
-	var err error
-	d.Items, err = c.cfg.UseCases.Queue(r.Context(), openrecall.WaitingFilter{Severity: openrecall.Severity(d.Severity), Rule: d.Rule, Service: d.Service, Limit: QueuePageLimit + 1})
-	if err != nil {
-		c.failErr(w, r, err)
-		return
+	d.Filtered = d.Q != "" || d.Severity != "" || d.State != "" || d.Rule != "" || d.Service != ""
+	keep := url.Values{}
+	for k, v := range map[string]string{"q": d.Q, "severity": d.Severity, "state": d.State, "rule": d.Rule, "service": d.Service, "sort": d.Sort} {
+		if v != "" {
+			keep.Set(k, v)
+		}
 	}
-	if len(d.Items) > QueuePageLimit {
-		d.Items, d.More = d.Items[:QueuePageLimit], true
+	d.Query = keep.Encode()
+	var err error
+	d.QueuePage, err = c.cfg.UseCases.QueuePage(r.Context(), openrecall.WaitingFilter{Severity: openrecall.Severity(d.Severity),
+		Rule: d.Rule, Service: d.Service, Search: d.Q, State: d.State, Sort: d.Sort, After: d.After, Limit: QueuePageSize})
+	if err != nil {
+		return d, err
+	}
+	for _, sv := range openrecall.Severities {
+		if n := d.Counts.Severity[sv]; n > 0 {
+			d.BySeverity = append(d.BySeverity, kv{string(sv), strconv.Itoa(n)})
+		}
 	}
 	pending, err := c.cfg.UseCases.ListProposals(r.Context(), true)
+	d.Proposals = len(pending)
+	return d, err
+}
+
+// queuePage lists what waits for a person, most urgent first.
+func (c *Cockpit) queuePage(w http.ResponseWriter, r *http.Request, s session) {
+	d, err := c.queueData(r)
 	if err != nil {
 		c.failErr(w, r, err)
 		return
 	}
-	d.Proposals = len(pending)
 	c.render(w, r, http.StatusOK, "queue", s, "Queue", d)
+}
+
+// queueLive answers the cockpit's script, which asks every few seconds
+// whether the queue it shows changed (v, the version it has): 204 when it
+// did not, else the queue's list alone, to put in place of its own.
+func (c *Cockpit) queueLive(w http.ResponseWriter, r *http.Request, s session) {
+	d, err := c.queueData(r)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if d.Version == r.URL.Query().Get("v") {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("X-Queue-Version", d.Version)
+	c.renderPart(w, r, "queue", "list", s, d)
 }
 
 // bulkApprove approves the proposed decision of every selected analysis.

@@ -24,6 +24,7 @@ func registry() []pbt.Property {
 	props = append(props, notifiedProperties()...)
 	props = append(props, outboxProperties()...)
 	props = append(props, digestProperties()...)
+	props = append(props, queueProperties()...)
 	props = append(props, identityProperties()...)
 	props = append(props, dbFileProperties()...)
 	props = append(props, intakeProperties()...)
