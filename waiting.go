@@ -92,8 +92,9 @@ const (
 	QueueFiring   = "firing"
 	QueueResolved = "resolved"
 	// QueueUrgency puts attacks first, then what still fires before what
-	// resolved, then severity (unknown as critical), then age, oldest
-	// first.
+	// resolved, then severity (unknown as critical), then the newest: a
+	// new critical alert lands on top of the criticals a person has
+	// already seen.
 	QueueUrgency = "urgency"
 	QueueOldest  = "oldest"
 	QueueNewest  = "newest"

@@ -51,7 +51,7 @@ func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.
 }
 
 // waitingWidth is the number of columns insertWaitingTx writes.
-const waitingWidth = 13
+const waitingWidth = 15
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
 // rows it sealed, not chained yet.
@@ -104,10 +104,22 @@ func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrec
 			binds = append(binds, binding{kind: openrecall.RowWaiting, id: w.AnalysisID, alertID: w.AlertID, event: "waiting", seal: seal,
 				reason: "waits for a person: " + w.Reason, at: fromNanos(since)})
 		}
+		// What the queue orders and searches by, copied from the result.
+		var attack, labels string
+		if w.Result != nil {
+			attack = w.Result.Fingerprint.AttackPattern
+			if len(w.Result.Alert.Labels) > 0 {
+				b, err := json.Marshal(w.Result.Alert.Labels)
+				if err != nil {
+					return nil, fmt.Errorf("waiting %s: labels: %w", w.AnalysisID, err)
+				}
+				labels = string(b)
+			}
+		}
 		args = append(args, w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
-			w.Title, w.AlertID, string(w.Proposed), body, seal)
+			w.Title, w.AlertID, string(w.Proposed), body, seal, attack, labels)
 	}
-	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal)
+	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal, attack, labels)
 		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)
 	if len(ws) == 1 {
 		return binds, translate("waiting "+ws[0].AnalysisID, err)
@@ -121,6 +133,26 @@ func (s *Decisions) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) 
 	return s.inTx(ctx, "record waiting", func(tx *sql.Tx) error {
 		return s.insertWaitingTx(ctx, tx, ws)
 	})
+}
+
+// queueColumns are what the queue orders and searches by (scanQueue):
+// the attack pattern and the labels the row copied from its result, and
+// the time the same firing resolved (resolvedAtSQL).
+const queueColumns = `attack, labels, ` + resolvedAtSQL
+
+// scanQueue scans queueColumns into w, its labels only when asked (a
+// search reads them; parsing them is most of a long listing's time).
+func scanQueue(w *openrecall.Waiting, attack, labels string, resolved sql.NullInt64, withLabels bool) error {
+	w.Attack = attack
+	if withLabels && labels != "" && labels != "{}" {
+		if err := json.Unmarshal([]byte(labels), &w.Labels); err != nil {
+			return fmt.Errorf("waiting %s: labels: %w", w.AnalysisID, err)
+		}
+	}
+	if resolved.Valid {
+		w.ResolvedAt = fromNanos(resolved.Int64)
+	}
+	return nil
 }
 
 // resolvedAtSQL is the time a waiting row's firing resolved, NULL while it
@@ -151,8 +183,21 @@ func scanWaiting(r rowScanner, extra ...any) (openrecall.Waiting, error) {
 }
 
 // Awaiting returns what waits for a person and is not decided yet, oldest
-// first, as f selects.
+// first, as f selects: each row as it was sealed (an edited one is left
+// out, logged and counted; audit verify names it).
 func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
+	return s.awaiting(ctx, f, s.seal != nil)
+}
+
+// AwaitingIndex is Awaiting without checking the rows' seals, and without
+// reading their results: what the queue orders and pages (DESIGN §12a),
+// which then checks the seal of each row it shows (WaitingFor). Its rows
+// carry their labels only when f.Search is set (their only reader here).
+func (s *Decisions) AwaitingIndex(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
+	return s.awaiting(ctx, f, false)
+}
+
+func (s *Decisions) awaiting(ctx context.Context, f openrecall.WaitingFilter, check bool) ([]openrecall.Waiting, error) {
 	var where []string
 	var args []any
 	var p params // the statement has no other placeholder before these
@@ -165,14 +210,10 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 	// An analysis of an open group that waits is folded into the group,
 	// which waits as one item (WaitingGroups).
 	cols := waitingColumns
-	if s.seal != nil {
+	if check {
 		cols += `, ` + waitingSealColumns
 	}
-	// What the queue orders and searches by: the attack pattern and the
-	// labels of the stored result, and the time the same firing resolved
-	// (its alert's state still names this analysis as its triage).
-	cols += `, COALESCE(` + s.d.jsonText("waiting.result", "fingerprint", "attack_pattern") + `, ''),
-		COALESCE(` + s.d.jsonText("waiting.result", "alert", "labels") + `, ''), ` + resolvedAtSQL
+	cols += `, ` + queueColumns
 	q := `SELECT ` + cols + ` FROM waiting` + s.d.indexedBy("waiting_open") + ` WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
 			WHERE m.analysis_id = waiting.analysis_id AND ` + s.sql.groupWaits + `)`
@@ -193,27 +234,18 @@ func (s *Decisions) Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([
 	for rows.Next() {
 		var dests []any
 		var sealed func() (string, []byte, string, string)
-		if s.seal != nil {
+		if check {
 			dests, sealed = waitingSealDests()
 		}
-		var labels string
+		var attack, labels string
 		var resolved sql.NullInt64
-		var attack string
 		w, err := scanWaiting(rows, append(dests, &attack, &labels, &resolved)...)
 		if err != nil {
 			return nil, translate("awaiting: scan", err)
 		}
-		w.Attack = attack
-		if labels != "" && labels != "{}" {
-			if err := json.Unmarshal([]byte(labels), &w.Labels); err != nil {
-				return nil, fmt.Errorf("awaiting %s: labels: %w", w.AnalysisID, err)
-			}
+		if err := scanQueue(&w, attack, labels, resolved, check || f.Search != ""); err != nil {
+			return nil, err
 		}
-		if resolved.Valid {
-			w.ResolvedAt = fromNanos(resolved.Int64)
-		}
-		// The queue shows a waiting row only as it was sealed: an edited
-		// one is left out, logged and counted (audit verify names it).
 		if sealed != nil {
 			if _, content, seal, _ := sealed(); !s.seal.sealed(openrecall.RowWaiting, content, seal) {
 				s.refuse(openrecall.RowWaiting, w.AnalysisID, seal)

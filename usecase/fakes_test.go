@@ -99,6 +99,10 @@ type fakeWaiting struct {
 	by  map[string]openrecall.Waiting
 }
 
+func (w *fakeWaiting) AwaitingIndex(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
+	return w.Awaiting(ctx, f)
+}
+
 func (w *fakeWaiting) Awaiting(_ context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
 	var out []openrecall.Waiting
 	for _, x := range w.by {

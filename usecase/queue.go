@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -51,7 +52,7 @@ func (a *App) QueuePage(ctx context.Context, f openrecall.WaitingFilter) (QueueP
 	if err != nil {
 		return p, err
 	}
-	all, err := a.queueAll(ctx, openrecall.WaitingFilter{Severity: f.Severity})
+	all, err := a.queueAll(ctx, openrecall.WaitingFilter{Severity: f.Severity, Search: f.Search})
 	if err != nil {
 		return p, err
 	}
@@ -95,14 +96,28 @@ func (a *App) QueuePage(ctx context.Context, f openrecall.WaitingFilter) (QueueP
 			return 1
 		})
 	}
-	picked = picked[start:]
-	if f.Limit > 0 && len(picked) > f.Limit {
-		picked = picked[:f.Limit]
-		p.Next = cursorOf(keyOf(picked[len(picked)-1]), f.Sort)
-	}
-	p.Items = picked
-	if p.Items == nil {
-		p.Items = []openrecall.Waiting{}
+	// The page: each analysis read again through WaitingFor, which shows
+	// a row only as it was sealed — an edited one is left out (and logged
+	// and counted by the store), the page filled from the next.
+	p.Items = []openrecall.Waiting{}
+	for i := start; i < len(picked); i++ {
+		if f.Limit > 0 && len(p.Items) == f.Limit {
+			p.Next = cursorOf(keyOf(p.Items[len(p.Items)-1]), f.Sort)
+			break
+		}
+		w := picked[i]
+		if w.Group == nil {
+			full, err := a.Waiting.WaitingFor(ctx, w.AnalysisID)
+			switch {
+			case errors.Is(err, openrecall.ErrIntegrity):
+				continue
+			case err != nil:
+				return p, err
+			}
+			full.Result, full.ResolvedAt = nil, w.ResolvedAt
+			w = full
+		}
+		p.Items = append(p.Items, w)
 	}
 	return p, nil
 }
@@ -189,6 +204,10 @@ func urgencyRank(s openrecall.Severity) int {
 
 // queueOrder is the comparison of sort: every order ends on the id, so it
 // is total and a cursor names one place in it.
+//
+// In the urgency order the newest of a class comes first: a critical that
+// just arrived is what a person on shift has not seen yet, and the older
+// ones stay above everything less severe.
 func queueOrder(sort string) func(x, y queueKey) int {
 	switch sort {
 	case openrecall.QueueUrgency:
@@ -199,7 +218,7 @@ func queueOrder(sort string) func(x, y queueKey) int {
 			if x.resolved != y.resolved {
 				return boolFirst(!x.resolved, !y.resolved)
 			}
-			return cmp.Or(cmp.Compare(x.sev, y.sev), cmp.Compare(x.since, y.since), strings.Compare(x.id, y.id))
+			return cmp.Or(cmp.Compare(x.sev, y.sev), cmp.Compare(y.since, x.since), strings.Compare(y.id, x.id))
 		}
 	case openrecall.QueueNewest:
 		return func(x, y queueKey) int {
@@ -277,7 +296,7 @@ func (a *App) queueAll(ctx context.Context, f openrecall.WaitingFilter) ([]openr
 	if a.Waiting == nil {
 		return nil, errNoWaiting
 	}
-	ws, err := a.Waiting.Awaiting(ctx, f)
+	ws, err := a.Waiting.AwaitingIndex(ctx, f)
 	if err != nil || a.Groups == nil {
 		return ws, err
 	}

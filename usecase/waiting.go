@@ -14,6 +14,10 @@ import (
 // satisfies it.
 type WaitingStore interface {
 	Awaiting(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error)
+	// AwaitingIndex is Awaiting without checking the rows' seals: the
+	// queue orders and pages it, then reads each row it shows through
+	// WaitingFor, which checks it.
+	AwaitingIndex(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Waiting, error)
 	WaitingFor(ctx context.Context, analysisID string) (openrecall.Waiting, error)
 	Decide(ctx context.Context, w openrecall.Waiting) (bool, error)
 	// AwaitingProposal returns the analyses not decided yet whose result

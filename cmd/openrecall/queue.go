@@ -29,7 +29,7 @@ func newQueueCmd(a *app) *cobra.Command {
 		Use:   "queue",
 		Short: "List what waits for a person: escalated alerts, open alert groups and decisions proposed for approval",
 		Long: `List what waits for a person (oldest first, or --sort urgency as the cockpit shows it: attacks,
-then what still fires, then the most severe, then the oldest): alerts the pipeline escalated, alerts memory
+then what still fires, then the most severe, then the newest): alerts the pipeline escalated, alerts memory
 proposed a decision for that the guard would not take alone, and open alert groups (storms) whose
 firings wait, each group once with its size (ITEM is the group's id). A retain about the analysis
 (retain --analysis-id, POST /api/v1/retain, the cockpit's review page) settles it; a group decision

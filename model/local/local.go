@@ -136,6 +136,16 @@ func (m *Model) decide(c routing.CaseFile, fp openrecall.Fingerprint) (openrecal
 		return proposed, clamp01(t.Confidence),
 			fmt.Sprintf("Memory is consistent: %d of %d strong matches were decided %s.", t.ConsistentCount, t.StrongCount, proposed), true
 	case (severity == openrecall.SeverityCritical || severity == openrecall.SeverityHigh) && env == "prod":
+		// Memories were recalled, but too few, too weak or too mixed to
+		// vouch: the summary must not say there were none.
+		switch n := len(c.Memories); {
+		case n == 1:
+			return openrecall.DecisionReal, ConfidenceProdNoMemory,
+				fmt.Sprintf("%s severity in prod, and the one memory recalled does not vouch for it: treat it as real.", severity), false
+		case n > 1:
+			return openrecall.DecisionReal, ConfidenceProdNoMemory,
+				fmt.Sprintf("%s severity in prod, and the %d memories recalled do not vouch for it: treat it as real.", severity, n), false
+		}
 		return openrecall.DecisionReal, ConfidenceProdNoMemory,
 			fmt.Sprintf("%s severity in prod with no memory of this alert family: treat it as real.", severity), false
 	default:

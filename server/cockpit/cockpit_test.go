@@ -159,6 +159,11 @@ func TestCostPageShowsTheCurveAndSavingsBySource(t *testing.T) {
 		t.Errorf("cost.svg: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	checkCSP(t, "cost.svg", resp)
+	// A run asked by name that has no points is a 404 saying so, not an
+	// empty page.
+	if resp, body := get(t, alice, e.srv.URL, "/ui/cost?batch=nope"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "No run named &#34;nope&#34; has cost points") {
+		t.Errorf("cost?batch=nope: %d, want 404 naming the run", resp.StatusCode)
+	}
 }
 
 func TestDecideOtherwiseLeavesTheQueueOnceAudited(t *testing.T) {

@@ -40,7 +40,7 @@ func TestQueueListsAnOpenGroupOnceAndDecidesItOnce(t *testing.T) {
 	}
 
 	alice := e.session(t, "alice-secret")
-	resp, body := get(t, alice, e.srv.URL, "/ui/queue")
+	resp, body := get(t, alice, e.srv.URL, "/ui/queue?sort=oldest")
 	row := `data-group="` + gid + `"`
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, row) || !strings.Contains(body, `<span class="tag size" title="an alert group: one decision for all its firings">3 firings</span>`) ||
 		!strings.Contains(body, `href="/ui/group/`+gid+`"`) || strings.Index(body, row) > strings.Index(body, `data-analysis="`+lone+`"`) {

@@ -405,8 +405,15 @@ type costData struct {
 
 // costPage shows the cost curve of the run and its savings by source.
 func (c *Cockpit) costPage(w http.ResponseWriter, r *http.Request, s session) {
-	cost, err := usecase.ReadCost(r.Context(), c.cfg.Store, usecase.CostRequest{Batch: r.URL.Query().Get("batch"), Prefer: c.cfg.CostBatch()})
+	batch := r.URL.Query().Get("batch")
+	cost, err := usecase.ReadCost(r.Context(), c.cfg.Store, usecase.CostRequest{Batch: batch, Prefer: c.cfg.CostBatch()})
 	if errors.Is(err, openrecall.ErrNotFound) {
+		if batch != "" {
+			// A run asked by name that has no cost points is not "no run
+			// yet": say which was not found.
+			c.fail(w, r, http.StatusNotFound, "No run named "+strconv.Quote(batch)+" has cost points; /ui/cost shows the latest run.")
+			return
+		}
 		c.render(w, r, http.StatusOK, "cost", s, "Cost", costData{None: true})
 		return
 	}

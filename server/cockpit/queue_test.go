@@ -40,8 +40,9 @@ func alertOf(title string, sev openrecall.Severity, labels map[string]string) op
 }
 
 // TestQueueIsMostUrgentFirst: attacks first, then what still fires,
-// then severity with unknown as critical, then the oldest — a critical
-// that arrives last is on top, above an older high alert.
+// then severity with unknown as critical, then the newest — a critical
+// that arrives last is on top of the criticals, above an older high
+// alert.
 func TestQueueIsMostUrgentFirst(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -54,7 +55,7 @@ func TestQueueIsMostUrgentFirst(t *testing.T) {
 		t.Fatalf("the brute force alert has no attack pattern (%v): pick another", err)
 	}
 	_, body := get(t, e.session(t, "alice-secret"), e.srv.URL, "/ui/queue")
-	want := []string{attack, crit, unknown, high, info}
+	want := []string{attack, unknown, crit, high, info}
 	if got := rowIDs(body); !slices.Equal(got, want) {
 		t.Errorf("queue order %v, want %v", got, want)
 	}

@@ -20,7 +20,7 @@ import (
 func queueProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P152_queue_pages_visit_every_item_once_in_urgency_order",
-			"Following the queue's cursor from its first page, for any page size and any of its orders (urgency, oldest, newest), shows every undecided waiting item exactly once and in one sequence; in the urgency order an attack comes before anything that is not one, then what still fires before what resolved while it waited, then the more severe (unknown counted as critical, then high, medium, low, info), then the older, the analysis id breaking ties; the oldest and newest orders go by the time it started waiting, then the id; and an item decided after its page was read is never shown again nor makes a later page skip one.",
+			"Following the queue's cursor from its first page, for any page size and any of its orders (urgency, oldest, newest), shows every undecided waiting item exactly once and in one sequence; in the urgency order an attack comes before anything that is not one, then what still fires before what resolved while it waited, then the more severe (unknown counted as critical, then high, medium, low, info), then the newer, the later analysis id breaking ties; the oldest and newest orders go by the time it started waiting, then the id (descending for newest); and an item decided after its page was read is never shown again nor makes a later page skip one.",
 			"QueueRunGen", queueRunGen(), checkQueuePages, pbt.Expensive(4),
 			pbt.Pin("ties on every key but the id, a page of one", queueRun{PageSize: 1, Count: 4, Items: []queueItem{
 				{Severity: 0, Second: 1}, {Severity: 5, Second: 1}, {Severity: 0, Second: 1, Attack: true}, {Severity: 0, Second: 1, Resolved: true},
@@ -109,6 +109,7 @@ func queueBefore(sort string, x, y queueItem, xid, yid string) bool {
 		if rank(x) != rank(y) {
 			return rank(x) < rank(y)
 		}
+		fallthrough
 	case openrecall.QueueNewest:
 		if x.Second != y.Second {
 			return x.Second > y.Second
