@@ -246,17 +246,18 @@ func (c *Cockpit) AssetNames() []string { return c.assets.names() }
 
 // Handler returns the cockpit's handler, to mount at Prefix (and "/",
 // which redirects to it). Cross-origin writes get 403; every answer
-// carries SecurityHeaders.
+// carries SecurityHeaders; pages are gzipped for clients that accept it
+// (Compress).
 func (c *Cockpit) Handler() http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusForbidden, "cross-origin request refused")
 	}))
 	h := cop.Handler(c.mux)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		SecurityHeaders(w.Header())
 		h.ServeHTTP(w, r)
-	})
+	}))
 }
 
 func (c *Cockpit) routes() {
