@@ -217,9 +217,7 @@ func (c *Cockpit) parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"asset": func(name string) string { return c.assets.url(Prefix, name) },
 		"usd":   func(n openrecall.NanoUSD) string { return n.String() },
-		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"ago":   func(t time.Time) string { return ago(c.now(), t) },
+		"when":  func(t time.Time) template.HTML { return renderMoment(c.now(), t) },
 		"score": func(f float64) string { return formatFloat(f) },
 	}
 	names, err := fs.Glob(templateFiles, "templates/*.html")
