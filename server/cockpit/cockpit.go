@@ -28,6 +28,9 @@ type UseCases interface {
 	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+	// VerifyAnalysisLinks checks one analysis's audit entries in place,
+	// without reading the whole trail (the analysis page's check).
+	VerifyAnalysisLinks(ctx context.Context, analysisID string) (usecase.Links, error)
 	// Alert groups (DESIGN §6a): a person reviews an open group and
 	// decides it once, as `retain --group` does.
 	ReviewGroup(ctx context.Context, id string, limit int) (usecase.GroupReview, error)
@@ -135,6 +138,11 @@ type Config struct {
 	// was received.
 	Inbox Inbox
 	Now   func() time.Time
+	// ChainEvery is how old the last verification of the whole audit trail
+	// may be before an analysis page asks for another, run in the
+	// background (default 10 min): the page shows the last one's result
+	// and time.
+	ChainEvery time.Duration
 }
 
 // Prefix is where the cockpit is mounted.
@@ -164,6 +172,7 @@ type Cockpit struct {
 	assets assetSet
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
+	chain  chainBadge
 }
 
 type session struct {
@@ -181,6 +190,9 @@ func New(cfg Config) (*Cockpit, error) {
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.ChainEvery <= 0 {
+		cfg.ChainEvery = 10 * time.Minute
 	}
 	if cfg.CostBatch == nil {
 		cfg.CostBatch = func() string { return "" }
