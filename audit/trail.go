@@ -50,23 +50,8 @@ type TrailVerifier struct {
 // ErrBadCheckpoint when cp's signature does not match: none of these is a
 // finding about the trail.
 func NewTrailVerifier(k Key, s State, cp *Checkpoint) (*TrailVerifier, error) {
-	if k.IsZero() && (s.Keyed() || cp != nil) {
-		what := "the trail is keyed"
-		if s.KeyID != "" {
-			what += " with key " + s.KeyID
-		}
-		if !s.Keyed() {
-			what = "checking a checkpoint needs the key that signed it"
-		}
-		return nil, fmt.Errorf("%s, but no key was found: %w", what, ErrNoKey)
-	}
-	if !k.IsZero() && s.KeyID != "" && s.KeyID != k.ID() {
-		return nil, fmt.Errorf("the trail is keyed with key %s, the key at hand is %s: %w", s.KeyID, k.ID(), ErrWrongKey)
-	}
-	if cp != nil {
-		if err := cp.Check(k); err != nil {
-			return nil, err
-		}
+	if err := keyFits(k, s, cp); err != nil {
+		return nil, err
 	}
 	t := &TrailVerifier{state: s, cp: cp, key: k, entries: NewKeyedVerifier(k, s.LegacyThrough), costs: NewCostVerifier(k),
 		rows: rowCheck{sealer: NewSealer(k), on: !s.Sealing.IsZero() || s.Adoptions > 0}}
@@ -135,4 +120,29 @@ func (t *TrailVerifier) Finish() Report {
 	r.Problems = append(r.Problems, t.costs.Finish(s.CostHeadSeq, s.CostHeadHash)...)
 	r.Problems = append(r.Problems, t.finishRows()...)
 	return r
+}
+
+// keyFits says whether k can verify a trail in state s (and check cp when
+// it is not nil): an error wrapping ErrNoKey, ErrWrongKey or
+// ErrBadCheckpoint when it cannot.
+func keyFits(k Key, s State, cp *Checkpoint) error {
+	if k.IsZero() && (s.Keyed() || cp != nil) {
+		what := "the trail is keyed"
+		if s.KeyID != "" {
+			what += " with key " + s.KeyID
+		}
+		if !s.Keyed() {
+			what = "checking a checkpoint needs the key that signed it"
+		}
+		return fmt.Errorf("%s, but no key was found: %w", what, ErrNoKey)
+	}
+	if !k.IsZero() && s.KeyID != "" && s.KeyID != k.ID() {
+		return fmt.Errorf("the trail is keyed with key %s, the key at hand is %s: %w", s.KeyID, k.ID(), ErrWrongKey)
+	}
+	if cp != nil {
+		if err := cp.Check(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

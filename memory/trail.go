@@ -59,14 +59,9 @@ func (s *conn) readTrail(ctx context.Context, what string, r TrailReader, entrie
 			err = translate(what+": end", rerr)
 		}
 	}()
-	var st openrecall.TrailState
-	if err := conn.QueryRowContext(ctx, `SELECT h.seq, h.hash, c.seq, c.hash, k.legacy_through, k.legacy_costs, k.key_id, k.boundary_mac
-		FROM audit_head h, cost_head c, audit_keying k WHERE h.id = 1 AND c.id = 1 AND k.id = 1`).Scan(
-		&st.HeadSeq, &st.HeadHash, &st.CostHeadSeq, &st.CostHeadHash, &st.LegacyThrough, &st.LegacyCosts, &st.KeyID, &st.BoundaryMAC); err != nil {
-		return translate(what+": heads", err)
-	}
-	if st.Archive, err = latestArchive(ctx, conn); err != nil {
-		return translate(what+": archive record", err)
+	st, err := readHeads(ctx, conn, what)
+	if err != nil {
+		return err
 	}
 	if st.Sealing, err = readSealing(ctx, conn); err != nil {
 		return err
@@ -107,6 +102,64 @@ func (s *conn) readTrail(ctx context.Context, what string, r TrailReader, entrie
 		return readSealedRows(ctx, conn, what, st.Archive.Before, r.Row)
 	}
 	return nil
+}
+
+// readHeads reads the head records, the keyed boundary and the latest
+// archive record: the trail's state but its sealing and adoptions.
+func readHeads(ctx context.Context, conn *sql.Conn, what string) (openrecall.TrailState, error) {
+	var st openrecall.TrailState
+	if err := conn.QueryRowContext(ctx, `SELECT h.seq, h.hash, c.seq, c.hash, k.legacy_through, k.legacy_costs, k.key_id, k.boundary_mac
+		FROM audit_head h, cost_head c, audit_keying k WHERE h.id = 1 AND c.id = 1 AND k.id = 1`).Scan(
+		&st.HeadSeq, &st.HeadHash, &st.CostHeadSeq, &st.CostHeadHash, &st.LegacyThrough, &st.LegacyCosts, &st.KeyID, &st.BoundaryMAC); err != nil {
+		return st, translate(what+": heads", err)
+	}
+	var err error
+	if st.Archive, err = latestArchive(ctx, conn); err != nil {
+		return st, translate(what+": archive record", err)
+	}
+	return st, nil
+}
+
+// AnalysisLinks reads, in one snapshot, what checking an analysis's audit
+// entries in place needs (audit.VerifyLinks): the trail's head records,
+// keyed boundary and latest archive record (not its sealing), and the
+// analysis's entries with the entry before each, in sequence order. It
+// reads through the analysis's index and the sequence key: never the
+// whole trail.
+func (s *Trail) AnalysisLinks(ctx context.Context, analysisID string) (st openrecall.TrailState, entries []openrecall.AuditEntry, err error) {
+	const what = "analysis links"
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return st, nil, translate(what, err)
+	}
+	defer func() {
+		if cerr := conn.Close(); cerr != nil && err == nil {
+			err = translate(what+": release connection", cerr)
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, s.d.beginSnapshot()); err != nil {
+		return st, nil, translate(what+": begin", err)
+	}
+	defer func() {
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && err == nil {
+			err = translate(what+": end", rerr)
+		}
+	}()
+	if st, err = readHeads(ctx, conn, what); err != nil {
+		return st, nil, err
+	}
+	entries = []openrecall.AuditEntry{}
+	err = eachRow(ctx, conn, what, `SELECT `+auditColumns+` FROM audit_entries WHERE analysis_id = $1
+		UNION SELECT `+auditColumns+` FROM audit_entries WHERE sequence IN (SELECT sequence - 1 FROM audit_entries WHERE analysis_id = $1)
+		ORDER BY sequence`, []any{analysisID}, func(rows *sql.Rows) error {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return translate(what+": scan entry", err)
+		}
+		entries = append(entries, e)
+		return nil
+	})
+	return st, entries, err
 }
 
 // eachRow runs query with args on conn and calls fn for every row; what

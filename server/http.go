@@ -58,7 +58,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // middleware gives every request an id (the client's X-Request-Id when it is
 // a plain token, else a new one), a timeout, panic recovery, an access log
-// line and its metrics.
+// line and its metrics, and gzips the API's answers (cockpit.Compress).
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -98,7 +98,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				zap.String("remote", r.RemoteAddr),
 				zap.String("user_agent", r.UserAgent()))
 		}()
-		next.ServeHTTP(sw, r)
+		h := next
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			// The API's JSON is gzipped as the cockpit's pages are
+			// (/metrics compresses itself).
+			h = cockpit.Compress(next)
+		}
+		h.ServeHTTP(sw, r)
 	})
 }
 

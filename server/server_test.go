@@ -94,7 +94,10 @@ func TestAlertmanagerWebhook(t *testing.T) {
 		Results []openrecall.Served `json:"results"`
 		Next    int64               `json:"next"`
 	}
-	e.do(http.MethodGet, "/api/v1/results?since=0", "", nil, nil, &list)
+	// Go's client asks for gzip and says when it unzipped the answer.
+	if resp, _ := e.do(http.MethodGet, "/api/v1/results?since=0", "", nil, nil, &list); !resp.Uncompressed || resp.Header.Get("Content-Security-Policy") == "" {
+		t.Errorf("results: gzipped %v, CSP %q", resp.Uncompressed, resp.Header.Get("Content-Security-Policy"))
+	}
 	if len(list.Results) != 4 || list.Next != list.Results[3].Cursor {
 		t.Fatalf("results since 0: %d results, next %d", len(list.Results), list.Next)
 	}

@@ -46,6 +46,10 @@ type App struct {
 	// Archives keeps the archive records; required to archive or to check
 	// an archive file.
 	Archives ArchiveStore
+	// AnalysisLinks reads the trail's state and one analysis's audit
+	// entries with the entry before each (memory.Store.AnalysisLinks);
+	// required, with Keys, to check an analysis's entries in place.
+	AnalysisLinks func(ctx context.Context, analysisID string) (openrecall.TrailState, []openrecall.AuditEntry, error)
 	// Keys finds the audit key.
 	Keys AuditKeys
 	// Groups stores the alert groups a person decides (DESIGN §6a);

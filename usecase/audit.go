@@ -188,6 +188,54 @@ func (a *App) VerifyAudit(ctx context.Context, checkpoint string) (Verified, err
 	return NewVerified(rep), nil
 }
 
+// Links is the outcome of checking one analysis's audit entries where
+// they sit in the chain (VerifyAnalysisLinks).
+type Links struct {
+	// Entries counts the analysis's audit entries checked.
+	Entries int  `json:"entries"`
+	Intact  bool `json:"intact"`
+	// Problems is empty when Intact, never null.
+	Problems []Problem `json:"problems"`
+}
+
+// VerifyAnalysisLinks checks the audit entries of one analysis in place:
+// each against its content and against the hash of the entry before it
+// (audit.VerifyLinks), reading those entries and the trail's records, not
+// the whole trail. It is what a page about one analysis can afford on
+// every view; VerifyAudit, which `audit verify` runs, checks every link,
+// the cost chain and the sealed rows. It needs AnalysisLinks and Keys.
+func (a *App) VerifyAnalysisLinks(ctx context.Context, analysisID string) (Links, error) {
+	if a.AnalysisLinks == nil || a.Keys == nil {
+		return Links{}, errors.New("usecase: no audit trail to verify")
+	}
+	st, entries, err := a.AnalysisLinks(ctx, analysisID)
+	if err != nil {
+		return Links{}, err
+	}
+	k, err := a.Keys.Key(st, false)
+	if err != nil {
+		return Links{}, err
+	}
+	ps, err := audit.VerifyLinks(k, st, entries, analysisID)
+	if errors.Is(err, audit.ErrNoKey) || errors.Is(err, audit.ErrWrongKey) {
+		return Links{}, a.Keys.Explain(err)
+	}
+	if err != nil {
+		return Links{}, err
+	}
+	l := Links{Intact: len(ps) == 0, Problems: []Problem{}}
+	for _, e := range entries {
+		if e.AnalysisID == analysisID {
+			l.Entries++
+		}
+	}
+	for _, p := range ps {
+		l.Problems = append(l.Problems, Problem{Chain: "audit", Sequence: p.Sequence, AnalysisID: p.AnalysisID, Step: p.Step,
+			Kind: p.Kind, Problem: p.String()})
+	}
+	return l, nil
+}
+
 // Head is the outcome of `audit head`: the verification and, for an intact
 // trail, the signed checkpoint of its head.
 type Head struct {

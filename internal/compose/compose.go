@@ -173,10 +173,11 @@ func (r *Root) useCases() *usecase.App {
 		ReadTrailPrefix: func(ctx context.Context, before time.Time, tr usecase.TrailReader) error {
 			return st.ReadTrailPrefix(ctx, before, memory.TrailReader(tr))
 		},
-		Archives:  st,
-		Keys:      r.o.keys,
-		Waiting:   st,
-		Retention: r.o.retention,
+		AnalysisLinks: st.AnalysisLinks,
+		Archives:      st,
+		Keys:          r.o.keys,
+		Waiting:       st,
+		Retention:     r.o.retention,
 		// A nil Fingerprinter stays nil: use cases that decide about no alert.
 		Fingerprinter: r.o.fingerprinter,
 	}

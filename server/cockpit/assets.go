@@ -93,7 +93,7 @@ func (s assetSet) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", a.contentType)
 	w.Header().Set("Cache-Control", AssetCacheControl)
 	w.Header().Set("ETag", `"`+a.name+`"`)
-	if r.Header.Get("If-None-Match") == `"`+a.name+`"` {
+	if strings.TrimPrefix(r.Header.Get("If-None-Match"), "W/") == `"`+a.name+`"` {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

@@ -28,6 +28,9 @@ type UseCases interface {
 	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
+	// VerifyAnalysisLinks checks one analysis's audit entries in place,
+	// without reading the whole trail (the analysis page's check).
+	VerifyAnalysisLinks(ctx context.Context, analysisID string) (usecase.Links, error)
 	// Alert groups (DESIGN §6a): a person reviews an open group and
 	// decides it once, as `retain --group` does.
 	ReviewGroup(ctx context.Context, id string, limit int) (usecase.GroupReview, error)
@@ -135,6 +138,11 @@ type Config struct {
 	// was received.
 	Inbox Inbox
 	Now   func() time.Time
+	// ChainEvery is how old the last verification of the whole audit trail
+	// may be before an analysis page asks for another, run in the
+	// background (default 10 min): the page shows the last one's result
+	// and time.
+	ChainEvery time.Duration
 }
 
 // Prefix is where the cockpit is mounted.
@@ -164,6 +172,7 @@ type Cockpit struct {
 	assets assetSet
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
+	chain  chainBadge
 }
 
 type session struct {
@@ -181,6 +190,9 @@ func New(cfg Config) (*Cockpit, error) {
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.ChainEvery <= 0 {
+		cfg.ChainEvery = 10 * time.Minute
 	}
 	if cfg.CostBatch == nil {
 		cfg.CostBatch = func() string { return "" }
@@ -217,9 +229,7 @@ func (c *Cockpit) parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"asset": func(name string) string { return c.assets.url(Prefix, name) },
 		"usd":   func(n openrecall.NanoUSD) string { return n.String() },
-		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"ago":   func(t time.Time) string { return ago(c.now(), t) },
+		"when":  func(t time.Time) template.HTML { return renderMoment(c.now(), t) },
 		"score": func(f float64) string { return formatFloat(f) },
 	}
 	names, err := fs.Glob(templateFiles, "templates/*.html")
@@ -246,17 +256,18 @@ func (c *Cockpit) AssetNames() []string { return c.assets.names() }
 
 // Handler returns the cockpit's handler, to mount at Prefix (and "/",
 // which redirects to it). Cross-origin writes get 403; every answer
-// carries SecurityHeaders.
+// carries SecurityHeaders; pages are gzipped for clients that accept it
+// (Compress).
 func (c *Cockpit) Handler() http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusForbidden, "cross-origin request refused")
 	}))
 	h := cop.Handler(c.mux)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return Compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		SecurityHeaders(w.Header())
 		h.ServeHTTP(w, r)
-	})
+	}))
 }
 
 func (c *Cockpit) routes() {

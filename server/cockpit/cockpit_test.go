@@ -93,7 +93,7 @@ func TestEveryPageRendersWithCSPAndNeedsALogin(t *testing.T) {
 		"/ui/queue?severity=high":             "checkout latency high",
 		"/ui/queue?service=nowhere":           "Nothing waiting matches the filter, service containing “nowhere”",
 		"/ui/review/" + id:                    "model says checkout latency high",
-		"/ui/analysis/" + id:                  "audit chain verified",
+		"/ui/analysis/" + id:                  "audit entries match their content",
 		"/ui/cost":                            "No run has cost points yet",
 		"/ui/memory":                          "Memory id",
 		"/ui/memory?id=" + mem[0].Incident.ID: "restarted pods",

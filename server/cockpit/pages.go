@@ -359,14 +359,20 @@ type analysisData struct {
 	Waiting *openrecall.Waiting
 	Steps   []openrecall.RouteStep
 	Audit   []openrecall.AuditEntry
-	Chain   usecase.Verified
+	// Links is the check of this analysis's entries, made on every view;
+	// Chain the last verification of the whole trail (the badge).
+	Links usecase.Links
+	Chain chainState
 	// Integrity says why the analysis's waiting row is not shown: it does
 	// not match its seal in the audit chain.
 	Integrity string
 }
 
-// analysisPage shows an analysis's route steps and audit entries, and
-// whether the audit chain verifies.
+// analysisPage shows an analysis's route steps and audit entries, whether
+// its entries match their content and link to the entries before them
+// (checked on every view, without reading the whole trail), and the last
+// verification of the whole trail, refreshed in the background when older
+// than Config.ChainEvery.
 func (c *Cockpit) analysisPage(w http.ResponseWriter, r *http.Request, s session) {
 	id := r.PathValue("id")
 	d := analysisData{ID: id}
@@ -388,10 +394,11 @@ func (c *Cockpit) analysisPage(w http.ResponseWriter, r *http.Request, s session
 		c.fail(w, r, http.StatusNotFound, "no analysis "+strconv.Quote(id)+" in the audit trail")
 		return
 	}
-	if d.Chain, err = c.cfg.UseCases.VerifyAudit(r.Context(), ""); err != nil {
+	if d.Links, err = c.cfg.UseCases.VerifyAnalysisLinks(r.Context(), id); err != nil {
 		c.failErr(w, r, err)
 		return
 	}
+	d.Chain = c.chainStatus(r)
 	c.render(w, r, http.StatusOK, "analysis", s, "Analysis "+id, d)
 }
 

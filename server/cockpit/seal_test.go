@@ -1,6 +1,7 @@
 package cockpit_test
 
 import (
+	"context"
 	"database/sql"
 	"strings"
 	"testing"
@@ -16,19 +17,15 @@ import (
 func TestAnalysisBadgeSaysRowEdited(t *testing.T) {
 	e := newEnv(t)
 	id := e.waiting(t, 1, "cpu high", map[string]string{"alertname": "CPU"}, "", t0)
-	driver, dsn := "sqlite3", "file:"+e.loc+"?_busy_timeout=5000"
-	if memory.IsPostgres(e.loc) {
-		driver, dsn = "pgx", e.loc
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	db, _ := e.rawDB(t)
 	if _, err := db.Exec(`UPDATE waiting SET title = 'nothing to see' WHERE analysis_id = '` + id + `'`); err != nil {
 		t.Fatal(err)
 	}
 	alice := e.session(t, "alice-secret")
+	// The badge shows the last verification of the whole trail.
+	if err := e.ck.RefreshChain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	_, body := get(t, alice, e.srv.URL, "/ui/analysis/"+id)
 	for _, want := range []string{`id="chain">audit chain NOT intact`, `id="integrity"`, "waiting row of analysis " + id + " was edited"} {
 		if !strings.Contains(body, want) {
@@ -38,4 +35,20 @@ func TestAnalysisBadgeSaysRowEdited(t *testing.T) {
 	if strings.Contains(body, "nothing to see") {
 		t.Errorf("the page shows the edited row")
 	}
+}
+
+// rawDB opens the env's database around the store, to tamper with it as
+// someone with the file would; it also says which driver.
+func (e *env) rawDB(t *testing.T) (*sql.DB, string) {
+	t.Helper()
+	driver, dsn := "sqlite3", "file:"+e.loc+"?_busy_timeout=5000"
+	if memory.IsPostgres(e.loc) {
+		driver, dsn = "pgx", e.loc
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db, driver
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -114,6 +115,19 @@ func (c *Cockpit) sourcesOf(r *http.Request, w openrecall.Waiting, a openrecall.
 		s.Times = append(s.Times, moment{"Decided", w.DecidedAt})
 	}
 	return s
+}
+
+// renderMoment renders t as every page shows a time ({{when t}}, or the layout's
+// "moment" template): its age relative to now, the absolute UTC time on
+// hover and, for machines, RFC 3339; the zero time is "-". Only digits,
+// units and the zone come out of it, so it is safe as HTML.
+func renderMoment(now, t time.Time) template.HTML {
+	if t.IsZero() {
+		return "-"
+	}
+	u := t.UTC()
+	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `" title="` + u.Format("2006-01-02 15:04:05Z") + `">` +
+		ago(now, t) + `</time>`)
 }
 
 // ago says how long before now t was, as a person reads it on a page:

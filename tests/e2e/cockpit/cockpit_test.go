@@ -30,6 +30,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/openrecall/openrecall/internal/testenv"
 )
@@ -460,6 +461,11 @@ func TestCockpitInABrowser(t *testing.T) {
 	// Approve a proposed exception in the browser.
 	e.approveProposal(ctx, bctx)
 
+	// Every page fits the window on a laptop and on a phone: nothing
+	// scrolls sideways (the hostile titles, labels and notes included).
+	checkWidths(t, bctx, e.base, append(pages, "/ui/exceptions", "/ui/outbox"))
+	checkShortcuts(t, bctx, e.base)
+
 	// A cross-site POST from another site's page, in the logged-in
 	// browser, is refused and changes nothing.
 	var second string
@@ -508,6 +514,71 @@ func TestCockpitInABrowser(t *testing.T) {
 		}
 	}
 	t.Errorf("a refused POST decided %s", second)
+}
+
+// checkWidths loads every page at 1,280 and 390 px wide and fails when
+// the document is wider than the window.
+func checkWidths(t *testing.T, ctx context.Context, base string, pages []string) {
+	t.Helper()
+	for _, w := range []int64{1280, 390} {
+		for _, p := range pages {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(base+p), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
+				t.Fatalf("%s at %d px: %v", p, w, err)
+			}
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] > got[1] {
+				t.Errorf("%s at %d px: the page is %d px wide, the window %d", p, w, got[0], got[1])
+			}
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkShortcuts presses j twice on the queue (the second row is marked
+// and its link focused), ? (the help lists the keys) and Escape (it
+// closes), and checks the skip link comes first.
+func checkShortcuts(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/ui/queue"), chromedp.WaitVisible(chromedp.CSS("tr.item")),
+		chromedp.KeyEvent("j"), chromedp.KeyEvent("j")); err != nil {
+		t.Fatal(err)
+	}
+	// The help dialog takes the focus: look at the row's first.
+	focused, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('tr.item.current') && document.querySelector('tr.item.current').contains(document.activeElement)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("?")); err != nil {
+		t.Fatal(err)
+	}
+	type state struct {
+		Current int    `json:"current"`
+		Help    bool   `json:"help"`
+		Skip    string `json:"skip"`
+	}
+	js := `(() => { const rows = [...document.querySelectorAll('tr.item')]; const cur = document.querySelector('tr.item.current');
+		return {current: rows.indexOf(cur),
+		help: !!document.querySelector('dialog#keys[open]') && document.querySelector('dialog#keys').textContent.includes('next row'),
+		skip: document.body.firstElementChild.getAttribute('href')}; })()`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[state](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Current != 1 || !focused || !got.Help || got.Skip != "#content" {
+		t.Errorf("after j, j, ?: %+v, link focused %v; want the second row marked and focused, the help open, the skip link first", got, focused)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)); err != nil {
+		t.Fatal(err)
+	}
+	open, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('dialog#keys[open]')`))
+	if err != nil || open {
+		t.Errorf("Escape did not close the help: %v", err)
+	}
 }
 
 // checkNoInjection checks the DOM of the page the browser shows: no
