@@ -270,8 +270,40 @@ func (s *Decisions) GroupOf(ctx context.Context, analysisID string) (openrecall.
 // GroupMembers returns the firings of group id, head first, in the order
 // they were stored.
 func (s *Decisions) GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
+	return s.queryMembers(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
 		WHERE group_id = $1 ORDER BY role = 'member', rowid`, id)
+}
+
+// GroupMembersAfter returns up to limit firings of group id in
+// GroupMembers' order, those after the firing whose analysis id is after
+// ("" for the first page): a cursor that stays valid while the group
+// grows. A cursor that is no firing of the group wraps
+// openrecall.ErrNotFound.
+func (s *Decisions) GroupMembersAfter(ctx context.Context, id, after string, limit int) ([]openrecall.GroupMember, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("group members: limit %d: %w", limit, openrecall.ErrInvalid)
+	}
+	if after == "" {
+		return s.queryMembers(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
+			WHERE group_id = $1 ORDER BY role = 'member', rowid LIMIT $2`, id, limit)
+	}
+	var role string
+	var at int64
+	err := s.db.QueryRowContext(ctx, `SELECT role, rowid FROM group_members WHERE analysis_id = $1 AND group_id = $2`, after, id).Scan(&role, &at)
+	if err != nil {
+		return nil, translate("group "+id+": firing "+after, err)
+	}
+	if role != openrecall.GroupRoleMember {
+		// After the head (or a head opened again): every member.
+		return s.queryMembers(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
+			WHERE group_id = $1 AND role = 'member' ORDER BY rowid LIMIT $2`, id, limit)
+	}
+	return s.queryMembers(ctx, `SELECT analysis_id, group_id, alert_id, role, decision FROM group_members
+		WHERE group_id = $1 AND role = 'member' AND rowid > $2 ORDER BY rowid LIMIT $3`, id, at, limit)
+}
+
+func (s *Decisions) queryMembers(ctx context.Context, query string, args ...any) ([]openrecall.GroupMember, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate("group members", err)
 	}

@@ -285,6 +285,16 @@ func (a *App) ListProposals(ctx context.Context, pending bool) ([]openrecall.Pro
 	return st.Proposals(ctx, pending)
 }
 
+// ProposalOf returns the stored proposal id, approved or not (ApprovedAs
+// says); an unknown id wraps openrecall.ErrNotFound.
+func (a *App) ProposalOf(ctx context.Context, id string) (openrecall.Proposal, error) {
+	st, err := a.exceptionStore()
+	if err != nil {
+		return openrecall.Proposal{}, err
+	}
+	return st.Proposal(ctx, id)
+}
+
 // ImportedExceptions is what ImportExceptions did with the exceptions of an
 // export.
 type ImportedExceptions struct {

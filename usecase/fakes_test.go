@@ -208,6 +208,19 @@ func (g *fakeGroups) GroupMembers(_ context.Context, id string) ([]openrecall.Gr
 	return slices.Clone(g.members[id]), nil
 }
 
+// GroupMembersAfter pages GroupMembers by the cursor after, as memory does.
+func (g *fakeGroups) GroupMembersAfter(_ context.Context, id, after string, limit int) ([]openrecall.GroupMember, error) {
+	ms := g.members[id]
+	if after != "" {
+		i := slices.IndexFunc(ms, func(m openrecall.GroupMember) bool { return m.AnalysisID == after })
+		if i < 0 {
+			return nil, fmt.Errorf("group %s: firing %s: %w", id, after, openrecall.ErrNotFound)
+		}
+		ms = ms[i+1:]
+	}
+	return slices.Clone(ms[:min(limit, len(ms))]), nil
+}
+
 func (g *fakeGroups) WaitingGroups(_ context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error) {
 	var out []openrecall.Group
 	for _, x := range g.groups {

@@ -17,6 +17,10 @@ type GroupStore interface {
 	Groups(ctx context.Context, open bool, limit int) ([]openrecall.Group, error)
 	DecideGroup(ctx context.Context, id string, inc openrecall.Incident) (openrecall.Group, openrecall.Incident, bool, []openrecall.GroupMember, error)
 	GroupMembers(ctx context.Context, id string) ([]openrecall.GroupMember, error)
+	// GroupMembersAfter returns up to limit firings of group id in
+	// GroupMembers' order, those after the firing whose analysis id is
+	// after ("" for the first).
+	GroupMembersAfter(ctx context.Context, id, after string, limit int) ([]openrecall.GroupMember, error)
 	// WaitingGroups returns the open groups that wait for a person (as
 	// GroupWaits decides), oldest first, as f selects.
 	WaitingGroups(ctx context.Context, f openrecall.WaitingFilter) ([]openrecall.Group, error)

@@ -232,3 +232,58 @@ func TestDecide(t *testing.T) {
 		t.Errorf("deciding an analysis that never waited: %v, want ErrNotFound", err)
 	}
 }
+
+// TestGroupFiringsPagesAndSpreads: a group's firings come a page at a
+// time by a cursor, head first, each with its alert's title, time and
+// labels; a label whose value differs (or that some firings lack) is a
+// column, the others are shared; a firing that did not wait is listed by
+// its ids alone and counts in no spread.
+func TestGroupFiringsPagesAndSpreads(t *testing.T) {
+	d := newDesk(t)
+	ctx := context.Background()
+	d.stormGroup()
+	for i, id := range []string{"b1-1", "b1-2", "b1-3"} {
+		w := d.waiting.by[id]
+		r := *w.Result
+		r.Alert.Labels = map[string]string{"alertname": "disk_full", "instance": "db-" + id[len(id)-1:]}
+		if i == 2 {
+			r.Alert.Labels["pod"] = "p-3"
+		}
+		r.Alert.Annotations = map[string]string{"summary": "disk full"}
+		r.Group = &openrecall.GroupRef{ID: "g1", At: now.Add(time.Duration(i) * time.Minute)}
+		w.Result = &r
+		d.waiting.by[id] = w
+	}
+	d.groups.members["g1"] = append(d.groups.members["g1"], openrecall.GroupMember{GroupID: "g1", AnalysisID: "b1-4", AlertID: "a4", Role: "member"})
+
+	page, err := d.app.GroupFirings(ctx, "g1", "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Firings) != 2 || page.Firings[0].Role != "head" || page.Next != "b1-2" || !page.Firings[1].At.Equal(now.Add(time.Minute)) {
+		t.Fatalf("first page: %+v", page)
+	}
+	if diff := cmp.Diff([]usecase.Field{{Name: "instance"}}, page.Varying); diff != "" {
+		t.Errorf("varying on the first page (-want +got):\n%s", diff)
+	}
+	want := []usecase.FieldValue{{Field: usecase.Field{Name: "alertname"}, Value: "disk_full"}, {Field: usecase.Field{Annotation: true, Name: "summary"}, Value: "disk full"}}
+	if diff := cmp.Diff(want, page.Shared); diff != "" {
+		t.Errorf("shared on the first page (-want +got):\n%s", diff)
+	}
+	page, err = d.app.GroupFirings(ctx, "g1", page.Next, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Firings) != 2 || page.Next != "" || page.Firings[0].AnalysisID != "b1-3" || !page.Firings[0].Known || page.Firings[1].Known {
+		t.Fatalf("second page: %+v", page)
+	}
+	if diff := cmp.Diff([]usecase.Field(nil), page.Varying); diff != "" {
+		t.Errorf("one known firing has nothing that differs (-want +got):\n%s", diff)
+	}
+	if _, err := d.app.GroupFirings(ctx, "g1", "b9-9", 2); !errors.Is(err, openrecall.ErrNotFound) {
+		t.Errorf("unknown cursor: %v, want ErrNotFound", err)
+	}
+	if _, err := d.app.GroupFirings(ctx, "g-nope", "", 2); !errors.Is(err, openrecall.ErrNotFound) {
+		t.Errorf("unknown group: %v, want ErrNotFound", err)
+	}
+}

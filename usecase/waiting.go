@@ -143,10 +143,10 @@ func headSays(h openrecall.GroupHead) string {
 }
 
 // GroupReview is an open or decided alert group as a person reviews it:
-// the group, its firings, and its head's review when the head waited.
+// the group and its head's review when the head waited (its firings come
+// a page at a time: GroupFirings).
 type GroupReview struct {
-	Group   openrecall.Group
-	Members []openrecall.GroupMember
+	Group openrecall.Group
 	// Head is the review of the head's analysis; nil when the head did
 	// not wait for a person itself (its members did).
 	Head *Review
@@ -165,9 +165,6 @@ func (a *App) ReviewGroup(ctx context.Context, id string, limit int) (GroupRevie
 		return GroupReview{}, err
 	}
 	gr := GroupReview{Group: g}
-	if gr.Members, err = a.Groups.GroupMembers(ctx, id); err != nil {
-		return GroupReview{}, err
-	}
 	if a.Waiting == nil {
 		return gr, nil
 	}
@@ -249,7 +246,7 @@ func (a *App) Decide(ctx context.Context, req DecideRequest) (Decided, error) {
 	}
 	switch {
 	case req.AsProposed && !w.Proposed.Retainable():
-		return Decided{}, fmt.Errorf("analysis %s has no proposed decision to approve: decide with a note: %w", req.AnalysisID, openrecall.ErrInvalid)
+		return Decided{}, noProposal(req.AnalysisID)
 	case req.AsProposed:
 		d.Decision = w.Proposed
 		if d.Note == "" {
@@ -267,6 +264,12 @@ func (a *App) Decide(ctx context.Context, req DecideRequest) (Decided, error) {
 		return Decided{}, err
 	}
 	return Decided{Waiting: w, Changed: w.DecidedBy == d.Analyst && w.MemoryID == out[0].Incident.ID, Retained: &out[0]}, nil
+}
+
+// noProposal is the error of approving analysisID, which has no proposed
+// decision.
+func noProposal(analysisID string) error {
+	return fmt.Errorf("analysis %s has no proposed decision to approve: decide with a note: %w", analysisID, openrecall.ErrInvalid)
 }
 
 // cleanDeadEnds trims the dead ends and drops empty ones.

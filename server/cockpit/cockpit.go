@@ -26,6 +26,10 @@ type UseCases interface {
 	QueuePage(ctx context.Context, f openrecall.WaitingFilter) (usecase.QueuePage, error)
 	ReviewOf(ctx context.Context, analysisID string, limit int) (usecase.Review, error)
 	Decide(ctx context.Context, req usecase.DecideRequest) (usecase.Decided, error)
+	// A bulk approval (DESIGN §12a): what it would take, for a person to
+	// confirm, then one outcome per analysis.
+	PlanApproval(ctx context.Context, ids []string) ([]usecase.BulkItem, error)
+	ApproveAll(ctx context.Context, ids []string, d usecase.Decision) []usecase.BulkItem
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
 	// VerifyAnalysisLinks checks one analysis's audit entries in place,
@@ -34,11 +38,14 @@ type UseCases interface {
 	// Alert groups (DESIGN §6a): a person reviews an open group and
 	// decides it once, as `retain --group` does.
 	ReviewGroup(ctx context.Context, id string, limit int) (usecase.GroupReview, error)
+	GroupFirings(ctx context.Context, id, after string, limit int) (usecase.Firings, error)
+	GroupOfAnalysis(ctx context.Context, analysisID string) (openrecall.Group, bool, error)
 	DecideGroup(ctx context.Context, id string, d usecase.Decision) (usecase.DecidedGroup, error)
 	// The exceptions page (DESIGN §6b): what people approved, the
 	// proposals memory made, approval and revocation.
 	ListExceptions(ctx context.Context, state string) ([]usecase.ListedException, error)
 	ListProposals(ctx context.Context, pending bool) ([]openrecall.Proposal, error)
+	ProposalOf(ctx context.Context, id string) (openrecall.Proposal, error)
 	ApproveProposal(ctx context.Context, req usecase.ApproveRequest) (usecase.ExceptionChange, error)
 	RevokeException(ctx context.Context, id, analyst, reason string) (usecase.ExceptionChange, error)
 	// RetryIntent puts a dead letter of the outbox back to pending,

@@ -245,9 +245,10 @@ func TestApproveAsProposedAndInBulk(t *testing.T) {
 	if resp.Header.Get("Location") != "/ui/queue?done=decided" {
 		t.Fatalf("approve: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	resp, _ = post(t, alice, e.srv.URL, "/ui/queue/approve", url.Values{"id": {b, c}})
-	if resp.Header.Get("Location") != "/ui/queue?done=approved" {
-		t.Fatalf("bulk approve: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	// A bulk approval asks first (TestBulkApproveConfirmsFirst), then acts.
+	resp, body := post(t, alice, e.srv.URL, "/ui/queue/approve", url.Values{"id": {b, c}, "confirm": {"1"}})
+	if resp.StatusCode != http.StatusOK || strings.Count(body, `class="bulk-item decided"`) != 2 {
+		t.Fatalf("bulk approve: %d\n%s", resp.StatusCode, body)
 	}
 	if ws, _ := e.app.Queue(context.Background(), openrecall.WaitingFilter{}); len(ws) != 0 {
 		t.Errorf("%d still waiting", len(ws))

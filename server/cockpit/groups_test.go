@@ -2,6 +2,7 @@ package cockpit_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -145,5 +146,87 @@ func TestApprovingAProposalSettlesItsAnalysis(t *testing.T) {
 	}
 	if _, body := get(t, alice, e.srv.URL, "/ui/review/"+id); !strings.Contains(body, "by approving an exception") {
 		t.Errorf("review of the settled analysis:\n%s", body)
+	}
+}
+
+// TestGroupPageListsFiringsWithWhatDiffers: the group page lists a page of
+// firings, each with its title, its time and a link to its review, the
+// labels whose values differ between them as columns and those they share
+// once above; a storm of 80 is two pages by a cursor, none of its firings
+// left out.
+func TestGroupPageListsFiringsWithWhatDiffers(t *testing.T) {
+	e := newEnv(t)
+	gid, firings := e.stormOf(t, 1, 80, "disk full on a node", t0, func(i int) map[string]string {
+		return map[string]string{"instance": fmt.Sprintf("node-%02d:9100", i), "pod": fmt.Sprintf("exporter-%d", i%3), "job": "node"}
+	})
+	alice := e.session(t, "alice-secret")
+	resp, body := get(t, alice, e.srv.URL, "/ui/group/"+gid)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("group page: %d\n%s", resp.StatusCode, body)
+	}
+	for _, want := range []string{
+		`<th class="varying">instance</th>`, `<th class="varying">pod</th>`, // differ: columns
+		`<dt>job</dt><dd>node</dd>`, `<dt>alertname</dt><dd>Storm1</dd>`, // shared: once above
+		`<td>node-07:9100</td>`, `href="/ui/review/` + firings[7] + `">disk full on a node</a>`,
+		`<time datetime="` + t0.Add(7*time.Second).UTC().Format(time.RFC3339) + `"`,
+		`id="pages">Firings 1–50 of 80.`, `Deciding this decides the group: 80 firings`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("first page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `<th class="varying">job</th>`) || strings.Count(body, `class="member"`) != 50 {
+		t.Errorf("first page: %d firings, job as a column: %v", strings.Count(body, `class="member"`), strings.Contains(body, `<th class="varying">job</th>`))
+	}
+	next := `href="/ui/group/` + gid + `?after=` + firings[49] + `&amp;n=50"`
+	if !strings.Contains(body, next) {
+		t.Fatalf("first page lacks the link %s:\n%s", next, body)
+	}
+	resp, body = get(t, alice, e.srv.URL, "/ui/group/"+gid+"?after="+firings[49]+"&n=50")
+	if resp.StatusCode != http.StatusOK || strings.Count(body, `class="member"`) != 30 || !strings.Contains(body, `Firings 51–80 of 80.`) ||
+		strings.Contains(body, `id="next"`) || !strings.Contains(body, `id="first"`) {
+		t.Fatalf("second page: %d, %d firings\n%s", resp.StatusCode, strings.Count(body, `class="member"`), body)
+	}
+	for _, id := range firings[50:] {
+		if !strings.Contains(body, `data-analysis="`+id+`"`) {
+			t.Errorf("second page lacks firing %s", id)
+		}
+	}
+	if resp, _ := get(t, alice, e.srv.URL, "/ui/group/"+gid+"?after=run-nope"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a cursor that is no firing of the group: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestAHeadsReviewSaysItDecidesTheGroup: the review page of a group's head
+// (and of any of its firings) links to the group and says, where it
+// decides, that deciding it decides the group and how many firings; once
+// the group is decided it says so and no longer warns.
+func TestAHeadsReviewSaysItDecidesTheGroup(t *testing.T) {
+	e := newEnv(t)
+	gid, firings := e.storm(t, 1, 12, "crash loop after deploy", t0)
+	lone := e.waiting(t, 2, "disk full", map[string]string{"alertname": "DiskFull"}, openrecall.DecisionKnownBenign, t0)
+	alice := e.session(t, "alice-secret")
+	_, body := get(t, alice, e.srv.URL, "/ui/review/"+firings[0])
+	if !strings.Contains(body, `id="group-of">This alert heads <a href="/ui/group/`+gid+`">`) ||
+		!strings.Contains(body, `id="decides-group" class="warn">Deciding this decides the group: 12 firings`) {
+		t.Errorf("head's review page:\n%s", body)
+	}
+	if _, body := get(t, alice, e.srv.URL, "/ui/review/"+firings[3]); !strings.Contains(body, "is a firing of") || !strings.Contains(body, "decides the group: 12 firings") {
+		t.Errorf("a member's review page:\n%s", body)
+	}
+	if _, body := get(t, alice, e.srv.URL, "/ui/review/"+lone); strings.Contains(body, `id="group-of"`) || strings.Contains(body, `id="decides-group"`) {
+		t.Errorf("a lone alert's review page mentions a group:\n%s", body)
+	}
+	resp, _ := post(t, alice, e.srv.URL, "/ui/review/"+firings[0], url.Values{"action": {"approve"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve the head: %d", resp.StatusCode)
+	}
+	for _, id := range firings {
+		if w, err := e.store.WaitingFor(context.Background(), id); err != nil || !w.Decided {
+			t.Errorf("firing %s after its head was approved: %v %+v", id, err, w)
+		}
+	}
+	if _, body := get(t, alice, e.srv.URL, "/ui/review/"+firings[0]); !strings.Contains(body, ", decided known_benign by alice.") || strings.Contains(body, `id="decides-group"`) {
+		t.Errorf("head's review page once decided:\n%s", body)
 	}
 }

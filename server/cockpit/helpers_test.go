@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -186,6 +187,13 @@ func (e *env) proposed(t testing.TB, n int, rule, title string, match map[string
 // second. It returns the group's id and the firings' analysis ids.
 func (e *env) storm(t testing.TB, n, size int, title string, since time.Time) (string, []string) {
 	t.Helper()
+	return e.stormOf(t, n, size, title, since, nil)
+}
+
+// stormOf stores a storm as storm does, the labels of firing i being
+// alertname's and labels(i)'s (nil: alertname's alone).
+func (e *env) stormOf(t testing.TB, n, size int, title string, since time.Time, labels func(i int) map[string]string) (string, []string) {
+	t.Helper()
 	ctx := context.Background()
 	var results []openrecall.Result
 	var ids []string
@@ -194,6 +202,9 @@ func (e *env) storm(t testing.TB, n, size int, title string, since time.Time) (s
 		alert := openrecall.Alert{
 			ID: fmt.Sprintf("alert-storm-%d-%d", n, i), Format: "openrecall", Title: title, Text: title + " (text)",
 			Labels: map[string]string{"alertname": "Storm" + fmt.Sprint(n)}, Severity: openrecall.SeverityHigh, Service: "checkout", Status: "firing",
+		}
+		if labels != nil {
+			maps.Copy(alert.Labels, labels(i))
 		}
 		res := openrecall.Result{
 			AnalysisID: fmt.Sprintf("run-storm-%03d-%03d", n, i), Batch: "run-storm", Outcome: openrecall.ResultTriaged,

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/costcurve"
@@ -193,23 +194,6 @@ func (c *Cockpit) queueLive(w http.ResponseWriter, r *http.Request, s session) {
 	c.renderPart(w, r, "queue", "list", s, d)
 }
 
-// bulkApprove approves the proposed decision of every selected analysis.
-func (c *Cockpit) bulkApprove(w http.ResponseWriter, r *http.Request, s session) {
-	ids := r.PostForm["id"]
-	if len(ids) == 0 {
-		http.Redirect(w, r, Prefix+"queue?done=none", http.StatusSeeOther)
-		return
-	}
-	for _, id := range ids {
-		if _, err := c.cfg.UseCases.Decide(r.Context(), usecase.DecideRequest{AnalysisID: id, AsProposed: true,
-			Decision: usecase.Decision{Analyst: s.analyst, Note: r.PostFormValue("note")}}); err != nil {
-			c.failErr(w, r, err)
-			return
-		}
-	}
-	http.Redirect(w, r, Prefix+"queue?done=approved", http.StatusSeeOther)
-}
-
 type reviewData struct {
 	Review    usecase.Review
 	Result    openrecall.Result
@@ -219,6 +203,24 @@ type reviewData struct {
 	Sources   sources
 	DeadEnds  []int
 	CanAccept bool
+	// Group is the alert group the analysis is a firing of, if any; Head
+	// is set when it is the group's head. Deciding a firing of an open
+	// group decides the group.
+	Group *openrecall.Group
+	Head  bool
+	// Proposal is the exception proposed in the analysis's result, as
+	// stored now.
+	Proposal *proposalNote
+}
+
+// proposalNote is an exception proposal as the review page mentions it:
+// Expires is when the exception would expire if approved now.
+type proposalNote struct {
+	openrecall.Proposal
+	Expires time.Time
+	// Stored is false when the proposal is not stored (only the result
+	// carries it): nothing can approve it.
+	Stored bool
 }
 
 type clause struct {
@@ -248,6 +250,26 @@ func (c *Cockpit) reviewPage(w http.ResponseWriter, r *http.Request, s session) 
 		Labels:  sortedPairs(res.Alert.Labels),
 		Sources: c.sourcesOf(r, rv.Waiting, res.Alert),
 	}
+	grp, ok, err := c.cfg.UseCases.GroupOfAnalysis(r.Context(), rv.Waiting.AnalysisID)
+	if err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	if ok {
+		d.Group, d.Head = &grp, grp.Head.AnalysisID == rv.Waiting.AnalysisID
+	}
+	if res.Proposal != nil {
+		p, err := c.cfg.UseCases.ProposalOf(r.Context(), res.Proposal.ID)
+		stored := err == nil
+		switch {
+		case errors.Is(err, openrecall.ErrNotFound):
+			p = *res.Proposal // not stored: the result's own says what was proposed
+		case err != nil:
+			c.failErr(w, r, err)
+			return
+		}
+		d.Proposal = &proposalNote{Proposal: p, Expires: c.now().Add(p.Expiry), Stored: stored}
+	}
 	c.render(w, r, http.StatusOK, "review", s, "Review "+rv.Waiting.AnalysisID, d)
 }
 
@@ -267,9 +289,8 @@ func (c *Cockpit) decide(w http.ResponseWriter, r *http.Request, s session) {
 	req := usecase.DecideRequest{AnalysisID: id, AsProposed: r.PostFormValue("action") == "approve",
 		Decision: usecase.Decision{Analyst: s.analyst, Note: r.PostFormValue("note"), DeadEnds: deadEnds(r.PostForm["dead_end"])}}
 	if !req.AsProposed {
-		dec, err := usecase.ParseDecision(r.PostFormValue("decision"))
-		if err != nil {
-			c.fail(w, r, http.StatusBadRequest, err.Error())
+		dec, ok := c.chosenDecision(w, r)
+		if !ok {
 			return
 		}
 		req.Decision.Decision = dec
@@ -298,60 +319,6 @@ func deadEnds(fields []string) []string {
 		}
 	}
 	return out
-}
-
-type groupData struct {
-	Review    usecase.GroupReview
-	Decisions []openrecall.Decision
-	DeadEnds  []int
-	// Shown are the firings listed; More is true when the group has more.
-	Shown []openrecall.GroupMember
-	More  bool
-}
-
-// groupMembersShown caps the firings the group page lists.
-const groupMembersShown = 50
-
-// groupPage shows an alert group as a person reviews it, with the form
-// that decides it once.
-func (c *Cockpit) groupPage(w http.ResponseWriter, r *http.Request, s session) {
-	gr, err := c.cfg.UseCases.ReviewGroup(r.Context(), r.PathValue("id"), c.cfg.RecallLimit)
-	if err != nil {
-		c.failErr(w, r, err)
-		return
-	}
-	d := groupData{Review: gr, Decisions: openrecall.MemoryDecisions, DeadEnds: []int{1, 2, 3, 4}, Shown: gr.Members}
-	if len(d.Shown) > groupMembersShown {
-		d.Shown, d.More = d.Shown[:groupMembersShown], true
-	}
-	c.render(w, r, http.StatusOK, "group", s, "Group "+gr.Group.ID, d)
-}
-
-// decideGroup decides an alert group once, by the session's analyst,
-// through the group decision use case (`retain --group`, POST
-// /api/v1/groups/{id}/decision): one memory, every firing settled. A note
-// is required; a group decided before changes nothing.
-func (c *Cockpit) decideGroup(w http.ResponseWriter, r *http.Request, s session) {
-	dec, err := usecase.ParseDecision(r.PostFormValue("decision"))
-	if err != nil {
-		c.fail(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	note := strings.TrimSpace(r.PostFormValue("note"))
-	if note == "" {
-		c.fail(w, r, http.StatusBadRequest, "deciding a group needs a note")
-		return
-	}
-	_, err = c.cfg.UseCases.DecideGroup(r.Context(), r.PathValue("id"), usecase.Decision{Decision: dec, Note: note,
-		DeadEnds: deadEnds(r.PostForm["dead_end"]), Analyst: s.analyst})
-	switch {
-	case errors.Is(err, openrecall.ErrGroupDecided):
-		http.Redirect(w, r, Prefix+"queue?done=groupdone", http.StatusSeeOther)
-	case err != nil:
-		c.failErr(w, r, err)
-	default:
-		http.Redirect(w, r, Prefix+"queue?done=group", http.StatusSeeOther)
-	}
 }
 
 type analysisData struct {

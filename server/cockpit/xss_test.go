@@ -78,13 +78,34 @@ func TestHostileTextIsEscapedOnEveryPage(t *testing.T) {
 			}
 		}
 	}
-	pages := []string{"/ui/queue", "/ui/memory?id=" + rc.Matches[0].Incident.ID, "/ui/exceptions"}
+	// An alert group whose firings carry every payload in their title and
+	// labels (the group page shows what differs and what is shared).
+	gid, _ := e.stormOf(t, 1, len(XSSPayloads), XSSPayloads[0], t0, func(i int) map[string]string {
+		return map[string]string{"instance": XSSPayloads[i], XSSPayloads[i]: "v", "shared": XSSPayloads[len(XSSPayloads)-1]}
+	})
+	pages := []string{"/ui/queue", "/ui/memory?id=" + rc.Matches[0].Incident.ID, "/ui/exceptions", "/ui/group/" + gid}
 	for _, id := range ids {
 		pages = append(pages, "/ui/review/"+id, "/ui/analysis/"+id)
 	}
 	sort.Strings(pages)
-	for _, p := range pages {
-		resp, body := get(t, alice, e.srv.URL, p)
+	// The bulk approval's confirmation and report show titles and ids
+	// (hostile ids included) and the note.
+	bulk := url.Values{"id": append(append([]string(nil), ids[1:]...), XSSPayloads...), "note": {strings.Join(XSSPayloads, " ")}}
+	confirmed := url.Values{"confirm": {"1"}, "id": bulk["id"], "note": bulk["note"]}
+	for _, p := range append(pages, "POST /ui/queue/approve", "POST /ui/queue/approve?confirm") {
+		var resp *http.Response
+		var body string
+		switch p {
+		case "POST /ui/queue/approve":
+			resp, body = post(t, alice, e.srv.URL, "/ui/queue/approve", bulk)
+		case "POST /ui/queue/approve?confirm":
+			resp, body = post(t, alice, e.srv.URL, "/ui/queue/approve", confirmed)
+			if !strings.Contains(body, `class="bulk-item decided"`) || !strings.Contains(body, `class="bulk-item not found"`) {
+				t.Errorf("%s: the report lacks a decided or a not-found item", p)
+			}
+		default:
+			resp, body = get(t, alice, e.srv.URL, p)
+		}
 		if resp.StatusCode != 200 {
 			t.Errorf("%s: %d", p, resp.StatusCode)
 		}

@@ -84,6 +84,28 @@ func openKeyedDesk(ctx context.Context, path string, key audit.Key, now func() t
 	return d, nil
 }
 
+// inKeyedDesk runs f on a keyed desk (p90Key, fixedNow) in a fresh
+// directory named after prefix, and removes it after; a setup failure is
+// reported as "setup: …".
+func inKeyedDesk(ctx context.Context, prefix string, f func(d *keyedDesk) error) error {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer drop()
+	d, err := openKeyedDesk(ctx, loc, p90Key, fixedNow)
+	if err != nil {
+		return fmt.Errorf("setup: %v", err)
+	}
+	defer func() { _ = d.st.Close() }()
+	return f(d)
+}
+
 // hourlyDesk is a keyed desk in a directory of its own (dir, where a case
 // may write files too), at location loc, on a clock a case moves by the
 // hour from base: what the properties of retention (P101), archiving

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 
 	"github.com/leanovate/gopter"
@@ -22,6 +21,7 @@ func waitingProperties() []pbt.Property {
 		pbt.ForAll("P100_waits_until_settled_once",
 			"An analysis waits for a person exactly when its alert was triaged, not bypassed, and escalated or in need of a person's approval; its proposal is the model's decision when the model gave one a person can retain, else memory's; the workflow's sink records it with the analysis's audit entries, and the first retain about the analysis settles it (off the queue, decided by that analyst, one analyst-decision audit entry) while a second retain changes neither the queue nor the trail, which stays intact.",
 			"WaitCaseGen", waitCaseGen(), checkWaiting, pbt.Expensive(4)),
+		bulkProperty(),
 	}
 }
 
@@ -107,21 +107,10 @@ var p90Key = func() audit.Key {
 
 func checkWaiting(c waitCase) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "openrecall-pbt-waiting-")
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	loc, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
-	d, err := openKeyedDesk(ctx, loc, p90Key, fixedNow)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer func() { _ = d.st.Close() }()
+	return inKeyedDesk(ctx, "openrecall-pbt-waiting-", func(d *keyedDesk) error { return checkWaitingIn(ctx, d, c) })
+}
+
+func checkWaitingIn(ctx context.Context, d *keyedDesk, c waitCase) error {
 	st, app, sink := d.st, d.app, d.sink
 	r := c.result()
 	r.Audit = audit.Entries(r, fixedNow())
