@@ -84,6 +84,16 @@ func (a *App) History(ctx context.Context, f openrecall.ClosureFilter) (openreca
 	return a.Closures.History(ctx, f)
 }
 
+// ClosureOf returns the record of analysisID closed without a person,
+// with its result; an analysis never closed so wraps
+// openrecall.ErrNotFound.
+func (a *App) ClosureOf(ctx context.Context, analysisID string) (openrecall.Closure, error) {
+	if a.Closures == nil {
+		return openrecall.Closure{}, errors.New("usecase: no record of what was closed without a person")
+	}
+	return a.Closures.Closure(ctx, analysisID)
+}
+
 // Wronged is the outcome of a person's "this was wrong", as `openrecall
 // history wrong -o json` prints it and POST
 // /api/v1/history/{analysis_id}/wrong answers it.
