@@ -125,9 +125,11 @@ type Forgotten struct {
 	Groups, Members, ExpiredGroups int
 	// AlertStates are alerts' redelivery states.
 	AlertStates int
+	// History are records of analyses closed without a person.
+	History int
 }
 
 // Total is the number of rows deleted.
 func (f Forgotten) Total() int {
-	return f.Deliveries + f.Waiting + f.Groups + f.Members + f.AlertStates
+	return f.Deliveries + f.Waiting + f.Groups + f.Members + f.AlertStates + f.History
 }

@@ -13,6 +13,10 @@ const (
 	// WaitGroup: an open alert group (DESIGN §6a) waits for one decision
 	// of a person for all its firings.
 	WaitGroup = "group"
+	// WaitWrong: openrecall closed the analysis without a person and a
+	// person said that was wrong (History, "this was wrong"): it waits for
+	// a person's decision.
+	WaitWrong = "wrong"
 )
 
 // Waiting is what waits for a person about one analysis (DESIGN §12a): the
@@ -24,8 +28,8 @@ type Waiting struct {
 	AnalysisID string    `json:"analysis_id"`
 	Batch      string    `json:"batch"`
 	Since      time.Time `json:"since"`
-	// Reason is WaitEscalated, WaitApproval or WaitGroup; Why says it in a
-	// sentence.
+	// Reason is WaitEscalated, WaitApproval, WaitGroup or WaitWrong; Why
+	// says it in a sentence.
 	Reason   string   `json:"reason"`
 	Why      string   `json:"why"`
 	Severity Severity `json:"severity"`

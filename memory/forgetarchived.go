@@ -34,6 +34,10 @@ func forgettables(d dialect) []forgettable {
 			add: func(f *openrecall.Forgotten, n, undecided, _ int) {
 				f.Waiting, f.Expired = f.Waiting+n, f.Expired+undecided
 			}},
+		{name: "history", pick: `SELECT analysis_id, 0 FROM history` + d.indexedBy("history_at") + `
+		WHERE at < $1 ORDER BY at LIMIT $2`,
+			del: []string{`DELETE FROM history WHERE analysis_id = $1`},
+			add: func(f *openrecall.Forgotten, n, _, _ int) { f.History += n }},
 		{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups` + d.indexedBy("alert_groups_touched") + `
 		WHERE touched_at < $1 ORDER BY touched_at LIMIT $2`,
 			del: []string{`DELETE FROM group_members WHERE group_id = $1`, `DELETE FROM alert_groups WHERE id = $1`},
@@ -57,6 +61,7 @@ func forgettables(d dialect) []forgettable {
 //     are still stored is never forgotten: PruneInbox comes first);
 //   - what waits for a person since before cut, decided or not (an item
 //     nobody decided expires: counted as Expired);
+//   - the history of what was closed without a person before cut;
 //   - alert groups not opened nor grown since cut, with their member rows
 //     (a later firing of a forgotten group opens it again);
 //   - the redelivery state of alerts not delivered since cut (a later

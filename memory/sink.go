@@ -19,6 +19,10 @@ type Sink struct {
 	// Waits, when not nil, says which results wait for a person: they are
 	// recorded with their audit entries, in the same transaction.
 	Waits WaitsFunc
+	// Closes, when not nil, says which results were closed without a
+	// person (History, DESIGN §12a): they are recorded with their audit
+	// entries, in the same transaction.
+	Closes ClosesFunc
 	// Notify, when not nil, gives each result's notification intents
 	// (DESIGN §12b): they are written to the outbox with the result, in
 	// the same transaction, for the results stored (none for a result
@@ -134,6 +138,9 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			return err
 		}
 		if err := recordGroupsTx(ctx, tx, s.Store.sql, kept, s.Store.now().UnixNano()); err != nil {
+			return err
+		}
+		if err := recordClosuresTx(ctx, tx, kept, s.Closes, s.Store.now()); err != nil {
 			return err
 		}
 		if err := recordProposalsTx(ctx, tx, s.Store.sql, kept); err != nil {

@@ -128,7 +128,7 @@ func (r *Runner) archivePass(ctx context.Context, before time.Time) {
 		r.obs.Forgotten(f)
 	}
 	fields := []zap.Field{zap.Int("deliveries", f.Deliveries), zap.Int("waiting", f.Waiting), zap.Int("expired", f.Expired),
-		zap.Int("groups", f.Groups), zap.Int("expired_groups", f.ExpiredGroups), zap.Int("alert_states", f.AlertStates),
+		zap.Int("groups", f.Groups), zap.Int("expired_groups", f.ExpiredGroups), zap.Int("alert_states", f.AlertStates), zap.Int("history", f.History),
 		zap.Time("before", before), zap.Duration("took", time.Since(start))}
 	if err != nil {
 		r.log.Warn("forgetting archived rows stopped", append(fields, zap.Error(err))...)

@@ -26,6 +26,9 @@ type exceptionRequest struct {
 	Note    string `json:"note"`
 }
 
+// revokeRequest is the body of POST /api/v1/exceptions/{id}/revoke and of
+// POST /api/v1/history/{analysis_id}/wrong: the analyst, when given, must
+// be the token's name (Server.actor).
 type revokeRequest struct {
 	Analyst string `json:"analyst"`
 	Reason  string `json:"reason"`
@@ -88,23 +91,33 @@ func (s *Server) addException(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, ch)
 }
 
+// reasoned reads a body of an analyst and a reason (what, in errors) and
+// returns it with the actor (Server.actor): 400 without an analyst, or
+// without a reason (why says why one is needed).
+func (s *Server) reasoned(w http.ResponseWriter, r *http.Request, what, why string) (revokeRequest, string, bool) {
+	var req revokeRequest
+	if !s.bodyLimited(w, r) || !s.decodeBody(w, r, what, &req) {
+		return req, "", false
+	}
+	analyst, ok := s.actor(w, r, req.Analyst)
+	switch {
+	case !ok:
+		return req, "", false
+	case strings.TrimSpace(analyst) == "":
+		writeError(w, r, http.StatusBadRequest, "analyst is required")
+		return req, "", false
+	case strings.TrimSpace(req.Reason) == "":
+		writeError(w, r, http.StatusBadRequest, "reason is required: "+why)
+		return req, "", false
+	}
+	return req, analyst, true
+}
+
 // revokeException answers POST /api/v1/exceptions/{id}/revoke: analyst
 // and reason are required (400 without either).
 func (s *Server) revokeException(w http.ResponseWriter, r *http.Request) {
-	var req revokeRequest
-	if !s.bodyLimited(w, r) || !s.decodeBody(w, r, "revoke body", &req) {
-		return
-	}
-	analyst, ok := s.actor(w, r, req.Analyst)
+	req, analyst, ok := s.reasoned(w, r, "revoke body", "the audit trail records why an exception ended")
 	if !ok {
-		return
-	}
-	if strings.TrimSpace(analyst) == "" {
-		writeError(w, r, http.StatusBadRequest, "analyst is required")
-		return
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		writeError(w, r, http.StatusBadRequest, "reason is required: the audit trail records why an exception ended")
 		return
 	}
 	ch, err := s.cfg.UseCases.RevokeException(r.Context(), r.PathValue("id"), analyst, req.Reason)

@@ -44,6 +44,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/exceptions/{id}/revoke", s.scoped(ScopeRetain, s.revokeException))
 	m.HandleFunc("GET /api/v1/outbox", s.scoped(ScopeRead, s.outbox))
 	m.HandleFunc("POST /api/v1/outbox/{id}/retry", s.scoped(ScopeRetain, s.retryIntent))
+	m.HandleFunc("GET /api/v1/history", s.scoped(ScopeRead, s.history))
+	m.HandleFunc("POST /api/v1/history/{analysis_id}/wrong", s.scoped(ScopeRetain, s.wrong))
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.Handle("GET /metrics", s.obs.Handler())
@@ -61,6 +63,7 @@ func (s *Server) routes() {
 		"/api/v1/cost": "GET, HEAD", "/api/v1/audit/verify": "GET, HEAD",
 		"/api/v1/exceptions": "GET, HEAD, POST", "/api/v1/exceptions/{id}/revoke": "POST", "/healthz": "GET, HEAD", "/readyz": "GET, HEAD", "/metrics": "GET, HEAD",
 		"/api/v1/outbox": "GET, HEAD", "/api/v1/outbox/{id}/retry": "POST",
+		"/api/v1/history": "GET, HEAD", "/api/v1/history/{analysis_id}/wrong": "POST",
 	} {
 		m.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)

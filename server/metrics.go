@@ -189,7 +189,7 @@ func (p *Prometheus) Archived(entries, costPoints int64) {
 // Forgotten counts the rows a pass deleted after its archive.
 func (p *Prometheus) Forgotten(f openrecall.Forgotten) {
 	for kind, n := range map[string]int{"deliveries": f.Deliveries, "waiting": f.Waiting, "groups": f.Groups,
-		"group_members": f.Members, "alert_states": f.AlertStates} {
+		"group_members": f.Members, "alert_states": f.AlertStates, "history": f.History} {
 		p.forgotten.WithLabelValues(kind).Add(float64(n))
 	}
 	p.expired.WithLabelValues("analyses").Add(float64(f.Expired))

@@ -67,6 +67,9 @@ type App struct {
 	// for decisions about analyses, and, when set, a retain about an
 	// analysis that waits settles it (marked decided, audited).
 	Waiting WaitingStore
+	// Closures keeps what was closed without a person; required for the
+	// history and a person's "this was wrong".
+	Closures HistoryStore
 	// Now is the clock of decisions (default: time.Now in UTC).
 	Now func() time.Time
 	// Retention is serve's server.retention, named in the error about an

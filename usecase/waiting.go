@@ -39,7 +39,7 @@ func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
 	}
 	w := openrecall.Waiting{
 		AnalysisID: r.AnalysisID, Batch: r.Batch, Severity: r.Alert.Severity, Identity: r.Identity,
-		Title: r.Alert.Title, AlertID: r.Alert.ID,
+		AlertID: r.Alert.ID,
 	}
 	switch {
 	case r.Analysis != nil && r.Analysis.Decision.Retainable():
@@ -56,16 +56,24 @@ func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
 	default:
 		return openrecall.Waiting{}, false
 	}
-	if w.Title == "" {
-		w.Title, _, _ = strings.Cut(r.Alert.Text, "\n")
-		if len(w.Title) > 160 {
-			w.Title = strings.ToValidUTF8(w.Title[:160], "") + "…"
-		}
-	}
+	w.Title = titleOf(r)
 	res := r
 	res.Audit = nil
 	w.Result = &res
 	return w, true
+}
+
+// titleOf is the title a person reads for r's alert: its own, else the
+// first line of its text, cut at 160 bytes.
+func titleOf(r openrecall.Result) string {
+	if r.Alert.Title != "" {
+		return r.Alert.Title
+	}
+	t, _, _ := strings.Cut(r.Alert.Text, "\n")
+	if len(t) > 160 {
+		t = strings.ToValidUTF8(t[:160], "") + "…"
+	}
+	return t
 }
 
 // approvalWhy says why a decision needs a person's approval.

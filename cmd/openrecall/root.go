@@ -53,6 +53,7 @@ Exit status, the same for every command (when several apply, the first listed wi
 		newGroupsCmd(a),
 		newExceptionCmd(a),
 		newOutboxCmd(a),
+		newHistoryCmd(a),
 		newRoutesCmd(a),
 		newRecallCmd(a),
 		newQueueCmd(a),

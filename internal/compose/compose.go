@@ -177,6 +177,7 @@ func (r *Root) useCases() *usecase.App {
 		Archives:      st,
 		Keys:          r.o.keys,
 		Waiting:       st,
+		Closures:      st,
 		Retention:     r.o.retention,
 		// A nil Fingerprinter stays nil: use cases that decide about no alert.
 		Fingerprinter: r.o.fingerprinter,
@@ -184,13 +185,14 @@ func (r *Root) useCases() *usecase.App {
 }
 
 // Sink is the results' sink: each batch of results stored with its audit
-// entries sealed, its cost points and what waits for a person.
+// entries sealed, its cost points, what waits for a person and what was
+// closed without one.
 func (r *Root) Sink(ctx context.Context) (sink memory.Sink, err error) {
 	sealer, err := r.sealer(ctx)
 	if err != nil {
 		return sink, err
 	}
-	return memory.Sink{Store: r.st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Continue: r.o.continueCurve,
+	return memory.Sink{Store: r.st, Seal: sealer.Seal, SealCosts: sealer.SealCosts, Waits: usecase.WaitingFor, Closes: usecase.ClosedBy, Continue: r.o.continueCurve,
 		Notify: r.o.notify}, nil
 }
 

@@ -51,6 +51,12 @@ type UseCases interface {
 	// RetryIntent puts a dead letter of the outbox back to pending,
 	// audited with the analyst (DESIGN §12b).
 	RetryIntent(ctx context.Context, st usecase.IntentStore, id int64, analyst string) (openrecall.OutboxIntent, error)
+	// History lists what was closed without a person, ClosureOf reads
+	// one, and Wrong is a person's "this was wrong" about one (DESIGN
+	// §12a).
+	History(ctx context.Context, f openrecall.ClosureFilter) (openrecall.ClosurePage, error)
+	ClosureOf(ctx context.Context, analysisID string) (openrecall.Closure, error)
+	Wrong(ctx context.Context, analysisID, reason, analyst string) (usecase.Wronged, error)
 }
 
 // Store is what the cockpit reads directly: audit entries, the cost curve
@@ -304,6 +310,8 @@ func (c *Cockpit) routes() {
 	m.HandleFunc("POST "+Prefix+"proposals/{id}/approve", c.acting(c.approveProposal))
 	m.HandleFunc("GET "+Prefix+"outbox", c.seeing(c.outboxPage))
 	m.HandleFunc("POST "+Prefix+"outbox/{id}/retry", c.acting(c.retryIntent))
+	m.HandleFunc("GET "+Prefix+"history", c.seeing(c.historyPage))
+	m.HandleFunc("POST "+Prefix+"history/{id}/wrong", c.acting(c.wrong))
 	m.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "no such page")
 	})

@@ -333,6 +333,9 @@ type analysisData struct {
 	// Integrity says why the analysis's waiting row is not shown: it does
 	// not match its seal in the audit chain.
 	Integrity string
+	// Closure is the analysis as openrecall closed it without a person
+	// (history.go), nil when it did not.
+	Closure *openrecall.Closure
 }
 
 // analysisPage shows an analysis's route steps and audit entries, whether
@@ -352,6 +355,13 @@ func (c *Cockpit) analysisPage(w http.ResponseWriter, r *http.Request, s session
 	case !errors.Is(err, openrecall.ErrNotFound):
 		c.failErr(w, r, err)
 		return
+	}
+	if d.Closure, err = c.closureOf(r, id); err != nil {
+		c.failErr(w, r, err)
+		return
+	}
+	if d.Steps == nil && d.Closure != nil {
+		d.Steps = d.Closure.Result.Steps
 	}
 	if d.Audit, err = c.cfg.Store.AuditByAnalysis(r.Context(), id); err != nil {
 		c.failErr(w, r, err)

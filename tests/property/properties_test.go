@@ -44,6 +44,7 @@ func registry() []pbt.Property {
 	props = append(props, exceptionProperties()...)
 	props = append(props, teethProperties()...)
 	props = append(props, waitingProperties()...)
+	props = append(props, historyProperties()...)
 	props = append(props, pruneProperties()...)
 	props = append(props, archiveProperties()...)
 	props = append(props, forgetProperties()...)
