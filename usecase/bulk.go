@@ -3,6 +3,8 @@ package usecase
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/openrecall/openrecall"
 )
@@ -44,8 +46,27 @@ type BulkItem struct {
 // has no proposal to approve (BulkFailed), and what is not found. It changes nothing; an error is one of reading, not
 // of an id.
 func (a *App) PlanApproval(ctx context.Context, ids []string) ([]BulkItem, error) {
+	return a.plan(ctx, ids, func(w openrecall.Waiting) error {
+		if !w.Proposed.Retainable() {
+			return noProposal(w.AnalysisID)
+		}
+		return nil
+	})
+}
+
+// PlanSettle is PlanApproval for SettleResolved: what a bulk settling of
+// ids as "resolved by itself" would take (BulkFailed for one whose alert
+// still fires).
+func (a *App) PlanSettle(ctx context.Context, ids []string) ([]BulkItem, error) {
+	return a.plan(ctx, ids, stillFires)
+}
+
+// plan takes ids as a bulk action would, once each in the order given:
+// not found, decided already, failed when can refuses it, else waiting
+// (with its open group). It changes nothing.
+func (a *App) plan(ctx context.Context, ids []string, can func(openrecall.Waiting) error) ([]BulkItem, error) {
 	if a.Waiting == nil {
-		return nil, errors.New("usecase: no record of what waits for a person")
+		return nil, errNoWaiting
 	}
 	var out []BulkItem
 	for _, id := range uniqueIDs(ids) {
@@ -63,8 +84,8 @@ func (a *App) PlanApproval(ctx context.Context, ids []string) ([]BulkItem, error
 		it.Waiting = w
 		if w.Decided {
 			it.Outcome = BulkAlready
-		} else if !w.Proposed.Retainable() {
-			it.Outcome, it.Err = BulkFailed, noProposal(id)
+		} else if err := can(w); err != nil {
+			it.Outcome, it.Err = BulkFailed, err
 		} else if g, ok, err := a.GroupOfAnalysis(ctx, id); err != nil {
 			return nil, err
 		} else if ok && !g.Decided {
@@ -73,6 +94,89 @@ func (a *App) PlanApproval(ctx context.Context, ids []string) ([]BulkItem, error
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// stillFires refuses to settle an analysis as resolved by itself while
+// its alert fires.
+func stillFires(w openrecall.Waiting) error {
+	if w.Resolved() {
+		return nil
+	}
+	return fmt.Errorf("analysis %s: its alert still fires; only an alert whose recovery arrived while it waited settles as resolved by itself: %w",
+		w.AnalysisID, openrecall.ErrInvalid)
+}
+
+// ResolvedByItself is the decision a person retains when settling an
+// alert that resolved while it waited (DESIGN §12a): it needed no action.
+// Memory learns it as any decision — with the note saying why — so the
+// guard may one day close the same alert's repeats, never an attack's.
+const ResolvedByItself = openrecall.DecisionKnownBenign
+
+// resolvedNote is the note of an analysis settled as resolved by itself.
+func resolvedNote(w openrecall.Waiting, note string) string {
+	n := "resolved by itself: the sender's recovery arrived " + w.ResolvedAt.UTC().Format(time.RFC3339) +
+		" while it waited, and a person settled it as needing no action"
+	if note != "" {
+		n += " (" + note + ")"
+	}
+	return n
+}
+
+// SettleResolved settles each analysis of ids whose alert resolved while it
+// waited as "resolved by itself" (ResolvedByItself, with a note saying so
+// and d.Note), by d's analyst, through Decide, one at a time; it returns one
+// item per distinct id, in the order given: decided, decided already, not
+// found, or failed (one that still fires, with why). A failure of one does
+// not stop the others.
+func (a *App) SettleResolved(ctx context.Context, ids []string, d Decision) []BulkItem {
+	var out []BulkItem
+	for _, id := range uniqueIDs(ids) {
+		it := BulkItem{AnalysisID: id}
+		w, err := a.waitingFor(ctx, id)
+		switch {
+		case errors.Is(err, openrecall.ErrNotFound):
+			it.Outcome, it.Err = BulkNotFound, err
+		case err != nil:
+			it.Outcome, it.Err = BulkFailed, err
+		case w.Decided:
+			it.Outcome = BulkAlready
+		default:
+			if err := stillFires(w); err != nil {
+				it.Outcome, it.Err = BulkFailed, err
+				break
+			}
+			dd := d
+			dd.Decision, dd.Note = ResolvedByItself, resolvedNote(w, d.Note)
+			got, err := a.Decide(ctx, DecideRequest{AnalysisID: id, Decision: dd})
+			it.Outcome, it.Err = outcomeOf(got, err)
+			w = got.Waiting
+		}
+		w.Result = nil
+		it.Waiting = w
+		out = append(out, it)
+	}
+	return out
+}
+
+// outcomeOf is the bulk outcome of one Decide.
+func outcomeOf(got Decided, err error) (string, error) {
+	switch {
+	case errors.Is(err, openrecall.ErrNotFound):
+		return BulkNotFound, err
+	case err != nil:
+		return BulkFailed, err
+	case got.Changed:
+		return BulkDecided, nil
+	}
+	return BulkAlready, nil
+}
+
+// waitingFor is WaitingFor of the store, or an error when there is none.
+func (a *App) waitingFor(ctx context.Context, id string) (openrecall.Waiting, error) {
+	if a.Waiting == nil {
+		return openrecall.Waiting{}, errNoWaiting
+	}
+	return a.Waiting.WaitingFor(ctx, id)
 }
 
 // ApproveAll approves the proposed decision of each analysis of ids by
@@ -88,16 +192,7 @@ func (a *App) ApproveAll(ctx context.Context, ids []string, d Decision) []BulkIt
 			it.Group = &g
 		}
 		got, err := a.Decide(ctx, DecideRequest{AnalysisID: id, AsProposed: true, Decision: d})
-		switch {
-		case errors.Is(err, openrecall.ErrNotFound):
-			it.Outcome, it.Err = BulkNotFound, err
-		case err != nil:
-			it.Outcome, it.Err = BulkFailed, err
-		case got.Changed:
-			it.Outcome = BulkDecided
-		default:
-			it.Outcome = BulkAlready
-		}
+		it.Outcome, it.Err = outcomeOf(got, err)
 		it.Waiting = got.Waiting
 		it.Waiting.Result = nil
 		out = append(out, it)

@@ -9,7 +9,12 @@ import (
 )
 
 type bulkData struct {
-	// Report is set once the approval ran: Items carry their outcomes.
+	// Settle is set for settling what resolved while it waited as
+	// "resolved by itself"; else the action approves the proposals.
+	Settle bool
+	// Action is where the confirmation posts.
+	Action string
+	// Report is set once the action ran: Items carry their outcomes.
 	// Before, the page asks to confirm Items.
 	Report bool
 	Items  []bulkRow
@@ -32,19 +37,34 @@ type bulkRow struct {
 // second (confirm=1, the same ids) approves them one by one and reports
 // each: decided, decided already, not found, or failed and why.
 func (c *Cockpit) bulkApprove(w http.ResponseWriter, r *http.Request, s session) {
+	c.bulk(w, r, s, false)
+}
+
+// bulkSettle settles every selected analysis whose alert resolved while it
+// waited as "resolved by itself" (usecase.SettleResolved), in the same two
+// steps as bulkApprove: confirm, then a report of each.
+func (c *Cockpit) bulkSettle(w http.ResponseWriter, r *http.Request, s session) {
+	c.bulk(w, r, s, true)
+}
+
+func (c *Cockpit) bulk(w http.ResponseWriter, r *http.Request, s session, settle bool) {
 	ids := r.PostForm["id"]
 	if len(ids) == 0 {
 		http.Redirect(w, r, Prefix+"queue?done=none", http.StatusSeeOther)
 		return
 	}
-	d := bulkData{Note: strings.TrimSpace(r.PostFormValue("note"))}
+	d := bulkData{Settle: settle, Action: Prefix + "queue/approve", Note: strings.TrimSpace(r.PostFormValue("note"))}
+	plan, run := c.cfg.UseCases.PlanApproval, c.cfg.UseCases.ApproveAll
+	if settle {
+		d.Action, plan, run = Prefix+"queue/settle", c.cfg.UseCases.PlanSettle, c.cfg.UseCases.SettleResolved
+	}
 	var items []usecase.BulkItem
 	if r.PostFormValue("confirm") == "1" {
 		d.Report = true
-		items = c.cfg.UseCases.ApproveAll(r.Context(), ids, usecase.Decision{Analyst: s.analyst, Note: d.Note})
+		items = run(r.Context(), ids, usecase.Decision{Analyst: s.analyst, Note: d.Note})
 	} else {
 		var err error
-		if items, err = c.cfg.UseCases.PlanApproval(r.Context(), ids); err != nil {
+		if items, err = plan(r.Context(), ids); err != nil {
 			c.failErr(w, r, err)
 			return
 		}
@@ -67,8 +87,13 @@ func (c *Cockpit) bulkApprove(w http.ResponseWriter, r *http.Request, s session)
 		d.Items = append(d.Items, row)
 	}
 	title := "Confirm the approval"
-	if d.Report {
+	switch {
+	case d.Report && settle:
+		title = "Settling report"
+	case d.Report:
 		title = "Approval report"
+	case settle:
+		title = "Confirm the settling"
 	}
 	c.render(w, r, http.StatusOK, "bulk", s, title, d)
 }

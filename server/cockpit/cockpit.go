@@ -30,6 +30,10 @@ type UseCases interface {
 	// confirm, then one outcome per analysis.
 	PlanApproval(ctx context.Context, ids []string) ([]usecase.BulkItem, error)
 	ApproveAll(ctx context.Context, ids []string, d usecase.Decision) []usecase.BulkItem
+	// Settling what resolved while it waited as "resolved by itself"
+	// (DESIGN §12a), confirmed first as a bulk approval is.
+	PlanSettle(ctx context.Context, ids []string) ([]usecase.BulkItem, error)
+	SettleResolved(ctx context.Context, ids []string, d usecase.Decision) []usecase.BulkItem
 	Forget(ctx context.Context, id, reason, analyst string) (usecase.Forgotten, error)
 	VerifyAudit(ctx context.Context, checkpoint string) (usecase.Verified, error)
 	// VerifyAnalysisLinks checks one analysis's audit entries in place,
@@ -296,6 +300,7 @@ func (c *Cockpit) routes() {
 	m.HandleFunc("GET "+Prefix+"queue", c.seeing(c.queuePage))
 	m.HandleFunc("GET "+Prefix+"queue/live", c.seeing(c.queueLive))
 	m.HandleFunc("POST "+Prefix+"queue/approve", c.acting(c.bulkApprove))
+	m.HandleFunc("POST "+Prefix+"queue/settle", c.acting(c.bulkSettle))
 	m.HandleFunc("GET "+Prefix+"review/{id}", c.seeing(c.reviewPage))
 	m.HandleFunc("POST "+Prefix+"review/{id}", c.acting(c.decide))
 	m.HandleFunc("GET "+Prefix+"group/{id}", c.seeing(c.groupPage))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -162,23 +163,7 @@ func TestQueuePagesEveryItemOnce(t *testing.T) {
 // page, and the state filter finds it; a firing alert is not marked.
 func TestQueueMarksWhatResolvedWhileItWaited(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
-	gone := alertOf("disk full on db-1", openrecall.SeverityCritical, nil)
-	still := alertOf("latency high", openrecall.SeverityHigh, nil)
-	names := map[int64]string{}
-	name := func(id int64) string { return names[id] }
-	names[1], names[2] = "run-test-000001", "run-test-000002"
-	if _, err := e.store.Enqueue(ctx, []openrecall.Delivery{{Endpoint: "alerts", Alert: gone}, {Endpoint: "alerts", Alert: still}}, 0, name); err != nil {
-		t.Fatal(err)
-	}
-	goneID := e.waitingAlert(t, 1, gone, "", t0)
-	stillID := e.waitingAlert(t, 2, still, "", t0)
-	recovery := gone
-	recovery.Status = openrecall.StatusResolved
-	names[3] = "serve-recovery"
-	if out, err := e.store.Enqueue(ctx, []openrecall.Delivery{{Endpoint: "alerts", Alert: recovery}}, 0, name); err != nil || out[0].State != openrecall.AlertResolved {
-		t.Fatalf("recovery: %+v, %v", out, err)
-	}
+	goneID, stillID := e.resolvedPair(t)
 	alice := e.session(t, "alice-secret")
 	_, body := get(t, alice, e.srv.URL, "/ui/queue")
 	if got := rowIDs(body); !slices.Equal(got, []string{stillID, goneID}) {
@@ -200,6 +185,70 @@ func TestQueueMarksWhatResolvedWhileItWaited(t *testing.T) {
 	}
 	if _, body := get(t, alice, e.srv.URL, "/ui/review/"+stillID); strings.Contains(body, `id="resolved"`) {
 		t.Errorf("the review page of a firing alert says it resolved")
+	}
+}
+
+// resolvedPair records two analyses that wait, as serve does (the alert's
+// firing delivery named as its analysis): the first one's alert resolved
+// since (its recovery arrived), the second one's still fires.
+func (e *env) resolvedPair(t *testing.T) (goneID, stillID string) {
+	t.Helper()
+	ctx := context.Background()
+	gone := alertOf("disk full on db-1", openrecall.SeverityCritical, nil)
+	still := alertOf("latency high", openrecall.SeverityHigh, nil)
+	names := map[int64]string{1: "run-test-000001", 2: "run-test-000002", 3: "serve-recovery"}
+	name := func(id int64) string { return names[id] }
+	if _, err := e.store.Enqueue(ctx, []openrecall.Delivery{{Endpoint: "alerts", Alert: gone}, {Endpoint: "alerts", Alert: still}}, 0, name); err != nil {
+		t.Fatal(err)
+	}
+	goneID = e.waitingAlert(t, 1, gone, "", t0)
+	stillID = e.waitingAlert(t, 2, still, "", t0)
+	recovery := gone
+	recovery.Status = openrecall.StatusResolved
+	if out, err := e.store.Enqueue(ctx, []openrecall.Delivery{{Endpoint: "alerts", Alert: recovery}}, 0, name); err != nil || out[0].State != openrecall.AlertResolved {
+		t.Fatalf("recovery: %+v, %v", out, err)
+	}
+	return goneID, stillID
+}
+
+// TestSettleResolvedInBulk: what resolved while it waited is settled in
+// bulk as "resolved by itself" — confirmed first (nothing decided), then
+// reported per item: the resolved one decided known_benign with a note
+// saying so (a memory learns it), the firing one refused and still
+// waiting.
+func TestSettleResolvedInBulk(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	goneID, stillID := e.resolvedPair(t)
+	alice := e.session(t, "alice-secret")
+	if _, body := get(t, alice, e.srv.URL, "/ui/queue"); !strings.Contains(body, `id="bulk-settle"`) ||
+		!strings.Contains(body, `value="`+goneID+`" class="pick"`) {
+		t.Fatalf("the queue offers no settling of the resolved alert")
+	}
+	form := url.Values{"id": {goneID, stillID}}
+	resp, body := post(t, alice, e.srv.URL, "/ui/queue/settle", form)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Settle 1 as resolved by itself?") ||
+		!strings.Contains(body, `action="/ui/queue/settle"`) || !strings.Contains(body, "its alert still fires") {
+		t.Fatalf("confirmation: %d\n%s", resp.StatusCode, body)
+	}
+	if w, _ := e.store.WaitingFor(ctx, goneID); w.Decided {
+		t.Fatal("the confirmation page decided")
+	}
+	form.Set("confirm", "1")
+	resp, body = post(t, alice, e.srv.URL, "/ui/queue/settle", form)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Settling report") || !strings.Contains(body, "1 decided") || !strings.Contains(body, "1 failed") {
+		t.Fatalf("report: %d\n%s", resp.StatusCode, body)
+	}
+	w, err := e.store.WaitingFor(ctx, goneID)
+	if err != nil || !w.Decided || w.Decision != openrecall.DecisionKnownBenign || w.DecidedBy != "alice" || w.MemoryID == "" {
+		t.Fatalf("the resolved alert: %+v, %v", w, err)
+	}
+	inc, err := e.store.Get(ctx, w.MemoryID)
+	if err != nil || !strings.Contains(inc.Note, "resolved by itself") {
+		t.Errorf("memory %s: note %q, %v", w.MemoryID, inc.Note, err)
+	}
+	if w, _ := e.store.WaitingFor(ctx, stillID); w.Decided {
+		t.Error("the firing alert was settled as resolved by itself")
 	}
 }
 
