@@ -80,10 +80,11 @@ func TestClosedBy(t *testing.T) {
 		}), "", ""},
 		{"excepted", with(func(r *openrecall.Result) { r.Exception = &openrecall.ExceptionRef{ID: "exc_1"} }), openrecall.ClosedException, ""},
 		{"a model's benign verdict", base, "", ""},
-		{"bypassed yet waiting", with(func(r *openrecall.Result) {
+		{"escalated: it waits", with(func(r *openrecall.Result) { r.Decision = openrecall.DecisionEscalated }), "", ""},
+		{"an excepted detection whose triage asked approval", with(func(r *openrecall.Result) {
 			r.Exception = &openrecall.ExceptionRef{ID: "exc_1"}
-			r.Decision = openrecall.DecisionEscalated
-		}), "", ""},
+			r.Triage.RequiresHumanApproval = true
+		}), openrecall.ClosedException, ""},
 		{"not triaged", with(func(r *openrecall.Result) { r.Bypassed, r.Outcome = true, openrecall.ResultResolved }), "", ""},
 	}
 	for _, tt := range tests {

@@ -26,7 +26,7 @@ type WaitingStore interface {
 }
 
 // WaitingFor is the product's rule of what waits for a person (DESIGN
-// §12a): a triaged alert that was not bypassed and either was escalated
+// §12a): a triaged alert that was not bypassed nor closed by an exception, and either was escalated
 // (Reason WaitEscalated) or needs a person's approval
 // (TriageResult.RequiresHumanApproval: no memory to vouch for it, a real
 // incident, an attack, an alert more severe than its support; Reason
@@ -34,7 +34,10 @@ type WaitingStore interface {
 // one a person can retain, else memory's. The workflow's sink records it
 // with the analysis's audit entries; Since is left for the store's clock.
 func WaitingFor(r openrecall.Result) (openrecall.Waiting, bool) {
-	if r.Outcome != openrecall.ResultTriaged || r.Bypassed {
+	// An exception a person approved is that person's approval given in
+	// advance: what it closed does not wait (triage asks approval of every
+	// attack, and the exception answers it).
+	if r.Outcome != openrecall.ResultTriaged || r.Bypassed || r.Excepted() {
 		return openrecall.Waiting{}, false
 	}
 	w := openrecall.Waiting{
