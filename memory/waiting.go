@@ -51,7 +51,7 @@ func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.
 }
 
 // waitingWidth is the number of columns insertWaitingTx writes.
-const waitingWidth = 15
+const waitingWidth = 14
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
 // rows it sealed, not chained yet.
@@ -105,21 +105,14 @@ func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrec
 				reason: "waits for a person: " + w.Reason, at: fromNanos(since)})
 		}
 		// What the queue orders and searches by, copied from the result.
-		var attack, labels string
+		var attack string
 		if w.Result != nil {
 			attack = w.Result.Fingerprint.AttackPattern
-			if len(w.Result.Alert.Labels) > 0 {
-				b, err := json.Marshal(w.Result.Alert.Labels)
-				if err != nil {
-					return nil, fmt.Errorf("waiting %s: labels: %w", w.AnalysisID, err)
-				}
-				labels = string(b)
-			}
 		}
 		args = append(args, w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
-			w.Title, w.AlertID, string(w.Proposed), body, seal, attack, labels)
+			w.Title, w.AlertID, string(w.Proposed), body, seal, attack)
 	}
-	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal, attack, labels)
+	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal, attack)
 		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)
 	if len(ws) == 1 {
 		return binds, translate("waiting "+ws[0].AnalysisID, err)
@@ -136,15 +129,22 @@ func (s *Decisions) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) 
 }
 
 // queueColumns are what the queue orders and searches by (scanQueue):
-// the attack pattern and the labels the row copied from its result, and
-// the time the same firing resolved (resolvedAtSQL).
-const queueColumns = `attack, labels, ` + resolvedAtSQL
+// the attack pattern the row copied from its result, the labels of its
+// result when withLabels (a search reads them: they are parsed from the
+// result only then, and no copy beside the row makes every row longer),
+// and the time the same firing resolved (resolvedAtSQL).
+func (s *Decisions) queueColumns(withLabels bool) string {
+	labels := `''`
+	if withLabels {
+		labels = `COALESCE(` + s.d.jsonText("waiting.result", "alert", "labels") + `, '')`
+	}
+	return `attack, ` + labels + `, ` + resolvedAtSQL
+}
 
-// scanQueue scans queueColumns into w, its labels only when asked (a
-// search reads them; parsing them is most of a long listing's time).
-func scanQueue(w *openrecall.Waiting, attack, labels string, resolved sql.NullInt64, withLabels bool) error {
+// scanQueue scans queueColumns into w.
+func scanQueue(w *openrecall.Waiting, attack, labels string, resolved sql.NullInt64) error {
 	w.Attack = attack
-	if withLabels && labels != "" && labels != "{}" {
+	if labels != "" && labels != "{}" {
 		if err := json.Unmarshal([]byte(labels), &w.Labels); err != nil {
 			return fmt.Errorf("waiting %s: labels: %w", w.AnalysisID, err)
 		}
@@ -213,7 +213,7 @@ func (s *Decisions) awaiting(ctx context.Context, f openrecall.WaitingFilter, ch
 	if check {
 		cols += `, ` + waitingSealColumns
 	}
-	cols += `, ` + queueColumns
+	cols += `, ` + s.queueColumns(check || f.Search != "")
 	q := `SELECT ` + cols + ` FROM waiting` + s.d.indexedBy("waiting_open") + ` WHERE decided_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM group_members AS m JOIN alert_groups AS g ON g.id = m.group_id
 			WHERE m.analysis_id = waiting.analysis_id AND ` + s.sql.groupWaits + `)`
@@ -243,7 +243,7 @@ func (s *Decisions) awaiting(ctx context.Context, f openrecall.WaitingFilter, ch
 		if err != nil {
 			return nil, translate("awaiting: scan", err)
 		}
-		if err := scanQueue(&w, attack, labels, resolved, check || f.Search != ""); err != nil {
+		if err := scanQueue(&w, attack, labels, resolved); err != nil {
 			return nil, err
 		}
 		if sealed != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/server/cockpit"
+	"github.com/openrecall/openrecall/usecase"
 )
 
 // failingQueue is the cockpit's use cases with a queue that fails with
@@ -21,8 +22,8 @@ type failingQueue struct {
 	err error
 }
 
-func (f failingQueue) Queue(context.Context, openrecall.WaitingFilter) ([]openrecall.Waiting, error) {
-	return nil, f.err
+func (f failingQueue) QueuePage(context.Context, openrecall.WaitingFilter) (usecase.QueuePage, error) {
+	return usecase.QueuePage{}, f.err
 }
 
 // anySession is a store that knows every session cookie as alice's.

@@ -1,13 +1,10 @@
--- 0019 (issue [shift], DESIGN §12a): what the queue orders and searches
--- by, kept beside each waiting row so that listing what waits reads no
--- result document: attack is the alert's attack pattern (Alert DNA, ''
--- for none), labels the JSON object of its labels ('' for none). Both are
--- copies of the sealed result's, written with the row; the queue checks
--- the seal of each row it shows. Rows already decided are never listed,
--- so only those that wait are filled from their results.
+-- 0019 (issue [shift], DESIGN §12a): what the queue orders by, kept
+-- beside each waiting row so that listing what waits reads no result
+-- document: attack is the alert's attack pattern (Alert DNA, '' for
+-- none), a copy of the sealed result's, written with the row; the queue
+-- checks the seal of each row it shows. Rows already decided are never
+-- listed, so only those that wait are filled from their results.
 
 ALTER TABLE waiting ADD COLUMN attack TEXT NOT NULL DEFAULT '';
-ALTER TABLE waiting ADD COLUMN labels TEXT NOT NULL DEFAULT '';
-UPDATE waiting SET attack = COALESCE(result::jsonb #>> '{fingerprint,attack_pattern}', ''),
-	labels = COALESCE(result::jsonb #>> '{alert,labels}', '')
+UPDATE waiting SET attack = COALESCE(result::jsonb #>> '{fingerprint,attack_pattern}', '')
 	WHERE decided_at IS NULL;

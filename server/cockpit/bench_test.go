@@ -90,16 +90,26 @@ func p95(ds []time.Duration) float64 {
 // urgent) with 1,000 and 10,000 waiting analyses, over a real SQLite file
 // and a loopback server, and reports the p95 of the time to its first
 // byte (ms), the bytes on the wire (gzip asked for) and the page's HTML.
+//
+// The "search" cases search the labels too (q=db-42:9100), which reads them
+// from every waiting result.
 func BenchmarkQueuePage(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
+	for _, tc := range []struct {
+		n     int
+		query string
+	}{{1000, ""}, {10000, ""}, {10000, "q=db-42%3A9100"}} {
+		name := fmt.Sprint(tc.n)
+		if tc.query != "" {
+			name += "-search"
+		}
+		b.Run(name, func(b *testing.B) {
 			e := newEnv(b)
-			benchQueue(b, e, n)
+			benchQueue(b, e, tc.n)
 			c := e.session(b, "alice-secret")
 			var lat []time.Duration
 			var wire, html int
 			for b.Loop() {
-				t, w, page, code := fetch(b, c, e.srv.URL+"/ui/queue")
+				t, w, page, code := fetch(b, c, e.srv.URL+"/ui/queue?"+tc.query)
 				if code != http.StatusOK {
 					b.Fatalf("queue: %d", code)
 				}

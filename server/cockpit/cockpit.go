@@ -169,9 +169,10 @@ const Prefix = "/ui/"
 const SessionCookie = "openrecall_session"
 
 // CSP is the Content-Security-Policy of every response: scripts, styles
-// and images from the cockpit's own origin only, nothing inline, no
-// frames, forms posted only back to it.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+// and images from the cockpit's own origin only, the script's requests
+// (the live queue's poll) only back to it, nothing inline, no frames,
+// forms posted only back to it.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // SecurityHeaders sets the headers every response of the server carries
 // (the JSON API too): the CSP, no framing, no sniffing, no referrer.

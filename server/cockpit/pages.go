@@ -255,7 +255,8 @@ func (c *Cockpit) reviewPage(w http.ResponseWriter, r *http.Request, s session) 
 		c.failErr(w, r, err)
 		return
 	}
-	if ok {
+	// A group of one firing is no storm: the page does not speak of it.
+	if ok && grp.Size > 1 {
 		d.Group, d.Head = &grp, grp.Head.AnalysisID == rv.Waiting.AnalysisID
 	}
 	if res.Proposal != nil {

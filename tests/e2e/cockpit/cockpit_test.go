@@ -37,7 +37,7 @@ import (
 
 // The CSP every answer must carry (cockpit.CSP, restated: the test checks
 // the binary, not the package).
-const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // payloadsPath holds the hostile texts of the cockpit's handler test, one
 // a line.
