@@ -195,7 +195,8 @@ e2e-notify: build
 # The cockpit (web UI) in a real headless Chromium (Debian's chromium,
 # driven with chromedp) against the built binary's serve on loopback; see
 # tests/e2e/cockpit. Without chromium it skips loudly, unless CI=true, where
-# it fails. Screenshots of the queue and review pages go to .e2e-cockpit/.
+# it fails. Screenshots of the queue (1,440 and 390 px) and a review page go
+# to .e2e-cockpit/ (copy them into docs/ when the pages change).
 e2e-cockpit: build
 	OPENRECALL_E2E_COCKPIT=1 OPENRECALL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 10m ./tests/e2e/cockpit
 

@@ -5,8 +5,11 @@
 // line, resubmit, inject hostile text everywhere and check the DOM, approve
 // a proposed exception memory made and see the next firing take it, and
 // check that cross-site posts and read sessions are refused and that every
-// page carries the CSP. Run it with `make e2e-cockpit`; it takes screenshots
-// of the queue and review pages into .e2e-cockpit/.
+// page carries the CSP. TestCockpitShift (shift_test.go) walks a shift on
+// the example data: the live queue, resolved alerts, source links, "this
+// was wrong", bulk confirmation; it takes the screenshots of the queue
+// (1,440 and 390 px) and a review page into .e2e-cockpit/. Run them with
+// `make e2e-cockpit`.
 package cockpit_test
 
 import (
@@ -151,6 +154,12 @@ func (e *env) postAlerts(ctx context.Context, body []byte) {
 	if resp.StatusCode != http.StatusAccepted {
 		e.t.Fatalf("post alerts: %d", resp.StatusCode)
 	}
+	e.drain(ctx)
+}
+
+// drain waits, until the test's deadline, for serve's inbox to drain.
+func (e *env) drain(ctx context.Context) {
+	e.t.Helper()
 	for {
 		var rd struct {
 			InboxDepth int `json:"inbox_depth"`
@@ -176,6 +185,9 @@ type waiting struct {
 	Reason     string `json:"reason"`
 	Title      string `json:"title"`
 	Proposed   string `json:"proposed"`
+	Severity   string `json:"severity"`
+	Attack     string `json:"attack"`
+	AlertID    string `json:"alert_id"`
 }
 
 func (e *env) queue() []waiting {
@@ -225,24 +237,11 @@ func (e *env) client(ctx context.Context) *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-func TestCockpitInABrowser(t *testing.T) {
-	if os.Getenv("OPENRECALL_E2E_COCKPIT") == "" {
-		t.Skip("the cockpit's browser test runs with make e2e-cockpit (OPENRECALL_E2E_COCKPIT=1)")
-	}
-	chromium := chromiumPath(t)
-	raw, err := os.ReadFile(payloadsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payloads := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-	// Waits (serve listening, the inbox draining, the browser) last until
-	// the test's own deadline.
-	ctx, cancel := context.WithCancel(context.Background())
-	if deadline, ok := testenv.Deadline(t); ok {
-		ctx, cancel = context.WithDeadline(context.Background(), deadline)
-	}
-	defer cancel()
-
+// newEnv writes a configuration with alice (read, retain), rita (read) and
+// an ingester, seeds memory with the bundled example decisions and starts
+// serve on loopback.
+func newEnv(ctx context.Context, t *testing.T) *env {
+	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, bin: buildBinary(t), dir: dir, db: filepath.Join(dir, "memory.db"), cfg: filepath.Join(dir, "config.yaml")}
 	e.envv = append(os.Environ(), "OPENRECALL_AUDIT_KEY="+strings.Repeat("ab", 32))
@@ -265,13 +264,82 @@ func TestCockpitInABrowser(t *testing.T) {
 		t.Fatal("memory seed failed")
 	}
 	e.startServe(ctx)
+	return e
+}
 
-	// The example queue, then ten alerts made of hostile text.
+// testContext is the context of a test's waits (serve listening, the
+// inbox draining, the browser): they last until the test's own deadline.
+func testContext(t *testing.T) (context.Context, context.CancelFunc) {
+	if deadline, ok := testenv.Deadline(t); ok {
+		return context.WithDeadline(context.Background(), deadline)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// postExample posts the bundled example queue and waits for its analyses.
+func (e *env) postExample(ctx context.Context) {
+	e.t.Helper()
 	queue, err := os.ReadFile("../../../examples/queue.jsonl")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.postAlerts(ctx, queue)
+}
+
+// newBrowser starts a headless chromium with a window width px wide; it
+// ends with the test.
+func newBrowser(ctx context.Context, t *testing.T, chromium string, width int) context.Context {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, 900),
+	)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	return bctx
+}
+
+// login logs alice in and waits for the queue.
+func (e *env) login(bctx context.Context) {
+	e.t.Helper()
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(e.base+"/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), aliceToken),
+		chromedp.Click(chromedp.ID("login")),
+		chromedp.WaitVisible(chromedp.ID("queue")),
+	); err != nil {
+		e.t.Fatalf("log in: %v", err)
+	}
+}
+
+func TestCockpitInABrowser(t *testing.T) {
+	if os.Getenv("OPENRECALL_E2E_COCKPIT") == "" {
+		t.Skip("the cockpit's browser test runs with make e2e-cockpit (OPENRECALL_E2E_COCKPIT=1)")
+	}
+	chromium := chromiumPath(t)
+	raw, err := os.ReadFile(payloadsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.postAlerts(ctx, queue)
+	payloads := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	ctx, cancel := testContext(t)
+	defer cancel()
+	e := newEnv(ctx, t)
+
+	// The example queue, then ten alerts made of hostile text.
+	e.postExample(ctx)
 	var hostile bytes.Buffer
 	for i, p := range payloads {
 		a := map[string]any{"id": fmt.Sprintf("hostile-%d", i), "title": p, "text": p, "severity": "critical",
@@ -296,42 +364,8 @@ func TestCockpitInABrowser(t *testing.T) {
 		t.Fatalf("want an escalated alert and %d hostile ones waiting; queue: %+v", len(payloads), before)
 	}
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-
-	shots := filepath.Join("..", "..", "..", ".e2e-cockpit")
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Log in, see the queue.
-	if err := chromedp.Do(bctx,
-		chromedp.Navigate(e.base+"/"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), aliceToken),
-		chromedp.Click(chromedp.ID("login")),
-		chromedp.WaitVisible(chromedp.ID("queue")),
-	); err != nil {
-		t.Fatalf("log in: %v", err)
-	}
-	queuePNG, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bctx := newBrowser(ctx, t, chromium, 1280)
+	e.login(bctx)
 	checkNoInjection(t, bctx, "queue")
 
 	// Review the escalated alert: decide otherwise with two dead ends.
@@ -347,20 +381,11 @@ func TestCockpitInABrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("review: %v", err)
 	}
-	reviewPNG, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := chromedp.Do(bctx,
 		chromedp.Click(chromedp.ID("decide-submit")),
 		chromedp.WaitVisible(chromedp.ID("flash")),
 	); err != nil {
 		t.Fatalf("decide: %v", err)
-	}
-	for name, png := range map[string][]byte{"queue.png": queuePNG, "review.png": reviewPNG} {
-		if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	stillThere, err := chromedp.Run(bctx, chromedp.Evaluate[bool](
 		fmt.Sprintf(`document.querySelector('tr[data-analysis=%q]') !== null`, target.AnalysisID)))
@@ -377,7 +402,7 @@ func TestCockpitInABrowser(t *testing.T) {
 	}
 
 	// recall shows both dead ends; audit verify passes.
-	alertFile := filepath.Join(dir, "alert.json")
+	alertFile := filepath.Join(e.dir, "alert.json")
 	e.resultAlert(target.AnalysisID, alertFile)
 	out, code := e.cli("recall", alertFile, "-o", "json")
 	if code != 0 || !strings.Contains(out, dead[0]) || !strings.Contains(out, dead[1]) || !strings.Contains(out, note) {
@@ -660,29 +685,20 @@ var falcoPods = []string{"m7flp", "x2x4q", "q8k2z", "b9c4w", "t5r8v", "k6j7n", "
 // analysis id (result waits for its analysis).
 func (e *env) fire(ctx context.Context, n int) string {
 	e.t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/v1/alerts/falcosidekick", bytes.NewReader(falcoShell(n)))
-	req.Header.Set("Authorization", "Bearer "+ingestToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
+	acc := e.send(ctx, "/api/v1/alerts/falcosidekick", falcoShell(n))
+	if len(acc) != 1 {
+		e.t.Fatalf("falco firing %d: %+v", n, acc)
 	}
-	var acc struct {
-		Analyses []struct {
-			AnalysisID string `json:"analysis_id"`
-		} `json:"analyses"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&acc)
-	_ = resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusAccepted || len(acc.Analyses) != 1 {
-		e.t.Fatalf("falco firing %d: %d %v %+v", n, resp.StatusCode, err, acc)
-	}
-	return acc.Analyses[0].AnalysisID
+	return acc[0].AnalysisID
 }
 
 // servedResult is what GET /api/v1/results/{id} says of an analysis.
 type servedResult struct {
 	Result struct {
-		Decision string `json:"decision"`
+		Decision    string `json:"decision"`
+		Fingerprint struct {
+			AttackPattern string `json:"attack_pattern"`
+		} `json:"fingerprint"`
 		Proposal *struct {
 			ID string `json:"id"`
 		} `json:"proposal"`
