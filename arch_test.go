@@ -48,7 +48,7 @@ var layers = map[string]layer{
 	// The sender a team adds, for the tests of intake and server.
 	"internal/sendertest":    {module: []string{"", "intake/sender"}},
 	"internal/fakereceivers": {},
-	"server":                 {module: []string{"", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"server":                 {module: []string{"", "chat/slack", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// serve's work beside the HTTP server: the inbox's drain, pruning,
 	// leases, the webhook. The server consumes it through its own
 	// interface, and neither imports the other.
@@ -56,6 +56,10 @@ var layers = map[string]layer{
 	// The outbound path (DESIGN §12b): the route tree that chooses who
 	// hears of a result.
 	"notify": {module: []string{""}, external: []string{"go.yaml.in/yaml/v3"}},
+	// Deciding from chat (DESIGN §12c): Slack's request signatures, its
+	// interaction payloads and the Web API methods the endpoint calls; its
+	// secrets are notify's.
+	"chat/slack": {module: []string{"", "notify"}, external: []string{"go.yaml.in/yaml/v3"}},
 	// The cockpit: the web UI, an adapter over the application layer.
 	"server/cockpit": {module: []string{"", "costcurve", "server/httperr", "usecase"}},
 	// The one mapping of the domain's errors to HTTP statuses, for the API
