@@ -87,6 +87,8 @@ type options struct {
 	shutdown time.Duration
 	// senders is server.Config.Senders (the zero Set: the built-ins).
 	senders sender.Set
+	// slack is server.Config.Slack (nil: deciding from Slack is off).
+	slack *server.SlackConfig
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -168,6 +170,7 @@ func newEnv(t *testing.T, o options) *env {
 		Retention:     o.retention,
 		ModelHealth:   o.modelHealth,
 		LoginThrottle: o.throttle, TrustedProxies: o.proxies, TLS: o.tls,
+		Slack: o.slack,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/outbox/{id}/retry", s.scoped(ScopeRetain, s.retryIntent))
 	m.HandleFunc("GET /api/v1/history", s.scoped(ScopeRead, s.history))
 	m.HandleFunc("POST /api/v1/history/{analysis_id}/wrong", s.scoped(ScopeRetain, s.wrong))
+	if s.slack != nil {
+		m.HandleFunc("POST /api/v1/slack/interactions", s.slackInteraction)
+	}
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.Handle("GET /metrics", s.obs.Handler())

@@ -31,6 +31,10 @@ type Observer interface {
 	// Login reports one login attempt to the cockpit by outcome
 	// (cockpit.LoginOK, LoginUnknown, LoginNotAllowed, LoginThrottled).
 	Login(outcome string)
+	// SlackRefused reports one Slack interaction refused, by reason
+	// (slack.ReasonBadSignature, ReasonStale, ReasonReplay,
+	// ReasonUnmapped, ReasonReadOnly).
+	SlackRefused(reason string)
 	// Handler serves the metrics (GET /metrics).
 	Handler() http.Handler
 }
@@ -42,6 +46,7 @@ func (nopObserver) Received(string, int, int, int)     {}
 func (nopObserver) Refused(string)                     {}
 func (nopObserver) Sender(string, int, int)            {}
 func (nopObserver) Login(string)                       {}
+func (nopObserver) SlackRefused(string)                {}
 func (nopObserver) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "metrics are not enabled")
@@ -52,32 +57,33 @@ func (nopObserver) Handler() http.Handler {
 // satisfies the runner's observers: the inbox's (runner.Observer) and the
 // outbox dispatcher's (Sent, Failed, Dead, LeaseLost).
 type Prometheus struct {
-	reg        *prometheus.Registry
-	requests   *prometheus.CounterVec
-	latency    *prometheus.HistogramVec
-	received   *prometheus.CounterVec
-	duplicates *prometheus.CounterVec
-	rejected   *prometheus.CounterVec
-	refused    *prometheus.CounterVec
-	bySender   *prometheus.CounterVec
-	dropped    *prometheus.CounterVec
-	analysed   *prometheus.CounterVec
-	bypassed   prometheus.Counter
-	grouped    prometheus.Counter
-	calls      *prometheus.CounterVec
-	anomalies  *prometheus.CounterVec
-	cost       *prometheus.CounterVec
-	baseline   prometheus.Counter
-	savings    prometheus.Counter
-	pruned     prometheus.Counter
-	leaseLost  prometheus.Counter
-	archived   *prometheus.CounterVec
-	forgotten  *prometheus.CounterVec
-	expired    *prometheus.CounterVec
-	alertCost  prometheus.Histogram
-	duration   prometheus.Histogram
-	logins     *prometheus.CounterVec
-	loginFails prometheus.Counter
+	reg          *prometheus.Registry
+	requests     *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+	received     *prometheus.CounterVec
+	duplicates   *prometheus.CounterVec
+	rejected     *prometheus.CounterVec
+	refused      *prometheus.CounterVec
+	bySender     *prometheus.CounterVec
+	dropped      *prometheus.CounterVec
+	analysed     *prometheus.CounterVec
+	bypassed     prometheus.Counter
+	grouped      prometheus.Counter
+	calls        *prometheus.CounterVec
+	anomalies    *prometheus.CounterVec
+	cost         *prometheus.CounterVec
+	baseline     prometheus.Counter
+	savings      prometheus.Counter
+	pruned       prometheus.Counter
+	leaseLost    prometheus.Counter
+	archived     *prometheus.CounterVec
+	forgotten    *prometheus.CounterVec
+	expired      *prometheus.CounterVec
+	alertCost    prometheus.Histogram
+	duration     prometheus.Histogram
+	logins       *prometheus.CounterVec
+	loginFails   prometheus.Counter
+	slackRefused *prometheus.CounterVec
 	// notify is the outbound path's (metrics_notify.go).
 	notify *notifyMetrics
 }
@@ -137,11 +143,13 @@ func NewPrometheus(depth func() float64) *Prometheus {
 		Help: "Login attempts to the cockpit, by outcome (ok, unknown_token, cannot_log_in, throttled)."}, []string{"outcome"})
 	p.loginFails = prometheus.NewCounter(prometheus.CounterOpts{Name: "openrecall_cockpit_login_failures_total",
 		Help: "Login attempts to the cockpit that did not log in (a wrong token, a token that cannot log in, or throttled)."})
+	p.slackRefused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "openrecall_slack_refused_total",
+		Help: "Slack interactions refused, nothing stored, by reason (bad_signature, stale, replay, unmapped, read_only)."}, []string{"reason"})
 	depthGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "openrecall_inbox_depth",
 		Help: "Deliveries waiting in the inbox."}, depth)
 	p.reg.MustRegister(p.requests, p.latency, p.received, p.duplicates, p.rejected, p.refused, p.bySender, p.dropped, p.analysed, p.bypassed, p.grouped,
 		p.calls, p.anomalies, p.cost, p.baseline, p.savings, p.pruned, p.archived, p.forgotten, p.expired, p.leaseLost, p.alertCost, p.duration, depthGauge,
-		p.logins, p.loginFails,
+		p.logins, p.loginFails, p.slackRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	p.reg.MustRegister(p.notify.collectors()...)
 	return p
@@ -195,6 +203,9 @@ func (p *Prometheus) Forgotten(f openrecall.Forgotten) {
 	p.expired.WithLabelValues("analyses").Add(float64(f.Expired))
 	p.expired.WithLabelValues("groups").Add(float64(f.ExpiredGroups))
 }
+
+// SlackRefused counts one Slack interaction refused, by reason.
+func (p *Prometheus) SlackRefused(reason string) { p.slackRefused.WithLabelValues(reason).Inc() }
 
 // Login counts one login attempt by outcome, and a failure.
 func (p *Prometheus) Login(outcome string) {

@@ -155,6 +155,9 @@ type Config struct {
 	// ModelHealth, when set, returns each model tier's circuit for /readyz
 	// (routing.Circuit's state: serve wires it).
 	ModelHealth func() []ModelHealth
+	// Slack, when set, serves POST /api/v1/slack/interactions: deciding
+	// from Slack (DESIGN §12c).
+	Slack *SlackConfig
 	// Observer receives events for metrics; nil observes nothing.
 	Observer Observer
 	Logger   *zap.Logger
@@ -183,6 +186,7 @@ type Server struct {
 	daemon  Daemon
 	ready   atomic.Bool
 	cockpit *cockpit.Cockpit
+	slack   *slackChat // nil when Config.Slack is
 }
 
 // New checks cfg, fills defaults and returns a Server.
@@ -225,6 +229,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
+	}
+	var err error
+	if s.slack, err = newSlackChat(cfg.Slack); err != nil {
+		return nil, err
 	}
 	if err := s.newCockpit(); err != nil {
 		return nil, err
@@ -326,6 +334,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if serr := srv.Shutdown(sctx); serr != nil {
 		s.log.Warn("http shutdown", zap.Error(serr))
 	}
+	// The message updates after their answers: each is bounded.
+	s.waitSlack()
 	close(stop)
 	if derr := <-ran; err == nil {
 		err = derr

@@ -63,6 +63,9 @@ type ApproveRequest struct {
 	// Expiry overrides the proposal's (30 days by default); 0 keeps it.
 	Expiry time.Duration
 	Note   string
+	// Origin names where the approval was given when not the cockpit, the
+	// CLI or the API ("slack"); the audit entries say it.
+	Origin string
 }
 
 // AddRequest writes an exception directly (a silence, a maintenance
@@ -136,11 +139,11 @@ func (a *App) ApproveProposal(ctx context.Context, req ApproveRequest) (Exceptio
 		MaxSeverity: p.MaxSeverity, ExpiresAt: expires, CreatedAt: a.clock()(), Analyst: req.Analyst, Note: req.Note,
 		ProposalID: p.ID,
 	}
-	out, err := a.storeException(ctx, st, e, openrecall.StepExceptionApprove, req.Analyst, "approved from proposal "+p.ID)
+	out, err := a.storeException(ctx, st, e, openrecall.StepExceptionApprove, req.Analyst+fromOrigin(req.Origin), "approved from proposal "+p.ID)
 	if err != nil {
 		return out, err
 	}
-	return out, a.settleProposal(ctx, p, out.Exception)
+	return out, a.settleProposal(ctx, p, out.Exception, req.Origin)
 }
 
 // AddException writes an exception directly, for silences and maintenance

@@ -96,6 +96,7 @@ func (a *App) DecideGroup(ctx context.Context, id string, d Decision) (DecidedGr
 	if d.Analyst != "" {
 		why += " by " + d.Analyst
 	}
+	why += fromOrigin(d.Origin)
 	if d.Note != "" {
 		why += ": " + d.Note
 	}

@@ -21,6 +21,10 @@ type Decision struct {
 	AlertID string
 	// ExpiresAt, when not zero, is when the memory stops voting.
 	ExpiresAt time.Time
+	// Origin names where the decision was taken when it was not the
+	// cockpit, the CLI or the API ("slack"): the audit entries say it
+	// ("alice decided real from slack").
+	Origin string
 }
 
 // Subject is what a decision is about: exactly one of some alerts (each

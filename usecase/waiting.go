@@ -331,7 +331,7 @@ func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryI
 	if who == "" {
 		who = "an unnamed analyst"
 	}
-	why := fmt.Sprintf("%s decided %s (%s)", who, d.Decision, as)
+	why := fmt.Sprintf("%s decided %s%s (%s)", who, d.Decision, fromOrigin(d.Origin), as)
 	if w.Proposed != "" {
 		why += fmt.Sprintf(", proposed %s", w.Proposed)
 	}
@@ -351,11 +351,20 @@ func (a *App) settle(ctx context.Context, analysisID string, d Decision, memoryI
 	return nil
 }
 
+// fromOrigin is " from origin" for an audit reason, or "" when the
+// decision has no origin of its own.
+func fromOrigin(origin string) string {
+	if origin == "" {
+		return ""
+	}
+	return " from " + origin
+}
+
 // settleProposal settles what waited for a person because memory proposed
 // exception p (DESIGN §6b, §12a): every analysis not decided yet whose
 // result carried p is decided p's decision by the person who approved it,
 // as exception e, and audited with them.
-func (a *App) settleProposal(ctx context.Context, p openrecall.Proposal, e openrecall.Exception) error {
+func (a *App) settleProposal(ctx context.Context, p openrecall.Proposal, e openrecall.Exception, origin string) error {
 	if a.Waiting == nil {
 		return nil
 	}
@@ -363,7 +372,7 @@ func (a *App) settleProposal(ctx context.Context, p openrecall.Proposal, e openr
 	if err != nil {
 		return fmt.Errorf("exception %s was approved but what waited for it: %w", e.ID, err)
 	}
-	d := Decision{Decision: p.Decision, Analyst: e.Analyst, Note: e.Note}
+	d := Decision{Decision: p.Decision, Analyst: e.Analyst, Note: e.Note, Origin: origin}
 	for _, w := range ws {
 		if err := a.settle(ctx, w.AnalysisID, d, "", "approved exception "+e.ID+" of proposal "+p.ID); err != nil {
 			return fmt.Errorf("exception %s was approved but analysis %s was not settled: %w", e.ID, w.AnalysisID, err)
