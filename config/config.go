@@ -188,6 +188,10 @@ type Config struct {
 	// when serve starts (its secrets are read then, not at load), with
 	// errors that name its lines.
 	Notify yaml.Node `yaml:"notify"`
+	// Chat is the chat: section as written (deciding from Slack, DESIGN
+	// §12c), read by slack.ReadConfig when serve starts and by config
+	// check, with errors that name its lines.
+	Chat yaml.Node `yaml:"chat"`
 }
 
 // Default returns the embedded defaults.

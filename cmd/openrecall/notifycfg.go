@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+
+	"go.uber.org/zap"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/chat/slack"
 	"github.com/openrecall/openrecall/config"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/notify"
+	"github.com/openrecall/openrecall/server"
 )
 
 // legacyWebhook names the receiver server.webhook_url becomes.
@@ -47,6 +52,37 @@ func notifySettings(cfg config.Config) (notify.Settings, error) {
 	s.Receivers = []notify.Receiver{hook}
 	s.Route = &notify.Route{Routes: []*notify.Route{{Receiver: legacyWebhook, Matchers: []notify.Matcher{m}}}}
 	return s, nil
+}
+
+// chatSettings reads the chat: section (its secrets are read now): off
+// when absent.
+func chatSettings(cfg config.Config) (slack.Config, error) {
+	c, err := slack.ReadConfig(&cfg.Chat)
+	if err != nil {
+		return slack.Config{}, fmt.Errorf("config: chat: %w", err)
+	}
+	return c, nil
+}
+
+// slackServer is server.Config.Slack of c: nil when chat.slack is off.
+func slackServer(c slack.Config) *server.SlackConfig {
+	if !c.Enabled() {
+		return nil
+	}
+	return &server.SlackConfig{SigningSecret: c.SigningSecret.Reveal(), Users: c.Users,
+		API: slack.NewClient(c.APIURL, c.BotToken.Reveal(), nil)}
+}
+
+// warnChatAnalysts warns, at the start of serve, of each analyst of
+// chat.slack.users who cannot decide: no token of that name, or one
+// without the retain scope (their clicks will be refused).
+func warnChatAnalysts(log *zap.Logger, c slack.Config, tokens []server.Token) {
+	for _, name := range c.Analysts() {
+		i := slices.IndexFunc(tokens, func(t server.Token) bool { return t.Analyst == name && slices.Contains(t.Scopes, server.ScopeRetain) })
+		if i < 0 {
+			log.Warn("chat.slack.users maps to an analyst who cannot decide: name a token of server.tokens after them, with the retain scope", zap.String("analyst", name))
+		}
+	}
 }
 
 // reviewURL links an analysis to its cockpit page under the external URL;

@@ -216,6 +216,10 @@ func configCheckRun(a *app) error {
 	if err != nil {
 		return err
 	}
+	// So is chat: (its secrets read, never printed).
+	if _, err := chatSettings(cfg); err != nil {
+		return err
+	}
 	fmt.Fprintf(a.out, "configuration ok; memory database %s; %d senders\n", db, len(senders.Names()))
 	return nil
 }

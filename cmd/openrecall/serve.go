@@ -148,6 +148,10 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	chat, err := chatSettings(cfg)
+	if err != nil {
+		return err
+	}
 	resolved, err := sc.ResolvedTokens(nil)
 	if err != nil {
 		return err
@@ -161,6 +165,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 			tokens[i].Analyst = sc.Tokens[i].Name
 		}
 	}
+	warnChatAnalysts(a.log, chat, tokens)
 	if err := server.CheckListen(sc.Listen, len(tokens)); err != nil {
 		return usageErr("%v", err)
 	}
@@ -311,6 +316,7 @@ func serveRun(ctx context.Context, a *app, opts *serveOptions) error {
 		TrustedProxies:  proxies,
 		Observer:        prom,
 		ModelHealth:     modelHealth,
+		Slack:           slackServer(chat),
 		Logger:          a.log,
 		Now:             a.now,
 	})
