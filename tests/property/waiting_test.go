@@ -22,6 +22,7 @@ func waitingProperties() []pbt.Property {
 			"An analysis waits for a person exactly when its alert was triaged, not bypassed, and escalated or in need of a person's approval; its proposal is the model's decision when the model gave one a person can retain, else memory's; the workflow's sink records it with the analysis's audit entries, and the first retain about the analysis settles it (off the queue, decided by that analyst, one analyst-decision audit entry) while a second retain changes neither the queue nor the trail, which stays intact.",
 			"WaitCaseGen", waitCaseGen(), checkWaiting, pbt.Expensive(4)),
 		bulkProperty(),
+		chatProperty(),
 	}
 }
 
