@@ -19,7 +19,7 @@ GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # take seconds each with it on 2 cores.
 TESTLDFLAGS := -ldflags=-w
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-llm e2e-cockpit e2e-multiprocess mutants
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -191,6 +191,14 @@ e2e-notify: build
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; \
 	fi
 	$(GO) run ./scripts/e2e/notify -bin ./$(BIN)
+
+# Deciding from Slack end to end: the fake Slack Web API and serve with an
+# interactive slack receiver and chat.slack; an escalation's buttons, a
+# click on Add a note… and the modal's submission signed as Slack signs
+# them; the note and dead ends in memory, the message updated, the audit
+# intact; forged and expired requests refused. See scripts/e2e/chat.
+e2e-chat: build
+	$(GO) run ./scripts/e2e/chat -bin ./$(BIN)
 
 # The cockpit (web UI) in a real headless Chromium (Debian's chromium,
 # driven with chromedp) against the built binary's serve on loopback; see

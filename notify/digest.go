@@ -199,7 +199,7 @@ func (s *Slack) sendDigest(ctx context.Context, n Notification) (Delivery, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	text, blocks := mrkdwn(clip(n.Digest.title(), slackSectionMax)), slackDigestBlocks(n.Digest)
+	text, blocks := mrkdwn(clip(n.Digest.title(), slackSectionMax)), slackDigestBlocks(n.Digest, s.interactive)
 	if s.webhook != "" {
 		_, err := send(ctx, s.client, request{What: "slack webhook", URL: s.webhook, SecretURL: true, ContentType: slackContentType,
 			Body: slackMessage{Text: text, Blocks: blocks}})
@@ -210,12 +210,14 @@ func (s *Slack) sendDigest(ctx context.Context, n Notification) (Delivery, error
 }
 
 // slackDigestBlocks lays a digest out: a header, the window, the
-// identities with their links, the top families, and what to do.
-func slackDigestBlocks(d *Digest) []slackBlock {
+// identities with their links, the top families, and what to do. When
+// wrong (an interactive receiver), the listed analyses follow, each a
+// section with a "This was wrong" button (slackWrongBlocks).
+func slackDigestBlocks(d *Digest, wrong bool) []slackBlock {
 	md := func(t string) *slackText { return &slackText{Type: "mrkdwn", Text: clip(t, slackSectionMax)} }
 	head := fmt.Sprintf("Digest: %d closed without a person", d.Closed)
 	out := []slackBlock{
-		{Type: "header", Text: &slackText{Type: "plain_text", Text: clip(head, slackHeaderMax), Emoji: true}},
+		{Type: "header", Text: slackPlain(clip(head, slackHeaderMax))},
 		{Type: "section", Text: md("*" + mrkdwn(d.window()) + "*")},
 	}
 	var lines []string
@@ -223,11 +225,7 @@ func slackDigestBlocks(d *Digest) []slackBlock {
 		line := fmt.Sprintf("• *%s*: %d (%s)", mrkdwn(di.name()), di.Count, di.decisionsText())
 		var links []string
 		for _, l := range di.Analyses {
-			if l.URL != "" {
-				links = append(links, "<"+mrkdwn(l.URL)+"|"+mrkdwn(l.AnalysisID)+">")
-			} else {
-				links = append(links, mrkdwn(l.AnalysisID))
-			}
+			links = append(links, slackLink(l))
 		}
 		if len(links) > 0 {
 			line += " — " + strings.Join(links, ", ")
@@ -246,11 +244,86 @@ func slackDigestBlocks(d *Digest) []slackBlock {
 		out = append(out, slackBlock{Type: "section", Text: md("*Top families*\n" + strings.Join(fams, "\n"))})
 	}
 	note := spotCheck
+	if wrong {
+		buttons, left := slackWrongBlocks(d)
+		out = append(out, buttons...)
+		if len(buttons) > 0 {
+			note = spotCheckWrong
+		}
+		if left > 0 {
+			note += fmt.Sprintf(" %d listed analyses have no button here (a Slack message holds %d blocks): correct them from their review pages.",
+				left, slackMaxBlocks)
+		}
+	}
 	if d.Withheld > 0 {
 		note += fmt.Sprintf(" %d row(s) of the window fail their seal and are not counted.", d.Withheld)
 	}
 	out = append(out, slackBlock{Type: "context", Elements: []slackElement{{Type: "mrkdwn", Text: mrkdwn(note)}}})
 	return out
+}
+
+// spotCheckWrong is spotCheck for a digest with "This was wrong" buttons.
+const spotCheckWrong = "Spot-check: open an analysis; a closure that was wrong is corrected with its This was wrong button, " +
+	"as from its review page (History)."
+
+// Slack's limits on a message (https://docs.slack.dev/reference/block-kit/blocks:
+// at most 50 blocks) and what a digest makes of them: its own blocks
+// (header, window, identities, families, the closing context) are 5, so
+// at most slackWrongMax analyses get a button, each a section of its own
+// (an action_id need only be unique within its block, and every button is
+// openrecall:wrong).
+const (
+	slackMaxBlocks = 50
+	slackWrongMax  = 40
+)
+
+// slackWrongBlocks returns a section per listed analysis of d, with its
+// link and the identity it belongs to, and a "This was wrong" button
+// (SlackActionWrong, the analysis id its value) beside it; at most
+// slackWrongMax, chosen so that every listed identity has its latest
+// analysis's button before any has a second. left counts the listed
+// analyses left without one. The block_ids are "openrecall:wrong:" and the
+// analysis id, unique in the message.
+func slackWrongBlocks(d *Digest) (blocks []slackBlock, left int) {
+	ids := d.shownIdentities()
+	chosen := map[[2]int]bool{}
+	for round, n := 0, 0; n < slackWrongMax; round++ {
+		more := false
+		for i, di := range ids {
+			if round >= len(di.Analyses) || n == slackWrongMax {
+				continue
+			}
+			more = true
+			if l := di.Analyses[round]; l.AnalysisID != "" && len(l.AnalysisID) <= slackValueMax {
+				chosen[[2]int{i, round}] = true
+				n++
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	for i, di := range ids {
+		for j, l := range di.Analyses {
+			if !chosen[[2]int{i, j}] {
+				left++
+				continue
+			}
+			t := slackText{Type: "mrkdwn", Text: clip(slackLink(l)+" · "+mrkdwn(di.name()), slackSectionMax)}
+			blocks = append(blocks, slackBlock{Type: "section", BlockID: clip("openrecall:wrong:"+l.AnalysisID, 255), Text: &t,
+				Accessory: &slackElement{Type: "button", Text: slackPlain("This was wrong"), ActionID: SlackActionWrong, Value: l.AnalysisID}})
+		}
+	}
+	return blocks, left
+}
+
+// slackLink is an analysis as a digest links it: its review page, else
+// its id.
+func slackLink(l DigestLink) string {
+	if l.URL != "" {
+		return "<" + mrkdwn(l.URL) + "|" + mrkdwn(l.AnalysisID) + ">"
+	}
+	return mrkdwn(l.AnalysisID)
 }
 
 // sendDigest posts n's digest as a card.

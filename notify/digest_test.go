@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/notify"
 )
@@ -313,4 +315,76 @@ func slackTexts(t *testing.T, body []byte) string {
 	walk(doc)
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// TestSlackDigestWrongButtons: an interactive receiver's digest has a
+// "This was wrong" button beside each listed analysis (its own section:
+// an action_id is unique only within its block), valued with the
+// analysis id; within Slack's 50 blocks a message, at most 40 buttons,
+// every listed identity's latest analysis first, and it says how many
+// listed analyses have none. Without interactivity, no button.
+func TestSlackDigestWrongButtons(t *testing.T) {
+	wrongs := func(bs slackBlocks) []string {
+		var out []string
+		for _, b := range bs {
+			if b.Accessory != nil && b.Accessory.ActionID == notify.SlackActionWrong {
+				if b.BlockID != "openrecall:wrong:"+b.Accessory.Value || b.Type != "section" || b.Accessory.label() != "This was wrong" {
+					t.Errorf("block %s %s with button %+v", b.Type, b.BlockID, b.Accessory)
+				}
+				out = append(out, b.Accessory.Value)
+			}
+		}
+		return out
+	}
+	api := newSlackAPI(t)
+	if _, err := botSlack(t, api, true).Send(context.Background(), digestNote()); err != nil {
+		t.Fatal(err)
+	}
+	bs := blocksOf(t, api.Only(t).Body)
+	want := []string{"serve-000130", "serve-000123", "serve-000101", "serve-000129", "serve-000111", "serve-000104"}
+	if diff := cmp.Diff(want, wrongs(bs)); diff != "" {
+		t.Errorf("wrong buttons (-want +got):\n%s", diff)
+	}
+	if texts := bs.texts(); !strings.Contains(texts, "<https://openrecall.example.com/results/serve-000129|serve-000129> · &lt;!channel&gt;") {
+		t.Errorf("an analysis's section does not link it and name its identity, escaped:\n%s", texts)
+	}
+
+	api = newSlackAPI(t)
+	if _, err := botSlack(t, api, false).Send(context.Background(), digestNote()); err != nil {
+		t.Fatal(err)
+	}
+	if got := wrongs(blocksOf(t, api.Only(t).Body)); len(got) != 0 {
+		t.Errorf("wrong buttons without interactivity: %v", got)
+	}
+
+	// 25 identities of 3 analyses each: 20 listed, 60 analyses linked.
+	w := openrecall.ClosedWindow{From: time.Unix(1773453600, 0), To: time.Unix(1773455400, 0)}
+	for i := range 25 {
+		w.Identities = append(w.Identities, openrecall.ClosedIdentity{Identity: openrecall.Identity{Rule: fmt.Sprintf("Rule%02d", i)}, Count: 3,
+			ByDecision:  map[openrecall.Decision]int{openrecall.DecisionKnownBenign: 3},
+			AnalysisIDs: []string{fmt.Sprintf("a%02d-3", i), fmt.Sprintf("a%02d-2", i), fmt.Sprintf("a%02d-1", i)}})
+		w.Closed += 3
+	}
+	api = newSlackAPI(t)
+	n := notify.Notification{Kind: notify.KindDigest, Key: "k", ID: "i", At: madeAt, Digest: notify.DigestOf(w, nil)}
+	if _, err := botSlack(t, api, true).Send(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	bs = blocksOf(t, api.Only(t).Body)
+	got := wrongs(bs)
+	if len(bs) > 50 || len(got) != 40 {
+		t.Errorf("%d blocks, %d wrong buttons: want at most 50 blocks and 40 buttons", len(bs), len(got))
+	}
+	for i := range 20 {
+		if !slices.Contains(got, fmt.Sprintf("a%02d-3", i)) {
+			t.Errorf("identity Rule%02d's latest analysis has no button", i)
+		}
+	}
+	if slices.Contains(got, "a20-3") || slices.Contains(got, "a00-1") {
+		t.Errorf("a button beyond the listed identities or before every identity's second: %v", got)
+	}
+	last := bs[len(bs)-1]
+	if len(last.Elements) != 1 || !strings.Contains(string(last.Elements[0].Text), "20 listed analyses have no button here") {
+		t.Errorf("the closing note does not say what has no button: %+v", last)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,19 +16,34 @@ import (
 // SlackAPIURL is the Slack Web API's base URL.
 const SlackAPIURL = "https://slack.com/api/"
 
-// The action ids of a Slack message's decision buttons (SlackConfig
-// Interactive): deciding from chat, whose interaction endpoint reads
-// them. Each button's value is the analysis id.
+// The block and action ids of a Slack message's buttons (SlackConfig
+// Interactive), which the interaction endpoint (deciding from chat,
+// DESIGN §12c) reads back from a block_actions payload. Each decision
+// button's value is the analysis id; approve exception's is the
+// proposal's id. An action_id need only be unique within its block
+// (https://docs.slack.dev/reference/block-kit/block-elements/button-element).
 const (
-	// SlackActionReview is the link button to the review page.
-	SlackActionReview = "openrecall_review"
+	// SlackBlockActions is the block_id of a message's decision buttons.
+	// A message updated after a decision has no block of that id.
+	SlackBlockActions = "openrecall:actions"
+	// SlackActionReview is the link button to the review page (Slack
+	// still sends its click to the interaction endpoint, which only
+	// acknowledges it).
+	SlackActionReview = "openrecall:review"
 	// SlackActionApprove approves the analysis's proposed decision.
-	SlackActionApprove = "openrecall_approve"
+	SlackActionApprove = "openrecall:approve"
 	// SlackActionDecide prefixes the buttons that decide as they say:
-	// "openrecall_decide_known_benign", "…_false_positive", "…_real".
-	SlackActionDecide = "openrecall_decide_"
-	// SlackActionNote opens the note modal (a note and dead ends).
-	SlackActionNote = "openrecall_note"
+	// "openrecall:decide:real", "…:known_benign", "…:false_positive".
+	SlackActionDecide = "openrecall:decide:"
+	// SlackActionNote opens the note modal (a decision, a note and dead
+	// ends).
+	SlackActionNote = "openrecall:note"
+	// SlackActionApproveException approves the exception memory proposes
+	// for a detection; its value is the proposal's id.
+	SlackActionApproveException = "openrecall:approve_exception"
+	// SlackActionWrong is a digest's "This was wrong" on a closed
+	// analysis, as the History page's correction.
+	SlackActionWrong = "openrecall:wrong"
 )
 
 // SlackConfig configures a Slack receiver: a bot token and a channel (the
@@ -48,10 +64,13 @@ type SlackConfig struct {
 	WebhookURL Secret
 	// APIURL is the Web API's base URL (default SlackAPIURL).
 	APIURL string
-	// Interactive adds the decision buttons (approve as proposed, benign,
-	// false positive, real, note) to a message left to a person; the Slack
-	// app's interactivity must then point at openrecall's interaction
-	// endpoint (deciding from chat, still to build).
+	// Interactive adds the decision buttons (approve as proposed, real,
+	// benign, false positive, add a note; approve exception for a
+	// detection with a proposed exception) to a message left to a person,
+	// and "This was wrong" to a digest's analyses. The Slack app's
+	// interactivity must point at openrecall's interaction endpoint
+	// (POST /api/v1/slack/interactions); off by default, so a receiver
+	// without it shows no dead buttons.
 	Interactive bool
 	// Timeout bounds one Send (default 10s).
 	Timeout time.Duration
@@ -141,7 +160,7 @@ func (s *Slack) Send(ctx context.Context, n Notification) (Delivery, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	v := viewOf(n)
-	text, blocks := v.slackFallback(), s.blocks(v, n.Result.AnalysisID)
+	text, blocks := v.slackFallback(), s.blocks(v, n.Result)
 	if s.webhook != "" {
 		return s.postWebhook(ctx, n, text, blocks)
 	}
@@ -290,6 +309,8 @@ type slackBlock struct {
 	Text     *slackText     `json:"text,omitempty"`
 	Fields   []slackText    `json:"fields,omitempty"`
 	Elements []slackElement `json:"elements,omitempty"`
+	// Accessory is a section's element beside its text: a button.
+	Accessory *slackElement `json:"accessory,omitempty"`
 }
 
 // slackText is a Block Kit text object.
@@ -331,12 +352,13 @@ func (v view) slackFallback() string {
 
 // blocks lays v out: a header with the title; a section with the headline
 // and the facts; the reason, the note and the analysis; memories and cost
-// as context; the review link, and the decision buttons for what awaits a
-// person when the receiver is interactive.
-func (s *Slack) blocks(v view, analysisID string) []slackBlock {
-	plain := func(t string) *slackText { return &slackText{Type: "plain_text", Text: t, Emoji: true} }
+// as context; the review link; and, for a trigger left to a person when
+// the receiver is interactive, the decision buttons (slackDecisionBlocks).
+// r is the notification's result. An update or a resolve never awaits a
+// person: the message edited after a decision has no decision buttons.
+func (s *Slack) blocks(v view, r openrecall.Result) []slackBlock {
 	md := func(t string, max int) slackText { return slackText{Type: "mrkdwn", Text: clip(t, max)} }
-	out := []slackBlock{{Type: "header", Text: plain(clip(v.Title, slackHeaderMax))}}
+	out := []slackBlock{{Type: "header", Text: slackPlain(clip(v.Title, slackHeaderMax))}}
 	var fields []slackText
 	for _, f := range v.facts() {
 		fields = append(fields, md("*"+f[0]+"*\n"+mrkdwn(f[1]), slackFieldMax))
@@ -362,28 +384,112 @@ func (s *Slack) blocks(v view, analysisID string) []slackBlock {
 		t := md(strings.Join(ctx, " · "), slackSectionMax)
 		out = append(out, slackBlock{Type: "context", Elements: []slackElement{{Type: "mrkdwn", Text: t.Text}}})
 	}
-	var buttons []slackElement
+	var link []slackElement
 	if v.ReviewURL != "" && len(v.ReviewURL) <= slackURLMax {
-		buttons = append(buttons, slackElement{Type: "button", Text: plain("Review in openrecall"), ActionID: SlackActionReview, URL: v.ReviewURL})
+		link = append(link, slackElement{Type: "button", Text: slackPlain("Review in openrecall"), ActionID: SlackActionReview, URL: v.ReviewURL})
 	}
-	if s.interactive && v.AwaitsPerson && analysisID != "" && len(analysisID) <= slackValueMax {
-		button := func(label, action, style string) slackElement {
-			return slackElement{Type: "button", Text: plain(clip(label, slackButtonMax)), ActionID: action, Value: analysisID, Style: style}
-		}
-		if v.Proposed != "" {
-			buttons = append(buttons, button("Approve: "+string(v.Proposed), SlackActionApprove, "primary"))
-		}
-		buttons = append(buttons,
-			button("Benign", SlackActionDecide+string(openrecall.DecisionKnownBenign), ""),
-			button("False positive", SlackActionDecide+string(openrecall.DecisionFalsePositive), ""),
-			button("Real", SlackActionDecide+string(openrecall.DecisionReal), "danger"),
-			button("Note…", SlackActionNote, ""))
+	if s.interactive && v.AwaitsPerson && r.AnalysisID != "" && len(r.AnalysisID) <= slackValueMax {
+		return append(out, slackDecisionBlocks(v, r, link)...)
 	}
-	if len(buttons) > 0 {
-		out = append(out, slackBlock{Type: "actions", BlockID: "openrecall_actions", Elements: buttons})
+	if len(link) > 0 {
+		// No block_id: Slack makes one, new for each version of the
+		// message, as the actions block's reference asks of a block_id.
+		out = append(out, slackBlock{Type: "actions", Elements: link})
 	}
 	return out
 }
+
+// slackDecisionBlocks returns the end of a message left to a person, from
+// an interactive receiver: for a firing of an alert group, that the
+// buttons decide the whole group; for a detection with a proposed
+// exception, what approving it makes; then one actions block
+// (SlackBlockActions) of the review link, approve as proposed (when the
+// analysis proposes a decision a person may retain), real, benign, false
+// positive, add a note, and approve exception. Each decision button's
+// value is the analysis id, approve exception's the proposal's id.
+//
+// Written to https://docs.slack.dev/reference/block-kit/blocks/actions-block
+// (at most 25 elements; a block_id unique in the message) and
+// https://docs.slack.dev/reference/block-kit/block-elements/button-element
+// (text at most 75 characters, value at most 2,000, style primary or
+// danger). Seven buttons at most.
+func slackDecisionBlocks(v view, r openrecall.Result, link []slackElement) []slackBlock {
+	button := func(label, action, value, style string) slackElement {
+		return slackElement{Type: "button", Text: slackPlain(clip(label, slackButtonMax)), ActionID: action, Value: value, Style: style}
+	}
+	id := r.AnalysisID
+	buttons := slices.Clone(link)
+	if v.Proposed != "" {
+		buttons = append(buttons, button("Approve as proposed: "+string(v.Proposed), SlackActionApprove, id, "primary"))
+	}
+	buttons = append(buttons,
+		button("Real", SlackActionDecide+string(openrecall.DecisionReal), id, "danger"),
+		button("Benign", SlackActionDecide+string(openrecall.DecisionKnownBenign), id, ""),
+		button("False positive", SlackActionDecide+string(openrecall.DecisionFalsePositive), id, ""),
+		button("Add a note…", SlackActionNote, id, ""))
+	var out []slackBlock
+	section := func(t string) {
+		out = append(out, slackBlock{Type: "section", Text: &slackText{Type: "mrkdwn", Text: clip(t, slackSectionMax)}})
+	}
+	if g := r.Group; g != nil && g.ID != "" {
+		section(slackGroupText(g))
+	}
+	if p := r.Proposal; p != nil && p.ApprovedAs == "" && p.ID != "" && len(p.ID) <= slackValueMax {
+		section(slackProposalText(p))
+		buttons = append(buttons, button("Approve exception", SlackActionApproveException, p.ID, "primary"))
+	}
+	return append(out, slackBlock{Type: "actions", BlockID: SlackBlockActions, Elements: buttons})
+}
+
+// slackGroupText says that a firing's buttons decide its whole alert group
+// (DESIGN §6a): the group's decision is every firing's. A notification
+// does not know how many firings the group holds.
+func slackGroupText(g *openrecall.GroupRef) string {
+	t := "*Alert group " + mrkdwn(g.ID) + "*\n"
+	if g.Role == openrecall.GroupRoleHead {
+		t += "This firing heads the group."
+	} else {
+		t += "This firing joined the group of alert " + mrkdwn(g.HeadAlertID) + "."
+	}
+	return t + " A decision here decides the whole group: every firing of it."
+}
+
+// slackProposalText says what approving a proposed exception makes
+// (DESIGN §6b): an exception that closes the identity's alerts of this
+// Alert DNA as the memories decided, up to a severity, until it expires
+// (its expiry counts from the approval).
+func slackProposalText(p *openrecall.Proposal) string {
+	t := "*Proposed exception* " + mrkdwn(p.ID) + "\nMemory vouches unanimously for this detection. Approving makes an exception " +
+		"that closes alerts of " + mrkdwn(p.Identity.String()) + " with this Alert DNA as " + string(p.Decision)
+	if p.MaxSeverity != "" {
+		t += ", up to severity " + string(p.MaxSeverity)
+	}
+	if m := openrecall.MatchString(p.Match); m != "" {
+		t += ", matching " + mrkdwn(m)
+	}
+	if e := expiryText(p.Expiry); e != "" {
+		t += "; it expires " + e + " after approval"
+	}
+	return t + "."
+}
+
+// expiryText says a duration as an expiry reads: "30 days", "1 day",
+// "12h0m0s"; "" for none.
+func expiryText(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d <= 0:
+		return ""
+	case d == day:
+		return "1 day"
+	case d%day == 0:
+		return fmt.Sprintf("%d days", d/day)
+	}
+	return d.String()
+}
+
+// slackPlain is a plain_text object with emoji shortcodes rendered.
+func slackPlain(t string) *slackText { return &slackText{Type: "plain_text", Text: t, Emoji: true} }
 
 // mrkdwn escapes the three characters Slack's mrkdwn gives meaning to, so
 // an alert's text cannot mention @channel, link, or mark up a message

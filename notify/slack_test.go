@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/notify"
 )
 
@@ -367,5 +368,213 @@ func noSecret(t *testing.T, err error, secrets ...string) {
 		if strings.Contains(shown, s) {
 			t.Errorf("the error shows a secret: %s", shown)
 		}
+	}
+}
+
+// slackBlocks are a message's blocks as the tests read them.
+type slackBlocks []struct {
+	Type     string `json:"type"`
+	BlockID  string `json:"block_id"`
+	Text     struct{ Text string }
+	Elements []slackButton `json:"elements"`
+	// Accessory is a section's button.
+	Accessory *slackButton `json:"accessory"`
+}
+
+// slackButton is a block's element: a button, or a context's text.
+type slackButton struct {
+	Type     string          `json:"type"`
+	ActionID string          `json:"action_id"`
+	Value    string          `json:"value"`
+	URL      string          `json:"url"`
+	Text     json.RawMessage `json:"text"`
+}
+
+// label returns a button's text.
+func (e slackButton) label() string {
+	var t struct{ Text string }
+	_ = json.Unmarshal(e.Text, &t)
+	return t.Text
+}
+
+func blocksOf(t *testing.T, body []byte) slackBlocks {
+	t.Helper()
+	var msg struct{ Blocks slackBlocks }
+	decodeInto(t, body, &msg)
+	return msg.Blocks
+}
+
+// actions returns the buttons of the block block_id, as "action_id=value"
+// (a link button: "action_id→url"), and whether the message has it.
+func (bs slackBlocks) actions(blockID string) ([]string, bool) {
+	for _, b := range bs {
+		if b.Type != "actions" || b.BlockID != blockID {
+			continue
+		}
+		var out []string
+		for _, e := range b.Elements {
+			if e.URL != "" {
+				out = append(out, e.ActionID+"→"+e.URL)
+			} else {
+				out = append(out, e.ActionID+"="+e.Value)
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// texts returns the sections' texts, one a line.
+func (bs slackBlocks) texts() string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Text.Text)
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestSlackDecisionButtons: an interactive receiver's message left to a
+// person carries the decision buttons in the block openrecall:actions,
+// each valued with the analysis id (the interaction endpoint's contract);
+// approve as proposed only when the analysis proposes a decision; a group
+// firing says its buttons decide the group; a detection with a proposed
+// exception has approve exception, valued with the proposal's id, and
+// says its expiry. A receiver without interactivity, and a message of
+// what does not await a person, have none.
+func TestSlackDecisionButtons(t *testing.T) {
+	const id = "run1-000007"
+	link := "openrecall:review→" + reviewURL
+	decide := []string{"openrecall:decide:real=" + id, "openrecall:decide:known_benign=" + id,
+		"openrecall:decide:false_positive=" + id, "openrecall:note=" + id}
+	proposal := &openrecall.Proposal{ID: "prop-5e1f0a", Identity: openrecall.Identity{Rule: "DiskFull", Service: "postgres"},
+		Decision: openrecall.DecisionKnownBenign, MaxSeverity: openrecall.SeverityHigh, Expiry: openrecall.DefaultProposalExpiry,
+		Match: map[string]string{"host": "db-1"}}
+	tests := []struct {
+		name        string
+		interactive bool
+		n           func() notify.Notification
+		want        []string // nil: no openrecall:actions block
+		says        []string
+	}{
+		{"not interactive", false, trigger, nil, nil},
+		{"escalated with a proposal", true, trigger,
+			append([]string{link, "openrecall:approve=" + id}, decide...), nil},
+		{"no analysis: nothing to approve", true, func() notify.Notification {
+			n := trigger()
+			n.Result.Analysis = nil
+			return n
+		}, append([]string{link}, decide...), nil},
+		{"no review link", true, func() notify.Notification {
+			n := trigger()
+			n.ReviewURL = ""
+			return n
+		}, append([]string{"openrecall:approve=" + id}, decide...), nil},
+		{"group head", true, func() notify.Notification {
+			n := trigger()
+			n.Result.Group = &openrecall.GroupRef{ID: "g-" + id, Role: openrecall.GroupRoleHead, HeadAnalysisID: id, HeadAlertID: "am-5f1c"}
+			return n
+		}, append([]string{link, "openrecall:approve=" + id}, decide...),
+			[]string{"*Alert group g-run1-000007*", "This firing heads the group.", "decides the whole group"}},
+		{"group member", true, func() notify.Notification {
+			n := trigger()
+			n.Result.Group = &openrecall.GroupRef{ID: "g-run1-000003", Role: openrecall.GroupRoleMember, HeadAnalysisID: "run1-000003", HeadAlertID: "am-0001"}
+			return n
+		}, append([]string{link, "openrecall:approve=" + id}, decide...),
+			[]string{"joined the group of alert am-0001", "decides the whole group"}},
+		{"detection with a proposed exception", true, func() notify.Notification {
+			n := trigger()
+			n.Result.Proposal = proposal
+			return n
+		}, append(append([]string{link, "openrecall:approve=" + id}, decide...), "openrecall:approve_exception=prop-5e1f0a"),
+			[]string{"*Proposed exception* prop-5e1f0a", "DiskFull @ postgres", "as known_benign, up to severity high, matching host=db-1",
+				"it expires 30 days after approval"}},
+		{"an approved proposal is not offered again", true, func() notify.Notification {
+			n := trigger()
+			p := *proposal
+			p.ApprovedAs = "exc-1"
+			n.Result.Proposal = &p
+			return n
+		}, append([]string{link, "openrecall:approve=" + id}, decide...), nil},
+		{"closed by memory", true, func() notify.Notification {
+			n := trigger()
+			n.Result = bypassedResult()
+			return n
+		}, nil, nil},
+		{"the update after a decision", true, func() notify.Notification { return decided(nil) }, nil, nil},
+		{"a resolve", true, func() notify.Notification { return resolve(nil) }, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newSlackAPI(t)
+			if _, err := botSlack(t, api, tt.interactive).Send(context.Background(), tt.n()); err != nil {
+				t.Fatal(err)
+			}
+			bs := blocksOf(t, api.Only(t).Body)
+			got, ok := bs.actions(notify.SlackBlockActions)
+			if tt.want == nil {
+				if ok {
+					t.Errorf("a block %s: %v", notify.SlackBlockActions, got)
+				}
+				for _, b := range bs {
+					for _, e := range b.Elements {
+						if e.Value != "" || strings.HasPrefix(e.ActionID, "openrecall:decide") {
+							t.Errorf("a decision button %+v outside the actions block", e)
+						}
+					}
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("buttons (-want +got):\n%s", diff)
+			}
+			for _, b := range bs {
+				if len(b.Elements) > 25 {
+					t.Errorf("block %s has %d elements, Slack takes 25", b.BlockID, len(b.Elements))
+				}
+				for _, e := range b.Elements {
+					if n := len([]rune(e.label())); e.Type == "button" && n > 75 {
+						t.Errorf("button %q: %d characters, Slack takes 75", e.label(), n)
+					}
+				}
+			}
+			texts := bs.texts()
+			for _, s := range tt.says {
+				if !strings.Contains(texts, s) {
+					t.Errorf("the message does not say %q:\n%s", s, texts)
+				}
+			}
+		})
+	}
+}
+
+// TestSlackUpdateDropsTheButtons: the trigger's message carries the
+// buttons; the chat.update of the same message after a person's decision
+// does not, and says who decided.
+func TestSlackUpdateDropsTheButtons(t *testing.T) {
+	api := newSlackAPI(t)
+	s := botSlack(t, api, true)
+	first, err := s.Send(context.Background(), trigger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Send(context.Background(), decided(first.State)); err != nil {
+		t.Fatal(err)
+	}
+	reqs := api.Requests()
+	if len(reqs) != 2 || reqs[1].Path != "/api/chat.update" {
+		t.Fatalf("requests %d, want a post then a chat.update", len(reqs))
+	}
+	if _, ok := blocksOf(t, reqs[0].Body).actions(notify.SlackBlockActions); !ok {
+		t.Errorf("the trigger's message has no decision buttons")
+	}
+	upd := blocksOf(t, reqs[1].Body)
+	if got, ok := upd.actions(notify.SlackBlockActions); ok {
+		t.Errorf("the updated message keeps the decision buttons: %v", got)
+	}
+	if !strings.Contains(upd.texts(), "Decided known_benign by alice") {
+		t.Errorf("the updated message does not say the decision:\n%s", upd.texts())
+	}
+	if got, _ := upd.actions(""); len(got) != 1 || !strings.HasPrefix(got[0], notify.SlackActionReview) {
+		t.Errorf("the updated message's buttons %v, want the review link alone", got)
 	}
 }

@@ -13,6 +13,8 @@
 //     /v2/alerts/requests/{requestId} and GET /v2/alerts/{identifier};
 //   - Slack Web API (Authorization: Bearer): POST /api/chat.postMessage and
 //     /api/chat.update, HTTP 200 {ok, channel, ts} or {ok: false, error};
+//     /api/views.open (a modal for a trigger_id, each good once) and
+//     /api/chat.postEphemeral (a message for one user), recorded;
 //   - a Microsoft Teams Workflows webhook: POST
 //     /workflows/{id}/triggers/manual/paths/invoke?…&sig=…, 202;
 //   - openrecall's signed webhook: POST /hook, its HMAC-SHA256 signature
@@ -25,7 +27,9 @@
 // PagerDuty incidents by dedup_key, triggered, acknowledged or resolved (a
 // trigger of a resolved key opens a new incident, as PagerDuty does);
 // Opsgenie alerts by alias, open or closed, with their notes; Slack
-// messages by channel and ts with every version of each; Teams cards;
+// messages by channel and ts with every version of each (and their
+// buttons, SlackMessage.Buttons), the modals opened, the ephemeral
+// messages; Teams cards;
 // webhook deliveries; e-mails. Every request is recorded (its credentials
 // masked), and a receiver can be told to fail its next requests with a
 // status (Fail, or POST /_fail on the Control handler) to play an outage.

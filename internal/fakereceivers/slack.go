@@ -10,7 +10,8 @@ import (
 )
 
 // Slack Web API, as Slack documents it (docs.slack.dev, chat.postMessage,
-// chat.update, "Web API basics"): POST /api/{method} with a bot token in
+// chat.update, views.open, chat.postEphemeral, "Web API basics"): POST
+// /api/{method} with a bot token in
 // Authorization: Bearer, the arguments as JSON (or a form); every answer
 // HTTP 200 with {"ok": true, …} or {"ok": false, "error": code}:
 // not_authed and invalid_auth for the token, channel_not_found,
@@ -19,10 +20,20 @@ import (
 // named by its id or its name (with or without "#"); the fake gives each
 // name an id (C…) and answers with it, as Slack does, and every message a
 // ts unique in its channel.
+//
+// views.open (https://docs.slack.dev/reference/methods/views.open) takes
+// a trigger_id and a view (a JSON-encoded string, or an object in a JSON
+// body): the fake records the view and answers {"ok": true, "view": {…,
+// "id": "V…"}}; a trigger is good once (exchanged_trigger_id after).
+// chat.postEphemeral (https://docs.slack.dev/reference/methods/chat.postEphemeral)
+// takes channel, user and text or blocks: the fake records the message and
+// answers {"ok": true, "message_ts": …}. Both check the token as
+// chat.postMessage does.
 
 const (
 	slackBotUser = "U0FAKEBOT01"
 	slackBotID   = "B0FAKEBOT01"
+	slackTeam    = "T0FAKETEAM1"
 )
 
 // slackArgs are chat.postMessage's and chat.update's arguments.
@@ -63,7 +74,13 @@ func (f *Fakes) slackCall(r *http.Request, body []byte) answer {
 		return slackRefuse("invalid_auth")
 	}
 	method := r.PathValue("method")
-	if method != "chat.postMessage" && method != "chat.update" {
+	switch method {
+	case "chat.postMessage", "chat.update":
+	case "views.open":
+		return f.slackViewsOpen(r, body)
+	case "chat.postEphemeral":
+		return f.slackEphemeral(r, body)
+	default:
 		return slackRefuse("unknown_method")
 	}
 	args, err := slackArgsOf(r, body)
@@ -183,3 +200,101 @@ func slackShown(args slackArgs, ts string) map[string]any {
 
 // trimHash returns a channel's name without its "#".
 func trimHash(name string) string { return strings.TrimPrefix(strings.TrimSpace(name), "#") }
+
+// slackFields reads a call's arguments by name, each as JSON: a JSON
+// body's members, or a form's values as JSON strings.
+func slackFields(r *http.Request, body []byte) (map[string]json.RawMessage, error) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	fields := map[string]json.RawMessage{}
+	if ct == "application/json" {
+		err := json.Unmarshal(body, &fields)
+		return fields, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, err
+	}
+	for k := range form {
+		b, _ := json.Marshal(form.Get(k))
+		fields[k] = b
+	}
+	return fields, nil
+}
+
+// slackString returns the string argument name ("" when it is absent or
+// not a string).
+func slackString(fields map[string]json.RawMessage, name string) string {
+	var s string
+	_ = json.Unmarshal(fields[name], &s)
+	return s
+}
+
+// slackJSON returns the argument name as a JSON value: an object or an
+// array as given, or the JSON a string encodes (the Web API takes views
+// and blocks as JSON-encoded strings). Nil when absent or not JSON.
+func slackJSON(fields map[string]json.RawMessage, name string) json.RawMessage {
+	raw := fields[name]
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		raw = json.RawMessage(s)
+	}
+	if len(raw) == 0 || string(raw) == "null" || !json.Valid(raw) {
+		return nil
+	}
+	return raw
+}
+
+// slackViewsOpen opens a modal: it records the view and answers it with
+// its id. The caller holds f.mu.
+func (f *Fakes) slackViewsOpen(r *http.Request, body []byte) answer {
+	fields, err := slackFields(r, body)
+	if err != nil {
+		return slackRefuse("invalid_arguments")
+	}
+	trigger, view := slackString(fields, "trigger_id"), slackJSON(fields, "view")
+	var v map[string]any
+	switch {
+	case view == nil || json.Unmarshal(view, &v) != nil:
+		return slackRefuse("invalid_arguments")
+	case trigger == "":
+		return slackRefuse("invalid_trigger_id")
+	case v["type"] != "modal":
+		return slackRefuse("invalid_arguments")
+	}
+	for _, seen := range f.st.Slack.Views {
+		if seen.TriggerID == trigger {
+			return slackRefuse("exchanged_trigger_id")
+		}
+	}
+	callback, _ := v["callback_id"].(string)
+	meta, _ := v["private_metadata"].(string)
+	sv := SlackView{ID: fmt.Sprintf("V%010d", f.nextID()), TriggerID: trigger, CallbackID: callback, PrivateMetadata: meta,
+		View: view, At: f.now()}
+	f.st.Slack.Views = append(f.st.Slack.Views, sv)
+	v["id"], v["team_id"], v["state"] = sv.ID, slackTeam, map[string]any{"values": map[string]any{}}
+	return slackOK(map[string]any{"ok": true, "view": v})
+}
+
+// slackEphemeral shows a message to one user of a channel the workspace
+// has: it records it and answers its message_ts. The caller holds f.mu.
+func (f *Fakes) slackEphemeral(r *http.Request, body []byte) answer {
+	fields, err := slackFields(r, body)
+	if err != nil {
+		return slackRefuse("invalid_arguments")
+	}
+	text, blocks, user := slackString(fields, "text"), slackJSON(fields, "blocks"), slackString(fields, "user")
+	id, _, ok := f.slackChannel(slackString(fields, "channel"), false)
+	switch {
+	case !ok:
+		return slackRefuse("channel_not_found")
+	case user == "":
+		return slackRefuse("user_not_in_channel")
+	case text == "" && blocks == nil:
+		return slackRefuse("no_text")
+	}
+	at := f.now()
+	ts := fmt.Sprintf("%d.%06d", at.Unix(), f.nextID()%1_000_000)
+	f.st.Slack.Ephemeral = append(f.st.Slack.Ephemeral, SlackEphemeral{Channel: id, User: user, Text: text, Blocks: blocks,
+		MessageTS: ts, At: at})
+	return slackOK(map[string]any{"ok": true, "message_ts": ts})
+}

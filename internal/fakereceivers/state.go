@@ -237,6 +237,93 @@ type SlackState struct {
 	Channels map[string]string `json:"channels"`
 	// Messages are in the order they were posted.
 	Messages []SlackMessage `json:"messages"`
+	// Views are the modals views.open opened, in order.
+	Views []SlackView `json:"views"`
+	// Ephemeral are the messages chat.postEphemeral showed one user, in
+	// order.
+	Ephemeral []SlackEphemeral `json:"ephemeral"`
+}
+
+// SlackView is a modal views.open opened for a user.
+type SlackView struct {
+	// ID is the view's id (V…), as the answer gave it.
+	ID string `json:"id"`
+	// TriggerID is the trigger it was opened with (each is good once).
+	TriggerID string `json:"trigger_id"`
+	// CallbackID and PrivateMetadata are the view's, which Slack sends
+	// back with its submission (view_submission).
+	CallbackID      string `json:"callback_id,omitempty"`
+	PrivateMetadata string `json:"private_metadata,omitempty"`
+	// View is the view object as the call gave it.
+	View json.RawMessage `json:"view"`
+	At   time.Time       `json:"at"`
+}
+
+// SlackEphemeral is a message chat.postEphemeral showed one user in a
+// channel.
+type SlackEphemeral struct {
+	// Channel is the channel's id.
+	Channel   string          `json:"channel"`
+	User      string          `json:"user"`
+	Text      string          `json:"text"`
+	Blocks    json.RawMessage `json:"blocks,omitempty"`
+	MessageTS string          `json:"message_ts"`
+	At        time.Time       `json:"at"`
+}
+
+// SlackButton is a button of a message's blocks: in an actions block, or
+// a section's accessory.
+type SlackButton struct {
+	BlockID  string `json:"block_id,omitempty"`
+	ActionID string `json:"action_id"`
+	Value    string `json:"value,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Text     string `json:"text"`
+}
+
+// Buttons returns the buttons of the message as it shows now, in order.
+func (m SlackMessage) Buttons() []SlackButton { return slackButtons(m.Blocks) }
+
+// Buttons returns the buttons of the version.
+func (v SlackVersion) Buttons() []SlackButton { return slackButtons(v.Blocks) }
+
+// slackButtons reads the buttons of blocks (none when they are not
+// Block Kit's JSON).
+func slackButtons(blocks json.RawMessage) []SlackButton {
+	type element struct {
+		Type     string `json:"type"`
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+		URL      string `json:"url"`
+		Text     struct {
+			Text string `json:"text"`
+		} `json:"text"`
+	}
+	var bs []struct {
+		BlockID   string          `json:"block_id"`
+		Elements  json.RawMessage `json:"elements"`
+		Accessory *element        `json:"accessory"`
+	}
+	if json.Unmarshal(blocks, &bs) != nil {
+		return nil
+	}
+	var out []SlackButton
+	add := func(blockID string, e element) {
+		if e.Type == "button" {
+			out = append(out, SlackButton{BlockID: blockID, ActionID: e.ActionID, Value: e.Value, URL: e.URL, Text: e.Text.Text})
+		}
+	}
+	for _, b := range bs {
+		var els []element
+		_ = json.Unmarshal(b.Elements, &els) // a context's elements are texts, read as no button
+		for _, e := range els {
+			add(b.BlockID, e)
+		}
+		if b.Accessory != nil {
+			add(b.BlockID, *b.Accessory)
+		}
+	}
+	return out
 }
 
 // SlackMessage is a message in a channel as it shows now, and every
@@ -399,7 +486,7 @@ func (s State) clone() State {
 		Slack: SlackState{Channels: map[string]string{}, Messages: each(s.Slack.Messages, func(m SlackMessage) SlackMessage {
 			m.History = nonNil(m.History)
 			return m
-		})},
+		}), Views: nonNil(s.Slack.Views), Ephemeral: nonNil(s.Slack.Ephemeral)},
 		Teams: TeamsState{Cards: each(s.Teams.Cards, func(c TeamsCard) TeamsCard {
 			c.Texts, c.Actions = nonNil(c.Texts), slices.Clone(c.Actions)
 			return c
