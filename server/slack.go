@@ -291,7 +291,7 @@ func decidedText(out usecase.Decided) string {
 	if !out.Changed {
 		msg = "Already " + strings.ToLower(msg[:1]) + msg[1:]
 	}
-	if out.Retained != nil && out.Retained.Group != nil {
+	if out.Retained != nil && out.Retained.Group != nil && out.Retained.Group.Size > 1 {
 		g := out.Retained.Group
 		msg += fmt.Sprintf(", for its alert group %s (%d firings)", g.ID, g.Size)
 	}

@@ -140,35 +140,17 @@ func (r *run) setup() error {
 	r.env = []string{"OPENRECALL_INGEST_TOKEN=" + r.ingest, "OPENRECALL_READ_TOKEN=" + r.read, "E2E_ALICE_TOKEN=" + r.retain,
 		"OPENRECALL_AUDIT_KEY_FILE=" + filepath.Join(r.dir, "audit.key"),
 		"E2E_SLACK_TOKEN=" + r.slackToken, "E2E_SLACK_SIGNING_SECRET=" + r.signing}
-	chat, err := r.knowsChat()
-	if err != nil {
-		return err
-	}
-	if !chat {
-		fmt.Println("NOTE this binary's configuration has no chat section (`openrecall config defaults`): serve starts without " +
-			"chat.slack, whose keys the interaction endpoint brings")
-	}
-	if err := os.WriteFile(r.cfgPath, []byte(serveConfig(r.fakes.Addrs().Slack, chat)), 0o600); err != nil {
+	if err := os.WriteFile(r.cfgPath, []byte(serveConfig(r.fakes.Addrs().Slack)), 0o600); err != nil {
 		return err
 	}
 	return r.startServe()
 }
 
-// knowsChat reports whether the binary's configuration has a chat
-// section: serve refuses a key it does not know.
-func (r *run) knowsChat() (bool, error) {
-	out, err := r.cmd("config", "defaults").Output()
-	if err != nil {
-		return false, fmt.Errorf("%s config defaults: %w", r.bin, err)
-	}
-	return strings.Contains("\n"+string(out), "\nchat:"), nil
-}
-
 // serveConfig is serve's configuration: alice (retain) and a reader, the
-// slack receiver with the buttons for what awaits a person, and, when
-// chat, the Slack app's section.
-func serveConfig(slackAPI string, chat bool) string {
-	cfg := fmt.Sprintf(`server:
+// slack receiver with the buttons for what awaits a person, and the Slack
+// app's section.
+func serveConfig(slackAPI string) string {
+	return fmt.Sprintf(`server:
   tokens:
     - name: alice
       token_env: E2E_ALICE_TOKEN
@@ -189,18 +171,14 @@ notify:
     routes:
       - receiver: chat
         matchers: ['decision=~"escalated|real"']
-`, slackAPI)
-	if chat {
-		cfg += fmt.Sprintf(`chat:
+chat:
   slack:
     bot_token: env:E2E_SLACK_TOKEN
     signing_secret: env:E2E_SLACK_SIGNING_SECRET
     api_url: %s
     users:
       %s: alice
-`, slackAPI, slackUser)
-	}
-	return cfg
+`, slackAPI, slackAPI, slackUser)
 }
 
 // cmd returns the binary run with args on the run's database and config.
