@@ -101,7 +101,7 @@ func (w *compressWriter) WriteHeader(code int) {
 	}
 	w.code = code
 	if code == http.StatusNoContent || code == http.StatusNotModified || code == http.StatusSwitchingProtocols {
-		w.decide(false)
+		_ = w.decide(false) // no body may follow: nothing held, nothing written, no error
 	}
 }
 

@@ -39,7 +39,7 @@ type wrongCase struct {
 }
 
 var (
-	wrongReasons  = []string{"it was the outage", "  real incident  ", "Ünïcode reason ‮ with an RTL mark", "x"}
+	wrongReasons  = []string{"it was the outage", "  real incident  ", "Ünïcode reason \u202e with an RTL mark", "x"}
 	wrongAnalysts = []string{"alice", "Bob Ödegaard", "carol"}
 )
 
