@@ -355,3 +355,49 @@ func TestSlackOffWithoutConfig(t *testing.T) {
 		t.Errorf("%d, want 404", code)
 	}
 }
+
+// TestSlackDecidesAGroupFiring: a click on a firing of an open alert group
+// (served as serve groups a storm) decides the group — every firing, one
+// memory — and the message says so with the group's size (DESIGN §12c).
+func TestSlackDecidesAGroupFiring(t *testing.T) {
+	fs := newFakeSlack(t)
+	const token = "alice-secret-0123456789"
+	e := newEnv(t, options{grouping: true,
+		tokens: []server.Token{{Name: "alice", Analyst: "alice", Secret: token, Scopes: []string{server.ScopeIngest, server.ScopeRead, server.ScopeRetain}}},
+		slack:  &server.SlackConfig{SigningSecret: slackSecret, Users: map[string]string{"UALICE": "alice"}, API: slack.NewClient(fs.url, "xoxb-test", nil)}})
+	var items []string
+	for i := range 4 {
+		items = append(items, fmt.Sprintf(`{"status":"firing","labels":{"alertname":"NodeFilesystemAlmostOutOfSpace","job":"node-exporter","severity":"warning","instance":"node-%d:9100"},"annotations":{"summary":"Filesystem on node-%d has less than 5%% space left"},"startsAt":"2026-11-30T03:%02d:00Z"}`, i, i, i))
+	}
+	var ack accepted
+	if resp := e.post("/api/v1/alerts/alertmanager", token, `{"version":"4","status":"firing","alerts":[`+strings.Join(items, ",")+`]}`, &ack); resp.StatusCode != http.StatusAccepted || len(ack.Analyses) != 4 {
+		t.Fatalf("post: %d %+v", resp.StatusCode, ack)
+	}
+	for _, a := range ack.Analyses {
+		e.wait(a.AnalysisID, token)
+	}
+	firing := ack.Analyses[2].AnalysisID
+	if code, b := e.slackPost(signed(slackSecret, time.Now(), click("UALICE", "openrecall:decide:known_benign", firing))); code != http.StatusOK {
+		t.Fatalf("click: %d %s", code, b)
+	}
+	var groups []openrecall.Group
+	if resp, b := e.do(http.MethodGet, "/api/v1/groups?all=true", token, nil, nil, &groups); resp.StatusCode != http.StatusOK {
+		t.Fatalf("groups: %d %s", resp.StatusCode, b)
+	}
+	decided := 0
+	for _, g := range groups {
+		if g.Decided && g.Size == 4 && g.Decision == openrecall.DecisionKnownBenign && g.Analyst == "alice" {
+			decided++
+		}
+	}
+	if decided != 1 {
+		t.Fatalf("want the group of 4 decided known_benign by alice, got %+v", groups)
+	}
+	up := fs.await(t, "chat.update", "ts", "1548261231.000200")
+	if text := fmt.Sprint(up.Body["text"]); !strings.Contains(text, "Decided known_benign by alice") || !strings.Contains(text, "for its alert group") || !strings.Contains(text, "(4 firings)") {
+		t.Errorf("chat.update says %q: want the decision and its group of 4", text)
+	}
+	if v, err := e.app.VerifyAudit(context.Background(), ""); err != nil || !v.Intact {
+		t.Errorf("audit verify: %+v, %v", v, err)
+	}
+}
