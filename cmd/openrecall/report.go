@@ -182,11 +182,24 @@ func newConfigCmd(a *app) *cobra.Command {
 			return configDefaultsRun(a)
 		},
 	}, &cobra.Command{
-		Use:     "check",
-		Short:   "Load --config over the defaults (and the mapping files of senders.dir) and report the first problem, if any",
-		Example: `  openrecall --config openrecall.yaml config check`,
-		Args:    exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   "check [FILE]",
+		Short: "Load a configuration (FILE, else --config) over the defaults and report the first problem, if any",
+		Long: `Load a configuration (FILE, else --config) over the defaults, with everything it names, as serve
+would at start: the rules file, the notify: routes and receivers (their secrets read, never
+printed), chat:, and the mapping files of senders.dir. Nothing is started or written; the exit
+code is 0 when serve would accept it.`,
+		Example: `  openrecall config check /etc/openrecall/config.yaml
+  openrecall --config openrecall.yaml config check`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("accepts at most 1 argument (the configuration file), received %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				a.configPath = args[0]
+			}
 			return configCheckRun(a)
 		},
 	})
@@ -218,6 +231,14 @@ func configCheckRun(a *app) error {
 	}
 	// So is chat: (its secrets read, never printed).
 	if _, err := chatSettings(cfg); err != nil {
+		return err
+	}
+	// And what serve reads at start besides: the routes and receivers of
+	// notify: (their secrets too) and the rules file.
+	if _, err := notifySettings(cfg); err != nil {
+		return err
+	}
+	if _, err := a.extractor(cfg, ""); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.out, "configuration ok; memory database %s; %d senders\n", db, len(senders.Names()))
