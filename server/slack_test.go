@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -303,6 +304,11 @@ func TestSlackRefusals(t *testing.T) {
 	if code, b := e.slackPost(good); code != http.StatusOK {
 		t.Fatalf("the first time: %d %s", code, b)
 	}
+	// The same request with its signature's hex in upper case: it
+	// verifies (hex is read either way), so it must count as the same
+	// signature — it was a way round the replay check.
+	upper := slackRequest{body: good.body, header: maps.Clone(good.header)}
+	upper.header[slack.HeaderSignature] = "v0=" + strings.ToUpper(strings.TrimPrefix(good.header[slack.HeaderSignature], "v0="))
 	tests := []struct {
 		name, reason string
 		req          slackRequest
@@ -311,6 +317,7 @@ func TestSlackRefusals(t *testing.T) {
 		{"stale", slack.ReasonStale, signed(slackSecret, time.Now().Add(-6*time.Minute), click("UALICE", "openrecall:decide:real", id))},
 		{"from the future", slack.ReasonStale, signed(slackSecret, time.Now().Add(6*time.Minute), click("UALICE", "openrecall:decide:real", id))},
 		{"replay", slack.ReasonReplay, good},
+		{"replay, signature in upper case", slack.ReasonReplay, upper},
 		{"unmapped", slack.ReasonUnmapped, signed(slackSecret, time.Now(), click("UNOBODY", "openrecall:decide:real", id))},
 		{"read-only", slack.ReasonReadOnly, signed(slackSecret, time.Now(), click("UVIEWER", "openrecall:decide:real", id))},
 		{"read-only modal", slack.ReasonReadOnly, signed(slackSecret, time.Now(), submit("UVIEWER", id+"|C0CHAN|1.2", "real", "no"))},
@@ -334,7 +341,7 @@ func TestSlackRefusals(t *testing.T) {
 			t.Errorf("a memory of the refused alert: %+v", m.Incident)
 		}
 	}
-	for reason, want := range map[string]string{slack.ReasonBadSignature: "1", slack.ReasonStale: "2", slack.ReasonReplay: "1", slack.ReasonUnmapped: "1", slack.ReasonReadOnly: "2"} {
+	for reason, want := range map[string]string{slack.ReasonBadSignature: "1", slack.ReasonStale: "2", slack.ReasonReplay: "2", slack.ReasonUnmapped: "1", slack.ReasonReadOnly: "2"} {
 		if got := e.metric(`openrecall_slack_refused_total{reason="` + reason + `"}`); got != want {
 			t.Errorf("refused %s: %s, want %s", reason, got, want)
 		}

@@ -104,8 +104,12 @@ func NewReplays(capacity int) *Replays {
 // every signature while the set is full of unexpired ones (it refuses
 // rather than forgets: a flood of genuine clicks, 65,536 in five minutes,
 // is not what a team sends).
+//
+// The signature is taken as Verify reads it: hex either way, so "v0=AB…"
+// and "v0=ab…" are one signature — else the same request, its hex in the
+// other case, would pass as new (TestSlackRefusals pins it).
 func (r *Replays) Take(sig string, ts, now time.Time) bool {
-	key := sha256.Sum256([]byte(sig))
+	key := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(sig))))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if until, ok := r.seen[key]; ok && !now.After(until) {

@@ -31,6 +31,7 @@ func chatProperty() pbt.Property {
 		"No chat request changes state unless its signature verifies with the signing secret, its timestamp is within five minutes of now, it is not a replay of a signed request taken before, and its Slack user maps to an analyst whose token has the retain scope: for any sequence of interaction requests (a button decision, an approval as proposed, a note modal's submission) mixing the right and a wrong secret, timestamp offsets at, inside and past the window either way, replays and mapped, unmapped, read-only and tokenless users, the waiting rows and memories are unchanged exactly when one of those fails or the analysis was decided already, and otherwise the analysis is decided by the mapped analyst.",
 		"ChatRequestGen", chatCaseGen(), checkChat, pbt.Expensive(4),
 		pbt.Pin("a stale click, then the same click fresh, then its replay", chatCase{Requests: []chatReq{{Offset: 5}, {}, {Replay: true}}}),
+		pbt.Pin("a click, then its replay with the signature's hex in upper case", chatCase{Requests: []chatReq{{}, {Replay: true, UpperHex: true}}}),
 		pbt.Pin("a read-only analyst's note, then alice's", chatCase{Requests: []chatReq{{User: 1, Action: 2}, {Action: 2}}}),
 		pbt.Classify(func(c chatCase) []string {
 			l := simulateChat(c)
@@ -60,6 +61,9 @@ type chatReq struct {
 	Action      int // 0 decide real, 1 approve as proposed, 2 note submission
 	// Replay resends the previous request byte for byte, headers too.
 	Replay bool
+	// UpperHex writes the signature's hex in upper case: the same
+	// signature to whoever reads hex, so the same signed request.
+	UpperHex bool
 }
 
 type chatCase struct{ Requests []chatReq }
@@ -72,6 +76,7 @@ func chatCaseGen() gopter.Gen {
 		"Target":      gg.IntRange(0, chatPool-1),
 		"Action":      gg.IntRange(0, 2),
 		"Replay":      gg.Weighted([]gg.WeightedGen{{Weight: 4, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
+		"UpperHex":    gg.Weighted([]gg.WeightedGen{{Weight: 3, Gen: gg.Const(false)}, {Weight: 1, Gen: gg.Const(true)}}),
 	})
 	return gg.Struct(reflect.TypeOf(chatCase{}), map[string]gopter.Gen{"Requests": gg.SliceOf(req)})
 }
@@ -82,7 +87,7 @@ func (c chatCase) resolved() []chatReq {
 	for i, r := range c.Requests {
 		if r.Replay && i > 0 {
 			out[i] = out[i-1]
-			out[i].Replay = true
+			out[i].Replay, out[i].UpperHex = true, r.UpperHex
 			continue
 		}
 		r.Replay = false
@@ -231,7 +236,11 @@ func checkChatIn(ctx context.Context, d *keyedDesk, c chatCase) error {
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/slack/interactions", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set(slack.HeaderTimestamp, strconv.FormatInt(ts, 10))
-		req.Header.Set(slack.HeaderSignature, slack.Sign(secret, ts, []byte(body)))
+		sig := slack.Sign(secret, ts, []byte(body))
+		if r.UpperHex {
+			sig = "v0=" + strings.ToUpper(strings.TrimPrefix(sig, "v0="))
+		}
+		req.Header.Set(slack.HeaderSignature, sig)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		after, err := chatState(ctx, d)
