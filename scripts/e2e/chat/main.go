@@ -212,21 +212,9 @@ func (r *run) startServe() error {
 	return nil
 }
 
-// waitUntil polls cond until it holds or the deadline passes.
+// waitUntil polls cond until it holds or the run's deadline passes.
 func (r *run) waitUntil(what string, cond func() (bool, error)) error {
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(r.deadline) {
-			return fmt.Errorf("the run's deadline passed waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return e2eproc.WaitUntil(r.deadline, what, cond)
 }
 
 // interact posts body to the interaction endpoint as Slack does, signed

@@ -230,3 +230,22 @@ func FreePort() (int, error) {
 	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
+
+// WaitUntil polls cond every 100 ms until it holds, it fails, or deadline
+// passes (then the error names what was awaited): the end-to-end runs'
+// one way to wait, bounded by the run's deadline rather than a sleep.
+func WaitUntil(deadline time.Time, what string, cond func() (bool, error)) error {
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the run's deadline passed waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

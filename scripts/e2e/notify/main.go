@@ -323,3 +323,8 @@ func (r *run) startServe(name string) error {
 	fmt.Printf("%s on %s\n", name, r.url)
 	return nil
 }
+
+// waitUntil polls cond until it holds or the run's deadline passes.
+func (r *run) waitUntil(what string, cond func() (bool, error)) error {
+	return e2eproc.WaitUntil(r.deadline, what, cond)
+}

@@ -527,23 +527,6 @@ func (r *run) intents(state string) ([]openrecall.OutboxIntent, error) {
 	return list, nil
 }
 
-// waitUntil polls cond until it holds or the run's deadline passes.
-func (r *run) waitUntil(what string, cond func() (bool, error)) error {
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(r.deadline) {
-			return fmt.Errorf("the run's deadline passed waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // settle waits until everything posted is analysed, nothing is pending in
 // the outbox, and Alertmanager has sent on every alert openrecall posted
 // to it and every resolve: a positive signal, so a late delivery is seen,
