@@ -5,7 +5,7 @@
 // whose find text no longer occurs exactly once in its file does not apply:
 // it is reported as an error, never counted as killed.
 //
-//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all] [-targeted [-rest 4m]] [-jobs N]
+//	go run ./scripts/mutants [-profile fast|ci] [-seed N] [-only M03,M07] [-all] [-targeted [-rest 4m]] [-jobs N] [-shard I/N|auto/N [-changed K]]
 //
 // -targeted runs each mutant first against the properties its spec expects
 // to kill it (the P<n> of its expect line) and, only when they do not, the
@@ -17,6 +17,9 @@
 // default is the number of CPUs, at most 4): a mutant's time is mostly the
 // link of the suite's test binary and one property's run, both bound to
 // one core, so two copies on two cores take about half the wall time.
+//
+// -shard judges a slice of the set, and -changed adds the mutants of what
+// the last commits touched (select.go): CI's run.
 package main
 
 import (
@@ -52,6 +55,8 @@ func main() {
 	flag.BoolVar(&targeted, "targeted", false, "run each mutant against the properties its spec expects first, then the rest of the suite under -rest")
 	flag.DurationVar(&restBound, "rest", 4*time.Minute, "with -targeted, the time bound of the whole-suite run of a mutant its expected properties did not kill")
 	jobs := flag.Int("jobs", min(runtime.NumCPU(), 4), "mutants judged at once, each on its own scratch copy")
+	flag.StringVar(&shard, "shard", "", "I/N or auto/N: judge only the mutants whose place in ID order is I modulo N (auto: I is HEAD's commit count modulo N)")
+	flag.IntVar(&changed, "changed", 0, "with -shard, also judge every mutant whose file or spec the last N commits touched")
 	flag.Parse()
 	failFast = !*all
 	if err := run(*dir, *profile, *seed, *only, *keep, max(*jobs, 1)); err != nil {
@@ -77,6 +82,29 @@ func run(dir, profile, seed, only string, keep bool, jobs int) error {
 			}
 		}
 		ms = sel
+	}
+	if shard != "" {
+		i, n, err := parseShard(shard)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			c, err := commitCount()
+			if err != nil {
+				return err
+			}
+			i = c % n
+		}
+		touched := map[string]bool{}
+		if changed > 0 {
+			if touched, err = touchedBy(changed); err != nil {
+				return err
+			}
+		}
+		var inShard, byChange int
+		total := len(ms)
+		ms, inShard, byChange = slice(ms, i, n, touched)
+		fmt.Printf("shard %d/%d: %d of %d mutants, and %d more whose file or spec the last %d commits touched\n", i, n, inShard, total, byChange, changed)
 	}
 	jobs = min(jobs, max(len(ms), 1))
 	scratches := make([]string, jobs)
@@ -235,10 +263,13 @@ func apply(scratch string, m mutant, profile, seed string) (result, detail strin
 	return "survived", ""
 }
 
-// targeted and restBound are the -targeted and -rest flags.
+// targeted and restBound are the -targeted and -rest flags; shard and
+// changed are -shard and -changed (select.go).
 var (
 	targeted  bool
 	restBound time.Duration
+	shard     string
+	changed   int
 )
 
 var propRe = regexp.MustCompile(`\bP\d+\b`)

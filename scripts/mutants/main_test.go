@@ -104,3 +104,48 @@ func TestPackageDirOfADataFile(t *testing.T) {
 		}
 	}
 }
+
+func TestShardsCoverTheSetOnceAndChangesAreAlwaysJudged(t *testing.T) {
+	var ms []mutant
+	for k := range 10 {
+		ms = append(ms, mutant{ID: "M" + string(rune('a'+k)), File: "pkg/f" + string(rune('a'+k)) + ".go", Path: "tests/property/mutants/" + string(rune('a'+k)) + ".mut"})
+	}
+	seen := map[string]int{}
+	for i := range 3 {
+		sel, inShard, byChange := slice(ms, i, 3, nil)
+		if byChange != 0 || inShard != len(sel) {
+			t.Fatalf("shard %d: %d in the shard, %d by change, %d chosen", i, inShard, byChange, len(sel))
+		}
+		for _, m := range sel {
+			seen[m.ID]++
+		}
+	}
+	for _, m := range ms {
+		if seen[m.ID] != 1 {
+			t.Errorf("%s judged by %d of the 3 shards, want 1", m.ID, seen[m.ID])
+		}
+	}
+	// Shard 0 of 3 holds a, d, g, j: b's file and c's spec were touched.
+	sel, inShard, byChange := slice(ms, 0, 3, map[string]bool{"pkg/fb.go": true, "tests/property/mutants/c.mut": true, "pkg/fa.go": true})
+	var ids []string
+	for _, m := range sel {
+		ids = append(ids, m.ID)
+	}
+	if got := strings.Join(ids, ","); got != "Ma,Mb,Mc,Md,Mg,Mj" || inShard != 4 || byChange != 2 {
+		t.Fatalf("chose %s (%d in the shard, %d by change), want Ma,Mb,Mc,Md,Mg,Mj (4, 2)", got, inShard, byChange)
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for s, want := range map[string][2]int{"0/3": {0, 3}, "2/3": {2, 3}, "auto/4": {-1, 4}} {
+		i, n, err := parseShard(s)
+		if err != nil || i != want[0] || n != want[1] {
+			t.Errorf("%s: %d/%d %v, want %d/%d", s, i, n, err, want[0], want[1])
+		}
+	}
+	for _, s := range []string{"3/3", "-1/3", "1", "a/3", "1/0", "auto/x"} {
+		if _, _, err := parseShard(s); err == nil {
+			t.Errorf("%s: accepted", s)
+		}
+	}
+}
