@@ -127,6 +127,18 @@ const SenderOwn = "openrecall"
 // identity and memory never vouches for it.
 const SenderGeneric = "json"
 
+// Host returns the host, instance or resource a sender adapter says the
+// alert fired on (its Source, DESIGN §4): evidence, never a part of its
+// Alert DNA or identity. It is empty for the formats whose Source names
+// the sender itself (Alertmanager, Grafana) and for the product's own
+// object and plain text, which name no sender.
+func (a Alert) Host() string {
+	if a.Sender == "" || a.Source == a.Sender {
+		return ""
+	}
+	return a.Source
+}
+
 // Triaged reports whether an alert of status s is triaged: firing or no
 // status at all.
 func Triaged(status string) bool {

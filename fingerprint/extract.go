@@ -362,6 +362,16 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 		both = &b
 	}
 	in := input{raw: (*both)[:n:n], name: (*both)[n:], both: both}
+	// The host an adapter says the alert fired on is evidence (DESIGN §4):
+	// masked wherever it is written (in each label value, the title, the
+	// text and the fields, as capped; never in the service or the
+	// environment, which name what the alert is about), so that
+	// one check on db-1 and on db-2 keeps one Alert DNA, and a host named
+	// after a database is no database failure.
+	host := a.Host()
+	if strings.EqualFold(host, a.Service) {
+		host = "" // the sender names the service as its source: no host
+	}
 	set := func(i int, v string) {
 		if v = strings.TrimSpace(capField(v)); v != "" {
 			in.raw[i] = strings.ToLower(v)
@@ -373,7 +383,7 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 	set(1, a.Service)
 	for k, v := range a.Labels {
 		if i, ok := e.labelSrc[k]; ok {
-			set(i, v)
+			set(i, maskHost(capField(v), host))
 		}
 	}
 	// The title, the text's parts and the field values repeat one another
@@ -381,10 +391,10 @@ func (e *Extractor) prepare(a openrecall.Alert) input {
 	// fields): each distinct line is normalized once.
 	var memo partMemo
 	var buf [16]string
-	in.title = memo.get(e.norm, capField(a.Title)).norm
-	in.text = e.normalizeLines(&memo, alertText(a, buf[:0]), false)
+	in.title = memo.get(e.norm, maskHost(capField(a.Title), host)).norm
+	in.text = e.normalizeLines(&memo, maskHosts(alertText(a, buf[:0]), host), false)
 	if e.fieldsRead {
-		in.fields = e.normalizeLines(&memo, alertFields(a, buf[:0]), true)
+		in.fields = e.normalizeLines(&memo, maskHosts(alertFields(a, buf[:0]), host), true)
 	}
 	return in
 }

@@ -192,15 +192,20 @@ func (e *Extractor) applyAttack(a openrecall.Alert, why string, fp *openrecall.F
 
 // detectionField reports whether an Alert DNA field of a security
 // detection is read from its title and labels only, never from its text
-// (DESIGN §4): the error class, the dependency and the signal shape. A
-// detection's text is its evidence — the command line, the process, the
-// file, the user — which changes from one firing to the next, and a
-// process named postgres in a command line is evidence, not a database
-// failure. So the same rule on another host, run by another user or
-// process, keeps one Alert DNA.
+// or field values (DESIGN §4): the error class, the dependency, the signal
+// shape and the attack pattern. A detection's text is its evidence — the
+// command line, the process, the file, the user — which changes from one
+// firing to the next: a process named postgres in a command line is
+// evidence, not a database failure, and a file-integrity event on
+// /etc/passwd is the same rule as one on /etc/hosts, not a path traversal.
+// So the same rule on another host, run by another user or process, on
+// another file, keeps one Alert DNA. The attack pattern loses nothing a
+// detection needs: it is an attack whatever its text says (at least
+// security_detection, from attackOf), and its ATT&CK references are read
+// from every field by attackOf.
 func detectionField(field string) bool {
 	switch field {
-	case openrecall.FieldErrorClass, openrecall.FieldDependencyPattern, openrecall.FieldSignalShape:
+	case openrecall.FieldErrorClass, openrecall.FieldDependencyPattern, openrecall.FieldSignalShape, openrecall.FieldAttackPattern:
 		return true
 	}
 	return false

@@ -38,6 +38,7 @@ func registry() []pbt.Property {
 	props = append(props, securityProperties()...)
 	props = append(props, siemProperties()...)
 	props = append(props, senderProperties()...)
+	props = append(props, evidenceProperties()...)
 	props = append(props, genericProperties()...)
 	props = append(props, securitySenderProperties()...)
 	props = append(props, groupProperties()...)

@@ -338,13 +338,21 @@ func (e *refExtractor) identify(a openrecall.Alert) openrecall.Identity {
 // parts or repeats, one per line; every label then annotation value in key
 // order, each on its own line (empty when no rule reads the fields). Each
 // field capped, then normalized.
+//
+// The host a sender adapter names (its Source, when it names no sender)
+// is blanked out of each capped value wherever it is a whole word (DESIGN
+// §4: evidence).
 func (e *refExtractor) inputs(a openrecall.Alert) (title, text, fields string) {
-	title = e.norm.normalize(refCap(a.Title))
+	mask := refHostMask(a)
+	title = e.norm.normalize(mask(refCap(a.Title)))
 	var parts []string
 	for _, p := range []string{a.Text, a.Annotations["summary"], a.Annotations["description"]} {
 		if p = strings.TrimSpace(refCap(p)); p != "" && !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}
+	}
+	for i := range parts {
+		parts[i] = mask(parts[i])
 	}
 	text = e.norm.normalize(strings.Join(parts, "\n"))
 	if !e.readsFields {
@@ -358,10 +366,38 @@ func (e *refExtractor) inputs(a openrecall.Alert) (title, text, fields string) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			lines = append(lines, refCap(m[k])+"\n")
+			lines = append(lines, mask(refCap(m[k]))+"\n")
 		}
 	}
 	return title, text, e.norm.normalize(strings.Join(lines, ""))
+}
+
+// refHostPatterns holds refHostMask's pattern by host.
+var refHostPatterns sync.Map
+
+// refHostMask returns what blanks out the host of a in a value: every
+// whole-word occurrence, letters compared without case, a word being a
+// run of ASCII letters, digits, underscores and non-ASCII runes. The
+// pattern consumes the characters around a match, so it is applied until
+// nothing changes (two hosts one space apart).
+func refHostMask(a openrecall.Alert) func(string) string {
+	if a.Sender == "" || a.Source == a.Sender || a.Source == "" || strings.EqualFold(a.Source, a.Service) {
+		return func(s string) string { return s }
+	}
+	re, ok := refHostPatterns.Load(a.Source)
+	if !ok {
+		re, _ = refHostPatterns.LoadOrStore(a.Source, regexp.MustCompile(`(?i)(^|[^A-Za-z0-9_\x{80}-\x{10FFFF}])`+regexp.QuoteMeta(a.Source)+`($|[^A-Za-z0-9_\x{80}-\x{10FFFF}])`))
+	}
+	return func(s string) string {
+		re := re.(*regexp.Regexp)
+		for {
+			t := re.ReplaceAllString(s, "$1 $2")
+			if t == s {
+				return s
+			}
+			s = t
+		}
+	}
 }
 
 // extract returns the reference Alert DNA of a.
@@ -370,9 +406,10 @@ func (e *refExtractor) extract(a openrecall.Alert) openrecall.Fingerprint {
 	a.Security = refDetection(a)
 	var fp openrecall.Fingerprint
 	for _, f := range e.fields {
-		// DESIGN §4: a detection's error class, dependency and signal
-		// shape never come from its text, which is evidence.
-		evidence := a.Security && (f.name == openrecall.FieldErrorClass || f.name == openrecall.FieldDependencyPattern || f.name == openrecall.FieldSignalShape)
+		// DESIGN §4: a detection's error class, dependency, signal shape
+		// and attack pattern never come from its text or field values,
+		// which are evidence.
+		evidence := a.Security && (f.name == openrecall.FieldErrorClass || f.name == openrecall.FieldDependencyPattern || f.name == openrecall.FieldSignalShape || f.name == openrecall.FieldAttackPattern)
 		for _, st := range f.steps {
 			if evidence && (st.source == "text" || st.source == "fields") {
 				continue
@@ -409,7 +446,7 @@ func (e *refExtractor) try(a openrecall.Alert, st refStep, title, text, fields s
 	case "service":
 		v = a.Service
 	default:
-		v = a.Labels[strings.TrimPrefix(st.source, "label:")]
+		v = refHostMask(a)(refCap(a.Labels[strings.TrimPrefix(st.source, "label:")]))
 	}
 	v = strings.TrimSpace(refCap(v))
 	if v == "" {

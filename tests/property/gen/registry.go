@@ -100,6 +100,7 @@ func All() []Named {
 		{"WebhookItemsGen", WebhookItemsGen(), validAs(ValidWebhookItems)},
 		{"SenderReadingGen", SenderReadingGen(), validAs(ValidSenderReading)},
 		{"RuleDigitsGen", RuleDigitsGen(), validAs(ValidRuleDigits)},
+		{"EvidenceChangeGen", EvidenceChangeGen(), validAs(ValidEvidenceChange)},
 		{"WrongTypeGen", WrongTypeGen(), validAs(ValidWrongType)},
 		{"IDChangeGen", IDChangeGen(), validAs(ValidIDChange)},
 		{"AMPairGen", AMPairGen(), validAs(ValidAMPair)},
