@@ -4,8 +4,8 @@ import "strings"
 
 // maskHost returns s with every whole-word occurrence of host (ASCII
 // letters compared without case) blanked out; s itself when host is empty
-// or absent. A word is whole when neither neighbour is a letter, a digit
-// or an underscore: the host db-2 is masked in "disk full on db-2." but
+// or absent. A word is whole when neither neighbour is an ASCII letter, a
+// digit, an underscore or a byte of a non-ASCII character: the host db-2 is masked in "disk full on db-2." but
 // not in "db-20", and the host db is not masked in "mongodb".
 func maskHost(s, host string) string {
 	if host == "" || len(host) > len(s) {
