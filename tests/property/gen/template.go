@@ -31,7 +31,8 @@ func (s TemplateSlot) Variable() bool { return len(s.Values) > 1 }
 // cn304), a grid position (Thunderbird_A3), a dotted host name (also as
 // the value of rhost=), an empty or bracketed value, a size restated in
 // other units, a bounded duration ("<1 sec"), a list of ids, a namespace's
-// name and a sudo line's account).
+// name, a sudo line's account, the account between "for" and "from" and
+// the value of "host:").
 func TemplateSlots() []TemplateSlot {
 	w := func(word string) TemplateSlot { return TemplateSlot{Class: "word", Values: []string{word}} }
 	v := func(class string, values ...string) TemplateSlot { return TemplateSlot{Class: class, Values: values} }
@@ -80,6 +81,8 @@ func TemplateSlots() []TemplateSlot {
 		v("list of ids", "blk_-857 blk_-912 blk_876", "blk_-514", "blk_1 blk_2"),
 		v("namespace name", "in namespace shop", "in namespace payments", "in namespace ledger-export"),
 		v("sudo account", "sudo: carol :", "sudo: svc_backup :", "sudo: alice :"),
+		v("account between for and from", "for alice from", "for root from", "for svc_backup from"),
+		v("value of a host key", "host: db1", "host: alpha", "host: web-7.example.com"),
 	}
 }
 
@@ -149,7 +152,11 @@ type TemplateContrast struct {
 // one, an account's included), a quoted word, an HTTP method before the
 // same route, the route's shape, the kind of a numbered name (eth0, wlan0),
 // a kind that ends in digits (ipv4, sha256), a catalogue id (ATT&CK
-// technique, CVE), the word before a dot leader, a reverse-DNS code name.
+// technique, CVE), the word before a dot leader, a reverse-DNS code name,
+// and the words the account, namespace and host rules must leave alone: a
+// word after "user" without a lead ("user uploads failing"), a word after
+// "for user" that names no account ("not"), a word after "for" not
+// followed by "from", a word after "by".
 func TemplateContrasts() []TemplateContrast {
 	return []TemplateContrast{
 		{"constant word", "restarted", "stopped"},
@@ -174,6 +181,11 @@ func TemplateContrasts() []TemplateContrast {
 		{"code name with a country-like ending", "mapred.task.id", "mapred.job.id"},
 		{"code name with a numbered part", "org.apache.hadoop.mapreduce.v2.app.JobEventType", "org.apache.hadoop.mapreduce.v2.app.TaskEventType"},
 		{"word value of an account key", "user=root", "user=guest"},
+		{"word after user without a lead", "user uploads", "user downloads"},
+		{"word after user without a lead", "backup user quota", "backup user session"},
+		{"word after for user that names no account", "for user not", "for user by"},
+		{"word after for not before from", "for uploads", "for downloads"},
+		{"word after by", "by oom-killer", "by watchdog"},
 	}
 }
 
