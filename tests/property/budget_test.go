@@ -51,6 +51,27 @@ func budgetProperties() []pbt.Property {
 			}),
 			pbt.Cover("a call open across midnight", 20), pbt.Cover("shared", 30),
 		),
+		pbt.ForAll("P156_budget_cap_holds_between_processes",
+			"Two serve processes reserving from one day's budget in the memory database at once (DESIGN §7, §13) never take it past its limit: after both reserve concurrently, the day holds exactly the amounts granted, spent plus reserved is within the limit, and every refusal is one the day explains (spent plus reserved plus the amount passes the limit; never with no cap); after both settle what they were granted while reserving again, the day holds exactly what was granted since and the settled costs, still within the limit.",
+			"BudgetRaceGen", gen.BudgetRaceGen(), checkBudgetRace,
+			pbt.Expensive(3),
+			pbt.Classify(func(r gen.BudgetRace) []string {
+				var sum openrecall.NanoUSD
+				for _, list := range r.Burst() {
+					for _, a := range list {
+						sum += a
+					}
+				}
+				switch {
+				case r.Limit == 0:
+					return []string{"no cap"}
+				case sum > r.Limit:
+					return []string{"burst past the limit"}
+				}
+				return []string{"burst within the limit"}
+			}),
+			pbt.Cover("burst past the limit", 20),
+		),
 	}
 }
 

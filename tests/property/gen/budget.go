@@ -98,3 +98,51 @@ func ValidBudgetPlan(p BudgetPlan) error {
 	}
 	return nil
 }
+
+// BudgetRace is two serve processes reserving from one day's budget at
+// once: each process's amounts (A for the first, B for the second),
+// reserved in order while the other reserves too (Burst), then settled at
+// Percent of each while both reserve again (Again).
+type BudgetRace struct {
+	Limit          openrecall.NanoUSD
+	BurstA, BurstB []openrecall.NanoUSD
+	AgainA, AgainB []openrecall.NanoUSD
+	Percent        int
+}
+
+// Burst returns each process's first amounts.
+func (r BudgetRace) Burst() [2][]openrecall.NanoUSD { return [2][]openrecall.NanoUSD{r.BurstA, r.BurstB} }
+
+// Again returns each process's second amounts.
+func (r BudgetRace) Again() [2][]openrecall.NanoUSD { return [2][]openrecall.NanoUSD{r.AgainA, r.AgainB} }
+
+// BudgetRaceGen generates races over small whole amounts near a small
+// limit, so that exact fits, refusals and no cap all occur.
+func BudgetRaceGen() gopter.Gen {
+	amounts := func() gopter.Gen {
+		return SliceUpTo(8, Of([]openrecall.NanoUSD{0, 1, 3, 5, 7, 10, 25}, 0), reflect.TypeOf(openrecall.NanoUSD(0)))
+	}
+	return gg.Struct(reflect.TypeOf(BudgetRace{}), map[string]gopter.Gen{
+		"Limit":   Of([]openrecall.NanoUSD{0, 1, 10, 20, 30, 50}, 0),
+		"BurstA":  amounts(),
+		"BurstB":  amounts(),
+		"AgainA":  amounts(),
+		"AgainB":  amounts(),
+		"Percent": gg.OneConstOf(0, 50, 100, 37),
+	})
+}
+
+// ValidBudgetRace reports whether r is a race BudgetRaceGen may produce.
+func ValidBudgetRace(r BudgetRace) error {
+	if r.Limit < 0 || r.Percent < 0 || r.Percent > 100 {
+		return fmt.Errorf("limit %d, percent %d", r.Limit, r.Percent)
+	}
+	for _, list := range [][]openrecall.NanoUSD{r.BurstA, r.BurstB, r.AgainA, r.AgainB} {
+		for _, a := range list {
+			if a < 0 {
+				return fmt.Errorf("negative amount %d", a)
+			}
+		}
+	}
+	return nil
+}
