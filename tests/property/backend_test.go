@@ -30,6 +30,26 @@ func storeLocation(dir string) (location string, drop func(), err error) {
 	return storetest.Fresh(dir)
 }
 
+// scratchLocation returns an empty store location on the backend under
+// test in a new temporary directory named for name, for a property that
+// opens several stores on it (several serve processes); done releases it
+// once they are closed. Errors are the property's setup errors.
+func scratchLocation(name string) (loc string, done func(), err error) {
+	dir, err := os.MkdirTemp("", "openrecall-pbt-"+name+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("setup: %v", err)
+	}
+	loc, drop, err := storeLocation(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("setup: %v", err)
+	}
+	return loc, func() {
+		drop()
+		_ = os.RemoveAll(dir)
+	}, nil
+}
+
 // scratchStore opens an empty store on the backend under test
 // (storeLocation) in a new temporary directory named for name; done closes
 // it and releases what it took. Errors are the property's setup errors.

@@ -3,7 +3,6 @@ package property
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/openrecall/openrecall"
@@ -27,16 +26,11 @@ type budgetGrant struct {
 // state explains.
 func checkBudgetRace(r gen.BudgetRace) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "openrecall-pbt-budgetrace-")
+	loc, done, err := scratchLocation("budgetrace")
 	if err != nil {
-		return fmt.Errorf("setup: %v", err)
+		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	loc, drop, err := storeLocation(dir)
-	if err != nil {
-		return fmt.Errorf("setup: %v", err)
-	}
-	defer drop()
+	defer done()
 	var procs [2]*memory.Store
 	for i, name := range []string{"a", "b"} {
 		st, err := memory.Open(ctx, loc, memory.Options{Now: fixedNow, Instance: name})

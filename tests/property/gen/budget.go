@@ -111,10 +111,14 @@ type BudgetRace struct {
 }
 
 // Burst returns each process's first amounts.
-func (r BudgetRace) Burst() [2][]openrecall.NanoUSD { return [2][]openrecall.NanoUSD{r.BurstA, r.BurstB} }
+func (r BudgetRace) Burst() [2][]openrecall.NanoUSD {
+	return [2][]openrecall.NanoUSD{r.BurstA, r.BurstB}
+}
 
 // Again returns each process's second amounts.
-func (r BudgetRace) Again() [2][]openrecall.NanoUSD { return [2][]openrecall.NanoUSD{r.AgainA, r.AgainB} }
+func (r BudgetRace) Again() [2][]openrecall.NanoUSD {
+	return [2][]openrecall.NanoUSD{r.AgainA, r.AgainB}
+}
 
 // BudgetRaceGen generates races over small whole amounts near a small
 // limit, so that exact fits, refusals and no cap all occur.
