@@ -86,6 +86,11 @@ import (
 //	      "http.*": {from: http, flatten: true, limit: 24}
 //	                           # a line per scalar at any depth, by its
 //	                           # dotted path (Value.Scalars)
+//	      "msg *": {expr: 'map(filter(0..4, # < count("msgs")), [str("msgs[" + string(#) + "].src"), "…"])'}
+//	                           # a line per [name, value] pair of the list
+//	                           # an expression gives, the name for the *
+//	                           # (evidence may also be a list of such
+//	                           # mappings, in order: a key written twice)
 //	  severity: priority       # its value goes through the table
 //	  service: [{tag: service}, /service]
 //	  environment: {tag: [env, environment]}
@@ -116,6 +121,24 @@ import (
 //	                           # absolute http(s) URLs of at most 2 KiB
 //	    source: url
 //	    runbook: [runbook, /runbook]
+//
+// A sender that posts more than one shape at its one endpoint (a legacy
+// notification, webhook versions) writes each as a version: a list in
+// place of recognise, reject, items, tags, pairs, let and parts, the head
+// (name to doc, open) shared:
+//
+//	versions:                  # at least two, each read as a mapping of its own
+//	  - recognise: [has: event_definition_id]
+//	    parts: {title: event.message}
+//	  - recognise: [{is: {check_result: object, stream: object}}]
+//	    when: [{is: {check_result: object}}]
+//	    parts: {title: check_result.result_description}
+//
+// The sender recognises what some version recognises. Reading, the versions
+// are tried in order: the first whose when holds (conditions of the
+// payload, as recognise's; without when, its recognise) reads it; a
+// payload none takes (one sent to the sender's endpoint, --format) is read
+// by the last. A version's lets, tags and paths are its own.
 //
 // A candidate list is one candidate or a list of them; the first that
 // applies (when) and gives a non-blank value wins, trimmed, and names the
@@ -272,6 +295,9 @@ func (m *mapping) sender() Sender {
 	}
 	if m.open != nil {
 		s.Open = m.openEnvelope
+	}
+	if m.versions != nil {
+		s.Match, s.Map = m.matchVersions, m.readVersions
 	}
 	return s
 }

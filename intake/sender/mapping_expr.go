@@ -42,6 +42,7 @@ import (
 //	kind(path)       "null", "object", "array", "string", "number" or "bool"
 //	members(path)    an object's keys, sorted
 //	list(path)       an array's scalars, or text "a, b" or "[a, b]" split at commas
+//	count(path)      the number of elements of an array, 0 for anything else
 //	firstOf(p, ...)  the first of the paths whose str is not blank, trimmed
 //	pluck(path)      the scalars at path, where "[]" stands for every element
 //	                 of an array ("indicators[].tactics[].name"), in order;
@@ -81,7 +82,7 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -157,6 +158,8 @@ func functions() []expr.Option {
 			}
 			return k, nil
 		}, new(func(*scope, string) []string)),
+		expr.Function("count", func(p ...any) (any, error) { return len(sc(p).atText(p[1].(string)).Elements()), nil },
+			new(func(*scope, string) int)),
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("pluck", func(p ...any) (any, error) { return sc(p).pluck(p[1].(string)), nil },
@@ -334,7 +337,7 @@ func (l *loader) compile(n *yaml.Node, field string, want reflect.Kind) *vm.Prog
 		case strings.Contains(msg, scopeVar):
 			msg = strings.ReplaceAll(msg, scopeVar+", ", "")
 		}
-		l.errs = append(l.errs, &loadError{file: l.m.file, line: line, field: field, msg: msg})
+		l.errs = append(l.errs, &loadError{file: l.m.file, line: line, field: l.field(field), msg: msg})
 		return nil
 	}
 	// A path written as a constant is checked now.

@@ -83,6 +83,10 @@ type mapping struct {
 	regexps map[string]*regexp.Regexp
 	// plucks are the paths of pluck, parsed once.
 	plucks map[string][]fieldPath
+	// versions are the shapes of the sender's payload, each read as a
+	// mapping of its own (versions: …); the file's own recognise and parts
+	// are none then.
+	versions []version
 
 	// scopes keeps scopes (with their expression machine and
 	// environment) for reuse; it is safe for concurrent use.
@@ -232,6 +236,8 @@ type evidence struct {
 	// flatten says each line is a scalar at any depth of the object, by
 	// its dotted path (array elements by index: "answers.0.rdata").
 	flatten bool
+	// list is an expression giving [name, value] pairs: a line each.
+	list *vm.Program
 }
 
 // let is a named value computed once per alert: a candidate list (a
@@ -342,6 +348,9 @@ type loader struct {
 	// element, not the alert, so no let and no tag.
 	inEach   bool
 	eachNode *yaml.Node
+	// prefix names the version being read (versions[1]): every error's
+	// field starts with it.
+	prefix string
 }
 
 func (l *loader) fail(n *yaml.Node, field, format string, args ...any) {
@@ -349,7 +358,7 @@ func (l *loader) fail(n *yaml.Node, field, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	l.errs = append(l.errs, &loadError{file: l.m.file, line: line, field: field, msg: fmt.Sprintf(format, args...)})
+	l.errs = append(l.errs, &loadError{file: l.m.file, line: line, field: l.field(field), msg: fmt.Sprintf(format, args...)})
 }
 
 var (
@@ -359,7 +368,7 @@ var (
 
 // topKeys are the keys of a mapping file, in the order they are read.
 var topKeys = []string{"name", "display", "security", "episode", "placeholders", "blank", "levels", "severity", "doc",
-	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts"}
+	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "versions"}
 
 // partKeys are the keys of parts.
 var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
@@ -385,6 +394,23 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 	}
 	fields := l.members(top, "", topKeys)
 	l.readHead(top, fields)
+	if n := fields["versions"]; n != nil {
+		l.readVersions(top, n, fields)
+	} else {
+		l.readBody(top, fields)
+	}
+	if n := fields["open"]; n != nil {
+		l.readOpen(n)
+	}
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return l.m, nil
+}
+
+// readBody reads how the payload is recognised and read: a mapping file's
+// keys after its head, or a version's (versions: …).
+func (l *loader) readBody(top *yaml.Node, fields map[string]*yaml.Node) {
 	// The tags and the lets come before recognise in the environment:
 	// recognise may read them when the payload is the alert.
 	if n := fields["tags"]; n != nil {
@@ -421,16 +447,13 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 	if n := fields["reject"]; n != nil {
 		l.readReject(n)
 	}
-	if n := fields["open"]; n != nil {
-		l.readOpen(n)
-	}
 	if n := fields["parts"]; n != nil {
 		l.readParts(n)
 	} else {
 		l.fail(top, "parts", "missing: say where the title, rule and id come from")
 	}
 	if len(l.errs) > 0 {
-		return nil, errors.Join(l.errs...)
+		return
 	}
 	l.m.envSize = 1
 	for i := range l.m.lets {
@@ -442,7 +465,6 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 	if l.m.envTags = l.read["tags"]; l.m.envTags {
 		l.m.envSize++
 	}
-	return l.m, nil
 }
 
 // members returns a mapping node's members by key, failing on a key not

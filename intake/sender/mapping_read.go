@@ -538,6 +538,10 @@ func (s *scope) value(src *source) (string, string) {
 		if len(src.lines) > 0 {
 			pairs := make([][2]string, 0, len(src.lines))
 			for _, l := range src.lines {
+				if l.list != nil {
+					pairs = s.exprLines(l, pairs)
+					continue
+				}
 				if l.each != nil {
 					pairs = s.eachLine(l, pairs)
 					continue

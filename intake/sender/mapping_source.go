@@ -266,6 +266,9 @@ func (l *loader) scalarSource(n *yaml.Node, field string, origin bool) (source, 
 
 // evidence reads the "key: value" lines of a text, in order.
 func (l *loader) evidence(n *yaml.Node, field string) []evidence {
+	if n.Kind == yaml.SequenceNode {
+		return l.evidenceList(n, field)
+	}
 	if n.Kind != yaml.MappingNode {
 		l.fail(n, field, "want a mapping of line keys to candidate lists, in order")
 		return nil
@@ -296,7 +299,10 @@ func (l *loader) evidenceEach(k, v *yaml.Node, field string) (evidence, bool) {
 	}
 	from := v
 	if v.Kind == yaml.MappingNode {
-		f := l.members(v, field, []string{"from", "except", "limit", "key", "value", "flatten"})
+		f := l.members(v, field, []string{"from", "except", "limit", "key", "value", "flatten", "expr"})
+		if n := f["expr"]; n != nil {
+			return l.evidenceExpr(e, v, n, f, field)
+		}
 		if n := f["flatten"]; n != nil {
 			e.flatten = l.boolean(n, fieldKey(field, "flatten"))
 		}

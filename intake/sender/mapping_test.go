@@ -69,7 +69,7 @@ func TestLoadMappingsErrors(t *testing.T) {
 		want       string // after "DIR/bad.yaml:"
 	}{
 		{"unknown key", "name: acme\nrecognize: [has: a]\nparts: {title: a}\n",
-			`2: recognize: unknown key (known: name, display, security, episode, placeholders, blank, levels, severity, doc, recognise, open, reject, items, tags, pairs, let, parts)`},
+			`2: recognize: unknown key (known: name, display, security, episode, placeholders, blank, levels, severity, doc, recognise, open, reject, items, tags, pairs, let, parts, versions)`},
 		{"unknown part", head + "parts:\n  title: a\n  titel: b\n",
 			`5: parts.titel: unknown key`},
 		{"unknown candidate key", head + "parts:\n  title: {path: a, fallback: b}\n",
@@ -176,6 +176,26 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`5: parts.labels.*.expr: want a list of "key:value" texts, not a string`},
 		{"an except with a star inside", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, except: [\"a*b\"]}}}\n",
 			`5: parts.text.evidence.*.except[0]: "a*b": a * only at the end (a prefix)`},
+		{"one version", "name: acme\nversions:\n  - recognise: [has: a]\n    parts: {title: a}\n",
+			`3: versions: want a list of at least two versions`},
+		{"parts beside versions", "name: acme\nparts: {title: a}\nversions:\n  - {recognise: [has: a], parts: {title: a}}\n  - {recognise: [has: b], parts: {title: b}}\n",
+			`2: parts: a mapping with versions says it in each version (versions[].parts)`},
+		{"a version without recognise", "name: acme\nversions:\n  - {recognise: [has: a], parts: {title: a}}\n  - parts: {title: b}\n",
+			`4: versions[1].recognise: missing`},
+		{"an unknown key of a version", "name: acme\nversions:\n  - {recognise: [has: a], parts: {title: a}}\n  - {recognise: [has: b], parts: {title: b}, open: {path: x}}\n",
+			`4: versions[1].open: unknown key (known: recognise, when, reject, items, tags, pairs, let, parts)`},
+		{"an error inside a version", "name: acme\nversions:\n  - {recognise: [has: a], parts: {title: a}}\n  - recognise: [has: b]\n    parts: {title: {expr: 'nope', as: b}}\n",
+			`5: versions[1].parts.title.expr: unknown name nope (column 1)`},
+		{"a version's when reading a let", "name: acme\nversions:\n  - {recognise: [has: a], parts: {title: a}}\n  - recognise: [has: b]\n    let: {x: b}\n    when: ['x != \"\"']\n    parts: {title: $x}\n",
+			`6: versions[1].when[0]: unknown name x (column 1)`},
+		{"a let of another version", "name: acme\nversions:\n  - {recognise: [has: a], let: {x: a}, parts: {title: $x}}\n  - {recognise: [has: b], parts: {title: $x}}\n",
+			`4: versions[1].parts.title: unknown let "x"`},
+		{"evidence lines from an expression that is no list", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"m *\": {expr: 'str(\"a\")'}}}\n",
+			`5: parts.text.evidence.m *.expr: want a list of [name, value] pairs, not a string`},
+		{"evidence lines from an expression and a path", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"m *\": {expr: '[]', from: a}}}\n",
+			`5: parts.text.evidence.m *: expr goes alone: it gives the lines`},
+		{"an evidence list of no mappings", head + "parts:\n  title: a\n  text: {join: [], evidence: [a]}\n",
+			`5: parts.text.evidence[0]: want a mapping of line keys to candidate lists`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -735,6 +755,15 @@ func TestMappingFeatures(t *testing.T) {
 		mapping: head + "reject: {when: 'str(\"kind\") != \"alert\"', reason: '\"a \" + quote(str(\"kind\")) + \" record is no alert\"'}\nparts: {title: kind}\n",
 		payload: `{"kind": "flow"}`,
 		wantErr: `a "flow" record is no alert`,
+	}, {
+		name: "evidence as a list (a key twice), lines from an expression of pairs, count",
+		mapping: head + "parts:\n  title: kind\n  text:\n    join: []\n    evidence:\n" +
+			"      - \"*\": {from: a, flatten: true}\n      - \"*\": {from: b, flatten: true, limit: 1}\n" +
+			"        \"msg *\": {expr: 'map(filter(0..1, # < count(\"m\")), [str(\"m[\" + string(#) + \"].src\"), str(\"m[\" + string(#) + \"].text\")])'}\n" +
+			"        more: {expr: 'count(\"m\") > 2 ? string(count(\"m\") - 2) + \" more\" : \"\"'}\n",
+		payload: `{"kind": "x", "a": {"k": "1"}, "b": {"k": "2", "l": "3"}, "m": [{"src": "h1", "text": "one"}, {"src": "h2", "text": " "}, {"src": "h3"}, {}]}`,
+		want: []Event{{Title: "x", Status: "firing", Text: "k: 1\nk: 2\nmsg h1: one\nmore: 2 more",
+			Origin: map[string]string{"title": "kind"}}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -803,5 +832,62 @@ func TestMappingOpen(t *testing.T) {
 	_, events, err := Read([]Sender{s}, mustParse(t, `{"wrapped": {"rule": "inner"}}`))
 	if err != nil || len(events) != 1 || events[0].Title != "inner" {
 		t.Errorf("read %+v, %v", events, err)
+	}
+}
+
+// TestMappingVersions: a mapping with versions recognises what any version
+// recognises; reading, the first version whose when holds (without when:
+// whose recognise holds) reads the payload, and the last reads what none
+// takes; each version has its own lets, and the head (the severity table)
+// is shared.
+func TestMappingVersions(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\nseverity: {P1: critical}\n" +
+		"versions:\n" +
+		"  - recognise: [has: legacy]\n" +
+		"    when: [is: {legacy: object}]\n" +
+		"    let: {name: legacy.name}\n" +
+		"    parts: {title: $name, severity: legacy.prio, rule: {expr: 'scale(str(\"legacy.prio\"))', as: legacy.prio}}\n" +
+		"  - recognise: [has: kind]\n" +
+		"    items: alerts\n" +
+		"    let: {name: [title, name]}\n" +
+		"    parts: {title: $name}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	tests := []struct {
+		payload string
+		match   bool
+		want    []string // titles
+	}{
+		{`{"legacy": {"name": "old", "prio": "P1"}}`, true, []string{"old"}},
+		{`{"kind": "x", "alerts": [{"title": "a"}, {"name": "b"}]}`, true, []string{"a", "b"}},
+		// Recognised by the first version's recognise, but its when says
+		// the last reads it.
+		{`{"legacy": "old", "alerts": [{"title": "c"}]}`, true, []string{"c"}},
+		// Recognised by none: the first version's when, else the last.
+		{`{"legacy": {"name": "forced"}, "other": 1}`, true, []string{"forced"}},
+		{`{"alerts": [{"title": "d"}]}`, false, []string{"d"}},
+	}
+	for _, tt := range tests {
+		v := mustParse(t, tt.payload)
+		if got := s.Match(v); got != tt.match {
+			t.Errorf("%s: Match %v, want %v", tt.payload, got, tt.match)
+		}
+		evs, err := s.Map(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var titles []string
+		for _, e := range evs {
+			titles = append(titles, e.Title)
+		}
+		if !slices.Equal(titles, tt.want) {
+			t.Errorf("%s: titles %q, want %q", tt.payload, titles, tt.want)
+		}
+	}
+	evs, _ := s.Map(mustParse(t, `{"legacy": {"name": "old", "prio": "P1"}}`))
+	if e := evs[0]; e.Severity != "P1" || e.Rule != "critical" || s.Severity("P1") != "critical" {
+		t.Errorf("the shared table: severity %q rule %q, want P1 read as critical", e.Severity, e.Rule)
 	}
 }

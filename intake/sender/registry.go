@@ -12,9 +12,9 @@ func All() []Sender {
 		// Envelopes.
 		sns(),
 		// Monitoring and incident senders.
-		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
+		mapped("pagerduty-webhook"), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
 		azureMonitor(), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
-		mapped("splunk"), signalFx(), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
+		mapped("splunk"), signalFx(), kibana(), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
 		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), guardDuty(),
