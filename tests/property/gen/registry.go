@@ -338,6 +338,7 @@ func All() []Named {
 		{"GenericNoticeGen", GenericNoticeGen(), validAs(func(n GenericNotice) error { return validGenericObject(n.Object) })},
 		{"BudgetPlanGen", BudgetPlanGen(), validAs(ValidBudgetPlan)},
 		{"BudgetRaceGen", BudgetRaceGen(), validAs(ValidBudgetRace)},
+		{"CreationGen", CreationGen(), validAs(ValidCreation)},
 		{"RouteCaseGen", RouteCaseGen(), validAs(ValidRouteCase)},
 		{"CostCurveGen", CostCurveGen(), validAs(func(steps []CostStep) error {
 			for i, s := range steps {
