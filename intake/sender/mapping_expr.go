@@ -46,6 +46,10 @@ import (
 //	pluck(path)      the scalars at path, where "[]" stands for every element
 //	                 of an array ("indicators[].tactics[].name"), in order;
 //	                 blanks skipped
+//	data(path)       the value at path as data for expr's own functions: an
+//	                 object a map, an array a list, a number its text as
+//	                 written, null nil (to walk an array of mixed elements:
+//	                 map(data("tags"), type(#) == "map" ? #.key : #))
 //
 // Helpers, each the Go function the adapters use, so a mapping reads as
 // the code did:
@@ -81,7 +85,8 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true,
+	"data": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -159,6 +164,8 @@ func functions() []expr.Option {
 		}, new(func(*scope, string) []string)),
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
 			new(func(*scope, string) []string)),
+		expr.Function("data", func(p ...any) (any, error) { return dataOf(sc(p).atText(p[1].(string)).v), nil },
+			new(func(*scope, string) any)),
 		expr.Function("pluck", func(p ...any) (any, error) { return sc(p).pluck(p[1].(string)), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("firstOf", func(p ...any) (any, error) {
