@@ -61,6 +61,9 @@ import (
 //	scale(s)             the severity the mapping's table gives s, "" if unlisted
 //	status(s)            the status a state word means (Status)
 //	urlHost(s)           the host name of a URL, "" if none
+//	urlQuery(s, name)    the first value of a URL's query parameter, "" if none
+//	json(s)              s read as JSON into data (as data(path) gives it),
+//	                     nil when s is no JSON
 //	coalesce(s, ...)     the first non-blank of the texts, trimmed
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
@@ -94,7 +97,8 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
-	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true}
+	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true,
+	"json": true, "urlQuery": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -227,6 +231,10 @@ func functions() []expr.Option {
 			new(func(string) string)),
 		expr.Function("status", func(p ...any) (any, error) { return Status(p[0].(string)), nil },
 			new(func(string) string)),
+		expr.Function("json", func(p ...any) (any, error) { return jsonOf(p[0].(string)), nil },
+			new(func(string) any)),
+		expr.Function("urlQuery", func(p ...any) (any, error) { return urlQuery(p[0].(string), p[1].(string)), nil },
+			new(func(string, string) string)),
 		expr.Function("urlHost", func(p ...any) (any, error) { return urlHost(p[0].(string)), nil },
 			new(func(string) string)),
 		expr.Function("coalesce", func(p ...any) (any, error) {

@@ -2,6 +2,7 @@ package sender
 
 import (
 	"encoding/json"
+	"net/url"
 	"reflect"
 	"strings"
 )
@@ -108,4 +109,30 @@ func dataOf(v any) any {
 		return Value{x}.String()
 	}
 	return v
+}
+
+// jsonOf is the expressions' json(s): s read as JSON, as data does (nil
+// when s is no JSON), for a JSON text inside a value (Zabbix's
+// {EVENT.TAGSJSON} sent as a string).
+func jsonOf(s string) any {
+	v, err := Parse([]byte(s))
+	if err != nil {
+		return nil
+	}
+	return dataOf(v.v)
+}
+
+// urlQuery is the expressions' urlQuery(s, name): the first value of the
+// query parameter name of the URL s (after its first "?"); "" when it has
+// none or its query is malformed.
+func urlQuery(s, name string) string {
+	_, q, ok := strings.Cut(s, "?")
+	if !ok {
+		return ""
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return ""
+	}
+	return vals.Get(name)
 }

@@ -737,6 +737,14 @@ func TestMappingFeatures(t *testing.T) {
 		want: []Event{{Title: "string3", Status: "firing", Labels: map[string]string{"a": "1.50", "b": "2"},
 			Origin: map[string]string{"title": "tags"}}},
 	}, {
+		name: "json and urlQuery: a JSON text read as data (nil when it is none), a URL's query parameter",
+		mapping: head + "parts:\n  title: {expr: 'urlQuery(str(\"link\"), \"eventid\") + urlQuery(str(\"bad\"), \"x\")', as: link}\n" +
+			"  labels:\n    \"*\": {expr: 'map(json(str(\"tags\")) ?? [], #.tag + \":\" + #.value)'}\n    bad: {expr: 'json(str(\"bad\")) == nil ? \"nil\" : \"parsed\"'}\n",
+		payload: `{"kind": "x", "link": "https://z.example.com/tr_events.php?triggerid=1&eventid=42&eventid=43", "bad": "[oops?x=%zz",
+			"tags": "[{\"tag\": \"a\", \"value\": 1.50}]"}`,
+		want: []Event{{Title: "42", Status: "firing", Labels: map[string]string{"a": "1.50", "bad": "nil"},
+			Origin: map[string]string{"title": "link"}}},
+	}, {
 		name:    "a blank pattern",
 		mapping: "name: acme\nblank: [{matches: '(?i)^\\*.*insert.*\\*$'}]\nrecognise: [has: kind]\nparts:\n  title: [app, kind]\n",
 		payload: `{"kind": "x", "app": "*Insert desired application name*"}`,
