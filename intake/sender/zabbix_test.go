@@ -16,7 +16,7 @@ func TestSenders3Strict(t *testing.T) {
 		`{"status":"OK","severity":"High","host":"db-1","message":"fine"}`,
 		`{"event":{"type":"x"},"status":"PROBLEM"}`,
 	}
-	for _, s := range []Sender{pagerDutyWebhook(), sentry(), mapped("zabbix"), mapped("dynatrace"), graylog()} {
+	for _, s := range []Sender{pagerDutyWebhook(), mapped("sentry"), mapped("zabbix"), mapped("dynatrace"), graylog()} {
 		for _, raw := range others {
 			v, err := Parse([]byte(raw))
 			if err != nil {
