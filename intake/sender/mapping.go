@@ -30,6 +30,13 @@ import (
 //	episode: true              # its ids name one firing episode
 //	placeholders: blank        # an unrendered template placeholder ("{{x}}",
 //	                           # "$SERVICE", "null") reads as blank; keep: as sent
+//	keys: fold                 # the payload's own member names (a path's first
+//	                           # key, read from the payload's top) are matched
+//	                           # folded: case, blanks, '.', '-' and '_' ignored
+//	                           # (a member of the name exactly, else the first
+//	                           # in name order that folds alike), as a
+//	                           # template's hand-written keys are; an origin
+//	                           # names the member as sent (default: exact)
 //	blank: ["-", {matches: '(?i)^\*insert.*\*$'}]
 //	                           # values (trimmed) a path reads as blank: as
 //	                           # written, or matching a regular expression

@@ -47,6 +47,10 @@ import (
 //	pluck(path)      the scalars at path, where "[]" stands for every element
 //	                 of an array ("indicators[].tactics[].name"), in order;
 //	                 blanks skipped
+//	data(path)       the value at path as data for expr's own functions: an
+//	                 object a map, an array a list, a number its text as
+//	                 written, null nil (to walk an array of mixed elements:
+//	                 map(data("tags"), type(#) == "map" ? #.key : #))
 //
 // Helpers, each the Go function the adapters use, so a mapping reads as
 // the code did:
@@ -58,6 +62,9 @@ import (
 //	scale(s)             the severity the mapping's table gives s, "" if unlisted
 //	status(s)            the status a state word means (Status)
 //	urlHost(s)           the host name of a URL, "" if none
+//	urlQuery(s, name)    the first value of a URL's query parameter, "" if none
+//	json(s)              s read as JSON into data (as data(path) gives it),
+//	                     nil when s is no JSON
 //	coalesce(s, ...)     the first non-blank of the texts, trimmed
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
@@ -82,7 +89,8 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true,
+	"raw": true, "count": true, "data": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -90,7 +98,8 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
-	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true}
+	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true,
+	"json": true, "urlQuery": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -162,6 +171,8 @@ func functions() []expr.Option {
 			new(func(*scope, string) int)),
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
 			new(func(*scope, string) []string)),
+		expr.Function("data", func(p ...any) (any, error) { return dataOf(sc(p).atText(p[1].(string)).v), nil },
+			new(func(*scope, string) any)),
 		expr.Function("pluck", func(p ...any) (any, error) { return sc(p).pluck(p[1].(string)), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("firstOf", func(p ...any) (any, error) {
@@ -223,6 +234,10 @@ func functions() []expr.Option {
 			new(func(string) string)),
 		expr.Function("status", func(p ...any) (any, error) { return Status(p[0].(string)), nil },
 			new(func(string) string)),
+		expr.Function("json", func(p ...any) (any, error) { return jsonOf(p[0].(string)), nil },
+			new(func(string) any)),
+		expr.Function("urlQuery", func(p ...any) (any, error) { return urlQuery(p[0].(string), p[1].(string)), nil },
+			new(func(string, string) string)),
 		expr.Function("urlHost", func(p ...any) (any, error) { return urlHost(p[0].(string)), nil },
 			new(func(string) string)),
 		expr.Function("coalesce", func(p ...any) (any, error) {

@@ -30,9 +30,12 @@ type mapping struct {
 	// keep says values read by a path are kept as sent, template
 	// placeholders too (placeholders: keep); by default a placeholder the
 	// sender left unrendered reads as blank (Rendered).
-	keep   bool
-	levels []string
-	scale  Scale
+	keep bool
+	// foldKeys says the payload's own member names are matched folded
+	// (keys: fold; foldKey).
+	foldKeys bool
+	levels   []string
+	scale    Scale
 	// ranges are the severity table's ranges of whole numbers ("4..":
 	// 4 and above), tried when the table lacks a value.
 	ranges []sevRange
@@ -368,7 +371,7 @@ var (
 
 // topKeys are the keys of a mapping file, in the order they are read.
 var topKeys = []string{"name", "display", "security", "episode", "placeholders", "blank", "levels", "severity", "doc",
-	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "versions"}
+	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "versions", "keys"}
 
 // partKeys are the keys of parts.
 var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
@@ -548,6 +551,15 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 		case "blank":
 		default:
 			l.fail(n, "placeholders", "%q: want blank (an unrendered template placeholder reads as blank) or keep", s)
+		}
+	}
+	if n := f["keys"]; n != nil {
+		switch k, _ := l.scalar(n, "keys"); k {
+		case "fold":
+			m.foldKeys = true
+		case "exact":
+		default:
+			l.fail(n, "keys", "%q: want fold (the payload's member names matched folded) or exact", k)
 		}
 	}
 	if n := f["blank"]; n != nil {

@@ -31,6 +31,11 @@ type scope struct {
 	// pairs are the alert's pairs by key, read at the first pair.
 	pairs     map[string]Value
 	pairsRead bool
+	// top says the alert is the payload itself (keys: fold reads its
+	// members folded); foldIndex are the payload's members by folded
+	// name, read at the first folded path.
+	top       bool
+	foldIndex map[string]string
 }
 
 // letValue is a let's value in one scope, once computed.
@@ -52,6 +57,7 @@ func (m *mapping) newScope(root, item Value) *scope {
 		s = &scope{m: m, lets: make([]letValue, len(m.lets))}
 	}
 	s.root, s.item = root, item
+	s.top = m.foldKeys && sameObject(root, item)
 	return s
 }
 
@@ -65,6 +71,7 @@ func (s *scope) release() {
 	s.tags, s.tagText, s.tagFrom = nil, nil, ""
 	clear(s.pairs)
 	s.pairsRead = false
+	s.top, s.foldIndex = false, nil
 	s.m.scopes.Put(s)
 }
 
@@ -325,6 +332,9 @@ func (s *scope) at(p fieldPath) Value {
 	if p.root {
 		base = s.root
 	}
+	if s.folds(p) {
+		p, _ = s.foldPath(p)
+	}
 	return readPath(base, p)
 }
 
@@ -508,7 +518,7 @@ func (s *scope) eachCandidate(src *source) (string, string) {
 func (s *scope) value(src *source) (string, string) {
 	switch src.kind {
 	case srcPath:
-		return s.read(s.at(src.path)), src.path.path
+		return s.read(s.at(src.path)), s.originOf(src.path)
 	case srcLet:
 		v, _ := s.lets[src.let].v.(string)
 		return v, s.lets[src.let].origin

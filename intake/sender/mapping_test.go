@@ -69,7 +69,7 @@ func TestLoadMappingsErrors(t *testing.T) {
 		want       string // after "DIR/bad.yaml:"
 	}{
 		{"unknown key", "name: acme\nrecognize: [has: a]\nparts: {title: a}\n",
-			`2: recognize: unknown key (known: name, display, security, episode, placeholders, blank, levels, severity, doc, recognise, open, reject, items, tags, pairs, let, parts, versions)`},
+			`2: recognize: unknown key (known: ` + strings.Join(topKeys, ", ") + `)`},
 		{"unknown part", head + "parts:\n  title: a\n  titel: b\n",
 			`5: parts.titel: unknown key`},
 		{"unknown candidate key", head + "parts:\n  title: {path: a, fallback: b}\n",
@@ -80,6 +80,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`7: parts.title.expr: unknown name nope (column 3)`},
 		{"wrong arguments", head + "parts:\n  title: {expr: 'str(1)', as: a}\n",
 			`4: parts.title.expr: cannot use int as argument (type string) to call str (column 5)`},
+		{"bad keys", "name: acme\nkeys: folded\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: keys: "folded": want fold (the payload's member names matched folded) or exact`},
 		{"missing name", "recognise: [has: a]\nparts: {title: a}\n",
 			`1: name: missing: the sender's name`},
 		{"bad name", "name: Acme Monitor\nrecognise: [has: a]\nparts: {title: a}\n",
@@ -740,6 +742,28 @@ func TestMappingFeatures(t *testing.T) {
 			"fields": [{"key": " name ", "value": "Disk"}, {"key": "name", "value": "second"}, {"key": "svc", "value": "api"}]}`,
 		want: []Event{{Title: "Disk", Rule: "top", Service: "api", Status: "firing", Labels: map[string]string{"Team": "core", "env": "prod"},
 			Origin: map[string]string{"title": "fields.name", "rule": "alert_id", "service": "svc"}}},
+	}, {
+		name: "keys: fold: the payload's own member names folded (an exact one first), origins as sent; nested names exact",
+		mapping: "name: acme\nkeys: fold\nrecognise: [has: KIND]\nparts:\n  title: ProblemTitle\n  rule: PROBLEM_TITLE\n" +
+			"  service: {expr: 'str(\"svc.Name\")', as: svc}\n  labels: {n: /ALERT_ID, nested: svc.name, exact: problem_title}\n",
+		payload: `{"kind": "x", "Problem Title": "Disk", "problem_title": "second", "SVC": {"Name": "api"}, "alert.id": "7"}`,
+		want: []Event{{Title: "Disk", Rule: "Disk", Service: "api", Status: "firing", Labels: map[string]string{"n": "7", "exact": "second"},
+			Origin: map[string]string{"title": "Problem Title", "rule": "Problem Title", "service": "svc"}}},
+	}, {
+		name: "data: an array of mixed elements walked by expr's functions, numbers as text",
+		mapping: head + "parts:\n  title: {expr: 'type(data(\"tags\")[1]) + string(len(data(\"tags\")))', as: tags}\n" +
+			"  labels: {\"*\": {expr: 'map(filter(data(\"tags\"), type(#) == \"map\"), #.k + \":\" + #.v)'}}\n",
+		payload: `{"kind": "x", "tags": [{"k": "a", "v": 1.50}, "x", {"k": "b", "v": "2"}]}`,
+		want: []Event{{Title: "string3", Status: "firing", Labels: map[string]string{"a": "1.50", "b": "2"},
+			Origin: map[string]string{"title": "tags"}}},
+	}, {
+		name: "json and urlQuery: a JSON text read as data (nil when it is none), a URL's query parameter",
+		mapping: head + "parts:\n  title: {expr: 'urlQuery(str(\"link\"), \"eventid\") + urlQuery(str(\"bad\"), \"x\")', as: link}\n" +
+			"  labels:\n    \"*\": {expr: 'map(json(str(\"tags\")) ?? [], #.tag + \":\" + #.value)'}\n    bad: {expr: 'json(str(\"bad\")) == nil ? \"nil\" : \"parsed\"'}\n",
+		payload: `{"kind": "x", "link": "https://z.example.com/tr_events.php?triggerid=1&eventid=42&eventid=43", "bad": "[oops?x=%zz",
+			"tags": "[{\"tag\": \"a\", \"value\": 1.50}]"}`,
+		want: []Event{{Title: "42", Status: "firing", Labels: map[string]string{"a": "1.50", "bad": "nil"},
+			Origin: map[string]string{"title": "link"}}},
 	}, {
 		name:    "a blank pattern",
 		mapping: "name: acme\nblank: [{matches: '(?i)^\\*.*insert.*\\*$'}]\nrecognise: [has: kind]\nparts:\n  title: [app, kind]\n",

@@ -13,7 +13,7 @@ func All() []Sender {
 		sns(),
 		// Monitoring and incident senders.
 		mapped("pagerduty-webhook"), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
-		azureMonitor(), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
+		azureMonitor(), mapped("google-cloud-monitoring"), mapped("sentry"), mapped("zabbix"), mapped("dynatrace"),
 		mapped("splunk"), signalFx(), kibana(), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
