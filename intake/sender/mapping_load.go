@@ -84,6 +84,10 @@ type mapping struct {
 	// plucks are the paths of pluck, parsed once.
 	plucks map[string][]fieldPath
 
+	// joinArrays says a path holding an array reads as its scalars
+	// joined by ", " (arrays: join); by default an array reads as blank.
+	joinArrays bool
+
 	// scopes keeps scopes (with their expression machine and
 	// environment) for reuse; it is safe for concurrent use.
 	scopes sync.Pool
@@ -285,6 +289,10 @@ type labelRule struct {
 	hasJoin bool
 	// list is an expression giving "key:value" texts: a label each.
 	list *vm.Program
+
+	// every, for a key with "*" whose path has "[]": the steps to every
+	// object whose members are copied (as pluck reads them).
+	every []fieldPath
 }
 
 // condKind says what a condition tests.
@@ -358,7 +366,7 @@ var (
 )
 
 // topKeys are the keys of a mapping file, in the order they are read.
-var topKeys = []string{"name", "display", "security", "episode", "placeholders", "blank", "levels", "severity", "doc",
+var topKeys = []string{"name", "display", "security", "episode", "placeholders", "arrays", "blank", "levels", "severity", "doc",
 	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts"}
 
 // partKeys are the keys of parts.
@@ -527,6 +535,9 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 		default:
 			l.fail(n, "placeholders", "%q: want blank (an unrendered template placeholder reads as blank) or keep", s)
 		}
+	}
+	if n := f["arrays"]; n != nil {
+		l.readArrays(n)
 	}
 	if n := f["blank"]; n != nil {
 		if n.Kind != yaml.SequenceNode {
@@ -1073,6 +1084,14 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 					continue
 				}
 				r.tags = true
+			} else if strings.Contains(s, "[]") {
+				if r.hasJoin {
+					l.fail(from, f, "join goes with the path of one object, not of every element's ([])")
+					continue
+				}
+				if r.every = l.everyPath(from, f, s); r.every == nil {
+					continue
+				}
 			} else {
 				p, err := parsePath(s)
 				if err != nil {
