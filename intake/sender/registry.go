@@ -12,7 +12,7 @@ func All() []Sender {
 		// Envelopes.
 		sns(),
 		// Monitoring and incident senders.
-		pagerDutyWebhook(), mapped("opsgenie"), datadog(), mapped("newrelic"), cloudWatch(),
+		pagerDutyWebhook(), mapped("opsgenie"), mapped("datadog"), mapped("newrelic"), cloudWatch(),
 		azureMonitor(), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
 		mapped("splunk"), signalFx(), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
