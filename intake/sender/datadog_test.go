@@ -41,7 +41,7 @@ func TestMineMatchNotOwnObject(t *testing.T) {
 		`{"rule_name":"r","urgency":"high"}`,
 	} {
 		v := mustParse(t, body)
-		for _, s := range []Sender{datadog(), newRelic(), signalFx(), mapped("splunk"), splunkES()} {
+		for _, s := range []Sender{mapped("datadog"), mapped("newrelic"), signalFx(), mapped("splunk"), splunkES()} {
 			if s.Match(v) {
 				t.Errorf("%s matches %s", s.Name, body)
 			}
@@ -50,7 +50,7 @@ func TestMineMatchNotOwnObject(t *testing.T) {
 }
 
 func TestDatadogDefaultPayloadAndPlaceholders(t *testing.T) {
-	e := oneEvent(t, datadog(), `{"body":"%%%\nCPU high\n\n@webhook-x\n[[Monitor Status](https://app.datadoghq.com/monitors/42?group=host%3Aa)]\n%%%",
+	e := oneEvent(t, mapped("datadog"), `{"body":"%%%\nCPU high\n\n@webhook-x\n[[Monitor Status](https://app.datadoghq.com/monitors/42?group=host%3Aa)]\n%%%",
 		"last_updated":"1733930378000","event_type":"query_alert_monitor","title":"[P1] [Recovered on {host:a}] CPU high","date":"1733930378000",
 		"org":{"id":"1","name":"o"},"id":"99","tags":"$TAGS","alert_id":"$ALERT_ID"}`)
 	if e.Rule != "42" || e.ID != "dd-99" || e.Severity != "P1" || e.Status != openrecall.StatusResolved {
@@ -68,11 +68,27 @@ func TestDatadogDefaultPayloadAndPlaceholders(t *testing.T) {
 }
 
 func TestDatadogNoMonitorIDFallsBackToName(t *testing.T) {
-	e := oneEvent(t, datadog(), `{"title":"[Triggered on {host:a}] Queue backlog","alert_transition":"Triggered","last_updated":"1","tags":["service:queue","env:staging"]}`)
+	e := oneEvent(t, mapped("datadog"), `{"title":"[Triggered on {host:a}] Queue backlog","alert_transition":"Triggered","last_updated":"1","tags":["service:queue","env:staging"]}`)
 	if e.Rule != "Queue backlog" || e.Service != "queue" || e.Environment != "staging" || e.Severity != "Triggered" {
 		t.Errorf("%+v", e)
 	}
-	if got := datadog().Severity("4"); got != openrecall.SeverityLow {
+	if got := mapped("datadog").Severity("4"); got != openrecall.SeverityLow {
 		t.Errorf("priority 4 reads %s", got)
+	}
+}
+
+// A Datadog Security Signal is datadog-signal's, a monitor notification
+// datadog's: detection tries datadog first, and neither reads the other's.
+func TestDatadogToldApartFromSignals(t *testing.T) {
+	monitors, signals := mapped("datadog"), mapped("datadog-signal")
+	for _, body := range fixtureBodies(t, "datadog-signal") {
+		if monitors.Match(mustParse(t, string(body))) {
+			t.Errorf("datadog matches the signal %s", body)
+		}
+	}
+	for _, body := range fixtureBodies(t, "datadog") {
+		if signals.Match(mustParse(t, string(body))) {
+			t.Errorf("datadog-signal matches the notification %s", body)
+		}
 	}
 }

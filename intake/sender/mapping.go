@@ -37,6 +37,9 @@ import (
 //	                           # in name order that folds alike), as a
 //	                           # template's hand-written keys are; an origin
 //	                           # names the member as sent (default: exact)
+//	arrays: join               # a path holding an array reads as its scalars
+//	                           # joined by ", " (a one-element array as its
+//	                           # element); default blank: it reads as none
 //	blank: ["-", {matches: '(?i)^\*insert.*\*$'}]
 //	                           # values (trimmed) a path reads as blank: as
 //	                           # written, or matching a regular expression
@@ -120,6 +123,11 @@ import (
 //	                           # not its JSON, a scalar read as paths read
 //	                           # it, an object skipped; blank: skip a tag
 //	                           # without value
+//	    "t_*": {from: "targets[].labels"}
+//	                           # "[]" every element of an array (as pluck
+//	                           # reads it): a label per member of each object
+//	                           # it leads to, the first object's value of a
+//	                           # name winning
 //	    "*": {expr: 'split(str("meta"), ",")'}
 //	                           # a label per "key:value" text of a list
 //	  entities: {user: actor.user}

@@ -91,6 +91,10 @@ type mapping struct {
 	// are none then.
 	versions []version
 
+	// joinArrays says a path holding an array reads as its scalars
+	// joined by ", " (arrays: join); by default an array reads as blank.
+	joinArrays bool
+
 	// scopes keeps scopes (with their expression machine and
 	// environment) for reuse; it is safe for concurrent use.
 	scopes sync.Pool
@@ -294,6 +298,10 @@ type labelRule struct {
 	hasJoin bool
 	// list is an expression giving "key:value" texts: a label each.
 	list *vm.Program
+
+	// every, for a key with "*" whose path has "[]": the steps to every
+	// object whose members are copied (as pluck reads them).
+	every []fieldPath
 }
 
 // condKind says what a condition tests.
@@ -370,8 +378,8 @@ var (
 )
 
 // topKeys are the keys of a mapping file, in the order they are read.
-var topKeys = []string{"name", "display", "security", "episode", "placeholders", "blank", "levels", "severity", "doc",
-	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "versions", "keys"}
+var topKeys = []string{"name", "display", "security", "episode", "placeholders", "keys", "arrays", "blank", "levels", "severity", "doc",
+	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "versions"}
 
 // partKeys are the keys of parts.
 var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
@@ -561,6 +569,9 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 		default:
 			l.fail(n, "keys", "%q: want fold (the payload's member names matched folded) or exact", k)
 		}
+	}
+	if n := f["arrays"]; n != nil {
+		l.readArrays(n)
 	}
 	if n := f["blank"]; n != nil {
 		if n.Kind != yaml.SequenceNode {
@@ -1107,6 +1118,14 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 					continue
 				}
 				r.tags = true
+			} else if strings.Contains(s, "[]") {
+				if r.hasJoin {
+					l.fail(from, f, "join goes with the path of one object, not of every element's ([])")
+					continue
+				}
+				if r.every = l.everyPath(from, f, s); r.every == nil {
+					continue
+				}
 			} else {
 				p, err := parsePath(s)
 				if err != nil {

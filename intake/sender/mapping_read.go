@@ -261,6 +261,8 @@ func (s *scope) labels(rules []labelRule, set func(key, value string)) {
 					set(strings.Replace(r.key, "*", k, 1), v)
 				}
 			}
+		case r.every != nil:
+			s.everyLabels(&r, set)
 		case r.each != nil && r.hasJoin:
 			obj := s.at(*r.each)
 			for _, k := range obj.Keys() {
@@ -375,6 +377,9 @@ func (s *scope) atText(path string) Value {
 // unrendered placeholder is blank unless the mapping keeps them.
 func (s *scope) read(v Value) string {
 	out := v.String()
+	if s.m.joinArrays && v.IsArray() {
+		out = joined(v)
+	}
 	if !s.m.keep {
 		out = Rendered(out)
 	}

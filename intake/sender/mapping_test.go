@@ -90,6 +90,12 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: recognise[0].has: bad path "alert..id": an empty key (two dots, or a dot at an end)`},
 		{"bad path in an expression", head + "parts:\n  title: {expr: 'str(\"a.\")', as: a}\n",
 			`4: parts.title.expr: str: bad path "a.": an empty key`},
+		{"bad arrays", head + "arrays: split\nparts: {title: a}\n",
+			`3: arrays: "split": want blank (a path holding an array reads as blank) or join`},
+		{"join with every element's labels", head + "parts:\n  title: a\n  labels: {\"*\": {from: \"t[].l\", join: \",\"}}\n",
+			`5: parts.labels.*: join goes with the path of one object`},
+		{"bad path of every element's labels", head + "parts:\n  title: a\n  labels: {\"*\": \"t[]l\"}\n",
+			`5: parts.labels.*: bad path "t[]l": a key after [] follows a dot`},
 		{"a condition that is not a bool", "name: acme\nrecognise: ['str(\"kind\")']\nparts: {title: a}\n",
 			`2: recognise[0]: expected bool, but got string: a condition is true or false`},
 		{"a status condition that is not a bool", head + "parts:\n  title: a\n  status: {resolved: 'lower(str(\"state\"))'}\n",
@@ -697,6 +703,14 @@ func TestMappingFeatures(t *testing.T) {
 		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, origin: true}\nparts: {title: [{of: [a, b], sep: \" \"}]}\n",
 		payload: `{"kind": "one", "data": {"a": "x", "b": "y"}}`,
 		want:    []Event{{Title: "x y", Status: "firing", Origin: map[string]string{"title": "data.a+data.b"}}},
+	}, {
+		name: "arrays: join, and labels from every element's object ([]), the first element's value of a name winning",
+		mapping: "name: acme\narrays: join\nrecognise: [has: kind]\nparts:\n  title: [{path: names, when: 'kind(\"names\") == \"array\"'}]\n" +
+			"  rule: {expr: 'str(\"one\")', as: one}\n  labels:\n    \"t_*\": {from: \"targets[].labels\"}\n",
+		payload: `{"kind": "x", "names": ["a", " ", "b", {"o": 1}], "one": ["r"],
+			"targets": [{"labels": {"env": "prod", "x": "1"}}, {"labels": {"env": "dev", "y": {"o": 2}}}, {"nolabels": 1}, 7]}`,
+		want: []Event{{Title: "a, b", Rule: "r", Status: "firing", Labels: map[string]string{"t_env": "prod", "t_x": "1", "t_y": `{"o":2}`},
+			Origin: map[string]string{"title": "names", "rule": "one"}}},
 	}, {
 		name: "each: the first (or last) element's value",
 		mapping: head + "parts:\n  title: {each: ev, when: 'str(\"type\") == \"user\"', path: name}\n" +

@@ -12,7 +12,7 @@ func All() []Sender {
 		// Envelopes.
 		sns(),
 		// Monitoring and incident senders.
-		mapped("pagerduty-webhook"), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
+		mapped("pagerduty-webhook"), mapped("opsgenie"), mapped("datadog"), mapped("newrelic"), cloudWatch(),
 		azureMonitor(), mapped("google-cloud-monitoring"), mapped("sentry"), mapped("zabbix"), mapped("dynatrace"),
 		mapped("splunk"), signalFx(), kibana(), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
