@@ -30,9 +30,14 @@ type mapping struct {
 	// keep says values read by a path are kept as sent, template
 	// placeholders too (placeholders: keep); by default a placeholder the
 	// sender left unrendered reads as blank (Rendered).
-	keep   bool
-	levels []string
-	scale  Scale
+	keep bool
+	// joinArrays says a path holding an array reads as its scalars
+	// joined by ", " (arrays: join); decode are the members (keys, one a
+	// level) read as the object whose JSON text they hold (decode: …).
+	joinArrays bool
+	decode     [][]string
+	levels     []string
+	scale      Scale
 	// ranges are the severity table's ranges of whole numbers ("4..":
 	// 4 and above), tried when the table lacks a value.
 	ranges []sevRange
@@ -60,8 +65,12 @@ type mapping struct {
 	only       []cond
 	self       bool
 	itemOrigin bool
-	tags       *tagSpec
-	lets       []let
+	// one says the value at items is the one alert whatever it holds
+	// (items.one): no element is read, and anything but an object reads
+	// as an alert with no member.
+	one  bool
+	tags *tagSpec
+	lets []let
 
 	title, text, severity, service, environment, host, rule, id, timestamp []source
 	status                                                                 []statusRule
@@ -359,7 +368,7 @@ var (
 
 // topKeys are the keys of a mapping file, in the order they are read.
 var topKeys = []string{"name", "display", "security", "episode", "placeholders", "blank", "levels", "severity", "doc",
-	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts"}
+	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "arrays", "decode"}
 
 // partKeys are the keys of parts.
 var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
@@ -385,6 +394,7 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 	}
 	fields := l.members(top, "", topKeys)
 	l.readHead(top, fields)
+	l.readShape(fields)
 	// The tags and the lets come before recognise in the environment:
 	// recognise may read them when the payload is the alert.
 	if n := fields["tags"]; n != nil {
@@ -705,7 +715,7 @@ func (l *loader) readItems(n *yaml.Node) {
 	from := n
 	var f map[string]*yaml.Node
 	if n.Kind == yaml.MappingNode {
-		f = l.members(n, "items", []string{"from", "only", "self", "origin"})
+		f = l.members(n, "items", []string{"from", "only", "self", "origin", "one"})
 		if from = f["from"]; from == nil {
 			l.fail(n, "items.from", "missing: the path of the array of alerts")
 			return
@@ -736,6 +746,9 @@ func (l *loader) readItems(n *yaml.Node) {
 	}
 	if o := f["origin"]; o != nil {
 		l.m.itemOrigin = l.boolean(o, "items.origin")
+	}
+	if o := f["one"]; o != nil {
+		l.m.one = l.boolean(o, "items.one")
 	}
 }
 

@@ -69,7 +69,7 @@ func TestLoadMappingsErrors(t *testing.T) {
 		want       string // after "DIR/bad.yaml:"
 	}{
 		{"unknown key", "name: acme\nrecognize: [has: a]\nparts: {title: a}\n",
-			`2: recognize: unknown key (known: name, display, security, episode, placeholders, blank, levels, severity, doc, recognise, open, reject, items, tags, pairs, let, parts)`},
+			`2: recognize: unknown key (known: name, display, security, episode, placeholders, blank, levels, severity, doc, recognise, open, reject, items, tags, pairs, let, parts, arrays, decode)`},
 		{"unknown part", head + "parts:\n  title: a\n  titel: b\n",
 			`5: parts.titel: unknown key`},
 		{"unknown candidate key", head + "parts:\n  title: {path: a, fallback: b}\n",
@@ -174,6 +174,12 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: blank[0].matches: error parsing regexp`},
 		{"labels from an expression that is no list", head + "parts:\n  title: a\n  labels: {\"*\": {expr: 'str(\"a\")'}}\n",
 			`5: parts.labels.*.expr: want a list of "key:value" texts, not a string`},
+		{"a bad arrays", "name: acme\narrays: split\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: arrays: "split": want blank`},
+		{"a bad decode member", "name: acme\ndecode: [a..b]\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: decode[0]: bad member "a..b"`},
+		{"decode not a list", "name: acme\ndecode: a\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: decode: want a list`},
 		{"an except with a star inside", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, except: [\"a*b\"]}}}\n",
 			`5: parts.text.evidence.*.except[0]: "a*b": a * only at the end (a prefix)`},
 	}
@@ -730,6 +736,22 @@ func TestMappingFeatures(t *testing.T) {
 		mapping: "name: acme\nblank: [\"-\", N/A]\nrecognise: [has: kind]\nparts:\n  title: [user, name]\n  labels: {host: host}\n",
 		payload: `{"kind": "x", "user": " - ", "name": "n", "host": "N/A"}`,
 		want:    []Event{{Title: "n", Status: "firing", Origin: map[string]string{"title": "name"}}},
+	}, {
+		name: "arrays: join, decode, items.one and origins of the payload's top",
+		mapping: "name: acme\narrays: join\ndecode: [result.ann]\nrecognise: [has: kind]\n" +
+			"items: {from: result, one: true, origin: true, self: true, only: [{not: {has: result}}]}\n" +
+			"parts:\n  title: [name, /kind]\n  rule: [src, {expr: 'str(\"/kind\")', as: /kind}]\n  id: {of: [/kind, src], prefix: a-}\n" +
+			"  labels: {tech: {expr: 'join(pluck(\"ann.t[]\"), \",\")'}}\n",
+		payload: `{"kind": "k", "result": {"src": ["a", " ", "b"], "ann": "{\"t\": [\"T1\", \"T2\"]}"}}`,
+		want: []Event{{Title: "k", Rule: "a, b", ID: "a-ka, b", Status: "firing", Labels: map[string]string{"tech": "T1,T2"},
+			Origin: map[string]string{"title": "kind", "rule": "result.src", "id": "kind+result.src"}}},
+	}, {
+		name: "items.one: a result that is no object is an alert with no member",
+		mapping: "name: acme\narrays: join\nrecognise: [has: kind]\n" +
+			"items: {from: result, one: true, origin: true, self: true, only: [{not: {has: result}}]}\n" +
+			"parts:\n  title: [name, {expr: 'str(\"/kind\")', as: /kind}]\n  rule: [\"\", /kind]\n",
+		payload: `{"kind": "k", "result": ["x"]}`,
+		want:    []Event{{Title: "k", Rule: "k", Status: "firing", Origin: map[string]string{"title": "kind", "rule": "kind"}}},
 	}, {
 		name:    "reject: recognised, no alert, a reason",
 		mapping: head + "reject: {when: 'str(\"kind\") != \"alert\"', reason: '\"a \" + quote(str(\"kind\")) + \" record is no alert\"'}\nparts: {title: kind}\n",

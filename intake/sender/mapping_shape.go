@@ -1,0 +1,113 @@
+package sender
+
+import (
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file holds three features of the format about the payload's shape:
+// arrays (a path holding an array reads as its scalars joined), decode
+// (members holding an object's JSON as text read as the object), and the
+// origins of the payload's top ("/a") that an item's prefix leaves alone.
+
+// readShape reads arrays: and decode: of a mapping's head.
+func (l *loader) readShape(f map[string]*yaml.Node) {
+	if n := f["arrays"]; n != nil {
+		switch s, _ := l.scalar(n, "arrays"); s {
+		case "join":
+			l.m.joinArrays = true
+		case "blank":
+		default:
+			l.fail(n, "arrays", "%q: want blank (a path holding an array reads as blank) or join (its scalars joined by \", \")", s)
+		}
+	}
+	if n := f["decode"]; n != nil {
+		if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+			l.fail(n, "decode", "want a list of the members that may hold an object's JSON as text")
+			return
+		}
+		for i, e := range n.Content {
+			field := fieldElem("decode", i)
+			s, ok := l.scalar(e, field)
+			if !ok {
+				continue
+			}
+			keys := strings.Split(s, ".")
+			if strings.HasPrefix(s, "/") || slices.Contains(keys, "") || strings.ContainsAny(s, "[] ") {
+				l.fail(e, field, "bad member %q: keys joined by dots, one key a level, from the payload's top", s)
+				continue
+			}
+			l.m.decode = append(l.m.decode, keys)
+		}
+	}
+}
+
+// decoded returns the payload with each decode member that holds the JSON
+// text of an object (trimmed, it starts with "{") replaced by the object,
+// in a copy: the payload itself is never changed. A member holding
+// anything else is left as it is.
+func (m *mapping) decoded(v Value) Value {
+	for _, keys := range m.decode {
+		if x := v.Get(keys...); x.IsString() && strings.HasPrefix(strings.TrimSpace(x.String()), "{") {
+			if obj, err := Parse([]byte(x.String())); err == nil && obj.IsObject() {
+				v = Value{withMember(v.v, keys, obj.v)}
+			}
+		}
+	}
+	return v
+}
+
+// withMember returns a copy of the object cur with the member at keys set
+// to x, copying each object on the way.
+func withMember(cur any, keys []string, x any) any {
+	if len(keys) == 0 {
+		return x
+	}
+	obj, _ := cur.(map[string]any)
+	out := make(map[string]any, len(obj))
+	for k, y := range obj {
+		out[k] = y
+	}
+	out[keys[0]] = withMember(obj[keys[0]], keys[1:], x)
+	return out
+}
+
+// pathText reads a path candidate's value as the mapping reads values; with
+// arrays: join an array's scalars are joined by ", " first.
+func (s *scope) pathText(x Value) string {
+	if s.m.joinArrays && x.IsArray() {
+		return s.read(Value{strings.Join(x.Strings(), ", ")})
+	}
+	return s.read(x)
+}
+
+// pathOrigin is the origin a path candidate names: its path, with a
+// leading "/" when it reads the payload's top (itemOrigins drops it).
+func pathOrigin(p fieldPath) string {
+	if p.root {
+		return "/" + p.path
+	}
+	return p.path
+}
+
+// itemOrigins finishes an event's origins: each field of an origin (a+b)
+// gets the item's prefix ("data[].") unless it names the payload's top
+// ("/a", which reads as "a").
+func itemOrigins(e *Event, prefix string) {
+	for k, o := range e.Origin {
+		if prefix == "" && !strings.Contains(o, "/") {
+			continue
+		}
+		fields := strings.Split(o, "+")
+		for i, f := range fields {
+			if r, top := strings.CutPrefix(f, "/"); top {
+				fields[i] = r
+			} else {
+				fields[i] = prefix + f
+			}
+		}
+		e.Origin[k] = strings.Join(fields, "+")
+	}
+}
