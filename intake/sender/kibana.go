@@ -27,7 +27,7 @@ import (
 //     or name.
 //
 // An Elastic Security detection alert (kibana.alert.* or signal.* fields) is
-// never Kibana's here: the elastic-security adapter reads it.
+// never Kibana's here: the elastic-security mapping reads it.
 //
 // Rule is rule.id (the rule's saved-object id: the same on every firing and
 // instance, different between rules), else rule.name, exactly as sent.
@@ -79,7 +79,7 @@ func kibana() Sender {
 
 // kibanaMatch recognises a Kibana rule action body.
 func kibanaMatch(v Value) bool {
-	if elasticSecurityDoc(v) {
+	if mapped("elastic-security").Match(v) {
 		return false
 	}
 	if wb := v.Get("webhook_body"); wb.IsObject() {

@@ -46,6 +46,9 @@ import (
 //	pluck(path)      the scalars at path, where "[]" stands for every element
 //	                 of an array ("indicators[].tactics[].name"), in order;
 //	                 blanks skipped
+//	elements(path)   the paths of an array's elements ("a[0]", "a[1]", …),
+//	                 [path] for an object, [] otherwise: a list of objects
+//	                 or one object, each read by its path ("a[0].id")
 //
 // Helpers, each the Go function the adapters use, so a mapping reads as
 // the code did:
@@ -81,7 +84,7 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "elements": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -160,6 +163,8 @@ func functions() []expr.Option {
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("pluck", func(p ...any) (any, error) { return sc(p).pluck(p[1].(string)), nil },
+			new(func(*scope, string) []string)),
+		expr.Function("elements", func(p ...any) (any, error) { return sc(p).elements(p[1].(string)), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("firstOf", func(p ...any) (any, error) {
 			s := sc(p)

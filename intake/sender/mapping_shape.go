@@ -2,15 +2,16 @@ package sender
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// This file holds three features of the format about the payload's shape:
+// This file holds four features of the format about the payload's shape:
 // arrays (a path holding an array reads as its scalars joined), decode
-// (members holding an object's JSON as text read as the object), and the
-// origins of the payload's top ("/a") that an item's prefix leaves alone.
+// (members holding an object's JSON as text read as the object), the
+// expressions' elements(path), and the origins of the payload's top ("/a") that an item's prefix leaves alone.
 
 // readShape reads arrays: and decode: of a mapping's head.
 func (l *loader) readShape(f map[string]*yaml.Node) {
@@ -110,4 +111,21 @@ func itemOrigins(e *Event, prefix string) {
 		}
 		e.Origin[k] = strings.Join(fields, "+")
 	}
+}
+
+// elements is the expressions' elements(path): the paths of the elements
+// of the array at path, [path] when it holds an object, none otherwise.
+func (s *scope) elements(path string) []string {
+	x := s.atText(path)
+	if x.IsObject() {
+		return []string{path}
+	}
+	out := make([]string, x.Len())
+	if !x.IsArray() {
+		return []string{}
+	}
+	for i := range out {
+		out[i] = path + "[" + strconv.Itoa(i) + "]"
+	}
+	return out
 }

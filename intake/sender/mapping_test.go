@@ -753,6 +753,12 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "k", "result": ["x"]}`,
 		want:    []Event{{Title: "k", Rule: "k", Status: "firing", Origin: map[string]string{"title": "kind", "rule": "kind"}}},
 	}, {
+		name: "elements: an array's element paths, an object's own, none for a scalar",
+		mapping: head + "let:\n  ts: {expr: 'concat(elements(\"threat\"), elements(\"one\"), elements(\"kind\"))'}\n" +
+			"parts:\n  title: {expr: 'join(map(ts, # + \"=\" + str(# + \".id\")), \",\")', as: threat}\n",
+		payload: `{"kind": "x", "threat": [{"id": "a"}, {"id": "b"}], "one": {"id": "c"}}`,
+		want:    []Event{{Title: "threat[0]=a,threat[1]=b,one=c", Status: "firing", Origin: map[string]string{"title": "threat"}}},
+	}, {
 		name:    "reject: recognised, no alert, a reason",
 		mapping: head + "reject: {when: 'str(\"kind\") != \"alert\"', reason: '\"a \" + quote(str(\"kind\")) + \" record is no alert\"'}\nparts: {title: kind}\n",
 		payload: `{"kind": "flow"}`,
