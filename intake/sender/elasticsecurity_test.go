@@ -21,8 +21,8 @@ func TestElasticSecurityHitAndSource(t *testing.T) {
 		`{"_id": "abc", "_source": {"signal": {"status": "open", "rule": {"name": "R", "rule_id": "r-1", "severity": "high"}}, "source": "a string"}}`,
 	} {
 		v := mustParseElasticSecurity(t, body)
-		if !s.Match(v) || kibana().Match(v) {
-			t.Fatalf("%s: elastic-security %v, kibana %v", body, s.Match(v), kibana().Match(v))
+		if !s.Match(v) || mapped("kibana").Match(v) {
+			t.Fatalf("%s: elastic-security %v, kibana %v", body, s.Match(v), mapped("kibana").Match(v))
 		}
 		events, err := s.Map(v)
 		if err != nil || len(events) != 1 {

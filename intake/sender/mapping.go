@@ -44,8 +44,12 @@ import (
 //	                           # blanks, - and _ ignored); a key N..M, N.. or
 //	                           # ..M is a range of whole numbers (a decimal is
 //	                           # read by its whole part), tried when no value
-//	                           # matches; an unlisted value is unknown; no
-//	                           # table: intake's NormalizeSeverity reads it
+//	                           # matches; a key with one * at an end ("apm.*",
+//	                           # "*.fired") matches the values it starts or
+//	                           # ends, tried in order before the ranges (a
+//	                           # pattern is no level); an unlisted value is
+//	                           # unknown; no table: intake's
+//	                           # NormalizeSeverity reads it
 //	levels: [P1, P2, OK]       # the documented scale (default: the table's keys)
 //	doc: {point: …, auth: …, title: …, severity: …, service: …, rule: …, id: …, source: …}
 //	recognise:                 # every condition holds (see below)

@@ -41,7 +41,10 @@ type mapping struct {
 	// ranges are the severity table's ranges of whole numbers ("4..":
 	// 4 and above), tried when the table lacks a value.
 	ranges []sevRange
-	doc    Doc
+	// globs are the table's keys with a * at one end ("apm.*",
+	// "*.fired"), tried in order when no value matches.
+	globs []sevGlob
+	doc   Doc
 	// reject are the payloads recognised that carry no alert, and why.
 	reject []rejectRule
 	// open is the envelope's content, opened when openWhen holds.
@@ -124,6 +127,9 @@ type rejectRule struct {
 // when neither does.
 func (m *mapping) severityOf(raw string) openrecall.Severity {
 	if v, ok := m.scale[FoldLevel(raw)]; ok {
+		return v
+	}
+	if v, ok := m.globSeverity(raw); ok {
 		return v
 	}
 	if len(m.ranges) > 0 {
@@ -597,6 +603,11 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 					continue
 				}
 				m.ranges = append(m.ranges, sevRange{lo: lo, hi: hi, sev: openrecall.Severity(sev)})
+				continue
+			}
+			if strings.Contains(k.Value, "*") {
+				// A pattern, never a level of its own.
+				l.severityGlob(k, field, openrecall.Severity(sev))
 				continue
 			}
 			m.scale[FoldLevel(k.Value)] = openrecall.Severity(sev)

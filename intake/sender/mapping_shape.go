@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/openrecall/openrecall"
 )
 
 // This file holds four features of the format about the payload's shape:
@@ -128,4 +130,48 @@ func (s *scope) elements(path string) []string {
 		out[i] = path + "[" + strconv.Itoa(i) + "]"
 	}
 	return out
+}
+
+// sevGlob is a severity table's key with a * at one end: a value (folded)
+// that starts with prefix, or ends with suffix.
+type sevGlob struct {
+	prefix, suffix string
+	sev            openrecall.Severity
+}
+
+// severityGlob reads a severity table's key with a *: at its start or
+// its end, once.
+func (l *loader) severityGlob(k *yaml.Node, field string, sev openrecall.Severity) bool {
+	f := FoldLevel(k.Value)
+	var g sevGlob
+	switch {
+	case strings.Count(f, "*") != 1 || f == "*":
+		l.fail(k, field, "%q: one * at the start or the end of a key (\"apm.*\", \"*.fired\")", k.Value)
+		return false
+	case strings.HasPrefix(f, "*"):
+		g.suffix = f[1:]
+	case strings.HasSuffix(f, "*"):
+		g.prefix = f[:len(f)-1]
+	default:
+		l.fail(k, field, "%q: one * at the start or the end of a key (\"apm.*\", \"*.fired\")", k.Value)
+		return false
+	}
+	g.sev = sev
+	l.m.globs = append(l.m.globs, g)
+	return true
+}
+
+// globSeverity is the severity of the first table key with a * that raw
+// (folded) matches.
+func (m *mapping) globSeverity(raw string) (openrecall.Severity, bool) {
+	if len(m.globs) == 0 {
+		return "", false
+	}
+	f := FoldLevel(raw)
+	for _, g := range m.globs {
+		if g.prefix != "" && strings.HasPrefix(f, g.prefix) || g.suffix != "" && strings.HasSuffix(f, g.suffix) {
+			return g.sev, true
+		}
+	}
+	return "", false
 }

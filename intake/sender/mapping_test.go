@@ -180,6 +180,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: decode[0]: bad member "a..b"`},
 		{"decode not a list", "name: acme\ndecode: a\nrecognise: [has: a]\nparts: {title: a}\n",
 			`2: decode: want a list`},
+		{"a severity pattern with a * inside", "name: acme\nseverity: {\"a*b\": high}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: severity.a*b: "a*b": one * at the start or the end of a key`},
 		{"an except with a star inside", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, except: [\"a*b\"]}}}\n",
 			`5: parts.text.evidence.*.except[0]: "a*b": a * only at the end (a prefix)`},
 	}
@@ -788,6 +790,27 @@ func TestMappingFeatures(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMappingSeverityGlobs: a table key with a * at one end matches the
+// values (folded) it starts or ends, in order, after the exact values and
+// before the ranges; a pattern is no level.
+func TestMappingSeverityGlobs(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"severity: {fired: high, \"apm.*\": high, \"*.warning\": medium, \"*.fired\": critical, \"1..3\": low}\nrecognise: [has: a]\nparts: {title: a}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sev := senders[0].Severity
+	for raw, want := range map[string]string{"fired": "high", "metrics.threshold.fired": "critical", "APM.Error_Rate": "high",
+		"apm.x.warning": "high", "logs.Warning": "medium", "warning": "unknown", "2": "low", "x.2": "unknown"} {
+		if got := string(sev(raw)); got != want {
+			t.Errorf("%s: %s, want %s", raw, got, want)
+		}
+	}
+	if got := senders[0].Levels; !slices.Equal(got, []string{"fired", "1..3"}) && !slices.Equal(got, []string{"fired"}) {
+		t.Errorf("levels %v: a pattern is no level", got)
 	}
 }
 
