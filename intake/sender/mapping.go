@@ -43,13 +43,23 @@ import (
 //	blank: ["-", {matches: '(?i)^\*insert.*\*$'}]
 //	                           # values (trimmed) a path reads as blank: as
 //	                           # written, or matching a regular expression
+//	arrays: join               # a path holding an array reads as its scalars
+//	                           # joined by ", " (default blank: as blank)
+//	decode: [annotations, result.annotations]
+//	                           # members (one key a level, from the payload's
+//	                           # top) that may hold an object's JSON as text:
+//	                           # read as that object, by every path
 //	severity: {P1: critical, P2: high, OK: info, "5..": info}
 //	                           # the sender's value table, values folded (case,
 //	                           # blanks, - and _ ignored); a key N..M, N.. or
 //	                           # ..M is a range of whole numbers (a decimal is
 //	                           # read by its whole part), tried when no value
-//	                           # matches; an unlisted value is unknown; no
-//	                           # table: intake's NormalizeSeverity reads it
+//	                           # matches; a key with one * at an end ("apm.*",
+//	                           # "*.fired") matches the values it starts or
+//	                           # ends, tried in order before the ranges (a
+//	                           # pattern is no level); an unlisted value is
+//	                           # unknown; no table: intake's
+//	                           # NormalizeSeverity reads it
 //	levels: [P1, P2, OK]       # the documented scale (default: the table's keys)
 //	doc: {point: …, auth: …, title: …, severity: …, service: …, rule: …, id: …, source: …}
 //	recognise:                 # every condition holds (see below)
@@ -69,7 +79,12 @@ import (
 //	                           # element, as recognise reads the payload);
 //	                           # self: the payload is the one alert when they
 //	                           # hold of it; origin: an element's origins start
-//	                           # "alerts[]." (the object's "alerts.")
+//	                           # "alerts[]." (the object's "alerts."), but for
+//	                           # a path (or as:) of the payload's top ("/id");
+//	                           # one: true: the value at from is the one alert
+//	                           # whatever it holds (no object: an alert with no
+//	                           # member, its /paths still read), only then
+//	                           # choosing self alone
 //	tags: tags                 # where tags are: the first of the paths holding
 //	                           # an array or text "a,b"; elements "key:value";
 //	                           # {from: monitor.tags, key: name, value: value}

@@ -51,6 +51,9 @@ import (
 //	                 object a map, an array a list, a number its text as
 //	                 written, null nil (to walk an array of mixed elements:
 //	                 map(data("tags"), type(#) == "map" ? #.key : #))
+//	elements(path)   the paths of an array's elements ("a[0]", "a[1]", …),
+//	                 [path] for an object, [] otherwise: a list of objects
+//	                 or one object, each read by its path ("a[0].id")
 //
 // Helpers, each the Go function the adapters use, so a mapping reads as
 // the code did:
@@ -89,8 +92,7 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true,
-	"raw": true, "count": true, "data": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true, "data": true, "elements": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -174,6 +176,8 @@ func functions() []expr.Option {
 		expr.Function("data", func(p ...any) (any, error) { return dataOf(sc(p).atText(p[1].(string)).v), nil },
 			new(func(*scope, string) any)),
 		expr.Function("pluck", func(p ...any) (any, error) { return sc(p).pluck(p[1].(string)), nil },
+			new(func(*scope, string) []string)),
+		expr.Function("elements", func(p ...any) (any, error) { return sc(p).elements(p[1].(string)), nil },
 			new(func(*scope, string) []string)),
 		expr.Function("firstOf", func(p ...any) (any, error) {
 			s := sc(p)

@@ -79,11 +79,14 @@ func (s *scope) foldPath(p fieldPath) (fieldPath, string) {
 
 // originOf is the origin a path candidate names: its path, as sent.
 func (s *scope) originOf(p fieldPath) string {
+	o := p.path
 	if s.folds(p) {
-		_, o := s.foldPath(p)
-		return o
+		_, o = s.foldPath(p)
 	}
-	return p.path
+	if p.root {
+		return "/" + o // the payload's top: itemOrigins drops the "/" and adds no item prefix
+	}
+	return o
 }
 
 // dataOf is the expressions' data(path): the value as expression data,

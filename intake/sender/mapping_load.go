@@ -34,12 +34,18 @@ type mapping struct {
 	// foldKeys says the payload's own member names are matched folded
 	// (keys: fold; foldKey).
 	foldKeys bool
-	levels   []string
-	scale    Scale
+	// decode are the members (keys, one a level) read as the object whose
+	// JSON text they hold (decode: …).
+	decode [][]string
+	levels []string
+	scale  Scale
 	// ranges are the severity table's ranges of whole numbers ("4..":
 	// 4 and above), tried when the table lacks a value.
 	ranges []sevRange
-	doc    Doc
+	// globs are the table's keys with a * at one end ("apm.*",
+	// "*.fired"), tried in order when no value matches.
+	globs []sevGlob
+	doc   Doc
 	// reject are the payloads recognised that carry no alert, and why.
 	reject []rejectRule
 	// open is the envelope's content, opened when openWhen holds.
@@ -63,8 +69,12 @@ type mapping struct {
 	only       []cond
 	self       bool
 	itemOrigin bool
-	tags       *tagSpec
-	lets       []let
+	// one says the value at items is the one alert whatever it holds
+	// (items.one): no element is read, and anything but an object reads
+	// as an alert with no member.
+	one  bool
+	tags *tagSpec
+	lets []let
 
 	title, text, severity, service, environment, host, rule, id, timestamp []source
 	status                                                                 []statusRule
@@ -126,6 +136,9 @@ type rejectRule struct {
 // when neither does.
 func (m *mapping) severityOf(raw string) openrecall.Severity {
 	if v, ok := m.scale[FoldLevel(raw)]; ok {
+		return v
+	}
+	if v, ok := m.globSeverity(raw); ok {
 		return v
 	}
 	if len(m.ranges) > 0 {
@@ -378,7 +391,7 @@ var (
 )
 
 // topKeys are the keys of a mapping file, in the order they are read.
-var topKeys = []string{"name", "display", "security", "episode", "placeholders", "keys", "arrays", "blank", "levels", "severity", "doc",
+var topKeys = []string{"name", "display", "security", "episode", "placeholders", "keys", "arrays", "decode", "blank", "levels", "severity", "doc",
 	"recognise", "open", "reject", "items", "tags", "pairs", "let", "parts", "versions"}
 
 // partKeys are the keys of parts.
@@ -405,6 +418,7 @@ func parseMapping(file string, body []byte) (*mapping, error) {
 	}
 	fields := l.members(top, "", topKeys)
 	l.readHead(top, fields)
+	l.readShape(fields)
 	if n := fields["versions"]; n != nil {
 		l.readVersions(top, n, fields)
 	} else {
@@ -634,6 +648,11 @@ func (l *loader) readHead(top *yaml.Node, f map[string]*yaml.Node) {
 				m.ranges = append(m.ranges, sevRange{lo: lo, hi: hi, sev: openrecall.Severity(sev)})
 				continue
 			}
+			if strings.Contains(k.Value, "*") {
+				// A pattern, never a level of its own.
+				l.severityGlob(k, field, openrecall.Severity(sev))
+				continue
+			}
 			m.scale[FoldLevel(k.Value)] = openrecall.Severity(sev)
 			if f["levels"] == nil {
 				m.levels = append(m.levels, k.Value)
@@ -750,7 +769,7 @@ func (l *loader) readItems(n *yaml.Node) {
 	from := n
 	var f map[string]*yaml.Node
 	if n.Kind == yaml.MappingNode {
-		f = l.members(n, "items", []string{"from", "only", "self", "origin"})
+		f = l.members(n, "items", []string{"from", "only", "self", "origin", "one"})
 		if from = f["from"]; from == nil {
 			l.fail(n, "items.from", "missing: the path of the array of alerts")
 			return
@@ -781,6 +800,9 @@ func (l *loader) readItems(n *yaml.Node) {
 	}
 	if o := f["origin"]; o != nil {
 		l.m.itemOrigin = l.boolean(o, "items.origin")
+	}
+	if o := f["one"]; o != nil {
+		l.m.one = l.boolean(o, "items.one")
 	}
 }
 

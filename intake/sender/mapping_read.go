@@ -78,6 +78,7 @@ func (s *scope) release() {
 // match reports whether v is the mapping's payload: every condition of
 // recognise holds (only the lets and tags those read are computed).
 func (m *mapping) match(v Value) bool {
+	v = m.decoded(v)
 	s := m.newScope(v, v)
 	defer s.release()
 	if m.matchTags {
@@ -109,6 +110,7 @@ func (m *mapping) openEnvelope(v Value) (Value, bool) {
 // when the mapping names no items). A payload whose items path holds no
 // array and no object carries no alert.
 func (m *mapping) read(v Value) ([]Event, error) {
+	v = m.decoded(v)
 	if len(m.reject) > 0 {
 		s := m.newScope(v, v)
 		for _, r := range m.reject {
@@ -132,6 +134,14 @@ func (m *mapping) read(v Value) ([]Event, error) {
 		s.release()
 		switch {
 		case self:
+		case m.one:
+			if !x.IsObject() {
+				x = Value{}
+			}
+			items = []Value{x}
+			if m.itemOrigin {
+				prefix = m.items.path + "."
+			}
 		case x.IsArray():
 			items = x.Elements()
 			if m.itemOrigin {
@@ -145,7 +155,7 @@ func (m *mapping) read(v Value) ([]Event, error) {
 		default:
 			return nil, nil
 		}
-		if !self && m.only != nil {
+		if !self && !m.one && m.only != nil {
 			kept := items[:0:0]
 			for _, it := range items {
 				s := m.newScope(v, it)
@@ -162,12 +172,7 @@ func (m *mapping) read(v Value) ([]Event, error) {
 		s := m.newScope(v, it)
 		e := s.event()
 		s.release()
-		if prefix != "" {
-			for k, o := range e.Origin {
-				// Each field of a joined origin (a+b).
-				e.Origin[k] = prefix + strings.ReplaceAll(o, "+", "+"+prefix)
-			}
-		}
+		itemOrigins(&e, prefix)
 		events = append(events, e)
 	}
 	return events, nil

@@ -182,6 +182,14 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: blank[0].matches: error parsing regexp`},
 		{"labels from an expression that is no list", head + "parts:\n  title: a\n  labels: {\"*\": {expr: 'str(\"a\")'}}\n",
 			`5: parts.labels.*.expr: want a list of "key:value" texts, not a string`},
+		{"a bad arrays", "name: acme\narrays: split\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: arrays: "split": want blank`},
+		{"a bad decode member", "name: acme\ndecode: [a..b]\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: decode[0]: bad member "a..b"`},
+		{"decode not a list", "name: acme\ndecode: a\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: decode: want a list`},
+		{"a severity pattern with a * inside", "name: acme\nseverity: {\"a*b\": high}\nrecognise: [has: a]\nparts: {title: a}\n",
+			`2: severity.a*b: "a*b": one * at the start or the end of a key`},
 		{"an except with a star inside", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, except: [\"a*b\"]}}}\n",
 			`5: parts.text.evidence.*.except[0]: "a*b": a * only at the end (a prefix)`},
 		{"one version", "name: acme\nversions:\n  - recognise: [has: a]\n    parts: {title: a}\n",
@@ -789,6 +797,28 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "user": " - ", "name": "n", "host": "N/A"}`,
 		want:    []Event{{Title: "n", Status: "firing", Origin: map[string]string{"title": "name"}}},
 	}, {
+		name: "arrays: join, decode, items.one and origins of the payload's top",
+		mapping: "name: acme\narrays: join\ndecode: [result.ann]\nrecognise: [has: kind]\n" +
+			"items: {from: result, one: true, origin: true, self: true, only: [{not: {has: result}}]}\n" +
+			"parts:\n  title: [name, /kind]\n  rule: [src, {expr: 'str(\"/kind\")', as: /kind}]\n  id: {of: [/kind, src], prefix: a-}\n" +
+			"  labels: {tech: {expr: 'join(pluck(\"ann.t[]\"), \",\")'}}\n",
+		payload: `{"kind": "k", "result": {"src": ["a", " ", "b"], "ann": "{\"t\": [\"T1\", \"T2\"]}"}}`,
+		want: []Event{{Title: "k", Rule: "a, b", ID: "a-ka, b", Status: "firing", Labels: map[string]string{"tech": "T1,T2"},
+			Origin: map[string]string{"title": "kind", "rule": "result.src", "id": "kind+result.src"}}},
+	}, {
+		name: "items.one: a result that is no object is an alert with no member",
+		mapping: "name: acme\narrays: join\nrecognise: [has: kind]\n" +
+			"items: {from: result, one: true, origin: true, self: true, only: [{not: {has: result}}]}\n" +
+			"parts:\n  title: [name, {expr: 'str(\"/kind\")', as: /kind}]\n  rule: [\"\", /kind]\n",
+		payload: `{"kind": "k", "result": ["x"]}`,
+		want:    []Event{{Title: "k", Rule: "k", Status: "firing", Origin: map[string]string{"title": "kind", "rule": "kind"}}},
+	}, {
+		name: "elements: an array's element paths, an object's own, none for a scalar",
+		mapping: head + "let:\n  ts: {expr: 'concat(elements(\"threat\"), elements(\"one\"), elements(\"kind\"))'}\n" +
+			"parts:\n  title: {expr: 'join(map(ts, # + \"=\" + str(# + \".id\")), \",\")', as: threat}\n",
+		payload: `{"kind": "x", "threat": [{"id": "a"}, {"id": "b"}], "one": {"id": "c"}}`,
+		want:    []Event{{Title: "threat[0]=a,threat[1]=b,one=c", Status: "firing", Origin: map[string]string{"title": "threat"}}},
+	}, {
 		name:    "reject: recognised, no alert, a reason",
 		mapping: head + "reject: {when: 'str(\"kind\") != \"alert\"', reason: '\"a \" + quote(str(\"kind\")) + \" record is no alert\"'}\nparts: {title: kind}\n",
 		payload: `{"kind": "flow"}`,
@@ -827,6 +857,27 @@ func TestMappingFeatures(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMappingSeverityGlobs: a table key with a * at one end matches the
+// values (folded) it starts or ends, in order, after the exact values and
+// before the ranges; a pattern is no level.
+func TestMappingSeverityGlobs(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"severity: {fired: high, \"apm.*\": high, \"*.warning\": medium, \"*.fired\": critical, \"1..3\": low}\nrecognise: [has: a]\nparts: {title: a}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sev := senders[0].Severity
+	for raw, want := range map[string]string{"fired": "high", "metrics.threshold.fired": "critical", "APM.Error_Rate": "high",
+		"apm.x.warning": "high", "logs.Warning": "medium", "warning": "unknown", "2": "low", "x.2": "unknown"} {
+		if got := string(sev(raw)); got != want {
+			t.Errorf("%s: %s, want %s", raw, got, want)
+		}
+	}
+	if got := senders[0].Levels; !slices.Equal(got, []string{"fired", "1..3"}) && !slices.Equal(got, []string{"fired"}) {
+		t.Errorf("levels %v: a pattern is no level", got)
 	}
 }
 

@@ -25,7 +25,7 @@ func TestUptimeKumaStatus(t *testing.T) {
 		`{"msg": "only a message"}`,
 	} {
 		v, _ := Parse([]byte(body))
-		if s.Match(v) || mapped("coralogix").Match(v) || mapped("netdata").Match(v) || elasticSecurity().Match(v) {
+		if s.Match(v) || mapped("coralogix").Match(v) || mapped("netdata").Match(v) || mapped("elastic-security").Match(v) {
 			t.Errorf("%s matched by one of this file's neighbours", body)
 		}
 	}
