@@ -156,6 +156,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`3: items.only[0]: unknown name x (column 1)`},
 		{"open without when", head + "open: {path: inner}\nparts: {title: a}\n",
 			`3: open: want {path: the payload the envelope carries, when: conditions that make it an envelope}`},
+		{"open json not a bool", head + "open: {path: inner, json: yes please, when: [has: inner]}\nparts: {title: a}\n",
+			`3: open.json: want true or false`},
 		{"reject without reason", head + "reject: {when: 'true'}\nparts: {title: a}\n",
 			`3: reject: want {when: conditions, reason: an expression giving the reason}`},
 		{"a bad label key pattern", head + "parts:\n  title: a\n  labels: {\"*\": {from: details, keys: \"(\"}}\n",
@@ -802,6 +804,42 @@ func TestMappingOpen(t *testing.T) {
 	}
 	_, events, err := Read([]Sender{s}, mustParse(t, `{"wrapped": {"rule": "inner"}}`))
 	if err != nil || len(events) != 1 || events[0].Title != "inner" {
+		t.Errorf("read %+v, %v", events, err)
+	}
+}
+
+// TestMappingOpenJSON: open: {json: true} opens a payload carried as JSON
+// text, only when the text, trimmed, is a JSON object; else the envelope is
+// read itself.
+func TestMappingOpenJSON(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"recognise: [any: [{has: rule}, {has: message}]]\nopen: {path: message, json: true, when: [{not: {has: rule}}]}\n" +
+		"parts: {title: [rule, message]}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	for payload, want := range map[string]string{
+		`{"message": " {\"rule\": \"inner\"} "}`:            `{"rule":"inner"}`,
+		`{"message": "{\"rule\": \"inner\"} and more"}`:     `{"rule":"inner"}`,
+		`{"message": "[{\"rule\": \"inner\"}]"}`:            "",
+		`{"message": "{not json"}`:                          "",
+		`{"message": "plain text"}`:                         "",
+		`{"message": {"rule": "an object, not text"}}`:      "",
+		`{"message": 42}`:                                   "",
+		`{"rule": "r", "message": "{\"rule\": \"inner\"}"}`: "",
+	} {
+		inner, ok := s.Open(mustParse(t, payload))
+		if got := inner.Compact(); ok != (want != "") || ok && got != want {
+			t.Errorf("open %s = %s, %v; want %q", payload, got, ok, want)
+		}
+	}
+	_, events, err := Read([]Sender{s}, mustParse(t, `{"message": "{\"rule\": \"inner\"}"}`))
+	if err != nil || len(events) != 1 || events[0].Title != "inner" {
+		t.Errorf("read %+v, %v", events, err)
+	}
+	_, events, err = Read([]Sender{s}, mustParse(t, `{"message": "plain text"}`))
+	if err != nil || len(events) != 1 || events[0].Title != "plain text" {
 		t.Errorf("read %+v, %v", events, err)
 	}
 }

@@ -10,7 +10,7 @@ func All() []Sender {
 		// Read by intake's own reader.
 		alertmanager(), grafana(), prometheus(), pagerDuty(), openrecallObject(),
 		// Envelopes.
-		sns(),
+		mapped("sns"),
 		// Monitoring and incident senders.
 		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
 		azureMonitor(), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
