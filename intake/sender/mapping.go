@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/openrecall/openrecall"
@@ -86,9 +87,11 @@ import (
 //	                           # objects skipped), values as sent
 //	      "field *": {from: fields, key: key, value: value}
 //	                           # a line per element of an array of objects
-//	      "http.*": {from: http, flatten: true, limit: 24}
+//	      "http.*": {from: http, flatten: true, limit: 24, skip: ["<NA>"]}
 //	                           # a line per scalar at any depth, by its
-//	                           # dotted path (Value.Scalars)
+//	                           # dotted path (Value.Scalars); skip: values
+//	                           # (trimmed) that make no line (with flatten,
+//	                           # limit counts them)
 //	  severity: priority       # its value goes through the table
 //	  service: [{tag: service}, /service]
 //	  environment: {tag: [env, environment]}
@@ -138,6 +141,11 @@ import (
 //	                 joined; else nothing (SetID's rule; the origin is the
 //	                 parts' joined by "+")
 //	{join: [p, q], evidence: {key: p}}   a text (JoinText, Evidence)
+//	{member: name, in: path}
+//	                 the member of exactly that name of the object at path,
+//	                 for a name a path cannot spell ("ka.uri.param[command]",
+//	                 "proc.name" never read as nested objects); its origin
+//	                 is path.name
 //	{tag: key} or {tag: [k1, k2]}        the value of the first such tag
 //	{pair: key} or {pair: [k1, k2]}      the value of the first such pair
 //	                 that is not blank; a key the pairs lack is read from
@@ -269,6 +277,7 @@ func (m *mapping) sender() Sender {
 		Map:      m.read,
 		Levels:   append([]string(nil), m.levels...),
 		Doc:      m.doc,
+		mapping:  m,
 	}
 	if m.scale != nil {
 		s.Severity = m.severityOf
@@ -277,6 +286,18 @@ func (m *mapping) sender() Sender {
 		s.Open = m.openEnvelope
 	}
 	return s
+}
+
+// membersRead returns the member names a mapping's {member: name, in:
+// path} candidates read of the object at path (as written in the mapping),
+// in the order first read; nil for a sender that is no mapping. Glue that
+// rebuilds a payload from another form (Forwarded) asks it which members
+// to fill.
+func (s Sender) membersRead(path string) []string {
+	if s.mapping == nil {
+		return nil
+	}
+	return slices.Clone(s.mapping.memberNames[path])
 }
 
 // isLink reports whether s is a link a mapping keeps: one

@@ -52,6 +52,9 @@ type mapping struct {
 	blankRes []*regexp.Regexp
 	// pairs are where the alert's key/value pairs are (pairs: …).
 	pairs *pairSpec
+	// memberNames are the member names {member: name, in: path}
+	// candidates read, by the path as written, in the order first read.
+	memberNames map[string][]string
 
 	recognise []cond
 	items     *fieldPath
@@ -193,6 +196,10 @@ const (
 	srcPair                    // pair: the value of the first pair of these keys
 )
 
+// srcMember is a candidate {member: name, in: path}: an object's member
+// by its exact name.
+const srcMember sourceKind = 100
+
 // source is one candidate for a part: where its value is read, when it
 // applies, and the origin it names.
 type source struct {
@@ -235,6 +242,10 @@ type evidence struct {
 	// flatten says each line is a scalar at any depth of the object, by
 	// its dotted path (array elements by index: "answers.0.rdata").
 	flatten bool
+	// skip are values (trimmed, as written) that make no line: the
+	// sender's word for none (Falco's "<NA>"); with flatten, limit counts
+	// them.
+	skip []string
 }
 
 // let is a named value computed once per alert: a candidate list (a

@@ -573,6 +573,12 @@ func (s *scope) value(src *source) (string, string) {
 				return v, origin
 			}
 		}
+	case srcMember:
+		origin := src.value
+		if src.path.path != "" {
+			origin = src.path.path + "." + src.value
+		}
+		return s.read(s.at(src.path).Get(src.value)), origin
 	case srcTag:
 		for _, t := range s.tags {
 			if t.value != "" && slices.Contains(src.keys, t.key) {
@@ -600,7 +606,10 @@ func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
 				break
 			}
 			if !excluded(p[0], l.except) {
-				pairs = append(pairs, [2]string{strings.Replace(l.key, "*", p[0], 1), p[1]})
+				// A skipped value counts toward the limit.
+				if !slices.Contains(l.skip, p[1]) {
+					pairs = append(pairs, [2]string{strings.Replace(l.key, "*", p[0], 1), p[1]})
+				}
 				n++
 			}
 		}
@@ -615,7 +624,7 @@ func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
 			if excluded(k, l.except) {
 				continue
 			}
-			if v := el.Get(l.kvValue).String(); strings.TrimSpace(v) != "" {
+			if v := el.Get(l.kvValue).String(); strings.TrimSpace(v) != "" && !slices.Contains(l.skip, strings.TrimSpace(v)) {
 				pairs = append(pairs, [2]string{strings.Replace(l.key, "*", k, 1), v})
 				n++
 			}
@@ -634,7 +643,7 @@ func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
 		if x.IsArray() {
 			v = strings.Join(x.Strings(), ", ")
 		}
-		if strings.TrimSpace(v) != "" {
+		if strings.TrimSpace(v) != "" && !slices.Contains(l.skip, strings.TrimSpace(v)) {
 			pairs = append(pairs, [2]string{strings.Replace(l.key, "*", k, 1), v})
 			n++
 		}

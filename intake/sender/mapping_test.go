@@ -158,6 +158,10 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`3: open: want {path: the payload the envelope carries, when: conditions that make it an envelope}`},
 		{"open json not a bool", head + "open: {path: inner, json: yes please, when: [has: inner]}\nparts: {title: a}\n",
 			`3: open.json: want true or false`},
+		{"member without in", head + "parts:\n  title: {member: a.b}\n",
+			`4: parts.title: member and in go together`},
+		{"evidence skip not a list", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: f, skip: \"<NA>\"}}}\n",
+			`5: parts.text.evidence.*.skip: want a list of values that make no line`},
 		{"reject without reason", head + "reject: {when: 'true'}\nparts: {title: a}\n",
 			`3: reject: want {when: conditions, reason: an expression giving the reason}`},
 		{"a bad label key pattern", head + "parts:\n  title: a\n  labels: {\"*\": {from: details, keys: \"(\"}}\n",
@@ -722,6 +726,13 @@ func TestMappingFeatures(t *testing.T) {
 			"fields": [{"key": " name ", "value": "Disk"}, {"key": "name", "value": "second"}, {"key": "svc", "value": "api"}]}`,
 		want: []Event{{Title: "Disk", Rule: "top", Service: "api", Status: "firing", Labels: map[string]string{"Team": "core", "env": "prod"},
 			Origin: map[string]string{"title": "fields.name", "rule": "alert_id", "service": "svc"}}},
+	}, {
+		name: "member: an object's member by its exact name; evidence skip",
+		mapping: head + "parts:\n  title: {member: \"a.b[c]\", in: f}\n  rule: [{member: x.y, in: f}, {member: k, in: \"\"}]\n" +
+			"  text: {join: [], evidence: {\"*\": {from: f, flatten: true, limit: 3, skip: [\"<NA>\"]}}}\n",
+		payload: `{"kind": "x", "k": "top", "f": {"a.b[c]": "sh", "a": {"b[c]": "nested"}, "x": {"y": "nested, not x.y"}, "m": " <NA> "}}`,
+		want: []Event{{Title: "sh", Rule: "top", Status: "firing", Text: "a.b[c]: nested\na.b[c]: sh", // m skipped but counted: x.y is the fourth
+			Origin: map[string]string{"title": "f.a.b[c]", "rule": "k"}}},
 	}, {
 		name:    "a blank pattern",
 		mapping: "name: acme\nblank: [{matches: '(?i)^\\*.*insert.*\\*$'}]\nrecognise: [has: kind]\nparts:\n  title: [app, kind]\n",
