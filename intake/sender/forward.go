@@ -10,7 +10,7 @@ import (
 // alert that a security sender's own Alertmanager output wrote: it returns
 // that sender and the event its labels carry — the service, environment,
 // severity (of the sender's scale) and entity fields the sender's own
-// adapter reads from the same event — and whether the labels are such an
+// reading takes from the same event — and whether the labels are such an
 // alert (DESIGN §3, §6b: exceptions match on entities, so they must be the
 // same on every path an event takes).
 //
@@ -20,18 +20,19 @@ import (
 // [A-Za-z0-9_] made '_': proc.name is proc_name). Wazuh and Suricata
 // document no Alertmanager output.
 func Forwarded(labels map[string]string) (Sender, Event, bool) {
-	if !falcoForwarded(labels) {
+	s := mapped("falcosidekick")
+	if !falcoForwarded(s, labels) {
 		return Sender{}, Event{}, false
 	}
-	return falcosidekick(), falcoAlertmanager(labels), true
+	return s, falcoAlertmanager(s, labels), true
 }
 
 // falcoForwarded reports whether Alertmanager labels are an alert
 // falcosidekick's Alertmanager output posted: its source label (falco, or
 // falcosidekick where a team relabels it), or — when extralabels replaced
-// the source — its eventsource label with a Falco priority; and a rule in
-// rule or alertname.
-func falcoForwarded(labels map[string]string) bool {
+// the source — its eventsource label with a Falco priority (of s, the
+// falcosidekick sender's scale); and a rule in rule or alertname.
+func falcoForwarded(s Sender, labels map[string]string) bool {
 	if strings.TrimSpace(labels["rule"]) == "" && strings.TrimSpace(labels["alertname"]) == "" {
 		return false
 	}
@@ -42,25 +43,33 @@ func falcoForwarded(labels map[string]string) bool {
 	if strings.TrimSpace(labels["eventsource"]) == "" {
 		return false
 	}
-	return falcosidekick().Severity(labels["priority"]) != openrecall.SeverityUnknown
+	return s.Severity(labels["priority"]) != openrecall.SeverityUnknown
 }
 
 // falcoAlertmanager reads the event falcosidekick's Alertmanager output
-// wrote into labels, each output field from its label.
-func falcoAlertmanager(labels map[string]string) Event {
-	var e Event
-	f := func(k string) string {
-		s := Rendered(labels[FalcoLabel(k)])
-		if s == "<NA>" {
-			return ""
+// wrote into labels through the falcosidekick mapping s, so that nothing
+// here reads a field a second way: the payload s reads is the event rebuilt
+// from the labels — rule, priority and hostname from the labels of those
+// names, and each output field the mapping reads (Sender.membersRead) from
+// the label falcosidekick gives it (FalcoLabel).
+func falcoAlertmanager(s Sender, labels map[string]string) Event {
+	fields := map[string]any{}
+	for _, k := range s.membersRead("output_fields") {
+		if v, ok := labels[FalcoLabel(k)]; ok {
+			fields[k] = v
 		}
-		return s
 	}
-	falcoEvent(&e, f, func(k string) string { return "labels." + FalcoLabel(k) })
-	e.Set(PartSeverity, labels["priority"], "labels.priority")
-	e.Set(PartRule, labels["rule"], "labels.rule")
-	e.Host = labels["hostname"]
-	return e
+	event := map[string]any{"output_fields": fields}
+	for _, k := range []string{"rule", "priority", "hostname"} {
+		if v, ok := labels[k]; ok {
+			event[k] = v
+		}
+	}
+	events, err := s.Map(Of(event))
+	if err != nil || len(events) != 1 {
+		return Event{}
+	}
+	return events[0]
 }
 
 // FalcoLabel is the label name falcosidekick's Alertmanager output gives a

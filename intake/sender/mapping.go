@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/openrecall/openrecall"
@@ -67,7 +68,10 @@ import (
 //	  - is: {alerts: array}
 //	open:                      # an envelope: the payload it carries, read by
 //	  path: wrapped            # the sender that recognises it (Sender.Open),
-//	  when: [{not: {has: rule}}]   # when these hold of the payload
+//	  when: [{not: {has: rule}}]   # when these hold of the payload;
+//	  json: false              # true: the path holds the payload as JSON
+//	                           # text (SNS's Message), opened only when the
+//	                           # text, trimmed, is a JSON object
 //	reject:                    # recognised, but no alert: reading fails with
 //	  when: 'str("type") != "alert"'   # the reason (a list of these, or one)
 //	  reason: '"a " + quote(str("type")) + " record is no alert"'
@@ -108,9 +112,11 @@ import (
 //	                           # objects skipped), values as sent
 //	      "field *": {from: fields, key: key, value: value}
 //	                           # a line per element of an array of objects
-//	      "http.*": {from: http, flatten: true, limit: 24}
+//	      "http.*": {from: http, flatten: true, limit: 24, skip: ["<NA>"]}
 //	                           # a line per scalar at any depth, by its
-//	                           # dotted path (Value.Scalars)
+//	                           # dotted path (Value.Scalars); skip: values
+//	                           # (trimmed) that make no line (with flatten,
+//	                           # limit counts them)
 //	      "msg *": {expr: 'map(filter(0..4, # < count("msgs")), [str("msgs[" + string(#) + "].src"), "…"])'}
 //	                           # a line per [name, value] pair of the list
 //	                           # an expression gives, the name for the *
@@ -188,6 +194,11 @@ import (
 //	                 joined; else nothing (SetID's rule; the origin is the
 //	                 parts' joined by "+")
 //	{join: [p, q], evidence: {key: p}}   a text (JoinText, Evidence)
+//	{member: name, in: path}
+//	                 the member of exactly that name of the object at path,
+//	                 for a name a path cannot spell ("ka.uri.param[command]",
+//	                 "proc.name" never read as nested objects); its origin
+//	                 is path.name
 //	{tag: key} or {tag: [k1, k2]}        the value of the first such tag
 //	{pair: key} or {pair: [k1, k2]}      the value of the first such pair
 //	                 that is not blank; a key the pairs lack is read from
@@ -319,6 +330,7 @@ func (m *mapping) sender() Sender {
 		Map:      m.read,
 		Levels:   append([]string(nil), m.levels...),
 		Doc:      m.doc,
+		mapping:  m,
 	}
 	if m.scale != nil {
 		s.Severity = m.severityOf
@@ -330,6 +342,18 @@ func (m *mapping) sender() Sender {
 		s.Match, s.Map = m.matchVersions, m.readVersions
 	}
 	return s
+}
+
+// membersRead returns the member names a mapping's {member: name, in:
+// path} candidates read of the object at path (as written in the mapping),
+// in the order first read; nil for a sender that is no mapping. Glue that
+// rebuilds a payload from another form (Forwarded) asks it which members
+// to fill.
+func (s Sender) membersRead(path string) []string {
+	if s.mapping == nil {
+		return nil
+	}
+	return slices.Clone(s.mapping.memberNames[path])
 }
 
 // isLink reports whether s is a link a mapping keeps: one

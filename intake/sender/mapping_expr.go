@@ -264,6 +264,16 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
+// firstLineOf returns the first non-blank line of s.
+func firstLineOf(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
 // urlHost returns the host name of a URL, "" when it has none.
 func urlHost(s string) string {
 	u, err := url.Parse(strings.TrimSpace(s))

@@ -51,6 +51,9 @@ type mapping struct {
 	// open is the envelope's content, opened when openWhen holds.
 	open     *fieldPath
 	openWhen []cond
+	// openJSON says open's path holds the carried payload as JSON text
+	// (open: {json: true}): it is opened only when that text is an object.
+	openJSON bool
 	// blanks are the values (trimmed, as written) a path reads as blank:
 	// the sender's word for "none" ("-", "N/A").
 	blanks []string
@@ -58,6 +61,9 @@ type mapping struct {
 	blankRes []*regexp.Regexp
 	// pairs are where the alert's key/value pairs are (pairs: …).
 	pairs *pairSpec
+	// memberNames are the member names {member: name, in: path}
+	// candidates read, by the path as written, in the order first read.
+	memberNames map[string][]string
 
 	recognise []cond
 	items     *fieldPath
@@ -214,6 +220,10 @@ const (
 	srcPair                    // pair: the value of the first pair of these keys
 )
 
+// srcMember is a candidate {member: name, in: path}: an object's member
+// by its exact name.
+const srcMember sourceKind = 100
+
 // source is one candidate for a part: where its value is read, when it
 // applies, and the origin it names.
 type source struct {
@@ -258,6 +268,10 @@ type evidence struct {
 	flatten bool
 	// list is an expression giving [name, value] pairs: a line each.
 	list *vm.Program
+	// skip are values (trimmed, as written) that make no line: the
+	// sender's word for none (Falco's "<NA>"); with flatten, limit counts
+	// them.
+	skip []string
 }
 
 // let is a named value computed once per alert: a candidate list (a
@@ -719,9 +733,9 @@ func (l *loader) readPairs(n *yaml.Node) {
 }
 
 // readOpen reads open: {path: the envelope's content, when: conditions on
-// the payload}.
+// the payload, json: whether the content is JSON text}.
 func (l *loader) readOpen(n *yaml.Node) {
-	f := l.members(n, "open", []string{"path", "when"})
+	f := l.members(n, "open", []string{"path", "when", "json"})
 	if f["path"] == nil || f["when"] == nil {
 		l.fail(n, "open", "want {path: the payload the envelope carries, when: conditions that make it an envelope}")
 		return
@@ -729,6 +743,9 @@ func (l *loader) readOpen(n *yaml.Node) {
 	p, ok := l.path(f["path"], "open.path")
 	if !ok {
 		return
+	}
+	if j := f["json"]; j != nil {
+		l.m.openJSON = l.boolean(j, "open.json")
 	}
 	saved := l.env
 	l.env = map[string]any{scopeVar: (*scope)(nil)}

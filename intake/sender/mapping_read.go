@@ -95,15 +95,33 @@ func (m *mapping) match(v Value) bool {
 	return true
 }
 
-// openEnvelope is the Sender's Open: the payload at open's path, when
-// open's conditions hold.
+// openEnvelope is the Sender's Open: the payload at open's path (with
+// json: the object its text holds), when open's conditions hold.
 func (m *mapping) openEnvelope(v Value) (Value, bool) {
 	s := m.newScope(v, v)
 	defer s.release()
 	if !s.holdsAll(m.openWhen) {
 		return Value{}, false
 	}
+	if m.openJSON {
+		return openJSONText(s.at(*m.open))
+	}
 	return s.at(*m.open), true
+}
+
+// openJSONText reads an envelope's content sent as JSON text (open: {json:
+// true}): the object the text, trimmed, holds; none when it is no text, or
+// not a JSON object.
+func openJSONText(x Value) (Value, bool) {
+	text := strings.TrimSpace(x.String())
+	if !strings.HasPrefix(text, "{") {
+		return Value{}, false
+	}
+	inner, err := Parse([]byte(text))
+	if err != nil || !inner.IsObject() {
+		return Value{}, false
+	}
+	return inner, true
 }
 
 // read reads a payload into its events: one per item (the payload itself
@@ -579,6 +597,12 @@ func (s *scope) value(src *source) (string, string) {
 				return v, origin
 			}
 		}
+	case srcMember:
+		origin := src.value
+		if src.path.path != "" {
+			origin = src.path.path + "." + src.value
+		}
+		return s.read(s.at(src.path).Get(src.value)), origin
 	case srcTag:
 		for _, t := range s.tags {
 			if t.value != "" && slices.Contains(src.keys, t.key) {
@@ -606,7 +630,10 @@ func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
 				break
 			}
 			if !excluded(p[0], l.except) {
-				pairs = append(pairs, [2]string{strings.Replace(l.key, "*", p[0], 1), p[1]})
+				// A skipped value counts toward the limit.
+				if !slices.Contains(l.skip, p[1]) {
+					pairs = append(pairs, [2]string{strings.Replace(l.key, "*", p[0], 1), p[1]})
+				}
 				n++
 			}
 		}
@@ -621,7 +648,7 @@ func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
 			if excluded(k, l.except) {
 				continue
 			}
-			if v := el.Get(l.kvValue).String(); strings.TrimSpace(v) != "" {
+			if v := el.Get(l.kvValue).String(); strings.TrimSpace(v) != "" && !slices.Contains(l.skip, strings.TrimSpace(v)) {
 				pairs = append(pairs, [2]string{strings.Replace(l.key, "*", k, 1), v})
 				n++
 			}
@@ -640,7 +667,7 @@ func (s *scope) eachLine(l evidence, pairs [][2]string) [][2]string {
 		if x.IsArray() {
 			v = strings.Join(x.Strings(), ", ")
 		}
-		if strings.TrimSpace(v) != "" {
+		if strings.TrimSpace(v) != "" && !slices.Contains(l.skip, strings.TrimSpace(v)) {
 			pairs = append(pairs, [2]string{strings.Replace(l.key, "*", k, 1), v})
 			n++
 		}

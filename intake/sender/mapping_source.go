@@ -12,7 +12,7 @@ import (
 // This file reads the candidates and the conditions of a mapping file.
 
 // sourceKeys are the keys of a candidate written as a mapping.
-var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "prefix", "sep", "map", "then", "each", "pick", "when", "as"}
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "member", "in", "prefix", "sep", "map", "then", "each", "pick", "when", "as"}
 
 // sources reads a candidate list: one candidate, or a list of them. origin
 // says the part names its origin: a candidate must name one.
@@ -78,13 +78,17 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 	}
 	var s source
 	kinds := 0
-	for _, k := range []string{"path", "expr", "value", "of", "join", "tag", "pair"} {
+	for _, k := range []string{"path", "expr", "value", "of", "join", "tag", "pair", "member"} {
 		if f[k] != nil {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		l.fail(n, field, "want exactly one of path, expr, value, of, join, tag, pair")
+		l.fail(n, field, "want exactly one of path, expr, value, of, join, tag, pair, member")
+		return source{}, false
+	}
+	if (f["in"] != nil) != (f["member"] != nil) {
+		l.fail(n, field, "member and in go together: the member's exact name and the path of its object")
 		return source{}, false
 	}
 	if a := f["as"]; a != nil {
@@ -155,6 +159,10 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		} else if k, ok := l.scalar(pn, fieldKey(field, "pair")); ok {
 			s.keys = []string{k}
 		}
+	case f["member"] != nil:
+		if !l.memberSource(&s, f["member"], f["in"], field) {
+			return source{}, false
+		}
 	case f["tag"] != nil:
 		s.kind = srcTag
 		if l.inEach {
@@ -205,6 +213,32 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		s.when = l.condExpr(w, fieldKey(field, "when"))
 	}
 	return s, true
+}
+
+// memberSource reads {member: name, in: path}: the member of that exact
+// name of the object at path (a name a path cannot spell: dots, brackets).
+// The mapping records the names it reads of each object (membersRead).
+func (l *loader) memberSource(s *source, mn, in *yaml.Node, field string) bool {
+	name, ok := l.scalar(mn, fieldKey(field, "member"))
+	if !ok || name == "" {
+		if ok {
+			l.fail(mn, fieldKey(field, "member"), "an empty member name")
+		}
+		return false
+	}
+	p, ok := l.path(in, fieldKey(field, "in"))
+	if !ok {
+		return false
+	}
+	s.kind, s.path, s.value = srcMember, p, name
+	if l.m.memberNames == nil {
+		l.m.memberNames = map[string][]string{}
+	}
+	key := in.Value
+	if !slices.Contains(l.m.memberNames[key], name) {
+		l.m.memberNames[key] = append(l.m.memberNames[key], name)
+	}
+	return true
 }
 
 // eachKey is the name, inside each, of the element's member name (an
@@ -299,9 +333,12 @@ func (l *loader) evidenceEach(k, v *yaml.Node, field string) (evidence, bool) {
 	}
 	from := v
 	if v.Kind == yaml.MappingNode {
-		f := l.members(v, field, []string{"from", "except", "limit", "key", "value", "flatten", "expr"})
+		f := l.members(v, field, []string{"from", "except", "limit", "key", "value", "flatten", "skip", "expr"})
 		if n := f["expr"]; n != nil {
 			return l.evidenceExpr(e, v, n, f, field)
+		}
+		if n := f["skip"]; n != nil {
+			e.skip = l.skipValues(n, fieldKey(field, "skip"))
 		}
 		if n := f["flatten"]; n != nil {
 			e.flatten = l.boolean(n, fieldKey(field, "flatten"))
@@ -334,6 +371,21 @@ func (l *loader) evidenceEach(k, v *yaml.Node, field string) (evidence, bool) {
 	}
 	e.each = &p
 	return e, true
+}
+
+// skipValues reads an evidence line's skip: a list of values.
+func (l *loader) skipValues(n *yaml.Node, field string) []string {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		l.fail(n, field, "want a list of values that make no line")
+		return nil
+	}
+	var out []string
+	for i, x := range n.Content {
+		if s, ok := l.scalar(x, fieldElem(field, i)); ok {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
 }
 
 // condKeys are the keys of a condition written as a mapping.

@@ -164,6 +164,12 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`3: items.only[0]: unknown name x (column 1)`},
 		{"open without when", head + "open: {path: inner}\nparts: {title: a}\n",
 			`3: open: want {path: the payload the envelope carries, when: conditions that make it an envelope}`},
+		{"open json not a bool", head + "open: {path: inner, json: yes please, when: [has: inner]}\nparts: {title: a}\n",
+			`3: open.json: want true or false`},
+		{"member without in", head + "parts:\n  title: {member: a.b}\n",
+			`4: parts.title: member and in go together`},
+		{"evidence skip not a list", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: f, skip: \"<NA>\"}}}\n",
+			`5: parts.text.evidence.*.skip: want a list of values that make no line`},
 		{"reject without reason", head + "reject: {when: 'true'}\nparts: {title: a}\n",
 			`3: reject: want {when: conditions, reason: an expression giving the reason}`},
 		{"a bad label key pattern", head + "parts:\n  title: a\n  labels: {\"*\": {from: details, keys: \"(\"}}\n",
@@ -182,14 +188,6 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: blank[0].matches: error parsing regexp`},
 		{"labels from an expression that is no list", head + "parts:\n  title: a\n  labels: {\"*\": {expr: 'str(\"a\")'}}\n",
 			`5: parts.labels.*.expr: want a list of "key:value" texts, not a string`},
-		{"a bad arrays", "name: acme\narrays: split\nrecognise: [has: a]\nparts: {title: a}\n",
-			`2: arrays: "split": want blank`},
-		{"a bad decode member", "name: acme\ndecode: [a..b]\nrecognise: [has: a]\nparts: {title: a}\n",
-			`2: decode[0]: bad member "a..b"`},
-		{"decode not a list", "name: acme\ndecode: a\nrecognise: [has: a]\nparts: {title: a}\n",
-			`2: decode: want a list`},
-		{"a severity pattern with a * inside", "name: acme\nseverity: {\"a*b\": high}\nrecognise: [has: a]\nparts: {title: a}\n",
-			`2: severity.a*b: "a*b": one * at the start or the end of a key`},
 		{"an except with a star inside", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: d, except: [\"a*b\"]}}}\n",
 			`5: parts.text.evidence.*.except[0]: "a*b": a * only at the end (a prefix)`},
 		{"one version", "name: acme\nversions:\n  - recognise: [has: a]\n    parts: {title: a}\n",
@@ -787,6 +785,13 @@ func TestMappingFeatures(t *testing.T) {
 		want: []Event{{Title: "42", Status: "firing", Labels: map[string]string{"a": "1.50", "bad": "nil"},
 			Origin: map[string]string{"title": "link"}}},
 	}, {
+		name: "member: an object's member by its exact name; evidence skip",
+		mapping: head + "parts:\n  title: {member: \"a.b[c]\", in: f}\n  rule: [{member: x.y, in: f}, {member: k, in: \"\"}]\n" +
+			"  text: {join: [], evidence: {\"*\": {from: f, flatten: true, limit: 3, skip: [\"<NA>\"]}}}\n",
+		payload: `{"kind": "x", "k": "top", "f": {"a.b[c]": "sh", "a": {"b[c]": "nested"}, "x": {"y": "nested, not x.y"}, "m": " <NA> "}}`,
+		want: []Event{{Title: "sh", Rule: "top", Status: "firing", Text: "a.b[c]: nested\na.b[c]: sh", // m skipped but counted: x.y is the fourth
+			Origin: map[string]string{"title": "f.a.b[c]", "rule": "k"}}},
+	}, {
 		name:    "a blank pattern",
 		mapping: "name: acme\nblank: [{matches: '(?i)^\\*.*insert.*\\*$'}]\nrecognise: [has: kind]\nparts:\n  title: [app, kind]\n",
 		payload: `{"kind": "x", "app": "*Insert desired application name*"}`,
@@ -796,28 +801,6 @@ func TestMappingFeatures(t *testing.T) {
 		mapping: "name: acme\nblank: [\"-\", N/A]\nrecognise: [has: kind]\nparts:\n  title: [user, name]\n  labels: {host: host}\n",
 		payload: `{"kind": "x", "user": " - ", "name": "n", "host": "N/A"}`,
 		want:    []Event{{Title: "n", Status: "firing", Origin: map[string]string{"title": "name"}}},
-	}, {
-		name: "arrays: join, decode, items.one and origins of the payload's top",
-		mapping: "name: acme\narrays: join\ndecode: [result.ann]\nrecognise: [has: kind]\n" +
-			"items: {from: result, one: true, origin: true, self: true, only: [{not: {has: result}}]}\n" +
-			"parts:\n  title: [name, /kind]\n  rule: [src, {expr: 'str(\"/kind\")', as: /kind}]\n  id: {of: [/kind, src], prefix: a-}\n" +
-			"  labels: {tech: {expr: 'join(pluck(\"ann.t[]\"), \",\")'}}\n",
-		payload: `{"kind": "k", "result": {"src": ["a", " ", "b"], "ann": "{\"t\": [\"T1\", \"T2\"]}"}}`,
-		want: []Event{{Title: "k", Rule: "a, b", ID: "a-ka, b", Status: "firing", Labels: map[string]string{"tech": "T1,T2"},
-			Origin: map[string]string{"title": "kind", "rule": "result.src", "id": "kind+result.src"}}},
-	}, {
-		name: "items.one: a result that is no object is an alert with no member",
-		mapping: "name: acme\narrays: join\nrecognise: [has: kind]\n" +
-			"items: {from: result, one: true, origin: true, self: true, only: [{not: {has: result}}]}\n" +
-			"parts:\n  title: [name, {expr: 'str(\"/kind\")', as: /kind}]\n  rule: [\"\", /kind]\n",
-		payload: `{"kind": "k", "result": ["x"]}`,
-		want:    []Event{{Title: "k", Rule: "k", Status: "firing", Origin: map[string]string{"title": "kind", "rule": "kind"}}},
-	}, {
-		name: "elements: an array's element paths, an object's own, none for a scalar",
-		mapping: head + "let:\n  ts: {expr: 'concat(elements(\"threat\"), elements(\"one\"), elements(\"kind\"))'}\n" +
-			"parts:\n  title: {expr: 'join(map(ts, # + \"=\" + str(# + \".id\")), \",\")', as: threat}\n",
-		payload: `{"kind": "x", "threat": [{"id": "a"}, {"id": "b"}], "one": {"id": "c"}}`,
-		want:    []Event{{Title: "threat[0]=a,threat[1]=b,one=c", Status: "firing", Origin: map[string]string{"title": "threat"}}},
 	}, {
 		name:    "reject: recognised, no alert, a reason",
 		mapping: head + "reject: {when: 'str(\"kind\") != \"alert\"', reason: '\"a \" + quote(str(\"kind\")) + \" record is no alert\"'}\nparts: {title: kind}\n",
@@ -857,27 +840,6 @@ func TestMappingFeatures(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestMappingSeverityGlobs: a table key with a * at one end matches the
-// values (folded) it starts or ends, in order, after the exact values and
-// before the ranges; a pattern is no level.
-func TestMappingSeverityGlobs(t *testing.T) {
-	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
-		"severity: {fired: high, \"apm.*\": high, \"*.warning\": medium, \"*.fired\": critical, \"1..3\": low}\nrecognise: [has: a]\nparts: {title: a}\n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sev := senders[0].Severity
-	for raw, want := range map[string]string{"fired": "high", "metrics.threshold.fired": "critical", "APM.Error_Rate": "high",
-		"apm.x.warning": "high", "logs.Warning": "medium", "warning": "unknown", "2": "low", "x.2": "unknown"} {
-		if got := string(sev(raw)); got != want {
-			t.Errorf("%s: %s, want %s", raw, got, want)
-		}
-	}
-	if got := senders[0].Levels; !slices.Equal(got, []string{"fired", "1..3"}) && !slices.Equal(got, []string{"fired"}) {
-		t.Errorf("levels %v: a pattern is no level", got)
 	}
 }
 
@@ -978,5 +940,41 @@ func TestMappingVersions(t *testing.T) {
 	evs, _ := s.Map(mustParse(t, `{"legacy": {"name": "old", "prio": "P1"}}`))
 	if e := evs[0]; e.Severity != "P1" || e.Rule != "critical" || s.Severity("P1") != "critical" {
 		t.Errorf("the shared table: severity %q rule %q, want P1 read as critical", e.Severity, e.Rule)
+	}
+}
+
+// TestMappingOpenJSON: open: {json: true} opens a payload carried as JSON
+// text, only when the text, trimmed, is a JSON object; else the envelope is
+// read itself.
+func TestMappingOpenJSON(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"recognise: [any: [{has: rule}, {has: message}]]\nopen: {path: message, json: true, when: [{not: {has: rule}}]}\n" +
+		"parts: {title: [rule, message]}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	for payload, want := range map[string]string{
+		`{"message": " {\"rule\": \"inner\"} "}`:            `{"rule":"inner"}`,
+		`{"message": "{\"rule\": \"inner\"} and more"}`:     `{"rule":"inner"}`,
+		`{"message": "[{\"rule\": \"inner\"}]"}`:            "",
+		`{"message": "{not json"}`:                          "",
+		`{"message": "plain text"}`:                         "",
+		`{"message": {"rule": "an object, not text"}}`:      "",
+		`{"message": 42}`:                                   "",
+		`{"rule": "r", "message": "{\"rule\": \"inner\"}"}`: "",
+	} {
+		inner, ok := s.Open(mustParse(t, payload))
+		if got := inner.Compact(); ok != (want != "") || ok && got != want {
+			t.Errorf("open %s = %s, %v; want %q", payload, got, ok, want)
+		}
+	}
+	_, events, err := Read([]Sender{s}, mustParse(t, `{"message": "{\"rule\": \"inner\"}"}`))
+	if err != nil || len(events) != 1 || events[0].Title != "inner" {
+		t.Errorf("read %+v, %v", events, err)
+	}
+	_, events, err = Read([]Sender{s}, mustParse(t, `{"message": "plain text"}`))
+	if err != nil || len(events) != 1 || events[0].Title != "plain text" {
+		t.Errorf("read %+v, %v", events, err)
 	}
 }

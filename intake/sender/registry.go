@@ -10,14 +10,14 @@ func All() []Sender {
 		// Read by intake's own reader.
 		alertmanager(), grafana(), prometheus(), pagerDuty(), openrecallObject(),
 		// Envelopes.
-		sns(),
+		mapped("sns"),
 		// Monitoring and incident senders.
 		mapped("pagerduty-webhook"), mapped("opsgenie"), mapped("datadog"), mapped("newrelic"), cloudWatch(),
 		azureMonitor(), mapped("google-cloud-monitoring"), mapped("sentry"), mapped("zabbix"), mapped("dynatrace"),
 		mapped("splunk"), signalFx(), mapped("kibana"), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
-		falcosidekick(), mapped("wazuh"), mapped("elastic-security"), mapped("splunk-es"), mapped("suricata"), guardDuty(),
+		mapped("falcosidekick"), mapped("wazuh"), mapped("elastic-security"), mapped("splunk-es"), mapped("suricata"), guardDuty(),
 		securityHub(), sentinel(), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
 		panther(),
 	}

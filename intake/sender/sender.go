@@ -48,6 +48,9 @@ type Sender struct {
 	// Doc says how to point the sender at openrecall and where each part
 	// comes from, for README's table and for explanations.
 	Doc Doc
+	// mapping is the mapping the sender was built from, nil for a Go
+	// adapter.
+	mapping *mapping
 }
 
 // Doc documents a sender for people.
