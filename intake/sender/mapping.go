@@ -152,7 +152,8 @@ import (
 // over an object, once per member in name order, key its name, and a
 // candidate reading the member itself ("") names its origin path.key; the
 // first element giving a non-blank value wins, or the last with pick:
-// last).
+// last; decode: json reads an array sent as JSON text, "[…]", as the
+// array it encodes).
 //
 // A condition (recognise, status) is an expression that is true or false
 // (a scalar), or one of:

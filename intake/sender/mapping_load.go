@@ -208,11 +208,13 @@ type source struct {
 	// each is an array: the candidate is read with each element as the
 	// alert, and the first element's non-blank value wins (last: the
 	// last's).
-	each  *fieldPath
-	last  bool
-	when  *vm.Program
-	as    string
-	hasAs bool
+	each *fieldPath
+	last bool
+	// decode says each's array may be sent as JSON text (decode: json).
+	decode bool
+	when   *vm.Program
+	as     string
+	hasAs  bool
 }
 
 // evidence is one "key: value" line of a text, or (each) one line per

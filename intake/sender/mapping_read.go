@@ -471,6 +471,9 @@ func (s *scope) eachCandidate(src *source) (string, string) {
 	inner.each = nil
 	var v, origin string
 	x := s.at(*src.each)
+	if src.decode {
+		x = decodeArray(x)
+	}
 	keys := x.Keys()
 	n := len(keys)
 	if keys == nil {
@@ -502,6 +505,20 @@ func (s *scope) eachCandidate(src *source) (string, string) {
 		}
 	}
 	return v, origin
+}
+
+// decodeArray reads an array sent as JSON text ("[…]", as the
+// SecurityAlert table holds Entities) as that array; any other value is
+// returned as it is.
+func decodeArray(x Value) Value {
+	t := strings.TrimSpace(x.String())
+	if !x.IsString() || !strings.HasPrefix(t, "[") {
+		return x
+	}
+	if parsed, err := Parse([]byte(t)); err == nil && parsed.IsArray() {
+		return parsed
+	}
+	return x
 }
 
 // value reads a candidate's value and origin.

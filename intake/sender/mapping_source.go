@@ -12,7 +12,7 @@ import (
 // This file reads the candidates and the conditions of a mapping file.
 
 // sourceKeys are the keys of a candidate written as a mapping.
-var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "prefix", "sep", "map", "then", "each", "pick", "when", "as"}
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "prefix", "sep", "map", "then", "each", "pick", "decode", "when", "as"}
 
 // sources reads a candidate list: one candidate, or a list of them. origin
 // says the part names its origin: a candidate must name one.
@@ -70,11 +70,15 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 				l.fail(k, fieldKey(field, "pick"), "%q: want first or last (the element whose value wins)", v)
 			}
 		}
+		s.decode = l.eachDecode(n, field)
 		return s, true
 	}
 	f := l.members(n, field, sourceKeys)
 	if f["pick"] != nil && f["each"] == nil {
 		l.fail(f["pick"], fieldKey(field, "pick"), "pick goes with each")
+	}
+	if f["decode"] != nil && f["each"] == nil {
+		l.fail(f["decode"], fieldKey(field, "decode"), "decode goes with each")
 	}
 	var s source
 	kinds := 0
@@ -205,6 +209,20 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		s.when = l.condExpr(w, fieldKey(field, "when"))
 	}
 	return s, true
+}
+
+// eachDecode reads each's decode option: json says an array sent as JSON
+// text (a string "[…]") is read as the array it encodes.
+func (l *loader) eachDecode(n *yaml.Node, field string) bool {
+	k := memberNode(n, "decode")
+	if k == nil {
+		return false
+	}
+	v, _ := l.scalar(k, fieldKey(field, "decode"))
+	if v != "json" {
+		l.fail(k, fieldKey(field, "decode"), "%q: want json (an array sent as JSON text)", v)
+	}
+	return v == "json"
 }
 
 // eachKey is the name, inside each, of the element's member name (an

@@ -142,6 +142,10 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`4: parts.title.pick: pick goes with each`},
 		{"a bad pick", head + "parts:\n  title: {each: list, path: a, pick: middle}\n",
 			`4: parts.title.pick: "middle": want first or last`},
+		{"decode without each", head + "parts:\n  title: {path: a, decode: json}\n",
+			`4: parts.title.decode: decode goes with each`},
+		{"a bad decode", head + "parts:\n  title: {each: list, path: a, decode: yaml}\n",
+			`4: parts.title.decode: "yaml": want json`},
 		{"each inside each", head + "parts:\n  title: {each: list, of: [{each: inner, path: a}]}\n",
 			`4: parts.title.of[0].each: each inside each`},
 		{"a bad severity range", "name: acme\nseverity: {\"9..1\": high}\nrecognise: [has: a]\nparts: {title: a}\n",
@@ -690,6 +694,15 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "labels": {"Stage": "", "env": "prod", "stage": "qa", "svc1": "a", "svc2": "b"}, "list": [{"name": "zero"}, {"name": "one"}]}`,
 		want: []Event{{Title: "x", Environment: "prod", Service: "b", Status: "firing", Labels: map[string]string{"second": "one"},
 			Origin: map[string]string{"title": "kind", "environment": "labels.env", "service": "labels"}}},
+	}, {
+		name: "each with decode: json: an array sent as JSON text is read as the array; other text is no array",
+		mapping: head + "parts:\n  title: {each: ev, decode: json, when: 'str(\"type\") == \"user\"', path: name}\n" +
+			"  rule: {each: plain, decode: json, path: name}\n" +
+			"  entities: {process: {each: ev, decode: json, pick: last, when: 'str(\"type\") == \"proc\"', path: image}, file: {each: bad, decode: json, path: name}}\n",
+		payload: `{"kind": "x", "ev": " [{\"type\": \"proc\", \"image\": \"a.exe\"}, {\"type\": \"user\", \"name\": \"bob\"}, {\"type\": \"proc\", \"image\": \"b.exe\"}]",
+			"plain": [{"name": "r1"}], "bad": "[{\"name\": \"f\"}"}`,
+		want: []Event{{Title: "bob", Rule: "r1", Status: "firing", Entities: map[string]string{"process": "b.exe"},
+			Origin: map[string]string{"title": "name", "rule": "name"}}},
 	}, {
 		name: "evidence over an object, an array of key/value objects, flattened",
 		mapping: head + "parts:\n  title: kind\n  text:\n    join: [raw]\n    evidence:\n" +

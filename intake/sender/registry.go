@@ -18,7 +18,7 @@ func All() []Sender {
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
 		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), guardDuty(),
-		securityHub(), sentinel(), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
+		securityHub(), mapped("sentinel"), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
 		panther(),
 	}
 }
