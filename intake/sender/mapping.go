@@ -47,7 +47,9 @@ import (
 //	  - is: {alerts: array}
 //	open:                      # an envelope: the payload it carries, read by
 //	  path: wrapped            # the sender that recognises it (Sender.Open),
-//	  when: [{not: {has: rule}}]   # when these hold of the payload
+//	  when: [{not: {has: rule}}]   # when these hold of the payload;
+//	  decode: json             # the path holds it as JSON text (an SNS
+//	                           # Message): the object it encodes, else none
 //	reject:                    # recognised, but no alert: reading fails with
 //	  when: 'str("type") != "alert"'   # the reason (a list of these, or one)
 //	  reason: '"a " + quote(str("type")) + " record is no alert"'
@@ -142,7 +144,8 @@ import (
 //	                 the member's name when the alert has one, else the
 //	                 pairs' path and the key ("fields.name")
 //
-// with options when: 'condition', as: origin, map: {value: text} (a
+// with options when: 'condition', as: origin (origin: 'expression': the
+// origin computed, as text, from what the candidate reads), map: {value: text} (a
 // table the value is looked up in; unlisted is blank), then: 'expression'
 // (the value, when not blank, goes through an expression giving text that
 // reads it as value: 'truncate(firstLine(value), 160)'; the origin stays

@@ -42,6 +42,9 @@ type mapping struct {
 	// open is the envelope's content, opened when openWhen holds.
 	open     *fieldPath
 	openWhen []cond
+	// openDecode says open's path holds the payload as JSON text (an SNS
+	// notification's Message): the object it encodes.
+	openDecode bool
 	// blanks are the values (trimmed, as written) a path reads as blank:
 	// the sender's word for "none" ("-", "N/A").
 	blanks []string
@@ -210,6 +213,9 @@ type source struct {
 	// last's).
 	each *fieldPath
 	last bool
+	// origin, when set, computes the origin the candidate names (origin:
+	// 'expression'), run once its value is read.
+	origin *vm.Program
 	// decode says each's array may be sent as JSON text (decode: json).
 	decode bool
 	when   *vm.Program
@@ -659,7 +665,7 @@ func (l *loader) readPairs(n *yaml.Node) {
 // readOpen reads open: {path: the envelope's content, when: conditions on
 // the payload}.
 func (l *loader) readOpen(n *yaml.Node) {
-	f := l.members(n, "open", []string{"path", "when"})
+	f := l.members(n, "open", []string{"path", "when", "decode"})
 	if f["path"] == nil || f["when"] == nil {
 		l.fail(n, "open", "want {path: the payload the envelope carries, when: conditions that make it an envelope}")
 		return
@@ -673,6 +679,13 @@ func (l *loader) readOpen(n *yaml.Node) {
 	l.m.openWhen = l.conds(f["when"], "open.when")
 	l.env = saved
 	l.m.open = &p
+	if k := f["decode"]; k != nil {
+		v, _ := l.scalar(k, "open.decode")
+		if v != "json" {
+			l.fail(k, "open.decode", "%q: want json (the payload sent as JSON text)", v)
+		}
+		l.m.openDecode = v == "json"
+	}
 }
 
 // readReject reads reject: a rule {when: conditions, reason: expression},

@@ -95,6 +95,9 @@ func (m *mapping) openEnvelope(v Value) (Value, bool) {
 	if !s.holdsAll(m.openWhen) {
 		return Value{}, false
 	}
+	if m.openDecode {
+		return decodeObject(s.at(*m.open))
+	}
 	return s.at(*m.open), true
 }
 
@@ -458,7 +461,10 @@ func (s *scope) candidate(src *source) (string, string) {
 	if src.then != nil && strings.TrimSpace(v) != "" {
 		v = s.runThen(src.then, v)
 	}
-	if src.hasAs {
+	switch {
+	case src.origin != nil:
+		origin, _ = s.run(src.origin).(string)
+	case src.hasAs:
 		origin = src.as
 	}
 	return strings.TrimSpace(v), origin
@@ -519,6 +525,19 @@ func decodeArray(x Value) Value {
 		return parsed
 	}
 	return x
+}
+
+// decodeObject reads an object sent as JSON text ("{…}"), and whether the
+// text was one.
+func decodeObject(x Value) (Value, bool) {
+	t := strings.TrimSpace(x.String())
+	if !x.IsString() || !strings.HasPrefix(t, "{") {
+		return Value{}, false
+	}
+	if parsed, err := Parse([]byte(t)); err == nil && parsed.IsObject() {
+		return parsed, true
+	}
+	return Value{}, false
 }
 
 // value reads a candidate's value and origin.

@@ -12,7 +12,7 @@ import (
 // This file reads the candidates and the conditions of a mapping file.
 
 // sourceKeys are the keys of a candidate written as a mapping.
-var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "prefix", "sep", "map", "then", "each", "pick", "decode", "when", "as"}
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "prefix", "sep", "map", "then", "each", "pick", "decode", "origin", "when", "as"}
 
 // sources reads a candidate list: one candidate, or a list of them. origin
 // says the part names its origin: a candidate must name one.
@@ -95,13 +95,20 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		s.as, _ = l.scalar(a, fieldKey(field, "as"))
 		s.hasAs = true
 	}
+	if o := f["origin"]; o != nil {
+		if f["as"] != nil {
+			l.fail(o, fieldKey(field, "origin"), "as or origin, not both: as names a constant origin, origin computes one")
+		}
+		s.origin = l.compile(o, fieldKey(field, "origin"), reflect.String)
+		s.hasAs = true // the origin is named
+	}
 	switch {
 	case f["path"] != nil:
 		sc, ok := l.scalarSource(f["path"], fieldKey(field, "path"), false)
 		if !ok {
 			return source{}, false
 		}
-		sc.as, sc.hasAs = s.as, s.hasAs
+		sc.as, sc.hasAs, sc.origin = s.as, s.hasAs, s.origin
 		s = sc
 	case f["expr"] != nil:
 		s.kind = srcExpr

@@ -142,6 +142,12 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`4: parts.title.pick: pick goes with each`},
 		{"a bad pick", head + "parts:\n  title: {each: list, path: a, pick: middle}\n",
 			`4: parts.title.pick: "middle": want first or last`},
+		{"origin and as", head + "parts:\n  title: {path: a, as: b, origin: '\"c\"'}\n",
+			`4: parts.title.origin: as or origin, not both`},
+		{"an origin giving no text", head + "parts:\n  title: {path: a, origin: 'has(\"a\")'}\n",
+			`4: parts.title.origin: expected string, but got bool: a candidate gives text`},
+		{"a bad open decode", head + "open: {path: m, when: [has: m], decode: xml}\nparts: {title: a}\n",
+			`3: open.decode: "xml": want json`},
 		{"decode without each", head + "parts:\n  title: {path: a, decode: json}\n",
 			`4: parts.title.decode: decode goes with each`},
 		{"a bad decode", head + "parts:\n  title: {each: list, path: a, decode: yaml}\n",
@@ -432,7 +438,18 @@ func TestMappingLayoutIndependent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
+		// A fixture carried in another sender's envelope (an SNS
+		// notification) is read as the mapping's Open opens it.
+		opened := func(v Value) Value {
+			if !p.s.Match(v) && p.s.Open != nil {
+				if inner, ok := p.s.Open(v); ok {
+					return inner
+				}
+			}
+			return v
+		}
 		v, _ := Parse(p.body)
+		v = opened(v)
 		want, wantErr := p.s.Map(v)
 		if !p.s.Match(v) {
 			t.Errorf("%s: not recognised", p.name)
@@ -446,6 +463,7 @@ func TestMappingLayoutIndependent(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s rewritten: %v\n%s", p.name, err, b.String())
 					}
+					v2 = opened(v2)
 					if !p.s.Match(v2) {
 						t.Errorf("%s (order %d, layout %d): not recognised", p.name, order, layout)
 					}
@@ -704,6 +722,13 @@ func TestMappingFeatures(t *testing.T) {
 		want: []Event{{Title: "bob", Rule: "r1", Status: "firing", Entities: map[string]string{"process": "b.exe"},
 			Origin: map[string]string{"title": "name", "rule": "name"}}},
 	}, {
+		name: "origin: an origin computed from what the candidate reads, inside each too",
+		mapping: head + "parts:\n  title: {path: name, origin: '\"n.\" + str(\"kind\")'}\n" +
+			"  environment: {each: tags, when: 'str(\"k\") == \"env\"', path: v, origin: '\"tags.\" + key + \".\" + str(\"k\")'}\n",
+		payload: `{"kind": "x", "name": "n1", "tags": [{"k": "team", "v": "a"}, {"k": "env", "v": "prod"}]}`,
+		want: []Event{{Title: "n1", Environment: "prod", Status: "firing",
+			Origin: map[string]string{"title": "n.x", "environment": "tags.1.env"}}},
+	}, {
 		name: "evidence over an object, an array of key/value objects, flattened",
 		mapping: head + "parts:\n  title: kind\n  text:\n    join: [raw]\n    evidence:\n" +
 			"      \"*\": {from: result, except: [_*, punct], limit: 2}\n" +
@@ -816,5 +841,28 @@ func TestMappingOpen(t *testing.T) {
 	_, events, err := Read([]Sender{s}, mustParse(t, `{"wrapped": {"rule": "inner"}}`))
 	if err != nil || len(events) != 1 || events[0].Title != "inner" {
 		t.Errorf("read %+v, %v", events, err)
+	}
+}
+
+// TestMappingOpenDecode: with decode: json the envelope carries its
+// payload as JSON text (an SNS Message): the object it encodes is opened;
+// text that is no JSON object opens nothing.
+func TestMappingOpenDecode(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"recognise: [has: rule]\nopen: {path: Message, decode: json, when: ['str(\"Type\") == \"Notification\"']}\n" +
+		"parts: {title: rule}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	inner, ok := s.Open(mustParse(t, `{"Type": "Notification", "Message": " {\"rule\": \"inner\"} "}`))
+	if !ok || inner.Compact() != `{"rule":"inner"}` {
+		t.Errorf("open = %s, %v", inner.Compact(), ok)
+	}
+	for _, body := range []string{`{"Type": "Notification", "Message": "[1]"}`, `{"Type": "Notification", "Message": "{bad"}`,
+		`{"Type": "Notification", "Message": {"rule": "object"}}`, `{"Type": "Other", "Message": "{\"rule\": \"inner\"}"}`} {
+		if got, ok := s.Open(mustParse(t, body)); ok {
+			t.Errorf("%s opened: %s", body, got.Compact())
+		}
 	}
 }

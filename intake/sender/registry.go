@@ -17,7 +17,7 @@ func All() []Sender {
 		mapped("splunk"), signalFx(), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
-		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), guardDuty(),
+		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), mapped("guardduty"),
 		securityHub(), mapped("sentinel"), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
 		panther(),
 	}
