@@ -58,7 +58,9 @@ import (
 //	                           # or {from: alerts, only: [conditions],
 //	                           # self: true, origin: true}: only the elements
 //	                           # for which the conditions hold (read of the
-//	                           # element, as recognise reads the payload);
+//	                           # element, as recognise reads the payload;
+//	                           # from: [a, b]: the first holding an array
+//	                           # or an object);
 //	                           # self: the payload is the one alert when they
 //	                           # hold of it; origin: an element's origins start
 //	                           # "alerts[]." (the object's "alerts.")

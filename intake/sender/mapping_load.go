@@ -55,6 +55,9 @@ type mapping struct {
 
 	recognise []cond
 	items     *fieldPath
+	// itemsElse are items' other paths (from: a list), tried in order
+	// when the one before holds no array and no object.
+	itemsElse []fieldPath
 	// only are the conditions an element of items holds to be an alert
 	// (read with the element as the alert); self says a payload that
 	// holds them is itself the one alert; origin says the origins of an
@@ -730,11 +733,20 @@ func (l *loader) readItems(n *yaml.Node) {
 	if f != nil {
 		field = "items.from"
 	}
-	p, ok := l.path(from, field)
-	if !ok {
-		return
+	if from.Kind == yaml.SequenceNode && f != nil {
+		// Alternatives: the first that holds an array or an object.
+		ps := l.paths(from, field)
+		if len(ps) == 0 {
+			return
+		}
+		l.m.items, l.m.itemsElse = &ps[0], ps[1:]
+	} else {
+		p, ok := l.path(from, field)
+		if !ok {
+			return
+		}
+		l.m.items = &p
 	}
-	l.m.items = &p
 	if c := f["only"]; c != nil {
 		// An element's conditions read the element, as recognise reads
 		// the payload: no let, no tag.

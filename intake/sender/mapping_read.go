@@ -124,19 +124,19 @@ func (m *mapping) read(v Value) ([]Event, error) {
 	if m.items != nil {
 		s := m.newScope(v, v)
 		self := m.self && s.holdsAll(m.only)
-		x := s.at(*m.items)
+		x, from := s.itemsAt()
 		s.release()
 		switch {
 		case self:
 		case x.IsArray():
 			items = x.Elements()
 			if m.itemOrigin {
-				prefix = m.items.path + "[]."
+				prefix = from + "[]."
 			}
 		case x.IsObject():
 			items = []Value{x}
 			if m.itemOrigin {
-				prefix = m.items.path + "."
+				prefix = from + "."
 			}
 		default:
 			return nil, nil
@@ -167,6 +167,19 @@ func (m *mapping) read(v Value) ([]Event, error) {
 		events = append(events, e)
 	}
 	return events, nil
+}
+
+// itemsAt reads the items path: the first of items' paths (from: a list)
+// that holds an array or an object, and that path; else the last's.
+func (s *scope) itemsAt() (Value, string) {
+	x, from := s.at(*s.m.items), s.m.items.path
+	for _, p := range s.m.itemsElse {
+		if x.IsArray() || x.IsObject() {
+			break
+		}
+		x, from = s.at(p), p.path
+	}
+	return x, from
 }
 
 // event reads the scope's alert.

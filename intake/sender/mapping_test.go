@@ -148,6 +148,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`4: parts.title.origin: expected string, but got bool: a candidate gives text`},
 		{"a bad open decode", head + "open: {path: m, when: [has: m], decode: xml}\nparts: {title: a}\n",
 			`3: open.decode: "xml": want json`},
+		{"items from an empty list", "name: acme\nrecognise: [has: a]\nitems: {from: []}\nparts: {title: a}\n",
+			`3: items.from: an empty list`},
 		{"decode without each", head + "parts:\n  title: {path: a, decode: json}\n",
 			`4: parts.title.decode: decode goes with each`},
 		{"a bad decode", head + "parts:\n  title: {each: list, path: a, decode: yaml}\n",
@@ -692,6 +694,11 @@ func TestMappingFeatures(t *testing.T) {
 		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, self: true, origin: true, only: [{equals: {type: alert}}]}\nparts: {title: name}\n",
 		payload: `{"kind": "one", "type": "alert", "name": "me", "data": [{"type": "alert", "name": "not me"}]}`,
 		want:    []Event{{Title: "me", Status: "firing", Origin: map[string]string{"title": "name"}}},
+	}, {
+		name:    "items: from a list of paths, the first holding an array or object, its origin",
+		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: [detail.list, list], origin: true}\nparts: {title: name}\n",
+		payload: `{"kind": "page", "detail": {"list": "none"}, "list": [{"name": "one"}]}`,
+		want:    []Event{{Title: "one", Status: "firing", Origin: map[string]string{"title": "list[].name"}}},
 	}, {
 		name:    "items: an object, origins prefixed without []",
 		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, origin: true}\nparts: {title: [{of: [a, b], sep: \" \"}]}\n",

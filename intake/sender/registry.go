@@ -18,7 +18,7 @@ func All() []Sender {
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
 		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), mapped("guardduty"),
-		securityHub(), mapped("sentinel"), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
+		mapped("securityhub"), mapped("sentinel"), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
 		panther(),
 	}
 }
