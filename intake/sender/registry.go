@@ -19,7 +19,7 @@ func All() []Sender {
 		// Security detection senders.
 		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), mapped("guardduty"),
 		mapped("securityhub"), mapped("sentinel"), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
-		panther(),
+		mapped("panther"),
 	}
 }
 
