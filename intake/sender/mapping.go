@@ -69,9 +69,9 @@ import (
 //	open:                      # an envelope: the payload it carries, read by
 //	  path: wrapped            # the sender that recognises it (Sender.Open),
 //	  when: [{not: {has: rule}}]   # when these hold of the payload;
-//	  json: false              # true: the path holds the payload as JSON
-//	                           # text (SNS's Message), opened only when the
-//	                           # text, trimmed, is a JSON object
+//	  decode: json             # the path holds the payload as JSON text
+//	                           # (SNS's Message): opened only when the text,
+//	                           # trimmed, is a JSON object
 //	reject:                    # recognised, but no alert: reading fails with
 //	  when: 'str("type") != "alert"'   # the reason (a list of these, or one)
 //	  reason: '"a " + quote(str("type")) + " record is no alert"'
@@ -80,7 +80,9 @@ import (
 //	                           # or {from: alerts, only: [conditions],
 //	                           # self: true, origin: true}: only the elements
 //	                           # for which the conditions hold (read of the
-//	                           # element, as recognise reads the payload);
+//	                           # element, as recognise reads the payload;
+//	                           # from: [a, b]: the first holding an array
+//	                           # or an object);
 //	                           # self: the payload is the one alert when they
 //	                           # hold of it; origin: an element's origins start
 //	                           # "alerts[]." (the object's "alerts."), but for
@@ -206,7 +208,8 @@ import (
 //	                 the member's name when the alert has one, else the
 //	                 pairs' path and the key ("fields.name")
 //
-// with options when: 'condition', as: origin, map: {value: text} (a
+// with options when: 'condition', as: origin (origin: 'expression': the
+// origin computed, as text, from what the candidate reads), map: {value: text} (a
 // table the value is looked up in; unlisted is blank), then: 'expression'
 // (the value, when not blank, goes through an expression giving text that
 // reads it as value: 'truncate(firstLine(value), 160)'; the origin stays
@@ -216,7 +219,8 @@ import (
 // over an object, once per member in name order, key its name, and a
 // candidate reading the member itself ("") names its origin path.key; the
 // first element giving a non-blank value wins, or the last with pick:
-// last).
+// last; decode: json reads an array sent as JSON text, "[…]", as the
+// array it encodes).
 //
 // A condition (recognise, status) is an expression that is true or false
 // (a scalar), or one of:

@@ -51,9 +51,9 @@ type mapping struct {
 	// open is the envelope's content, opened when openWhen holds.
 	open     *fieldPath
 	openWhen []cond
-	// openJSON says open's path holds the carried payload as JSON text
-	// (open: {json: true}): it is opened only when that text is an object.
-	openJSON bool
+	// openDecode says open's path holds the payload as JSON text (an SNS
+	// notification's Message): the object it encodes.
+	openDecode bool
 	// blanks are the values (trimmed, as written) a path reads as blank:
 	// the sender's word for "none" ("-", "N/A").
 	blanks []string
@@ -67,6 +67,9 @@ type mapping struct {
 
 	recognise []cond
 	items     *fieldPath
+	// itemsElse are items' other paths (from: a list), tried in order
+	// when the one before holds no array and no object.
+	itemsElse []fieldPath
 	// only are the conditions an element of items holds to be an alert
 	// (read with the element as the alert); self says a payload that
 	// holds them is itself the one alert; origin says the origins of an
@@ -242,11 +245,16 @@ type source struct {
 	// each is an array: the candidate is read with each element as the
 	// alert, and the first element's non-blank value wins (last: the
 	// last's).
-	each  *fieldPath
-	last  bool
-	when  *vm.Program
-	as    string
-	hasAs bool
+	each *fieldPath
+	last bool
+	// origin, when set, computes the origin the candidate names (origin:
+	// 'expression'), run once its value is read.
+	origin *vm.Program
+	// decode says each's array may be sent as JSON text (decode: json).
+	decode bool
+	when   *vm.Program
+	as     string
+	hasAs  bool
 }
 
 // evidence is one "key: value" line of a text, or (each) one line per
@@ -735,7 +743,7 @@ func (l *loader) readPairs(n *yaml.Node) {
 // readOpen reads open: {path: the envelope's content, when: conditions on
 // the payload, json: whether the content is JSON text}.
 func (l *loader) readOpen(n *yaml.Node) {
-	f := l.members(n, "open", []string{"path", "when", "json"})
+	f := l.members(n, "open", []string{"path", "when", "decode"})
 	if f["path"] == nil || f["when"] == nil {
 		l.fail(n, "open", "want {path: the payload the envelope carries, when: conditions that make it an envelope}")
 		return
@@ -744,14 +752,18 @@ func (l *loader) readOpen(n *yaml.Node) {
 	if !ok {
 		return
 	}
-	if j := f["json"]; j != nil {
-		l.m.openJSON = l.boolean(j, "open.json")
-	}
 	saved := l.env
 	l.env = map[string]any{scopeVar: (*scope)(nil)}
 	l.m.openWhen = l.conds(f["when"], "open.when")
 	l.env = saved
 	l.m.open = &p
+	if k := f["decode"]; k != nil {
+		v, _ := l.scalar(k, "open.decode")
+		if v != "json" {
+			l.fail(k, "open.decode", "%q: want json (the payload sent as JSON text)", v)
+		}
+		l.m.openDecode = v == "json"
+	}
 }
 
 // readReject reads reject: a rule {when: conditions, reason: expression},
@@ -796,11 +808,20 @@ func (l *loader) readItems(n *yaml.Node) {
 	if f != nil {
 		field = "items.from"
 	}
-	p, ok := l.path(from, field)
-	if !ok {
-		return
+	if from.Kind == yaml.SequenceNode && f != nil {
+		// Alternatives: the first that holds an array or an object.
+		ps := l.paths(from, field)
+		if len(ps) == 0 {
+			return
+		}
+		l.m.items, l.m.itemsElse = &ps[0], ps[1:]
+	} else {
+		p, ok := l.path(from, field)
+		if !ok {
+			return
+		}
+		l.m.items = &p
 	}
-	l.m.items = &p
 	if c := f["only"]; c != nil {
 		// An element's conditions read the element, as recognise reads
 		// the payload: no let, no tag.

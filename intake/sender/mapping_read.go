@@ -96,32 +96,17 @@ func (m *mapping) match(v Value) bool {
 }
 
 // openEnvelope is the Sender's Open: the payload at open's path (with
-// json: the object its text holds), when open's conditions hold.
+// decode: json, the object its text holds), when open's conditions hold.
 func (m *mapping) openEnvelope(v Value) (Value, bool) {
 	s := m.newScope(v, v)
 	defer s.release()
 	if !s.holdsAll(m.openWhen) {
 		return Value{}, false
 	}
-	if m.openJSON {
-		return openJSONText(s.at(*m.open))
+	if m.openDecode {
+		return decodeObject(s.at(*m.open))
 	}
 	return s.at(*m.open), true
-}
-
-// openJSONText reads an envelope's content sent as JSON text (open: {json:
-// true}): the object the text, trimmed, holds; none when it is no text, or
-// not a JSON object.
-func openJSONText(x Value) (Value, bool) {
-	text := strings.TrimSpace(x.String())
-	if !strings.HasPrefix(text, "{") {
-		return Value{}, false
-	}
-	inner, err := Parse([]byte(text))
-	if err != nil || !inner.IsObject() {
-		return Value{}, false
-	}
-	return inner, true
 }
 
 // read reads a payload into its events: one per item (the payload itself
@@ -148,7 +133,7 @@ func (m *mapping) read(v Value) ([]Event, error) {
 	if m.items != nil {
 		s := m.newScope(v, v)
 		self := m.self && s.holdsAll(m.only)
-		x := s.at(*m.items)
+		x, from := s.itemsAt()
 		s.release()
 		switch {
 		case self:
@@ -158,17 +143,17 @@ func (m *mapping) read(v Value) ([]Event, error) {
 			}
 			items = []Value{x}
 			if m.itemOrigin {
-				prefix = m.items.path + "."
+				prefix = from + "."
 			}
 		case x.IsArray():
 			items = x.Elements()
 			if m.itemOrigin {
-				prefix = m.items.path + "[]."
+				prefix = from + "[]."
 			}
 		case x.IsObject():
 			items = []Value{x}
 			if m.itemOrigin {
-				prefix = m.items.path + "."
+				prefix = from + "."
 			}
 		default:
 			return nil, nil
@@ -194,6 +179,19 @@ func (m *mapping) read(v Value) ([]Event, error) {
 		events = append(events, e)
 	}
 	return events, nil
+}
+
+// itemsAt reads the items path: the first of items' paths (from: a list)
+// that holds an array or an object, and that path; else the last's.
+func (s *scope) itemsAt() (Value, string) {
+	x, from := s.at(*s.m.items), s.m.items.path
+	for _, p := range s.m.itemsElse {
+		if x.IsArray() || x.IsObject() {
+			break
+		}
+		x, from = s.at(p), p.path
+	}
+	return x, from
 }
 
 // event reads the scope's alert.
@@ -496,7 +494,10 @@ func (s *scope) candidate(src *source) (string, string) {
 	if src.then != nil && strings.TrimSpace(v) != "" {
 		v = s.runThen(src.then, v)
 	}
-	if src.hasAs {
+	switch {
+	case src.origin != nil:
+		origin, _ = s.run(src.origin).(string)
+	case src.hasAs:
 		origin = src.as
 	}
 	return strings.TrimSpace(v), origin
@@ -509,6 +510,9 @@ func (s *scope) eachCandidate(src *source) (string, string) {
 	inner.each = nil
 	var v, origin string
 	x := s.at(*src.each)
+	if src.decode {
+		x = decodeArray(x)
+	}
 	keys := x.Keys()
 	n := len(keys)
 	if keys == nil {
@@ -540,6 +544,33 @@ func (s *scope) eachCandidate(src *source) (string, string) {
 		}
 	}
 	return v, origin
+}
+
+// decodeArray reads an array sent as JSON text ("[…]", as the
+// SecurityAlert table holds Entities) as that array; any other value is
+// returned as it is.
+func decodeArray(x Value) Value {
+	t := strings.TrimSpace(x.String())
+	if !x.IsString() || !strings.HasPrefix(t, "[") {
+		return x
+	}
+	if parsed, err := Parse([]byte(t)); err == nil && parsed.IsArray() {
+		return parsed
+	}
+	return x
+}
+
+// decodeObject reads an object sent as JSON text ("{…}"), and whether the
+// text was one.
+func decodeObject(x Value) (Value, bool) {
+	t := strings.TrimSpace(x.String())
+	if !x.IsString() || !strings.HasPrefix(t, "{") {
+		return Value{}, false
+	}
+	if parsed, err := Parse([]byte(t)); err == nil && parsed.IsObject() {
+		return parsed, true
+	}
+	return Value{}, false
 }
 
 // value reads a candidate's value and origin.

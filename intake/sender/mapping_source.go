@@ -12,7 +12,7 @@ import (
 // This file reads the candidates and the conditions of a mapping file.
 
 // sourceKeys are the keys of a candidate written as a mapping.
-var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "member", "in", "prefix", "sep", "map", "then", "each", "pick", "when", "as"}
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "member", "in", "prefix", "sep", "map", "then", "each", "pick", "decode", "origin", "when", "as"}
 
 // sources reads a candidate list: one candidate, or a list of them. origin
 // says the part names its origin: a candidate must name one.
@@ -70,11 +70,15 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 				l.fail(k, fieldKey(field, "pick"), "%q: want first or last (the element whose value wins)", v)
 			}
 		}
+		s.decode = l.eachDecode(n, field)
 		return s, true
 	}
 	f := l.members(n, field, sourceKeys)
 	if f["pick"] != nil && f["each"] == nil {
 		l.fail(f["pick"], fieldKey(field, "pick"), "pick goes with each")
+	}
+	if f["decode"] != nil && f["each"] == nil {
+		l.fail(f["decode"], fieldKey(field, "decode"), "decode goes with each")
 	}
 	var s source
 	kinds := 0
@@ -95,13 +99,20 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 		s.as, _ = l.scalar(a, fieldKey(field, "as"))
 		s.hasAs = true
 	}
+	if o := f["origin"]; o != nil {
+		if f["as"] != nil {
+			l.fail(o, fieldKey(field, "origin"), "as or origin, not both: as names a constant origin, origin computes one")
+		}
+		s.origin = l.compile(o, fieldKey(field, "origin"), reflect.String)
+		s.hasAs = true // the origin is named
+	}
 	switch {
 	case f["path"] != nil:
 		sc, ok := l.scalarSource(f["path"], fieldKey(field, "path"), false)
 		if !ok {
 			return source{}, false
 		}
-		sc.as, sc.hasAs = s.as, s.hasAs
+		sc.as, sc.hasAs, sc.origin = s.as, s.hasAs, s.origin
 		s = sc
 	case f["expr"] != nil:
 		s.kind = srcExpr
@@ -239,6 +250,20 @@ func (l *loader) memberSource(s *source, mn, in *yaml.Node, field string) bool {
 		l.m.memberNames[key] = append(l.m.memberNames[key], name)
 	}
 	return true
+}
+
+// eachDecode reads each's decode option: json says an array sent as JSON
+// text (a string "[…]") is read as the array it encodes.
+func (l *loader) eachDecode(n *yaml.Node, field string) bool {
+	k := memberNode(n, "decode")
+	if k == nil {
+		return false
+	}
+	v, _ := l.scalar(k, fieldKey(field, "decode"))
+	if v != "json" {
+		l.fail(k, fieldKey(field, "decode"), "%q: want json (an array sent as JSON text)", v)
+	}
+	return v == "json"
 }
 
 // eachKey is the name, inside each, of the element's member name (an

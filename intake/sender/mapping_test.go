@@ -150,6 +150,18 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`4: parts.title.pick: pick goes with each`},
 		{"a bad pick", head + "parts:\n  title: {each: list, path: a, pick: middle}\n",
 			`4: parts.title.pick: "middle": want first or last`},
+		{"origin and as", head + "parts:\n  title: {path: a, as: b, origin: '\"c\"'}\n",
+			`4: parts.title.origin: as or origin, not both`},
+		{"an origin giving no text", head + "parts:\n  title: {path: a, origin: 'has(\"a\")'}\n",
+			`4: parts.title.origin: expected string, but got bool: a candidate gives text`},
+		{"a bad open decode", head + "open: {path: m, when: [has: m], decode: xml}\nparts: {title: a}\n",
+			`3: open.decode: "xml": want json`},
+		{"items from an empty list", "name: acme\nrecognise: [has: a]\nitems: {from: []}\nparts: {title: a}\n",
+			`3: items.from: an empty list`},
+		{"decode without each", head + "parts:\n  title: {path: a, decode: json}\n",
+			`4: parts.title.decode: decode goes with each`},
+		{"a bad decode", head + "parts:\n  title: {each: list, path: a, decode: yaml}\n",
+			`4: parts.title.decode: "yaml": want json`},
 		{"each inside each", head + "parts:\n  title: {each: list, of: [{each: inner, path: a}]}\n",
 			`4: parts.title.of[0].each: each inside each`},
 		{"a bad severity range", "name: acme\nseverity: {\"9..1\": high}\nrecognise: [has: a]\nparts: {title: a}\n",
@@ -164,8 +176,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`3: items.only[0]: unknown name x (column 1)`},
 		{"open without when", head + "open: {path: inner}\nparts: {title: a}\n",
 			`3: open: want {path: the payload the envelope carries, when: conditions that make it an envelope}`},
-		{"open json not a bool", head + "open: {path: inner, json: yes please, when: [has: inner]}\nparts: {title: a}\n",
-			`3: open.json: want true or false`},
+		{"open decode not json", head + "open: {path: inner, decode: yaml, when: [has: inner]}\nparts: {title: a}\n",
+			`3: open.decode: "yaml": want json (the payload sent as JSON text)`},
 		{"member without in", head + "parts:\n  title: {member: a.b}\n",
 			`4: parts.title: member and in go together`},
 		{"evidence skip not a list", head + "parts:\n  title: a\n  text: {join: [], evidence: {\"*\": {from: f, skip: \"<NA>\"}}}\n",
@@ -462,7 +474,18 @@ func TestMappingLayoutIndependent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
+		// A fixture carried in another sender's envelope (an SNS
+		// notification) is read as the mapping's Open opens it.
+		opened := func(v Value) Value {
+			if !p.s.Match(v) && p.s.Open != nil {
+				if inner, ok := p.s.Open(v); ok {
+					return inner
+				}
+			}
+			return v
+		}
 		v, _ := Parse(p.body)
+		v = opened(v)
 		want, wantErr := p.s.Map(v)
 		if !p.s.Match(v) {
 			t.Errorf("%s: not recognised", p.name)
@@ -476,6 +499,7 @@ func TestMappingLayoutIndependent(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s rewritten: %v\n%s", p.name, err, b.String())
 					}
+					v2 = opened(v2)
 					if !p.s.Match(v2) {
 						t.Errorf("%s (order %d, layout %d): not recognised", p.name, order, layout)
 					}
@@ -705,6 +729,11 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "one", "type": "alert", "name": "me", "data": [{"type": "alert", "name": "not me"}]}`,
 		want:    []Event{{Title: "me", Status: "firing", Origin: map[string]string{"title": "name"}}},
 	}, {
+		name:    "items: from a list of paths, the first holding an array or object, its origin",
+		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: [detail.list, list], origin: true}\nparts: {title: name}\n",
+		payload: `{"kind": "page", "detail": {"list": "none"}, "list": [{"name": "one"}]}`,
+		want:    []Event{{Title: "one", Status: "firing", Origin: map[string]string{"title": "list[].name"}}},
+	}, {
 		name:    "items: an object, origins prefixed without []",
 		mapping: "name: acme\nrecognise: [has: kind]\nitems: {from: data, origin: true}\nparts: {title: [{of: [a, b], sep: \" \"}]}\n",
 		payload: `{"kind": "one", "data": {"a": "x", "b": "y"}}`,
@@ -732,6 +761,22 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "labels": {"Stage": "", "env": "prod", "stage": "qa", "svc1": "a", "svc2": "b"}, "list": [{"name": "zero"}, {"name": "one"}]}`,
 		want: []Event{{Title: "x", Environment: "prod", Service: "b", Status: "firing", Labels: map[string]string{"second": "one"},
 			Origin: map[string]string{"title": "kind", "environment": "labels.env", "service": "labels"}}},
+	}, {
+		name: "each with decode: json: an array sent as JSON text is read as the array; other text is no array",
+		mapping: head + "parts:\n  title: {each: ev, decode: json, when: 'str(\"type\") == \"user\"', path: name}\n" +
+			"  rule: {each: plain, decode: json, path: name}\n" +
+			"  entities: {process: {each: ev, decode: json, pick: last, when: 'str(\"type\") == \"proc\"', path: image}, file: {each: bad, decode: json, path: name}}\n",
+		payload: `{"kind": "x", "ev": " [{\"type\": \"proc\", \"image\": \"a.exe\"}, {\"type\": \"user\", \"name\": \"bob\"}, {\"type\": \"proc\", \"image\": \"b.exe\"}]",
+			"plain": [{"name": "r1"}], "bad": "[{\"name\": \"f\"}"}`,
+		want: []Event{{Title: "bob", Rule: "r1", Status: "firing", Entities: map[string]string{"process": "b.exe"},
+			Origin: map[string]string{"title": "name", "rule": "name"}}},
+	}, {
+		name: "origin: an origin computed from what the candidate reads, inside each too",
+		mapping: head + "parts:\n  title: {path: name, origin: '\"n.\" + str(\"kind\")'}\n" +
+			"  environment: {each: tags, when: 'str(\"k\") == \"env\"', path: v, origin: '\"tags.\" + key + \".\" + str(\"k\")'}\n",
+		payload: `{"kind": "x", "name": "n1", "tags": [{"k": "team", "v": "a"}, {"k": "env", "v": "prod"}]}`,
+		want: []Event{{Title: "n1", Environment: "prod", Status: "firing",
+			Origin: map[string]string{"title": "n.x", "environment": "tags.1.env"}}},
 	}, {
 		name: "evidence over an object, an array of key/value objects, flattened",
 		mapping: head + "parts:\n  title: kind\n  text:\n    join: [raw]\n    evidence:\n" +
@@ -943,12 +988,12 @@ func TestMappingVersions(t *testing.T) {
 	}
 }
 
-// TestMappingOpenJSON: open: {json: true} opens a payload carried as JSON
+// TestMappingOpenJSON: open: {decode: json} opens a payload carried as JSON
 // text, only when the text, trimmed, is a JSON object; else the envelope is
 // read itself.
 func TestMappingOpenJSON(t *testing.T) {
 	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
-		"recognise: [any: [{has: rule}, {has: message}]]\nopen: {path: message, json: true, when: [{not: {has: rule}}]}\n" +
+		"recognise: [any: [{has: rule}, {has: message}]]\nopen: {path: message, decode: json, when: [{not: {has: rule}}]}\n" +
 		"parts: {title: [rule, message]}\n"}))
 	if err != nil {
 		t.Fatal(err)
@@ -976,5 +1021,28 @@ func TestMappingOpenJSON(t *testing.T) {
 	_, events, err = Read([]Sender{s}, mustParse(t, `{"message": "plain text"}`))
 	if err != nil || len(events) != 1 || events[0].Title != "plain text" {
 		t.Errorf("read %+v, %v", events, err)
+	}
+}
+
+// TestMappingOpenDecode: with decode: json the envelope carries its
+// payload as JSON text (an SNS Message): the object it encodes is opened;
+// text that is no JSON object opens nothing.
+func TestMappingOpenDecode(t *testing.T) {
+	senders, err := LoadMappings(writeMapping(t, map[string]string{"acme.yaml": "name: acme\n" +
+		"recognise: [has: rule]\nopen: {path: Message, decode: json, when: ['str(\"Type\") == \"Notification\"']}\n" +
+		"parts: {title: rule}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := senders[0]
+	inner, ok := s.Open(mustParse(t, `{"Type": "Notification", "Message": " {\"rule\": \"inner\"} "}`))
+	if !ok || inner.Compact() != `{"rule":"inner"}` {
+		t.Errorf("open = %s, %v", inner.Compact(), ok)
+	}
+	for _, body := range []string{`{"Type": "Notification", "Message": "[1]"}`, `{"Type": "Notification", "Message": "{bad"}`,
+		`{"Type": "Notification", "Message": {"rule": "object"}}`, `{"Type": "Other", "Message": "{\"rule\": \"inner\"}"}`} {
+		if got, ok := s.Open(mustParse(t, body)); ok {
+			t.Errorf("%s opened: %s", body, got.Compact())
+		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 // Two alerts of one Panther rule are two alerts: the id is the alert's
 // (alertId), never the rule's (id), which is the rule exactly as sent.
 func TestPantherAlertIDIsNotTheRuleID(t *testing.T) {
-	a := oneEvent(t, panther(), `{"id":"AWS.CloudTrail.Created","alertId":"aaa1","type":"RULE","severity":"LOW","name":"CloudTrail Created","title":"CloudTrail created in 111","alertContext":{"user":"alice"}}`)
-	b := oneEvent(t, panther(), `{"id":"AWS.CloudTrail.Created","alertId":"bbb2","type":"RULE","severity":"LOW","name":"CloudTrail Created","title":"CloudTrail created in 222","alertContext":{"user":"bob"}}`)
+	a := oneEvent(t, mapped("panther"), `{"id":"AWS.CloudTrail.Created","alertId":"aaa1","type":"RULE","severity":"LOW","name":"CloudTrail Created","title":"CloudTrail created in 111","alertContext":{"user":"alice"}}`)
+	b := oneEvent(t, mapped("panther"), `{"id":"AWS.CloudTrail.Created","alertId":"bbb2","type":"RULE","severity":"LOW","name":"CloudTrail Created","title":"CloudTrail created in 222","alertContext":{"user":"bob"}}`)
 	if a.ID != "panther-aaa1" || b.ID != "panther-bbb2" {
 		t.Errorf("ids %q and %q, want panther- and the alertId", a.ID, b.ID)
 	}
@@ -25,7 +25,7 @@ func TestPantherAlertIDIsNotTheRuleID(t *testing.T) {
 // Without an alertId the event carries no id, so intake's content hash
 // over everything the alert carries names it, never a constant.
 func TestPantherWithoutAlertID(t *testing.T) {
-	e := oneEvent(t, panther(), `{"id":"AWS.S3.Public","alertId":null,"type":"POLICY","severity":"MEDIUM","name":"S3 Public","link":"https://x.runpanther.net/policies/AWS.S3.Public","alertContext":{"bucket":"logs-1"}}`)
+	e := oneEvent(t, mapped("panther"), `{"id":"AWS.S3.Public","alertId":null,"type":"POLICY","severity":"MEDIUM","name":"S3 Public","link":"https://x.runpanther.net/policies/AWS.S3.Public","alertContext":{"bucket":"logs-1"}}`)
 	if e.ID != "" || e.Origin[PartID] != "" {
 		t.Errorf("id %q from %q, want none (a content hash)", e.ID, e.Origin[PartID])
 	}
@@ -36,7 +36,7 @@ func TestPantherWithoutAlertID(t *testing.T) {
 
 // The detection's reports pass through as labels as sent; the tags too.
 func TestPantherReportsAndTags(t *testing.T) {
-	e := oneEvent(t, panther(), `{"id":"Okta.BruteForce","alertId":"c3","type":"SCHEDULED_RULE","severity":"HIGH","name":"Okta Brute Force","alertContext":{},
+	e := oneEvent(t, mapped("panther"), `{"id":"Okta.BruteForce","alertId":"c3","type":"SCHEDULED_RULE","severity":"HIGH","name":"Okta Brute Force","alertContext":{},
 		"tags":["Okta","Credential Access","env:prod"],"reports":{"MITRE ATT&CK":["TA0006:T1110","TA0001:T1078"],"CIS":["3.1"]}}`)
 	if e.Labels["mitre_attack"] != "TA0006:T1110, TA0001:T1078" || e.Labels["report_cis"] != "3.1" {
 		t.Errorf("labels %v", e.Labels)
@@ -50,12 +50,12 @@ func TestPantherReportsAndTags(t *testing.T) {
 // alert states; the early "New Alert: " title prefix is not the title.
 func TestPantherSeverityStatusTitle(t *testing.T) {
 	for raw, want := range map[string]openrecall.Severity{"INFO": openrecall.SeverityInfo, "LOW": openrecall.SeverityLow, "MEDIUM": openrecall.SeverityMedium, "HIGH": openrecall.SeverityHigh, "CRITICAL": openrecall.SeverityCritical} {
-		if got := panther().Severity(raw); got != want {
+		if got := mapped("panther").Severity(raw); got != want {
 			t.Errorf("%s reads %q, want %q", raw, got, want)
 		}
 	}
 	for status, want := range map[string]string{"OPEN": openrecall.StatusFiring, "TRIAGED": openrecall.StatusAcknowledged, "RESOLVED": openrecall.StatusResolved, "CLOSED": openrecall.StatusResolved} {
-		e := oneEvent(t, panther(), `{"id":"r","alertId":"a","type":"RULE","severity":"LOW","alertContext":{},"status":"`+status+`","title":"New Alert: Something odd"}`)
+		e := oneEvent(t, mapped("panther"), `{"id":"r","alertId":"a","type":"RULE","severity":"LOW","alertContext":{},"status":"`+status+`","title":"New Alert: Something odd"}`)
 		if e.Status != want {
 			t.Errorf("status %s reads %q, want %q", status, e.Status, want)
 		}
@@ -77,7 +77,7 @@ func TestPantherMatch(t *testing.T) {
 		// (P120 found it).
 		`{"id":"r","type":"RULE","alertContext":{},"link":"https://acme.runpanther.net/alerts/a"}`,
 	} {
-		if !panther().Match(mustParse(t, body)) {
+		if !mapped("panther").Match(mustParse(t, body)) {
 			t.Errorf("%s: not recognised", body)
 		}
 	}
@@ -88,7 +88,7 @@ func TestPantherMatch(t *testing.T) {
 		`{"id":"r","alertId":"a","type":"RULE","link":"https://evil.example/runpanther.net/alerts/a"}`, // a link elsewhere
 		`[{"id":"r","alertId":"a","type":"RULE","alertContext":{}}]`,
 	} {
-		if panther().Match(mustParse(t, body)) {
+		if mapped("panther").Match(mustParse(t, body)) {
 			t.Errorf("%s: recognised as Panther's", body)
 		}
 	}

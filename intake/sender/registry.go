@@ -17,9 +17,9 @@ func All() []Sender {
 		mapped("splunk"), signalFx(), mapped("kibana"), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
-		mapped("falcosidekick"), mapped("wazuh"), mapped("elastic-security"), mapped("splunk-es"), mapped("suricata"), guardDuty(),
-		securityHub(), sentinel(), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
-		panther(),
+		mapped("falcosidekick"), mapped("wazuh"), mapped("elastic-security"), mapped("splunk-es"), mapped("suricata"), mapped("guardduty"),
+		mapped("securityhub"), mapped("sentinel"), mapped("defender"), mapped("crowdstrike"), mapped("sentinelone"), mapped("datadog-signal"), mapped("secops"),
+		mapped("panther"),
 	}
 }
 
