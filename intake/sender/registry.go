@@ -13,7 +13,7 @@ func All() []Sender {
 		sns(),
 		// Monitoring and incident senders.
 		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
-		azureMonitor(), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
+		mapped("azure-monitor"), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
 		mapped("splunk"), signalFx(), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
