@@ -41,7 +41,7 @@ func TestMineMatchNotOwnObject(t *testing.T) {
 		`{"rule_name":"r","urgency":"high"}`,
 	} {
 		v := mustParse(t, body)
-		for _, s := range []Sender{datadog(), newRelic(), signalFx(), mapped("splunk"), splunkES()} {
+		for _, s := range []Sender{datadog(), newRelic(), mapped("signalfx"), mapped("splunk"), splunkES()} {
 			if s.Match(v) {
 				t.Errorf("%s matches %s", s.Name, body)
 			}

@@ -51,6 +51,9 @@ import (
 // the code did:
 //
 //	evidence(k, v, ...)  "k: v" lines, blank values skipped, capped (Evidence)
+//	evidenceOf(list)     the same of a list [k, v, k, v, …] an expression
+//	                     builds (keys named by the payload: "input A"); an
+//	                     element that is not text reads as blank
 //	joinText(t, ...)     the non-blank texts joined by blank lines (JoinText)
 //	rendered(s)          s trimmed, "" when an unrendered placeholder (Rendered)
 //	fold(s)              s lowercased without blanks, - and _ (FoldLevel)
@@ -88,7 +91,7 @@ var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind"
 var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 
 // helperFuncs are the other functions.
-var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
+var helperFuncs = map[string]bool{"evidence": true, "evidenceOf": true, "joinText": true, "rendered": true, "fold": true,
 	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
@@ -212,6 +215,8 @@ func functions() []expr.Option {
 			}
 			return Evidence(pairs...), nil
 		}, new(func(...string) string)),
+		expr.Function("evidenceOf", func(p ...any) (any, error) { return evidenceOf(p[0]), nil },
+			new(func([]any) string), new(func([]string) string)),
 		expr.Function("joinText", func(p ...any) (any, error) { return JoinText(strs(p)...), nil },
 			new(func(...string) string)),
 		expr.Function("rendered", func(p ...any) (any, error) { return Rendered(p[0].(string)), nil },
@@ -231,6 +236,27 @@ func functions() []expr.Option {
 			return "", nil
 		}, new(func(...string) string)),
 	}
+}
+
+// evidenceOf is the expressions' evidenceOf(list): Evidence of the pairs
+// a list of texts holds, key then value; a last key without its value is
+// dropped.
+func evidenceOf(list any) string {
+	var s []string
+	switch l := list.(type) {
+	case []string:
+		s = l
+	case []any:
+		s = make([]string, len(l))
+		for i, x := range l {
+			s[i], _ = x.(string)
+		}
+	}
+	pairs := make([][2]string, 0, len(s)/2)
+	for i := 0; i+1 < len(s); i += 2 {
+		pairs = append(pairs, [2]string{s[i], s[i+1]})
+	}
+	return Evidence(pairs...)
 }
 
 // truncate cuts s to at most n bytes, never inside a character, and

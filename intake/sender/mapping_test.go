@@ -118,6 +118,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: let.str: "str" is the name of a function or variable of the expressions`},
 		{"evidence in odd numbers", head + "parts:\n  title: a\n  text: {expr: 'evidence(\"check\", str(\"a\"), \"host\")'}\n",
 			`5: parts.text.expr: evidence takes pairs: key, value, key, value, …`},
+		{"evidenceOf of no list", head + "parts:\n  title: a\n  text: {expr: 'evidenceOf(\"check\")'}\n",
+			`5: parts.text.expr: cannot use string as argument`},
 		{"now is no function of a mapping", head + "parts:\n  title: a\n  text: {expr: 'string(now())'}\n",
 			`5: parts.text.expr: unknown name now`},
 		{"recognise reading an item's let", "name: acme\nitems: alerts\nlet: {check: name}\nrecognise: ['check != \"\"']\nparts: {title: $check}\n",
@@ -690,6 +692,12 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "labels": {"Stage": "", "env": "prod", "stage": "qa", "svc1": "a", "svc2": "b"}, "list": [{"name": "zero"}, {"name": "one"}]}`,
 		want: []Event{{Title: "x", Environment: "prod", Service: "b", Status: "firing", Labels: map[string]string{"second": "one"},
 			Origin: map[string]string{"title": "kind", "environment": "labels.env", "service": "labels"}}},
+	}, {
+		name:    "evidenceOf: evidence of a list an expression builds, keys named by the payload",
+		mapping: head + "parts:\n  title: kind\n  text: {expr: 'evidenceOf(concat([\"check\", str(\"c\")], flatten(map(members(\"in\"), [\"input \" + #, str(\"in.\" + # + \".v\")])), [\"tip\"]))'}\n",
+		payload: `{"kind": "x", "c": "cpu", "in": {"B": {"v": "2"}, "A": {"v": " 1 "}, "C": {"v": ""}}}`,
+		want: []Event{{Title: "x", Status: "firing", Text: "check: cpu\ninput A: 1\ninput B: 2",
+			Origin: map[string]string{"title": "kind"}}},
 	}, {
 		name: "evidence over an object, an array of key/value objects, flattened",
 		mapping: head + "parts:\n  title: kind\n  text:\n    join: [raw]\n    evidence:\n" +

@@ -14,7 +14,7 @@ func All() []Sender {
 		// Monitoring and incident senders.
 		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
 		mapped("azure-monitor"), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
-		mapped("splunk"), signalFx(), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
+		mapped("splunk"), mapped("signalfx"), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
 		falcosidekick(), mapped("wazuh"), elasticSecurity(), splunkES(), mapped("suricata"), guardDuty(),
