@@ -47,7 +47,10 @@ import (
 //	  - is: {alerts: array}
 //	open:                      # an envelope: the payload it carries, read by
 //	  path: wrapped            # the sender that recognises it (Sender.Open),
-//	  when: [{not: {has: rule}}]   # when these hold of the payload
+//	  when: [{not: {has: rule}}]   # when these hold of the payload;
+//	  json: false              # true: the path holds the payload as JSON
+//	                           # text (SNS's Message), opened only when the
+//	                           # text, trimmed, is a JSON object
 //	reject:                    # recognised, but no alert: reading fails with
 //	  when: 'str("type") != "alert"'   # the reason (a list of these, or one)
 //	  reason: '"a " + quote(str("type")) + " record is no alert"'

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -61,6 +62,9 @@ import (
 //	status(s)            the status a state word means (Status)
 //	urlHost(s)           the host name of a URL, "" if none
 //	coalesce(s, ...)     the first non-blank of the texts, trimmed
+//	utcTime(s)           s read as a time (ParseTime) and written as RFC 3339
+//	                     in UTC, so that one instant written two ways is one
+//	                     text; s trimmed when it reads as no time
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
 //	truncate(s, n)       s cut to at most n bytes (never inside a character),
@@ -92,7 +96,7 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "evidenceOf": true, "joinText": true, "rendered": true, "fold": true,
-	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true}
+	"status": true, "urlHost": true, "utcTime": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -217,6 +221,8 @@ func functions() []expr.Option {
 		}, new(func(...string) string)),
 		expr.Function("evidenceOf", func(p ...any) (any, error) { return evidenceOf(p[0]), nil },
 			new(func([]any) string), new(func([]string) string)),
+		expr.Function("utcTime", func(p ...any) (any, error) { return utcTime(p[0].(string)), nil },
+			new(func(string) string)),
 		expr.Function("joinText", func(p ...any) (any, error) { return JoinText(strs(p)...), nil },
 			new(func(...string) string)),
 		expr.Function("rendered", func(p ...any) (any, error) { return Rendered(p[0].(string)), nil },
@@ -257,6 +263,16 @@ func evidenceOf(list any) string {
 		pairs = append(pairs, [2]string{s[i], s[i+1]})
 	}
 	return Evidence(pairs...)
+}
+
+// utcTime is the expressions' utcTime(s): s as ParseTime reads it, in UTC
+// as RFC 3339 (with the fraction it has); s trimmed when it is no time.
+func utcTime(s string) string {
+	t, err := ParseTime(s)
+	if err != nil || t.IsZero() {
+		return strings.TrimSpace(s)
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // truncate cuts s to at most n bytes, never inside a character, and

@@ -42,6 +42,9 @@ type mapping struct {
 	// open is the envelope's content, opened when openWhen holds.
 	open     *fieldPath
 	openWhen []cond
+	// openJSON says open's path holds the carried payload as JSON text
+	// (open: {json: true}): it is opened only when that text is an object.
+	openJSON bool
 	// blanks are the values (trimmed, as written) a path reads as blank:
 	// the sender's word for "none" ("-", "N/A").
 	blanks []string
@@ -655,9 +658,9 @@ func (l *loader) readPairs(n *yaml.Node) {
 }
 
 // readOpen reads open: {path: the envelope's content, when: conditions on
-// the payload}.
+// the payload, json: whether the content is JSON text}.
 func (l *loader) readOpen(n *yaml.Node) {
-	f := l.members(n, "open", []string{"path", "when"})
+	f := l.members(n, "open", []string{"path", "when", "json"})
 	if f["path"] == nil || f["when"] == nil {
 		l.fail(n, "open", "want {path: the payload the envelope carries, when: conditions that make it an envelope}")
 		return
@@ -665,6 +668,9 @@ func (l *loader) readOpen(n *yaml.Node) {
 	p, ok := l.path(f["path"], "open.path")
 	if !ok {
 		return
+	}
+	if j := f["json"]; j != nil {
+		l.m.openJSON = l.boolean(j, "open.json")
 	}
 	saved := l.env
 	l.env = map[string]any{scopeVar: (*scope)(nil)}

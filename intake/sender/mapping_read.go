@@ -87,15 +87,33 @@ func (m *mapping) match(v Value) bool {
 	return true
 }
 
-// openEnvelope is the Sender's Open: the payload at open's path, when
-// open's conditions hold.
+// openEnvelope is the Sender's Open: the payload at open's path (with
+// json: the object its text holds), when open's conditions hold.
 func (m *mapping) openEnvelope(v Value) (Value, bool) {
 	s := m.newScope(v, v)
 	defer s.release()
 	if !s.holdsAll(m.openWhen) {
 		return Value{}, false
 	}
+	if m.openJSON {
+		return openJSONText(s.at(*m.open))
+	}
 	return s.at(*m.open), true
+}
+
+// openJSONText reads an envelope's content sent as JSON text (open: {json:
+// true}): the object the text, trimmed, holds; none when it is no text, or
+// not a JSON object.
+func openJSONText(x Value) (Value, bool) {
+	text := strings.TrimSpace(x.String())
+	if !strings.HasPrefix(text, "{") {
+		return Value{}, false
+	}
+	inner, err := Parse([]byte(text))
+	if err != nil || !inner.IsObject() {
+		return Value{}, false
+	}
+	return inner, true
 }
 
 // read reads a payload into its events: one per item (the payload itself

@@ -12,7 +12,7 @@ func All() []Sender {
 		// Envelopes.
 		sns(),
 		// Monitoring and incident senders.
-		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), cloudWatch(),
+		pagerDutyWebhook(), mapped("opsgenie"), datadog(), newRelic(), mapped("cloudwatch"),
 		mapped("azure-monitor"), mapped("google-cloud-monitoring"), sentry(), zabbix(), dynatrace(),
 		mapped("splunk"), mapped("signalfx"), kibana(), graylog(), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
