@@ -41,7 +41,7 @@ func TestMineMatchNotOwnObject(t *testing.T) {
 		`{"rule_name":"r","urgency":"high"}`,
 	} {
 		v := mustParse(t, body)
-		for _, s := range []Sender{mapped("datadog"), mapped("newrelic"), signalFx(), mapped("splunk"), mapped("splunk-es")} {
+		for _, s := range []Sender{mapped("datadog"), mapped("newrelic"), mapped("signalfx"), mapped("splunk"), mapped("splunk-es")} {
 			if s.Match(v) {
 				t.Errorf("%s matches %s", s.Name, body)
 			}

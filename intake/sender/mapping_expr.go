@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -59,6 +60,9 @@ import (
 // the code did:
 //
 //	evidence(k, v, ...)  "k: v" lines, blank values skipped, capped (Evidence)
+//	evidenceOf(list)     the same of a list [k, v, k, v, …] an expression
+//	                     builds (keys named by the payload: "input A"); an
+//	                     element that is not text reads as blank
 //	joinText(t, ...)     the non-blank texts joined by blank lines (JoinText)
 //	rendered(s)          s trimmed, "" when an unrendered placeholder (Rendered)
 //	fold(s)              s lowercased without blanks, - and _ (FoldLevel)
@@ -69,6 +73,9 @@ import (
 //	json(s)              s read as JSON into data (as data(path) gives it),
 //	                     nil when s is no JSON
 //	coalesce(s, ...)     the first non-blank of the texts, trimmed
+//	utcTime(s)           s read as a time (ParseTime) and written as RFC 3339
+//	                     in UTC, so that one instant written two ways is one
+//	                     text; s trimmed when it reads as no time
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
 //	truncate(s, n)       s cut to at most n bytes (never inside a character),
@@ -101,7 +108,7 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
 	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true,
-	"json": true, "urlQuery": true}
+	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -230,6 +237,10 @@ func functions() []expr.Option {
 			}
 			return Evidence(pairs...), nil
 		}, new(func(...string) string)),
+		expr.Function("evidenceOf", func(p ...any) (any, error) { return evidenceOf(p[0]), nil },
+			new(func([]any) string), new(func([]string) string)),
+		expr.Function("utcTime", func(p ...any) (any, error) { return utcTime(p[0].(string)), nil },
+			new(func(string) string)),
 		expr.Function("joinText", func(p ...any) (any, error) { return JoinText(strs(p)...), nil },
 			new(func(...string) string)),
 		expr.Function("rendered", func(p ...any) (any, error) { return Rendered(p[0].(string)), nil },
@@ -253,6 +264,37 @@ func functions() []expr.Option {
 			return "", nil
 		}, new(func(...string) string)),
 	}
+}
+
+// evidenceOf is the expressions' evidenceOf(list): Evidence of the pairs
+// a list of texts holds, key then value; a last key without its value is
+// dropped.
+func evidenceOf(list any) string {
+	var s []string
+	switch l := list.(type) {
+	case []string:
+		s = l
+	case []any:
+		s = make([]string, len(l))
+		for i, x := range l {
+			s[i], _ = x.(string)
+		}
+	}
+	pairs := make([][2]string, 0, len(s)/2)
+	for i := 0; i+1 < len(s); i += 2 {
+		pairs = append(pairs, [2]string{s[i], s[i+1]})
+	}
+	return Evidence(pairs...)
+}
+
+// utcTime is the expressions' utcTime(s): s as ParseTime reads it, in UTC
+// as RFC 3339 (with the fraction it has); s trimmed when it is no time.
+func utcTime(s string) string {
+	t, err := ParseTime(s)
+	if err != nil || t.IsZero() {
+		return strings.TrimSpace(s)
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // truncate cuts s to at most n bytes, never inside a character, and

@@ -741,7 +741,7 @@ func (l *loader) readPairs(n *yaml.Node) {
 }
 
 // readOpen reads open: {path: the envelope's content, when: conditions on
-// the payload, json: whether the content is JSON text}.
+// the payload, decode: json when the content is JSON text}.
 func (l *loader) readOpen(n *yaml.Node) {
 	f := l.members(n, "open", []string{"path", "when", "decode"})
 	if f["path"] == nil || f["when"] == nil {

@@ -126,6 +126,10 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: let.str: "str" is the name of a function or variable of the expressions`},
 		{"evidence in odd numbers", head + "parts:\n  title: a\n  text: {expr: 'evidence(\"check\", str(\"a\"), \"host\")'}\n",
 			`5: parts.text.expr: evidence takes pairs: key, value, key, value, …`},
+		{"evidenceOf of no list", head + "parts:\n  title: a\n  text: {expr: 'evidenceOf(\"check\")'}\n",
+			`5: parts.text.expr: cannot use string as argument`},
+		{"utcTime of a number", head + "parts:\n  title: a\n  text: {expr: 'utcTime(1)'}\n",
+			`5: parts.text.expr: cannot use int as argument`},
 		{"now is no function of a mapping", head + "parts:\n  title: a\n  text: {expr: 'string(now())'}\n",
 			`5: parts.text.expr: unknown name now`},
 		{"recognise reading an item's let", "name: acme\nitems: alerts\nlet: {check: name}\nrecognise: ['check != \"\"']\nparts: {title: $check}\n",
@@ -460,6 +464,13 @@ func TestMappingLayoutIndependent(t *testing.T) {
 	}
 	for name, s := range builtins {
 		for i, b := range fixtureBodies(t, name) {
+			// A fixture in an envelope (an SNS Notification): the
+			// payload it carries, which the mapping reads.
+			if v, err := Parse(b); err == nil && !s.Match(v) && s.Open != nil {
+				if inner, ok := s.Open(v); ok {
+					b = []byte(inner.Compact())
+				}
+			}
 			payloads = append(payloads, payload{s, fmt.Sprintf("%s/%d", name, i), b})
 		}
 	}
@@ -777,6 +788,18 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "name": "n1", "tags": [{"k": "team", "v": "a"}, {"k": "env", "v": "prod"}]}`,
 		want: []Event{{Title: "n1", Environment: "prod", Status: "firing",
 			Origin: map[string]string{"title": "n.x", "environment": "tags.1.env"}}},
+	}, {
+		name:    "evidenceOf: evidence of a list an expression builds, keys named by the payload",
+		mapping: head + "parts:\n  title: kind\n  text: {expr: 'evidenceOf(concat([\"check\", str(\"c\")], flatten(map(members(\"in\"), [\"input \" + #, str(\"in.\" + # + \".v\")])), [\"tip\"]))'}\n",
+		payload: `{"kind": "x", "c": "cpu", "in": {"B": {"v": "2"}, "A": {"v": " 1 "}, "C": {"v": ""}}}`,
+		want: []Event{{Title: "x", Status: "firing", Text: "check: cpu\ninput A: 1\ninput B: 2",
+			Origin: map[string]string{"title": "kind"}}},
+	}, {
+		name:    "utcTime: one instant written two ways is one text; no time is kept as sent",
+		mapping: head + "parts:\n  title: kind\n  id: {of: [{expr: 'utcTime(str(\"a\"))'}, {expr: 'utcTime(str(\"b\"))'}, {expr: 'utcTime(str(\"c\"))'}], sep: \" \", as: a}\n",
+		payload: `{"kind": "x", "a": "2024-05-14T09:03:13.120+0000", "b": "2024-05-14T11:03:13.12+02:00", "c": " soon "}`,
+		want: []Event{{Title: "x", Status: "firing", ID: "2024-05-14T09:03:13.12Z 2024-05-14T09:03:13.12Z soon",
+			Origin: map[string]string{"title": "kind", "id": "a"}}},
 	}, {
 		name: "evidence over an object, an array of key/value objects, flattened",
 		mapping: head + "parts:\n  title: kind\n  text:\n    join: [raw]\n    evidence:\n" +

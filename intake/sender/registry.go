@@ -12,9 +12,9 @@ func All() []Sender {
 		// Envelopes.
 		mapped("sns"),
 		// Monitoring and incident senders.
-		mapped("pagerduty-webhook"), mapped("opsgenie"), mapped("datadog"), mapped("newrelic"), cloudWatch(),
-		azureMonitor(), mapped("google-cloud-monitoring"), mapped("sentry"), mapped("zabbix"), mapped("dynatrace"),
-		mapped("splunk"), signalFx(), mapped("kibana"), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
+		mapped("pagerduty-webhook"), mapped("opsgenie"), mapped("datadog"), mapped("newrelic"), mapped("cloudwatch"),
+		mapped("azure-monitor"), mapped("google-cloud-monitoring"), mapped("sentry"), mapped("zabbix"), mapped("dynatrace"),
+		mapped("splunk"), mapped("signalfx"), mapped("kibana"), mapped("graylog"), mapped("coralogix"), mapped("netdata"),
 		mapped("uptime-kuma"), mapped("checkly"), mapped("site24x7"),
 		// Security detection senders.
 		mapped("falcosidekick"), mapped("wazuh"), mapped("elastic-security"), mapped("splunk-es"), mapped("suricata"), mapped("guardduty"),
