@@ -88,7 +88,7 @@ func (c Creation) MatchFields() map[string]string {
 	return out
 }
 
-// Analyst is who asks.
+// AnalystName is who asks.
 func (c Creation) AnalystName() string { return creationAnalysts[c.Analyst] }
 
 // ExpiryDuration is how long the exception is asked to last.
