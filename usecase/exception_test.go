@@ -49,16 +49,6 @@ func TestApproveProposal(t *testing.T) {
 	if _, err := d.app.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: "p1", Analyst: " "}); !errors.Is(err, openrecall.ErrInvalid) {
 		t.Fatalf("approving without an analyst: %v, want ErrInvalid", err)
 	}
-	// P157's counterexample: a proposal made for an alert without a
-	// service is approved into no exception (a blank service is no
-	// wildcard, whatever the door).
-	blank := p
-	blank.ID, blank.Identity.Service = "p-blank", "  "
-	d.exceptions.proposals[blank.ID] = blank
-	if _, err := d.app.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: blank.ID, Analyst: "ana", Expiry: day}); !errors.Is(err, openrecall.ErrInvalid) ||
-		!strings.Contains(err.Error(), "service is required") {
-		t.Fatalf("approving a proposal without a service: %v, want ErrInvalid naming the service", err)
-	}
 	if _, err := d.app.ApproveProposal(ctx, usecase.ApproveRequest{ProposalID: "p9", Analyst: "ana", Expiry: day}); !errors.Is(err, openrecall.ErrNotFound) {
 		t.Fatalf("approving an unknown proposal: %v, want ErrNotFound", err)
 	}

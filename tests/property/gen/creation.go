@@ -122,7 +122,8 @@ func (c Creation) CeilingOf() openrecall.Severity { return creationCeilings[c.Ce
 
 // Violations lists the creation rules the request breaks, stated from
 // DESIGN §6b independently of the product's checks: no exception without a
-// person; a rule and a service (blank is no wildcard); an expiry in the
+// person; a rule, and a service where a person writes one (blank is no
+// wildcard); an expiry in the
 // future within the cap; a benign decision; a known ceiling; match fields
 // named and valued; at least one match field for an attack pattern; an
 // import of a revoked exception is none.
@@ -139,7 +140,11 @@ func (c Creation) Violations() []string {
 	}
 	add(strings.TrimSpace(c.AnalystName()) == "", "no person")
 	add(creationRules[c.Rule] == "", "no rule")
-	add(strings.TrimSpace(creationServices[c.Service]) == "", "blank service")
+	// A person writes the service of an exception added or imported; an
+	// approved proposal keeps the identity of the alerts it was made for,
+	// which is matched exactly (an alert without a service is one), so
+	// the rule is not the approval's (DESIGN §6b).
+	add(c.Door != DoorApprove && strings.TrimSpace(creationServices[c.Service]) == "", "blank service")
 	add(c.EffectiveExpiry() <= 0, "expiry not in the future")
 	add(c.EffectiveExpiry() > limit, "expiry past the cap")
 	add(!c.DecisionOf().Benign(), "decision not benign")
