@@ -21,6 +21,7 @@ func registry() []pbt.Property {
 	props = append(props, pipelineProperties()...)
 	props = append(props, budgetProperties()...)
 	props = append(props, creationProperties()...)
+	props = append(props, senderTableProperties()...)
 	props = append(props, notifyProperties()...)
 	props = append(props, notifiedProperties()...)
 	props = append(props, outboxProperties()...)
