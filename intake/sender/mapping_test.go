@@ -648,12 +648,18 @@ func BenchmarkMappingRead(b *testing.B) {
 	slices.Sort(names)
 	for _, name := range names {
 		s := mapped(name)
-		bodies := fixtureBodies(b, name)
-		values := make([]Value, len(bodies))
-		for i, body := range bodies {
-			values[i], _ = Parse(body)
+		// The sender's own payloads: a fixture carried in another
+		// sender's envelope (an SNS notification) is the envelope's.
+		var values []Value
+		for _, body := range fixtureBodies(b, name) {
+			if v, err := Parse(body); err == nil && s.Match(v) {
+				values = append(values, v)
+			}
 		}
 		b.Run(name, func(b *testing.B) {
+			if len(values) == 0 {
+				b.Skip("every fixture is carried in another sender's envelope")
+			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				v := values[i%len(values)]
