@@ -357,7 +357,7 @@ func TestFail(t *testing.T) {
 			}
 			send(t, r, trigger()) // back up
 			failed := 0
-			for _, req := range f.State().Requests {
+			for _, req := range recorded(t, f, tt.fail.Count+1) {
 				if req.Failed {
 					failed++
 				}
@@ -401,6 +401,21 @@ func TestFailRefusesWhatItCannotPlay(t *testing.T) {
 
 // checkNoSecret fails t when the fakes' state, as GET /_state answers it,
 // shows s.
+// recorded returns the requests the fakes recorded once there are n: the
+// fake SMTP server records a conversation when the connection ends, which
+// can be just after the client has its answer and returns.
+func recorded(t *testing.T, f *fakereceivers.Fakes, n int) []fakereceivers.Request {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		reqs := f.State().Requests
+		if len(reqs) >= n || time.Now().After(deadline) {
+			return reqs
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func checkNoSecret(t *testing.T, f *fakereceivers.Fakes, s string) {
 	t.Helper()
 	b, err := json.Marshal(f.State())
