@@ -86,7 +86,10 @@ func (p *tablePath) UnmarshalYAML(n *yaml.Node) error {
 	return err
 }
 
-var tableIndex = regexp.MustCompile(`^([^\[]*)((?:\[\d+\])*)$`)
+var (
+	tableIndex  = regexp.MustCompile(`^([^\[]*)((?:\[\d+\])*)$`)
+	tableNumber = regexp.MustCompile(`\d+`)
+)
 
 func parseTablePath(s string) (tablePath, error) {
 	var out tablePath
@@ -98,7 +101,7 @@ func parseTablePath(s string) (tablePath, error) {
 		if m[1] != "" {
 			out = append(out, m[1])
 		}
-		for _, ix := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
+		for _, ix := range tableNumber.FindAllString(m[2], -1) {
 			i, _ := strconv.Atoi(ix)
 			out = append(out, i)
 		}
