@@ -8,6 +8,11 @@
 // registration); without it that half skips loudly, and under CI=true it
 // fails. Run it with `make test-dist` (OPENRECALL_DIST names the directory,
 // OPENRECALL_DIST_VERSION the expected version); plain go test skips it.
+//
+// TestImage (image_test.go) reads make image's OCI archive
+// (OPENRECALL_IMAGE) and runs its binary from the image's root file
+// system; TestCompose (compose_test.go) checks deploy/compose with every
+// go test.
 package dist_test
 
 import (
@@ -89,6 +94,11 @@ func TestReleaseBinaries(t *testing.T) {
 	var want []string
 	for _, p := range platforms {
 		want = append(want, "openrecall-"+version+"-linux-"+p.arch)
+	}
+	// make image adds its archive's line (make test-dist runs it).
+	if image := os.Getenv("OPENRECALL_IMAGE"); image != "" {
+		want = append(want, filepath.Base(image))
+		checkSum(t, image, sums[filepath.Base(image)])
 	}
 	var got []string
 	for name := range sums {
