@@ -57,12 +57,16 @@ race:
 	$(GO) test -race -short -count=1 -timeout 30m ./...
 
 # go vet, gofmt, go.mod tidiness and golangci-lint (default linters, see
-# .golangci.yml) at the pinned version.
+# .golangci.yml) at the pinned version, on the module and on scripts/image.
 lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GOLANGCI_LINT) run ./...
+	@# scripts/image, the image builder, is a module of its own.
+	$(GO) -C scripts/image vet ./...
+	$(GO) -C scripts/image mod tidy -diff
+	cd scripts/image && $(CURDIR)/$(GOLANGCI_LINT) run ./...
 
 $(GOLANGCI_LINT):
 	@mkdir -p bin/tools
