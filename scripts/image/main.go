@@ -26,7 +26,7 @@
 //
 // It lives in a module of its own (scripts/image/go.mod) so that
 // go-containerregistry and what it requires stay out of the product's
-// go.mod.
+// go.mod; so does composecheck, which loads deploy/compose with compose-go.
 package main
 
 import (

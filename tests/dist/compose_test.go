@@ -93,9 +93,12 @@ var required = regexp.MustCompile(`\$\{([A-Z_]+):\?[^}]*\}`)
 // services that exist and whose condition they can meet, healthchecks
 // whose times parse, the webhook URL the openrecall service's Alertmanager
 // endpoint, and every secret variable named in the README's recipe for
-// .env. With Docker's compose plugin it runs `docker compose config -q`,
-// and with amtool `amtool check-config`; without them those parts skip
-// loudly (amtool fails under CI=true: .ci/run installs it).
+// .env. Then compose-go, the loader docker compose runs, loads it
+// (scripts/image/composecheck: schema, interpolation, references) with
+// the required variables set, and must refuse it without each. With
+// Docker's compose plugin it runs `docker compose config -q`, and with
+// amtool `amtool check-config`; without them those parts skip loudly
+// (amtool fails under CI=true: .ci/run installs it).
 func TestCompose(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(composeDir, "compose.yaml"))
 	if err != nil {
@@ -211,6 +214,43 @@ func TestCompose(t *testing.T) {
 		}
 	}
 
+	// compose-go, the Compose specification's loader (what docker
+	// compose runs), through scripts/image/composecheck: the schema,
+	// interpolation and references; and without the secrets it refuses.
+	t.Run("compose-go", func(t *testing.T) {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			t.Fatalf("no go on PATH to run scripts/image/composecheck: %v", err)
+		}
+		file, err := filepath.Abs(filepath.Join(composeDir, "compose.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		requiredVars := slices.Sorted(maps.Keys(env))
+		check := func(env map[string]string) (string, error) {
+			cmd := exec.Command(goBin, "-C", "../../scripts/image", "run", "./composecheck", file)
+			for _, kv := range os.Environ() { // less every required variable
+				if name, _, _ := strings.Cut(kv, "="); !slices.Contains(requiredVars, name) {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			for k, v := range env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			out, err := cmd.CombinedOutput()
+			return string(out), err
+		}
+		if out, err := check(env); err != nil || !strings.Contains(out, "services alertmanager, openrecall, postgres") {
+			t.Errorf("composecheck %s: %v\n%s", file, err, out)
+		}
+		for _, name := range requiredVars {
+			without := maps.Clone(env)
+			delete(without, name)
+			if out, err := check(without); err == nil || !strings.Contains(out, "required variable "+name+" is missing") {
+				t.Errorf("composecheck without $%s: %v, want it refused as a missing required variable\n%s", name, err, out)
+			}
+		}
+	})
 	t.Run("amtool", func(t *testing.T) {
 		amtool, err := exec.LookPath("amtool")
 		if err != nil {
