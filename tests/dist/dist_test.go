@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/openrecall/openrecall/internal/testenv"
@@ -58,17 +59,21 @@ type run struct {
 	code           int
 }
 
-// binary runs a release binary, natively or under its emulator.
+// binary runs a release binary, natively or under its emulator; env and
+// attr, when set, are the process's environment and attributes (the
+// image's test runs it under chroot as the image's user).
 type binary struct {
 	prefix []string
 	dir    string
+	env    []string
+	attr   *syscall.SysProcAttr
 }
 
 func (b binary) run(t *testing.T, args ...string) run {
 	t.Helper()
 	argv := append(slices.Clone(b.prefix), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = b.dir
+	cmd.Dir, cmd.Env, cmd.SysProcAttr = b.dir, b.env, b.attr
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -8,11 +8,9 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -415,24 +413,12 @@ func runFromImage(t *testing.T, root map[string]entry, cfg ociConfig) {
 	uid, gid, _ := strings.Cut(cfg.Config.User, ":")
 	u, _ := strconv.Atoi(uid)
 	g, _ := strconv.Atoi(gid)
+	// The entrypoint is resolved inside the chroot.
+	b := binary{prefix: cfg.Config.Entrypoint, dir: cfg.Config.WorkingDir, env: cfg.Config.Env,
+		attr: &syscall.SysProcAttr{Chroot: dir, Credential: &syscall.Credential{Uid: uint32(u), Gid: uint32(g)}}}
 	runIn := func(args ...string) run {
 		t.Helper()
-		cmd := exec.Command(cfg.Config.Entrypoint[0], args...)
-		cmd.Path = cfg.Config.Entrypoint[0] // resolved inside the chroot
-		cmd.Dir = cfg.Config.WorkingDir
-		cmd.Env = cfg.Config.Env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: dir, Credential: &syscall.Credential{Uid: uint32(u), Gid: uint32(g)}}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		r := run{stdout: stdout.String(), stderr: stderr.String()}
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			r.code = exitErr.ExitCode()
-		} else if err != nil {
-			t.Fatalf("chroot %s %s %s: %v", dir, cmd.Path, strings.Join(args, " "), err)
-		}
-		return r
+		return b.run(t, args...)
 	}
 	version := cfg.Config.Labels["org.opencontainers.image.version"]
 	if r := runIn("version"); r.code != 0 || !strings.HasPrefix(r.stdout, "openrecall "+version+" ") {
