@@ -19,7 +19,7 @@ GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # take seconds each with it on 2 cores.
 TESTLDFLAGS := -ldflags=-w
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist image image-check release-check
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -57,12 +57,16 @@ race:
 	$(GO) test -race -short -count=1 -timeout 30m ./...
 
 # go vet, gofmt, go.mod tidiness and golangci-lint (default linters, see
-# .golangci.yml) at the pinned version.
+# .golangci.yml) at the pinned version, on the module and on scripts/image.
 lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GOLANGCI_LINT) run ./...
+	@# scripts/image, the image builder, is a module of its own.
+	$(GO) -C scripts/image vet ./...
+	$(GO) -C scripts/image mod tidy -diff
+	cd scripts/image && $(CURDIR)/$(GOLANGCI_LINT) run ./...
 
 $(GOLANGCI_LINT):
 	@mkdir -p bin/tools
@@ -260,8 +264,47 @@ dist-check:
 # bundled example exits 0 with its summary; the arm64 one under
 # qemu-aarch64-static (Debian's qemu-user-static; skipped loudly without
 # it, failed under CI=true). Runs make dist first.
-test-dist: dist
-	OPENRECALL_DIST=$(CURDIR)/dist OPENRECALL_DIST_VERSION=$(DIST_VERSION) $(GO) test -count=1 -v ./tests/dist
+# Runs make dist and make image first: the image's test (tests/dist,
+# TestImage) unpacks dist/openrecall-VERSION-oci.tar and runs its amd64
+# binary from the image's root file system (chroot, as the image's user;
+# skipped loudly when not root, failed under CI=true).
+test-dist: dist image
+	OPENRECALL_DIST=$(CURDIR)/dist OPENRECALL_DIST_VERSION=$(DIST_VERSION) OPENRECALL_IMAGE=$(CURDIR)/$(IMAGE) \
+		$(GO) test -count=1 -v ./tests/dist
+
+# The OCI image: an image index of linux/amd64 and linux/arm64, each the
+# static binary of make dist on a layer of the host's CA bundle and time
+# zone data (Debian's ca-certificates and tzdata), run as user 65532;
+# built without a container daemon by scripts/image (go-containerregistry,
+# in a module of its own) into dist/openrecall-VERSION-oci.tar, an OCI
+# layout archive (podman load -i, docker load -i, skopeo copy
+# oci-archive:…). Every mtime and the creation time are SOURCE_DATE_EPOCH,
+# the last commit's time: two builds give the same digest.
+IMAGE := dist/openrecall-$(DIST_VERSION)-oci.tar
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 1)
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+# $(call image-build,OUT): the archive from the binaries in dist/.
+define image-build
+$(GO) -C scripts/image run . -dist $(CURDIR)/dist -version $(DIST_VERSION) \
+		-revision '$(IMAGE_REVISION)' -epoch $(SOURCE_DATE_EPOCH) -o $(1)
+endef
+image: dist
+	$(call image-build,$(CURDIR)/$(IMAGE))
+	cd dist && sha256sum $(notdir $(IMAGE)) >> SHA256SUMS
+	@ls -l $(IMAGE)
+
+# The image built a second time from the same binaries: the same bytes.
+IMAGE_CHECK_DIR := .openrecall/image-check
+image-check: image
+	@rm -rf $(IMAGE_CHECK_DIR) && mkdir -p $(IMAGE_CHECK_DIR)
+	$(call image-build,$(CURDIR)/$(IMAGE_CHECK_DIR)/oci.tar)
+	@sha256sum $(IMAGE) $(IMAGE_CHECK_DIR)/oci.tar && \
+		if cmp -s $(IMAGE) $(IMAGE_CHECK_DIR)/oci.tar; then echo "image-check: reproducible"; else echo "image-check: the two builds differ"; exit 1; fi
+	@rm -rf $(IMAGE_CHECK_DIR)
+
+# What CI runs of the release: the binaries' reproducibility, the image's,
+# and the tests of both (make dist once).
+release-check: dist-check image-check test-dist
 
 clean:
 	rm -rf bin .openrecall coverage.out .e2e-llm .e2e-cockpit dist

@@ -115,6 +115,10 @@ func modulePackages(t *testing.T) []pkgFiles {
 		if base := d.Name(); path != "." && (strings.HasPrefix(base, ".") || base == "testdata" || base == "bin" || base == "node_modules") {
 			return filepath.SkipDir
 		}
+		// A module of its own (scripts/image) is not this module's.
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); path != "." && err == nil {
+			return filepath.SkipDir
+		}
 		entries, err := os.ReadDir(path)
 		if err != nil {
 			return err

@@ -8,6 +8,11 @@
 // registration); without it that half skips loudly, and under CI=true it
 // fails. Run it with `make test-dist` (OPENRECALL_DIST names the directory,
 // OPENRECALL_DIST_VERSION the expected version); plain go test skips it.
+//
+// TestImage (image_test.go) reads make image's OCI archive
+// (OPENRECALL_IMAGE) and runs its binary from the image's root file
+// system; TestCompose (compose_test.go) checks deploy/compose with every
+// go test.
 package dist_test
 
 import (
@@ -23,6 +28,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/openrecall/openrecall/internal/testenv"
@@ -53,17 +59,21 @@ type run struct {
 	code           int
 }
 
-// binary runs a release binary, natively or under its emulator.
+// binary runs a release binary, natively or under its emulator; env and
+// attr, when set, are the process's environment and attributes (the
+// image's test runs it under chroot as the image's user).
 type binary struct {
 	prefix []string
 	dir    string
+	env    []string
+	attr   *syscall.SysProcAttr
 }
 
 func (b binary) run(t *testing.T, args ...string) run {
 	t.Helper()
 	argv := append(slices.Clone(b.prefix), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = b.dir
+	cmd.Dir, cmd.Env, cmd.SysProcAttr = b.dir, b.env, b.attr
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -89,6 +99,11 @@ func TestReleaseBinaries(t *testing.T) {
 	var want []string
 	for _, p := range platforms {
 		want = append(want, "openrecall-"+version+"-linux-"+p.arch)
+	}
+	// make image adds its archive's line (make test-dist runs it).
+	if image := os.Getenv("OPENRECALL_IMAGE"); image != "" {
+		want = append(want, filepath.Base(image))
+		checkSum(t, image, sums[filepath.Base(image)])
 	}
 	var got []string
 	for name := range sums {
