@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,7 @@ const (
 )
 
 func (s *Server) routes() {
-	m := http.NewServeMux()
+	m := &patternMux{ServeMux: http.NewServeMux()}
 	m.HandleFunc("POST /api/v1/alerts", s.scoped(ScopeIngest, s.ingest(intake.FormatAuto, EndpointAlerts)))
 	m.HandleFunc("POST /v2/enqueue", s.pagerDuty)
 	// Prometheus posts to an Alertmanager's /api/v2/alerts: it can name
@@ -73,7 +74,30 @@ func (s *Server) routes() {
 			writeError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use "+allow)
 		})
 	}
-	s.mux = m
+	s.mux, s.patterns = m.ServeMux, m.patterns
+}
+
+// patternMux is a ServeMux that remembers the patterns registered on it
+// (Routes).
+type patternMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *patternMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *patternMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
+}
+
+// Routes returns the pattern of every route Handler serves (net/http
+// ServeMux patterns), the cockpit's after the server's own, in the order
+// they were registered: what a test that must cover every route walks.
+func (s *Server) Routes() []string {
+	return append(slices.Clone(s.patterns), s.cockpit.Routes()...)
 }
 
 // counts tallies what Enqueue made of a body: queued, redelivered and

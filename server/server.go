@@ -178,15 +178,17 @@ const (
 // the operators' endpoints, beside a Daemon that drains what they accept.
 // It is safe for concurrent use.
 type Server struct {
-	cfg     Config
-	log     *zap.Logger
-	now     func() time.Time
-	obs     Observer
-	mux     *http.ServeMux
-	daemon  Daemon
-	ready   atomic.Bool
-	cockpit *cockpit.Cockpit
-	slack   *slackChat // nil when Config.Slack is
+	cfg Config
+	log *zap.Logger
+	now func() time.Time
+	obs Observer
+	mux *http.ServeMux
+	// patterns are the mux's routes, in registration order (Routes).
+	patterns []string
+	daemon   Daemon
+	ready    atomic.Bool
+	cockpit  *cockpit.Cockpit
+	slack    *slackChat // nil when Config.Slack is
 }
 
 // New checks cfg, fills defaults and returns a Server.

@@ -190,7 +190,9 @@ type Cockpit struct {
 	assets assetSet
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
-	chain  chainBadge
+	// patterns are the mux's routes, in registration order (Routes).
+	patterns []string
+	chain    chainBadge
 }
 
 type session struct {
@@ -289,7 +291,7 @@ func (c *Cockpit) Handler() http.Handler {
 }
 
 func (c *Cockpit) routes() {
-	m := http.NewServeMux()
+	m := &patternMux{ServeMux: http.NewServeMux()}
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix, http.StatusSeeOther)
 	})
@@ -321,8 +323,24 @@ func (c *Cockpit) routes() {
 	m.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "no such page")
 	})
-	c.mux = m
+	c.mux, c.patterns = m.ServeMux, m.patterns
 }
+
+// patternMux is a ServeMux that remembers the patterns registered on it
+// (Routes).
+type patternMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *patternMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, h)
+}
+
+// Routes returns the pattern of every route the cockpit serves (net/http
+// ServeMux patterns, under Prefix), in the order they were registered.
+func (c *Cockpit) Routes() []string { return slices.Clone(c.patterns) }
 
 // digest hides a secret's length from the timing of comparisons.
 func digest(s string) [32]byte { return sha256.Sum256([]byte(s)) }

@@ -55,6 +55,7 @@ func registry() []pbt.Property {
 	props = append(props, idProperties()...)
 	props = append(props, trustProperties()...)
 	props = append(props, authProperties()...)
+	props = append(props, httpProperties()...)
 	props = append(props, sealProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
