@@ -45,6 +45,7 @@ func registry() []pbt.Property {
 	props = append(props, securitySenderProperties()...)
 	props = append(props, groupProperties()...)
 	props = append(props, exceptionProperties()...)
+	props = append(props, runsProperties()...)
 	props = append(props, teethProperties()...)
 	props = append(props, waitingProperties()...)
 	props = append(props, historyProperties()...)

@@ -223,6 +223,7 @@ func All() []Named {
 			}
 			return nil
 		})},
+		{"RunsPlanGen", RunsPlanGen(), validAs(ValidRunsPlan)},
 		{"StormRunGen", StormRunGen(), validAs(func(s StormRun) error {
 			if s.Workers < 1 || s.Workers > 4 || s.Budget < 0 || s.Vouch < 0 || s.Vouch > 3 || len(s.Firings) > 40 {
 				return fmt.Errorf("storm run workers %d budget %d vouch %d firings %d", s.Workers, s.Budget, s.Vouch, len(s.Firings))
