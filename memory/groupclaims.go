@@ -16,11 +16,10 @@ import (
 // pending).
 const claimColumns = `c.seq, c.group_id, c.owner, c.head_severity, c.at, g.last_at, g.head, g.decided_at`
 
-// claimsSQL selects the claims of a key in a batch made after a seq by
-// other owners, oldest first, with their groups (arguments: batch, key
-// hash, seq, owner).
+// claimsSQL selects the claims of a key in a batch made after a seq,
+// oldest first, with their groups (arguments: batch, key hash, seq).
 const claimsSQL = `SELECT ` + claimColumns + ` FROM group_claims AS c LEFT JOIN alert_groups AS g ON g.id = c.group_id
-	WHERE c.batch = $1 AND c.key_hash = $2 AND c.seq > $3 AND c.owner <> $4 ORDER BY c.seq`
+	WHERE c.batch = $1 AND c.key_hash = $2 AND c.seq > $3 ORDER BY c.seq`
 
 // GroupClaimSeq returns the seq of the last group claim stored (0 when
 // none): a run that starts reads the claims after it (GroupClaims).
@@ -30,12 +29,12 @@ func (s *Decisions) GroupClaimSeq(ctx context.Context) (int64, error) {
 	return seq, translate("group claims: last", err)
 }
 
-// GroupClaims returns the claims of key in batch made after seq since by
-// owners other than owner, oldest first, each with what the store holds
-// of its group (DESIGN §13): the groups other processes opened since a run
-// started.
-func (s *Decisions) GroupClaims(ctx context.Context, batch string, key openrecall.GroupKey, since int64, owner string) ([]openrecall.GroupClaim, error) {
-	return queryClaims(ctx, s.db, batch, key, since, owner)
+// GroupClaims returns the claims of key in batch made after seq since,
+// oldest first, each with its owner and what the store holds of its group
+// (DESIGN §13): the groups every process opened since a run started, and
+// how far they grew.
+func (s *Decisions) GroupClaims(ctx context.Context, batch string, key openrecall.GroupKey, since int64) ([]openrecall.GroupClaim, error) {
+	return queryClaims(ctx, s.db, batch, key, since)
 }
 
 // queryer is what a query needs: the store's connection or a transaction.
@@ -43,8 +42,8 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func queryClaims(ctx context.Context, q queryer, batch string, key openrecall.GroupKey, since int64, owner string) ([]openrecall.GroupClaim, error) {
-	rows, err := q.QueryContext(ctx, claimsSQL, batch, key.Hash(), since, owner)
+func queryClaims(ctx context.Context, q queryer, batch string, key openrecall.GroupKey, since int64) ([]openrecall.GroupClaim, error) {
+	rows, err := q.QueryContext(ctx, claimsSQL, batch, key.Hash(), since)
 	if err != nil {
 		return nil, translate("group claims", err)
 	}
@@ -111,7 +110,7 @@ func (s *Decisions) ClaimGroup(ctx context.Context, batch string, c openrecall.G
 	case !errors.Is(err, sql.ErrNoRows):
 		return false, nil, translate("claim group "+c.ID, err)
 	}
-	if others, err = queryClaims(ctx, tx, batch, c.Key, since, c.Owner); err != nil {
+	if others, err = queryClaims(ctx, tx, batch, c.Key, since); err != nil {
 		return false, nil, err
 	}
 	if join(others) {
@@ -132,10 +131,9 @@ func (g GroupScope) GroupClaimSeq(ctx context.Context) (int64, error) {
 	return g.Store.GroupClaimSeq(ctx)
 }
 
-// GroupClaims returns the scope's claims of key made after since by
-// owners other than owner.
-func (g GroupScope) GroupClaims(ctx context.Context, key openrecall.GroupKey, since int64, owner string) ([]openrecall.GroupClaim, error) {
-	return g.Store.GroupClaims(ctx, g.Batch, key, since, owner)
+// GroupClaims returns the scope's claims of key made after since.
+func (g GroupScope) GroupClaims(ctx context.Context, key openrecall.GroupKey, since int64) ([]openrecall.GroupClaim, error) {
+	return g.Store.GroupClaims(ctx, g.Batch, key, since)
 }
 
 // ClaimGroup opens group c in the scope unless join takes the firing into

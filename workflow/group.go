@@ -2,10 +2,11 @@ package workflow
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -53,9 +54,9 @@ type GroupClaimer interface {
 	GroupStore
 	// GroupClaimSeq returns the seq of the last claim stored.
 	GroupClaimSeq(ctx context.Context) (int64, error)
-	// GroupClaims returns the claims of key made after since by owners
-	// other than owner, oldest first.
-	GroupClaims(ctx context.Context, key openrecall.GroupKey, since int64, owner string) ([]openrecall.GroupClaim, error)
+	// GroupClaims returns the claims of key made after since, oldest
+	// first.
+	GroupClaims(ctx context.Context, key openrecall.GroupKey, since int64) ([]openrecall.GroupClaim, error)
 	// ClaimGroup stores claim c under the lock of its key unless join,
 	// given the claims GroupClaims would return, says the firing joins
 	// one of them; opened reports whether c was stored (or had been).
@@ -294,12 +295,12 @@ func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev ope
 
 // refresh merges into the open groups of key those other processes opened
 // since the run started (GroupClaimer), and what the store knows of those
-// held already: their last firing, their head once stored.
+// held already: their last firing, another process's head once stored.
 func (g *grouper) refresh(ctx context.Context, key openrecall.GroupKey) error {
 	if g.claims == nil {
 		return nil
 	}
-	others, err := g.claims.GroupClaims(ctx, key, g.since, g.owner)
+	others, err := g.claims.GroupClaims(ctx, key, g.since)
 	if err != nil {
 		return fmt.Errorf("group claims: %w", err)
 	}
@@ -307,10 +308,11 @@ func (g *grouper) refresh(ctx context.Context, key openrecall.GroupKey) error {
 	return nil
 }
 
-// merge merges claims of other processes into the open groups of key: a
-// group held already takes the later last firing and its head once
-// stored; an undecided one not held, unless expired, becomes the newest
-// open group of its key.
+// merge merges claims into the open groups of key: a group held already
+// takes the later last firing (another process's firings may have joined
+// it) and, another process's, its head once stored; an undecided group
+// of another process not held, unless expired, becomes the newest open
+// group of its key. This run's own groups it no longer holds stay gone.
 func (g *grouper) merge(key openrecall.GroupKey, claims []openrecall.GroupClaim) {
 	for _, c := range claims {
 		var og *openGroup
@@ -320,7 +322,7 @@ func (g *grouper) merge(key openrecall.GroupKey, claims []openrecall.GroupClaim)
 			}
 		}
 		if og == nil {
-			if c.Decided {
+			if c.Decided || c.Owner == g.owner {
 				continue
 			}
 			og = &openGroup{id: c.ID, key: key, headSeverity: c.HeadSeverity, last: c.Last, done: make(chan struct{}), foreign: true}
@@ -329,12 +331,21 @@ func (g *grouper) merge(key openrecall.GroupKey, claims []openrecall.GroupClaim)
 			}
 			g.add(og)
 		}
-		og.last = later(og.last, c.Last)
+		if storable(c.Last) {
+			og.last = later(og.last, c.Last)
+		}
 		if og.foreign && !og.known && c.Stored {
 			og.head, og.known = c.Head, true
 			close(og.done)
 		}
 	}
+}
+
+// storable reports whether t is a time the store keeps as it is: it
+// clamps a sender's time outside the range of int64 nanoseconds, and a
+// clamped time says nothing of a group's last firing.
+func storable(t time.Time) bool {
+	return t.After(time.Unix(0, math.MinInt64)) && t.Before(time.Unix(0, math.MaxInt64))
 }
 
 // pick returns the open group of key a firing of severity sev at time t

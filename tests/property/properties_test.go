@@ -56,6 +56,7 @@ func registry() []pbt.Property {
 	props = append(props, trustProperties()...)
 	props = append(props, authProperties()...)
 	props = append(props, sealProperties()...)
+	props = append(props, replicaProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }
