@@ -4,8 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -71,32 +69,12 @@ func runStorm(t *testing.T, procs int, bodies [][]byte) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() }) // the test's own pool
-	dir := t.TempDir()
 	env := []string{"OPENRECALL_AUDIT_KEY=" + strings.Repeat("6b", 32)}
 	if r := runBinEnv(t, env, nil, "--db", dsn, "memory", "migrate"); r.code != 0 {
 		t.Fatalf("memory migrate: exit %d\n%s", r.code, r.stderr)
 	}
-	ps := make([]*mpProc, procs)
-	for i := range ps {
-		p := &mpProc{name: fmt.Sprintf("s%d", i), dsn: dsn, env: env, addr: freeAddr(t)}
-		p.config = filepath.Join(dir, p.name+".yaml")
-		p.log = filepath.Join(dir, p.name+".log")
-		cfg := fmt.Sprintf("server:\n  instance: %s\n  workers: %d\n", p.name, mpWorkers)
-		if err := os.WriteFile(p.config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ps[i] = p
-	}
-	t.Cleanup(func() {
-		for _, p := range ps {
-			p.stop()
-		}
-		if t.Failed() {
-			for _, p := range ps {
-				b, _ := os.ReadFile(p.log)
-				t.Logf("%s's log (last 3000 bytes):\n%s", p.name, tail(b, 3000))
-			}
-		}
+	ps := newProcs(t, dsn, env, "s", procs, func(name string) string {
+		return fmt.Sprintf("server:\n  instance: %s\n  workers: %d\n", name, mpWorkers)
 	})
 	for _, p := range ps {
 		if err := p.start(t); err != nil {
