@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,10 @@ import (
 	"github.com/openrecall/openrecall/internal/testenv"
 )
 
+// mpStormRules is how many rules of the corpus TestMultiProcessStorm's
+// storm fires by default.
+const mpStormRules = 120
+
 // TestMultiProcessStorm delivers the storm of TestCorpusStorm (every rule
 // of the corpus firing 30 times within 30 minutes, one firing of every
 // tenth non-critical rule at critical) round-robin to 1 and to 3 `openrecall
@@ -25,15 +30,20 @@ import (
 // and one more for a severity rise), no group mixes identities, Alert DNA
 // or status, every firing is analysed once, and the 3 processes make no
 // more model calls than the one process. It reports the compression of
-// both runs. OPENRECALL_MP_STORM_RULES takes the first rules of the corpus
-// only, for a quicker run. It needs PostgreSQL (internal/pgtest).
+// both runs. It takes the first mpStormRules rules of the corpus, or
+// OPENRECALL_MP_STORM_RULES of them ("all": the whole corpus, as make
+// e2e-multiprocess runs it). It needs PostgreSQL (internal/pgtest).
 func TestMultiProcessStorm(t *testing.T) {
 	needBinary(t)
 	rules, err := rulecorpus.LoadNear(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules = rules[:min(len(rules), envInt(t, "OPENRECALL_MP_STORM_RULES", len(rules)))]
+	if os.Getenv("OPENRECALL_MP_STORM_RULES") != "all" {
+		// The whole storm is make e2e-multiprocess's: 19,350 posts per
+		// run would take minutes of every make test.
+		rules = rules[:min(len(rules), envInt(t, "OPENRECALL_MP_STORM_RULES", mpStormRules))]
+	}
 	opts := rulecorpus.StormOptions{Firings: 30, Span: 30 * time.Minute, RiseEvery: 10, Seed: 21}
 	storm := rulecorpus.Storm(rules, opts)
 	bodies := make([][]byte, len(storm))
