@@ -64,10 +64,12 @@ type GroupClaimer interface {
 }
 
 // foreignHeadWait bounds how long a firing waits for the head of a group
-// another process opened to be stored (its result): as long as a lease
-// (memory.DefaultLease), after which a dead process's delivery passes to
-// another. A firing that waited that long is triaged on its own.
-const foreignHeadWait = time.Minute
+// another process opened to be stored (its result): longer than a strong
+// model's answer takes, shorter than a lease (memory.DefaultLease), after
+// which a dead process's delivery passes to another, since the firing
+// holds its run's grouping turn meanwhile. A firing that waited that long
+// is triaged on its own.
+const foreignHeadWait = 30 * time.Second
 
 // foreignHeadPoll is how often a waiting firing looks for that head.
 const foreignHeadPoll = 20 * time.Millisecond
@@ -346,6 +348,25 @@ func (g *grouper) merge(key openrecall.GroupKey, claims []openrecall.GroupClaim)
 // clamped time says nothing of a group's last firing.
 func storable(t time.Time) bool {
 	return t.After(time.Unix(0, math.MinInt64)) && t.Before(time.Unix(0, math.MaxInt64))
+}
+
+// forgetOwn forgets the open group of key that the firing analysisID
+// heads, held as another process's: that process claimed it for the
+// firing and stopped or died before storing the firing's result (or stored
+// only the group, fenced out), and this run now holds the delivery. The
+// firing then finds its claim (ClaimGroup) and heads the group again, as
+// it would never join it as a member of itself. Only with a shared store.
+func (g *grouper) forgetOwn(key openrecall.GroupKey, analysisID string) {
+	if g.claims == nil {
+		return
+	}
+	id := openrecall.GroupID(analysisID)
+	for _, og := range g.open[key] {
+		if og.id == id {
+			g.drop(og)
+			return
+		}
+	}
 }
 
 // pick returns the open group of key a firing of severity sev at time t

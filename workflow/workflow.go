@@ -382,6 +382,7 @@ func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, ana
 	og, isHead, err := g.prior(ctx, analysisID)
 	if err == nil && og == nil && !isHead {
 		if err = g.refresh(ctx, key); err == nil {
+			g.forgetOwn(key, analysisID)
 			og, err = g.joinable(ctx, key, a.Severity, t)
 		}
 		if err == nil && og == nil {
