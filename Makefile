@@ -220,8 +220,11 @@ e2e-cockpit: build
 # analysis per alert, one audit entry per route step, audit verify intact.
 # PostgreSQL: OPENRECALL_PG_DSN, else a throwaway cluster (scripts/pgcluster.sh).
 # OPENRECALL_MP_SEED replays a run's schedule, OPENRECALL_MP_ALERTS resizes it.
+# Then TestCorpusStorm's storm (645 rules × 30 firings) is posted round-robin
+# to 1 and to 3 processes: one group per key and head severity, none mixing
+# identities, no more model calls with 3 than with 1 (DESIGN §13).
 e2e-multiprocess:
-	$(GO) test -count=1 -run 'TestMultiProcessServe' -v -timeout 10m ./tests/reliability
+	OPENRECALL_MP_STORM_RULES=all $(GO) test -count=1 -run 'TestMultiProcessServe|TestMultiProcessStorm' -v -timeout 30m ./tests/reliability
 
 # Release builds: a static binary per platform in dist/ (cgo's SQLite and
 # glibc linked in; netgo and osusergo keep getaddrinfo and getpwnam out, so

@@ -173,3 +173,24 @@ type GroupMember struct {
 	// Decision is the person's decision of the group, once decided.
 	Decision Decision `json:"decision,omitempty"`
 }
+
+// GroupClaim is an alert group as a shared store holds it from the moment
+// a run opens it (DESIGN §13): claimed under the lock of its key before
+// its head is triaged, so a firing another process receives finds it and
+// joins it rather than opening a group of its own. Until the head's result
+// is stored the claim is pending: Stored is false and Head unknown.
+type GroupClaim struct {
+	// Seq orders claims in the store; a run reads those after the last
+	// one made before it started.
+	Seq          int64    `json:"seq"`
+	ID           string   `json:"id"`
+	Key          GroupKey `json:"key"`
+	Owner        string   `json:"owner"`
+	HeadSeverity Severity `json:"head_severity"`
+	// Last is the time of the group's last firing the store knows: the
+	// head's, or the stored group's last.
+	Last    time.Time `json:"last"`
+	Stored  bool      `json:"stored"`
+	Decided bool      `json:"decided"`
+	Head    GroupHead `json:"head"`
+}

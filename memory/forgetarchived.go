@@ -40,7 +40,7 @@ func forgettables(d dialect) []forgettable {
 			add: func(f *openrecall.Forgotten, n, _, _ int) { f.History += n }},
 		{name: "groups", pick: `SELECT id, CASE WHEN decided_at IS NULL THEN 1 ELSE 0 END FROM alert_groups` + d.indexedBy("alert_groups_touched") + `
 		WHERE touched_at < $1 ORDER BY touched_at LIMIT $2`,
-			del: []string{`DELETE FROM group_members WHERE group_id = $1`, `DELETE FROM alert_groups WHERE id = $1`},
+			del: []string{`DELETE FROM group_members WHERE group_id = $1`, `DELETE FROM group_claims WHERE group_id = $1`, `DELETE FROM alert_groups WHERE id = $1`},
 			add: func(f *openrecall.Forgotten, n, undecided, members int) {
 				f.Groups, f.ExpiredGroups, f.Members = f.Groups+n, f.ExpiredGroups+undecided, f.Members+members
 			}},

@@ -2,8 +2,11 @@ package workflow
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -42,6 +45,35 @@ type GroupStore interface {
 	GroupOf(ctx context.Context, analysisID string) (openrecall.GroupMember, error)
 }
 
+// GroupClaimer is a GroupStore that several processes share (DESIGN §13,
+// memory.GroupScope): a run opens each group by a claim under the lock of
+// its key, and finds the groups other runs opened since it started, so a
+// storm spread over N processes is one group. Without it a run's groups
+// are its own.
+type GroupClaimer interface {
+	GroupStore
+	// GroupClaimSeq returns the seq of the last claim stored.
+	GroupClaimSeq(ctx context.Context) (int64, error)
+	// GroupClaims returns the claims of key made after since, oldest
+	// first.
+	GroupClaims(ctx context.Context, key openrecall.GroupKey, since int64) ([]openrecall.GroupClaim, error)
+	// ClaimGroup stores claim c under the lock of its key unless join,
+	// given the claims GroupClaims would return, says the firing joins
+	// one of them; opened reports whether c was stored (or had been).
+	ClaimGroup(ctx context.Context, c openrecall.GroupClaim, since int64, join func(others []openrecall.GroupClaim) bool) (opened bool, others []openrecall.GroupClaim, err error)
+}
+
+// foreignHeadWait bounds how long a firing waits for the head of a group
+// another process opened to be stored (its result): longer than a strong
+// model's answer takes, shorter than a lease (memory.DefaultLease), after
+// which a dead process's delivery passes to another, since the firing
+// holds its run's grouping turn meanwhile. A firing that waited that long
+// is triaged on its own.
+const foreignHeadWait = 30 * time.Second
+
+// foreignHeadPoll is how often a waiting firing looks for that head.
+const foreignHeadPoll = 20 * time.Millisecond
+
 // GroupRouter is the part of the router group members take: the grouped
 // route step. routing.Router satisfies it.
 type GroupRouter interface {
@@ -57,6 +89,10 @@ type openGroup struct {
 	last         time.Time
 	head         openrecall.GroupHead
 	done         chan struct{}
+	// foreign marks a group another process opened (GroupClaimer);
+	// known is set once its head is, and done closed, by the firing whose
+	// turn it is.
+	foreign, known bool
 }
 
 // grouper assigns records to groups in input order: only the record whose
@@ -75,6 +111,12 @@ type grouper struct {
 	newest time.Time
 	held   int
 	swept  int
+	// claims is the store when several processes share it; owner names
+	// this run's claims and since is the last claim made before it
+	// started.
+	claims GroupClaimer
+	owner  string
+	since  int64
 }
 
 // maxOpenPerKey bounds the groups of one key a firing may still join: a
@@ -187,6 +229,17 @@ func (w *Workflow) newGrouper(ctx context.Context) (*grouper, error) {
 	if gr.store == nil {
 		return gr, nil
 	}
+	var err error
+	if c, ok := gr.store.(GroupClaimer); ok {
+		// The seq first: a group opened after it is found by its claim,
+		// before it by OpenGroups.
+		if gr.since, err = c.GroupClaimSeq(ctx); err != nil {
+			return nil, fmt.Errorf("group claims: %w", err)
+		}
+		var b [12]byte
+		_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+		gr.claims, gr.owner = c, hex.EncodeToString(b[:])
+	}
 	stored, err := gr.store.OpenGroups(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open groups: %w", err)
@@ -240,6 +293,166 @@ func (g *grouper) joinable(ctx context.Context, key openrecall.GroupKey, sev ope
 		best = og
 	}
 	return best, nil
+}
+
+// refresh merges into the open groups of key those other processes opened
+// since the run started (GroupClaimer), and what the store knows of those
+// held already: their last firing, another process's head once stored.
+func (g *grouper) refresh(ctx context.Context, key openrecall.GroupKey) error {
+	if g.claims == nil {
+		return nil
+	}
+	others, err := g.claims.GroupClaims(ctx, key, g.since)
+	if err != nil {
+		return fmt.Errorf("group claims: %w", err)
+	}
+	g.merge(key, others)
+	return nil
+}
+
+// merge merges claims into the open groups of key: a group held already
+// takes the later last firing (another process's firings may have joined
+// it) and, another process's, its head once stored; an undecided group
+// of another process not held, unless expired, becomes the newest open
+// group of its key. This run's own groups it no longer holds stay gone.
+func (g *grouper) merge(key openrecall.GroupKey, claims []openrecall.GroupClaim) {
+	for _, c := range claims {
+		var og *openGroup
+		for _, x := range g.open[key] {
+			if x.id == c.ID {
+				og = x
+			}
+		}
+		if og == nil {
+			if c.Decided || c.Owner == g.owner {
+				continue
+			}
+			og = &openGroup{id: c.ID, key: key, headSeverity: c.HeadSeverity, last: c.Last, done: make(chan struct{}), foreign: true}
+			if g.expired(og) {
+				continue
+			}
+			g.add(og)
+		}
+		if storable(c.Last) {
+			og.last = later(og.last, c.Last)
+		}
+		if og.foreign && !og.known && c.Stored {
+			og.head, og.known = c.Head, true
+			close(og.done)
+		}
+	}
+}
+
+// storable reports whether t is a time the store keeps as it is: it
+// clamps a sender's time outside the range of int64 nanoseconds, and a
+// clamped time says nothing of a group's last firing.
+func storable(t time.Time) bool {
+	return t.After(time.Unix(0, math.MinInt64)) && t.Before(time.Unix(0, math.MaxInt64))
+}
+
+// forgetOwn forgets the open group of key that the firing analysisID
+// heads, held as another process's: that process claimed it for the
+// firing and stopped or died before storing the firing's result (or stored
+// only the group, fenced out), and this run now holds the delivery. The
+// firing then finds its claim (ClaimGroup) and heads the group again, as
+// it would never join it as a member of itself. Only with a shared store.
+func (g *grouper) forgetOwn(key openrecall.GroupKey, analysisID string) {
+	if g.claims == nil {
+		return
+	}
+	id := openrecall.GroupID(analysisID)
+	for _, og := range g.open[key] {
+		if og.id == id {
+			g.drop(og)
+			return
+		}
+	}
+}
+
+// pick returns the open group of key a firing of severity sev at time t
+// joins, as joinable chooses, after merging claims of other processes; it
+// reads no store (it runs inside ClaimGroup's transaction) and relies on
+// joinable having dropped the decided groups held before.
+func (g *grouper) pick(key openrecall.GroupKey, claims []openrecall.GroupClaim, sev openrecall.Severity, t time.Time) *openGroup {
+	g.merge(key, claims)
+	var best *openGroup
+	list := g.open[key]
+	for i := len(list) - 1; i >= 0; i-- {
+		og := list[i]
+		if g.expired(og) || !openrecall.JoinsGroup(sev, og.headSeverity, t, og.last, g.window) {
+			continue
+		}
+		if best == nil || openrecall.LessSevereHead(og.headSeverity, best.headSeverity) {
+			best = og
+		}
+	}
+	return best
+}
+
+// claim opens the group a firing heads in the store shared with other
+// processes (GroupClaimer), under the lock of its key, unless a group one
+// of them opened meanwhile takes it: that group is returned then. Without
+// a shared store it opens the group. join false opens it whatever the
+// store holds (a firing whose group's bypass no longer holds).
+func (g *grouper) claim(ctx context.Context, key openrecall.GroupKey, analysisID string, sev openrecall.Severity, t time.Time, join bool) (*openGroup, error) {
+	if g.claims == nil {
+		return nil, nil
+	}
+	var joined *openGroup
+	c := openrecall.GroupClaim{ID: openrecall.GroupID(analysisID), Key: key, Owner: g.owner, HeadSeverity: sev, Last: t}
+	opened, _, err := g.claims.ClaimGroup(ctx, c, g.since, func(others []openrecall.GroupClaim) bool {
+		if !join {
+			return false
+		}
+		joined = g.pick(key, others, sev, t)
+		return joined != nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim group: %w", err)
+	}
+	if opened {
+		return nil, nil
+	}
+	return joined, nil
+}
+
+// await waits for the outcome of og's head: known once the head's worker
+// finished it, for a group of this run; once the store holds the head's
+// result, for another process's (polled for up to foreignHeadWait, after
+// which og is dropped and false returned). False too when ctx is done.
+func (g *grouper) await(ctx context.Context, og *openGroup) bool {
+	if og.foreign && !og.known {
+		deadline := time.NewTimer(foreignHeadWait)
+		defer deadline.Stop()
+		tick := time.NewTicker(foreignHeadPoll)
+		defer tick.Stop()
+		for !og.known {
+			sg, err := g.store.Group(ctx, og.id)
+			switch {
+			case err == nil:
+				og.head, og.known = sg.Head, true
+				og.last = later(og.last, sg.LastAt)
+				close(og.done)
+				continue
+			case !errors.Is(err, openrecall.ErrNotFound):
+				return false
+			}
+			select {
+			case <-tick.C:
+			case <-deadline.C:
+				g.drop(og)
+				return false
+			case <-ctx.Done():
+				return false
+			}
+		}
+	}
+	select {
+	case <-og.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // prior returns the group a record was assigned to by an earlier run that

@@ -381,16 +381,27 @@ func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, ana
 	}
 	og, isHead, err := g.prior(ctx, analysisID)
 	if err == nil && og == nil && !isHead {
-		og, err = g.joinable(ctx, key, a.Severity, t)
+		if err = g.refresh(ctx, key); err == nil {
+			g.forgetOwn(key, analysisID)
+			og, err = g.joinable(ctx, key, a.Severity, t)
+		}
+		if err == nil && og == nil {
+			// Opened under the lock of its key, in the store other
+			// processes share, unless one of them opened its group
+			// meanwhile (DESIGN §13).
+			og, err = g.claim(ctx, key, analysisID, a.Severity, t, true)
+		}
 	}
 	if err != nil {
 		w.log.Warn("grouping failed; triaged on its own", zap.String("alert", a.ID), zap.Error(err))
 		return nil, nil, nil, t
 	}
 	if og != nil {
-		select {
-		case <-og.done:
-		case <-ctx.Done():
+		if !g.await(ctx, og) {
+			if ctx.Err() != nil {
+				return nil, nil, nil, t
+			}
+			w.log.Warn("the head of its group is not known; triaged on its own", zap.String("alert", a.ID), zap.String("group", og.id))
 			return nil, nil, nil, t
 		}
 		if !og.head.Bypassed {
@@ -401,6 +412,9 @@ func (w *Workflow) group(ctx context.Context, g *grouper, rec intake.Record, ana
 		if as.verdict.Bypass && sameSupport(og.head, as.triage) {
 			og.last = later(og.last, t)
 			return og, nil, as, t
+		}
+		if _, err := g.claim(ctx, key, analysisID, a.Severity, t, false); err != nil {
+			w.log.Warn("group not shared: its claim failed", zap.String("alert", a.ID), zap.Error(err))
 		}
 	}
 	opened = &openGroup{id: openrecall.GroupID(analysisID), key: key, headSeverity: a.Severity, last: t, done: make(chan struct{})}

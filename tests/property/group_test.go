@@ -178,18 +178,8 @@ func runStorm(ex workflow.Fingerprinter, s gen.StormRun, workers int, after func
 	var out stormOut
 	err := withStores(1, func(ctx context.Context, ss []*memory.Store) error {
 		st := ss[0]
-		if s.Vouch > 0 {
-			recs, err := intake.ParseBytes([]byte(s.SeedLine()), intake.Options{Format: intake.FormatJSONL})
-			if err != nil || len(recs) != 1 || recs[0].Err != nil {
-				return fmt.Errorf("setup: seed line: %v %+v", err, recs)
-			}
-			a := recs[0].Alert
-			for i := range 6 {
-				if _, _, err := st.Retain(ctx, openrecall.Incident{Fingerprint: ex.Extract(a), Identity: ex.Identify(a), Severity: a.Severity,
-					Decision: openrecall.DecisionKnownBenign, Note: "known storm", SourceAlertID: fmt.Sprintf("seed-%d", i), Analyst: "pbt"}); err != nil {
-					return fmt.Errorf("setup: seed: %v", err)
-				}
-			}
+		if err := seedStorm(ctx, ex, st, s); err != nil {
+			return err
 		}
 		var budget *routing.Budget
 		if s.Budget > 0 {

@@ -58,6 +58,7 @@ func registry() []pbt.Property {
 	props = append(props, authProperties()...)
 	props = append(props, httpProperties()...)
 	props = append(props, sealProperties()...)
+	props = append(props, replicaProperties()...)
 	sort.SliceStable(props, func(i, j int) bool { return idNumber(props[i].ID) < idNumber(props[j].ID) })
 	return props
 }

@@ -92,34 +92,14 @@ func TestMultiProcessServe(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
 	env := []string{"OPENRECALL_AUDIT_KEY=" + strings.Repeat("6b", 32)}
 	// The schema is migrated once before the processes start together (they
 	// would take turns under the migration lock anyway).
 	if r := runBinEnv(t, env, nil, "--db", dsn, "memory", "migrate"); r.code != 0 {
 		t.Fatalf("memory migrate: exit %d\n%s", r.code, r.stderr)
 	}
-	procs := make([]*mpProc, mpProcs)
-	for i := range procs {
-		p := &mpProc{name: fmt.Sprintf("p%d", i), dsn: dsn, env: env, addr: freeAddr(t)}
-		p.config = filepath.Join(dir, p.name+".yaml")
-		p.log = filepath.Join(dir, p.name+".log")
-		cfg := fmt.Sprintf("server:\n  instance: %s\n  lease: %s\n  workers: %d\n", p.name, mpLease, mpWorkers)
-		if err := os.WriteFile(p.config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		procs[i] = p
-	}
-	t.Cleanup(func() {
-		for _, p := range procs {
-			p.stop()
-		}
-		if t.Failed() {
-			for _, p := range procs {
-				b, _ := os.ReadFile(p.log)
-				t.Logf("%s's log (last 3000 bytes):\n%s", p.name, tail(b, 3000))
-			}
-		}
+	procs := newProcs(t, dsn, env, "p", mpProcs, func(name string) string {
+		return fmt.Sprintf("server:\n  instance: %s\n  lease: %s\n  workers: %d\n", name, mpLease, mpWorkers)
 	})
 	for _, p := range procs {
 		if err := p.start(t); err != nil {
@@ -336,6 +316,36 @@ func TestMultiProcessServe(t *testing.T) {
 		drained.Round(time.Millisecond), float64(alerts)/drained.Seconds())
 	t.Logf("%d retries of posts whose process was down or did not answer; %d answers recognised a duplicate; %d audit entries; %d leases lost (logged by the processes: %d)",
 		s.retries.Load(), dups, total, lost, loggedLost(procs))
+}
+
+// newProcs returns n serve processes on dsn named prefix0, prefix1, …,
+// each with the configuration config(name) written to a file, stopped when
+// t ends (with the tail of their logs when it failed). They are not
+// started.
+func newProcs(t *testing.T, dsn string, env []string, prefix string, n int, config func(name string) string) []*mpProc {
+	dir := t.TempDir()
+	procs := make([]*mpProc, n)
+	for i := range procs {
+		p := &mpProc{name: fmt.Sprintf("%s%d", prefix, i), dsn: dsn, env: env, addr: freeAddr(t)}
+		p.config = filepath.Join(dir, p.name+".yaml")
+		p.log = filepath.Join(dir, p.name+".log")
+		if err := os.WriteFile(p.config, []byte(config(p.name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = p
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.stop()
+		}
+		if t.Failed() {
+			for _, p := range procs {
+				b, _ := os.ReadFile(p.log)
+				t.Logf("%s's log (last 3000 bytes):\n%s", p.name, tail(b, 3000))
+			}
+		}
+	})
+	return procs
 }
 
 // mpProc is one serve process of the test, started again after a kill
