@@ -38,6 +38,8 @@ import (
 //	                 blank value read as blank (to recognise a payload by
 //	                 what was sent, whatever it holds)
 //	text(path)       str, but an object or array as its compact JSON
+//	compact(path)    the value at path as compact JSON, keys sorted (a
+//	                 string quoted, null "null", absent "null")
 //	has(path)        the path holds a value (not null, not absent)
 //	isNumber(path)   the path holds a number, or text that reads as one
 //	kind(path)       "null", "object", "array", "string", "number" or "bool"
@@ -99,7 +101,7 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true, "data": true, "elements": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true, "data": true, "elements": true, "compact": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -176,6 +178,8 @@ func functions() []expr.Option {
 			}
 			return k, nil
 		}, new(func(*scope, string) []string)),
+		expr.Function("compact", func(p ...any) (any, error) { return sc(p).atText(p[1].(string)).Compact(), nil },
+			new(func(*scope, string) string)),
 		expr.Function("count", func(p ...any) (any, error) { return len(sc(p).atText(p[1].(string)).Elements()), nil },
 			new(func(*scope, string) int)),
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
