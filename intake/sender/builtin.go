@@ -5,16 +5,16 @@ import "github.com/openrecall/openrecall"
 // The built-in senders are read by intake's own reader (its fast path for
 // webhooks and its readers of the other shapes); they are listed here for
 // the registry, the forced formats and the documentation. A built-in may
-// have a mapping too (Grafana's legacy notification): intake recognises
-// the shape and hands the mapping what it reads.
+// be a mapping too: Grafana's reads the legacy notification intake hands
+// it; Alertmanager's is what intake's fast path is held equal to (P165).
 
+// alertmanager is Prometheus Alertmanager: intake's fast path reads its
+// webhooks, held equal to its embedded mapping (alertmanager.yaml) by
+// property P165. Match and Map are the mapping's.
 func alertmanager() Sender {
-	return Sender{Name: "alertmanager", Display: "Prometheus Alertmanager", Builtin: true, Episode: true,
-		Doc: Doc{
-			Point: "receivers: webhook_configs: url: http://HOST:9555/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
-			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, app.kubernetes.io/name, container, component, job",
-			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt, one id per firing episode (the fingerprint as sent is kept, never the id)", Source: "captured webhooks of Alertmanager 0.25 (intake/testdata/senders/alertmanager)",
-		}}
+	s := mapped("alertmanager")
+	s.Builtin = true
+	return s
 }
 
 // grafana is Grafana alerting: intake's webhook reader reads its current

@@ -78,6 +78,7 @@ import (
 //	utcTime(s)           s read as a time (ParseTime) and written as RFC 3339
 //	                     in UTC, so that one instant written two ways is one
 //	                     text; s trimmed when it reads as no time
+//	isTime(s)            s reads as a time (ParseTime), or is blank (no time)
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
 //	truncate(s, n)       s cut to at most n bytes (never inside a character),
@@ -110,7 +111,7 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
 	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true,
-	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true}
+	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true, "isTime": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -243,6 +244,8 @@ func functions() []expr.Option {
 		}, new(func(...string) string)),
 		expr.Function("evidenceOf", func(p ...any) (any, error) { return evidenceOf(p[0]), nil },
 			new(func([]any) string), new(func([]string) string)),
+		expr.Function("isTime", func(p ...any) (any, error) { _, err := ParseTime(p[0].(string)); return err == nil, nil },
+			new(func(string) bool)),
 		expr.Function("utcTime", func(p ...any) (any, error) { return utcTime(p[0].(string)), nil },
 			new(func(string) string)),
 		expr.Function("joinText", func(p ...any) (any, error) { return JoinText(strs(p)...), nil },

@@ -88,6 +88,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`1: name: "Acme Monitor": want a lowercase URL path segment`},
 		{"bad path", "name: acme\nrecognise: [has: alert..id]\nparts: {title: a}\n",
 			`2: recognise[0].has: bad path "alert..id": an empty key (two dots, or a dot at an end)`},
+		{"blank: keep is for one object's members", head + "parts:\n  title: a\n  labels: {\"*\": {from: l, keys: 'x', blank: keep}}\n",
+			`5: parts.labels.*.blank: keep copies every member of one object as sent: from the path of an object, without keys, except or join`},
 		{"bad path in compact", head + "parts:\n  title: {expr: 'compact(\"a..b\")', as: a}\n",
 			`4: parts.title.expr: compact: bad path "a..b": an empty key (two dots, or a dot at an end)`},
 		{"bad path in an expression", head + "parts:\n  title: {expr: 'str(\"a.\")', as: a}\n",
@@ -729,6 +731,18 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "tags": {"z": [1, "a<b"], "a": null}, "name": "db", "n": 2.50}`,
 		want: []Event{{Title: `{"a":null,"z":[1,"a\u003cb"]} "db" null 2.50`, Status: "firing",
 			Origin: map[string]string{"title": "tags"}}},
+	}, {
+		name: "annotations, fingerprint and blank: keep (members as sent, empty ones kept, nulls skipped); isTime",
+		mapping: head + "parts:\n  title: {member: summary, in: annotations}\n  fingerprint: fp\n" +
+			"  timestamp: {expr: 'isTime(str(\"at\")) ? str(\"at\") : \"\"', as: at}\n" +
+			"  labels: {\"*\": {from: labels, blank: keep}, trimmed: /labels.pad}\n" +
+			"  annotations: {\"*\": {from: annotations, blank: keep}, \"a_*\": labels}\n",
+		payload: `{"kind": "x", "fp": " c91d ", "at": "yesterday", "labels": {"pad": " p ", "empty": "", "n": 2.50, "none": null},
+			"annotations": {"summary": " Disk full ", "o": {"b": 1, "a": "<"}}}`,
+		want: []Event{{Title: "Disk full", Status: "firing", Fingerprint: "c91d",
+			Labels:      map[string]string{"pad": " p ", "empty": "", "n": "2.50", "trimmed": "p"},
+			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"\u003c","b":1}`, "a_pad": "p", "a_n": "2.50"},
+			Origin:      map[string]string{"title": "annotations.summary"}}},
 	}, {
 		name: "indexes, pluck and isNumber",
 		mapping: head + "parts:\n  title: \"detection[0].rule\"\n" +
