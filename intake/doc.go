@@ -20,7 +20,7 @@
 // per item), a PagerDuty Events v2 event (event_action and payload), a
 // Prometheus postable alert (labels and startsAt, endsAt or generatorURL,
 // no title or text), Grafana's legacy alerting notification (ruleName or
-// ruleId, state; read as Grafana's, by grafanaLegacyEvent), a sender
+// ruleId, state; read as Grafana's, by its mapping grafana.yaml), a sender
 // adapter's payload, the product's own alert
 // object (every member one of its keys, or a title of its own beside
 // objects, arrays and rule keys: see ownLike), or else the generic reading

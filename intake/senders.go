@@ -323,6 +323,9 @@ func eventAlert(s sender.Sender, e sender.Event, container string) (openrecall.A
 		Links:     openrecall.CleanLinks(e.Links),
 		Origin:    e.Origin,
 	}
+	// Annotations and a fingerprint as sent are the sender's own (a
+	// mapping's parts.annotations and parts.fingerprint).
+	a.Annotations, a.SentFingerprint = e.Annotations, cleanLine(e.Fingerprint)
 	if a.Status == "" {
 		a.Status = openrecall.StatusFiring
 	}

@@ -146,8 +146,6 @@ func (p *parser) classify(o object) Format {
 	case o.has("labels") && !o.has("title") && !o.has("text") &&
 		(o.has("startsAt") || o.has("endsAt") || o.has("generatorURL") || p.shape == FormatPrometheus):
 		return FormatPrometheus
-	case grafanaLegacy(o):
-		return formatGrafanaLegacy
 	}
 	return p.container
 }
@@ -158,10 +156,12 @@ func (p *parser) object(out []Record, o object, raw []byte, pos openrecall.Posit
 		return p.senderObject(out, o, raw, pos)
 	}
 	shape := p.classify(o)
-	if shape == formatGrafanaLegacy && (p.shape == "" || p.shape == FormatAlertmanager) {
-		// Grafana's legacy alerting notification: Grafana's own older
-		// payload, read where its webhooks are (DESIGN §3).
-		return p.grafanaLegacyObject(out, raw, pos)
+	if shape == p.container && (p.shape == "" || p.shape == FormatAlertmanager) {
+		if v, s, ok := grafanaLegacy(o, raw); ok {
+			// Grafana's legacy alerting notification: Grafana's own older
+			// payload, read where its webhooks are (DESIGN §3).
+			return p.grafanaLegacyObject(out, s, v, pos)
+		}
 	}
 	if p.shape != "" && shape != p.shape {
 		return reject(out, pos, "%s", shapeMismatch(p.shape, "the object"))

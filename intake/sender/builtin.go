@@ -4,24 +4,27 @@ import "github.com/openrecall/openrecall"
 
 // The built-in senders are read by intake's own reader (its fast path for
 // webhooks and its readers of the other shapes); they are listed here for
-// the registry, the forced formats and the documentation.
+// the registry, the forced formats and the documentation. A built-in may
+// be a mapping too: Grafana's reads the legacy notification intake hands
+// it; Alertmanager's is what intake's fast path is held equal to (P165).
 
+// alertmanager is Prometheus Alertmanager: intake's fast path reads its
+// webhooks, held equal to its embedded mapping (alertmanager.yaml) by
+// property P165. Match and Map are the mapping's.
 func alertmanager() Sender {
-	return Sender{Name: "alertmanager", Display: "Prometheus Alertmanager", Builtin: true, Episode: true,
-		Doc: Doc{
-			Point: "receivers: webhook_configs: url: http://HOST:9555/api/v1/alerts/alertmanager", Auth: "http_config: authorization: credentials: TOKEN (Bearer)",
-			Title: "annotations.summary, else labels.alertname", Severity: "labels.severity", Service: "labels service, app, app.kubernetes.io/name, container, component, job",
-			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt, one id per firing episode (the fingerprint as sent is kept, never the id)", Source: "captured webhooks of Alertmanager 0.25 (intake/testdata/senders/alertmanager)",
-		}}
+	s := mapped("alertmanager")
+	s.Builtin = true
+	return s
 }
 
+// grafana is Grafana alerting: intake's webhook reader reads its current
+// webhooks with Alertmanager's, and its embedded mapping (grafana.yaml)
+// the legacy alerting notification intake hands it. Match and Map are the
+// mapping's.
 func grafana() Sender {
-	return Sender{Name: "grafana", Display: "Grafana alerting", Builtin: true, Episode: true,
-		Doc: Doc{
-			Point: "contact point of type Webhook (legacy alerting: notification channel of type webhook), URL http://HOST:9555/api/v1/alerts/grafana", Auth: "Authorization header (Bearer TOKEN)",
-			Title: "annotations.summary, else labels.alertname (legacy: ruleName)", Severity: "labels.severity (legacy: tags.severity)", Service: "labels service, app, …, job (legacy: tags)",
-			Rule: "labels.alertname (legacy: ruleName)", ID: "openrecall's hash of the labels + startsAt (the fingerprint as sent is kept, never the id; legacy: the payload's hash)", Source: "Grafana's documented webhook payload (version 1); Zulip's captured legacy alerting notifications",
-		}}
+	s := mapped("grafana")
+	s.Builtin = true
+	return s
 }
 
 func prometheus() Sender {

@@ -154,6 +154,14 @@ import (
 //	    "*": {expr: 'split(str("meta"), ",")'}
 //	                           # a label per "key:value" text of a list
 //	  entities: {user: actor.user}
+//	  annotations:             # the sender's own annotations, as labels are
+//	    "*": {from: annotations, blank: keep}
+//	                           # blank: keep copies every member of one object
+//	                           # as sent: not trimmed, an empty value kept
+//	                           # (nulls skipped; labels and annotations only),
+//	                           # for a sender whose label set is its identity
+//	  fingerprint: fingerprint # the sender's own fingerprint, kept as sent
+//	                           # (Alert.SentFingerprint), never the id
 //	  links:                   # source, runbook, dashboard, panel, silence,
 //	                           # alertmanager (openrecall.LinkKinds); only
 //	                           # absolute http(s) URLs of at most 2 KiB

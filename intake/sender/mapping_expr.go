@@ -38,6 +38,8 @@ import (
 //	                 blank value read as blank (to recognise a payload by
 //	                 what was sent, whatever it holds)
 //	text(path)       str, but an object or array as its compact JSON
+//	compact(path)    the value at path as compact JSON, keys sorted (a
+//	                 string quoted, null "null", absent "null")
 //	has(path)        the path holds a value (not null, not absent)
 //	isNumber(path)   the path holds a number, or text that reads as one
 //	kind(path)       "null", "object", "array", "string", "number" or "bool"
@@ -76,6 +78,7 @@ import (
 //	utcTime(s)           s read as a time (ParseTime) and written as RFC 3339
 //	                     in UTC, so that one instant written two ways is one
 //	                     text; s trimmed when it reads as no time
+//	isTime(s)            s reads as a time (ParseTime), or is blank (no time)
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
 //	truncate(s, n)       s cut to at most n bytes (never inside a character),
@@ -99,7 +102,7 @@ const scopeVar = "_scope"
 
 // readerFuncs are the functions that read the payload: they take the scope.
 var readerFuncs = map[string]bool{"str": true, "text": true, "has": true, "kind": true, "members": true,
-	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true, "data": true, "elements": true}
+	"list": true, "firstOf": true, "scale": true, "reFind": true, "reReplace": true, "pluck": true, "isNumber": true, "raw": true, "count": true, "data": true, "elements": true, "compact": true}
 
 // regexFuncs are the functions whose second argument is a regular
 // expression: a constant, compiled when the mapping loads.
@@ -108,7 +111,7 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
 	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true,
-	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true}
+	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true, "isTime": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -176,6 +179,8 @@ func functions() []expr.Option {
 			}
 			return k, nil
 		}, new(func(*scope, string) []string)),
+		expr.Function("compact", func(p ...any) (any, error) { return sc(p).atText(p[1].(string)).Compact(), nil },
+			new(func(*scope, string) string)),
 		expr.Function("count", func(p ...any) (any, error) { return len(sc(p).atText(p[1].(string)).Elements()), nil },
 			new(func(*scope, string) int)),
 		expr.Function("list", func(p ...any) (any, error) { return listOf(sc(p).atText(p[1].(string))), nil },
@@ -239,6 +244,8 @@ func functions() []expr.Option {
 		}, new(func(...string) string)),
 		expr.Function("evidenceOf", func(p ...any) (any, error) { return evidenceOf(p[0]), nil },
 			new(func([]any) string), new(func([]string) string)),
+		expr.Function("isTime", func(p ...any) (any, error) { _, err := ParseTime(p[0].(string)); return err == nil, nil },
+			new(func(string) bool)),
 		expr.Function("utcTime", func(p ...any) (any, error) { return utcTime(p[0].(string)), nil },
 			new(func(string) string)),
 		expr.Function("joinText", func(p ...any) (any, error) { return JoinText(strs(p)...), nil },

@@ -86,9 +86,12 @@ type mapping struct {
 	lets []let
 
 	title, text, severity, service, environment, host, rule, id, timestamp []source
-	status                                                                 []statusRule
-	labels, entities                                                       []labelRule
-	links                                                                  []labelRule
+	// fingerprint is the sender's own fingerprint of the alert, kept as
+	// sent and never its id (parts.fingerprint).
+	fingerprint                   []source
+	status                        []statusRule
+	labels, entities, annotations []labelRule
+	links                         []labelRule
 
 	// matchLets are the lets (indexes, in order) recognise reads, and
 	// matchTags whether it reads the tags: Match computes only those.
@@ -327,6 +330,10 @@ type labelRule struct {
 	keys   *regexp.Regexp
 	except []string
 	blank  bool
+	// asSent (blank: keep) says each member of the object is copied as
+	// sent: its text not trimmed, an empty one kept (nulls skipped), as a
+	// sender whose label set is its identity (Alertmanager) sends them.
+	asSent bool
 	// join, when set, says a member that is an array is its scalars
 	// joined by it (objects skipped), not its JSON.
 	join    string
@@ -418,7 +425,7 @@ var topKeys = []string{"name", "display", "security", "episode", "placeholders",
 
 // partKeys are the keys of parts.
 var partKeys = []string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp",
-	"status", "labels", "entities", "links"}
+	"status", "labels", "entities", "links", "annotations", "fingerprint"}
 
 // originParts are the parts whose origin an event names: a candidate of
 // one that is no path must say (as) what it reads.
@@ -1047,6 +1054,7 @@ func (l *loader) readParts(n *yaml.Node) {
 	}
 	m.title, m.text, m.severity, m.service = list("title"), list("text"), list("severity"), list("service")
 	m.environment, m.host, m.rule, m.id, m.timestamp = list("environment"), list("host"), list("rule"), list("id"), list("timestamp")
+	m.fingerprint = list("fingerprint")
 	if f["title"] == nil && f["text"] == nil {
 		l.fail(n, "parts.title", "missing: an alert needs a title (or a text)")
 	}
@@ -1055,6 +1063,12 @@ func (l *loader) readParts(n *yaml.Node) {
 	}
 	m.labels = l.readLabels(f["labels"], "parts.labels", true)
 	m.entities = l.readLabels(f["entities"], "parts.entities", true)
+	m.annotations = l.readLabels(f["annotations"], "parts.annotations", true)
+	for i, r := range m.entities {
+		if r.asSent {
+			l.fail(f["entities"], fieldKey("parts.entities", m.entities[i].key), "blank: keep is for labels and annotations (an entity is never blank)")
+		}
+	}
 	m.links = l.readLabels(f["links"], "parts.links", false)
 	for _, r := range m.links {
 		if !slices.Contains(openrecall.LinkKinds, r.key) {
@@ -1163,8 +1177,10 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 					case "skip":
 						r.blank = true
 					case "true":
+					case "keep":
+						r.asSent = true
 					default:
-						l.fail(n, fieldKey(f, "blank"), "%q: want skip (a tag without a value is no label) or true", b)
+						l.fail(n, fieldKey(f, "blank"), "%q: want skip (a tag without a value is no label), true, or keep (every member as sent)", b)
 					}
 				}
 			}
@@ -1193,6 +1209,10 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 					continue
 				}
 				r.each = &p
+			}
+			if r.asSent && (r.each == nil || r.hasJoin || r.keys != nil || r.except != nil) {
+				l.fail(v, fieldKey(f, "blank"), "keep copies every member of one object as sent: from the path of an object, without keys, except or join")
+				continue
 			}
 			out = append(out, r)
 			continue

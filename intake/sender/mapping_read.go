@@ -217,6 +217,7 @@ func (s *scope) event() Event {
 	}
 	e.Text, _ = s.first(m.text)
 	e.Host, _ = s.first(m.host)
+	e.Fingerprint, _ = s.first(m.fingerprint)
 	for i := range m.timestamp {
 		src := &m.timestamp[i]
 		if src.when != nil && !s.truth(src.when) {
@@ -238,8 +239,9 @@ func (s *scope) event() Event {
 			break
 		}
 	}
-	s.labels(m.labels, e.Label)
-	s.labels(m.entities, e.Entity)
+	s.labels(m.labels, e.Label, func(k, v string) { setLabel(&e.Labels, k, v, true) })
+	s.labels(m.entities, e.Entity, nil)
+	s.labels(m.annotations, e.Annotate, func(k, v string) { setLabel(&e.Annotations, k, v, true) })
 	for _, r := range m.links {
 		if v := s.firstLink(r.from); v != "" {
 			if e.Links == nil {
@@ -251,8 +253,9 @@ func (s *scope) event() Event {
 	return e
 }
 
-// labels applies label rules (of labels or entities) through set.
-func (s *scope) labels(rules []labelRule, set func(key, value string)) {
+// labels applies label rules (of labels, entities or annotations) through
+// set, and a rule's members copied as sent (blank: keep) through sent.
+func (s *scope) labels(rules []labelRule, set, sent func(key, value string)) {
 	for _, r := range rules {
 		switch {
 		case r.tags:
@@ -280,6 +283,13 @@ func (s *scope) labels(rules []labelRule, set func(key, value string)) {
 				k, v, ok := strings.Cut(strings.TrimSpace(t), ":")
 				if k = strings.TrimSpace(k); ok && k != "" && r.chosen(k) {
 					set(strings.Replace(r.key, "*", k, 1), v)
+				}
+			}
+		case r.asSent:
+			obj := s.at(*r.each)
+			for _, k := range obj.Keys() {
+				if x := obj.Get(k); !x.IsNull() {
+					sent(strings.Replace(r.key, "*", k, 1), x.Text())
 				}
 			}
 		case r.every != nil:

@@ -88,6 +88,10 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`1: name: "Acme Monitor": want a lowercase URL path segment`},
 		{"bad path", "name: acme\nrecognise: [has: alert..id]\nparts: {title: a}\n",
 			`2: recognise[0].has: bad path "alert..id": an empty key (two dots, or a dot at an end)`},
+		{"blank: keep is for one object's members", head + "parts:\n  title: a\n  labels: {\"*\": {from: l, keys: 'x', blank: keep}}\n",
+			`5: parts.labels.*.blank: keep copies every member of one object as sent: from the path of an object, without keys, except or join`},
+		{"bad path in compact", head + "parts:\n  title: {expr: 'compact(\"a..b\")', as: a}\n",
+			`4: parts.title.expr: compact: bad path "a..b": an empty key (two dots, or a dot at an end)`},
 		{"bad path in an expression", head + "parts:\n  title: {expr: 'str(\"a.\")', as: a}\n",
 			`4: parts.title.expr: str: bad path "a.": an empty key`},
 		{"bad arrays", head + "arrays: split\nparts: {title: a}\n",
@@ -464,6 +468,14 @@ func TestMappingLayoutIndependent(t *testing.T) {
 	}
 	for name, s := range builtins {
 		for i, b := range fixtureBodies(t, name) {
+			// A sender intake's own reader reads (Grafana) hands its
+			// mapping only the shapes it reads (the legacy notification):
+			// its other fixtures are the reader's.
+			if bs, _ := Lookup(name); bs.Builtin {
+				if v, err := Parse(b); err == nil && !s.Match(v) {
+					continue
+				}
+			}
 			// A fixture in an envelope (an SNS Notification): the
 			// payload it carries, which the mapping reads.
 			if v, err := Parse(b); err == nil && !s.Match(v) && s.Open != nil {
@@ -713,6 +725,24 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "path": "C:\\Windows\\cmd.exe", "msg": "failed code=42"}`,
 		want: []Event{{Title: `cmd.exe "42"`, Rule: "failed", Status: "firing",
 			Origin: map[string]string{"title": "path", "rule": "msg"}}},
+	}, {
+		name:    "compact: any value as compact JSON, keys sorted, a string quoted, absent null",
+		mapping: head + "parts:\n  title: {expr: 'compact(\"tags\") + \" \" + compact(\"name\") + \" \" + compact(\"none\") + \" \" + compact(\"n\")', as: tags}\n",
+		payload: `{"kind": "x", "tags": {"z": [1, "a<b"], "a": null}, "name": "db", "n": 2.50}`,
+		want: []Event{{Title: `{"a":null,"z":[1,"a\u003cb"]} "db" null 2.50`, Status: "firing",
+			Origin: map[string]string{"title": "tags"}}},
+	}, {
+		name: "annotations, fingerprint and blank: keep (members as sent, empty ones kept, nulls skipped); isTime",
+		mapping: head + "parts:\n  title: {member: summary, in: annotations}\n  fingerprint: fp\n" +
+			"  timestamp: {expr: 'isTime(str(\"at\")) ? str(\"at\") : \"\"', as: at}\n" +
+			"  labels: {\"*\": {from: labels, blank: keep}, trimmed: /labels.pad}\n" +
+			"  annotations: {\"*\": {from: annotations, blank: keep}, \"a_*\": labels}\n",
+		payload: `{"kind": "x", "fp": " c91d ", "at": "yesterday", "labels": {"pad": " p ", "empty": "", "n": 2.50, "none": null},
+			"annotations": {"summary": " Disk full ", "o": {"b": 1, "a": "<"}}}`,
+		want: []Event{{Title: "Disk full", Status: "firing", Fingerprint: "c91d",
+			Labels:      map[string]string{"pad": " p ", "empty": "", "n": "2.50", "trimmed": "p"},
+			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"\u003c","b":1}`, "a_pad": "p", "a_n": "2.50"},
+			Origin:      map[string]string{"title": "annotations.summary"}}},
 	}, {
 		name: "indexes, pluck and isNumber",
 		mapping: head + "parts:\n  title: \"detection[0].rule\"\n" +

@@ -23,9 +23,12 @@ type Sender struct {
 	// Episode says the ids Map gives name one firing episode: a new firing
 	// of the same check gets a new id, a redelivery of one keeps it.
 	Episode bool
-	// Builtin says intake's own reader reads the sender's payloads
+	// Builtin says intake's own reader recognises the sender's payloads
 	// (Alertmanager, Grafana, Prometheus, PagerDuty Events v2, the
-	// product's own alert object): Match and Map are nil.
+	// product's own alert object), which Detect never offers it: Match and
+	// Map are nil, or its embedded mapping's (Grafana's reads what intake
+	// hands it; Alertmanager's is the definition intake's fast path is
+	// held equal to).
 	Builtin bool
 	// Match reports whether a decoded JSON object is this sender's
 	// payload. It must hold only for the sender's own shape: every
@@ -93,6 +96,12 @@ type Event struct {
 	// Labels are the sender's key-value fields worth keeping (tags,
 	// dimensions, custom details).
 	Labels map[string]string
+	// Annotations are the sender's own annotations of the alert
+	// (Alertmanager's summary, description, runbook_url), by name.
+	Annotations map[string]string
+	// Fingerprint is the sender's own fingerprint of the alert, as sent:
+	// kept (Alert.SentFingerprint), never the alert's id.
+	Fingerprint string
 	// Entities name what acted (process, user, image, command, account).
 	Entities map[string]string
 	// Links are the sender's links for the alert, by kind
@@ -161,16 +170,7 @@ func (e *Event) Set(part, value, field string) bool {
 }
 
 // Label sets a label when its value is not blank.
-func (e *Event) Label(key, value string) {
-	value = strings.TrimSpace(value)
-	if value == "" {
-		return
-	}
-	if e.Labels == nil {
-		e.Labels = map[string]string{}
-	}
-	e.Labels[key] = value
-}
+func (e *Event) Label(key, value string) { setLabel(&e.Labels, key, value, false) }
 
 // Link records the link of a kind (openrecall.LinkKinds) when url,
 // trimmed, is one openrecall.LinkOK accepts and the kind has none yet: an
@@ -186,6 +186,23 @@ func (e *Event) Link(kind, url string) bool {
 	e.Links[kind] = url
 	return true
 }
+
+// setLabel records value under key in *m: trimmed and only when not
+// blank, or exactly as sent (a mapping's blank: keep).
+func setLabel(m *map[string]string, key, value string, sent bool) {
+	if !sent {
+		if value = strings.TrimSpace(value); value == "" {
+			return
+		}
+	}
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[key] = value
+}
+
+// Annotate records an annotation when its value is not blank.
+func (e *Event) Annotate(key, value string) { setLabel(&e.Annotations, key, value, false) }
 
 // Entity records an entity field when its value is not blank.
 func (e *Event) Entity(key, value string) {

@@ -22,6 +22,7 @@ func registry() []pbt.Property {
 	props = append(props, budgetProperties()...)
 	props = append(props, creationProperties()...)
 	props = append(props, senderTableProperties()...)
+	props = append(props, mappedWebhookProperties()...)
 	props = append(props, notifyProperties()...)
 	props = append(props, notifiedProperties()...)
 	props = append(props, outboxProperties()...)
