@@ -19,7 +19,7 @@ GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # take seconds each with it on 2 cores.
 TESTLDFLAGS := -ldflags=-w
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist test-chart
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -262,6 +262,15 @@ dist-check:
 # it, failed under CI=true). Runs make dist first.
 test-dist: dist
 	OPENRECALL_DIST=$(CURDIR)/dist OPENRECALL_DIST_VERSION=$(DIST_VERSION) $(GO) test -count=1 -v ./tests/dist
+
+# The Helm chart (deploy/helm/openrecall) rendered with the Helm SDK for
+# the default (SQLite) and PostgreSQL values, every manifest decoded
+# strictly into the Kubernetes API types, the config.yaml it mounts loaded
+# by openrecall's config package, Helm's linter; helm lint --strict too
+# when helm is on PATH. A module of its own (deploy/helm/chartcheck), so
+# openrecall's go.mod takes no Kubernetes or Helm dependency.
+test-chart:
+	cd deploy/helm/chartcheck && $(GO) mod tidy -diff && $(GO) vet . && $(GO) test -count=1 -v .
 
 clean:
 	rm -rf bin .openrecall coverage.out .e2e-llm .e2e-cockpit dist
