@@ -267,10 +267,13 @@ test-dist: dist
 # the default (SQLite) and PostgreSQL values, every manifest decoded
 # strictly into the Kubernetes API types, the config.yaml it mounts loaded
 # by openrecall's config package, Helm's linter; helm lint --strict too
-# when helm is on PATH. A module of its own (deploy/helm/chartcheck), so
-# openrecall's go.mod takes no Kubernetes or Helm dependency.
-test-chart:
-	cd deploy/helm/chartcheck && $(GO) mod tidy -diff && $(GO) vet . && $(GO) test -count=1 -v .
+# when helm is on PATH. Then the built binary run with the default pod's
+# arguments, environment and files, on loopback. A module of its own
+# (deploy/helm/chartcheck), so openrecall's go.mod takes no Kubernetes or
+# Helm dependency.
+test-chart: build
+	cd deploy/helm/chartcheck && $(GO) mod tidy -diff && $(GO) vet . && \
+		OPENRECALL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v .
 
 clean:
 	rm -rf bin .openrecall coverage.out .e2e-llm .e2e-cockpit dist
