@@ -670,14 +670,19 @@ serviceMonitor: {enabled: true, labels: {release: prometheus}}
 	}
 }
 
-// TestRefusedValues: combinations that cannot run fail to render, with a
-// message that says what to set.
+// TestRefusedValues: values that cannot run fail to render, with a message
+// that says what to set: values.schema.json refuses a key the chart does
+// not know (a typo would keep a default silently) and a value of the wrong
+// kind, the templates refuse combinations.
 func TestRefusedValues(t *testing.T) {
 	tests := []struct {
 		name, values, want string
 	}{
 		{"sqlite with 2 replicas", "replicaCount: 2", "replicaCount is 2 but database is sqlite: SQLite allows one serve process"},
-		{"unknown database", "database: mysql", `database is "mysql": want sqlite`},
+		{"unknown database", "database: mysql", `at '/database': value must be one of 'sqlite', 'postgresql'`},
+		{"misspelt key", "replicas: 3", `additional properties 'replicas' not allowed`},
+		{"misspelt nested key", "tokens: {ingestToken: x}", `at '/tokens': additional properties 'ingestToken' not allowed`},
+		{"receiver secret without its key", "secretEnv: [{name: PD_KEY, secretName: receivers}]", `at '/secretEnv/0': missing property 'key'`},
 		{"postgresql without a DSN", "database: postgresql", "no DSN is given: set postgresql.existingSecret"},
 		{"short token", "tokens: {ingest: short}", "tokens.ingest is 5 bytes: a token needs 16 at least"},
 		{"bad audit key", "auditKey: {value: nothex}", "auditKey.value must be 64 hex digits"},
