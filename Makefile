@@ -268,7 +268,9 @@ test-dist: dist
 # strictly into the Kubernetes API types, the config.yaml it mounts loaded
 # by openrecall's config package, Helm's linter; helm lint --strict too
 # when helm is on PATH. Then the built binary run with the default pod's
-# arguments, environment and files, on loopback. A module of its own
+# arguments, environment and files, on loopback, and as two replicas of
+# the PostgreSQL values on one schema (OPENRECALL_PG_DSN, else a throwaway
+# cluster as in test-pg). A module of its own
 # (deploy/helm/chartcheck), so openrecall's go.mod takes no Kubernetes or
 # Helm dependency.
 test-chart: build

@@ -14,16 +14,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openrecall/openrecall/internal/pgtest"
 )
 
-// TestServeAsThePodWould runs the built openrecall (OPENRECALL_BIN; make
-// test-chart builds it) with the default values' pod: its arguments, its
-// environment and nothing else (no HOME), the ConfigMap's config.yaml and
-// the volumes as directories of a temporary one, listening on loopback
-// instead of every address. serve must start, answer the probes' paths
-// 200, take an Alertmanager notification with the generated ingest token,
-// refuse one without, and exit 0 on SIGTERM.
-func TestServeAsThePodWould(t *testing.T) {
+// servedBin is the built openrecall (OPENRECALL_BIN; make test-chart
+// builds it), or a skip (a failure under CI=true).
+func servedBin(t *testing.T) string {
+	t.Helper()
 	bin := os.Getenv("OPENRECALL_BIN")
 	if bin == "" {
 		if os.Getenv("CI") == "true" {
@@ -31,9 +29,25 @@ func TestServeAsThePodWould(t *testing.T) {
 		}
 		t.Skip("SKIPPED: OPENRECALL_BIN is not set (make test-chart builds and sets it)")
 	}
-	r := mustRender(t, "")
+	return bin
+}
+
+// pod is one serve process started as a rendered pod would run.
+type pod struct {
+	base string // http://127.0.0.1:PORT
+	env  map[string]string
+	db   string // OPENRECALL_DB as the process got it
+}
+
+// startPod runs bin with r's container: its arguments, its environment and
+// nothing else (no HOME, as in the image), the ConfigMap's config.yaml and
+// the volumes as directories of a temporary one, listening on loopback
+// instead of every address. It waits until /healthz answers; at the end of
+// the test the process gets SIGTERM and must exit 0.
+func startPod(t *testing.T, bin string, r rendered, external map[string]map[string]string) pod {
+	t.Helper()
 	c := r.container(t)
-	env := r.env(t, nil)
+	env := r.env(t, external)
 
 	// Each mount becomes a directory of root; paths under a mount follow.
 	root := t.TempDir()
@@ -71,12 +85,13 @@ func TestServeAsThePodWould(t *testing.T) {
 		if strings.HasPrefix(v, "/") {
 			v = local(v)
 		}
+		env[k] = v
 		environ = append(environ, k+"="+v)
 	}
 
-	var stderr bytes.Buffer
+	var out bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Env, cmd.Stderr, cmd.Stdout = environ, &stderr, &stderr
+	cmd.Env, cmd.Stderr, cmd.Stdout = environ, &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,18 +100,32 @@ func TestServeAsThePodWould(t *testing.T) {
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
+		// The kubelet's SIGTERM: serve finishes and exits 0.
+		if err := cmd.Process.Signal(syscall.SIGTERM); err == nil {
+			<-exited
+			if waitErr != nil {
+				t.Errorf("serve on %s after SIGTERM: %v", addr, waitErr)
+			}
+		}
 		_ = cmd.Process.Kill() // an error: it exited already
 		<-exited
 		if t.Failed() {
-			t.Logf("serve's output:\n%s", stderr.String())
+			t.Logf("serve on %s:\n%s", addr, out.String())
 		}
 	})
+	p := pod{base: "http://" + addr, env: env, db: env["OPENRECALL_DB"]}
+	waitFor(t, p.base+"/healthz", exited)
+	return p
+}
 
-	base := "http://" + addr
-	waitFor(t, base+"/healthz", exited)
+// checkServes checks what the probes and a receiver see: /readyz and
+// /metrics answer 200, an Alertmanager notification is refused without a
+// token and accepted with the ingest token.
+func (p pod) checkServes(t *testing.T) {
+	t.Helper()
 	for _, path := range []string{"/readyz", "/metrics"} {
-		if code, body := get(t, base+path); code != http.StatusOK {
-			t.Errorf("GET %s: %d %s", path, code, body)
+		if code, body := get(t, p.base+path); code != http.StatusOK {
+			t.Errorf("GET %s%s: %d %s", p.base, path, code, body)
 		}
 	}
 	payload, err := os.ReadFile("../../../intake/testdata/alertmanager_payload.json")
@@ -106,8 +135,8 @@ func TestServeAsThePodWould(t *testing.T) {
 	for _, tt := range []struct {
 		token string
 		want  int
-	}{{"", http.StatusUnauthorized}, {env["OPENRECALL_INGEST_TOKEN"], http.StatusAccepted}} {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/v1/alerts/alertmanager", bytes.NewReader(payload))
+	}{{"", http.StatusUnauthorized}, {p.env["OPENRECALL_INGEST_TOKEN"], http.StatusAccepted}} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.base+"/api/v1/alerts/alertmanager", bytes.NewReader(payload))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,21 +150,40 @@ func TestServeAsThePodWould(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if resp.StatusCode != tt.want {
-			t.Errorf("POST the Alertmanager notification with token %t: %d %s, want %d", tt.token != "", resp.StatusCode, body, tt.want)
+			t.Errorf("POST %s the Alertmanager notification with token %t: %d %s, want %d", p.base, tt.token != "", resp.StatusCode, body, tt.want)
 		}
 	}
-	if _, err := os.Stat(local(env["OPENRECALL_DB"])); err != nil {
-		t.Errorf("OPENRECALL_DB is not on the data volume: %v", err)
-	}
+}
 
-	// The kubelet's SIGTERM: serve finishes and exits 0.
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+// TestServeAsThePodWould runs the built openrecall as the default values'
+// pod (SQLite on the volume, the generated token and audit key): it must
+// start, answer the probes' paths, take an Alertmanager notification with
+// the ingest token and refuse one without, keep the database on the data
+// volume, and exit 0 on SIGTERM.
+func TestServeAsThePodWould(t *testing.T) {
+	bin := servedBin(t)
+	r := mustRender(t, "")
+	p := startPod(t, bin, r, nil)
+	p.checkServes(t)
+	if _, err := os.Stat(p.db); err != nil || !strings.Contains(p.db, "/data/") {
+		t.Errorf("OPENRECALL_DB %s is not on the data volume: %v", p.db, err)
 	}
-	<-exited
-	if waitErr != nil {
-		t.Errorf("serve after SIGTERM: %v", waitErr)
-	}
+}
+
+// TestServeReplicasOnPostgreSQL runs two processes as two replicas of the
+// PostgreSQL values would, on one fresh schema (internal/pgtest: the
+// server of OPENRECALL_PG_DSN, else a throwaway cluster): both start with
+// the same Secrets (each its own default server.instance), both are ready
+// and take notifications.
+func TestServeReplicasOnPostgreSQL(t *testing.T) {
+	bin := servedBin(t)
+	dsn := pgtest.DSN(t)
+	r := mustRender(t, "database: postgresql\nreplicaCount: 2\npostgresql: {existingSecret: db}\n")
+	external := map[string]map[string]string{"db": {"dsn": dsn}}
+	a := startPod(t, bin, r, external)
+	b := startPod(t, bin, r, external)
+	a.checkServes(t)
+	b.checkServes(t)
 }
 
 // freeLoopback returns a loopback address with a port free a moment ago.
