@@ -634,6 +634,24 @@ config:
 	checkNotes(t, r.notes, "openrecall-tokens", "ingest-token")
 }
 
+// TestExistingClaim: with persistence.existingClaim the chart makes no
+// claim and mounts the given one where OPENRECALL_DB points.
+func TestExistingClaim(t *testing.T) {
+	r := mustRender(t, "persistence: {existingClaim: openrecall-memory}")
+	if len(r.claims) != 0 {
+		t.Errorf("%d claims rendered, want none", len(r.claims))
+	}
+	var claim string
+	for _, v := range r.deployment(t).Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if claim != "openrecall-memory" {
+		t.Errorf("claim %q mounted, want openrecall-memory", claim)
+	}
+}
+
 // TestServiceMonitor: on request, a ServiceMonitor scrapes /metrics on the
 // Service's port; an inline DSN lands in the chart's Secret.
 func TestServiceMonitor(t *testing.T) {
