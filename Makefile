@@ -19,7 +19,7 @@ GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # take seconds each with it on 2 cores.
 TESTLDFLAGS := -ldflags=-w
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist image image-check release-check
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist image image-check release-check test-chart
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -308,6 +308,20 @@ image-check: image
 # What CI runs of the release: the binaries' reproducibility, the image's,
 # and the tests of both (make dist once).
 release-check: dist-check image-check test-dist
+
+# The Helm chart (deploy/helm/openrecall) rendered with the Helm SDK for
+# the default (SQLite) and PostgreSQL values, every manifest decoded
+# strictly into the Kubernetes API types, the config.yaml it mounts loaded
+# by openrecall's config package, Helm's linter; helm lint --strict too
+# when helm is on PATH. Then the built binary run with the default pod's
+# arguments, environment and files, on loopback, and as two replicas of
+# the PostgreSQL values on one schema (OPENRECALL_PG_DSN, else a throwaway
+# cluster as in test-pg). A module of its own
+# (deploy/helm/chartcheck), so openrecall's go.mod takes no Kubernetes or
+# Helm dependency.
+test-chart: build
+	cd deploy/helm/chartcheck && $(GO) mod tidy -diff && $(GO) vet . && \
+		OPENRECALL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v .
 
 clean:
 	rm -rf bin .openrecall coverage.out .e2e-llm .e2e-cockpit dist
