@@ -48,7 +48,7 @@ var layers = map[string]layer{
 	// The sender a team adds, for the tests of intake and server.
 	"internal/sendertest":    {module: []string{"", "intake/sender"}},
 	"internal/fakereceivers": {},
-	"server":                 {module: []string{"", "chat/slack", "intake", "intake/sender", "server/cockpit", "server/httperr", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
+	"server":                 {module: []string{"", "chat/slack", "intake", "intake/sender", "server/cockpit", "server/httperr", "server/routemux", "usecase", "workflow"}, external: []string{"go.uber.org/zap", "github.com/prometheus/client_golang"}},
 	// serve's work beside the HTTP server: the inbox's drain, pruning,
 	// leases, the webhook. The server consumes it through its own
 	// interface, and neither imports the other.
@@ -61,10 +61,12 @@ var layers = map[string]layer{
 	// secrets are notify's.
 	"chat/slack": {module: []string{"", "notify"}, external: []string{"go.yaml.in/yaml/v3"}},
 	// The cockpit: the web UI, an adapter over the application layer.
-	"server/cockpit": {module: []string{"", "costcurve", "server/httperr", "usecase"}},
+	"server/cockpit": {module: []string{"", "costcurve", "server/httperr", "server/routemux", "usecase"}},
 	// The one mapping of the domain's errors to HTTP statuses, for the API
 	// and the cockpit.
 	"server/httperr": {module: []string{""}},
+	// An http.ServeMux that lists its routes, for the API and the cockpit.
+	"server/routemux": {},
 	// The application layer: the use cases every interface calls, over
 	// storage it declares as interfaces (no concrete adapter).
 	"usecase": {module: []string{"", "audit", "costcurve", "intake", "workflow"}},

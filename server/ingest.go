@@ -15,6 +15,7 @@ import (
 	"github.com/openrecall/openrecall"
 	"github.com/openrecall/openrecall/intake"
 	"github.com/openrecall/openrecall/server/cockpit"
+	"github.com/openrecall/openrecall/server/routemux"
 )
 
 // Endpoint names, as deliveries and metrics record them.
@@ -25,7 +26,7 @@ const (
 )
 
 func (s *Server) routes() {
-	m := &patternMux{ServeMux: http.NewServeMux()}
+	m := routemux.New()
 	m.HandleFunc("POST /api/v1/alerts", s.scoped(ScopeIngest, s.ingest(intake.FormatAuto, EndpointAlerts)))
 	m.HandleFunc("POST /v2/enqueue", s.pagerDuty)
 	// Prometheus posts to an Alertmanager's /api/v2/alerts: it can name
@@ -74,23 +75,7 @@ func (s *Server) routes() {
 			writeError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use "+allow)
 		})
 	}
-	s.mux, s.patterns = m.ServeMux, m.patterns
-}
-
-// patternMux is a ServeMux that remembers the patterns registered on it
-// (Routes).
-type patternMux struct {
-	*http.ServeMux
-	patterns []string
-}
-
-func (m *patternMux) Handle(pattern string, h http.Handler) {
-	m.patterns = append(m.patterns, pattern)
-	m.ServeMux.Handle(pattern, h)
-}
-
-func (m *patternMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
-	m.Handle(pattern, http.HandlerFunc(h))
+	s.mux, s.patterns = m.ServeMux, m.Patterns()
 }
 
 // Routes returns the pattern of every route Handler serves (net/http

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/server/routemux"
 	"github.com/openrecall/openrecall/usecase"
 )
 
@@ -291,7 +292,7 @@ func (c *Cockpit) Handler() http.Handler {
 }
 
 func (c *Cockpit) routes() {
-	m := &patternMux{ServeMux: http.NewServeMux()}
+	m := routemux.New()
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix, http.StatusSeeOther)
 	})
@@ -323,19 +324,7 @@ func (c *Cockpit) routes() {
 	m.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "no such page")
 	})
-	c.mux, c.patterns = m.ServeMux, m.patterns
-}
-
-// patternMux is a ServeMux that remembers the patterns registered on it
-// (Routes).
-type patternMux struct {
-	*http.ServeMux
-	patterns []string
-}
-
-func (m *patternMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
-	m.patterns = append(m.patterns, pattern)
-	m.ServeMux.HandleFunc(pattern, h)
+	c.mux, c.patterns = m.ServeMux, m.Patterns()
 }
 
 // Routes returns the pattern of every route the cockpit serves (net/http
