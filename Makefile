@@ -163,8 +163,8 @@ pbt-nightly:
 # and so is one that survives. MUTANTS_FLAGS=-all lists every property that
 # kills each mutant; MUTANTS_FLAGS=-targeted tries the properties each spec
 # expects first and bounds the rest of the suite (~40 minutes for the whole
-# set on 2 cores); CI adds -shard auto/3 -changed 60: a third of the set,
-# turn by turn, and every mutant of what the last 60 commits touched.
+# set on 2 cores); CI adds -shard auto/4 -changed 40: a quarter of the
+# set, turn by turn, and every mutant of what the last 40 commits touched.
 mutants:
 	$(GO) run ./scripts/mutants -profile $${MUTANTS_PROFILE:-ci} -seed $${OPENRECALL_PBT_SEED:-$(PBT_SEED)} $(MUTANTS_FLAGS)
 
