@@ -149,6 +149,10 @@ func compare(ctx context.Context, opts options, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// --dirty overlooks new files, which the build of B includes.
+	if status, err := git(ctx, root, "status", "--porcelain"); err == nil && strings.Contains("\n"+status, "\n??") {
+		head += "+untracked"
+	}
 	dir := opts.dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "openrecall-benchcompare-"); err != nil {
