@@ -19,7 +19,7 @@ GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # take seconds each with it on 2 cores.
 TESTLDFLAGS := -ldflags=-w
 
-.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist image image-check release-check test-chart
+.PHONY: build run test test-pg race lint smoke bench bench-analyze bench-compare bench-serve bench-templates cover clean pbt pbt-nightly eval fuzz e2e-serve e2e-alertmanager e2e-notify e2e-chat e2e-llm e2e-cockpit e2e-multiprocess mutants dist dist-check test-dist image image-check release-check test-chart
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/openrecall
@@ -93,6 +93,17 @@ bench:
 # on the miss path).
 bench-analyze: build
 	$(GO) run ./scripts/bench -bin ./$(BIN) -n $${BENCH_ALERTS:-20000} -queue $${BENCH_QUEUE:-corpus} $${BENCH_FLAGS:-}
+
+# Two builds compared in one run: A from BASE (a temporary worktree), B
+# from the working tree, interleaved A,B,B,A over 5 rounds of 5,000 alerts:
+# CPU, allocations and database/WAL bytes per alert on the misses queue,
+# the corpus queue (caches off and on) and the corpus on an empty memory
+# (the real-rule webhooks), medians, B/A and spreads, beside Python's
+# json.loads of the same lines. BENCH_COMPARE_FLAGS passes more flags
+# (-n 20000 -rounds 9, -queues misses,webhooks). See scripts/benchcompare.
+bench-compare:
+	@test -n "$(BASE)" || { echo "make bench-compare: set BASE=<rev> (the build to compare the working tree with)"; exit 2; }
+	$(GO) run ./scripts/benchcompare -base $(BASE) $${BENCH_COMPARE_FLAGS:-}
 
 # openrecall serve under load on loopback, one serve run per --workers
 # value (1 and 4): the maximum durable 202 rate, triage throughput, p50/p99

@@ -95,7 +95,7 @@ var layers = map[string]layer{
 }
 
 // wiring packages may import anything of the module.
-var wiring = []string{"cmd/openrecall", "internal/compose", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/queuegen", "scripts/benchserve", "scripts/probe", "scripts/e2e/alertmanager", "scripts/e2e/e2eproc", "scripts/fakereceivers", "scripts/e2e/notify", "scripts/e2e/chat", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability", "tests/benchmarks/templates"}
+var wiring = []string{"cmd/openrecall", "internal/compose", "eval", "scripts/smoke", "scripts/e2ellm", "scripts/bench", "scripts/bench/benchkit", "scripts/bench/queuegen", "scripts/benchcompare", "scripts/benchserve", "scripts/probe", "scripts/e2e/alertmanager", "scripts/e2e/e2eproc", "scripts/fakereceivers", "scripts/e2e/notify", "scripts/e2e/chat", "scripts/mutants", "tests/property", "tests/property/gen", "tests/property/pbt", "tests/reliability", "tests/benchmarks/templates"}
 
 type pkgFiles struct {
 	dir   string

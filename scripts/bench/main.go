@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/openrecall/openrecall/intake"
-	"github.com/openrecall/openrecall/internal/rulecorpus"
+	"github.com/openrecall/openrecall/scripts/bench/benchkit"
 	"github.com/openrecall/openrecall/scripts/bench/queuegen"
 )
 
@@ -202,19 +202,19 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	queue := filepath.Join(dir, "queue.jsonl")
 	switch opts.queue {
 	case "corpus":
-		size, rules, err := writeCorpusQueue(queue, opts.corpus, opts.n)
+		size, rules, err := benchkit.WriteCorpusQueue(queue, opts.corpus, opts.n)
 		if err != nil {
 			return fmt.Errorf("corpus queue: %w", err)
 		}
 		fmt.Fprintf(stderr, "bench: queue %s: %d alerts, %.1f MiB (%d rules of the corpus in turn)\n", queue, opts.n, float64(size)/(1<<20), rules)
 	case "misses":
-		size, rules, err := writeMissesQueue(queue, opts.corpus, opts.n)
+		size, rules, err := benchkit.WriteMissesQueue(queue, opts.corpus, opts.n)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "bench: queue %s: %d free-text alerts, each distinct, %.1f MiB (%d rules of the corpus in turn)\n", queue, opts.n, float64(size)/(1<<20), rules)
 	default:
-		counts, size, err := writeQueue(queue, opts.n, opts.seed)
+		counts, size, err := benchkit.WriteGeneratedQueue(queue, opts.n, opts.seed)
 		if err != nil {
 			return fmt.Errorf("generate queue: %w", err)
 		}
@@ -224,9 +224,11 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	seedDB := "" // an empty memory: each run starts on a new database
 	if opts.memory == "seeded" {
 		seedDB = filepath.Join(dir, "seeded.db")
-		if err := seedDatabase(ctx, bin, dir, seedDB, opts.seed, stderr); err != nil {
+		out, err := benchkit.SeedDatabase(ctx, bin, dir, seedDB, opts.seed)
+		if err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "bench: %s", out)
 	}
 	var extra [][]string // analyze flags of each row kind
 	for _, g := range []string{"off", "on"} {
@@ -307,41 +309,6 @@ func bench(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeCorpusQueue writes the fixed corpus queue: n Alertmanager webhooks
-// rendered by package rulecorpus from the rule corpus, firing i of rule i
-// mod the number of rules. It returns the file size and the rule count.
-func writeCorpusQueue(path, corpus string, n int) (int64, int, error) {
-	rules, err := loadRules(corpus)
-	if err != nil {
-		return 0, 0, err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	err = rulecorpus.WriteQueue(f, rules, n)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	return fi.Size(), len(rules), nil
-}
-
-// loadRules reads the rule corpus file, or finds the repository's above the
-// working directory when corpus is "".
-func loadRules(corpus string) ([]rulecorpus.Rule, error) {
-	if corpus == "" {
-		return rulecorpus.LoadNear(".")
-	}
-	return rulecorpus.Load(corpus)
-}
-
 // profileTop returns the top entries of a CPU profile, flat and cumulative,
 // as go tool pprof prints them.
 func profileTop(ctx context.Context, bin, profile string) (string, error) {
@@ -350,7 +317,7 @@ func profileTop(ctx context.Context, bin, profile string) (string, error) {
 		cmd := exec.CommandContext(ctx, "go", append(append([]string{"tool", "pprof"}, args...), bin, profile)...)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
-			return "", fmt.Errorf("go tool pprof: %w: %s", err, tail(string(b), 400))
+			return "", fmt.Errorf("go tool pprof: %w: %s", err, benchkit.Tail(string(b), 400))
 		}
 		out.Write(b)
 	}
@@ -367,90 +334,6 @@ func countsString(c queuegen.Counts) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeQueue(path string, n int, seed int64) (queuegen.Counts, int64, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	counts, err := queuegen.Write(f, n, seed)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	return counts, fi.Size(), nil
-}
-
-// seedDatabase writes the seed file and retains it into a fresh database
-// through the binary, as a user would.
-func seedDatabase(ctx context.Context, bin, dir, db string, seed int64, stderr io.Writer) error {
-	path := filepath.Join(dir, "seed.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	n, err := queuegen.WriteSeeds(f, seed)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write seed file: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, bin, "--db", db, "memory", "seed", path)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("memory seed: %w: %s", err, bytes.TrimSpace(out))
-	}
-	want := fmt.Sprintf("%d new", n)
-	if !bytes.Contains(out, []byte(want)) {
-		return fmt.Errorf("memory seed: want %q in %q", want, bytes.TrimSpace(out))
-	}
-	fmt.Fprintf(stderr, "bench: %s", out)
-	return nil
-}
-
-// copyDatabase copies a closed SQLite database (and its WAL, if one was
-// left) so that every run starts from the same seeded memory.
-func copyDatabase(src, dst string) error {
-	if err := removeDatabase(dst); err != nil {
-		return err
-	}
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(src + suffix)
-		if errors.Is(err, os.ErrNotExist) && suffix != "" {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("copy database: %w", err)
-		}
-		if err := os.WriteFile(dst+suffix, b, 0o644); err != nil {
-			return fmt.Errorf("copy database: %w", err)
-		}
-	}
-	return nil
-}
-
-// removeDatabase removes a database file with its WAL and shared-memory
-// files, if there are any.
-func removeDatabase(path string) error {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-var (
-	recordsLine = regexp.MustCompile(`(?m)^\s*records\s+(\d+):`)
-	statsLine   = regexp.MustCompile(`(?m)^cache stats: (.*)$`)
-)
-
 // timeAnalyze runs analyze once with stdout discarded and returns its wall
 // time, peak RSS and CPU time. The record count comes from the summary the
 // command prints on stderr.
@@ -460,10 +343,10 @@ var (
 func analyzeFresh(ctx context.Context, bin, seedDB, dir, queue string, workers int, timeout time.Duration, profile string, flags []string) (row, error) {
 	db := filepath.Join(dir, fmt.Sprintf("run-workers-%d.db", workers))
 	if seedDB == "" {
-		if err := removeDatabase(db); err != nil {
+		if err := benchkit.RemoveDatabase(db); err != nil {
 			return row{}, err
 		}
-	} else if err := copyDatabase(seedDB, db); err != nil {
+	} else if err := benchkit.CopyDatabase(seedDB, db); err != nil {
 		return row{}, err
 	}
 	return timeAnalyze(ctx, bin, db, queue, workers, timeout, profile, flags)
@@ -482,60 +365,22 @@ func medianRun(runs []row) row {
 // cache statistics, which the row keeps.
 func timeAnalyze(ctx context.Context, bin, db, queue string, workers int, timeout time.Duration, profile string, flags []string) (row, error) {
 	name := strings.Join(append([]string{fmt.Sprintf("analyze --workers %d", workers)}, flags...), " ")
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return row{}, err
-	}
-	defer func() { _ = devNull.Close() }()
-	var errOut bytes.Buffer
-	args := []string{"--db", db, "analyze", "--output", "jsonl", "--workers", strconv.Itoa(workers), "--cache-stats"}
-	args = append(args, flags...)
+	args := append([]string{"--workers", strconv.Itoa(workers), "--cache-stats"}, flags...)
 	if profile != "" {
 		args = append(args, "--cpuprofile", profile)
 	}
-	cmd := exec.CommandContext(ctx, bin, append(args, queue)...)
-	cmd.Stdout = devNull
-	cmd.Stderr = &errOut
-	start := time.Now()
-	err = cmd.Run()
-	elapsed := time.Since(start)
+	run, err := benchkit.Analyze(ctx, bin, db, queue, args, nil, nil, timeout)
 	if err != nil {
-		return row{}, fmt.Errorf("%s: %w: %s", name, err, tail(errOut.String(), 800))
+		return row{}, fmt.Errorf("%s: %w", name, err)
 	}
-	r := row{name: name, elapsed: elapsed}
-	m := recordsLine.FindStringSubmatch(errOut.String())
-	if m == nil {
-		return row{}, fmt.Errorf("%s: no records line in the summary: %s", name, tail(errOut.String(), 800))
-	}
-	r.records, _ = strconv.Atoi(m[1])
-	if m := statsLine.FindStringSubmatch(errOut.String()); m != nil {
+	r := row{name: name, records: run.Records, elapsed: run.Elapsed, rssBytes: run.RSSBytes, cpu: run.CPU}
+	if m := statsLine.FindStringSubmatch(run.Stderr); m != nil {
 		r.stats = m[1]
-	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rssBytes = maxRSSBytes(ru.Maxrss)
-		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return r, nil
 }
 
-// maxRSSBytes converts rusage's ru_maxrss, which Linux reports in KiB and
-// macOS in bytes.
-func maxRSSBytes(maxrss int64) int64 {
-	if runtime.GOOS == "darwin" {
-		return maxrss
-	}
-	return maxrss * 1024
-}
-
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
+var statsLine = regexp.MustCompile(`(?m)^cache stats: (.*)$`)
 
 // fastest runs f once to warm the page cache, then repeat times, and
 // returns the fastest run with its CPU time.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/openrecall/openrecall/scripts/bench/benchkit"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -52,7 +54,7 @@ func TestParseFlags(t *testing.T) {
 // of a generated queue, bare JSON strings and webhooks included.
 func TestBaselinesReadEveryAlert(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "queue.jsonl")
-	counts, _, err := writeQueue(path, 700, 5)
+	counts, _, err := benchkit.WriteGeneratedQueue(path, 700, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestBaselinesReadEveryAlert(t *testing.T) {
 func TestMissesQueueLinesAllDiffer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "misses.jsonl")
 	const n = 1500
-	if _, rules, err := writeMissesQueue(path, "", n); err != nil || rules < 600 {
+	if _, rules, err := benchkit.WriteMissesQueue(path, "", n); err != nil || rules < 600 {
 		t.Fatalf("writeMissesQueue: %d rules, %v", rules, err)
 	}
 	b, err := os.ReadFile(path)
@@ -106,28 +108,6 @@ func TestMissesQueueLinesAllDiffer(t *testing.T) {
 		if got, err := read(path); err != nil || got != n {
 			t.Errorf("%s read %d alerts (%v), want %d", name, got, err, n)
 		}
-	}
-}
-
-func TestCopyDatabaseReplacesTheTarget(t *testing.T) {
-	dir := t.TempDir()
-	src, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
-	for path, body := range map[string]string{src: "seeded", src + "-wal": "wal", dst: "old run", dst + "-shm": "stale"} {
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := copyDatabase(src, dst); err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]string{dst: "seeded", dst + "-wal": "wal"} {
-		b, err := os.ReadFile(path)
-		if err != nil || string(b) != want {
-			t.Errorf("%s = %q, %v; want %q", filepath.Base(path), b, err, want)
-		}
-	}
-	if _, err := os.Stat(dst + "-shm"); !os.IsNotExist(err) {
-		t.Errorf("stale -shm left beside the copy: %v", err)
 	}
 }
 
