@@ -17,9 +17,10 @@
 // text) or a YAML, XML or CSV document is rejected whole, as one record:
 // nothing of it is triaged. Within JSON, each object is classified by its
 // shape: an Alertmanager or Grafana webhook (an alerts array: one record
-// per item), a PagerDuty Events v2 event (event_action and payload), a
-// Prometheus postable alert (labels and startsAt, endsAt or generatorURL,
-// no title or text), Grafana's legacy alerting notification (ruleName or
+// per item), a PagerDuty Events v2 event (event_action and payload; read
+// by its mapping pagerduty.yaml), a Prometheus postable alert (labels and
+// startsAt, endsAt or generatorURL, no title or text; read by its mapping
+// prometheus.yaml), Grafana's legacy alerting notification (ruleName or
 // ruleId, state; read as Grafana's, by its mapping grafana.yaml), a sender
 // adapter's payload, the product's own alert
 // object (every member one of its keys, or a title of its own beside
@@ -27,6 +28,12 @@
 // of any JSON (sender.Generic: the check's name as title, severity and
 // status from keys at any depth, a recovery a notice, nothing readable
 // dropped). A bare JSON string is a free-text alert.
+// intake recognises these shapes itself (classify); a mapping reads the
+// PagerDuty event or the postable alert, or rejects it with its reason
+// (reject:), and intake builds the alert as it builds those of its own
+// schema (mappedshape.go). Alertmanager's and Grafana's webhooks are
+// read by intake's own webhook reader, held equal to Alertmanager's
+// mapping (P165).
 // Options.Format forces the container (jsonl, json, text) or the shape
 // (alertmanager, prometheus, pagerduty: other shapes are rejected;
 // alertmanager, Grafana's endpoint too, also reads Grafana's legacy

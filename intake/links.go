@@ -1,7 +1,6 @@
 package intake
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/openrecall/openrecall"
@@ -66,31 +65,6 @@ func withAnnotationLinks(links, annotations map[string]string) map[string]string
 		links = withLink(links, l.kind, annotations[l.key])
 	}
 	return links
-}
-
-// pagerDutyLinks returns the links of a PagerDuty Events v2 event: its
-// client_url (the monitoring tool's page) as the source, and of its links
-// array, one whose text says runbook or dashboard as that, else the first
-// as the source when client_url gave none.
-func pagerDutyLinks(o object) map[string]string {
-	links := withLink(nil, openrecall.LinkSource, o.lenient("client_url"))
-	var items []object
-	if raw, ok := o["links"]; !ok || json.Unmarshal(raw, &items) != nil {
-		return links
-	}
-	first := ""
-	for _, it := range items {
-		href, text := it.lenient("href"), strings.ToLower(it.lenient("text"))
-		switch {
-		case strings.Contains(text, "runbook"):
-			links = withLink(links, openrecall.LinkRunbook, href)
-		case strings.Contains(text, "dashboard"):
-			links = withLink(links, openrecall.LinkDashboard, href)
-		case first == "" && openrecall.LinkOK(strings.TrimSpace(href)):
-			first = href
-		}
-	}
-	return withLink(links, openrecall.LinkSource, first)
 }
 
 // withAlertmanagerLink gives the alerts an Alertmanager webhook carried

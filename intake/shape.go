@@ -169,32 +169,10 @@ func (p *parser) object(out []Record, o object, raw []byte, pos openrecall.Posit
 	if shape == FormatAlertmanager {
 		return p.webhook(out, o, pos, line)
 	}
-	var (
-		a   openrecall.Alert
-		err error
-	)
-	sent := ""
-	switch shape {
-	case FormatPagerDuty:
-		a, err = pagerDutyAlert(o)
-		if p.explain {
-			var payload object
-			if json.Unmarshal(o["payload"], &payload) == nil {
-				sent = payload.lenient("severity")
-			}
-		}
-	case FormatPrometheus:
-		a, err = prometheusAlert(o)
-	default:
-		return p.senderObject(out, o, raw, pos)
+	if shape == FormatPagerDuty || shape == FormatPrometheus {
+		return p.shapeObject(out, shape, raw, pos)
 	}
-	if err != nil {
-		return reject(out, pos, "%v", err)
-	}
-	a.Position = pos
-	out = append(out, Record{Alert: a})
-	p.sent(&out[len(out)-1], sent)
-	return out
+	return p.senderObject(out, o, raw, pos)
 }
 
 // webhook expands an Alertmanager or Grafana webhook into one record per
@@ -396,143 +374,6 @@ func alertStatus(s string) (string, error) {
 		return openrecall.StatusResolved, nil
 	}
 	return "", fmt.Errorf("status must be firing or resolved, not %q", s)
-}
-
-// prometheusAlert parses one Prometheus postable alert (an element of what
-// Prometheus posts to Alertmanager's /api/v2/alerts). Its labels and
-// startsAt are checked; optional fields of another type never reject it
-// (DESIGN §3): annotations that are no object are left out, an endsAt or a
-// generatorURL of another type is ignored (no link).
-func prometheusAlert(o object) (openrecall.Alert, error) {
-	labels, err := o.strMap("labels")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
-	annotations, _ := o.strMap("annotations")
-	startsAt, err := o.time("startsAt")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
-	if len(labels) == 0 {
-		return openrecall.Alert{}, errors.New("empty alert: a Prometheus alert needs labels")
-	}
-	a := openrecall.Alert{
-		ID:          episodeID(labelSetID(labels, annotations), startsAt),
-		Format:      string(FormatPrometheus),
-		Title:       annotations["summary"],
-		Text:        annotations["description"],
-		Labels:      labels,
-		Annotations: annotations,
-		Source:      "prometheus",
-		Status:      openrecall.StatusFiring,
-		Timestamp:   startsAt,
-		Sender:      "prometheus",
-		Episode:     true,
-		Links:       webhookLinks(o, annotations),
-	}
-	if err := finish(&a, "", "", ""); err != nil {
-		return openrecall.Alert{}, err
-	}
-	forwarded(&a) // falcosidekick's Alertmanager output posts this shape to /api/v2/alerts
-	return a, nil
-}
-
-// pagerDutyAlert parses one PagerDuty Events API v2 event.
-func pagerDutyAlert(o object) (openrecall.Alert, error) {
-	action, err := o.str("event_action")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
-	action = strings.ToLower(strings.TrimSpace(action))
-	if action != "trigger" && action != "acknowledge" && action != "resolve" {
-		return openrecall.Alert{}, fmt.Errorf("event_action must be trigger, acknowledge or resolve, not %q", action)
-	}
-	key, err := o.str("dedup_key")
-	if err != nil {
-		return openrecall.Alert{}, err
-	}
-	key = strings.TrimSpace(key)
-	var payload object
-	if raw, ok := o["payload"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &payload); err != nil || payload == nil {
-			return openrecall.Alert{}, errors.New("payload must be an object")
-		}
-	}
-	if action == "trigger" && payload == nil {
-		return openrecall.Alert{}, errors.New("a trigger event needs a payload")
-	}
-	if action != "trigger" && key == "" {
-		return openrecall.Alert{}, fmt.Errorf("a %s event needs a dedup_key", action)
-	}
-	a := openrecall.Alert{Format: string(FormatPagerDuty), Status: openrecall.StatusFiring, Sender: "pagerduty", Links: pagerDutyLinks(o)}
-	switch action {
-	case "acknowledge":
-		a.Status = openrecall.StatusAcknowledged
-		a.Annotations = map[string]string{"event_action": action}
-	case "resolve":
-		a.Status = openrecall.StatusResolved
-		a.Annotations = map[string]string{"event_action": action}
-	}
-	if key != "" {
-		a.ID = "pd-" + key
-	}
-	// Optional fields of another type are read leniently (DESIGN §3): a
-	// number as its text, an object left out, a timestamp that is no time
-	// kept as the label timestamp.
-	fields := map[string]string{}
-	for _, k := range []string{"summary", "source", "severity", "component", "group", "class"} {
-		fields[k] = payload.lenient(k)
-	}
-	var badTime string
-	if a.Timestamp, err = payload.time("timestamp"); err != nil {
-		badTime = payload.lenient("timestamp")
-	}
-	a.Labels = map[string]string{}
-	if raw, ok := payload["custom_details"]; ok {
-		var details object
-		switch {
-		case string(raw) == "null":
-		case json.Unmarshal(raw, &details) == nil && details != nil:
-			for k, v := range details {
-				if s, ok := scalarString(v); ok {
-					a.Labels[k] = s
-				}
-			}
-		default:
-			a.Text, _ = scalarString(raw)
-		}
-	}
-	for _, k := range []string{"component", "group", "class"} {
-		if _, taken := a.Labels[k]; !taken && fields[k] != "" {
-			a.Labels[k] = fields[k]
-		}
-	}
-	if badTime != "" {
-		a.Labels["timestamp"] = badTime
-	}
-	a.Title = fields["summary"]
-	a.Source = fields["source"]
-	if action == "trigger" && strings.TrimSpace(a.Title) == "" && strings.TrimSpace(a.Text) == "" && len(a.Labels) == 0 {
-		return openrecall.Alert{}, errors.New("empty alert: no summary, custom_details or labels")
-	}
-	service := strings.TrimSpace(fields["component"])
-	if service == "" {
-		service = strings.TrimSpace(fields["source"])
-	}
-	if err := finish(&a, fields["severity"], "", service); err != nil {
-		return openrecall.Alert{}, err
-	}
-	if key == "" {
-		// No dedup_key (PagerDuty would make a new one): the hash of the
-		// whole event, not only of the fields read (client, links, images
-		// tell two events apart too).
-		if raw, err := json.Marshal(o); err == nil {
-			if v, err := sender.Parse(raw); err == nil {
-				a.ID = sender.PayloadID("pagerduty", v, 0)
-			}
-		}
-	}
-	return a, nil
 }
 
 // genericAlert parses the product's own alert object. A member of another

@@ -1,12 +1,12 @@
 package sender
 
-import "github.com/openrecall/openrecall"
-
 // The built-in senders are read by intake's own reader (its fast path for
 // webhooks and its readers of the other shapes); they are listed here for
 // the registry, the forced formats and the documentation. A built-in may
 // be a mapping too: Grafana's reads the legacy notification intake hands
-// it; Alertmanager's is what intake's fast path is held equal to (P165).
+// it; Alertmanager's is what intake's fast path is held equal to (P165);
+// Prometheus's and PagerDuty's read the postable alerts and events intake
+// hands them.
 
 // alertmanager is Prometheus Alertmanager: intake's fast path reads its
 // webhooks, held equal to its embedded mapping (alertmanager.yaml) by
@@ -27,24 +27,22 @@ func grafana() Sender {
 	return s
 }
 
+// prometheus is Prometheus's postable alerts: intake recognises the shape
+// and hands it to the embedded mapping (prometheus.yaml), which reads it.
+// Match and Map are the mapping's.
 func prometheus() Sender {
-	return Sender{Name: "prometheus", Display: "Prometheus (postable alerts)", Builtin: true, Episode: true,
-		Doc: Doc{
-			Point: "prometheus.yml alerting: alertmanagers: static_configs: targets: [HOST:9555] (Prometheus posts to /api/v2/alerts, which openrecall serves; or /api/v1/alerts/prometheus)", Auth: "alertmanagers: authorization: credentials: TOKEN",
-			Title: "annotations.summary", Severity: "labels.severity", Service: "labels service, app, …, job",
-			Rule: "labels.alertname", ID: "openrecall's hash of the labels + startsAt (the id Alertmanager's webhook gets)", Source: "the array Prometheus posts to /api/v2/alerts (captured)",
-		}}
+	s := mapped("prometheus")
+	s.Builtin = true
+	return s
 }
 
+// pagerDuty is the PagerDuty Events API v2: intake recognises an event
+// and hands it to the embedded mapping (pagerduty.yaml), which reads it.
+// Match, Map and the severity scale are the mapping's.
 func pagerDuty() Sender {
-	scale := Scale{"critical": openrecall.SeverityCritical, "error": openrecall.SeverityHigh, "warning": openrecall.SeverityMedium, "info": openrecall.SeverityInfo}
-	return Sender{Name: "pagerduty", Display: "PagerDuty Events API v2", Builtin: true,
-		Severity: scale.Map, Levels: []string{"critical", "error", "warning", "info"},
-		Doc: Doc{
-			Point: "any Events v2 emitter: events URL http://HOST:9555/v2/enqueue (or /api/v1/alerts/pagerduty)", Auth: "routing_key in the event (the token), or Authorization header",
-			Title: "payload.summary", Severity: "payload.severity (critical, error, warning, info)", Service: "payload.component",
-			Rule: "custom_details.alertname, else payload.class, else the summary template", ID: "dedup_key", Source: "PagerDuty's documented Events v2 samples",
-		}}
+	s := mapped("pagerduty")
+	s.Builtin = true
+	return s
 }
 
 func openrecallObject() Sender {

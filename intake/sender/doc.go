@@ -18,8 +18,11 @@
 // intake/testdata/generic/<sender>/.
 //
 // The built-in senders (Alertmanager, Grafana, Prometheus, PagerDuty Events
-// v2, the product's own alert object) are read by intake itself; they are
-// listed here for the registry and the documentation.
+// v2, the product's own alert object) are recognised by intake itself;
+// they are listed here for the registry and the documentation. All but the
+// product's own object are mappings too: intake hands Prometheus's postable
+// alerts, PagerDuty's events and Grafana's legacy notifications to theirs,
+// and holds its webhook fast path equal to Alertmanager's (P165).
 //
 // The fixtures of every sender, with their origin and licence, are under
 // intake/testdata/senders/<sender>/.

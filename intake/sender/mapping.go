@@ -75,6 +75,10 @@ import (
 //	reject:                    # recognised, but no alert: reading fails with
 //	  when: 'str("type") != "alert"'   # the reason (a list of these, or one)
 //	  reason: '"a " + quote(str("type")) + " record is no alert"'
+//	                           # the first whose when holds, in order: a
+//	                           # malformed record's reason, as intake words
+//	                           # it (prometheus.yaml, pagerduty.yaml); its
+//	                           # expressions read the payload, not the lets
 //	items: alerts              # alerts are the elements of this array (an
 //	                           # object: the one alert); default: the payload;
 //	                           # or {from: alerts, only: [conditions],
@@ -131,12 +135,22 @@ import (
 //	  rule: $check
 //	  id: {of: [/account, id], prefix: acme-, sep: ":"}
 //	  timestamp: [started, started_ms]
+//	                           # {path: startsAt, numbers: ms}: a JSON number
+//	                           # is unix seconds, milliseconds above 1e12
+//	                           # whatever its size, none below 0 or above
+//	                           # 1e17 (intake's rule for its own schema;
+//	                           # without it, ParseTime's: microseconds above
+//	                           # 1e15, nanoseconds above 1e18)
 //	  status:                  # the first that holds, in order; else firing
 //	    resolved: {one_of: {state: [ok, resolved]}}
 //	    acknowledged: 'str("state") == "acked"'
 //	    from: state            # or: the status a state word means (Status)
 //	  labels:
 //	    team: /team
+//	    class: {path: payload.class, blank: keep}
+//	                           # a label of one key as read, not trimmed: a
+//	                           # value of white space is kept, an empty one
+//	                           # is none (a sender whose labels count as sent)
 //	    "*": details           # one label per member of an object
 //	    "tag_*": $tags         # one label per tag ("true" when it has no value)
 //	    "m.*": {from: meta, keys: 'cve|tactic', except: [x_*], join: ",", blank: skip}

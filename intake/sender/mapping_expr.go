@@ -79,6 +79,10 @@ import (
 //	                     in UTC, so that one instant written two ways is one
 //	                     text; s trimmed when it reads as no time
 //	isTime(s)            s reads as a time (ParseTime), or is blank (no time)
+//	isUnix(s)            s is a number of unix seconds (milliseconds above
+//	                     1e12) from 0 to 1e17: a time as numbers: ms reads it
+//	isLink(s)            s is a link a mapping keeps (an absolute http or
+//	                     https URL, openrecall.LinkOK)
 //	firstLine(s)         the first non-blank line of s, trimmed
 //	quote(s)             s in double quotes, escaped as Go writes it
 //	truncate(s, n)       s cut to at most n bytes (never inside a character),
@@ -111,7 +115,7 @@ var regexFuncs = map[string]bool{"reFind": true, "reReplace": true}
 // helperFuncs are the other functions.
 var helperFuncs = map[string]bool{"evidence": true, "joinText": true, "rendered": true, "fold": true,
 	"status": true, "urlHost": true, "coalesce": true, "firstLine": true, "truncate": true, "quote": true,
-	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true, "isTime": true}
+	"json": true, "urlQuery": true, "evidenceOf": true, "utcTime": true, "isTime": true, "isUnix": true, "isLink": true}
 
 // reserved reports whether a let may not take name: a function's, tags,
 // or one of expr's builtins and words.
@@ -245,6 +249,10 @@ func functions() []expr.Option {
 		expr.Function("evidenceOf", func(p ...any) (any, error) { return evidenceOf(p[0]), nil },
 			new(func([]any) string), new(func([]string) string)),
 		expr.Function("isTime", func(p ...any) (any, error) { _, err := ParseTime(p[0].(string)); return err == nil, nil },
+			new(func(string) bool)),
+		expr.Function("isUnix", func(p ...any) (any, error) { return isUnixText(p[0].(string)), nil },
+			new(func(string) bool)),
+		expr.Function("isLink", func(p ...any) (any, error) { return isLink(p[0].(string)), nil },
 			new(func(string) bool)),
 		expr.Function("utcTime", func(p ...any) (any, error) { return utcTime(p[0].(string)), nil },
 			new(func(string) string)),

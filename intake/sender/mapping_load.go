@@ -258,6 +258,9 @@ type source struct {
 	when   *vm.Program
 	as     string
 	hasAs  bool
+	// unixMs (numbers: ms) reads a timestamp's JSON number as intake
+	// does (unixNumber); keep (blank: keep) a label's value as read.
+	unixMs, keep bool
 }
 
 // evidence is one "key: value" line of a text, or (each) one line per
@@ -340,6 +343,9 @@ type labelRule struct {
 	hasJoin bool
 	// list is an expression giving "key:value" texts: a label each.
 	list *vm.Program
+	// keepOne says a label of one key keeps its value as read (a
+	// candidate with blank: keep): not trimmed, kept when not empty.
+	keepOne bool
 
 	// every, for a key with "*" whose path has "[]": the steps to every
 	// object whose members are copied (as pluck reads them).
@@ -1055,6 +1061,10 @@ func (l *loader) readParts(n *yaml.Node) {
 	m.title, m.text, m.severity, m.service = list("title"), list("text"), list("severity"), list("service")
 	m.environment, m.host, m.rule, m.id, m.timestamp = list("environment"), list("host"), list("rule"), list("id"), list("timestamp")
 	m.fingerprint = list("fingerprint")
+	for i, list := range [][]source{m.title, m.text, m.severity, m.service, m.environment, m.host, m.rule, m.id, m.timestamp, m.fingerprint} {
+		k := [...]string{"title", "text", "severity", "service", "environment", "host", "rule", "id", "timestamp", "fingerprint"}[i]
+		l.checkSourceSent(f[k], fieldKey("parts", k), list, k == "timestamp", false)
+	}
 	if f["title"] == nil && f["text"] == nil {
 		l.fail(n, "parts.title", "missing: an alert needs a title (or a text)")
 	}
@@ -1069,7 +1079,16 @@ func (l *loader) readParts(n *yaml.Node) {
 			l.fail(f["entities"], fieldKey("parts.entities", m.entities[i].key), "blank: keep is for labels and annotations (an entity is never blank)")
 		}
 	}
+	for _, r := range m.entities {
+		l.checkSourceSent(f["entities"], fieldKey("parts.entities", r.key), r.from, false, false)
+	}
+	for _, r := range append(slices.Clone(m.labels), m.annotations...) {
+		l.checkSourceSent(f["labels"], fieldKey("parts.labels", r.key), r.from, false, true)
+	}
 	m.links = l.readLabels(f["links"], "parts.links", false)
+	for _, r := range m.links {
+		l.checkSourceSent(f["links"], fieldKey("parts.links", r.key), r.from, false, false)
+	}
 	for _, r := range m.links {
 		if !slices.Contains(openrecall.LinkKinds, r.key) {
 			l.fail(f["links"], fieldKey("parts.links", r.key), "unknown link (known: %s)", strings.Join(openrecall.LinkKinds, ", "))
@@ -1218,6 +1237,9 @@ func (l *loader) readLabels(n *yaml.Node, field string, expand bool) []labelRule
 			continue
 		}
 		r.from = l.sources(v, f, false)
+		for i := range r.from {
+			r.keepOne = r.keepOne || r.from[i].keep
+		}
 		out = append(out, r)
 	}
 	return out

@@ -258,6 +258,8 @@ func (s *scope) event() Event {
 func (s *scope) labels(rules []labelRule, set, sent func(key, value string)) {
 	for _, r := range rules {
 		switch {
+		case r.keepOne:
+			s.keptLabel(&r, sent)
 		case r.tags:
 			for _, t := range s.tags {
 				if t.key == "" || !r.chosen(t.key) {
@@ -739,6 +741,11 @@ func (s *scope) runThen(p *vm.Program, v string) string {
 // timeOf reads a timestamp candidate: a path as Value.Time reads it, any
 // other candidate's text as ParseTime does; the zero time when none.
 func (s *scope) timeOf(src *source) time.Time {
+	if src.unixMs {
+		if t, ok := s.unixTimeOf(src); ok {
+			return t
+		}
+	}
 	if src.each != nil {
 		v, _ := s.candidate(src)
 		t, _ := ParseTime(v)

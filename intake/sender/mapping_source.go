@@ -12,7 +12,7 @@ import (
 // This file reads the candidates and the conditions of a mapping file.
 
 // sourceKeys are the keys of a candidate written as a mapping.
-var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "member", "in", "prefix", "sep", "map", "then", "each", "pick", "decode", "origin", "when", "as"}
+var sourceKeys = []string{"path", "expr", "value", "of", "join", "evidence", "tag", "pair", "member", "in", "prefix", "sep", "map", "then", "each", "pick", "decode", "origin", "when", "as", "numbers", "blank"}
 
 // sources reads a candidate list: one candidate, or a list of them. origin
 // says the part names its origin: a candidate must name one.
@@ -223,6 +223,7 @@ func (l *loader) source(n *yaml.Node, field string, origin bool) (source, bool) 
 	if w := f["when"]; w != nil {
 		s.when = l.condExpr(w, fieldKey(field, "when"))
 	}
+	l.readSourceSent(&s, f, field)
 	return s, true
 }
 

@@ -90,6 +90,12 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`2: recognise[0].has: bad path "alert..id": an empty key (two dots, or a dot at an end)`},
 		{"blank: keep is for one object's members", head + "parts:\n  title: a\n  labels: {\"*\": {from: l, keys: 'x', blank: keep}}\n",
 			`5: parts.labels.*.blank: keep copies every member of one object as sent: from the path of an object, without keys, except or join`},
+		{"numbers: ms outside a timestamp", head + "parts:\n  title: {path: a, numbers: ms}\n",
+			`4: parts.title: numbers: ms is for a timestamp's candidates`},
+		{"numbers other than ms", head + "parts:\n  title: a\n  timestamp: {path: at, numbers: us}\n",
+			`5: parts.timestamp.numbers: "us": want ms (a number is unix seconds, milliseconds above 1e12)`},
+		{"blank: keep outside a label", head + "parts:\n  title: {path: a, blank: keep}\n",
+			`4: parts.title: blank: keep is for the candidates of a label or annotation of one key`},
 		{"bad path in compact", head + "parts:\n  title: {expr: 'compact(\"a..b\")', as: a}\n",
 			`4: parts.title.expr: compact: bad path "a..b": an empty key (two dots, or a dot at an end)`},
 		{"bad path in an expression", head + "parts:\n  title: {expr: 'str(\"a.\")', as: a}\n",
@@ -743,6 +749,16 @@ func TestMappingFeatures(t *testing.T) {
 			Labels:      map[string]string{"pad": " p ", "empty": "", "n": "2.50", "trimmed": "p"},
 			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"\u003c","b":1}`, "a_pad": "p", "a_n": "2.50"},
 			Origin:      map[string]string{"title": "annotations.summary"}}},
+	}, {
+		name: "numbers: ms (a number read as intake reads a time), blank: keep on a label of one key, isUnix, isLink",
+		mapping: head + "parts:\n  title: t\n  timestamp: {path: at, numbers: ms}\n" +
+			"  labels:\n    pad: {path: pad, blank: keep}\n    none: {path: empty, blank: keep}\n" +
+			"    unix: {expr: 'isUnix(str(\"at\")) && isUnix(\"1.5e-3\") && !isUnix(\"-1\") && !isUnix(\"2e17\") ? \"yes\" : \"no\"'}\n" +
+			"    link: {expr: 'isLink(\"https://a.example/x\") && !isLink(\"javascript:x\") ? \"yes\" : \"no\"'}\n",
+		payload: `{"kind": "x", "t": "T", "at": 1700000000123456, "pad": "  ", "empty": ""}`,
+		want: []Event{{Title: "T", Status: "firing", Timestamp: time.UnixMilli(1700000000123456).UTC(),
+			Labels: map[string]string{"pad": "  ", "unix": "yes", "link": "yes"},
+			Origin: map[string]string{"title": "t"}}},
 	}, {
 		name: "indexes, pluck and isNumber",
 		mapping: head + "parts:\n  title: \"detection[0].rule\"\n" +
