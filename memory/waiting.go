@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -371,21 +370,41 @@ func waitingSealDests() ([]any, func() (id string, content []byte, seal, result 
 	}
 }
 
-// waitingStored returns which analyses of ws already have a waiting row.
+// waitingStored returns which analyses of ws already have a waiting row,
+// with one query per storedChunk analyses (a batch's is one), not one per
+// analysis.
 func waitingStored(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) (map[string]bool, error) {
 	out := make(map[string]bool, len(ws))
-	for _, w := range ws {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM waiting WHERE analysis_id = $1`, w.AnalysisID).Scan(&one)
-		switch {
-		case err == nil:
-			out[w.AnalysisID] = true
-		case !errors.Is(err, sql.ErrNoRows):
-			return nil, translate("waiting "+w.AnalysisID, err)
+	for len(ws) > 0 {
+		k := min(len(ws), storedChunk)
+		args := make([]any, k)
+		for i, w := range ws[:k] {
+			args[i] = w.AnalysisID
 		}
+		var p params
+		rows, err := tx.QueryContext(ctx, `SELECT analysis_id FROM waiting WHERE analysis_id IN (`+p.list(k)+`)`, args...)
+		if err != nil {
+			return nil, translate("waiting "+ws[0].AnalysisID, err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, translate("waiting "+ws[0].AnalysisID, err)
+			}
+			out[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, translate("waiting "+ws[0].AnalysisID, err)
+		}
+		ws = ws[k:]
 	}
 	return out, nil
 }
+
+// storedChunk is the most analyses waitingStored asks about in one query.
+const storedChunk = 256
 
 // groupWaitsCond selects, in alert_groups AS g, the groups that wait for a
 // person (usecase.GroupWaits is the rule): no person decided them, they
