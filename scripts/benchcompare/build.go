@@ -97,7 +97,11 @@ func build(ctx context.Context, src, bin, work, label string) error {
 	if err := os.WriteFile(overlayPath, overlay, 0o644); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-overlay", overlayPath,
+	// -trimpath: the packages' build cache keys then do not hold the tree's
+	// directory, so the temporary worktree of BASE reuses what the working
+	// tree built wherever the sources are the same (the cgo SQLite driver
+	// above all), and neither binary holds a temporary path.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-overlay", overlayPath,
 		"-ldflags", "-X main.version=benchcompare-"+label, "-o", bin, "./cmd/openrecall")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
