@@ -75,7 +75,12 @@ func (s *Memories) CacheStats() string {
 		return "recall cache off"
 	}
 	h, n := c.hits.Load(), c.lookups.Load()
-	idx := fmt.Sprintf("existence index %d/%d misses skipped (%d loads)", c.index.skips.Load(), n-h, c.index.loads.Load())
+	loads := c.index.loads.Load()
+	plural := "s"
+	if loads == 1 {
+		plural = ""
+	}
+	idx := fmt.Sprintf("existence index %d/%d misses skipped (%d load%s)", c.index.skips.Load(), n-h, loads, plural)
 	if c.maxEntries == 0 {
 		return "recall cache off, " + idx
 	}
