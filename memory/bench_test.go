@@ -281,3 +281,52 @@ func BenchmarkRecallCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecallMiss is a recall that finds nothing (analyze's miss
+// path), plain (the query runs) and with the existence index
+// (EnableRecallIndex, the data version read again every 5ms as analyze
+// does): on an empty memory, the target family; on 1k memories, an
+// identity of its own with a DNA that names neither error class nor
+// service role, so only its own tiers are read and no memory has it.
+func BenchmarkRecallMiss(b *testing.B) {
+	for _, mem := range []struct {
+		name string
+		open func(b *testing.B) *Store
+		id   openrecall.Identity
+		fp   openrecall.Fingerprint
+	}{
+		{"empty", func(b *testing.B) *Store { return openTemp(b) }, benchIdentity, benchTarget},
+		{"1k", func(b *testing.B) *Store {
+			s, err := Open(context.Background(), benchDB(b, 1_000), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close() })
+			return s
+		}, openrecall.Identity{Rule: "NoSuchRule", Service: "checkout"}, fpOf("", "", "database", "spike", "", "prod")},
+	} {
+		for _, index := range []bool{false, true} {
+			name := mem.name + "/plain"
+			if index {
+				name = mem.name + "/index"
+			}
+			b.Run(name, func(b *testing.B) {
+				s := mem.open(b)
+				if index {
+					s.EnableRecallIndex(5 * time.Millisecond)
+				}
+				ctx := context.Background()
+				if got, err := s.Recall(ctx, mem.id, mem.fp, 10); err != nil || len(got) != 0 {
+					b.Fatalf("Recall = %d matches, %v; want none", len(got), err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := s.Recall(ctx, mem.id, mem.fp, 10); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

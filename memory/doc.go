@@ -145,7 +145,12 @@
 // each recall found, keyed by identity, fingerprint and limit; scores are
 // computed afresh. The store's own retains, forgets, supersedes and imports
 // empty it at once, another process's writes when PRAGMA data_version next
-// says so (read at most every recheck interval).
+// says so (read at most every recheck interval). It, or EnableRecallIndex
+// alone, also holds the existence index (existindex.go): the keys of the
+// critical values, and of the identity with them, of every memory not
+// forgotten, so that a recall no memory could answer returns without its
+// query; loaded again when the data version moves, added to by the store's
+// own retains.
 //
 // # Identity, severity, expiry, forgetting
 //

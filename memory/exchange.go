@@ -226,11 +226,13 @@ func (s *conn) importBatch(ctx context.Context, recs []pendingRecord, rep *Impor
 	}
 	defer tx.Rollback()
 	created, existing := 0, 0
+	stored := make([]openrecall.Incident, 0, len(recs))
 	for _, rec := range recs {
-		_, ok, err := s.retainTx(ctx, tx, rec.args, rec.inc)
+		inc, ok, err := s.retainTx(ctx, tx, rec.args, rec.inc)
 		if err != nil {
 			return fmt.Errorf("import line %d: %w", rec.line, err)
 		}
+		stored = append(stored, inc)
 		if ok {
 			created++
 		} else {
@@ -241,6 +243,7 @@ func (s *conn) importBatch(ctx context.Context, recs []pendingRecord, rep *Impor
 		return translate("import: commit", err)
 	}
 	s.incidentWrites.Add(1)
+	s.indexWrote(stored...)
 	rep.Created += created
 	rep.Existing += existing
 	return nil

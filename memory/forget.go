@@ -86,5 +86,6 @@ func (s *Memories) Supersede(ctx context.Context, old string, inc openrecall.Inc
 		return stored, forgotten, false, translate("supersede: commit", err)
 	}
 	s.incidentWrites.Add(1)
+	s.indexWrote(stored)
 	return stored, forgotten, created, nil
 }

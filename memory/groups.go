@@ -368,9 +368,10 @@ func (s *Decisions) DecideGroup(ctx context.Context, id string, inc openrecall.I
 	if err != nil {
 		return openrecall.Group{}, openrecall.Incident{}, false, nil, err
 	}
-	if created {
-		s.incidentWrites.Add(1)
-	}
+	// Counted even when an equivalent memory was stored: the retain may
+	// have filled in its identity (fillIdentity), which recall reads.
+	s.incidentWrites.Add(1)
+	s.indexWrote(stored)
 	members, err := s.GroupMembers(ctx, id)
 	if err != nil {
 		return g, stored, created, nil, err

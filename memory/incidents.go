@@ -439,6 +439,7 @@ func (s *Memories) Retain(ctx context.Context, inc openrecall.Incident) (openrec
 		return openrecall.Incident{}, false, translate("retain: commit", err)
 	}
 	s.incidentWrites.Add(1)
+	s.indexWrote(stored)
 	s.log.Debug("retain", zap.String("id", stored.ID), zap.Bool("created", created),
 		zap.String("fingerprint", stored.Fingerprint.String()), zap.String("decision", string(stored.Decision)))
 	return stored, created, nil
@@ -565,13 +566,13 @@ func (s *Memories) Recall(ctx context.Context, id openrecall.Identity, fp openre
 // time, are Recall's), which is what the recall cache keeps.
 func (s *conn) recallIncidents(ctx context.Context, id openrecall.Identity, fp openrecall.Fingerprint, limit int) ([]openrecall.Incident, error) {
 	// Related matches need a DNA that says something: an empty error class
-	// and service role are kinship with nothing.
-	related := fp.ErrorClass != "" || fp.ServiceRole != ""
+	// and service role are kinship with nothing (recallFamilies).
+	strong, related := recallFamilies(id, fp)
 	var query recallStatement
 	switch {
-	case !id.IsZero() && related:
+	case strong && related:
 		query = s.sql.recall.strongRelated
-	case !id.IsZero():
+	case strong:
 		query = s.sql.recall.strongOnly
 	case related:
 		query = s.sql.recall.relatedOnly

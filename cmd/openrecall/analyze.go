@@ -47,7 +47,7 @@ type analyzeOptions struct {
 	noGrouping bool
 	// noCache turns the fingerprint and recall caches off (hidden, for
 	// make bench-analyze's cache-off rows: the miss path measured on any
-	// queue).
+	// queue); the recall's existence index stays on.
 	noCache bool
 }
 
@@ -192,9 +192,13 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 	defer a.closeLogged("memory", st)
 	// The run's recalls repeat (a queue re-sends and re-fires the same
 	// rules): cache them for this run; any retain, here or (seen within
-	// recallRecheck) by another process, empties the cache.
+	// recallRecheck) by another process, empties the cache. The existence
+	// index, which answers a recall that would find nothing without its
+	// query, stays on under --no-cache: it keeps no answers, and the miss
+	// path is the one it serves.
 	if opts.noCache {
 		a.noFingerprintCache = true
+		st.EnableRecallIndex(recallRecheck)
 	} else {
 		st.EnableRecallCache(recallCacheEntries, recallRecheck)
 	}

@@ -18,6 +18,7 @@ func registry() []pbt.Property {
 	props = append(props, triageProperties()...)
 	props = append(props, memoryProperties()...)
 	props = append(props, recallCacheProperty()...)
+	props = append(props, existIndexProperty()...)
 	props = append(props, pipelineProperties()...)
 	props = append(props, budgetProperties()...)
 	props = append(props, creationProperties()...)
