@@ -146,8 +146,14 @@ func (f Fingerprint) With(field, value string) (Fingerprint, bool) {
 // String returns the canonical string: the six name=value pairs in canonical
 // order, separated by ';', an empty value written as nothing after '='.
 func (f Fingerprint) String() string {
+	vals := f.Values()
+	n := len(vals) - 1 // the separators
+	for i, v := range vals {
+		n += len(FingerprintFields[i]) + 1 + len(v)
+	}
 	var b strings.Builder
-	for i, v := range f.Values() {
+	b.Grow(n) // one allocation: the hot path builds this string per alert
+	for i, v := range vals {
 		if i > 0 {
 			b.WriteByte(';')
 		}
@@ -158,11 +164,27 @@ func (f Fingerprint) String() string {
 	return b.String()
 }
 
+// appendCanonical appends the canonical string (String) to b.
+func (f Fingerprint) appendCanonical(b []byte) []byte {
+	for i, v := range f.Values() {
+		if i > 0 {
+			b = append(b, ';')
+		}
+		b = append(b, FingerprintFields[i]...)
+		b = append(b, '=')
+		b = append(b, v...)
+	}
+	return b
+}
+
 // ID returns a short, stable hash of the canonical string (12 hex digits),
 // used for display and indexing.
 func (f Fingerprint) ID() string {
-	sum := sha256.Sum256([]byte(f.String()))
-	return hex.EncodeToString(sum[:6])
+	var buf [256]byte // the canonical string of a usual fingerprint fits
+	sum := sha256.Sum256(f.appendCanonical(buf[:0]))
+	var id [12]byte
+	hex.Encode(id[:], sum[:6])
+	return string(id[:])
 }
 
 // HasAttack reports whether the fingerprint carries an attack pattern.

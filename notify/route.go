@@ -3,6 +3,7 @@ package notify
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -60,9 +61,12 @@ func (r *Route) walk(s Subject, path, inherited string) []Match {
 	}
 	var all []Match
 	for i, c := range r.Routes {
-		p := fmt.Sprintf("routes[%d]", i)
-		if path != "" {
-			p = path + "." + p
+		// Runs per alert: one concatenation, no fmt.
+		var p string
+		if path == "" {
+			p = "routes[" + strconv.Itoa(i) + "]"
+		} else {
+			p = path + ".routes[" + strconv.Itoa(i) + "]"
 		}
 		got := c.walk(s, p, receiver)
 		all = append(all, got...)

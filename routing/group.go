@@ -1,8 +1,6 @@
 package routing
 
 import (
-	"fmt"
-
 	openrecall "github.com/openrecall/openrecall"
 )
 
@@ -23,7 +21,7 @@ func (r *Router) Grouped(in Input, head openrecall.GroupHead, why string) Output
 	step := openrecall.RouteStep{
 		Step: openrecall.StepGrouped, Model: "group", Skipped: true, Outcome: openrecall.OutcomeOK,
 		Proposed: head.Decision, MemoryHits: len(in.Matches),
-		Reason: fmt.Sprintf("member of an alert group: takes the decision %s of its head, alert %s%s", head.Decision, head.AlertID, why),
+		Reason: "member of an alert group: takes the decision " + string(head.Decision) + " of its head, alert " + head.AlertID + why,
 	}
 	out := Output{Decision: head.Decision}
 	if head.ModelBenign {

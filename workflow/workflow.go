@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,7 +139,26 @@ func (w *Workflow) Mode() openrecall.Mode { return w.cfg.Mode }
 
 // AnalysisID returns the analysis id of the record at 0-based sequence seq.
 func (w *Workflow) AnalysisID(seq int) string {
-	return fmt.Sprintf("%s-%06d", w.cfg.Batch, seq)
+	return analysisID(w.cfg.Batch, seq)
+}
+
+// analysisID is fmt.Sprintf("%s-%06d", batch, seq) without fmt: one
+// allocation, as it runs once per alert.
+func analysisID(batch string, seq int) string {
+	if seq < 0 {
+		return fmt.Sprintf("%s-%06d", batch, seq)
+	}
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(seq), 10)
+	var b strings.Builder
+	b.Grow(len(batch) + 1 + max(6, len(d)))
+	b.WriteString(batch)
+	b.WriteByte('-')
+	for range 6 - len(d) {
+		b.WriteByte('0')
+	}
+	b.Write(d)
+	return b.String()
 }
 
 // Analyze runs one alert through the pipeline as record 0 of the batch.
@@ -212,7 +232,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 	res.Alert = a
 	intakeStep := openrecall.RouteStep{
 		Step:    openrecall.StepIntake,
-		Reason:  fmt.Sprintf("parsed %s record, alert id %s", a.Format, a.ID),
+		Reason:  "parsed " + a.Format + " record, alert id " + a.ID,
 		Outcome: openrecall.OutcomeOK,
 		Latency: w.now().Sub(start),
 	}
@@ -226,7 +246,7 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 	if !openrecall.Triaged(a.Status) {
 		res.Outcome = openrecall.ResultResolved
 		intakeStep.Outcome = openrecall.OutcomeRecorded
-		intakeStep.Reason = fmt.Sprintf("%s notification for alert %s: recorded, not triaged", a.Status, a.ID)
+		intakeStep.Reason = a.Status + " notification for alert " + a.ID + ": recorded, not triaged"
 		res.Steps = []openrecall.RouteStep{intakeStep}
 		return w.finish(res, start)
 	}
@@ -314,12 +334,15 @@ func (w *Workflow) process(ctx context.Context, rec intake.Record, pos, seq int,
 				zap.String("why", st.UsageAnomaly))
 		}
 	}
-	w.log.Debug("analysed",
-		zap.String("alert", a.ID),
-		zap.String("fingerprint", fp.String()),
-		zap.String("identity", id.String()),
-		zap.String("decision", string(res.Decision)),
-		zap.Bool("bypassed", res.Bypassed))
+	// Checked first: the fields (two strings built per alert) are made only
+	// when Debug is on.
+	if ce := w.log.Check(zap.DebugLevel, "analysed"); ce != nil {
+		ce.Write(zap.String("alert", a.ID),
+			zap.String("fingerprint", fp.String()),
+			zap.String("identity", id.String()),
+			zap.String("decision", string(res.Decision)),
+			zap.Bool("bypassed", res.Bypassed))
+	}
 	return w.finish(res, start)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -37,6 +38,10 @@ type analyzeOptions struct {
 	// cpuProfile, when set, names a file for a CPU profile of the run (a
 	// hidden flag for make bench-analyze).
 	cpuProfile string
+	// memProfile, when set, names a file for an allocation profile of the
+	// run (hidden, for allocation work); the run's malloc count goes to
+	// stderr beside it.
+	memProfile string
 	// budgetSet is true when --budget-usd was given (0 then means no
 	// budget rather than the config's).
 	budgetSet bool
@@ -98,6 +103,8 @@ summary goes to stderr.`,
 	a.modelFlags.bind(f)
 	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	_ = f.MarkHidden("cpuprofile")
+	f.StringVar(&opts.memProfile, "memprofile", "", "write an allocation profile of the run to this file and its malloc count to stderr")
+	_ = f.MarkHidden("memprofile")
 	f.BoolVar(&opts.cacheStats, "cache-stats", false, "print the run's cache hit rates on stderr")
 	_ = f.MarkHidden("cache-stats")
 	f.BoolVar(&opts.noCache, "no-cache", false, "turn the fingerprint and recall caches off")
@@ -133,6 +140,34 @@ func startCPUProfile(path string) (func() error, error) {
 	}, nil
 }
 
+// startMemProfile records every allocation from here on, notes the process's
+// malloc count and returns the function
+// that writes the allocation profile to path and prints the mallocs and bytes
+// allocated since the start on w.
+func startMemProfile(path string, w io.Writer) func() error {
+	runtime.MemProfileRate = 1 // every allocation: counts are exact, not sampled
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	return func() error {
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		fmt.Fprintf(w, "memprofile: %d mallocs, %d bytes allocated\n",
+			after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc)
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			_ = f.Close() // the write error says what went wrong
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		return nil
+	}
+}
+
 // openInput opens FILE, or standard input for "" and "-".
 func (a *app) openInput(name string) (io.ReadCloser, string, error) {
 	if name == "" || name == "-" {
@@ -151,6 +186,14 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 		if err != nil {
 			return err
 		}
+		defer func() {
+			if serr := stop(); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+	}
+	if opts.memProfile != "" {
+		stop := startMemProfile(opts.memProfile, a.errOut)
 		defer func() {
 			if serr := stop(); serr != nil && err == nil {
 				err = serr

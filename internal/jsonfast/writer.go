@@ -245,12 +245,16 @@ func (o *Object) Float(name string, v float64) *Object {
 // Time appends a time member as time.Time's MarshalJSON writes it.
 func (o *Object) Time(name string, t time.Time) *Object {
 	o.Key(name)
-	text, err := t.MarshalJSON()
+	// t.MarshalJSON's bytes (a quoted strict RFC 3339 text), appended in
+	// place rather than allocated per call.
+	n := len(o.b)
+	b, err := t.AppendText(append(o.b, '"'))
 	if err != nil {
+		o.b = o.b[:n]
 		o.ok = false
 		return o
 	}
-	o.b = append(o.b, text...)
+	o.b = append(b, '"')
 	return o
 }
 
