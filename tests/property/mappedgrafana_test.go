@@ -45,36 +45,17 @@ func checkGrafanaFastPathIsMapping(body []byte, g gen.GrafanaGroup) (bool, error
 			}
 			continue
 		}
-		recs, rerr := intake.ParseBytes(body, intake.Options{Format: f})
-		if rerr != nil {
-			return false, fmt.Errorf("read %q: %v", body, rerr)
+		want, other, rerr := fastPathAlerts(body, f, "grafana")
+		switch {
+		case rerr != nil:
+			return false, rerr
+		case other != "" && g.Before:
+			return true, fmt.Errorf("format %q: %q: the fast path reads an alert of %s, not Grafana's", f, body, other)
+		case other != "":
+			return false, nil
 		}
-		var want []openrecall.Alert
-		for _, r := range recs {
-			if r.Err != nil || r.Alert.Dropped > 0 {
-				// Rejections, and the notice of alerts Grafana left out
-				// (truncatedAlerts): intake's report on the webhook, no
-				// alert of it (as for P165).
-				continue
-			}
-			if r.Alert.Sender != "grafana" {
-				if g.Before {
-					return true, fmt.Errorf("format %q: %q: the fast path reads an alert of %s, not Grafana's", f, body, r.Alert.Sender)
-				}
-				return false, nil
-			}
-			a := r.Alert
-			a.Position = openrecall.Position{}
-			want = append(want, a)
-		}
-		if err != nil {
-			if len(want) > 0 {
-				return true, fmt.Errorf("format %q: %q: the fast path reads %d alerts, the mapping: %v", f, body, len(want), err)
-			}
-			continue
-		}
-		if !reflect.DeepEqual(got, want) {
-			return true, fmt.Errorf("format %q: %q:\n fast path: %+v\n mapping:   %+v", f, body, want, got)
+		if cerr := sameAlerts(f, body, want, got, err); cerr != nil {
+			return true, cerr
 		}
 	}
 	return true, nil
@@ -182,4 +163,43 @@ func mappedGrafanaProperties() []pbt.Property {
 			pbt.Cover("compared, keys sorted", 1),
 		),
 	}
+}
+
+// fastPathAlerts reads body by intake with the format f and returns the
+// alerts it reads, without their position: rejections and the notice of
+// alerts the sender left out (truncatedAlerts, intake's report on the
+// webhook, no alert of it) are none. other is the sender of the first
+// alert that is not sender's ("" when all are).
+func fastPathAlerts(body []byte, f intake.Format, sender string) (want []openrecall.Alert, other string, err error) {
+	recs, err := intake.ParseBytes(body, intake.Options{Format: f})
+	if err != nil {
+		return nil, "", fmt.Errorf("read %q: %v", body, err)
+	}
+	for _, r := range recs {
+		if r.Err != nil || r.Alert.Dropped > 0 {
+			continue
+		}
+		if r.Alert.Sender != sender {
+			return nil, r.Alert.Sender, nil
+		}
+		a := r.Alert
+		a.Position = openrecall.Position{}
+		want = append(want, a)
+	}
+	return want, "", nil
+}
+
+// sameAlerts compares the alerts the fast path read (want) with those the
+// mapping read (got, or its error merr): equal, or none read by either.
+func sameAlerts(f intake.Format, body []byte, want, got []openrecall.Alert, merr error) error {
+	if merr != nil {
+		if len(want) > 0 {
+			return fmt.Errorf("format %q: %q: the fast path reads %d alerts, the mapping: %v", f, body, len(want), merr)
+		}
+		return nil
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("format %q: %q:\n fast path: %+v\n mapping:   %+v", f, body, want, got)
+	}
+	return nil
 }
