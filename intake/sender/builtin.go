@@ -3,10 +3,10 @@ package sender
 // The built-in senders are read by intake's own reader (its fast path for
 // webhooks and its readers of the other shapes); they are listed here for
 // the registry, the forced formats and the documentation. A built-in may
-// be a mapping too: Grafana's reads the legacy notification intake hands
-// it; Alertmanager's is what intake's fast path is held equal to (P165);
-// Prometheus's and PagerDuty's read the postable alerts and events intake
-// hands them.
+// be a mapping too: Alertmanager's and Grafana's webhook are what intake's
+// fast path is held equal to (P165, P171); Grafana's also reads the legacy
+// notification intake hands it; Prometheus's and PagerDuty's read the
+// postable alerts and events intake hands them.
 
 // alertmanager is Prometheus Alertmanager: intake's fast path reads its
 // webhooks, held equal to its embedded mapping (alertmanager.yaml) by
@@ -17,10 +17,11 @@ func alertmanager() Sender {
 	return s
 }
 
-// grafana is Grafana alerting: intake's webhook reader reads its current
-// webhooks with Alertmanager's, and its embedded mapping (grafana.yaml)
-// the legacy alerting notification intake hands it. Match and Map are the
-// mapping's.
+// grafana is Grafana alerting: intake's fast path reads its current
+// webhooks with Alertmanager's, held equal to the webhook version of its
+// embedded mapping (grafana.yaml) by property P171, and the mapping's
+// legacy version reads the legacy alerting notification intake hands it.
+// Match and Map are the mapping's.
 func grafana() Sender {
 	s := mapped("grafana")
 	s.Builtin = true

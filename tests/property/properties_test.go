@@ -24,6 +24,7 @@ func registry() []pbt.Property {
 	props = append(props, creationProperties()...)
 	props = append(props, senderTableProperties()...)
 	props = append(props, mappedWebhookProperties()...)
+	props = append(props, mappedGrafanaProperties()...)
 	props = append(props, notifyProperties()...)
 	props = append(props, notifiedProperties()...)
 	props = append(props, outboxProperties()...)

@@ -20,6 +20,32 @@ func TestRegressions(t *testing.T) {
 	t.Run("P27_foreign_wal_file", regressionForeignWALFile)
 	t.Run("P48_grafana_webhook_keys_sorted", regressionGrafanaWebhookKeysSorted)
 	t.Run("P48_truncation_notice_receiver_after_alerts", regressionTruncationReceiverAfterAlerts)
+	t.Run("P171_grafana_org_id_alone_is_a_batch", regressionGrafanaOrgIDAloneIsABatch)
+}
+
+// regressionGrafanaOrgIDAloneIsABatch: P171's shrunk counterexample. An
+// object with an orgId and alerts but no other member of a webhook
+// (receiver, groupKey, groupLabels, commonLabels, version, status) is a
+// batch of alerts of any shape to intake, each item read by its own
+// shape; Grafana's mapping first read it as a Grafana webhook, dropping
+// the item without labels. Now the mapping does not recognise it (as
+// alertmanager.yaml does not recognise such an Alertmanager batch), and at
+// Grafana's endpoint, where intake reads it as a webhook, the two agree.
+func regressionGrafanaOrgIDAloneIsABatch(t *testing.T) {
+	body := []byte(`{"orgId":1,"alerts":[{"status":"firing","labels":{"alertname":"HighErrorRate"},"annotations":{"summary":""}},{"status":"firing","startsAt":"2026-11-29T21:10:00Z","generatorURL":"disk full on db-1"}]}`)
+	recs, err := intake.ParseBytes(body, intake.Options{})
+	if err != nil || len(recs) != 2 || recs[0].Err != nil || recs[1].Err != nil {
+		t.Fatalf("read %s: %v %+v", body, err, recs)
+	}
+	if recs[0].Alert.Sender != "grafana" || recs[1].Alert.Sender == "grafana" {
+		t.Fatalf("senders %q and %q, want grafana and the second item's own", recs[0].Alert.Sender, recs[1].Alert.Sender)
+	}
+	if _, err := intake.MappedGrafanaWebhook(body, false); err == nil {
+		t.Fatalf("Grafana's mapping recognises a batch as its webhook")
+	}
+	if compared, err := checkGrafanaFastPathIsMapping(body, gen.GrafanaGroup{Before: true, Batch: true}); !compared || err != nil {
+		t.Fatalf("compared %v: %v", compared, err)
+	}
 }
 
 // regressionGrafanaWebhookKeysSorted: P48's shrunk counterexample. A

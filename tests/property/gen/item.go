@@ -257,22 +257,41 @@ func (w WebhookItems) Items() []WebhookItem { return append([]WebhookItem{w.Firs
 
 // Body returns the items written in the webhook ItemGroups()[group].
 func (w WebhookItems) Body(group int) string {
+	return w.body(ItemGroups()[group%len(ItemGroups())], nil)
+}
+
+// body returns the items written in the webhook group (%s is the alerts
+// array), each followed by the members more gives it ("key:value" texts,
+// written with the items' white space; nil: none).
+func (w WebhookItems) body(group string, more func(i int, sp string, tidy bool) []string) string {
+	tidy := w.Tidy == 1
 	w = w.tidy()
 	sp := ItemSpaces()[w.Space%len(ItemSpaces())]
 	items := make([]string, len(w.Items()))
 	for i, it := range w.Items() {
 		var b strings.Builder
 		b.WriteString("{" + sp)
-		for j, f := range it.fields() {
-			if j > 0 {
+		n := 0
+		for _, f := range it.fields() {
+			if n > 0 {
 				b.WriteString("," + sp)
 			}
 			b.WriteString(f.key + sp + ":" + sp + f.value.json(sp, f.core))
+			n++
+		}
+		if more != nil {
+			for _, m := range more(i, sp, tidy) {
+				if n > 0 {
+					b.WriteString("," + sp)
+				}
+				b.WriteString(m)
+				n++
+			}
 		}
 		b.WriteString(sp + "}")
 		items[i] = b.String()
 	}
-	return fmt.Sprintf(ItemGroups()[group%len(ItemGroups())], "["+sp+strings.Join(items, ","+sp)+sp+"]") + "\n"
+	return fmt.Sprintf(group, "["+sp+strings.Join(items, ","+sp)+sp+"]") + "\n"
 }
 
 // Common reports whether item i has the shape nearly every real item has:

@@ -98,6 +98,7 @@ func All() []Named {
 		})},
 		{"TextGen", TextGen(), validAs(func(t Text) error { return indexesIn(t.Atoms, len(TextAtoms()), "atom") })},
 		{"WebhookItemsGen", WebhookItemsGen(), validAs(ValidWebhookItems)},
+		{"GrafanaWebhookGen", GrafanaWebhookGen(), validAs(ValidGrafanaWebhook)},
 		{"SenderReadingGen", SenderReadingGen(), validAs(ValidSenderReading)},
 		{"RuleDigitsGen", RuleDigitsGen(), validAs(ValidRuleDigits)},
 		{"EvidenceChangeGen", EvidenceChangeGen(), validAs(ValidEvidenceChange)},
