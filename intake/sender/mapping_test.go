@@ -735,7 +735,7 @@ func TestMappingFeatures(t *testing.T) {
 		name:    "compact: any value as compact JSON, keys sorted, a string quoted, absent null",
 		mapping: head + "parts:\n  title: {expr: 'compact(\"tags\") + \" \" + compact(\"name\") + \" \" + compact(\"none\") + \" \" + compact(\"n\")', as: tags}\n",
 		payload: `{"kind": "x", "tags": {"z": [1, "a<b"], "a": null}, "name": "db", "n": 2.50}`,
-		want: []Event{{Title: `{"a":null,"z":[1,"a\u003cb"]} "db" null 2.50`, Status: "firing",
+		want: []Event{{Title: `{"a":null,"z":[1,"a<b"]} "db" null 2.50`, Status: "firing",
 			Origin: map[string]string{"title": "tags"}}},
 	}, {
 		name: "annotations, fingerprint and blank: keep (members as sent, empty ones kept, nulls skipped); isTime",
@@ -747,7 +747,7 @@ func TestMappingFeatures(t *testing.T) {
 			"annotations": {"summary": " Disk full ", "o": {"b": 1, "a": "<"}}}`,
 		want: []Event{{Title: "Disk full", Status: "firing", Fingerprint: "c91d",
 			Labels:      map[string]string{"pad": " p ", "empty": "", "n": "2.50", "trimmed": "p"},
-			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"\u003c","b":1}`, "a_pad": "p", "a_n": "2.50"},
+			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"<","b":1}`, "a_pad": "p", "a_n": "2.50"},
 			Origin:      map[string]string{"title": "annotations.summary"}}},
 	}, {
 		name: "numbers: ms (a number read as intake reads a time), blank: keep on a label of one key, isUnix, isLink",
