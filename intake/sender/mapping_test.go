@@ -94,6 +94,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`4: parts.title: numbers: ms is for a timestamp's candidates`},
 		{"numbers other than ms", head + "parts:\n  title: a\n  timestamp: {path: at, numbers: us}\n",
 			`5: parts.timestamp.numbers: "us": want ms (a number is unix seconds, milliseconds above 1e12)`},
+		{"blank other than keep or empty", head + "parts:\n  title: a\n  labels: {t: {path: t, blank: skip}}\n",
+			`5: parts.labels.t.blank: "skip": want keep (the value as read, not trimmed) or empty (keep, an empty value kept too)`},
 		{"blank: keep outside a label", head + "parts:\n  title: {path: a, blank: keep}\n",
 			`4: parts.title: blank: keep is for the candidates of a label or annotation of one key`},
 		{"bad path in compact", head + "parts:\n  title: {expr: 'compact(\"a..b\")', as: a}\n",
@@ -758,6 +760,14 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "t": "T", "at": 1700000000123456, "pad": "  ", "empty": ""}`,
 		want: []Event{{Title: "T", Status: "firing", Timestamp: time.UnixMilli(1700000000123456).UTC(),
 			Labels: map[string]string{"pad": "  ", "unix": "yes", "link": "yes"},
+			Origin: map[string]string{"title": "t"}}},
+	}, {
+		name: "blank: empty on a label of one key: the candidate that applies sets it, an empty value kept",
+		mapping: head + "parts:\n  title: t\n" +
+			"  annotations:\n    ts: {expr: 'str(\"ts\")', when: 'kind(\"ts\") == \"object\"', blank: empty}\n" +
+			"    other: {path: t, when: 'false', blank: empty}\n",
+		payload: `{"kind": "x", "t": "T", "ts": {"at": 1}}`,
+		want: []Event{{Title: "T", Status: "firing", Annotations: map[string]string{"ts": ""},
 			Origin: map[string]string{"title": "t"}}},
 	}, {
 		name: "indexes, pluck and isNumber",
