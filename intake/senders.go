@@ -180,18 +180,7 @@ func ownAlert(v sender.Value, format string) (openrecall.Alert, string, error) {
 	if e.Title == "" && e.Text == "" && len(cleanMap(e.Labels)) == 0 {
 		return openrecall.Alert{}, "", errors.New("empty alert: no title, text or labels")
 	}
-	a := openrecall.Alert{
-		ID:          e.ID,
-		Format:      format,
-		Sender:      openrecall.SenderOwn,
-		Title:       e.Title,
-		Text:        e.Text,
-		Labels:      e.Labels,
-		Annotations: e.Annotations,
-		Source:      e.Host,
-		Status:      e.Status,
-		Timestamp:   e.Timestamp,
-	}
+	a := readAlert(e, format, openrecall.SenderOwn)
 	if err := finish(&a, e.Severity, e.Environment, e.Service); err != nil {
 		return openrecall.Alert{}, "", err
 	}
