@@ -89,19 +89,7 @@ func prometheusEventAlert(e sender.Event) (openrecall.Alert, error) {
 // severities are intake's words), its id pd- + the dedup_key, else the
 // hash of the whole event, v.
 func pagerDutyEventAlert(e sender.Event, v sender.Value) (openrecall.Alert, error) {
-	a := openrecall.Alert{
-		ID:          e.ID,
-		Format:      string(FormatPagerDuty),
-		Title:       e.Title,
-		Text:        e.Text,
-		Labels:      e.Labels,
-		Annotations: e.Annotations,
-		Source:      e.Host,
-		Status:      e.Status,
-		Timestamp:   e.Timestamp,
-		Sender:      "pagerduty",
-		Links:       e.Links,
-	}
+	a := readAlert(e, string(FormatPagerDuty), "pagerduty")
 	if a.ID == "" {
 		// No dedup_key (PagerDuty would make a new one): the hash of the
 		// whole event, not only of the fields read (client, links, images
@@ -112,4 +100,24 @@ func pagerDutyEventAlert(e sender.Event, v sender.Value) (openrecall.Alert, erro
 		return openrecall.Alert{}, err
 	}
 	return a, nil
+}
+
+// readAlert is the alert of an event a mapping read, as it read it (not
+// normalized as eventAlert's): its id, title, text, labels, annotations,
+// host as source, status, time and links, of the format and sender
+// given; the caller finishes it.
+func readAlert(e sender.Event, format, name string) openrecall.Alert {
+	return openrecall.Alert{
+		ID:          e.ID,
+		Format:      format,
+		Title:       e.Title,
+		Text:        e.Text,
+		Labels:      e.Labels,
+		Annotations: e.Annotations,
+		Source:      e.Host,
+		Status:      e.Status,
+		Timestamp:   e.Timestamp,
+		Sender:      name,
+		Links:       e.Links,
+	}
 }

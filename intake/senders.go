@@ -78,12 +78,12 @@ func ownLike(o object) bool {
 // (DESIGN §3), which rejects only an object with no non-blank value at
 // all.
 func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall.Position) []Record {
-	if p.shape == "" && ownObject(o) {
-		return p.own(out, o, pos)
-	}
 	v, err := sender.Parse(raw)
 	if err != nil {
 		return reject(out, pos, "%s", jsonReason(err))
+	}
+	if p.shape == "" && ownObject(o) {
+		return p.own(out, v, pos)
 	}
 	var (
 		s       sender.Sender
@@ -146,20 +146,45 @@ func (p *parser) senderObject(out []Record, o object, raw []byte, pos openrecall
 // own whose title is in a recovery or acknowledgement form ("RESOLVED:
 // disk full", "web-3 DOWN -> UP") is that notice (DESIGN §3), unless it is
 // a security detection, whose title is the detection's words.
-func (p *parser) own(out []Record, o object, pos openrecall.Position) []Record {
-	a, err := genericAlert(o, string(p.container))
+func (p *parser) own(out []Record, v sender.Value, pos openrecall.Position) []Record {
+	a, sent, err := ownAlert(v, string(p.container))
 	if err != nil {
 		return reject(out, pos, "%v", err)
 	}
-	if o.lenient("status") == "" && !a.Security {
+	if v.Get("status").String() == "" && !a.Security {
 		if st := sender.GenericTitleStatus(a.Title); st != "" {
 			a.Status = st
 		}
 	}
 	a.Position = pos
 	out = append(out, Record{Alert: a})
-	p.sent(&out[len(out)-1], o.lenient("severity"))
+	p.sent(&out[len(out)-1], sent)
 	return out
+}
+
+// ownAlert reads the product's own alert object by its embedded mapping
+// (sender/mappings/openrecall.yaml) and finishes the alert as the
+// product's own: of the openrecall sender, its id (when it has none) the
+// hash of its content, no origins; it returns the severity as sent too.
+// An object with no title, text or label is no alert.
+func ownAlert(v sender.Value, format string) (openrecall.Alert, string, error) {
+	s, _ := sender.Lookup(openrecall.SenderOwn)
+	_, events, err := sender.ReadAs(nil, s, v)
+	if err != nil {
+		return openrecall.Alert{}, "", err
+	}
+	if len(events) != 1 {
+		return openrecall.Alert{}, "", fmt.Errorf("the object carries %d alerts, not one", len(events))
+	}
+	e := events[0]
+	if e.Title == "" && e.Text == "" && len(cleanMap(e.Labels)) == 0 {
+		return openrecall.Alert{}, "", errors.New("empty alert: no title, text or labels")
+	}
+	a := readAlert(e, format, openrecall.SenderOwn)
+	if err := finish(&a, e.Severity, e.Environment, e.Service); err != nil {
+		return openrecall.Alert{}, "", err
+	}
+	return a, e.Severity, nil
 }
 
 // sent keeps the severity a record's payload gave, when the parser
@@ -216,7 +241,7 @@ var ruleSeverityKeys = []string{"level", "severity"}
 // string: a check the object names is its rule, exactly as sent.
 func (p *parser) ownWithRule(out []Record, o object, v sender.Value, pos openrecall.Position) []Record {
 	n := len(out)
-	out = p.own(out, o, pos)
+	out = p.own(out, v, pos)
 	if len(out) == n+1 && out[n].Err == nil {
 		a := &out[n].Alert
 		// The members the product's own object does not read are kept as

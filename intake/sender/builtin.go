@@ -46,11 +46,12 @@ func pagerDuty() Sender {
 	return s
 }
 
+// openrecallObject is the product's own alert object: intake recognises
+// it (intake/senders.go ownObject, ownLike) and hands it its embedded
+// mapping (openrecall.yaml), which reads it. Match and Map are the
+// mapping's.
 func openrecallObject() Sender {
-	return Sender{Name: "openrecall", Display: "openrecall alert object (any JSON)", Builtin: true,
-		Doc: Doc{
-			Point: "POST a JSON object, array or JSON Lines to http://HOST:9555/api/v1/alerts", Auth: "Authorization header (Bearer TOKEN) or ?token=",
-			Title: "title, else summary, else the first line of text", Severity: "severity", Service: "service, else labels service, app, …",
-			Rule: "labels.alertname, else the title template", ID: "id, else a hash of the content (with members of its own, of the whole object)", Source: "the product's own schema (README)",
-		}}
+	s := mapped("openrecall")
+	s.Builtin = true
+	return s
 }

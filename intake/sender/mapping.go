@@ -150,7 +150,8 @@ import (
 //	    class: {path: payload.class, blank: keep}
 //	                           # a label of one key as read, not trimmed: a
 //	                           # value of white space is kept, an empty one
-//	                           # is none (a sender whose labels count as sent)
+//	                           # is none (a sender whose labels count as sent);
+//	                           # blank: empty keeps an empty one too
 //	    "*": details           # one label per member of an object
 //	    "tag_*": $tags         # one label per tag ("true" when it has no value)
 //	    "m.*": {from: meta, keys: 'cve|tactic', except: [x_*], join: ",", blank: skip}

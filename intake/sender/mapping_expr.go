@@ -38,8 +38,9 @@ import (
 //	                 blank value read as blank (to recognise a payload by
 //	                 what was sent, whatever it holds)
 //	text(path)       str, but an object or array as its compact JSON
-//	compact(path)    the value at path as compact JSON, keys sorted (a
-//	                 string quoted, null "null", absent "null")
+//	compact(path)    the value at path as compact JSON, keys sorted, <>&
+//	                 as they are (a string quoted, null "null", absent
+//	                 "null")
 //	has(path)        the path holds a value (not null, not absent)
 //	isNumber(path)   the path holds a number, or text that reads as one
 //	kind(path)       "null", "object", "array", "string", "number" or "bool"

@@ -261,6 +261,9 @@ type source struct {
 	// unixMs (numbers: ms) reads a timestamp's JSON number as intake
 	// does (unixNumber); keep (blank: keep) a label's value as read.
 	unixMs, keep bool
+	// keepEmpty (blank: empty) is keep with an empty value kept too: the
+	// candidate that applies sets the label, whatever it reads.
+	keepEmpty bool
 }
 
 // evidence is one "key: value" line of a text, or (each) one line per

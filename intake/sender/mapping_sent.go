@@ -59,8 +59,12 @@ func (l *loader) readSourceSent(s *source, f map[string]*yaml.Node, field string
 		s.unixMs = true
 	}
 	if n := f["blank"]; n != nil {
-		if v, _ := l.scalar(n, fieldKey(field, "blank")); v != "keep" {
-			l.fail(n, fieldKey(field, "blank"), "%q: want keep (the value as read, not trimmed)", v)
+		switch v, _ := l.scalar(n, fieldKey(field, "blank")); v {
+		case "keep":
+		case "empty":
+			s.keepEmpty = true
+		default:
+			l.fail(n, fieldKey(field, "blank"), "%q: want keep (the value as read, not trimmed) or empty (keep, an empty value kept too)", v)
 		}
 		s.keep = true
 	}
@@ -81,14 +85,15 @@ func (l *loader) checkSourceSent(n *yaml.Node, field string, list []source, numb
 
 // keptLabel sets a label of one key whose candidates keep their value
 // (blank: keep): the first that applies and reads a value that is not
-// empty, exactly as read (not trimmed: a value of white space is kept).
+// empty, exactly as read (not trimmed: a value of white space is kept);
+// a candidate with blank: empty that applies sets it even empty.
 func (s *scope) keptLabel(r *labelRule, sent func(key, value string)) {
 	for i := range r.from {
 		src := &r.from[i]
 		if src.when != nil && !s.truth(src.when) {
 			continue
 		}
-		if v, _ := s.value(src); v != "" {
+		if v, _ := s.value(src); v != "" || src.keepEmpty {
 			sent(r.key, v)
 			return
 		}

@@ -94,6 +94,8 @@ func TestLoadMappingsErrors(t *testing.T) {
 			`4: parts.title: numbers: ms is for a timestamp's candidates`},
 		{"numbers other than ms", head + "parts:\n  title: a\n  timestamp: {path: at, numbers: us}\n",
 			`5: parts.timestamp.numbers: "us": want ms (a number is unix seconds, milliseconds above 1e12)`},
+		{"blank other than keep or empty", head + "parts:\n  title: a\n  labels: {t: {path: t, blank: skip}}\n",
+			`5: parts.labels.t.blank: "skip": want keep (the value as read, not trimmed) or empty (keep, an empty value kept too)`},
 		{"blank: keep outside a label", head + "parts:\n  title: {path: a, blank: keep}\n",
 			`4: parts.title: blank: keep is for the candidates of a label or annotation of one key`},
 		{"bad path in compact", head + "parts:\n  title: {expr: 'compact(\"a..b\")', as: a}\n",
@@ -735,7 +737,7 @@ func TestMappingFeatures(t *testing.T) {
 		name:    "compact: any value as compact JSON, keys sorted, a string quoted, absent null",
 		mapping: head + "parts:\n  title: {expr: 'compact(\"tags\") + \" \" + compact(\"name\") + \" \" + compact(\"none\") + \" \" + compact(\"n\")', as: tags}\n",
 		payload: `{"kind": "x", "tags": {"z": [1, "a<b"], "a": null}, "name": "db", "n": 2.50}`,
-		want: []Event{{Title: `{"a":null,"z":[1,"a\u003cb"]} "db" null 2.50`, Status: "firing",
+		want: []Event{{Title: `{"a":null,"z":[1,"a<b"]} "db" null 2.50`, Status: "firing",
 			Origin: map[string]string{"title": "tags"}}},
 	}, {
 		name: "annotations, fingerprint and blank: keep (members as sent, empty ones kept, nulls skipped); isTime",
@@ -747,7 +749,7 @@ func TestMappingFeatures(t *testing.T) {
 			"annotations": {"summary": " Disk full ", "o": {"b": 1, "a": "<"}}}`,
 		want: []Event{{Title: "Disk full", Status: "firing", Fingerprint: "c91d",
 			Labels:      map[string]string{"pad": " p ", "empty": "", "n": "2.50", "trimmed": "p"},
-			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"\u003c","b":1}`, "a_pad": "p", "a_n": "2.50"},
+			Annotations: map[string]string{"summary": " Disk full ", "o": `{"a":"<","b":1}`, "a_pad": "p", "a_n": "2.50"},
 			Origin:      map[string]string{"title": "annotations.summary"}}},
 	}, {
 		name: "numbers: ms (a number read as intake reads a time), blank: keep on a label of one key, isUnix, isLink",
@@ -758,6 +760,14 @@ func TestMappingFeatures(t *testing.T) {
 		payload: `{"kind": "x", "t": "T", "at": 1700000000123456, "pad": "  ", "empty": ""}`,
 		want: []Event{{Title: "T", Status: "firing", Timestamp: time.UnixMilli(1700000000123456).UTC(),
 			Labels: map[string]string{"pad": "  ", "unix": "yes", "link": "yes"},
+			Origin: map[string]string{"title": "t"}}},
+	}, {
+		name: "blank: empty on a label of one key: the candidate that applies sets it, an empty value kept",
+		mapping: head + "parts:\n  title: t\n" +
+			"  annotations:\n    ts: {expr: 'str(\"ts\")', when: 'kind(\"ts\") == \"object\"', blank: empty}\n" +
+			"    other: {path: t, when: 'false', blank: empty}\n",
+		payload: `{"kind": "x", "t": "T", "ts": {"at": 1}}`,
+		want: []Event{{Title: "T", Status: "firing", Annotations: map[string]string{"ts": ""},
 			Origin: map[string]string{"title": "t"}}},
 	}, {
 		name: "indexes, pluck and isNumber",

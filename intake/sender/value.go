@@ -247,13 +247,17 @@ func (v Value) Labels() map[string]string {
 	return out
 }
 
-// Compact returns the value as compact JSON, keys sorted.
+// Compact returns the value as compact JSON, keys sorted, with <, > and &
+// written as they are (not HTML-escaped: a label or text holds what was
+// sent; whoever shows it in HTML or JSON escapes it then).
 func (v Value) Compact() string {
-	b, err := json.Marshal(v.v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v.v); err != nil {
 		return ""
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Scalars returns every scalar leaf of the value by dotted path (array

@@ -26,9 +26,9 @@ func evidenceProperties() []pbt.Property {
 				return err
 			},
 			pbt.Found("a Wazuh 3.x file-integrity event on /etc/passwd, not /etc/shadow: attack_pattern=path_traversal from the file path in its full_log (fixed: a detection's attack pattern is never read from its text or field values)",
-				gen.EvidenceChange{Fixture: gen.FixtureRef{Pool: gen.EverySender, Sender: 36, Fixture: 4}, Kind: 4, Value: 1}),
+				gen.EvidenceChange{Fixture: gen.FixtureRef{Pool: gen.EverySender, Sender: 37, Fixture: 4}, Kind: 4, Value: 1}),
 			pbt.Found("a Zabbix trigger on host db-2, not web-01: dependency_pattern=database from the host in its evidence (fixed: the host is masked)",
-				gen.EvidenceChange{Fixture: gen.FixtureRef{Pool: gen.EverySender, Sender: 37, Fixture: 2}, Kind: 0, Value: 0}),
+				gen.EvidenceChange{Fixture: gen.FixtureRef{Pool: gen.EverySender, Sender: 38, Fixture: 2}, Kind: 0, Value: 0}),
 			pbt.PinFunc("every fixture, every kind of evidence it has, every value of its kind", func() error {
 				changed := map[string]bool{}
 				for _, f := range gen.AllSenderFixtures() {
