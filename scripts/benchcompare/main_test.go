@@ -173,8 +173,13 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("%s %s: B/A %q, want a positive ratio", q.label, m.name, v[2])
 			}
 		}
-		if db := got["DB bytes/alert less start-up"]; len(db) == 3 && db[2] != "1.000" {
-			t.Errorf("%s: the same code grew the database differently: %q", q.label, db)
+		// The same code grows the database alike, within a few percent: run
+		// ids and times differ in length from run to run, and with them
+		// which pages fill (a run here: 7,941 and 7,858 bytes per alert).
+		if db := got["DB bytes/alert less start-up"]; len(db) == 3 {
+			if r, err := strconv.ParseFloat(db[2], 64); err != nil || r < 0.95 || r > 1.05 {
+				t.Errorf("%s: the same code grew the database differently: %q", q.label, db)
+			}
 		}
 		if python == "" {
 			continue
