@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -144,5 +145,27 @@ func TestStatsTopFamilies(t *testing.T) {
 	}
 	if diff := cmpDiff(want, got.TopFamilies); diff != "" {
 		t.Errorf("TopFamilies (-want +got):\n%s", diff)
+	}
+}
+
+// Every connection of a store keeps SQLite's temporary files in memory
+// (dsnConnector), the writer's and the readers': the statement journals of
+// a batch's multi-row INSERTs were written to /var/tmp, more bytes per
+// alert than the WAL.
+func TestConnectionsKeepTemporaryFilesInMemory(t *testing.T) {
+	sqliteOnly(t)
+	s := openTemp(t)
+	ctx := context.Background()
+	for name, db := range map[string]*sql.DB{"writer": s.db, "reader": s.readers} {
+		if db == nil {
+			t.Fatalf("%s: no pool", name)
+		}
+		var mode int
+		if err := db.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != 2 {
+			t.Errorf("%s: temp_store = %d, want 2 (MEMORY)", name, mode)
+		}
 	}
 }
