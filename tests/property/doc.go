@@ -4,7 +4,7 @@
 // found counterexamples in docs/properties.md.
 //
 // Run it with `go test ./tests/property/...`; OPENRECALL_PBT_SEED,
-// OPENRECALL_PBT_PROFILE (fast, ci, nightly; -short means fast) and
+// OPENRECALL_PBT_PROFILE (fast, ci, conformance, nightly; -short means fast) and
 // OPENRECALL_PBT_CASE (<caseSeed>:<size>, one case) steer it, and `-run
 // '/^P11_'` runs one property. The helper is package pbt, the generators
 // package gen.

@@ -5,8 +5,9 @@
 //   - one seed per property, derived from the base seed
 //     (OPENRECALL_PBT_SEED, default 20260101) and the property ID, so one
 //     property reproduces alone;
-//   - profiles (OPENRECALL_PBT_PROFILE = fast | ci | nightly; -short means
-//     fast) that fix the number of cases, the size ramp and the shrink budget;
+//   - profiles (OPENRECALL_PBT_PROFILE = fast | ci | conformance | nightly;
+//     -short means fast) that fix the number of cases, the size ramp and the
+//     shrink budget;
 //   - one-case replay (OPENRECALL_PBT_CASE=<caseSeed>:<size>): every case has
 //     its own seed and size, and the failure report prints the exact command
 //     that regenerates and reshrinks it;

@@ -13,7 +13,7 @@ import (
 const (
 	// EnvSeed is the base seed; every property derives its own from it.
 	EnvSeed = "OPENRECALL_PBT_SEED"
-	// EnvProfile names the profile: fast, ci or nightly.
+	// EnvProfile names the profile: fast, ci, conformance or nightly.
 	EnvProfile = "OPENRECALL_PBT_PROFILE"
 	// EnvCase replays one case, written <caseSeed>:<size>.
 	EnvCase = "OPENRECALL_PBT_CASE"
@@ -32,17 +32,23 @@ type Profile struct {
 	MaxShrinks int
 }
 
-// ProfileNamed returns the profile called name ("fast", "ci" or "nightly").
+// ProfileNamed returns the profile called name ("fast", "ci", "conformance"
+// or "nightly"). conformance is ci's sizes on a third of its cases: the
+// storage properties run again on PostgreSQL (make test-pg) after the ci
+// run on SQLite has searched the generators' whole reach, to check that
+// the other backend behaves the same, so they need not search it again.
 func ProfileNamed(name string) (Profile, error) {
 	switch name {
 	case "fast":
 		return Profile{Name: "fast", Cases: 40, MaxSize: 20, MaxShrinks: 200}, nil
 	case "ci":
 		return Profile{Name: "ci", Cases: 150, MaxSize: 40, MaxShrinks: 500}, nil
+	case "conformance":
+		return Profile{Name: "conformance", Cases: MinCasesForCoverage, MaxSize: 40, MaxShrinks: 500}, nil
 	case "nightly":
 		return Profile{Name: "nightly", Cases: 2000, MaxSize: 100, MaxShrinks: 2000}, nil
 	}
-	return Profile{}, fmt.Errorf("profile %q is not one of fast, ci, nightly", name)
+	return Profile{}, fmt.Errorf("profile %q is not one of fast, ci, conformance, nightly", name)
 }
 
 // Case identifies one generated case: the seed of its random stream and its
