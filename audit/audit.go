@@ -73,7 +73,12 @@ func HashKeyed(k Key, e openrecall.AuditEntry) string {
 }
 
 func encodeEntry(version string, e openrecall.AuditEntry) []byte {
-	enc := encoder{b: make([]byte, 0, 256+len(e.AnalysisID)+len(e.Batch)+len(e.AlertID)+len(e.Reason)+len(e.EscalationReason)+len(e.PrevHash))}
+	return appendEntry(make([]byte, 0, 256+len(e.AnalysisID)+len(e.Batch)+len(e.AlertID)+len(e.Reason)+len(e.EscalationReason)+len(e.PrevHash)), version, e)
+}
+
+// appendEntry appends e's canonical encoding under version to b.
+func appendEntry(b []byte, version string, e openrecall.AuditEntry) []byte {
+	enc := encoder{b: b}
 	enc.str(version)
 	enc.int(e.Sequence)
 	enc.str(e.AnalysisID)
@@ -110,7 +115,12 @@ func CostHash(k Key, seq int64, prevHash string, p openrecall.CostPoint) string 
 }
 
 func encodeCost(seq int64, prevHash string, p openrecall.CostPoint) []byte {
-	enc := encoder{b: make([]byte, 0, 128+len(p.Batch)+len(p.AlertID)+len(prevHash))}
+	return appendCost(make([]byte, 0, 128+len(p.Batch)+len(p.AlertID)+len(prevHash)), seq, prevHash, p)
+}
+
+// appendCost appends the encoding CostHash hashes to b.
+func appendCost(b []byte, seq int64, prevHash string, p openrecall.CostPoint) []byte {
+	enc := encoder{b: b}
 	enc.str(costVersion)
 	enc.int(seq)
 	enc.int(int64(p.Index))
@@ -147,14 +157,34 @@ func (e *encoder) bool(v bool) {
 // Key. It is safe for concurrent use.
 type Sealer struct {
 	key Key
-	// macs keeps HMAC states keyed with key, so a hash costs no HMAC set-up
-	// (two SHA-256 blocks and allocations); nil in a zero Sealer.
+	// macs keeps HMAC states keyed with key (*macState), so a hash costs no
+	// HMAC set-up (two SHA-256 blocks and allocations) and its message and
+	// sum no allocation; nil in a zero Sealer.
 	macs *sync.Pool
+}
+
+// macState is a keyed HMAC state with the buffers one hash uses: the
+// message is encoded into msg and the sum written into sum, so a pooled
+// hash allocates only its hex string.
+type macState struct {
+	h   hash.Hash
+	msg []byte
+	sum [sha256.Size]byte
+}
+
+// hex returns the hex HMAC of st.msg; st.h must be reset.
+func (st *macState) hex() string {
+	st.h.Write(st.msg)
+	var dst [2 * sha256.Size]byte
+	hex.Encode(dst[:], st.h.Sum(st.sum[:0]))
+	return string(dst[:])
 }
 
 // NewSealer returns a Sealer that keys with k.
 func NewSealer(k Key) Sealer {
-	return Sealer{key: k, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, []byte(k.b)) }}}
+	return Sealer{key: k, macs: &sync.Pool{New: func() any {
+		return &macState{h: hmac.New(sha256.New, []byte(k.b)), msg: make([]byte, 0, 512)}
+	}}}
 }
 
 // mac is k.mac through the pool of keyed states.
@@ -162,16 +192,31 @@ func (s Sealer) mac(msg []byte) string {
 	if s.macs == nil {
 		return s.key.mac(msg)
 	}
-	m := s.macs.Get().(hash.Hash)
-	m.Reset()
-	out := macHex(m, msg)
-	s.macs.Put(m)
+	return s.macWith(func(b []byte) []byte { return append(b, msg...) })
+}
+
+// macWith is mac of the message encode appends to an empty buffer (a pooled
+// one): the hot paths encode straight into it.
+func (s Sealer) macWith(encode func(b []byte) []byte) string {
+	if s.macs == nil {
+		return s.key.mac(encode(nil))
+	}
+	st := s.macs.Get().(*macState)
+	st.h.Reset()
+	st.msg = encode(st.msg[:0])
+	out := st.hex()
+	if cap(st.msg) > 64<<10 {
+		st.msg = nil // one huge message does not stay pinned in the pool
+	}
+	s.macs.Put(st)
 	return out
 }
 
 // Seal is the keyed Seal: entries get HashKeyed hashes.
 func (s Sealer) Seal(prevHash string, nextSeq int64, entries []openrecall.AuditEntry) []openrecall.AuditEntry {
-	return seal(prevHash, nextSeq, entries, func(e openrecall.AuditEntry) string { return s.mac(encodeEntry(keyedVersion, e)) })
+	return seal(prevHash, nextSeq, entries, func(e openrecall.AuditEntry) string {
+		return s.macWith(func(b []byte) []byte { return appendEntry(b, keyedVersion, e) })
+	})
 }
 
 // SealCosts returns the CostHash of each point chained after prevHash, point
@@ -179,7 +224,8 @@ func (s Sealer) Seal(prevHash string, nextSeq int64, entries []openrecall.AuditE
 func (s Sealer) SealCosts(prevHash string, nextSeq int64, points []openrecall.CostPoint) []string {
 	out := make([]string, len(points))
 	for i, p := range points {
-		out[i] = s.mac(encodeCost(nextSeq+int64(i), prevHash, p))
+		seq := nextSeq + int64(i)
+		out[i] = s.macWith(func(b []byte) []byte { return appendCost(b, seq, prevHash, p) })
 		prevHash = out[i]
 	}
 	return out

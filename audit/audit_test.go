@@ -2,6 +2,9 @@ package audit
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -232,9 +235,19 @@ func BenchmarkHash(b *testing.B) {
 	}
 }
 
+// plainMAC is the hex HMAC-SHA-256 under k of msg, written out with the
+// standard library alone: the twin of the pooled states and buffers.
+func plainMAC(k Key, msg []byte) string {
+	m := hmac.New(sha256.New, []byte(k.b))
+	m.Write(msg)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 // TestSealerPooledHashesEqualKeyed checks the Sealer's pooled HMAC states
-// against a fresh HMAC per hash, entries and cost points, over many hashes
-// (so a pooled state is reused) and from several goroutines.
+// and message buffers against a fresh HMAC per hash (HashKeyed, CostHash,
+// RowSeal, and the standard library's HMAC of the plain encoding), entries
+// and cost points, over many hashes of growing and shrinking messages (so a
+// pooled state and buffer are reused) and from several goroutines.
 func TestSealerPooledHashesEqualKeyed(t *testing.T) {
 	k, err := NewKey(bytes.Repeat([]byte{9}, KeySize))
 	if err != nil {
@@ -249,7 +262,7 @@ func TestSealerPooledHashesEqualKeyed(t *testing.T) {
 			entries := make([]openrecall.AuditEntry, 50)
 			points := make([]openrecall.CostPoint, 50)
 			for i := range entries {
-				entries[i] = openrecall.AuditEntry{AlertID: fmt.Sprintf("a-%d-%d", g, i), Step: "analysis", Reason: strings.Repeat("r", i), Cost: openrecall.NanoUSD(i)}
+				entries[i] = openrecall.AuditEntry{AlertID: fmt.Sprintf("a-%d-%d", g, i), Step: "analysis", Reason: strings.Repeat("r", (i*37)%50*20), Cost: openrecall.NanoUSD(i)}
 				points[i] = openrecall.CostPoint{Index: i, AlertID: entries[i].AlertID, Cost: openrecall.NanoUSD(i)}
 			}
 			sealed := s.Seal("", 1, entries)
@@ -257,11 +270,21 @@ func TestSealerPooledHashesEqualKeyed(t *testing.T) {
 				if want := HashKeyed(k, e); e.Hash != want {
 					t.Errorf("entry %d: pooled hash %s, fresh %s", e.Sequence, e.Hash, want)
 				}
+				if want := plainMAC(k, encodeEntry(keyedVersion, e)); e.Hash != want {
+					t.Errorf("entry %d: pooled hash %s, the standard library's %s", e.Sequence, e.Hash, want)
+				}
+				content := []byte(e.Reason)
+				if got, want := s.RowSeal("waiting", content), RowSeal(k, "waiting", content); got != want {
+					t.Errorf("row %d: pooled seal %s, fresh %s", e.Sequence, got, want)
+				}
 			}
 			prev := ""
 			for i, h := range s.SealCosts("", 1, points) {
 				if want := CostHash(k, int64(1+i), prev, points[i]); h != want {
 					t.Errorf("cost point %d: pooled hash %s, fresh %s", i, h, want)
+				}
+				if want := plainMAC(k, encodeCost(int64(1+i), prev, points[i])); h != want {
+					t.Errorf("cost point %d: pooled hash %s, the standard library's %s", i, h, want)
 				}
 				prev = h
 			}

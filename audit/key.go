@@ -69,9 +69,8 @@ func (k Key) mac(msg []byte) string { return macHex(hmac.New(sha256.New, []byte(
 
 // macHex writes msg to the keyed state m and returns the hex of its sum.
 func macHex(m hash.Hash, msg []byte) string {
-	m.Write(msg)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(m.Sum(sum[:0]))
+	st := macState{h: m, msg: msg}
+	return st.hex()
 }
 
 // ReadKeyFile reads the key file at path. A missing file is an error

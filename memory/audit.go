@@ -91,27 +91,9 @@ func (s *conn) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openreca
 	}
 	// sealed is seal's answer for our copy of the entries: the stored form
 	// goes back into it.
-	out := sealed
-	args := make([]any, 0, len(sealed)*auditWidth)
-	for i, e := range sealed {
-		if want := headSeq + 1 + int64(i); e.Sequence != want {
-			return nil, fmt.Errorf("append audit: seal numbered entry %d as %d, want %d: %w", i, e.Sequence, want, openrecall.ErrInvalid)
-		}
-		var ts any // NULL for the zero time; values are given as the driver's own types
-		if !e.Time.IsZero() {
-			e.Time = e.Time.UTC()
-			ns, err := nanos(e.Time)
-			if err != nil {
-				return nil, fmt.Errorf("append audit: entry %d: %w", e.Sequence, err)
-			}
-			ts = ns
-		}
-		// live and skipped are integer flags on both backends (boolInt).
-		args = append(args, e.Sequence, e.AnalysisID, e.Batch, e.AlertID, int64(e.StepIndex), e.Step,
-			e.Model, string(e.Tier), e.Reason, e.Outcome, int64(e.MemoryHits), string(e.ProposedDecision),
-			e.EscalationReason, boolInt(e.Live), boolInt(e.Skipped), int64(e.Cost), int64(e.Baseline), int64(e.Savings),
-			int64(e.Latency), ts, e.PrevHash, e.Hash)
-		out[i] = e
+	out, args, err := auditArgs(sealed, headSeq)
+	if err != nil {
+		return nil, err
 	}
 	if err := insertRows(ctx, tx, `INSERT INTO audit_entries (`+auditColumns+`) VALUES `, auditWidth, args); err != nil {
 		return nil, translate(fmt.Sprintf("append audit: insert entries %d–%d", out[0].Sequence, out[len(out)-1].Sequence), err)
@@ -121,6 +103,39 @@ func (s *conn) appendAuditTx(ctx context.Context, tx *sql.Tx, entries []openreca
 		return nil, translate("append audit: move head", err)
 	}
 	return out, nil
+}
+
+// auditArgs checks that seal numbered sealed after headSeq and returns
+// the entries in their stored form (times in UTC, in sealed itself) and the
+// rows' bound values, auditWidth per entry in auditColumns' order. A value
+// repeated across rows is boxed once (boxes).
+func auditArgs(sealed []openrecall.AuditEntry, headSeq int64) ([]openrecall.AuditEntry, []any, error) {
+	var (
+		ids, alerts, batches, steps, models, tiers, reasons, outcomes, proposed, escalations, hashes boxes[string]
+		amounts, times                                                                               boxes[int64]
+	)
+	args := make([]any, 0, len(sealed)*auditWidth)
+	for i := range sealed {
+		e := &sealed[i]
+		if want := headSeq + 1 + int64(i); e.Sequence != want {
+			return nil, nil, fmt.Errorf("append audit: seal numbered entry %d as %d, want %d: %w", i, e.Sequence, want, openrecall.ErrInvalid)
+		}
+		var ts any // NULL for the zero time; values are given as the driver's own types
+		if !e.Time.IsZero() {
+			e.Time = e.Time.UTC()
+			ns, err := nanos(e.Time)
+			if err != nil {
+				return nil, nil, fmt.Errorf("append audit: entry %d: %w", e.Sequence, err)
+			}
+			ts = times.of(ns)
+		}
+		// live and skipped are integer flags on both backends (boolInt).
+		args = append(args, e.Sequence, ids.of(e.AnalysisID), batches.of(e.Batch), alerts.of(e.AlertID), int64(e.StepIndex), steps.of(e.Step),
+			models.of(e.Model), tiers.of(string(e.Tier)), reasons.of(e.Reason), outcomes.of(e.Outcome), int64(e.MemoryHits), proposed.of(string(e.ProposedDecision)),
+			escalations.of(e.EscalationReason), boolInt(e.Live), boolInt(e.Skipped), amounts.of(int64(e.Cost)), amounts.of(int64(e.Baseline)), amounts.of(int64(e.Savings)),
+			amounts.of(int64(e.Latency)), ts, hashes.of(e.PrevHash), hashes.of(e.Hash))
+	}
+	return sealed, args, nil
 }
 
 // maxInsertVars bounds the bound parameters of one multi-row insert, well

@@ -67,14 +67,17 @@ func (s *conn) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []open
 	if err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM cost_head WHERE id = 1`+s.d.forUpdate()).Scan(&headSeq, &headHash); err != nil {
 		return translate("append cost points: read head", err)
 	}
-	hashes := seal(headHash, headSeq+1, points)
-	if len(hashes) != len(points) {
-		return fmt.Errorf("append cost points: seal returned %d hashes for %d points: %w", len(hashes), len(points), openrecall.ErrInvalid)
+	sums := seal(headHash, headSeq+1, points)
+	if len(sums) != len(points) {
+		return fmt.Errorf("append cost points: seal returned %d hashes for %d points: %w", len(sums), len(points), openrecall.ErrInvalid)
 	}
 	prev := headHash
 	registered := map[string]bool{}
 	width := strings.Count(costColumns, ",") + 5 // and seq, prev_hash, hash, appended_at
 	args := make([]any, 0, len(points)*width)
+	var batches, tiers, hashes boxes[string]
+	var amounts boxes[int64]
+	at := any(created) // one box for every row
 	for i, p := range points {
 		if !registered[p.Batch] {
 			registered[p.Batch] = true
@@ -84,9 +87,9 @@ func (s *conn) appendCostPointsTx(ctx context.Context, tx *sql.Tx, points []open
 		}
 		seq := headSeq + 1 + int64(i)
 		// bypassed is an integer flag on both backends (boolInt).
-		args = append(args, int64(p.Index), p.Batch, p.AlertID, string(p.Tier), boolInt(p.Bypassed), int64(p.Cost),
-			int64(p.Baseline), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, prev, hashes[i], created)
-		prev = hashes[i]
+		args = append(args, int64(p.Index), batches.of(p.Batch), p.AlertID, tiers.of(string(p.Tier)), boolInt(p.Bypassed), amounts.of(int64(p.Cost)),
+			amounts.of(int64(p.Baseline)), int64(p.CumulativeCost), int64(p.CumulativeBaseline), seq, hashes.of(prev), hashes.of(sums[i]), at)
+		prev = sums[i]
 	}
 	if err := insertRows(ctx, tx, `INSERT INTO cost_points (`+costColumns+`, seq, prev_hash, hash, appended_at) VALUES `, width, args); err != nil {
 		first, last := points[0], points[len(points)-1]

@@ -40,6 +40,9 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []op
 		*st, err = tx.PrepareContext(ctx, query)
 		return translate("groups: prepare", err)
 	}
+	var roles boxes[string]
+	var times boxes[int64]
+	nowv := any(now) // one box for every statement
 	for _, r := range results {
 		g := r.Group
 		if g == nil {
@@ -54,8 +57,10 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []op
 			if err := prepare(&open, q.openGroup); err != nil {
 				return err
 			}
-			_, err = open.ExecContext(ctx, args...)
-			return translate("group "+g.ID+": open", err)
+			if _, err = open.ExecContext(ctx, args...); err != nil {
+				return translate("group "+g.ID+": open", err)
+			}
+			return nil
 		}
 		if g.Role == openrecall.GroupRoleHead {
 			if err := openIt(); err != nil {
@@ -65,13 +70,16 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []op
 		if err := prepare(&join, q.joinGroup); err != nil {
 			return err
 		}
+		id := any(g.ID) // one box for the member's statements
 		joined := func() (int64, error) {
-			res, err := join.ExecContext(ctx, r.AnalysisID, r.Alert.ID, g.Role, g.ID)
-			if err != nil {
-				return 0, translate("group "+g.ID+": member "+r.AnalysisID, err)
+			res, err := join.ExecContext(ctx, r.AnalysisID, r.Alert.ID, roles.of(g.Role), id)
+			if err == nil {
+				var n int64
+				if n, err = res.RowsAffected(); err == nil {
+					return n, nil
+				}
 			}
-			n, err := res.RowsAffected()
-			return n, translate("group "+g.ID+": member "+r.AnalysisID, err)
+			return 0, translate("group "+g.ID+": member "+r.AnalysisID, err)
 		}
 		n, err := joined()
 		if err != nil {
@@ -100,7 +108,8 @@ func recordGroupsTx(ctx context.Context, tx *sql.Tx, q *statements, results []op
 		if err := prepare(&grow, q.growGroup); err != nil {
 			return err
 		}
-		if _, err := grow.ExecContext(ctx, at, at, now, g.ID); err != nil {
+		atv := times.of(at)
+		if _, err := grow.ExecContext(ctx, atv, atv, nowv, id); err != nil {
 			return translate("group "+g.ID+": grow", err)
 		}
 	}

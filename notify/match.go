@@ -43,14 +43,74 @@ func Fields() []string {
 // Subject is what the matchers of a route read of one result: the fields
 // by name, and the alert's labels for every other name.
 type Subject struct {
-	Fields map[string]string
+	Fields SubjectFields
 	Labels map[string]string
+}
+
+// SubjectFields holds the value of each field a matcher may name (Fields),
+// "" for none: a struct, not a map, as a route reads one per alert.
+type SubjectFields struct {
+	Decision, Route, Status, Severity, Service, Environment, Sender, Rule, AttackPattern string
+}
+
+// field returns the field of f named name, nil when name is not a field.
+func (f *SubjectFields) field(name string) *string {
+	switch name {
+	case FieldDecision:
+		return &f.Decision
+	case FieldRoute:
+		return &f.Route
+	case FieldStatus:
+		return &f.Status
+	case FieldSeverity:
+		return &f.Severity
+	case FieldService:
+		return &f.Service
+	case FieldEnvironment:
+		return &f.Environment
+	case FieldSender:
+		return &f.Sender
+	case FieldRule:
+		return &f.Rule
+	case FieldAttackPattern:
+		return &f.AttackPattern
+	}
+	return nil
+}
+
+// Get returns the field named name and whether name is a field.
+func (f SubjectFields) Get(name string) (string, bool) {
+	if p := f.field(name); p != nil {
+		return *p, true
+	}
+	return "", false
+}
+
+// Set sets the field named name to value and reports whether name is a
+// field (it sets nothing when it is not).
+func (f *SubjectFields) Set(name, value string) bool {
+	if p := f.field(name); p != nil {
+		*p = value
+		return true
+	}
+	return false
+}
+
+// NonEmpty returns the fields that have a value, by name.
+func (f SubjectFields) NonEmpty() map[string]string {
+	out := map[string]string{}
+	for _, name := range Fields() {
+		if v, _ := f.Get(name); v != "" {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // Get returns the value a matcher on name reads: the field, else the
 // alert's label, else "".
 func (s Subject) Get(name string) string {
-	if v, ok := s.Fields[name]; ok {
+	if v, ok := s.Fields.Get(name); ok {
 		return v
 	}
 	return s.Labels[name]
@@ -63,16 +123,16 @@ func SubjectOf(r openrecall.Result) Subject {
 		status = openrecall.StatusFiring
 	}
 	return Subject{
-		Fields: map[string]string{
-			FieldDecision:      string(r.Decision),
-			FieldRoute:         RouteOf(r),
-			FieldStatus:        status,
-			FieldSeverity:      string(r.Alert.Severity),
-			FieldService:       r.Alert.Service,
-			FieldEnvironment:   r.Alert.Environment,
-			FieldSender:        r.Alert.Sender,
-			FieldRule:          r.Identity.Rule,
-			FieldAttackPattern: r.Fingerprint.AttackPattern,
+		Fields: SubjectFields{
+			Decision:      string(r.Decision),
+			Route:         RouteOf(r),
+			Status:        status,
+			Severity:      string(r.Alert.Severity),
+			Service:       r.Alert.Service,
+			Environment:   r.Alert.Environment,
+			Sender:        r.Alert.Sender,
+			Rule:          r.Identity.Rule,
+			AttackPattern: r.Fingerprint.AttackPattern,
 		},
 		Labels: r.Alert.Labels,
 	}

@@ -194,7 +194,7 @@ func TestDefaultPagingRoute(t *testing.T) {
 	root := notify.DefaultPagingRoute()
 	for _, d := range []openrecall.Decision{openrecall.DecisionEscalated, openrecall.DecisionReal,
 		openrecall.DecisionKnownBenign, openrecall.DecisionFalsePositive, openrecall.DecisionDuplicate} {
-		got := root.Explain(notify.Subject{Fields: map[string]string{notify.FieldDecision: string(d)}})
+		got := root.Explain(notify.Subject{Fields: notify.SubjectFields{Decision: string(d)}})
 		want := []string(nil)
 		if d == openrecall.DecisionEscalated || d == openrecall.DecisionReal {
 			want = []string{`page via routes[0] (decision=~"escalated|real")`}
@@ -261,7 +261,7 @@ func TestReadRoute(t *testing.T) {
 			}
 			var got []string
 			for _, d := range []string{"escalated", "known_benign"} {
-				for _, m := range root.Receivers(notify.Subject{Fields: map[string]string{"decision": d, "severity": "critical"}}) {
+				for _, m := range root.Receivers(notify.Subject{Fields: notify.SubjectFields{Decision: d, Severity: "critical"}}) {
 					got = append(got, m.Receiver)
 				}
 			}

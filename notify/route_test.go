@@ -35,6 +35,18 @@ const tree = `route:
       receiver: pager
 `
 
+// subjectWith is the subject whose fields are fields, by name.
+func subjectWith(t *testing.T, fields map[string]string) notify.Subject {
+	t.Helper()
+	var s notify.Subject
+	for name, v := range fields {
+		if !s.Fields.Set(name, v) {
+			t.Fatalf("%q is not a field", name)
+		}
+	}
+	return s
+}
+
 func TestRouteReceivers(t *testing.T) {
 	root, err := parse(t, tree)
 	if err != nil {
@@ -54,7 +66,7 @@ func TestRouteReceivers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, m := range root.Receivers(notify.Subject{Fields: tt.fields}) {
+			for _, m := range root.Receivers(subjectWith(t, tt.fields)) {
 				where := m.Path
 				if where == "" {
 					where = "the default route"
@@ -66,7 +78,7 @@ func TestRouteReceivers(t *testing.T) {
 			}
 		})
 	}
-	lines := root.Explain(notify.Subject{Fields: map[string]string{"decision": "escalated", "severity": "high"}})
+	lines := root.Explain(notify.Subject{Fields: notify.SubjectFields{Decision: "escalated", Severity: "high"}})
 	if len(lines) != 1 || lines[0] != `pager via routes[2] (decision="escalated", severity=~"critical|high")` {
 		t.Errorf("explain %q", lines)
 	}

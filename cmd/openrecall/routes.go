@@ -203,7 +203,7 @@ func routeAnalysis(ctx context.Context, a *app, cfg config.Config, root *notify.
 	}
 	r := *sv.Result
 	s := notify.SubjectOf(r)
-	t := routeTest{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Fields: nonEmpty(s.Fields), Labels: s.Labels}
+	t := routeTest{AnalysisID: r.AnalysisID, AlertID: r.Alert.ID, Fields: s.Fields.NonEmpty(), Labels: s.Labels}
 	t.Receivers, t.None = reach(root, r, s)
 	doc := &jsonArray{w: a.out}
 	if err := printRouteTest(a.out, opts.output, doc, t); err != nil {
@@ -249,10 +249,10 @@ func routeAlerts(a *app, cfg config.Config, root *notify.Route, opts *routesTest
 			}
 			s := notify.SubjectOf(r)
 			if r.Outcome == openrecall.ResultTriaged {
-				s.Fields[notify.FieldRoute] = opts.route
+				s.Fields.Route = opts.route
 			}
 			pos := al.Position
-			t = routeTest{Position: &pos, AlertID: al.ID, Fields: nonEmpty(s.Fields), Labels: al.Labels}
+			t = routeTest{Position: &pos, AlertID: al.ID, Fields: s.Fields.NonEmpty(), Labels: al.Labels}
 			t.Receivers, t.None = reach(root, r, s)
 		}
 		if err := printRouteTest(a.out, opts.output, doc, t); err != nil {
@@ -260,17 +260,6 @@ func routeAlerts(a *app, cfg config.Config, root *notify.Route, opts *routesTest
 		}
 	}
 	return rd.end(a, opts.output, doc, records, rejected)
-}
-
-// nonEmpty returns the fields of m that have a value.
-func nonEmpty(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		if v != "" {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // printRouteTest prints t: to doc for -o json, a line for -o jsonl, and

@@ -62,12 +62,10 @@ func checkRoutesAsAlertmanager(c gen.RouteCase) error {
 		return fmt.Errorf("notify refused a tree Alertmanager takes: %v\n%s", err, conf)
 	}
 	labels := c.RouteLabels()
-	s := notify.Subject{Fields: map[string]string{}, Labels: map[string]string{}}
+	s := notify.Subject{Labels: map[string]string{}}
 	for k, v := range labels {
-		if k == "team" {
+		if k == "team" || !s.Fields.Set(k, v) {
 			s.Labels[k] = v
-		} else {
-			s.Fields[k] = v
 		}
 	}
 	var got []string

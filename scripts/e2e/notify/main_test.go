@@ -79,8 +79,8 @@ func TestOracleIsTheRouteTree(t *testing.T) {
 				for _, attack := range []string{"", "credential_access"} {
 					s := subject{Decision: d, Route: route, Severity: sev, AttackPattern: attack}
 					var walked []string
-					for _, m := range root.Receivers(notify.Subject{Fields: map[string]string{notify.FieldDecision: d, notify.FieldRoute: route,
-						notify.FieldSeverity: sev, notify.FieldAttackPattern: attack}}) {
+					for _, m := range root.Receivers(notify.Subject{Fields: notify.SubjectFields{Decision: d, Route: route,
+						Severity: sev, AttackPattern: attack}}) {
 						walked = append(walked, m.Receiver)
 					}
 					if got := routedTo(s); !slices.Equal(got, walked) {
