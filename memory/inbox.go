@@ -520,7 +520,9 @@ const DefaultPruneBatch = 1000
 // means none is left. A pruned row keeps its ids, endpoint, request id,
 // times and alert id, and nothing outside the inbox changes: decisions,
 // alert state, groups, memories, what waits for a person and the audit and
-// cost chains stay as they were. Pending rows are never pruned. batch <= 0
+// cost chains stay as they were (a waiting row that named a pruned row
+// holds its copy again: the same result under the same seal). Pending rows
+// are never pruned. batch <= 0
 // means DefaultPruneBatch.
 func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
