@@ -288,7 +288,7 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 		if taken, lost, err = s.takeTx(ctx, tx, ids, true); err != nil {
 			return err
 		}
-		return s.finishTx(ctx, tx, taken, func(i int) openrecall.Result { return rs[i] })
+		return s.finishTx(ctx, tx, taken, func(i int) openrecall.Result { return rs[i] }, nil)
 	})
 	if err != nil {
 		return err
@@ -359,8 +359,9 @@ func (s *conn) takeTx(ctx context.Context, tx *sql.Tx, ids []int64, known bool) 
 
 // finishTx writes the result of each delivery taken (result(c.at) is its
 // result, encoded as encoding/json would) and, with a sealer, seals the
-// finished row and chains its seal into the audit trail.
-func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, result func(at int) openrecall.Result) error {
+// finished row and chains its seal into the audit trail. A waiting row of
+// refs that names a row taken reads its result there (checkRefTx).
+func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, result func(at int) openrecall.Result, refs map[string]*waitRef) error {
 	var binds []binding
 	var body, content []byte
 	for _, c := range taken {
@@ -368,6 +369,9 @@ func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, res
 		var err error
 		if body, err = jsonfast.AppendResult(body[:0], r, true); err != nil {
 			return fmt.Errorf("complete %d: encode result: %w", c.row.id, err)
+		}
+		if err := checkRefTx(ctx, tx, refs, c.row.analysisID, body); err != nil {
+			return err
 		}
 		if s.seal == nil {
 			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET result = $1 WHERE id = $2`, string(body), c.row.id); err != nil {
@@ -516,7 +520,9 @@ const DefaultPruneBatch = 1000
 // means none is left. A pruned row keeps its ids, endpoint, request id,
 // times and alert id, and nothing outside the inbox changes: decisions,
 // alert state, groups, memories, what waits for a person and the audit and
-// cost chains stay as they were. Pending rows are never pruned. batch <= 0
+// cost chains stay as they were (a waiting row that named a pruned row
+// holds its copy again: the same result under the same seal). Pending rows
+// are never pruned. batch <= 0
 // means DefaultPruneBatch.
 func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (int, error) {
 	if batch <= 0 {
@@ -549,6 +555,15 @@ func (s *Inbox) PruneInbox(ctx context.Context, before time.Time, batch int) (in
 	// row leaves its page as good as empty and never merged with its
 	// neighbours, so the inbox would keep a page per old row; a delete
 	// rebalances the tree and frees the pages for reuse.
+	// A waiting row that reads its result from one of these rows takes its
+	// copy back first (waitref.go).
+	ids := make([]int64, len(kept))
+	for i, k := range kept {
+		ids[i] = k[0].(int64)
+	}
+	if err := takeBackTx(ctx, tx, ids); err != nil {
+		return 0, err
+	}
 	now := s.now().UnixNano()
 	for _, k := range kept {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE id = $1`, k[0]); err != nil {

@@ -275,7 +275,7 @@ func readSealedRows(ctx context.Context, conn *sql.Conn, what string, before tim
 				r.ID, r.Content, r.Seal = inc.ID, c, seal
 				return err
 			}},
-		{openrecall.RowWaiting, `SELECT ` + waitingSealColumns + `, ` + latest("waiting", "t.analysis_id") + ` FROM waiting t ORDER BY t.analysis_id`,
+		{openrecall.RowWaiting, `SELECT ` + waitingSealColumns + `, ` + latest("waiting", "waiting.analysis_id") + ` FROM waiting ORDER BY waiting.analysis_id`,
 			"waiting", "waiting", "analysis_id",
 			func(rows *sql.Rows, r *openrecall.SealedRow) error {
 				id, c, seal, err := scanWaitingContent(rows, &r.Chained, &r.ChainedSeq)

@@ -100,7 +100,10 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		// What waits goes in first, so that each waiting row's binding is
 		// chained right after its analysis's entries: the chain's order
 		// does not depend on how results were batched.
-		binds, err := s.Store.recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now())
+		// A waiting row of a delivery taken now names its inbox row, which
+		// finishTx fills below, instead of copying its result.
+		refs := waitRefs(f)
+		binds, err := s.Store.recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now(), refs)
 		if err != nil {
 			return err
 		}
@@ -160,7 +163,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			r := results[i]
 			r.Audit = out[i]
 			return r
-		})
+		}, refs)
 	})
 	if err != nil {
 		return nil, err

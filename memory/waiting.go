@@ -18,9 +18,11 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // recordWaitingTx stores what waits for a person among results, in the
 // transaction of their audit entries, with multi-row inserts. An analysis
 // already recorded keeps its first row (and its decision).
+// A row whose analysis has an inbox row in refs names it instead of
+// copying its result (waitref.go).
 // It returns the bindings of the rows it sealed, for the caller to chain
 // (PersistBatch chains each after its analysis's entries).
-func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
+func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time, refs map[string]*waitRef) ([]binding, error) {
 	if waits == nil {
 		return nil, nil
 	}
@@ -35,14 +37,14 @@ func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openre
 		}
 		ws = append(ws, w)
 	}
-	return s.insertWaitingRowsTx(ctx, tx, ws)
+	return s.insertWaitingRowsTx(ctx, tx, ws, refs)
 }
 
 // insertWaitingTx inserts ws in order and chains the seals of the rows it
 // sealed; an analysis already recorded (before or earlier in ws) keeps its
 // first row.
 func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
-	binds, err := s.insertWaitingRowsTx(ctx, tx, ws)
+	binds, err := s.insertWaitingRowsTx(ctx, tx, ws, nil)
 	if err != nil {
 		return err
 	}
@@ -50,11 +52,12 @@ func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.
 }
 
 // waitingWidth is the number of columns insertWaitingTx writes.
-const waitingWidth = 14
+const waitingWidth = 15
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
-// rows it sealed, not chained yet.
-func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
+// rows it sealed, not chained yet. A row whose analysis has an inbox row in
+// refs names it and stores no copy of its result (waitref.go).
+func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting, refs map[string]*waitRef) ([]binding, error) {
 	if len(ws) == 0 {
 		return nil, nil
 	}
@@ -108,10 +111,17 @@ func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrec
 		if w.Result != nil {
 			attack = w.Result.Fingerprint.AttackPattern
 		}
+		// The row names its inbox row instead of copying (the first row
+		// of its analysis in ws; one stored before keeps its own).
+		stored, inbox := body, any(nil)
+		if ref := refs[w.AnalysisID]; ref != nil && !ref.named && w.Result != nil {
+			ref.named, ref.body = true, body
+			stored, inbox = "", ref.inbox
+		}
 		args = append(args, w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
-			w.Title, w.AlertID, string(w.Proposed), body, seal, attack)
+			w.Title, w.AlertID, string(w.Proposed), stored, seal, attack, inbox)
 	}
-	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal, attack)
+	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal, attack, result_inbox)
 		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)
 	if len(ws) == 1 {
 		return binds, translate("waiting "+ws[0].AnalysisID, err)
@@ -135,7 +145,7 @@ func (s *Decisions) RecordWaiting(ctx context.Context, ws []openrecall.Waiting) 
 func (s *Decisions) queueColumns(withLabels bool) string {
 	labels := `''`
 	if withLabels {
-		labels = `COALESCE(` + s.d.jsonText("waiting.result", "alert", "labels") + `, '')`
+		labels = `COALESCE(` + s.d.jsonText("("+waitingResultSQL("waiting")+")", "alert", "labels") + `, '')`
 	}
 	return `attack, ` + labels + `, ` + resolvedAtSQL
 }
@@ -326,8 +336,11 @@ func (s *Decisions) Decide(ctx context.Context, w openrecall.Waiting) (bool, err
 }
 
 // waitingSealColumns are the columns of a waiting row its seal covers, in
-// the order of its encoding, then the seal.
+// the order of its encoding, then the seal; the result is read as the row
+// holds it: its own copy, or the inbox row it names and that row's result
+// (waitingResult), so a row reads the same content either way.
 const waitingSealColumns = `analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result,
+	waiting.result_inbox, (SELECT ri.result FROM inbox AS ri WHERE ri.id = waiting.result_inbox),
 	decided_at, decided_by, decision, memory_id, seal`
 
 // scanWaitingContent scans a row of waitingSealColumns (and extra after
@@ -347,14 +360,15 @@ func scanWaitingContent(r rowScanner, extra ...any) (string, []byte, string, err
 // the seal covers, the seal and the result document.
 func waitingSealDests() ([]any, func() (id string, content []byte, seal, result string)) {
 	var (
-		id, batch, reason, why, severity, rule, service, title, alertID, proposed, result, seal string
-		since                                                                                   int64
-		decidedAt                                                                               sql.NullInt64
-		by, decision, memoryID                                                                  sql.NullString
+		id, batch, reason, why, severity, rule, service, title, alertID, proposed, own, seal string
+		since                                                                                int64
+		inbox, decidedAt                                                                     sql.NullInt64
+		ref, by, decision, memoryID                                                          sql.NullString
 	)
-	dests := []any{&id, &batch, &since, &reason, &why, &severity, &rule, &service, &title, &alertID, &proposed, &result,
+	dests := []any{&id, &batch, &since, &reason, &why, &severity, &rule, &service, &title, &alertID, &proposed, &own, &inbox, &ref,
 		&decidedAt, &by, &decision, &memoryID, &seal}
 	return dests, func() (string, []byte, string, string) {
+		result := waitingResult(own, inbox, ref)
 		var e rowEnc
 		e.str(id)
 		e.str(batch)
@@ -440,7 +454,7 @@ func (s *Decisions) WaitingGroups(ctx context.Context, f openrecall.WaitingFilte
 // SQLite.
 func awaitingProposalSQL(d dialect) string {
 	return `SELECT ` + waitingColumns + ` FROM waiting` + d.indexedBy("waiting_open") + `
-		WHERE decided_at IS NULL AND ` + d.jsonText("result", "proposal", "id") + ` = $1 ORDER BY since, analysis_id`
+		WHERE decided_at IS NULL AND ` + d.jsonText("("+waitingResultSQL("waiting")+")", "proposal", "id") + ` = $1 ORDER BY since, analysis_id`
 }
 
 // AwaitingProposal returns the analyses not decided yet whose result

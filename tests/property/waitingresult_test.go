@@ -2,6 +2,7 @@ package property
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"reflect"
@@ -24,9 +25,13 @@ import (
 func waitingResultProperties() []pbt.Property {
 	return []pbt.Property{
 		pbt.ForAll("P179_waiting_item_reads_back_its_triaged_result",
-			"Every waiting item read back (WaitingFor) holds exactly the result that was triaged, without its audit entries (what a copy written with the row would hold), for results persisted in batches through the inbox, some waiting and some not, whether decided since or not, after the inbox's finished rows were pruned (their result documents emptied) or not; an analysis that did not wait reads as not found; and once the document a waiting item reads its result from is edited in the table, that item is refused (ErrIntegrity), never served with the edit.",
+			"Every waiting item read back (WaitingFor) holds exactly the result that was triaged, without its audit entries (what a copy written with the row would hold), and the queue lists each undecided one with its result's labels, for results persisted in batches through the inbox — claimed and completed in the sink's transaction (serve's path, where the row names its inbox row) or completed after it —, some waiting and some not, whether decided since or not, after the inbox's finished rows were pruned (their result documents emptied) or not; an analysis that did not wait reads as not found; the keyed audit verify reports no row; and once the document a waiting item reads its result from is edited in the table, that item is refused (ErrIntegrity), never served with the edit.",
 			"WaitingResultCaseGen", waitingResultCaseGen(), checkWaitingResult, pbt.Expensive(3),
-			pbt.Classify(classifyWaitingResult), pbt.Cover("fires", 50), pbt.Cover("prunes", 15), pbt.Cover("edits", 40)),
+			pbt.Classify(classifyWaitingResult), pbt.Cover("fires", 50), pbt.Cover("claims", 30), pbt.Cover("prunes", 15), pbt.Cover("edits", 40)),
+		pbt.ForAll("P182_waiting_row_names_its_finished_delivery",
+			"A waiting row recorded in the transaction that finishes its analysis's claimed inbox delivery (serve's path) stores no copy of its result: it names that delivery's inbox row, and takes its own copy back when retention prunes that row; a row recorded any other way (a delivery completed after its result was stored, analyze) holds its copy and names no row.",
+			"WaitingResultCaseGen", waitingResultCaseGen(), checkWaitingStorage, pbt.Expensive(3),
+			pbt.Classify(classifyWaitingResult), pbt.Cover("claims", 30), pbt.Cover("prunes", 15)),
 	}
 }
 
@@ -34,11 +39,14 @@ func waitingResultProperties() []pbt.Property {
 // the deliveries of each finished in its hour (Finish) or left pending,
 // each finished firing's result drawn from Final, Approval and Model (so
 // that some wait and some do not) and persisted with the other results of
-// its body in one batch; then decisions retained about some (Retain), a
+// its body in one batch, the body's deliveries claimed first and completed
+// by that batch's transaction (Claim, serve's path) or completed after it;
+// then decisions retained about some (Retain), a
 // pruning pass with a retention in hours (0: none), and an edit of the
 // document of the Tamper-th waiting item (-1: none).
 type waitingResultCase struct {
 	Plan      gen.DeliveryPlan
+	Claim     []bool
 	Finish    []bool
 	Final     []int
 	Approval  []bool
@@ -52,6 +60,7 @@ func waitingResultCaseGen() gopter.Gen {
 	nd := len(openrecall.Decisions)
 	return gg.Struct(reflect.TypeOf(waitingResultCase{}), map[string]gopter.Gen{
 		"Plan":      gen.DeliveryPlanGen(),
+		"Claim":     gg.SliceOfN(3, gg.Bool()),
 		"Finish":    gg.SliceOfN(5, gg.Weighted([]gg.WeightedGen{{Weight: 4, Gen: gg.Const(true)}, {Weight: 1, Gen: gg.Const(false)}})),
 		"Final":     gg.SliceOfN(4, gg.IntRange(0, nd-1)),
 		"Approval":  gg.SliceOfN(3, gg.Bool()),
@@ -63,15 +72,22 @@ func waitingResultCaseGen() gopter.Gen {
 }
 
 // classifyWaitingResult labels a case by what it exercises: a firing
-// delivered (some result can wait), a pruning pass that reaches a body's
+// delivered (some result can wait), one delivered in a claimed body (its
+// waiting row names its inbox row), a pruning pass that reaches a body's
 // finished rows, an edit of a waiting item's document.
 func classifyWaitingResult(c waitingResultCase) []string {
 	var out []string
-	for _, b := range c.Plan.Bodies {
+	fires, claims := false, false
+	for bi, b := range c.Plan.Bodies {
 		if slices.ContainsFunc(b, func(s gen.DeliveryStep) bool { return s.Kind == gen.DeliverFiring }) {
-			out = append(out, "fires")
-			break
+			fires, claims = true, claims || pick(c.Claim, bi)
 		}
+	}
+	if fires {
+		out = append(out, "fires")
+	}
+	if claims {
+		out = append(out, "claims")
 	}
 	if c.Retention > 0 && len(c.Plan.Bodies) > c.Retention {
 		out = append(out, "prunes")
@@ -91,18 +107,32 @@ func pick[T any](xs []T, i int) T {
 	return xs[i%len(xs)]
 }
 
-func checkWaitingResult(c waitingResultCase) error {
-	ctx := context.Background()
+// waitingRun is a waitingResultCase's history, stored: every finished
+// analysis in order, what a copy beside its waiting row would hold, those
+// that wait, and those finished in a claimed body and decided since.
+type waitingRun struct {
+	*hourlyDesk
+	order, waiting   []string
+	twins            map[string]openrecall.Result
+	claimed, decided map[string]bool
+}
+
+// runWaitingResult stores c's history on a new hourly desk; the caller
+// closes it.
+func runWaitingResult(ctx context.Context, c waitingResultCase) (*waitingRun, error) {
 	h, err := openHourlyDesk(ctx, "waitresult")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer h.close()
+	run := &waitingRun{hourlyDesk: h, twins: map[string]openrecall.Result{}, claimed: map[string]bool{}, decided: map[string]bool{}}
+	ok := false
+	defer func() {
+		if !ok {
+			h.close()
+		}
+	}()
 	st, ex, app, sink, clock := h.st, h.ex, h.app, h.sink, h.clock
 	name := func(id int64) string { return fmt.Sprintf("serve-%06d", id) }
-	var order []string                      // every finished analysis, in order
-	twins := map[string]openrecall.Result{} // what a copy beside the waiting row would hold
-	var waiting []string
 	queued, fired := 0, 0
 	for bi, body := range c.Plan.Bodies {
 		clock.set(h.base.Add(time.Duration(bi) * time.Hour))
@@ -114,7 +144,15 @@ func checkWaitingResult(c waitingResultCase) error {
 		}
 		out, err := st.Enqueue(ctx, ds, 0, name)
 		if err != nil {
-			return fmt.Errorf("body %d: enqueue: %v", bi, err)
+			return nil, fmt.Errorf("body %d: enqueue: %v", bi, err)
+		}
+		claimed := pick(c.Claim, bi)
+		if claimed {
+			// Serve's path: the sink takes the deliveries it claimed off
+			// the inbox and stores their results in the batch's transaction.
+			if _, err := st.Claim(ctx, 1000); err != nil {
+				return nil, fmt.Errorf("body %d: claim: %v", bi, err)
+			}
 		}
 		var done []int64
 		var results []openrecall.Result
@@ -152,10 +190,11 @@ func checkWaitingResult(c waitingResultCase) error {
 			r.Audit = audit.Entries(r, clock.now())
 			twin := r
 			twin.Audit = nil
-			twins[r.AnalysisID] = twin
-			order = append(order, r.AnalysisID)
+			run.twins[r.AnalysisID] = twin
+			run.claimed[r.AnalysisID] = claimed
+			run.order = append(run.order, r.AnalysisID)
 			if _, waits := usecase.WaitingFor(r); waits {
-				waiting = append(waiting, r.AnalysisID)
+				run.waiting = append(run.waiting, r.AnalysisID)
 			}
 			done, results, points = append(done, d.ID), append(results, r), append(points, nil)
 		}
@@ -163,28 +202,44 @@ func checkWaitingResult(c waitingResultCase) error {
 			continue
 		}
 		if _, err := sink.PersistBatch(ctx, results, points); err != nil {
-			return fmt.Errorf("body %d: persist: %v", bi, err)
+			return nil, fmt.Errorf("body %d: persist: %v", bi, err)
+		}
+		if claimed {
+			continue
 		}
 		if err := st.Complete(ctx, done, results); err != nil {
-			return fmt.Errorf("body %d: complete: %v", bi, err)
+			return nil, fmt.Errorf("body %d: complete: %v", bi, err)
 		}
 	}
 	end := h.base.Add(time.Duration(len(c.Plan.Bodies)) * time.Hour)
 	clock.set(end)
-	for i, id := range waiting {
+	for i, id := range run.waiting {
 		if !pick(c.Retain, i) {
 			continue
 		}
+		run.decided[id] = true
 		if _, err := app.Retain(ctx, usecase.RetainRequest{Subject: usecase.Subject{AnalysisID: id},
 			Decision: usecase.Decision{Decision: openrecall.DecisionKnownBenign, Note: "cleared", Analyst: "alice"}}); err != nil {
-			return fmt.Errorf("retain about %s: %v", id, err)
+			return nil, fmt.Errorf("retain about %s: %v", id, err)
 		}
 	}
 	if c.Retention > 0 {
 		if _, err := st.PruneInboxAll(ctx, end.Add(-time.Duration(c.Retention)*time.Hour), 2); err != nil {
-			return fmt.Errorf("prune: %v", err)
+			return nil, fmt.Errorf("prune: %v", err)
 		}
 	}
+	ok = true
+	return run, nil
+}
+
+func checkWaitingResult(c waitingResultCase) error {
+	ctx := context.Background()
+	run, err := runWaitingResult(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer run.close()
+	st, app, order, twins, waiting, decided := run.st, run.app, run.order, run.twins, run.waiting, run.decided
 	waits := map[string]bool{}
 	for _, id := range waiting {
 		waits[id] = true
@@ -204,11 +259,32 @@ func checkWaitingResult(c waitingResultCase) error {
 			return fmt.Errorf("waiting %s reads back\n%#v\nwant the triaged result\n%#v", id, w.Result, twins[id])
 		}
 	}
+	listed, err := st.Awaiting(ctx, openrecall.WaitingFilter{})
+	if err != nil {
+		return fmt.Errorf("awaiting: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, w := range listed {
+		if seen[w.AnalysisID] = true; !waits[w.AnalysisID] || decided[w.AnalysisID] {
+			return fmt.Errorf("the queue lists %s, which does not wait", w.AnalysisID)
+		}
+		if want := twins[w.AnalysisID].Alert.Labels; !reflect.DeepEqual(w.Labels, want) {
+			return fmt.Errorf("the queue lists %s with labels %v, want its result's %v", w.AnalysisID, w.Labels, want)
+		}
+	}
+	for _, id := range waiting {
+		if !decided[id] && !seen[id] {
+			return fmt.Errorf("the queue does not list %s, which waits", id)
+		}
+	}
+	if ps, err := rowProblems(ctx, app); err != nil || len(ps) != 0 {
+		return fmt.Errorf("verify before any edit: %v %v", ps, err)
+	}
 	if c.Tamper < 0 || len(waiting) == 0 {
 		return nil
 	}
 	id := waiting[c.Tamper%len(waiting)]
-	if err := tamperWaitingResult(h.loc, id); err != nil {
+	if err := tamperWaitingResult(run.loc, id); err != nil {
 		return err
 	}
 	if w, err := st.WaitingFor(ctx, id); !errors.Is(err, openrecall.ErrIntegrity) {
@@ -218,7 +294,47 @@ func checkWaitingResult(c waitingResultCase) error {
 }
 
 // tamperWaitingResult edits, in the table, the result document the
-// waiting item of analysis id is read from: the decision it carries.
+// waiting item of analysis id is read from, the decision it carries: its
+// own copy, or the document of the inbox row it names.
 func tamperWaitingResult(loc, id string) error {
-	return rawExec(loc, fmt.Sprintf(`UPDATE waiting SET result = replace(result, '"decision":"', '"decision":"x') WHERE analysis_id = '%s'`, id))
+	if err := rawExec(loc, fmt.Sprintf(`UPDATE waiting SET result = replace(result, '"decision":"', '"decision":"x') WHERE analysis_id = '%s'`, id)); err != nil {
+		return err
+	}
+	return rawExec(loc, fmt.Sprintf(`UPDATE inbox SET result = replace(result, '"decision":"', '"decision":"x')
+		WHERE id = (SELECT result_inbox FROM waiting WHERE analysis_id = '%s')`, id))
+}
+
+// checkWaitingStorage checks what each waiting row of c's history stores:
+// no copy and the name of its analysis's inbox row when its delivery was
+// claimed and that row still holds its result, else its own copy.
+func checkWaitingStorage(c waitingResultCase) error {
+	ctx := context.Background()
+	run, err := runWaitingResult(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer run.close()
+	db, err := rawInbox(run.loc)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	for _, id := range run.waiting {
+		var own string
+		var named sql.NullInt64
+		var inbox int64
+		var pruned bool
+		if err := db.QueryRowContext(ctx, `SELECT w.result, w.result_inbox, i.id, i.pruned_at IS NOT NULL
+			FROM waiting AS w JOIN inbox AS i ON i.analysis_id = w.analysis_id WHERE w.analysis_id = $1`, id).Scan(&own, &named, &inbox, &pruned); err != nil {
+			return fmt.Errorf("waiting %s: %v", id, err)
+		}
+		want := run.claimed[id] && !pruned
+		switch {
+		case want && (!named.Valid || named.Int64 != inbox || own != ""):
+			return fmt.Errorf("waiting %s of a claimed delivery holds %d bytes and names inbox row %v, want none and row %d", id, len(own), named, inbox)
+		case !want && (named.Valid || own == ""):
+			return fmt.Errorf("waiting %s (claimed %v, pruned %v) holds %d bytes and names inbox row %v, want its own copy", id, run.claimed[id], pruned, len(own), named)
+		}
+	}
+	return nil
 }
