@@ -12,7 +12,10 @@ import (
 )
 
 // WaitsFunc says whether a result waits for a person and, when it does,
-// what waits (usecase.WaitingFor is the product's rule).
+// what waits (usecase.WaitingFor is the product's rule). The Result it
+// sets, if any, is the result it was given (its audit entries are not
+// stored): the sink writes the result's document, encoded once for all
+// the rows of its batch.
 type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 
 // recordWaitingTx stores what waits for a person among results, in the
@@ -20,7 +23,8 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // already recorded keeps its first row (and its decision).
 // It returns the bindings of the rows it sealed, for the caller to chain
 // (PersistBatch chains each after its analysis's entries).
-func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time) ([]binding, error) {
+// Each result document is docs' (nil: encoded here).
+func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time, docs *jsonfast.Docs) ([]binding, error) {
 	if waits == nil {
 		return nil, nil
 	}
@@ -35,14 +39,14 @@ func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openre
 		}
 		ws = append(ws, w)
 	}
-	return s.insertWaitingRowsTx(ctx, tx, ws)
+	return s.insertWaitingRowsTx(ctx, tx, ws, docs)
 }
 
 // insertWaitingTx inserts ws in order and chains the seals of the rows it
 // sealed; an analysis already recorded (before or earlier in ws) keeps its
 // first row.
 func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
-	binds, err := s.insertWaitingRowsTx(ctx, tx, ws)
+	binds, err := s.insertWaitingRowsTx(ctx, tx, ws, nil)
 	if err != nil {
 		return err
 	}
@@ -53,8 +57,9 @@ func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.
 const waitingWidth = 14
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
-// rows it sealed, not chained yet.
-func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) ([]binding, error) {
+// rows it sealed, not chained yet. Each result document is docs' (nil:
+// encoded here).
+func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting, docs *jsonfast.Docs) ([]binding, error) {
 	if len(ws) == 0 {
 		return nil, nil
 	}
@@ -72,11 +77,10 @@ func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrec
 	for _, w := range ws {
 		body := "{}"
 		if w.Result != nil {
-			r := *w.Result
-			r.Audit = nil
-			// What json.Marshal writes (HTML escaped), without reflection.
+			// What json.Marshal writes (HTML escaped), without its audit
+			// entries.
 			var err error
-			if buf, err = jsonfast.AppendResult(buf[:0], r, true); err != nil {
+			if buf, err = docs.Append(buf[:0], w.Result, nil, true); err != nil {
 				return nil, fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
 			}
 			body = string(buf)
