@@ -79,7 +79,14 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 	// (waiting or history, and the inbox's) and for the caller's readers.
 	docs := s.Docs
 	if docs == nil {
-		docs = new(jsonfast.Docs)
+		var ok bool
+		if docs, ok = s.Store.docs.Get().(*jsonfast.Docs); !ok {
+			docs = new(jsonfast.Docs)
+		}
+		defer func() {
+			docs.Reset(nil)
+			s.Store.docs.Put(docs)
+		}()
 	}
 	docs.Reset(results)
 	err := s.Store.inTx(ctx, "persist", func(tx *sql.Tx) error {

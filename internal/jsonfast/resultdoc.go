@@ -26,17 +26,16 @@ import (
 // handed to AppendResult by every Append. The zero value is ready to
 // Encode; a ResultDoc is not safe for concurrent use.
 type ResultDoc struct {
-	// r is the result encoded, its audit entries left out: for the way
-	// out, and to tell a result of another batch (Docs).
-	r     openrecall.Result
+	// r is the result encoded (its audit entries are not read), for the
+	// way out; nil before Encode.
+	r     *openrecall.Result
 	plain []byte
 	// audit is where the audit member's value (null) starts in plain; -1
 	// when plain cannot be used (every Append calls AppendResult).
 	audit int
 	// html is 0 until known, then 1 when plain holds '<', '>' or '&' and
 	// 2 when it holds none.
-	html    int8
-	encoded bool
+	html int8
 }
 
 // auditNull is the audit member with a null value, as the generated
@@ -46,15 +45,14 @@ type ResultDoc struct {
 // result's document is the result's.
 var auditNull = []byte(`,"audit":null`)
 
-// Encode encodes r into d, reusing d's buffer, for Append. d keeps a
-// shallow copy of r: r's slices and maps must not be modified while d is
-// in use.
+// Encode encodes r into d, reusing d's buffer, for Append. d keeps r: r
+// must not be modified while d is in use (its audit entries aside).
 func (d *ResultDoc) Encode(r *openrecall.Result) {
-	d.r = *r
-	d.r.Audit = nil
-	d.html, d.audit, d.encoded = 0, -1, true
+	d.r, d.html, d.audit = r, 0, -1
+	rr := *r
+	rr.Audit = nil
 	o := NewObject(d.plain[:0], false)
-	encodeResult(&o, &d.r)
+	encodeResult(&o, &rr)
 	out, ok := o.End()
 	d.plain = out
 	if !ok {
@@ -80,7 +78,7 @@ func (d *ResultDoc) Append(b []byte, audit []openrecall.AuditEntry, escapeHTML b
 		}
 		b = b[:n] // an entry encoding/json writes otherwise (or refuses)
 	}
-	r := d.r
+	r := *d.r
 	r.Audit = audit
 	return AppendResult(b, r, escapeHTML)
 }
@@ -164,43 +162,33 @@ func appendAudit(b []byte, es []openrecall.AuditEntry, escapeHTML bool) (_ []byt
 // The zero value is an empty batch; a nil *Docs encodes every result
 // anew. A Docs is not safe for concurrent use.
 type Docs struct {
-	at   map[string]int // analysis id → index in docs; -1 when the batch holds it twice
-	docs []ResultDoc
+	results []openrecall.Result
+	// at maps an analysis id to its index in results (-1 when the batch
+	// holds it twice), once a document is asked for.
+	at      map[string]int
+	indexed bool
+	docs    []ResultDoc // docs[i] is results[i]'s, once encoded
+	// size is the longest document encoded so far: a document's first
+	// buffer is made a quarter larger, not grown to it by doubling.
+	size int
 }
 
-// Reset forgets the last batch and starts the batch of results (none of
-// them is encoded yet). An analysis id the batch holds twice has no
-// document: each of its results is encoded anew.
+// Reset forgets the last batch and starts the batch of results, which
+// must not be modified while it is the batch (their audit entries aside).
+// An analysis id the batch holds twice has no document: each of its
+// results is encoded anew.
 func (s *Docs) Reset(results []openrecall.Result) {
-	if s.at == nil {
-		s.at = make(map[string]int, len(results))
-	}
-	clear(s.at)
 	for i := range s.docs {
-		s.docs[i].r, s.docs[i].encoded = openrecall.Result{}, false // hold no result of the last batch
+		s.docs[i].r = nil // not encoded; and no result of the last batch is held
 	}
-	s.docs = s.docs[:0]
-	for i := range results {
-		id := results[i].AnalysisID
-		if _, twice := s.at[id]; twice {
-			s.at[id] = -1
-			continue
-		}
-		s.at[id] = len(s.docs)
-		if len(s.docs) < cap(s.docs) {
-			s.docs = s.docs[:len(s.docs)+1]
-		} else {
-			s.docs = append(s.docs, ResultDoc{})
-		}
-	}
+	s.results, s.indexed = results, false
 }
 
 // Append appends the document of r with audit as its audit entries, HTML
 // escaped when escapeHTML: what AppendResult(b, r, escapeHTML) appends,
-// r.Audit replaced by audit. r must be the batch's result of its analysis
-// id, or one that differs from it only in its audit entries (its document
-// is encoded from the first one asked for); a result the batch does not
-// hold is encoded anew.
+// r.Audit replaced by audit. The document is the batch's result's of r's
+// analysis id: r must be that result, or differ from it only in its audit
+// entries. A result the batch does not hold is encoded anew.
 func (s *Docs) Append(b []byte, r *openrecall.Result, audit []openrecall.AuditEntry, escapeHTML bool) ([]byte, error) {
 	if d := s.doc(r); d != nil {
 		return d.Append(b, audit, escapeHTML)
@@ -210,24 +198,52 @@ func (s *Docs) Append(b []byte, r *openrecall.Result, audit []openrecall.AuditEn
 	return AppendResult(b, rr, escapeHTML)
 }
 
-// doc returns the document of r, encoded, or nil when the batch holds no
-// document of r.
+// doc returns the document of r's analysis id, encoded, or nil when the
+// batch holds no document of r.
 func (s *Docs) doc(r *openrecall.Result) *ResultDoc {
-	if s == nil {
+	if s == nil || len(s.results) == 0 {
 		return nil
+	}
+	if !s.indexed {
+		s.index()
 	}
 	i, ok := s.at[r.AnalysisID]
 	if !ok || i < 0 {
 		return nil
 	}
-	d := &s.docs[i]
-	if !d.encoded {
-		d.Encode(r)
-		return d
-	}
+	src := &s.results[i]
 	// A result of another batch under a reused id is encoded anew.
-	if d.r.Position != r.Position || d.r.Alert.ID != r.Alert.ID || d.r.Outcome != r.Outcome {
+	if src.Position != r.Position || src.Alert.ID != r.Alert.ID || src.Outcome != r.Outcome {
 		return nil
 	}
+	d := &s.docs[i]
+	if d.r == nil {
+		if cap(d.plain) < s.size {
+			d.plain = make([]byte, 0, s.size+s.size/4)
+		}
+		d.Encode(src)
+		s.size = max(s.size, len(d.plain))
+	}
 	return d
+}
+
+// index maps the batch's analysis ids to their results.
+func (s *Docs) index() {
+	if s.at == nil {
+		s.at = make(map[string]int, len(s.results))
+	}
+	clear(s.at)
+	for i := range s.results {
+		id := s.results[i].AnalysisID
+		if _, twice := s.at[id]; twice {
+			s.at[id] = -1
+			continue
+		}
+		s.at[id] = i
+	}
+	if n := len(s.results); cap(s.docs) < n {
+		s.docs = append(s.docs[:cap(s.docs)], make([]ResultDoc, n-cap(s.docs))...)
+	}
+	s.docs = s.docs[:len(s.results)]
+	s.indexed = true
 }
