@@ -3,7 +3,6 @@ package jsonfast_test
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 	"time"
 
@@ -16,20 +15,9 @@ import (
 // empty, the result's own or others, on filled results (HTML specials
 // included), the zero result and results encoding/json refuses.
 func TestResultDocMatchesAppendResult(t *testing.T) {
-	rng := rand.New(rand.NewPCG(20261207, 1))
-	results := []openrecall.Result{{},
-		{Triage: openrecall.TriageResult{Confidence: math.NaN()}},
-		{Alert: openrecall.Alert{Title: `a<b>&c \u003c \\u003c \"<"`}},
-	}
-	for i := range 300 {
-		var r openrecall.Result
-		keep := 1.0
-		if i%2 == 1 {
-			keep = 0.6
-		}
-		filler{rng: rng, keep: keep}.fill(reflect.ValueOf(&r).Elem(), 0)
-		results = append(results, r)
-	}
+	results := filledResults(rand.New(rand.NewPCG(20261207, 1)), 300, openrecall.Result{},
+		openrecall.Result{Triage: openrecall.TriageResult{Confidence: math.NaN()}},
+		openrecall.Result{Alert: openrecall.Alert{Title: `a<b>&c \u003c \\u003c \"<"`}})
 	late := []openrecall.AuditEntry{{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}
 	var d jsonfast.ResultDoc
 	for i, r := range results {
