@@ -23,7 +23,8 @@ const historyWidth = 14
 // recordClosuresTx records, in the transaction that stores results, those
 // closed without a person (closes), with multi-row inserts; an analysis
 // recorded already keeps its first row (and what a person said of it).
-func recordClosuresTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, closes ClosesFunc, now time.Time) error {
+// Each result document is docs' (nil: encoded here).
+func recordClosuresTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, closes ClosesFunc, now time.Time, docs *jsonfast.Docs) error {
 	if closes == nil {
 		return nil
 	}
@@ -50,9 +51,7 @@ func recordClosuresTx(ctx context.Context, tx *sql.Tx, results []openrecall.Resu
 		if err != nil {
 			return fmt.Errorf("history %s: encode voters: %w", c.AnalysisID, err)
 		}
-		res := r
-		res.Audit = nil
-		if buf, err = jsonfast.AppendResult(buf[:0], res, true); err != nil {
+		if buf, err = docs.Append(buf[:0], &r, nil, true); err != nil {
 			return fmt.Errorf("history %s: encode result: %w", c.AnalysisID, err)
 		}
 		args = append(args, c.AnalysisID, c.Batch, at, c.Kind, c.AlertID, c.Identity.Rule, c.Identity.Service, c.Title,
@@ -75,7 +74,7 @@ func recordClosuresTx(ctx context.Context, tx *sql.Tx, results []openrecall.Resu
 // recorded already keeps its first row.
 func (s *Decisions) RecordClosures(ctx context.Context, results []openrecall.Result, closes ClosesFunc) error {
 	return s.inTx(ctx, "record history", func(tx *sql.Tx) error {
-		return recordClosuresTx(ctx, tx, results, closes, s.now())
+		return recordClosuresTx(ctx, tx, results, closes, s.now(), nil)
 	})
 }
 

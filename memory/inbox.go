@@ -288,7 +288,7 @@ func (s *Store) Complete(ctx context.Context, ids []int64, rs []openrecall.Resul
 		if taken, lost, err = s.takeTx(ctx, tx, ids, true); err != nil {
 			return err
 		}
-		return s.finishTx(ctx, tx, taken, func(i int) openrecall.Result { return rs[i] }, nil)
+		return s.finishTx(ctx, tx, taken, func(i int) openrecall.Result { return rs[i] }, nil, nil)
 	})
 	if err != nil {
 		return err
@@ -358,16 +358,17 @@ func (s *conn) takeTx(ctx context.Context, tx *sql.Tx, ids []int64, known bool) 
 }
 
 // finishTx writes the result of each delivery taken (result(c.at) is its
-// result, encoded as encoding/json would) and, with a sealer, seals the
-// finished row and chains its seal into the audit trail. A waiting row of
+// result, encoded as encoding/json would: docs' document, nil: encoded
+// here) and, with a sealer, seals the finished row and chains its seal
+// into the audit trail. A waiting row of
 // refs that names a row taken reads its result there (checkRefTx).
-func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, result func(at int) openrecall.Result, refs map[string]*waitRef) error {
+func (s *conn) finishTx(ctx context.Context, tx *sql.Tx, taken []completing, result func(at int) openrecall.Result, refs map[string]*waitRef, docs *jsonfast.Docs) error {
 	var binds []binding
 	var body, content []byte
 	for _, c := range taken {
 		r := result(c.at)
 		var err error
-		if body, err = jsonfast.AppendResult(body[:0], r, true); err != nil {
+		if body, err = docs.Append(body[:0], &r, r.Audit, true); err != nil {
 			return fmt.Errorf("complete %d: encode result: %w", c.row.id, err)
 		}
 		if err := checkRefTx(ctx, tx, refs, c.row.analysisID, body); err != nil {

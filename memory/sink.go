@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/openrecall/openrecall"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // Sink persists a run's audit trail and cost curve into a Store, in the
@@ -28,6 +29,13 @@ type Sink struct {
 	// the same transaction, for the results stored (none for a result
 	// fenced out, nor for one stored before).
 	Notify NotifyFunc
+	// Docs, when not nil, holds the documents of the batch persisted last
+	// (PersistBatch resets it): a caller that prints the batch afterwards
+	// (analyze's standard output) reads each result's document from it
+	// rather than encoding the result again. Without it each batch's
+	// documents are the call's own. It is not safe for concurrent use: a
+	// Sink with Docs persists one batch at a time.
+	Docs *jsonfast.Docs
 	// Continue makes cost points continue their batch's stored curve:
 	// their index and running sums follow the last point stored, which
 	// another serve process sharing the daily curve may have appended
@@ -67,6 +75,20 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		out    [][]openrecall.AuditEntry
 		f      fence
 	)
+	// Each result's document is encoded once, for every row that holds it
+	// (waiting or history, and the inbox's) and for the caller's readers.
+	docs := s.Docs
+	if docs == nil {
+		var ok bool
+		if docs, ok = s.Store.docs.Get().(*jsonfast.Docs); !ok {
+			docs = new(jsonfast.Docs)
+		}
+		defer func() {
+			docs.Reset(nil)
+			s.Store.docs.Put(docs)
+		}()
+	}
+	docs.Reset(results)
 	err := s.Store.inTx(ctx, "persist", func(tx *sql.Tx) error {
 		// The deliveries this Store claimed are taken off the inbox first,
 		// each only while this Store still holds it (lease.go): that is
@@ -103,7 +125,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		// A waiting row of a delivery taken now names its inbox row, which
 		// finishTx fills below, instead of copying its result.
 		refs := waitRefs(f)
-		binds, err := s.Store.recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now(), refs)
+		binds, err := s.Store.recordWaitingTx(ctx, tx, kept, s.Waits, s.Store.now(), refs, docs)
 		if err != nil {
 			return err
 		}
@@ -143,7 +165,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 		if err := recordGroupsTx(ctx, tx, s.Store.sql, kept, s.Store.now().UnixNano()); err != nil {
 			return err
 		}
-		if err := recordClosuresTx(ctx, tx, kept, s.Closes, s.Store.now()); err != nil {
+		if err := recordClosuresTx(ctx, tx, kept, s.Closes, s.Store.now(), docs); err != nil {
 			return err
 		}
 		if err := recordProposalsTx(ctx, tx, s.Store.sql, kept); err != nil {
@@ -163,7 +185,7 @@ func (s Sink) PersistBatch(ctx context.Context, results []openrecall.Result, poi
 			r := results[i]
 			r.Audit = out[i]
 			return r
-		}, refs)
+		}, refs, docs)
 	})
 	if err != nil {
 		return nil, err

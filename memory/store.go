@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -194,6 +195,9 @@ type conn struct {
 	// loc is the location Open was given (path keeps it without a
 	// password, for printing).
 	loc string
+	// docs holds *jsonfast.Docs between batches persisted without a
+	// Sink.Docs (serve's): their buffers are reused, not made per batch.
+	docs sync.Pool
 }
 
 type migration struct {

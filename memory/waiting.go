@@ -12,7 +12,10 @@ import (
 )
 
 // WaitsFunc says whether a result waits for a person and, when it does,
-// what waits (usecase.WaitingFor is the product's rule).
+// what waits (usecase.WaitingFor is the product's rule). The Result it
+// sets, if any, is the result it was given (its audit entries are not
+// stored): the sink writes the result's document, encoded once for all
+// the rows of its batch.
 type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 
 // recordWaitingTx stores what waits for a person among results, in the
@@ -20,9 +23,10 @@ type WaitsFunc func(r openrecall.Result) (openrecall.Waiting, bool)
 // already recorded keeps its first row (and its decision).
 // A row whose analysis has an inbox row in refs names it instead of
 // copying its result (waitref.go).
-// It returns the bindings of the rows it sealed, for the caller to chain
-// (PersistBatch chains each after its analysis's entries).
-func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time, refs map[string]*waitRef) ([]binding, error) {
+// Each result document is docs' (nil: encoded here). It returns the
+// bindings of the rows it sealed, for the caller to chain (PersistBatch
+// chains each after its analysis's entries).
+func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openrecall.Result, waits WaitsFunc, now time.Time, refs map[string]*waitRef, docs *jsonfast.Docs) ([]binding, error) {
 	if waits == nil {
 		return nil, nil
 	}
@@ -37,14 +41,14 @@ func (s *conn) recordWaitingTx(ctx context.Context, tx *sql.Tx, results []openre
 		}
 		ws = append(ws, w)
 	}
-	return s.insertWaitingRowsTx(ctx, tx, ws, refs)
+	return s.insertWaitingRowsTx(ctx, tx, ws, refs, docs)
 }
 
 // insertWaitingTx inserts ws in order and chains the seals of the rows it
 // sealed; an analysis already recorded (before or earlier in ws) keeps its
 // first row.
 func (s *conn) insertWaitingTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting) error {
-	binds, err := s.insertWaitingRowsTx(ctx, tx, ws, nil)
+	binds, err := s.insertWaitingRowsTx(ctx, tx, ws, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -56,8 +60,9 @@ const waitingWidth = 15
 
 // insertWaitingRowsTx inserts ws in order and returns the bindings of the
 // rows it sealed, not chained yet. A row whose analysis has an inbox row in
-// refs names it and stores no copy of its result (waitref.go).
-func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting, refs map[string]*waitRef) ([]binding, error) {
+// refs names it and stores no copy of its result (waitref.go). Each
+// result document is docs' (nil: encoded here).
+func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrecall.Waiting, refs map[string]*waitRef, docs *jsonfast.Docs) ([]binding, error) {
 	if len(ws) == 0 {
 		return nil, nil
 	}
@@ -75,11 +80,10 @@ func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrec
 	for _, w := range ws {
 		body := "{}"
 		if w.Result != nil {
-			r := *w.Result
-			r.Audit = nil
-			// What json.Marshal writes (HTML escaped), without reflection.
+			// What json.Marshal writes (HTML escaped), without its audit
+			// entries.
 			var err error
-			if buf, err = jsonfast.AppendResult(buf[:0], r, true); err != nil {
+			if buf, err = docs.Append(buf[:0], w.Result, nil, true); err != nil {
 				return nil, fmt.Errorf("waiting %s: encode result: %w", w.AnalysisID, err)
 			}
 			body = string(buf)
@@ -113,13 +117,13 @@ func (s *conn) insertWaitingRowsTx(ctx context.Context, tx *sql.Tx, ws []openrec
 		}
 		// The row names its inbox row instead of copying (the first row
 		// of its analysis in ws; one stored before keeps its own).
-		stored, inbox := body, any(nil)
+		column, inbox := body, any(nil)
 		if ref := refs[w.AnalysisID]; ref != nil && !ref.named && w.Result != nil {
 			ref.named, ref.body = true, body
-			stored, inbox = "", ref.inbox
+			column, inbox = "", ref.inbox
 		}
 		args = append(args, w.AnalysisID, w.Batch, since, w.Reason, w.Why, string(w.Severity), w.Identity.Rule, w.Identity.Service,
-			w.Title, w.AlertID, string(w.Proposed), stored, seal, attack, inbox)
+			w.Title, w.AlertID, string(w.Proposed), column, seal, attack, inbox)
 	}
 	err := insertRowsThen(ctx, tx, `INSERT INTO waiting (analysis_id, batch, since, reason, why, severity, rule, service, title, alert_id, proposed, result, seal, attack, result_inbox)
 		VALUES `, ` ON CONFLICT (analysis_id) DO NOTHING`, waitingWidth, args)

@@ -254,12 +254,15 @@ func analyzeRun(ctx context.Context, a *app, opts *analyzeOptions) (err error) {
 	if b := cfg.Budget(); b > 0 {
 		budget = routing.NewBudget(b)
 	}
-	wf, err := a.newWorkflow(ctx, cfg, st, opts.rules, budget, true)
+	// Each result's document is encoded once: the sink stores it and the
+	// writer prints it (AnalyzeQueue emits a batch after persisting it).
+	docs := new(jsonfast.Docs)
+	wf, err := a.newWorkflow(ctx, cfg, st, opts.rules, budget, true, docs)
 	if err != nil {
 		return err
 	}
 
-	w := newResultWriter(opts.output, a.out, wf)
+	w := newResultWriter(opts.output, a.out, wf, docs)
 	if err := w.begin(); err != nil {
 		return err
 	}
@@ -320,17 +323,19 @@ func noAlerts(source string) error {
 
 // resultWriter streams results to stdout in one of the output formats.
 // Results are buffered and flushed after each persisted batch (flush), so
-// a batch costs one write, and at the end.
+// a batch costs one write, and at the end. A result's JSON is read from
+// docs, the documents of the batch the sink persisted last.
 type resultWriter struct {
 	format string
 	w      *bufio.Writer
 	buf    []byte // one result's encoding, reused
 	n      int
 	mode   openrecall.Mode
+	docs   *jsonfast.Docs
 }
 
-func newResultWriter(format string, w io.Writer, wf *workflow.Workflow) *resultWriter {
-	return &resultWriter{format: format, w: bufio.NewWriterSize(w, 64<<10), mode: wf.Mode()}
+func newResultWriter(format string, w io.Writer, wf *workflow.Workflow, docs *jsonfast.Docs) *resultWriter {
+	return &resultWriter{format: format, w: bufio.NewWriterSize(w, 64<<10), mode: wf.Mode(), docs: docs}
 }
 
 // flush writes out the buffered results.
@@ -349,7 +354,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 	switch rw.format {
 	case outputJSONL:
 		// What an Encoder without HTML escaping writes, newline included.
-		b, err := jsonfast.AppendResult(rw.buf[:0], r, false)
+		b, err := rw.docs.Append(rw.buf[:0], &r, r.Audit, false)
 		if err != nil {
 			return err
 		}
@@ -362,7 +367,7 @@ func (rw *resultWriter) write(r openrecall.Result) error {
 		if rw.n > 0 {
 			b = append(b, ",\n"...)
 		}
-		b, err := jsonfast.AppendResult(b, r, true)
+		b, err := rw.docs.Append(b, &r, r.Audit, true)
 		if err != nil {
 			return err
 		}

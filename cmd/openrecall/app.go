@@ -23,6 +23,7 @@ import (
 	"github.com/openrecall/openrecall/fingerprint"
 	"github.com/openrecall/openrecall/intake/sender"
 	"github.com/openrecall/openrecall/internal/compose"
+	"github.com/openrecall/openrecall/internal/jsonfast"
 	"github.com/openrecall/openrecall/memory"
 	"github.com/openrecall/openrecall/routing"
 	"github.com/openrecall/openrecall/triage"
@@ -498,8 +499,10 @@ func (a *app) dailyRouter(ctx context.Context, cfg config.Config, st *memory.Sto
 	return r, mode, nil
 }
 
-// newWorkflow wires the whole pipeline over an open store.
-func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool) (*workflow.Workflow, error) {
+// newWorkflow wires the whole pipeline over an open store; with persist,
+// its sink leaves each batch's result documents in docs (when not nil) for
+// the caller that prints the batch.
+func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Store, rulesFlag string, budget *routing.Budget, persist bool, docs *jsonfast.Docs) (*workflow.Workflow, error) {
 	ex, err := a.extractor(cfg, rulesFlag)
 	if err != nil {
 		return nil, err
@@ -520,6 +523,7 @@ func (a *app) newWorkflow(ctx context.Context, cfg config.Config, st *memory.Sto
 		if err := root.UseCases.RecordExpiries(ctx); err != nil {
 			return nil, err
 		}
+		s.Docs = docs
 		sink = s
 	}
 	return root.Pipeline(r, mode, sink)

@@ -56,3 +56,49 @@ func BenchmarkDecodeString(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkResultDocuments writes, per result, the documents analyze
+// writes (the waiting row's: escaped, no audit entries; the jsonl line:
+// not escaped, with them) and serve writes (the waiting row's and the
+// inbox row's: escaped, with them): each encoded anew (plain), and from
+// one encoding (shared, what the sink and analyze's writer do).
+func BenchmarkResultDocuments(b *testing.B) {
+	rs := benchResults()
+	for i := range rs {
+		rs[i].Alert.Title = "p99 > 2s & rising on <checkout>" // HTML specials: the escaped form differs
+	}
+	readers := map[string][]bool{"analyze": {true, false}, "serve": {true, true}} // escapeHTML per reader; the first without audit
+	for _, name := range []string{"analyze", "serve"} {
+		html := readers[name]
+		b.Run(name+"/plain", func(b *testing.B) {
+			buf := make([]byte, 0, 1<<16)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				r := rs[i%len(rs)]
+				for k, h := range html {
+					rr := r
+					if k == 0 {
+						rr.Audit = nil
+					}
+					buf, _ = jsonfast.AppendResult(buf[:0], rr, h)
+				}
+			}
+		})
+		b.Run(name+"/shared", func(b *testing.B) {
+			buf := make([]byte, 0, 1<<16)
+			var d jsonfast.ResultDoc
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				r := &rs[i%len(rs)]
+				d.Encode(r)
+				for k, h := range html {
+					audit := r.Audit
+					if k == 0 {
+						audit = nil
+					}
+					buf, _ = d.Append(buf[:0], audit, h)
+				}
+			}
+		})
+	}
+}

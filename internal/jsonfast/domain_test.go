@@ -82,18 +82,7 @@ func (f filler) fill(v reflect.Value, depth int) {
 // set (a field added to any type a result holds is set here and must be
 // written), with random fields left zero, and on the zero result.
 func TestAppendResultMatchesEncodingJSON(t *testing.T) {
-	rng := rand.New(rand.NewPCG(20261130, 1))
-	var results []openrecall.Result
-	results = append(results, openrecall.Result{})
-	for i := range 400 {
-		var r openrecall.Result
-		keep := 1.0
-		if i%2 == 1 {
-			keep = 0.6
-		}
-		filler{rng: rng, keep: keep}.fill(reflect.ValueOf(&r).Elem(), 0)
-		results = append(results, r)
-	}
+	results := filledResults(rand.New(rand.NewPCG(20261130, 1)), 400, openrecall.Result{})
 	for i, r := range results {
 		for _, html := range []bool{true, false} {
 			var std bytes.Buffer
@@ -113,6 +102,22 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+// filledResults returns first, then n results filled by rng: every field
+// set, and every other one with random fields left zero.
+func filledResults(rng *rand.Rand, n int, first ...openrecall.Result) []openrecall.Result {
+	results := first
+	for i := range n {
+		var r openrecall.Result
+		keep := 1.0
+		if i%2 == 1 {
+			keep = 0.6
+		}
+		filler{rng: rng, keep: keep}.fill(reflect.ValueOf(&r).Elem(), 0)
+		results = append(results, r)
+	}
+	return results
 }
 
 // TestAppendAnalysisMatchesEncodingJSON is the same for an analysis

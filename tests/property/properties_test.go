@@ -52,6 +52,7 @@ func registry() []pbt.Property {
 	props = append(props, teethProperties()...)
 	props = append(props, waitingProperties()...)
 	props = append(props, waitingResultProperties()...)
+	props = append(props, resultDocProperties()...)
 	props = append(props, historyProperties()...)
 	props = append(props, pruneProperties()...)
 	props = append(props, archiveProperties()...)
