@@ -18,7 +18,8 @@ import (
 // through the inbox and the real workflow, then a pruning pass of every
 // finished row. It logs the figures (go test -v -run BytesPerAlert; set
 // OPENRECALL_BYTES_ALERTS to measure more than 40 alerts) and checks that
-// pruning frees most of what a triaged alert holds.
+// pruning frees a third of what a triaged alert holds and archiving and
+// forgetting nearly all of it.
 func TestBytesPerAlert(t *testing.T) {
 	alerts := 40
 	if v := os.Getenv("OPENRECALL_BYTES_ALERTS"); v != "" {
@@ -91,8 +92,14 @@ func TestBytesPerAlert(t *testing.T) {
 		// halving is SQLite's to show (its deleted pages are free at once).
 		return
 	}
-	if per(after.Used()) >= per(full.Used())/2 {
-		t.Errorf("pruning kept %.0f of %.0f bytes per alert, want less than half", per(after.Used()), per(full.Used()))
+	// Every alert here waits for a person: its waiting row names its inbox
+	// row while that holds the result and takes its copy back when
+	// pruning empties it (design §12a), so pruning frees the inbox's
+	// documents but not the result each waiting item keeps (40 alerts:
+	// 14,541 bytes whole and 6,349 pruned when the row held a copy
+	// throughout; 10,854 and 6,349 since it names its inbox row).
+	if per(after.Used()) >= per(full.Used())*2/3 {
+		t.Errorf("pruning kept %.0f of %.0f bytes per alert, want less than two thirds", per(after.Used()), per(full.Used()))
 	}
 	if per(forgotten.Used()) >= per(full.Used())/10 {
 		t.Errorf("archiving and forgetting kept %.0f of %.0f bytes per alert, want less than a tenth", per(forgotten.Used()), per(full.Used()))
