@@ -336,6 +336,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if serr := srv.Shutdown(sctx); serr != nil {
 		s.log.Warn("http shutdown", zap.Error(serr))
 	}
+	// What a cockpit page started in the background ends before the
+	// caller closes the store.
+	if s.cockpit != nil {
+		s.cockpit.Close()
+	}
 	// The message updates after their answers: each is bounded.
 	s.waitSlack()
 	close(stop)

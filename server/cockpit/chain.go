@@ -38,25 +38,34 @@ func (c *Cockpit) RefreshChain(ctx context.Context) error {
 	return err
 }
 
+// Close cancels the work pages started in the background and waits for it
+// to end, so that the store can be closed after it: a verification of the
+// trail still reading when serve closed its store failed with "database is
+// closed". Call it once no request is served any more.
+func (c *Cockpit) Close() {
+	c.bgStop()
+	c.bg.Wait()
+}
+
 // chainStatus returns the last verification of the whole trail and, when
 // there is none or it is older than Config.ChainEvery and none runs,
-// starts one in the background.
+// starts one in the background, which outlives the request (Close ends
+// it).
 func (c *Cockpit) chainStatus(r *http.Request) chainState {
 	c.chain.mu.Lock()
 	defer c.chain.mu.Unlock()
 	last := c.chain.last
 	if !c.chain.running && (last.At.IsZero() || c.now().Sub(last.At) >= c.cfg.ChainEvery) {
 		c.chain.running = true
-		ctx := context.WithoutCancel(r.Context())
-		go func() {
-			err := c.RefreshChain(ctx)
+		c.bg.Go(func() {
+			err := c.RefreshChain(c.bgCtx)
 			c.chain.mu.Lock()
 			c.chain.running = false
 			c.chain.mu.Unlock()
-			if err != nil {
+			if err != nil && c.bgCtx.Err() == nil {
 				c.cfg.ErrorLog(r, err)
 			}
-		}()
+		})
 	}
 	return last
 }

@@ -93,3 +93,46 @@ func TestAnalysisPageChecksItsOwnLinks(t *testing.T) {
 		t.Errorf("the whole trail was read %d times, want twice", n)
 	}
 }
+
+// TestCloseEndsTheBackgroundVerification: a page's background verification
+// of the trail outlives its request; Close cancels it and returns only once
+// it has ended, without reporting the cancellation as an error, so the
+// store can be closed after it (a verification still reading when the
+// store closed failed with "database is closed", under load).
+func TestCloseEndsTheBackgroundVerification(t *testing.T) {
+	e := newEnv(t)
+	id := e.waiting(t, 1, "cpu high", map[string]string{"alertname": "CPU"}, "", t0)
+	app := *e.app
+	started := make(chan struct{})
+	var ended atomic.Bool
+	app.ReadTrail = func(ctx context.Context, tr usecase.TrailReader) error {
+		close(started)
+		<-ctx.Done() // reads until cancelled
+		ended.Store(true)
+		return ctx.Err()
+	}
+	ck, err := cockpit.New(cockpit.Config{
+		UseCases: &app, Store: e.store, Tokens: tokens,
+		Badge:    func(context.Context) cockpit.Badge { return cockpit.Badge{Ready: true, Text: "memory=sqlite"} },
+		ErrorLog: func(_ *http.Request, err error) { t.Errorf("cockpit error: %v", err) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2 := *e
+	e2.srv = httptest.NewServer(ck.Handler())
+	alice := e2.session(t, "alice-secret")
+	if resp, body := get(t, alice, e2.srv.URL, "/ui/analysis/"+id); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the analysis page: %d\n%s", resp.StatusCode, body)
+	}
+	e2.srv.Close()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the page started no verification of the trail")
+	}
+	ck.Close()
+	if !ended.Load() {
+		t.Error("Close returned while the verification was still reading")
+	}
+}

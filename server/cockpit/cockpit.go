@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/openrecall/openrecall"
@@ -194,6 +195,11 @@ type Cockpit struct {
 	// patterns are the mux's routes, in registration order (Routes).
 	patterns []string
 	chain    chainBadge
+	// bg is the work a page started in the background (the trail's
+	// verification), under bgCtx, which Close cancels before waiting for it.
+	bg     sync.WaitGroup
+	bgCtx  context.Context
+	bgStop context.CancelFunc
 }
 
 type session struct {
@@ -228,6 +234,7 @@ func New(cfg Config) (*Cockpit, error) {
 		cfg.Logins = func(*http.Request, Login) {}
 	}
 	c := &Cockpit{cfg: cfg, now: cfg.Now}
+	c.bgCtx, c.bgStop = context.WithCancel(context.Background())
 	if c.now == nil {
 		c.now = func() time.Time { return time.Now().UTC() }
 	}

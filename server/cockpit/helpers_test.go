@@ -94,6 +94,9 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Cleanups run last first: the server, then the cockpit's background
+	// work, then the store.
+	t.Cleanup(ck.Close)
 	srv := httptest.NewServer(ck.Handler())
 	t.Cleanup(srv.Close)
 	e := &env{store: st, app: app, sink: sink, ck: ck, srv: srv, loc: loc}
