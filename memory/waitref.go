@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/openrecall/openrecall/internal/jsonfast"
 )
 
 // A waiting row whose analysis finished a delivery of the inbox in the
@@ -134,106 +136,45 @@ func takeBackTx(ctx context.Context, tx *sql.Tx, ids []int64) error {
 // this is byte for byte the document of the same result without its
 // entries, which the encoder writes as "audit":null.
 func auditNulled(dst, doc []byte) ([]byte, bool) {
-	i := skipSpace(doc, 0)
-	if i >= len(doc) || doc[i] != '{' {
+	d := jsonfast.Scanner[[]byte]{S: doc}
+	d.Space()
+	empty, ok := d.Open('{')
+	if !ok {
 		return dst, false
 	}
-	last := 0
-	i = skipSpace(doc, i+1)
-	if i < len(doc) && doc[i] == '}' {
-		return append(dst, doc...), skipSpace(doc, i+1) == len(doc)
+	if empty {
+		return append(dst, doc...), d.End()
 	}
+	last := 0
 	for {
-		if i >= len(doc) || doc[i] != '"' {
-			return dst, false
-		}
-		end, ok := skipString(doc, i)
+		key, plain, ok := d.Token()
 		if !ok {
 			return dst, false
 		}
-		key := doc[i:end]
-		i = skipSpace(doc, end)
-		if i >= len(doc) || doc[i] != ':' {
+		name := doc[key:d.I]
+		if !d.Colon() {
 			return dst, false
 		}
-		start := skipSpace(doc, i+1)
-		if end, ok = skipValue(doc, start); !ok {
+		start := d.I
+		if !d.SkipValue() {
 			return dst, false
 		}
-		if string(key) == `"audit"` {
+		if plain && string(name) == `"audit"` {
+			// An object or array's value ends at its bracket, before the
+			// white space its last Next consumed.
+			end := d.I
+			for end > start && (doc[end-1] == ' ' || doc[end-1] == '\t' || doc[end-1] == '\n' || doc[end-1] == '\r') {
+				end--
+			}
 			dst = append(append(dst, doc[last:start]...), "null"...)
 			last = end
 		}
-		i = skipSpace(doc, end)
-		if i >= len(doc) {
+		more, ok := d.Next('}')
+		if !ok {
 			return dst, false
 		}
-		if doc[i] == '}' {
-			if skipSpace(doc, i+1) != len(doc) {
-				return dst, false
-			}
-			return append(dst, doc[last:]...), true
-		}
-		if doc[i] != ',' {
-			return dst, false
-		}
-		i = skipSpace(doc, i+1)
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] ('"').
-func skipString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
+		if !more {
+			return append(dst, doc[last:]...), d.End()
 		}
 	}
-	return i, false
-}
-
-// skipValue returns the index after the JSON value starting at b[i]: a
-// string, an object or array (to its matching bracket, strings skipped),
-// or a literal or number (to the next delimiter).
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				end, ok := skipString(b, i)
-				if !ok {
-					return end, false
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1, true
-				}
-			}
-		}
-		return i, false
-	}
-	start := i
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	return i, i > start
 }

@@ -85,6 +85,39 @@ func (d *Scanner[T]) SkipScalar() bool {
 	return d.Literal("null") || d.Literal("true") || d.Literal("false")
 }
 
+// SkipValue consumes one JSON value: a string, literal or number, or an
+// object or array with everything in it.
+func (d *Scanner[T]) SkipValue() bool {
+	if d.I >= len(d.S) {
+		return false
+	}
+	switch c := d.S[d.I]; {
+	case c == '{' || c == '[':
+		empty, ok := d.Open(c)
+		if !ok || empty {
+			return ok
+		}
+		for {
+			if c == '{' {
+				if _, _, ok := d.Token(); !ok || !d.Colon() {
+					return false
+				}
+			}
+			if !d.SkipValue() {
+				return false
+			}
+			more, ok := d.Next(c + 2)
+			if !ok || !more {
+				return ok
+			}
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		_, ok := d.Number()
+		return ok
+	}
+	return d.SkipScalar()
+}
+
 // Number consumes a JSON number that a float64 holds.
 func (d *Scanner[T]) Number() (float64, bool) {
 	start := d.I
